@@ -1,0 +1,74 @@
+/*
+ * etcompare/common.h - status codes, the error object and the export macro
+ * shared by every etcompare module.
+ *
+ * Every function that can fail returns 0 (ETC_OK) or a negative etc_status
+ * and, when given a non-NULL etc_error, fills it with a complete message that
+ * names the file, the byte offset and the field that was wrong. The library
+ * never prints and never exits; the caller decides what to do.
+ */
+#ifndef ETCOMPARE_COMMON_H
+#define ETCOMPARE_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(ETC_BUILDING_LIBRARY) && defined(__GNUC__)
+#define ETC_API __attribute__((visibility("default")))
+#else
+#define ETC_API
+#endif
+
+#define ETC_VERSION_MAJOR  0
+#define ETC_VERSION_MINOR  1
+#define ETC_VERSION_PATCH  0
+#define ETC_VERSION_STRING "0.1.0"
+
+/** Status codes: 0 is success, failures are negative. */
+typedef enum etc_status {
+	ETC_OK = 0,
+	ETC_ERR_USAGE = -1,       /**< invalid argument or API misuse */
+	ETC_ERR_IO = -2,          /**< a file could not be opened, read or written */
+	ETC_ERR_FORMAT = -3,      /**< input is corrupt or not of the expected format */
+	ETC_ERR_NOMEM = -4,       /**< out of memory */
+	ETC_ERR_LIMIT = -5,       /**< input exceeds a resource bound */
+	ETC_ERR_UNSUPPORTED = -6, /**< valid input that etcompare cannot handle */
+	ETC_ERR_MISMATCH = -7     /**< inputs disagree (e.g. merged runs differ) */
+} etc_status;
+
+/** Details of the last failure. Plain data: no allocation, safe to copy. */
+typedef struct etc_error {
+	etc_status status; /**< the status that was returned */
+	int64_t offset;    /**< byte offset in `file` of the problem, or -1 */
+	char file[256];    /**< the input the problem is in ("" when none) */
+	char message[1024]; /**< complete message, "file: byte N: what" */
+} etc_error;
+
+/** Resets `err` to ETC_OK with an empty message. NULL is allowed. */
+ETC_API void etc_error_clear(etc_error *err);
+
+/** A short constant name for `status` ("format error", ...). */
+ETC_API const char *etc_status_str(int status);
+
+/** The library's version string, e.g. "0.1.0". */
+ETC_API const char *etc_version(void);
+
+/**
+ * A string view into a loaded file: `len` bytes at `ptr`, followed by a NUL
+ * (FlatBuffer strings are NUL-terminated and the reader verifies it).
+ * Borrowed: valid while the object it came from lives. ptr is never NULL
+ * (an absent string is "" with len 0).
+ */
+typedef struct etc_str {
+	const char *ptr;
+	size_t len;
+} etc_str;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,17 @@
+/*
+ * etcompare/etcompare.h - the whole public API of libetcompare.
+ *
+ * Modules: common.h (status, errors), etdump.h (the ETDump model),
+ * tensor.h (debug buffer, dtypes, tensor views), inspector.h (EventBlocks
+ * and timing statistics), report.h (tables, TSV/CSV, JSON, output files).
+ */
+#ifndef ETCOMPARE_ETCOMPARE_H
+#define ETCOMPARE_ETCOMPARE_H
+
+#include "common.h"
+#include "etdump.h"
+#include "inspector.h"
+#include "report.h"
+#include "tensor.h"
+
+#endif

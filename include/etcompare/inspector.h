@@ -1,0 +1,137 @@
+/*
+ * etcompare/inspector.h - EventBlocks: the Inspector's view of an ETDump.
+ *
+ * Within each run, profile and debug events are collated by instruction;
+ * runs with the same signature (name, ordered event signatures, bundled
+ * input index) merge into one EventBlock whose events carry one duration per
+ * run. Timing statistics are per event; program outputs stay per run, never
+ * merged. The rules are those of the upstream Python Inspector
+ * (FORMATS.md §3); differences are documented in README.md.
+ *
+ * Everything returned here is owned by the etc_inspector and valid until
+ * etc_inspector_free; the ETDump and debug buffer it was created from must
+ * outlive it.
+ */
+#ifndef ETCOMPARE_INSPECTOR_H
+#define ETCOMPARE_INSPECTOR_H
+
+#include "common.h"
+#include "etdump.h"
+#include "tensor.h"
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum etc_time_scale {
+	ETC_TIME_NS = 0,
+	ETC_TIME_US = 1,
+	ETC_TIME_MS = 2,
+	ETC_TIME_S = 3,
+	ETC_TIME_CYCLES = 4
+} etc_time_scale;
+
+/** "ns", "us", "ms", "s" or "cycles". */
+ETC_API const char *etc_time_scale_name(int scale);
+/** Parses a time scale name; returns 0 or ETC_ERR_USAGE. */
+ETC_API int etc_time_scale_parse(const char *name, int *out);
+
+typedef struct etc_inspector_options {
+	int source_time_scale; /**< unit of the ETDump's timestamps (default ns) */
+	int target_time_scale; /**< unit of the reported durations (default ms) */
+	bool strict;           /**< merged runs with different debug data are an error */
+} etc_inspector_options;
+
+/** Fills `opt` with the defaults (ns -> ms, not strict). */
+ETC_API void etc_inspector_options_init(etc_inspector_options *opt);
+
+/** Percentile statistics of an event's durations (numpy's linear method). */
+typedef struct etc_perf_stats {
+	double p10, p50, p90, avg, min, max;
+} etc_perf_stats;
+
+/** One Event of an EventBlock. */
+typedef struct etc_inspector_event {
+	etc_str name;                  /**< profile name, or the delegate id when delegated */
+	int32_t instruction_id;        /**< -1 when unknown */
+	int32_t delegate_debug_id_int; /**< -1 when unset */
+	etc_str delegate_debug_id_str; /**< "" when unset */
+	bool is_delegated_op;
+	bool has_perf;                 /**< a profile event exists (raw/stats valid) */
+	uint32_t run_count;            /**< entries in raw/start_times (= block's run count) */
+	const double *raw;             /**< durations in the target unit, one per run */
+	const uint64_t *start_times;   /**< raw start timestamps, one per run */
+	etc_perf_stats stats;
+	/** Delegate debug metadata of each run (NULL when no run had any). */
+	const uint8_t *const *metadata;
+	const uint32_t *metadata_len;
+	/** Intermediate outputs logged for this instruction, from the block's first run. */
+	uint32_t debug_count;
+	const etc_value *debug;
+	uint32_t first_run_event; /**< index of its profile (or debug) event in the first run */
+} etc_inspector_event;
+
+/** Allocation totals of one allocator in one run. */
+typedef struct etc_allocator_usage {
+	etc_str name;
+	uint64_t count;
+	uint64_t bytes;
+} etc_allocator_usage;
+
+/** An EventBlock: one or more runs with the same signature. */
+typedef struct etc_event_block {
+	etc_str name;
+	int32_t bundled_input_index; /**< -1 when unset */
+	uint32_t run_count;
+	const uint32_t *runs;        /**< ETDump run_data index of each merged run */
+	size_t event_count;
+	const etc_inspector_event *events;
+	/** Program outputs of run k: outputs[output_start[k] .. output_start[k+1]). */
+	const etc_value *outputs;
+	const uint32_t *output_start;
+	/** Allocators of run k: allocators[alloc_start[k] .. alloc_start[k+1]). */
+	const etc_allocator_usage *allocators;
+	const uint32_t *alloc_start;
+} etc_event_block;
+
+typedef struct etc_inspector etc_inspector;
+
+/**
+ * Builds the EventBlocks of `dump`.
+ * @param buf  debug buffer for tensor data, or NULL (tensors then have no values)
+ * @param opt  options, or NULL for the defaults
+ * @return 0; ETC_ERR_USAGE for an invalid time-scale pair; ETC_ERR_FORMAT
+ *         for an impossible duration or tensor outside `buf` (message names
+ *         the run and event); ETC_ERR_MISMATCH in strict mode when merged
+ *         runs logged different debug data.
+ */
+ETC_API int etc_inspector_create(etc_inspector **out, const etc_etdump *dump,
+				 const etc_debug_buffer *buf, const etc_inspector_options *opt,
+				 etc_error *err);
+
+/** Releases `insp`. NULL is a no-op. */
+ETC_API void etc_inspector_free(etc_inspector *insp);
+
+ETC_API const etc_etdump *etc_inspector_etdump(const etc_inspector *insp);
+ETC_API const etc_debug_buffer *etc_inspector_debug_buffer(const etc_inspector *insp);
+ETC_API const etc_inspector_options *etc_inspector_options_get(const etc_inspector *insp);
+
+ETC_API size_t etc_inspector_block_count(const etc_inspector *insp);
+ETC_API const etc_event_block *etc_inspector_block(const etc_inspector *insp, size_t i);
+
+/**
+ * Warnings found while grouping (e.g. merged runs whose debug data differ),
+ * each a complete sentence naming the block, event and runs.
+ */
+ETC_API size_t etc_inspector_warning_count(const etc_inspector *insp);
+ETC_API const char *etc_inspector_warning(const etc_inspector *insp, size_t i);
+
+/** Computes numpy-compatible percentile statistics of `n` > 0 values. */
+ETC_API void etc_perf_stats_compute(const double *values, size_t n, etc_perf_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

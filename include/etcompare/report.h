@@ -1,0 +1,75 @@
+/*
+ * etcompare/report.h - what etcompare prints and writes: the profiling table
+ * in the upstream Inspector's look, TSV/CSV exports, the JSON report and the
+ * summaries of program and intermediate outputs; plus atomic output files.
+ *
+ * Writers take a FILE * they do not own and return ETC_ERR_IO when writing
+ * fails. None of them prints anywhere else.
+ */
+#ifndef ETCOMPARE_REPORT_H
+#define ETCOMPARE_REPORT_H
+
+#include "common.h"
+#include "inspector.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct etc_report_options {
+	bool include_units;               /**< "p50 (ms)" instead of "p50" (default true) */
+	bool include_delegate_debug_data; /**< add the delegate_debug_metadata column */
+	uint32_t max_values;              /**< values shown per tensor by outputs (default 8) */
+} etc_report_options;
+
+ETC_API void etc_report_options_init(etc_report_options *opt);
+
+/**
+ * The profiling table as upstream's print_data_tabular prints it: tabulate's
+ * fancy_grid, index column, OPERATOR_CALL rows hidden.
+ */
+ETC_API int etc_report_table(FILE *out, const etc_inspector *insp, const etc_report_options *opt,
+			     etc_error *err);
+
+/** The same rows as upstream's save_data_to_tsv (pandas to_csv, sep "\t"). */
+ETC_API int etc_report_tsv(FILE *out, const etc_inspector *insp, const etc_report_options *opt,
+			   etc_error *err);
+
+/** The same rows, comma-separated with minimal quoting. */
+ETC_API int etc_report_csv(FILE *out, const etc_inspector *insp, const etc_report_options *opt,
+			   etc_error *err);
+
+/**
+ * The full JSON report (schema/etcompare-report.schema.json): every column
+ * including raw durations, debug-data summaries, program outputs per run,
+ * warnings and the decoded ETDump event list.
+ */
+ETC_API int etc_report_json(FILE *out, const etc_inspector *insp, const etc_report_options *opt,
+			    etc_error *err);
+
+/** Program outputs of each run and intermediate outputs of each event. */
+ETC_API int etc_report_outputs(FILE *out, const etc_inspector *insp,
+			       const etc_report_options *opt, etc_error *err);
+
+/**
+ * An output file written to a temporary name in the same directory and
+ * renamed into place by etc_output_commit, so a failure never leaves a
+ * truncated or clobbered file. The path "-" means standard output.
+ */
+typedef struct etc_output etc_output;
+
+ETC_API int etc_output_open(etc_output **out, const char *path, etc_error *err);
+/** The stream to write to (borrowed). */
+ETC_API FILE *etc_output_stream(etc_output *o);
+/** Flushes, closes and renames into place; frees `o` whatever happens. */
+ETC_API int etc_output_commit(etc_output *o, etc_error *err);
+/** Discards the temporary file and frees `o`. NULL is a no-op. */
+ETC_API void etc_output_abort(etc_output *o);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

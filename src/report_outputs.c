@@ -1,0 +1,241 @@
+/*
+ * report_outputs.c - summaries of logged values: the --show-outputs text and
+ * the value objects of the JSON report. Values come from the debug buffer
+ * through etc_value_tensor, so every offset is checked before it is read.
+ */
+#include "internal.h"
+#include "report_private.h"
+
+#include <math.h>
+
+void etc_json_num_(etc_sbuf *b, double v)
+{
+	char num[ETC_FMT_NUM];
+	size_t n = etc_fmt_repr(num, v);
+	if (isfinite(v))
+		etc_sbuf_put(b, num, n);
+	else
+		etc_sbuf_printf(b, "\"%s\"", num);
+}
+
+static void shape(etc_sbuf *b, const etc_tensor *t)
+{
+	etc_sbuf_puts(b, "[");
+	for (uint32_t k = 0; k < t->ndim; k++)
+		etc_sbuf_printf(b, k ? ", %lld" : "%lld", (long long)etc_tensor_size(t, k));
+	etc_sbuf_puts(b, "]");
+}
+
+static bool is_integral(int st)
+{
+	switch (st) {
+	case ETC_HALF:
+	case ETC_FLOAT:
+	case ETC_DOUBLE:
+	case ETC_BFLOAT16:
+	case ETC_FLOAT8E5M2:
+	case ETC_FLOAT8E4M3FN:
+	case ETC_FLOAT8E5M2FNUZ:
+	case ETC_FLOAT8E4M3FNUZ:
+		return false;
+	}
+	return true;
+}
+
+static void text_num(etc_sbuf *b, double v, bool integral)
+{
+	if (integral && isfinite(v) && fabs(v) < 9.007199254740992e15)
+		etc_sbuf_printf(b, "%.0f", v);
+	else
+		etc_sbuf_printf(b, "%.6g", v);
+}
+
+static void tensor_json(etc_sbuf *b, const etc_tensor *t, uint32_t max_values)
+{
+	etc_sbuf_printf(b, "{\"dtype\": \"%s\", \"shape\": ", etc_scalar_type_name(t->scalar_type));
+	shape(b, t);
+	etc_sbuf_printf(b, ", \"offset\": %lld, \"numel\": %llu, \"nbytes\": %llu, \"has_data\": %s",
+			(long long)t->offset, (unsigned long long)t->numel,
+			(unsigned long long)t->nbytes, t->data ? "true" : "false");
+	if (t->data && t->numel) {
+		etc_tensor_summary s;
+		etc_tensor_summarize(t, &s);
+		etc_sbuf_puts(b, ", \"min\": ");
+		etc_json_num_(b, s.min);
+		etc_sbuf_puts(b, ", \"max\": ");
+		etc_json_num_(b, s.max);
+		etc_sbuf_puts(b, ", \"mean\": ");
+		etc_json_num_(b, s.mean);
+		etc_sbuf_printf(b, ", \"nan_count\": %llu, \"values\": [",
+				(unsigned long long)s.nan_count);
+		uint64_t n = t->numel < max_values ? t->numel : max_values;
+		for (uint64_t i = 0; i < n; i++) {
+			if (i)
+				etc_sbuf_puts(b, ", ");
+			etc_json_num_(b, etc_tensor_get(t, i));
+		}
+		etc_sbuf_puts(b, "]");
+	}
+	etc_sbuf_puts(b, "}");
+}
+
+int etc_value_json_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf,
+		    uint32_t max_values, etc_error *err)
+{
+	etc_sbuf_printf(b, "{\"type\": \"%s\", \"output\": %s", etc_value_type_name(v->type),
+			v->is_output ? "true" : "false");
+	switch (v->type) {
+	case ETC_VALUE_INT:
+		etc_sbuf_printf(b, ", \"value\": %lld", (long long)v->int_val);
+		break;
+	case ETC_VALUE_BOOL:
+		etc_sbuf_printf(b, ", \"value\": %s", v->bool_val ? "true" : "false");
+		break;
+	case ETC_VALUE_FLOAT:
+		etc_sbuf_puts(b, ", \"value\": ");
+		etc_json_num_(b, v->float_val);
+		break;
+	case ETC_VALUE_DOUBLE:
+		etc_sbuf_puts(b, ", \"value\": ");
+		etc_json_num_(b, v->double_val);
+		break;
+	case ETC_VALUE_TENSOR:
+	case ETC_VALUE_TENSOR_LIST:
+		etc_sbuf_puts(b, ", \"tensors\": [");
+		for (uint32_t i = 0; i < v->tensor_count; i++) {
+			etc_tensor t;
+			ETC_TRY(etc_value_tensor(v, i, buf, &t, err));
+			if (i)
+				etc_sbuf_puts(b, ", ");
+			tensor_json(b, &t, max_values);
+		}
+		etc_sbuf_puts(b, "]");
+		break;
+	default:
+		break;
+	}
+	etc_sbuf_puts(b, "}");
+	return 0;
+}
+
+static void tensor_text(etc_sbuf *b, const etc_tensor *t, uint32_t max_values)
+{
+	bool integral = is_integral(t->scalar_type);
+	etc_sbuf_printf(b, "%s ", etc_scalar_type_name(t->scalar_type));
+	shape(b, t);
+	if (!t->data) {
+		etc_sbuf_puts(b, t->numel && t->offset >= 0 ? "  (no debug buffer)" : "  (no data)");
+		return;
+	}
+	etc_tensor_summary s;
+	etc_tensor_summarize(t, &s);
+	etc_sbuf_puts(b, "  min=");
+	text_num(b, s.min, integral);
+	etc_sbuf_puts(b, " max=");
+	text_num(b, s.max, integral);
+	etc_sbuf_printf(b, " mean=%.6g", s.mean);
+	if (s.nan_count)
+		etc_sbuf_printf(b, " nan=%llu", (unsigned long long)s.nan_count);
+	etc_sbuf_puts(b, "  [");
+	uint64_t n = t->numel < max_values ? t->numel : max_values;
+	for (uint64_t i = 0; i < n; i++) {
+		if (i)
+			etc_sbuf_puts(b, ", ");
+		text_num(b, etc_tensor_get(t, i), integral);
+	}
+	if (t->numel > n)
+		etc_sbuf_printf(b, ", ... (%llu more)", (unsigned long long)(t->numel - n));
+	etc_sbuf_puts(b, "]");
+}
+
+int etc_value_text_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf,
+		    uint32_t max_values, etc_error *err)
+{
+	switch (v->type) {
+	case ETC_VALUE_INT:
+		etc_sbuf_printf(b, "Int %lld", (long long)v->int_val);
+		return 0;
+	case ETC_VALUE_BOOL:
+		etc_sbuf_printf(b, "Bool %s", v->bool_val ? "True" : "False");
+		return 0;
+	case ETC_VALUE_FLOAT:
+		etc_sbuf_printf(b, "Float %.9g", v->float_val);
+		return 0;
+	case ETC_VALUE_DOUBLE:
+		etc_sbuf_printf(b, "Double %.17g", v->double_val);
+		return 0;
+	case ETC_VALUE_TENSOR: {
+		etc_tensor t;
+		ETC_TRY(etc_value_tensor(v, 0, buf, &t, err));
+		etc_sbuf_puts(b, "Tensor ");
+		tensor_text(b, &t, max_values);
+		return 0;
+	}
+	case ETC_VALUE_TENSOR_LIST:
+		etc_sbuf_printf(b, "TensorList of %u", v->tensor_count);
+		for (uint32_t i = 0; i < v->tensor_count; i++) {
+			etc_tensor t;
+			ETC_TRY(etc_value_tensor(v, i, buf, &t, err));
+			etc_sbuf_printf(b, "\n        [%u] ", i);
+			tensor_text(b, &t, max_values);
+		}
+		return 0;
+	default:
+		etc_sbuf_printf(b, "%s (no value)", etc_value_type_name(v->type));
+		return 0;
+	}
+}
+
+int etc_report_outputs(FILE *f, const etc_inspector *insp, const etc_report_options *opt,
+		       etc_error *err)
+{
+	etc_report_options o;
+	if (!opt)
+		etc_report_options_init(&o), opt = &o;
+	const etc_debug_buffer *buf = etc_inspector_debug_buffer(insp);
+	etc_sbuf b = {0};
+	int rc = 0;
+	for (size_t bi = 0; bi < etc_inspector_block_count(insp) && rc == 0; bi++) {
+		const etc_event_block *blk = etc_inspector_block(insp, bi);
+		fprintf(f, "Block %zu \"%.*s\": %u run%s", bi, (int)blk->name.len, blk->name.ptr,
+			blk->run_count, blk->run_count == 1 ? "" : "s");
+		if (blk->bundled_input_index >= 0)
+			fprintf(f, ", bundled_input_index %d", blk->bundled_input_index);
+		fputc('\n', f);
+		for (uint32_t r = 0; r < blk->run_count && rc == 0; r++) {
+			uint32_t a = blk->output_start[r], z = blk->output_start[r + 1];
+			if (a == z)
+				continue;
+			fprintf(f, "  Program outputs of run %u (run_data[%u]): %u\n", r,
+				blk->runs[r], z - a);
+			for (uint32_t k = a; k < z && rc == 0; k++) {
+				etc_sbuf_reset(&b);
+				rc = etc_value_text_(&b, &blk->outputs[k], buf, opt->max_values, err);
+				if (rc == 0)
+					fprintf(f, "    output %u: %s\n", k - a, b.p);
+			}
+		}
+		bool header = false;
+		for (size_t e = 0; e < blk->event_count && rc == 0; e++) {
+			const etc_inspector_event *ev = &blk->events[e];
+			if (!ev->debug_count)
+				continue;
+			if (!header) {
+				fprintf(f, "  Intermediate outputs (run 0):\n");
+				header = true;
+			}
+			fprintf(f, "    event %zu %.*s (instruction %d):\n", e, (int)ev->name.len,
+				ev->name.ptr, ev->instruction_id);
+			for (uint32_t k = 0; k < ev->debug_count && rc == 0; k++) {
+				etc_sbuf_reset(&b);
+				rc = etc_value_text_(&b, &ev->debug[k], buf, opt->max_values, err);
+				if (rc == 0)
+					fprintf(f, "      [%u] %s\n", k, b.p);
+			}
+		}
+	}
+	etc_sbuf_free(&b);
+	if (rc == 0 && ferror(f))
+		rc = etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the outputs");
+	return rc;
+}

@@ -1,0 +1,504 @@
+/*
+ * report_table.c - the profiling rows and their three renderings:
+ *
+ *  - table: tabulate 0.8.9's fancy_grid as the Inspector prints it. Column
+ *    type is the most generic of its cells (bool < int < float < text);
+ *    int/float columns are right-aligned on the decimal point, others left;
+ *    floats use format(v, "g"); each column is at least its header + 2 wide.
+ *  - TSV/CSV: pandas to_csv: index first, floats as repr(), None as "",
+ *    minimal quoting.
+ *
+ * Rows named like OPERATOR_CALL are hidden, as upstream does.
+ */
+#include "etcompare/report.h"
+#include "fmt.h"
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+enum cell_kind { CELL_NONE, CELL_BOOL, CELL_INT, CELL_FLOAT, CELL_TEXT };
+
+#define NSTATS  6
+#define MAXCOLS 16
+
+typedef struct row_ctx {
+	const etc_inspector *insp;
+	const etc_report_options *opt;
+	size_t block, event; /* cursor */
+	size_t index;        /* printed row number */
+	bool metadata_column;
+} row_ctx;
+
+typedef struct cell {
+	int kind;
+	double f;    /* CELL_FLOAT */
+	etc_sbuf *s; /* CELL_TEXT/INT/BOOL rendered text */
+} cell;
+
+static bool hidden(const etc_inspector_event *ev)
+{
+	static const char key[] = "OPERATOR_CALL";
+	size_t k = sizeof key - 1;
+	for (size_t i = 0; i + k <= ev->name.len; i++)
+		if (memcmp(ev->name.ptr + i, key, k) == 0)
+			return true;
+	return false;
+}
+
+static bool next_event(row_ctx *c, const etc_event_block **bo, const etc_inspector_event **eo)
+{
+	size_t nb = etc_inspector_block_count(c->insp);
+	while (c->block < nb) {
+		const etc_event_block *b = etc_inspector_block(c->insp, c->block);
+		while (c->event < b->event_count) {
+			const etc_inspector_event *ev = &b->events[c->event++];
+			if (!hidden(ev)) {
+				*bo = b;
+				*eo = ev;
+				return true;
+			}
+		}
+		c->block++;
+		c->event = 0;
+	}
+	return false;
+}
+
+static bool any_metadata(const etc_inspector *insp)
+{
+	for (size_t i = 0; i < etc_inspector_block_count(insp); i++) {
+		const etc_event_block *b = etc_inspector_block(insp, i);
+		for (size_t e = 0; e < b->event_count; e++)
+			if (b->events[e].metadata && !hidden(&b->events[e]))
+				return true;
+	}
+	return false;
+}
+
+static size_t headers(const row_ctx *c, etc_sbuf *h)
+{
+	static const char *const stats[NSTATS] = {"p10", "p50", "p90", "avg", "min", "max"};
+	const char *unit = etc_time_scale_name(etc_inspector_options_get(c->insp)->target_time_scale);
+	size_t n = 0;
+	etc_sbuf_reset(&h[n++]);
+	etc_sbuf_puts(&h[n++], "event_block_name");
+	etc_sbuf_puts(&h[n++], "event_name");
+	for (int i = 0; i < NSTATS; i++) {
+		if (c->opt->include_units)
+			etc_sbuf_printf(&h[n++], "%s (%s)", stats[i], unit);
+		else
+			etc_sbuf_puts(&h[n++], stats[i]);
+	}
+	etc_sbuf_puts(&h[n++], "op_types");
+	etc_sbuf_puts(&h[n++], "is_delegated_op");
+	etc_sbuf_puts(&h[n++], "delegate_backend_name");
+	etc_sbuf_puts(&h[n++], "start_time");
+	if (c->metadata_column)
+		etc_sbuf_puts(&h[n++], "delegate_debug_metadata");
+	return n;
+}
+
+static void text(cell *c, int kind, const char *s, size_t n)
+{
+	c->kind = kind;
+	etc_sbuf_reset(c->s);
+	etc_sbuf_put(c->s, s, n);
+}
+
+/* The metadata of one run as Python shows bytes decoded to str. */
+static void metadata_cell(etc_sbuf *s, const etc_inspector_event *ev)
+{
+	etc_sbuf_puts(s, "[");
+	for (uint32_t k = 0; k < ev->run_count; k++) {
+		if (k)
+			etc_sbuf_puts(s, ", ");
+		etc_sbuf_pyrepr_str(s, (const char *)ev->metadata[k], ev->metadata_len[k]);
+	}
+	etc_sbuf_puts(s, "]");
+}
+
+/* Fills the cells of the next visible row; false at the end. */
+static bool next_row(row_ctx *c, cell *cells, size_t *ncells)
+{
+	const etc_event_block *b;
+	const etc_inspector_event *ev;
+	if (!next_event(c, &b, &ev))
+		return false;
+	size_t n = 0;
+	cells[n].kind = CELL_INT;
+	etc_sbuf_reset(cells[n].s);
+	etc_sbuf_printf(cells[n++].s, "%zu", c->index++);
+	text(&cells[n++], CELL_TEXT, b->name.ptr, b->name.len);
+	text(&cells[n++], CELL_TEXT, ev->name.ptr, ev->name.len);
+	const double st[NSTATS] = {ev->stats.p10, ev->stats.p50, ev->stats.p90,
+				   ev->stats.avg, ev->stats.min, ev->stats.max};
+	for (int i = 0; i < NSTATS; i++, n++) {
+		cells[n].kind = ev->has_perf ? CELL_FLOAT : CELL_NONE;
+		cells[n].f = st[i];
+	}
+	text(&cells[n++], CELL_TEXT, "[]", 2);
+	if (ev->is_delegated_op)
+		text(&cells[n++], CELL_BOOL, "True", 4);
+	else
+		text(&cells[n++], CELL_BOOL, "False", 5);
+	cells[n++].kind = CELL_NONE; /* delegate_backend_name: needs an ETRecord */
+	if (ev->has_perf) {
+		cell *t = &cells[n++];
+		t->kind = CELL_TEXT;
+		etc_sbuf_reset(t->s);
+		etc_sbuf_puts(t->s, "[");
+		for (uint32_t k = 0; k < ev->run_count; k++)
+			etc_sbuf_printf(t->s, k ? ", %llu" : "%llu",
+					(unsigned long long)ev->start_times[k]);
+		etc_sbuf_puts(t->s, "]");
+	} else {
+		cells[n++].kind = CELL_NONE;
+	}
+	if (c->metadata_column) {
+		cell *t = &cells[n++];
+		if (ev->metadata) {
+			t->kind = CELL_TEXT;
+			etc_sbuf_reset(t->s);
+			metadata_cell(t->s, ev);
+		} else {
+			t->kind = CELL_NONE;
+		}
+	}
+	*ncells = n;
+	return true;
+}
+
+/* --- tabulate ------------------------------------------------------------- */
+
+/* Display width: code points (continuation bytes do not count). */
+static size_t width(const char *s, size_t n)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++)
+		w += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return w;
+}
+
+/* tabulate's _afterpoint on a formatted number. */
+static int afterpoint(const char *s, size_t n, bool is_int)
+{
+	if (is_int)
+		return -1;
+	const char *p = NULL;
+	for (size_t i = n; i-- > 0;)
+		if (s[i] == '.') {
+			p = s + i;
+			break;
+		}
+	if (!p)
+		for (size_t i = n; i-- > 0;)
+			if (s[i] == 'e' || s[i] == 'E') {
+				p = s + i;
+				break;
+			}
+	return p ? (int)(n - (size_t)(p - s) - 1) : -1;
+}
+
+/* Is a formatted float an integer literal to Python's int()? ("1", "-3") */
+static bool looks_int(const char *s, size_t n)
+{
+	size_t i = (n && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+	if (i == n)
+		return false;
+	for (; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+/* tabulate applies its number parsing to str cells too. */
+static int text_kind(const char *s, size_t n)
+{
+	if (n == 0)
+		return CELL_TEXT;
+	if (looks_int(s, n))
+		return CELL_INT;
+	char *end;
+	char tmp[64];
+	if (n >= sizeof tmp)
+		return CELL_TEXT;
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	strtod(tmp, &end);
+	return (*end == '\0' && !strchr(tmp, 'x') && !strchr(tmp, 'X')) ? CELL_FLOAT : CELL_TEXT;
+}
+
+typedef struct colinfo {
+	int kind;        /* most generic cell kind */
+	size_t width;    /* final width */
+	int maxdec;      /* decimal alignment */
+	size_t maxw;     /* widest aligned cell */
+} colinfo;
+
+/* Renders one cell's text as tabulate would before padding. */
+static void render_cell(const cell *c, int colkind, etc_sbuf *out)
+{
+	char num[ETC_FMT_NUM];
+	etc_sbuf_reset(out);
+	if (c->kind == CELL_NONE)
+		return;
+	if (c->kind == CELL_FLOAT) {
+		etc_sbuf_put(out, num, etc_fmt_g(num, c->f));
+		return;
+	}
+	if (colkind == CELL_FLOAT && (c->kind == CELL_TEXT || c->kind == CELL_INT) &&
+	    text_kind(c->s->p, c->s->len) != CELL_TEXT) {
+		etc_sbuf_put(out, num, etc_fmt_g(num, strtod(c->s->p, NULL)));
+		return;
+	}
+	/* Control characters would break the grid; show them escaped. */
+	for (size_t i = 0; i < c->s->len; i++) {
+		unsigned char ch = (unsigned char)c->s->p[i];
+		if (ch < 0x20 || ch == 0x7f)
+			etc_sbuf_printf(out, "\\x%02x", ch);
+		else
+			etc_sbuf_put(out, (const char *)&ch, 1);
+	}
+}
+
+static int cell_kind_for_type(const cell *c)
+{
+	if (c->kind == CELL_TEXT)
+		return text_kind(c->s->p, c->s->len);
+	return c->kind;
+}
+
+static void hline(FILE *f, const colinfo *cols, size_t n, const char *l, const char *fill,
+		  const char *mid, const char *r)
+{
+	fputs(l, f);
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < cols[i].width + 2; k++)
+			fputs(fill, f);
+		fputs(i + 1 < n ? mid : r, f);
+	}
+	fputc('\n', f);
+}
+
+static void pad(FILE *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fputc(' ', f);
+}
+
+static bool numeric(int kind)
+{
+	return kind == CELL_INT || kind == CELL_FLOAT;
+}
+
+/* Writes one aligned cell (without the surrounding padding). */
+static void put_aligned(FILE *f, const colinfo *ci, const etc_sbuf *txt, bool is_header)
+{
+	size_t w = width(txt->p ? txt->p : "", txt->len);
+	if (!numeric(ci->kind)) {
+		fwrite(txt->p ? txt->p : "", 1, txt->len, f);
+		pad(f, ci->width - w);
+		return;
+	}
+	if (is_header) {
+		pad(f, ci->width - w);
+		fwrite(txt->p ? txt->p : "", 1, txt->len, f);
+		return;
+	}
+	int dec = afterpoint(txt->p ? txt->p : "", txt->len,
+			     txt->len ? looks_int(txt->p, txt->len) : false);
+	size_t trail = txt->len ? (size_t)(ci->maxdec - dec) : 0;
+	if (!txt->len)
+		trail = 0;
+	pad(f, ci->width - w - trail);
+	fwrite(txt->p ? txt->p : "", 1, txt->len, f);
+	pad(f, trail);
+}
+
+static int cells_alloc(cell *cells, etc_sbuf *bufs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		memset(&bufs[i], 0, sizeof bufs[i]);
+		cells[i].s = &bufs[i];
+	}
+	return 0;
+}
+
+static void cells_free(etc_sbuf *bufs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		etc_sbuf_free(&bufs[i]);
+}
+
+int etc_report_table(FILE *f, const etc_inspector *insp, const etc_report_options *opt,
+		     etc_error *err)
+{
+	etc_report_options o;
+	if (!opt)
+		etc_report_options_init(&o), opt = &o;
+	cell cells[MAXCOLS];
+	etc_sbuf bufs[MAXCOLS], hdr[MAXCOLS], txt = {0};
+	colinfo cols[MAXCOLS];
+	row_ctx c = {insp, opt, 0, 0, 0, false};
+	c.metadata_column = opt->include_delegate_debug_data && any_metadata(insp);
+	cells_alloc(cells, bufs, MAXCOLS);
+	memset(hdr, 0, sizeof hdr);
+	size_t ncols = headers(&c, hdr), n;
+
+	/* Pass 1: column kinds. */
+	for (size_t i = 0; i < ncols; i++)
+		cols[i] = (colinfo){CELL_BOOL, 0, -1, 0};
+	size_t nrows = 0;
+	while (next_row(&c, cells, &n)) {
+		for (size_t i = 0; i < ncols; i++) {
+			int k = cell_kind_for_type(&cells[i]);
+			if (k > cols[i].kind)
+				cols[i].kind = k;
+		}
+		nrows++;
+	}
+	/* Pass 2: the most decimals of each numeric column. */
+	c = (row_ctx){insp, opt, 0, 0, 0, c.metadata_column};
+	while (next_row(&c, cells, &n))
+		for (size_t i = 0; i < ncols; i++) {
+			render_cell(&cells[i], cols[i].kind, &txt);
+			if (numeric(cols[i].kind) && txt.len) {
+				int d = afterpoint(txt.p, txt.len, looks_int(txt.p, txt.len));
+				if (d > cols[i].maxdec)
+					cols[i].maxdec = d;
+			}
+		}
+	/* Pass 3: widths, numbers padded to the common decimal point. */
+	c = (row_ctx){insp, opt, 0, 0, 0, c.metadata_column};
+	while (next_row(&c, cells, &n))
+		for (size_t i = 0; i < ncols; i++) {
+			render_cell(&cells[i], cols[i].kind, &txt);
+			size_t w = width(txt.p ? txt.p : "", txt.len);
+			if (numeric(cols[i].kind) && txt.len)
+				w += (size_t)(cols[i].maxdec -
+					      afterpoint(txt.p, txt.len, looks_int(txt.p, txt.len)));
+			if (w > cols[i].maxw)
+				cols[i].maxw = w;
+		}
+	for (size_t i = 0; i < ncols; i++) {
+		size_t minw = width(hdr[i].p ? hdr[i].p : "", hdr[i].len) + 2;
+		cols[i].width = cols[i].maxw > minw ? cols[i].maxw : minw;
+	}
+
+	/* Pass 4: print. */
+	hline(f, cols, ncols, "╒", "═", "╤", "╕");
+	fputs("│", f);
+	for (size_t i = 0; i < ncols; i++) {
+		fputc(' ', f);
+		put_aligned(f, &cols[i], &hdr[i], true);
+		fputs(" │", f);
+	}
+	fputc('\n', f);
+	c = (row_ctx){insp, opt, 0, 0, 0, c.metadata_column};
+	size_t r = 0;
+	if (nrows == 0)
+		hline(f, cols, ncols, "╘", "═", "╧", "╛");
+	else
+		hline(f, cols, ncols, "╞", "═", "╪", "╡");
+	while (next_row(&c, cells, &n)) {
+		fputs("│", f);
+		for (size_t i = 0; i < ncols; i++) {
+			render_cell(&cells[i], cols[i].kind, &txt);
+			fputc(' ', f);
+			put_aligned(f, &cols[i], &txt, false);
+			fputs(" │", f);
+		}
+		fputc('\n', f);
+		if (++r < nrows)
+			hline(f, cols, ncols, "├", "─", "┼", "┤");
+		else
+			hline(f, cols, ncols, "╘", "═", "╧", "╛");
+	}
+	cells_free(bufs, MAXCOLS);
+	cells_free(hdr, MAXCOLS);
+	etc_sbuf_free(&txt);
+	if (ferror(f))
+		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the table");
+	return 0;
+}
+
+/* --- TSV / CSV -------------------------------------------------------------- */
+
+static void put_field(FILE *f, const char *s, size_t n, char sep)
+{
+	bool quote = false;
+	for (size_t i = 0; i < n && !quote; i++)
+		quote = s[i] == sep || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
+	if (!quote) {
+		fwrite(s, 1, n, f);
+		return;
+	}
+	fputc('"', f);
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"')
+			fputc('"', f);
+		fputc(s[i], f);
+	}
+	fputc('"', f);
+}
+
+static int separated(FILE *f, const etc_inspector *insp, const etc_report_options *opt, char sep,
+		     etc_error *err)
+{
+	etc_report_options o;
+	if (!opt)
+		etc_report_options_init(&o), opt = &o;
+	cell cells[MAXCOLS];
+	etc_sbuf bufs[MAXCOLS], hdr[MAXCOLS];
+	row_ctx c = {insp, opt, 0, 0, 0, false};
+	c.metadata_column = opt->include_delegate_debug_data && any_metadata(insp);
+	cells_alloc(cells, bufs, MAXCOLS);
+	memset(hdr, 0, sizeof hdr);
+	size_t ncols = headers(&c, hdr), n;
+	for (size_t i = 0; i < ncols; i++) {
+		if (i)
+			fputc(sep, f);
+		put_field(f, hdr[i].p ? hdr[i].p : "", hdr[i].len, sep);
+	}
+	fputc('\n', f);
+	char num[ETC_FMT_NUM];
+	while (next_row(&c, cells, &n)) {
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				fputc(sep, f);
+			const cell *x = &cells[i];
+			if (x->kind == CELL_NONE)
+				continue;
+			if (x->kind == CELL_FLOAT)
+				fwrite(num, 1, etc_fmt_repr(num, x->f), f);
+			else
+				put_field(f, x->s->p, x->s->len, sep);
+		}
+		fputc('\n', f);
+	}
+	cells_free(bufs, MAXCOLS);
+	cells_free(hdr, MAXCOLS);
+	if (ferror(f))
+		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the table");
+	return 0;
+}
+
+int etc_report_tsv(FILE *f, const etc_inspector *insp, const etc_report_options *opt,
+		   etc_error *err)
+{
+	return separated(f, insp, opt, '\t', err);
+}
+
+int etc_report_csv(FILE *f, const etc_inspector *insp, const etc_report_options *opt,
+		   etc_error *err)
+{
+	return separated(f, insp, opt, ',', err);
+}
+
+void etc_report_options_init(etc_report_options *opt)
+{
+	opt->include_units = true;
+	opt->include_delegate_debug_data = false;
+	opt->max_values = 8;
+}

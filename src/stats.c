@@ -1,0 +1,83 @@
+/*
+ * stats.c - percentile statistics reproducing numpy bit for bit, because the
+ * TSV prints 17 significant digits and users diff it against upstream.
+ *   percentile: sorted a, h = (q/100) * (n-1), i = floor(h), g = h - i,
+ *               numpy's _lerp: g >= 0.5 ? b - (b-a)*(1-g) : a + (b-a)*g
+ *   mean:       np.add.reduce (identity 0 + pairwise summation) / n
+ */
+#include "etcompare/inspector.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* numpy's pairwise_sum for contiguous doubles (PW_BLOCKSIZE 128, unroll 8). */
+static double pairwise_sum(const double *a, size_t n)
+{
+	if (n < 8) {
+		double res = -0.0;
+		for (size_t i = 0; i < n; i++)
+			res += a[i];
+		return res;
+	}
+	if (n <= 128) {
+		double r[8];
+		size_t i;
+		for (int j = 0; j < 8; j++)
+			r[j] = a[j];
+		for (i = 8; i < n - (n % 8); i += 8)
+			for (int j = 0; j < 8; j++)
+				r[j] += a[i + j];
+		double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+		for (; i < n; i++)
+			res += a[i];
+		return res;
+	}
+	size_t n2 = n / 2;
+	n2 -= n2 % 8;
+	return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
+}
+
+static double lerp_at(const double *s, size_t n, double q)
+{
+	double h = q * (double)(n - 1);
+	double fl = floor(h);
+	size_t i = (size_t)fl;
+	if (i >= n - 1)
+		return s[n - 1];
+	double g = h - fl, a = s[i], b = s[i + 1], d = b - a;
+	return g >= 0.5 ? b - d * (1 - g) : a + d * g;
+}
+
+void etc_perf_stats_compute(const double *values, size_t n, etc_perf_stats *out)
+{
+	double small[64];
+	double *s = n <= 64 ? small : malloc(n * sizeof *s);
+	if (!s) {
+		/* Unsortable without memory: report what needs no copy. */
+		out->p10 = out->p50 = out->p90 = NAN;
+		s = (double *)values;
+	} else {
+		memcpy(s, values, n * sizeof *s);
+		qsort(s, n, sizeof *s, cmp_double);
+		out->p10 = lerp_at(s, n, 10.0 / 100);
+		out->p50 = lerp_at(s, n, 50.0 / 100);
+		out->p90 = lerp_at(s, n, 90.0 / 100);
+	}
+	out->avg = (0.0 + pairwise_sum(values, n)) / (double)n;
+	double mn = values[0], mx = values[0];
+	for (size_t i = 1; i < n; i++) {
+		mn = values[i] < mn ? values[i] : mn;
+		mx = values[i] > mx ? values[i] : mx;
+	}
+	out->min = mn;
+	out->max = mx;
+	if (s != small && s != values)
+		free(s);
+}
