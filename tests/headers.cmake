@@ -1,0 +1,16 @@
+# Every public header must compile on its own, strictly.
+file(GLOB ETC_PUBLIC_HEADERS ${PROJECT_SOURCE_DIR}/include/etcompare/*.h)
+set(ETC_HEADER_TUS)
+foreach(h ${ETC_PUBLIC_HEADERS})
+  get_filename_component(n ${h} NAME_WE)
+  set(tu ${CMAKE_CURRENT_BINARY_DIR}/headertest/${n}.c)
+  file(WRITE ${tu}.in "#include <etcompare/${n}.h>\nint etc_headertest_${n}(void);\nint etc_headertest_${n}(void) { return 0; }\n")
+  configure_file(${tu}.in ${tu} COPYONLY)
+  list(APPEND ETC_HEADER_TUS ${tu})
+endforeach()
+add_library(etc_headertest OBJECT ${ETC_HEADER_TUS})
+target_include_directories(etc_headertest PRIVATE ${PROJECT_SOURCE_DIR}/include)
+target_compile_options(etc_headertest PRIVATE -std=c11 -pedantic -Wall -Wextra -Werror)
+add_test(NAME headers.self_contained
+  COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR} --target etc_headertest)
+set_tests_properties(headers.self_contained PROPERTIES LABELS unit)
