@@ -257,13 +257,21 @@ static int duration(const etc_inspector *in, uint32_t run, uint32_t e, const etc
 	uint64_t s = p->start_time, t = p->end_time, elapsed;
 	const uint64_t max32 = 0xffffffffULL;
 	if (s > t) {
+		char what[96];
+		if (p->name.len)
+			snprintf(what, sizeof what, "%.*s", (int)p->name.len, p->name.ptr);
+		else if (p->delegate_debug_id_int != -1)
+			snprintf(what, sizeof what, "delegate id %d", p->delegate_debug_id_int);
+		else
+			snprintf(what, sizeof what, "delegate id \"%.*s\"",
+				 (int)p->delegate_debug_id_str.len, p->delegate_debug_id_str.ptr);
 		if (s > max32 || t > max32)
 			return etc_fail(err, ETC_ERR_FORMAT, etc_etdump_name(in->dump),
 					(int64_t)etc_etdump_event_offset(in->dump, run, e),
-					"run %u, event %u (%.*s): start_time %llu is after end_time "
+					"run %u, event %u (%s): start_time %llu is after end_time "
 					"%llu and they do not fit in 32 bits, so this is not a clock "
 					"wrap",
-					run, e, (int)p->name.len, p->name.ptr,
+					run, e, what,
 					(unsigned long long)s, (unsigned long long)t);
 		/* Upstream's formula (one less than the modular difference). */
 		elapsed = (max32 - s) + t;
@@ -536,7 +544,14 @@ static int collate_run(etc_inspector *in, uint32_t r, const etc_run *run, scratc
 				continue;
 			}
 			s->alloc_count[id - 1]++;
-			s->alloc_bytes[id - 1] += ev.allocation.allocation_size;
+			if (!etc_add_u64(s->alloc_bytes[id - 1], ev.allocation.allocation_size,
+					 &s->alloc_bytes[id - 1])) {
+				s->alloc_bytes[id - 1] = UINT64_MAX;
+				warn(in,
+				     "run %u, event %u: allocation sizes of allocator %d exceed 2^64 "
+				     "bytes; its total is reported as 18446744073709551615",
+				     r, e, id);
+			}
 		}
 	}
 
