@@ -184,34 +184,288 @@ void etc_tensor_to_double(const etc_tensor *t, uint64_t start, size_t n, double 
 		dst[i] = load(t->scalar_type, p + (start + i) * esz);
 }
 
-void etc_tensor_summarize(const etc_tensor *t, etc_tensor_summary *out)
+/*
+ * Summaries. Every dtype uses the same summation order, so the mean does not
+ * depend on the code path: over the largest multiple of 16 elements, element
+ * i is added to accumulator i % 8 in index order; the remaining elements are
+ * summed in order into a ninth; the total is
+ *   (((a0 + a2) + (a4 + a6)) + ((a1 + a3) + (a5 + a7))) + tail.
+ * NaNs are skipped (counted). min/max are exact and, as a sequential
+ * "v < min" scan would give, a zero extreme has the sign of the first zero.
+ */
+#define SUM_BLOCK 16
+
+typedef struct summary_acc {
+	double acc[8], tail;
+	double mn, mx;
+	uint64_t nan, inf;
+} summary_acc;
+
+static double acc_total(const summary_acc *a)
 {
-	double chunk[1024];
-	double mn = INFINITY, mx = -INFINITY, sum = 0;
-	uint64_t nan = 0, inf = 0;
-	memset(out, 0, sizeof *out);
+	const double *c = a->acc;
+	return (((c[0] + c[2]) + (c[4] + c[6])) + ((c[1] + c[3]) + (c[5] + c[7]))) + a->tail;
+}
+
+/* Adds elements [at, at + n) (already converted) to `a`; nfull = end of the blocked part. */
+static void acc_doubles(summary_acc *a, const double *v, uint64_t at, size_t n, uint64_t nfull)
+{
+	for (size_t i = 0; i < n; i++, at++) {
+		double x = v[i];
+		if (isnan(x)) {
+			a->nan++;
+			continue;
+		}
+		if (isinf(x))
+			a->inf++;
+		a->mn = x < a->mn ? x : a->mn;
+		a->mx = x > a->mx ? x : a->mx;
+		if (at < nfull)
+			a->acc[at & 7] += x;
+		else
+			a->tail += x;
+	}
+}
+
+static void summarize_generic(const etc_tensor *t, summary_acc *a)
+{
+	double chunk[1024]; /* a multiple of SUM_BLOCK */
+	uint64_t nfull = t->numel - t->numel % SUM_BLOCK;
 	for (uint64_t at = 0; at < t->numel;) {
 		size_t n = t->numel - at < 1024 ? (size_t)(t->numel - at) : 1024;
 		etc_tensor_to_double(t, at, n, chunk);
-		for (size_t i = 0; i < n; i++) {
-			double v = chunk[i];
-			if (isnan(v)) {
-				nan++;
-				continue;
-			}
-			if (isinf(v))
-				inf++;
-			mn = v < mn ? v : mn;
-			mx = v > mx ? v : mx;
-			sum += v;
-		}
+		acc_doubles(a, chunk, at, n, nfull);
 		at += n;
 	}
+}
+
+#if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
+#include <emmintrin.h>
+#include <stdint.h>
+#include <xmmintrin.h>
+#define ETC_SUMMARY_SSE2 1
+
+/*
+ * Each 16-float step (one cache line) prefetches the line a page ahead: the
+ * hardware prefetchers stop at 4 KiB page boundaries, and touching the next
+ * page early gets its TLB entry and first lines in flight (measured: a 1 GiB
+ * buffer from DRAM went from about 7.5 to 10 GB/s). A prefetch past the end
+ * of the data is harmless: it never faults.
+ */
+#define SUM_PREFETCH 4096
+
+/*
+ * float32, 16 elements per step: min/max in float lanes (MINPS returns its
+ * second operand when the first is NaN, so NaNs never enter), NaNs masked to
+ * zero for the sums, converted to double into the eight accumulators
+ * (register k holds accumulators 2k and 2k+1), ordered elements counted in
+ * int32 lanes. Infinities are counted afterwards only if min or max is one.
+ * The data may be unaligned.
+ */
+static void summarize_f32_sse2(const uint8_t *p, uint64_t numel, summary_acc *a)
+{
+	uint64_t nfull = numel - numel % SUM_BLOCK;
+	__m128 mn = _mm_set1_ps(INFINITY), mx = _mm_set1_ps(-INFINITY);
+	__m128d s0 = _mm_setzero_pd(), s1 = s0, s2 = s0, s3 = s0;
+	uint64_t ordered = 0;
+	for (uint64_t at = 0; at < nfull;) {
+		/* int32 lane counters gain 4 per step: flush well before overflow */
+		uint64_t end = nfull - at > ((uint64_t)1 << 30) ? at + ((uint64_t)1 << 30) : nfull;
+		__m128i cnt = _mm_setzero_si128();
+		for (; at < end; at += SUM_BLOCK) {
+			const float *f = (const float *)(const void *)(p + 4 * at);
+			_mm_prefetch((const char *)((uintptr_t)f + SUM_PREFETCH), _MM_HINT_T0);
+			__m128 x0 = _mm_loadu_ps(f), x1 = _mm_loadu_ps(f + 4);
+			__m128 x2 = _mm_loadu_ps(f + 8), x3 = _mm_loadu_ps(f + 12);
+			mn = _mm_min_ps(x0, mn);
+			mx = _mm_max_ps(x0, mx);
+			mn = _mm_min_ps(x1, mn);
+			mx = _mm_max_ps(x1, mx);
+			mn = _mm_min_ps(x2, mn);
+			mx = _mm_max_ps(x2, mx);
+			mn = _mm_min_ps(x3, mn);
+			mx = _mm_max_ps(x3, mx);
+			__m128 o0 = _mm_cmpord_ps(x0, x0), o1 = _mm_cmpord_ps(x1, x1);
+			__m128 o2 = _mm_cmpord_ps(x2, x2), o3 = _mm_cmpord_ps(x3, x3);
+			cnt = _mm_sub_epi32(cnt, _mm_castps_si128(o0));
+			cnt = _mm_sub_epi32(cnt, _mm_castps_si128(o1));
+			cnt = _mm_sub_epi32(cnt, _mm_castps_si128(o2));
+			cnt = _mm_sub_epi32(cnt, _mm_castps_si128(o3));
+			x0 = _mm_and_ps(x0, o0);
+			x1 = _mm_and_ps(x1, o1);
+			x2 = _mm_and_ps(x2, o2);
+			x3 = _mm_and_ps(x3, o3);
+			s0 = _mm_add_pd(s0, _mm_cvtps_pd(x0));
+			s1 = _mm_add_pd(s1, _mm_cvtps_pd(_mm_movehl_ps(x0, x0)));
+			s2 = _mm_add_pd(s2, _mm_cvtps_pd(x1));
+			s3 = _mm_add_pd(s3, _mm_cvtps_pd(_mm_movehl_ps(x1, x1)));
+			s0 = _mm_add_pd(s0, _mm_cvtps_pd(x2));
+			s1 = _mm_add_pd(s1, _mm_cvtps_pd(_mm_movehl_ps(x2, x2)));
+			s2 = _mm_add_pd(s2, _mm_cvtps_pd(x3));
+			s3 = _mm_add_pd(s3, _mm_cvtps_pd(_mm_movehl_ps(x3, x3)));
+		}
+		uint32_t c[4];
+		_mm_storeu_si128((__m128i *)(void *)c, cnt);
+		ordered += (uint64_t)c[0] + c[1] + c[2] + c[3];
+	}
+	_mm_storeu_pd(a->acc + 0, s0);
+	_mm_storeu_pd(a->acc + 2, s1);
+	_mm_storeu_pd(a->acc + 4, s2);
+	_mm_storeu_pd(a->acc + 6, s3);
+	float fm[4], fx[4];
+	_mm_storeu_ps(fm, mn);
+	_mm_storeu_ps(fx, mx);
+	for (int i = 0; i < 4; i++) {
+		a->mn = fm[i] < a->mn ? fm[i] : a->mn;
+		a->mx = fx[i] > a->mx ? fx[i] : a->mx;
+	}
+	a->nan = nfull - ordered;
+}
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(ETC_SUMMARY_NO_AVX2)
+#include <immintrin.h>
+#define ETC_SUMMARY_AVX2 1
+
+/*
+ * The same computation with 256-bit vectors: register A holds accumulators
+ * 0-3 and B 4-7, so every accumulator sees the same additions in the same
+ * order as in the SSE2 and generic code and the mean is bit-identical.
+ */
+__attribute__((target("avx2"))) static void summarize_f32_avx2(const uint8_t *p, uint64_t numel,
+								 summary_acc *a)
+{
+	uint64_t nfull = numel - numel % SUM_BLOCK;
+	__m256 mn = _mm256_set1_ps(INFINITY), mx = _mm256_set1_ps(-INFINITY);
+	__m256d s0 = _mm256_setzero_pd(), s1 = s0;
+	uint64_t ordered = 0;
+	for (uint64_t at = 0; at < nfull;) {
+		uint64_t end = nfull - at > ((uint64_t)1 << 30) ? at + ((uint64_t)1 << 30) : nfull;
+		__m256i cnt = _mm256_setzero_si256();
+		for (; at < end; at += SUM_BLOCK) {
+			const float *f = (const float *)(const void *)(p + 4 * at);
+			_mm_prefetch((const char *)((uintptr_t)f + SUM_PREFETCH), _MM_HINT_T0);
+			__m256 x0 = _mm256_loadu_ps(f), x1 = _mm256_loadu_ps(f + 8);
+			mn = _mm256_min_ps(x0, mn);
+			mx = _mm256_max_ps(x0, mx);
+			mn = _mm256_min_ps(x1, mn);
+			mx = _mm256_max_ps(x1, mx);
+			__m256 o0 = _mm256_cmp_ps(x0, x0, _CMP_ORD_Q), o1 = _mm256_cmp_ps(x1, x1, _CMP_ORD_Q);
+			cnt = _mm256_sub_epi32(cnt, _mm256_castps_si256(o0));
+			cnt = _mm256_sub_epi32(cnt, _mm256_castps_si256(o1));
+			x0 = _mm256_and_ps(x0, o0);
+			x1 = _mm256_and_ps(x1, o1);
+			s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(x0)));
+			s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(x0, 1)));
+			s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(x1)));
+			s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(x1, 1)));
+		}
+		uint32_t c[8];
+		_mm256_storeu_si256((__m256i *)(void *)c, cnt);
+		for (int i = 0; i < 8; i++)
+			ordered += c[i];
+	}
+	/* straight into *a: a local array here made GCC keep s0/s1 in memory */
+	_mm256_storeu_pd(a->acc, s0);
+	_mm256_storeu_pd(a->acc + 4, s1);
+	float fm[8], fx[8];
+	_mm256_storeu_ps(fm, mn);
+	_mm256_storeu_ps(fx, mx);
+	for (int i = 0; i < 8; i++) {
+		a->mn = fm[i] < a->mn ? fm[i] : a->mn;
+		a->mx = fx[i] > a->mx ? fx[i] : a->mx;
+	}
+	a->nan = nfull - ordered;
+	_mm256_zeroupper();
+}
+#endif
+
+/* After a vector pass over the blocked part: the tail, and the infinities. */
+static void summarize_f32_finish(const uint8_t *p, uint64_t numel, summary_acc *a)
+{
+	uint64_t nfull = numel - numel % SUM_BLOCK;
+	/* the tail, and the infinities of the blocked part */
+	for (uint64_t i = nfull; i < numel; i++) {
+		float f;
+		memcpy(&f, p + 4 * i, 4);
+		double x = f;
+		if (isnan(x)) {
+			a->nan++;
+			continue;
+		}
+		if (isinf(x))
+			a->inf++;
+		a->mn = x < a->mn ? x : a->mn;
+		a->mx = x > a->mx ? x : a->mx;
+		a->tail += x;
+	}
+	if (isinf(a->mn) || isinf(a->mx)) {
+		const __m128i absmask = _mm_set1_epi32(0x7fffffff), inf = _mm_set1_epi32(0x7f800000);
+		uint64_t n = 0;
+		for (uint64_t i = 0; i < nfull; i += 4) {
+			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 4 * i));
+			int m = _mm_movemask_ps(
+				_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_and_si128(x, absmask), inf)));
+			n += (uint64_t)__builtin_popcount((unsigned)m);
+		}
+		a->inf += n;
+	}
+}
+
+/* Index of the first element equal to zero (either sign), or numel. */
+static uint64_t first_zero_f32(const uint8_t *p, uint64_t numel)
+{
+	uint64_t i = 0;
+	const __m128i absmask = _mm_set1_epi32(0x7fffffff);
+	for (; i + 4 <= numel; i += 4) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 4 * i));
+		x = _mm_cmpeq_epi32(_mm_and_si128(x, absmask), _mm_setzero_si128());
+		if (_mm_movemask_epi8(x))
+			break;
+	}
+	for (; i < numel; i++) {
+		float f;
+		memcpy(&f, p + 4 * i, 4);
+		if (f == 0)
+			return i;
+	}
+	return numel;
+}
+#endif
+
+void etc_tensor_summarize(const etc_tensor *t, etc_tensor_summary *out)
+{
+	summary_acc a;
+	memset(&a, 0, sizeof a);
+	a.mn = INFINITY;
+	a.mx = -INFINITY;
+	memset(out, 0, sizeof *out);
+#ifdef ETC_SUMMARY_SSE2
+	if (t->scalar_type == ETC_FLOAT) {
+#ifdef ETC_SUMMARY_AVX2
+		if (__builtin_cpu_supports("avx2"))
+			summarize_f32_avx2(t->data, t->numel, &a);
+		else
+#endif
+			summarize_f32_sse2(t->data, t->numel, &a);
+		summarize_f32_finish(t->data, t->numel, &a);
+		if (a.mn == 0 || a.mx == 0) {
+			uint64_t z = first_zero_f32(t->data, t->numel);
+			if (z < t->numel) {
+				double x = etc_tensor_get(t, z);
+				if (a.mn == 0)
+					a.mn = x;
+				if (a.mx == 0)
+					a.mx = x;
+			}
+		}
+	} else
+#endif
+		summarize_generic(t, &a);
 	out->count = t->numel;
-	out->nan_count = nan;
-	out->inf_count = inf;
-	uint64_t finite = t->numel - nan;
-	out->min = finite ? mn : NAN;
-	out->max = finite ? mx : NAN;
-	out->mean = finite ? sum / (double)finite : NAN;
+	out->nan_count = a.nan;
+	out->inf_count = a.inf;
+	uint64_t finite = t->numel - a.nan;
+	out->min = finite ? a.mn : NAN;
+	out->max = finite ? a.mx : NAN;
+	out->mean = finite ? acc_total(&a) / (double)finite : NAN;
 }

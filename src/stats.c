@@ -8,6 +8,7 @@
 #include "etcompare/inspector.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,33 @@ static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
+}
+
+/*
+ * Sorts ascending. Small arrays (the usual case: one value per run) use an
+ * insertion sort; it is stable, like glibc's merge-sort qsort, so equal
+ * values (0.0 and -0.0) keep their order and the result is the same. Arrays
+ * with NaN (unordered, so the order depends on the algorithm) and large ones
+ * keep qsort.
+ */
+static void sort_values(double *s, size_t n)
+{
+	bool nan = false;
+	for (size_t i = 0; i < n; i++)
+		nan |= s[i] != s[i];
+	if (n > 64 || nan) {
+		qsort(s, n, sizeof *s, cmp_double);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		double x = s[i];
+		size_t j = i;
+		while (j > 0 && s[j - 1] > x) {
+			s[j] = s[j - 1];
+			j--;
+		}
+		s[j] = x;
+	}
 }
 
 /* numpy's pairwise_sum for contiguous doubles (PW_BLOCKSIZE 128, unroll 8). */
@@ -65,7 +93,7 @@ void etc_perf_stats_compute(const double *values, size_t n, etc_perf_stats *out)
 		s = (double *)values;
 	} else {
 		memcpy(s, values, n * sizeof *s);
-		qsort(s, n, sizeof *s, cmp_double);
+		sort_values(s, n);
 		out->p10 = lerp_at(s, n, 10.0 / 100);
 		out->p50 = lerp_at(s, n, 50.0 / 100);
 		out->p90 = lerp_at(s, n, 90.0 / 100);

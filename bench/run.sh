@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# bench/run.sh - etcompare benchmarks. Builds nothing: takes the build
+# directory from $BUILD (default ./build, configured with ETC_BUILD_BENCH=ON
+# and preferably -DCMAKE_BUILD_TYPE=RelWithDebInfo or Release).
+#
+#   a. TSV: 10 runs x 100,000 events, parse + group + write TSV
+#      (--etdump f --tsv out --no-table). Targets: wall < 1 s and peak
+#      RSS < 2 x ETDump size + 50 MB.
+#   b. Scaling: 10k, 100k and 1M events in total (10 runs each): time per
+#      event should stay about constant.
+#   c. --show-outputs over a 1 GiB float32 debug buffer (64 tensors of 4M
+#      floats, page cache warmed first). Target >= 4 GB/s of debug buffer.
+#
+# Each case runs $REPEAT times (default 3); the table shows the fastest wall
+# time and the largest peak RSS, measured with bench/peakrss (wait4 rusage:
+# the same numbers as GNU time's %e and %M, with millisecond wall time) or
+# GNU time when the wrapper is not built. CPU = user + sys of the fastest
+# run: when the machine is busy, wall time is inflated, CPU time much less.
+#
+# Environment: BUILD, REPEAT, WORK (scratch directory for the ~1.2 GB of
+# generated inputs; default a new directory under ${TMPDIR:-/tmp}, removed at
+# the end unless KEEP=1), SKIP_BIG=1 skips case c.
+# Output: a markdown table on stdout, also written to bench/RESULTS.md.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+build=${BUILD:-./build}
+if [[ ! -d $build && -z ${BUILD:-} && -d $here/../build ]]; then
+	build=$here/../build
+fi
+if [[ ! -d $build ]]; then
+	echo "run.sh: build directory $build not found (set BUILD)" >&2
+	exit 2
+fi
+build=$(cd "$build" && pwd)
+etc=$build/etcompare
+gen=$build/bench/gen_etdump
+peakrss=$build/bench/peakrss
+for tool in "$etc" "$gen"; do
+	if [[ ! -x $tool ]]; then
+		echo "run.sh: $tool not found: build first (cmake -DETC_BUILD_BENCH=ON)" >&2
+		exit 2
+	fi
+done
+repeat=${REPEAT:-3}
+
+if [[ -n ${WORK:-} ]]; then
+	work=$WORK
+	mkdir -p "$work"
+else
+	work=$(mktemp -d "${TMPDIR:-/tmp}/etc-bench.XXXXXX")
+	if [[ -z ${KEEP:-} ]]; then
+		trap 'rm -rf "$work"' EXIT
+	fi
+fi
+
+# bench/peakrss (getrusage, like GNU time's %e/%M but with millisecond wall
+# time) when built; else GNU time (package "time"); TIMER=gnu forces GNU time.
+if [[ -x $peakrss && ${TIMER:-} != gnu ]]; then
+	timer=("$peakrss" -o "$work/time.txt")
+	timer_name="bench/peakrss (wait4 rusage)"
+elif [[ -x /usr/bin/time ]] && /usr/bin/time -f '%e' true >/dev/null 2>&1; then
+	timer=(/usr/bin/time -o "$work/time.txt" -f '%e s %M KB %U user %S sys')
+	timer_name="GNU time"
+else
+	echo "run.sh: neither $peakrss nor GNU time is available" >&2
+	exit 2
+fi
+
+# measure CMD...: runs CMD $repeat times; sets best_wall, best_cpu, max_rss_kb.
+measure() {
+	best_wall= best_cpu= max_rss_kb=0
+	local i wall rss user sys
+	for ((i = 0; i < repeat; i++)); do
+		if ! "${timer[@]}" "$@" >/dev/null 2>"$work/stderr.txt"; then
+			echo "run.sh: command failed: $*" >&2
+			cat "$work/stderr.txt" >&2
+			exit 1
+		fi
+		read -r wall _ rss _ user _ sys _ <"$work/time.txt"
+		if [[ -z $best_wall ]] || awk -v a="$wall" -v b="$best_wall" 'BEGIN{exit !(a < b)}'; then
+			best_wall=$wall
+			best_cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN{printf "%.2f", u + s}')
+		fi
+		if ((rss > max_rss_kb)); then
+			max_rss_kb=$rss
+		fi
+	done
+}
+
+# generate NAME ARGS...: runs gen_etdump; sets gen_events (total events).
+generate() {
+	local name=$1
+	shift
+	"$gen" "$@" --etdump "$work/$name.etdp" 2>"$work/gen.txt"
+	gen_events=$(sed -n 's/.* \([0-9][0-9]*\) events total.*/\1/p' "$work/gen.txt")
+}
+
+size_of() { stat -c %s "$1"; }
+mb() { awk -v b="$1" 'BEGIN{printf "%.1f", b / 1048576}'; }
+kb_to_mb() { awk -v k="$1" 'BEGIN{printf "%.1f", k / 1024}'; }
+
+# CPU time stolen by the hypervisor or taken by other processes skews wall
+# times; the share of busy/stolen CPU during the run goes into the header.
+cpu_stat() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8, $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat 2>/dev/null; }
+read -r busy0 steal0 total0 < <(cpu_stat || echo "0 0 0")
+
+rows=()
+notes=()
+row() { rows+=("| $1 | $2 | $3 | $4 | $5 | $6 | $7 |"); }
+
+# --- a + b: TSV at three sizes ------------------------------------------------
+for per_run in 1000 10000 100000; do
+	name=tsv_$per_run
+	generate "$name" --runs 10 --events "$per_run" --seed 7
+	f=$work/$name.etdp
+	bytes=$(size_of "$f")
+	measure "$etc" --etdump "$f" --tsv "$work/$name.tsv" --no-table
+	# (GNU time has 10 ms resolution: a 0.00 s run gets no rate)
+	us_per_event=$(awk -v w="$best_wall" -v n="$gen_events" 'BEGIN{if (w > 0) printf "%.3f", w / n * 1e6; else printf "?"}')
+	mev=$(awk -v w="$best_wall" -v n="$gen_events" 'BEGIN{if (w > 0) printf "%.2f", n / w / 1e6; else printf "?"}')
+	label=$(awk -v n="$gen_events" 'BEGIN{if (n >= 950000) printf "%.0fM", n / 1e6; else printf "%.0fk", n / 1e3}')
+	target="-" verdict="-"
+	if ((per_run == 100000)); then
+		limit_kb=$(((2 * bytes + 50 * 1048576) / 1024))
+		target="< 1 s, < $(kb_to_mb "$limit_kb") MB"
+		if awk -v w="$best_wall" 'BEGIN{exit !(w < 1)}' && ((max_rss_kb < limit_kb)); then
+			verdict=PASS
+		else
+			verdict=FAIL
+		fi
+	fi
+	row "TSV, 10 runs, $label events" "$(mb "$bytes") MB ETDump, $gen_events events" \
+		"$best_wall ($best_cpu CPU)" "$(kb_to_mb "$max_rss_kb")" \
+		"$mev M events/s, $us_per_event us/event" "$target" "$verdict"
+	rm -f "$work/$name.tsv"
+done
+notes+=("TSV rows: the 1M-event case is case a; the three TSV rows together are the scaling case b (us/event should stay about constant).")
+
+# --- c: --show-outputs over 1 GiB ----------------------------------------------
+if [[ -z ${SKIP_BIG:-} ]]; then
+	name=outputs_1g
+	"$gen" --runs 1 --events 193 --numel 4194304 --seed 7 --etdump "$work/$name.etdp" \
+		--debug-buffer "$work/$name.bin" 2>"$work/gen.txt"
+	dbytes=$(size_of "$work/$name.bin")
+	cat "$work/$name.bin" >/dev/null # warm the page cache
+	"$etc" --etdump "$work/$name.etdp" --debug_buffer "$work/$name.bin" --show-outputs \
+		--no-table >/dev/null
+	measure "$etc" --etdump "$work/$name.etdp" --debug_buffer "$work/$name.bin" \
+		--show-outputs --no-table
+	gbs=$(awk -v b="$dbytes" -v w="$best_wall" 'BEGIN{if (w > 0) printf "%.2f", b / w / 1e9; else printf "0"}')
+	verdict=$(awk -v g="$gbs" 'BEGIN{print (g >= 4) ? "PASS" : "FAIL"}')
+	row "--show-outputs, 64 x 4M float32" "$(mb "$dbytes") MB debug buffer" \
+		"$best_wall ($best_cpu CPU)" "$(kb_to_mb "$max_rss_kb")" "$gbs GB/s" ">= 4 GB/s" "$verdict"
+	notes+=("--show-outputs lists each intermediate output under both native_call_* and OPERATOR_CALL of its instruction, so every tensor is summarized twice; GB/s counts the buffer once. Peak RSS includes the mapped debug buffer.")
+	rm -f "$work/$name.bin" "$work/$name.etdp"
+fi
+
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+read -r busy1 steal1 total1 < <(cpu_stat || echo "0 0 0")
+machine_load=$(awk -v b="$((busy1 - busy0))" -v s="$((steal1 - steal0))" -v t="$((total1 - total0))" \
+	'BEGIN{if (t > 0) printf "CPU busy %.0f%% (all processes), stolen by the hypervisor %.0f%%", 100 * b / t, 100 * s / t; else printf "unknown"}')
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1)
+load=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
+{
+	echo "# etcompare benchmark results"
+	echo
+	echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') with bench/run.sh on $(nproc) cores (${cpu:-unknown CPU}),"
+	echo "$(($(awk '/MemTotal/{print $2}' /proc/meminfo) / 1048576)) GiB RAM; during the run: $machine_load; load average at the end: $load."
+	echo "Build: CMAKE_BUILD_TYPE=${build_type:-unknown}. Timer: $timer_name; best wall time of $repeat runs"
+	echo "(CPU = user + sys of that run), largest peak RSS."
+	echo
+	echo "| case | input | wall s | peak RSS MB | throughput | target | result |"
+	echo "|---|---|---|---|---|---|---|"
+	printf '%s\n' "${rows[@]}"
+	echo
+	for n in "${notes[@]}"; do
+		echo "- $n"
+	done
+} | tee "$here/RESULTS.md"
