@@ -307,7 +307,10 @@ size_t etc_fmt_repr(char *buf, double v)
 
 size_t etc_fmt_g(char *buf, double v)
 {
-	/* C's %g and Python's format(v, "g") agree, including "inf" and "nan". */
+	/* C's %g and Python's format(v, "g") agree, but for the sign of NaN:
+	 * Python never prints "-nan". */
+	if (isnan(v))
+		return (size_t)snprintf(buf, ETC_FMT_NUM, "nan");
 	return (size_t)snprintf(buf, ETC_FMT_NUM, "%g", v);
 }
 
@@ -497,6 +500,36 @@ void etc_sbuf_printf(etc_sbuf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if the bytes there
+ * are not valid UTF-8 (overlong forms and surrogates included). */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len;
+	unsigned min;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, min = 0x80;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, min = 0x800;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, min = 0x10000;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	unsigned cp = c & (0x7f >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
 void etc_sbuf_pyrepr_str(etc_sbuf *b, const char *s, size_t n)
 {
 	/* Python prefers single quotes unless the text has ' and no ". */
@@ -516,6 +549,16 @@ void etc_sbuf_pyrepr_str(etc_sbuf *b, const char *s, size_t n)
 			etc_sbuf_puts(b, "\\r");
 		} else if (c < 0x20 || c == 0x7f) {
 			etc_sbuf_printf(b, "\\x%02x", c);
+		} else if (c >= 0x80) {
+			/* Valid UTF-8 passes through; a stray byte is shown escaped
+			 * so the output stays valid UTF-8. */
+			size_t k = utf8_len((const unsigned char *)s + i, n - i);
+			if (k) {
+				etc_sbuf_put(b, s + i, k);
+				i += k - 1;
+			} else {
+				etc_sbuf_printf(b, "\\x%02x", c);
+			}
 		} else {
 			etc_sbuf_put(b, (const char *)&c, 1);
 		}
@@ -529,6 +572,18 @@ void etc_sbuf_json_str(etc_sbuf *b, const char *s, size_t n)
 	size_t run = 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x80) {
+			/* JSON must be UTF-8: invalid bytes become U+FFFD. */
+			size_t k = utf8_len((const unsigned char *)s + i, n - i);
+			if (k) {
+				i += k - 1;
+				continue;
+			}
+			etc_sbuf_put(b, s + run, i - run);
+			run = i + 1;
+			etc_sbuf_puts(b, "\\ufffd");
+			continue;
+		}
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
 		etc_sbuf_put(b, s + run, i - run);

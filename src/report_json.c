@@ -27,7 +27,8 @@ static void metadata_json(etc_sbuf *b, const uint8_t *m, uint32_t n)
 }
 
 static int event_json(etc_sbuf *b, const etc_inspector_event *ev, size_t idx,
-		      const etc_debug_buffer *buf, uint32_t max_values, etc_error *err)
+		      const etc_debug_buffer *buf, uint32_t max_values, etc_summary_cache *cache,
+		      etc_error *err)
 {
 	etc_sbuf_printf(b, "{\"index\": %zu, \"event_name\": ", idx);
 	jstr(b, ev->name);
@@ -85,7 +86,7 @@ static int event_json(etc_sbuf *b, const etc_inspector_event *ev, size_t idx,
 	for (uint32_t k = 0; k < ev->debug_count; k++) {
 		if (k)
 			etc_sbuf_puts(b, ", ");
-		ETC_TRY(etc_value_json_(b, &ev->debug[k], buf, max_values, err));
+		ETC_TRY(etc_value_json_(b, &ev->debug[k], buf, max_values, cache, err));
 	}
 	etc_sbuf_puts(b, "]}");
 	return 0;
@@ -191,6 +192,9 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 	const etc_debug_buffer *buf = etc_inspector_debug_buffer(insp);
 	const etc_inspector_options *io = etc_inspector_options_get(insp);
 	etc_sbuf b = {0};
+	etc_summary_cache cache;
+	memset(&cache, 0, sizeof cache);
+	cache.scalar_type = -1;
 	int rc = 0;
 
 	etc_sbuf_printf(&b, "{\n  \"tool\": \"etcompare\",\n  \"version\": \"%s\",\n",
@@ -238,7 +242,7 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 		etc_sbuf_puts(&b, "],\n     \"events\": [");
 		for (size_t e = 0; e < blk->event_count && rc == 0; e++) {
 			etc_sbuf_puts(&b, e ? ",\n       " : "\n       ");
-			rc = event_json(&b, &blk->events[e], e, buf, opt->max_values, err);
+			rc = event_json(&b, &blk->events[e], e, buf, opt->max_values, &cache, err);
 			flush(f, &b);
 		}
 		etc_sbuf_puts(&b, "],\n     \"program_outputs\": [");
@@ -249,7 +253,8 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 			     k++) {
 				if (k > blk->output_start[r])
 					etc_sbuf_puts(&b, ", ");
-				rc = etc_value_json_(&b, &blk->outputs[k], buf, opt->max_values, err);
+				rc = etc_value_json_(&b, &blk->outputs[k], buf, opt->max_values, &cache,
+						     err);
 			}
 			etc_sbuf_puts(&b, "]}");
 		}

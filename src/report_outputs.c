@@ -18,6 +18,21 @@ void etc_json_num_(etc_sbuf *b, double v)
 		etc_sbuf_printf(b, "\"%s\"", num);
 }
 
+static void summarize(etc_summary_cache *c, const etc_tensor *t, etc_tensor_summary *out)
+{
+	if (c && c->data == t->data && c->numel == t->numel && c->scalar_type == t->scalar_type) {
+		*out = c->summary;
+		return;
+	}
+	etc_tensor_summarize(t, out);
+	if (c) {
+		c->data = t->data;
+		c->numel = t->numel;
+		c->scalar_type = t->scalar_type;
+		c->summary = *out;
+	}
+}
+
 static void shape(etc_sbuf *b, const etc_tensor *t)
 {
 	etc_sbuf_puts(b, "[");
@@ -50,7 +65,8 @@ static void text_num(etc_sbuf *b, double v, bool integral)
 		etc_sbuf_printf(b, "%.6g", v);
 }
 
-static void tensor_json(etc_sbuf *b, const etc_tensor *t, uint32_t max_values)
+static void tensor_json(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
+			etc_summary_cache *cache)
 {
 	etc_sbuf_printf(b, "{\"dtype\": \"%s\", \"shape\": ", etc_scalar_type_name(t->scalar_type));
 	shape(b, t);
@@ -59,7 +75,7 @@ static void tensor_json(etc_sbuf *b, const etc_tensor *t, uint32_t max_values)
 			(unsigned long long)t->nbytes, t->data ? "true" : "false");
 	if (t->data && t->numel) {
 		etc_tensor_summary s;
-		etc_tensor_summarize(t, &s);
+		summarize(cache, t, &s);
 		etc_sbuf_puts(b, ", \"min\": ");
 		etc_json_num_(b, s.min);
 		etc_sbuf_puts(b, ", \"max\": ");
@@ -80,7 +96,7 @@ static void tensor_json(etc_sbuf *b, const etc_tensor *t, uint32_t max_values)
 }
 
 int etc_value_json_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf,
-		    uint32_t max_values, etc_error *err)
+		    uint32_t max_values, etc_summary_cache *cache, etc_error *err)
 {
 	etc_sbuf_printf(b, "{\"type\": \"%s\", \"output\": %s", etc_value_type_name(v->type),
 			v->is_output ? "true" : "false");
@@ -107,7 +123,7 @@ int etc_value_json_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf
 			ETC_TRY(etc_value_tensor(v, i, buf, &t, err));
 			if (i)
 				etc_sbuf_puts(b, ", ");
-			tensor_json(b, &t, max_values);
+			tensor_json(b, &t, max_values, cache);
 		}
 		etc_sbuf_puts(b, "]");
 		break;
@@ -118,7 +134,8 @@ int etc_value_json_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf
 	return 0;
 }
 
-static void tensor_text(etc_sbuf *b, const etc_tensor *t, uint32_t max_values)
+static void tensor_text(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
+			etc_summary_cache *cache)
 {
 	bool integral = is_integral(t->scalar_type);
 	etc_sbuf_printf(b, "%s ", etc_scalar_type_name(t->scalar_type));
@@ -128,7 +145,7 @@ static void tensor_text(etc_sbuf *b, const etc_tensor *t, uint32_t max_values)
 		return;
 	}
 	etc_tensor_summary s;
-	etc_tensor_summarize(t, &s);
+	summarize(cache, t, &s);
 	etc_sbuf_puts(b, "  min=");
 	text_num(b, s.min, integral);
 	etc_sbuf_puts(b, " max=");
@@ -149,7 +166,7 @@ static void tensor_text(etc_sbuf *b, const etc_tensor *t, uint32_t max_values)
 }
 
 int etc_value_text_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf,
-		    uint32_t max_values, etc_error *err)
+		    uint32_t max_values, etc_summary_cache *cache, etc_error *err)
 {
 	switch (v->type) {
 	case ETC_VALUE_INT:
@@ -168,7 +185,7 @@ int etc_value_text_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf
 		etc_tensor t;
 		ETC_TRY(etc_value_tensor(v, 0, buf, &t, err));
 		etc_sbuf_puts(b, "Tensor ");
-		tensor_text(b, &t, max_values);
+		tensor_text(b, &t, max_values, cache);
 		return 0;
 	}
 	case ETC_VALUE_TENSOR_LIST:
@@ -177,7 +194,7 @@ int etc_value_text_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf
 			etc_tensor t;
 			ETC_TRY(etc_value_tensor(v, i, buf, &t, err));
 			etc_sbuf_printf(b, "\n        [%u] ", i);
-			tensor_text(b, &t, max_values);
+			tensor_text(b, &t, max_values, cache);
 		}
 		return 0;
 	default:
@@ -194,6 +211,9 @@ int etc_report_outputs(FILE *f, const etc_inspector *insp, const etc_report_opti
 		etc_report_options_init(&o), opt = &o;
 	const etc_debug_buffer *buf = etc_inspector_debug_buffer(insp);
 	etc_sbuf b = {0};
+	etc_summary_cache cache;
+	memset(&cache, 0, sizeof cache);
+	cache.scalar_type = -1;
 	int rc = 0;
 	for (size_t bi = 0; bi < etc_inspector_block_count(insp) && rc == 0; bi++) {
 		const etc_event_block *blk = etc_inspector_block(insp, bi);
@@ -210,7 +230,8 @@ int etc_report_outputs(FILE *f, const etc_inspector *insp, const etc_report_opti
 				blk->runs[r], z - a);
 			for (uint32_t k = a; k < z && rc == 0; k++) {
 				etc_sbuf_reset(&b);
-				rc = etc_value_text_(&b, &blk->outputs[k], buf, opt->max_values, err);
+				rc = etc_value_text_(&b, &blk->outputs[k], buf, opt->max_values, &cache,
+						     err);
 				if (rc == 0)
 					fprintf(f, "    output %u: %s\n", k - a, b.p);
 			}
@@ -228,7 +249,8 @@ int etc_report_outputs(FILE *f, const etc_inspector *insp, const etc_report_opti
 				ev->name.ptr, ev->instruction_id);
 			for (uint32_t k = 0; k < ev->debug_count && rc == 0; k++) {
 				etc_sbuf_reset(&b);
-				rc = etc_value_text_(&b, &ev->debug[k], buf, opt->max_values, err);
+				rc = etc_value_text_(&b, &ev->debug[k], buf, opt->max_values, &cache,
+						     err);
 				if (rc == 0)
 					fprintf(f, "      [%u] %s\n", k, b.p);
 			}

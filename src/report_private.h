@@ -7,13 +7,25 @@
 #include "etcompare/report.h"
 #include "fmt.h"
 
+/*
+ * Remembers the last tensor summarized: upstream gives an instruction's
+ * intermediate outputs to both its native_call and OPERATOR_CALL events, so
+ * the same bytes come twice in a row. Pass NULL to disable.
+ */
+typedef struct etc_summary_cache {
+	const uint8_t *data;
+	uint64_t numel;
+	int scalar_type;
+	etc_tensor_summary summary;
+} etc_summary_cache;
+
 /* Appends a JSON object summarizing `v` (type, dtype, shape, stats, first values). */
 int etc_value_json_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf,
-		    uint32_t max_values, etc_error *err);
+		    uint32_t max_values, etc_summary_cache *cache, etc_error *err);
 
 /* Appends a one-line human summary of `v`. */
 int etc_value_text_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf,
-		    uint32_t max_values, etc_error *err);
+		    uint32_t max_values, etc_summary_cache *cache, etc_error *err);
 
 /* JSON number: repr() for finite values, "nan"/"inf"/"-inf" as strings. */
 void etc_json_num_(etc_sbuf *b, double v);

@@ -3,7 +3,8 @@
  *
  * Modules: common.h (status, errors), etdump.h (the ETDump model),
  * tensor.h (debug buffer, dtypes, tensor views), inspector.h (EventBlocks
- * and timing statistics), report.h (tables, TSV/CSV, JSON, output files).
+ * and timing statistics), report.h (tables, TSV/CSV, JSON, output files),
+ * torchsave.h (torch.save archives: reference outputs of an ETRecord).
  */
 #ifndef ETCOMPARE_ETCOMPARE_H
 #define ETCOMPARE_ETCOMPARE_H
@@ -13,5 +14,6 @@
 #include "inspector.h"
 #include "report.h"
 #include "tensor.h"
+#include "torchsave.h"
 
 #endif
