@@ -208,14 +208,15 @@ static uint64_t rnd_range(uint64_t lo, uint64_t hi)
 
 /* --- events --------------------------------------------------------------- */
 
-static const char *const ops[] = {"convolution", "add", "mul", "relu", "addmm", "linear",
-				  "_softmax", "native_layer_norm", "view_copy", "permute_copy",
-				  "bmm", "gelu", "mean", "sub", "div", "clone"};
+static const char *const ops[] = {"convolution", "add",          "mul",      "relu",
+                                  "addmm",       "linear",       "_softmax", "native_layer_norm",
+                                  "view_copy",   "permute_copy", "bmm",      "gelu",
+                                  "mean",        "sub",          "div",      "clone"};
 #define NOPS (sizeof ops / sizeof ops[0])
 
 /* Writes an Event holding a ProfileEvent into the uoffset slot `slot_pos`. */
-static void profile_event(obuf *b, size_t slot_pos, const char *name, int32_t chain,
-			  int32_t instr, uint64_t start, uint64_t end)
+static void profile_event(obuf *b, size_t slot_pos, const char *name, int32_t chain, int32_t instr,
+                          uint64_t start, uint64_t end)
 {
 	size_t fp[MAXF];
 	field ev[] = {{0, 4, 0, 1}};
@@ -273,7 +274,7 @@ static void debug_event(obuf *b, size_t slot_pos, int32_t instr, uint64_t numel,
 typedef struct run_ctx {
 	obuf *b;
 	FILE *dbg;
-	uint64_t dbg_len;   /* bytes written to the debug buffer */
+	uint64_t dbg_len; /* bytes written to the debug buffer */
 	uint64_t numel;
 	uint32_t nops;
 	uint64_t clock;
@@ -454,9 +455,9 @@ int main(int argc, char **argv)
 	if (c.dbg && fclose(c.dbg) != 0)
 		die("cannot write the debug buffer");
 	fprintf(stderr,
-		"gen_etdump: %s: %" PRIu64 " bytes, %" PRIu64 " runs + Default, %u ops/run, "
-		"%" PRIu64 " events total",
-		out, (uint64_t)b.len, runs, c.nops, total);
+	        "gen_etdump: %s: %" PRIu64 " bytes, %" PRIu64 " runs + Default, %u ops/run, "
+	        "%" PRIu64 " events total",
+	        out, (uint64_t)b.len, runs, c.nops, total);
 	if (dbg_path)
 		fprintf(stderr, "; %s: %" PRIu64 " bytes", dbg_path, c.dbg_len);
 	fputc('\n', stderr);

@@ -56,8 +56,8 @@ int main(int argc, char **argv)
 		out = stderr;
 	}
 	fprintf(out, "%.3f s %ld KB %.3f user %.3f sys\n", secs, ru.ru_maxrss,
-		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
-		(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
+	        (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+	        (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
 	if (out != stderr)
 		fclose(out);
 	if (WIFSIGNALED(status))

@@ -76,9 +76,10 @@ int main(int argc, char **argv)
 		etc_debug_buffer_free(buf);
 		etc_etdump_free(dump);
 		double t5 = now();
-		printf("open+verify %.3f s  inspector %.3f s  tsv %.3f s  outputs %.3f s  free %.3f s"
-		       "  (%llu events)\n",
-		       t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, events);
+		printf(
+		    "open+verify %.3f s  inspector %.3f s  tsv %.3f s  outputs %.3f s  free %.3f s"
+		    "  (%llu events)\n",
+		    t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, events);
 	}
 	fclose(null);
 	return 0;

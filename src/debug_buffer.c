@@ -30,7 +30,8 @@ int etc_debug_buffer_open(etc_debug_buffer **out, const char *path, etc_error *e
 {
 	etc_debug_buffer *b = NULL;
 	if (!out || !path)
-		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_debug_buffer_open: NULL argument");
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "etc_debug_buffer_open: NULL argument");
 	ETC_TRY(create(&b, path, err));
 	int rc = etc_map_open(&b->map, path, err);
 	if (rc < 0) {
@@ -44,11 +45,12 @@ int etc_debug_buffer_open(etc_debug_buffer **out, const char *path, etc_error *e
 }
 
 int etc_debug_buffer_wrap(etc_debug_buffer **out, const void *data, size_t len, const char *name,
-			  etc_error *err)
+                          etc_error *err)
 {
 	etc_debug_buffer *b = NULL;
 	if (!out || (!data && len))
-		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_debug_buffer_wrap: NULL argument");
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "etc_debug_buffer_wrap: NULL argument");
 	ETC_TRY(create(&b, name ? name : "<memory>", err));
 	b->data = data ? data : (const void *)"";
 	b->size = len;
@@ -81,12 +83,13 @@ int etc_tensor_attach_(etc_tensor *t, const etc_debug_buffer *b, const char *whe
 		return 0;
 	uint64_t end;
 	if (!etc_add_u64((uint64_t)t->offset, t->nbytes, &end) || end > b->size)
-		return etc_fail(err, ETC_ERR_FORMAT, b->name, t->offset,
-				"%s: tensor data [%lld, %llu) of %llu %s elements lies past the end "
-				"of the debug buffer (%llu bytes)",
-				where, (long long)t->offset, (unsigned long long)end,
-				(unsigned long long)t->numel, etc_scalar_type_name(t->scalar_type),
-				(unsigned long long)b->size);
+		return etc_fail(
+		    err, ETC_ERR_FORMAT, b->name, t->offset,
+		    "%s: tensor data [%lld, %llu) of %llu %s elements lies past the end "
+		    "of the debug buffer (%llu bytes)",
+		    where, (long long)t->offset, (unsigned long long)end,
+		    (unsigned long long)t->numel, etc_scalar_type_name(t->scalar_type),
+		    (unsigned long long)b->size);
 	t->data = b->data + t->offset;
 	return 0;
 }
@@ -332,7 +335,7 @@ static void summarize_f32_sse2(const uint8_t *p, uint64_t numel, summary_acc *a)
  * order as in the SSE2 and generic code and the mean is bit-identical.
  */
 __attribute__((target("avx2"))) static void summarize_f32_avx2(const uint8_t *p, uint64_t numel,
-								 summary_acc *a)
+                                                               summary_acc *a)
 {
 	uint64_t nfull = numel - numel % SUM_BLOCK;
 	__m256 mn = _mm256_set1_ps(INFINITY), mx = _mm256_set1_ps(-INFINITY);
@@ -349,7 +352,8 @@ __attribute__((target("avx2"))) static void summarize_f32_avx2(const uint8_t *p,
 			mx = _mm256_max_ps(x0, mx);
 			mn = _mm256_min_ps(x1, mn);
 			mx = _mm256_max_ps(x1, mx);
-			__m256 o0 = _mm256_cmp_ps(x0, x0, _CMP_ORD_Q), o1 = _mm256_cmp_ps(x1, x1, _CMP_ORD_Q);
+			__m256 o0 = _mm256_cmp_ps(x0, x0, _CMP_ORD_Q),
+			       o1 = _mm256_cmp_ps(x1, x1, _CMP_ORD_Q);
 			cnt = _mm256_sub_epi32(cnt, _mm256_castps_si256(o0));
 			cnt = _mm256_sub_epi32(cnt, _mm256_castps_si256(o1));
 			x0 = _mm256_and_ps(x0, o0);
@@ -399,12 +403,13 @@ static void summarize_f32_finish(const uint8_t *p, uint64_t numel, summary_acc *
 		a->tail += x;
 	}
 	if (isinf(a->mn) || isinf(a->mx)) {
-		const __m128i absmask = _mm_set1_epi32(0x7fffffff), inf = _mm_set1_epi32(0x7f800000);
+		const __m128i absmask = _mm_set1_epi32(0x7fffffff),
+		              inf = _mm_set1_epi32(0x7f800000);
 		uint64_t n = 0;
 		for (uint64_t i = 0; i < nfull; i += 4) {
 			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 4 * i));
 			int m = _mm_movemask_ps(
-				_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_and_si128(x, absmask), inf)));
+			    _mm_castsi128_ps(_mm_cmpeq_epi32(_mm_and_si128(x, absmask), inf)));
 			n += (uint64_t)__builtin_popcount((unsigned)m);
 		}
 		a->inf += n;

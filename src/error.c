@@ -42,7 +42,7 @@ int etc_fail(etc_error *err, int status, const char *file, int64_t offset, const
 	etc_strlcpy(err->file, file ? file : "", sizeof err->file);
 	if (file && *file && offset >= 0)
 		snprintf(err->message, sizeof err->message, "%s: byte %lld: %s", file,
-			 (long long)offset, what);
+		         (long long)offset, what);
 	else if (file && *file)
 		snprintf(err->message, sizeof err->message, "%s: %s", file, what);
 	else

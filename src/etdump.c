@@ -34,10 +34,10 @@ struct etc_etdump {
 	bool prefixed;
 	uint32_t version;
 	uint32_t nruns;
-	size_t *runs;        /* RunData table positions */
-	size_t *run_events;  /* first element of the events vector, 0 if none */
+	size_t *runs;       /* RunData table positions */
+	size_t *run_events; /* first element of the events vector, 0 if none */
 	uint32_t *run_nevents;
-	size_t *run_allocs;  /* first element of the allocators vector, 0 if none */
+	size_t *run_allocs; /* first element of the allocators vector, 0 if none */
 	uint32_t *run_nallocs;
 	uint64_t total_events;
 	char *name;
@@ -45,7 +45,7 @@ struct etc_etdump {
 };
 
 static const char *const value_type_names[] = {"Null",   "Int",    "Bool",       "Float",
-					       "Double", "Tensor", "TensorList", "String"};
+                                               "Double", "Tensor", "TensorList", "String"};
 
 const char *etc_value_type_name(int type)
 {
@@ -80,10 +80,10 @@ static int verify_tensor(etc_fb *fb, size_t pos)
 			int64_t s = (int64_t)etc_le64(fb->buf + v + 4 + 8 * (size_t)i);
 			if (s < 0)
 				return etc_fb_fail(fb, v + 4 + 8 * (size_t)i, "Tensor.sizes",
-						   "size %u is negative (%lld)", i, (long long)s);
+				                   "size %u is negative (%lld)", i, (long long)s);
 			if (!etc_mul_u64(numel, (uint64_t)s, &numel))
 				return etc_fb_fail(fb, v, "Tensor.sizes",
-						   "the product of the sizes overflows 64 bits");
+				                   "the product of the sizes overflows 64 bits");
 		}
 	}
 	ETC_TRY(etc_fb_verify_ref_field(fb, &t, 2, "Tensor.strides", &v));
@@ -93,13 +93,13 @@ static int verify_tensor(etc_fb *fb, size_t pos)
 	int64_t offset = f ? (int64_t)etc_le64(fb->buf + f) : 0;
 	if (offset < -1)
 		return etc_fb_fail(fb, f, "Tensor.offset", "offset %lld is negative",
-				   (long long)offset);
+		                   (long long)offset);
 	uint64_t nbytes;
 	size_t esz = etc_scalar_type_size(st);
 	if (esz && !etc_mul_u64(numel, esz, &nbytes))
 		return etc_fb_fail(fb, pos, "Tensor",
-				   "data size of %llu elements of %s overflows 64 bits",
-				   (unsigned long long)numel, etc_scalar_type_name(st));
+		                   "data size of %llu elements of %s overflows 64 bits",
+		                   (unsigned long long)numel, etc_scalar_type_name(st));
 	return 0;
 }
 
@@ -131,23 +131,23 @@ static int verify_value(etc_fb *fb, size_t pos)
 			for (uint32_t i = 0; i < n; i++) {
 				size_t tp;
 				ETC_TRY(etc_fb_verify_ref(fb, v + 4 + 4 * (size_t)i,
-							  "TensorList.tensors", &tp));
+				                          "TensorList.tensors", &tp));
 				ETC_TRY(verify_tensor(fb, tp));
 			}
 		}
 	} else if (val == ETC_VALUE_TENSOR_LIST) {
 		return etc_fb_fail(fb, pos, "Value",
-				   "val is TensorList but the tensor list is missing");
+		                   "val is TensorList but the tensor list is missing");
 	}
 	static const struct {
 		unsigned slot;
 		size_t size;
 		const char *what;
 	} scalars[] = {{3, 8, "Value.int_value"},
-		       {4, 4, "Value.float_value"},
-		       {5, 8, "Value.double_value"},
-		       {6, 1, "Value.bool_value"},
-		       {7, 1, "Value.output"}};
+	               {4, 4, "Value.float_value"},
+	               {5, 8, "Value.double_value"},
+	               {6, 1, "Value.bool_value"},
+	               {7, 1, "Value.output"}};
 	for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
 		ETC_TRY(etc_fb_verify_ref_field(fb, &t, scalars[i].slot, scalars[i].what, &r));
 		if (r)
@@ -157,7 +157,7 @@ static int verify_value(etc_fb *fb, size_t pos)
 }
 
 static int verify_optional_string(etc_fb *fb, const etc_fb_table *t, unsigned slot,
-				  const char *what)
+                                  const char *what)
 {
 	size_t s;
 	ETC_TRY(etc_fb_verify_ref_field(fb, t, slot, what, &s));
@@ -176,24 +176,24 @@ static int verify_event(etc_fb *fb, size_t pos)
 	}
 	if (set > 1)
 		return etc_fb_fail(fb, pos, "Event",
-				   "%d of profile_event, allocation_event and debug_event are set; "
-				   "exactly one is allowed",
-				   set);
+		                   "%d of profile_event, allocation_event and debug_event are set; "
+		                   "exactly one is allowed",
+		                   set);
 	if (sub[0]) {
 		ETC_TRY(etc_fb_verify_table(fb, sub[0], "ProfileEvent", &e));
 		ETC_TRY(verify_optional_string(fb, &e, 0, "ProfileEvent.name"));
 		ETC_TRY(etc_fb_verify_field(fb, &e, 1, 4, "ProfileEvent.chain_index", &f));
 		ETC_TRY(etc_fb_verify_field(fb, &e, 2, 4, "ProfileEvent.instruction_id", &f));
-		ETC_TRY(etc_fb_verify_field(fb, &e, 3, 4, "ProfileEvent.delegate_debug_id_int",
-					    &f));
+		ETC_TRY(
+		    etc_fb_verify_field(fb, &e, 3, 4, "ProfileEvent.delegate_debug_id_int", &f));
 		ETC_TRY(verify_optional_string(fb, &e, 4, "ProfileEvent.delegate_debug_id_str"));
 		size_t v;
 		uint32_t n;
-		ETC_TRY(etc_fb_verify_ref_field(fb, &e, 5, "ProfileEvent.delegate_debug_metadata",
-						&v));
+		ETC_TRY(
+		    etc_fb_verify_ref_field(fb, &e, 5, "ProfileEvent.delegate_debug_metadata", &v));
 		if (v)
 			ETC_TRY(etc_fb_verify_vector(fb, v, 1,
-						     "ProfileEvent.delegate_debug_metadata", &n));
+			                             "ProfileEvent.delegate_debug_metadata", &n));
 		ETC_TRY(etc_fb_verify_field(fb, &e, 6, 8, "ProfileEvent.start_time", &f));
 		ETC_TRY(etc_fb_verify_field(fb, &e, 7, 8, "ProfileEvent.end_time", &f));
 	} else if (sub[1]) {
@@ -258,7 +258,7 @@ static int verify_dump(etc_etdump *d, etc_fb *fb)
 				size_t ap;
 				etc_fb_table at;
 				ETC_TRY(etc_fb_verify_ref(fb, v + 4 + 4 * (size_t)a,
-							  "RunData.allocators", &ap));
+				                          "RunData.allocators", &ap));
 				ETC_TRY(etc_fb_verify_table(fb, ap, "Allocator", &at));
 				ETC_TRY(verify_optional_string(fb, &at, 0, "Allocator.name"));
 			}
@@ -272,7 +272,7 @@ static int verify_dump(etc_etdump *d, etc_fb *fb)
 				size_t ep;
 				fb->event = e;
 				ETC_TRY(etc_fb_verify_ref(fb, v + 4 + 4 * (size_t)e,
-							  "RunData.events", &ep));
+				                          "RunData.events", &ep));
 				ETC_TRY(verify_event(fb, ep));
 			}
 			d->total_events += n;
@@ -290,18 +290,18 @@ static int detect(etc_etdump *d, const uint8_t *data, size_t len, etc_error *err
 {
 	if (len < 8)
 		return etc_fail(err, ETC_ERR_FORMAT, d->name, -1,
-				"file of %zu bytes is too short to be an ETDump", len);
+		                "file of %zu bytes is too short to be an ETDump", len);
 	if (len >= 12 && memcmp(data + 8, "ED00", 4) == 0) {
 		uint64_t want = etc_le32(data);
 		if (want > len - 4)
 			return etc_fail(err, ETC_ERR_FORMAT, d->name, 0,
-					"truncated ETDump: the size prefix announces %llu bytes "
-					"but only %zu follow it",
-					(unsigned long long)want, len - 4);
+			                "truncated ETDump: the size prefix announces %llu bytes "
+			                "but only %zu follow it",
+			                (unsigned long long)want, len - 4);
 		if (want < 8)
 			return etc_fail(err, ETC_ERR_FORMAT, d->name, 0,
-					"size prefix of %llu bytes is too small",
-					(unsigned long long)want);
+			                "size prefix of %llu bytes is too small",
+			                (unsigned long long)want);
 		d->prefixed = true;
 		d->buf = data + 4;
 		d->len = (size_t)want;
@@ -316,8 +316,8 @@ static int detect(etc_etdump *d, const uint8_t *data, size_t len, etc_error *err
 		return 0;
 	}
 	return etc_fail(err, ETC_ERR_FORMAT, d->name, 4,
-			"not an ETDump: file identifier \"ED00\" found neither at byte 8 "
-			"(size-prefixed) nor at byte 4 (plain)");
+	                "not an ETDump: file identifier \"ED00\" found neither at byte 8 "
+	                "(size-prefixed) nor at byte 4 (plain)");
 }
 
 static int load(etc_etdump *d, const uint8_t *data, size_t len, etc_error *err)
@@ -371,7 +371,7 @@ int etc_etdump_open(etc_etdump **out, const char *path, etc_error *err)
 }
 
 int etc_etdump_wrap(etc_etdump **out, const void *data, size_t len, const char *name,
-		    etc_error *err)
+                    etc_error *err)
 {
 	if (!out || (!data && len))
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_etdump_wrap: NULL argument");
@@ -559,17 +559,17 @@ void etc_etdump_event(const etc_etdump *d, uint32_t run, uint32_t e, etc_event *
 /* Exposed to debug_buffer.c through tensor_private.h. */
 #include "tensor_private.h"
 
-int etc_value_tensor(const etc_value *v, uint32_t i, const etc_debug_buffer *dbuf,
-		     etc_tensor *out, etc_error *err)
+int etc_value_tensor(const etc_value *v, uint32_t i, const etc_debug_buffer *dbuf, etc_tensor *out,
+                     etc_error *err)
 {
 	const etc_etdump *d = v->dump_;
 	if (!d || i >= v->tensor_count)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
-				"etc_value_tensor: tensor %u of %u requested", i, v->tensor_count);
+		                "etc_value_tensor: tensor %u of %u requested", i, v->tensor_count);
 	const uint8_t *buf = d->buf;
 	size_t tp = v->type == ETC_VALUE_TENSOR
-			    ? v->tensors_pos_
-			    : etc_fb_deref(buf, v->tensors_pos_ + 4 + 4 * (size_t)i);
+	                ? v->tensors_pos_
+	                : etc_fb_deref(buf, v->tensors_pos_ + 4 + 4 * (size_t)i);
 	etc_fb_table t = etc_fb_table_at(buf, tp);
 	size_t f = etc_fb_field(buf, &t, 0);
 	memset(out, 0, sizeof *out);
@@ -591,7 +591,7 @@ int etc_value_tensor(const etc_value *v, uint32_t i, const etc_debug_buffer *dbu
 	size_t esz = etc_scalar_type_size(out->scalar_type);
 	if (!esz)
 		return etc_fail(err, ETC_ERR_UNSUPPORTED, d->name, (int64_t)(d->base + tp),
-				"%s: unsupported scalar type %d", where, out->scalar_type);
+		                "%s: unsupported scalar type %d", where, out->scalar_type);
 	out->nbytes = out->numel * esz;
 	return etc_tensor_attach_(out, dbuf, where, err);
 }

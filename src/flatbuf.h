@@ -24,8 +24,8 @@
 typedef struct etc_fb {
 	const uint8_t *buf; /* FlatBuffer proper */
 	size_t len;
-	size_t base;        /* file offset of buf[0], for messages */
-	const char *name;   /* file name, for messages */
+	size_t base;      /* file offset of buf[0], for messages */
+	const char *name; /* file name, for messages */
 	etc_error *err;
 	uint64_t budget;    /* bytes of structure the verifier may still visit */
 	int64_t run, event; /* context for messages, -1 when not inside one */
@@ -39,23 +39,22 @@ typedef struct etc_fb_table {
 } etc_fb_table;
 
 /* Fails with "Table.field (run r, event e): message" at buffer position pos. */
-int etc_fb_fail(etc_fb *fb, size_t pos, const char *what, const char *fmt, ...)
-	ETC_PRINTF(4, 5);
+int etc_fb_fail(etc_fb *fb, size_t pos, const char *what, const char *fmt, ...) ETC_PRINTF(4, 5);
 
 int etc_fb_verify_table(etc_fb *fb, size_t pos, const char *what, etc_fb_table *out);
 /* *pos_out = absolute position of slot's value, or 0 when the field is absent. */
 int etc_fb_verify_field(etc_fb *fb, const etc_fb_table *t, unsigned slot, size_t size,
-			const char *what, size_t *pos_out);
+                        const char *what, size_t *pos_out);
 /* Follows the uoffset stored at field_pos; *target = its absolute position. */
 int etc_fb_verify_ref(etc_fb *fb, size_t field_pos, const char *what, size_t *target);
 int etc_fb_verify_vector(etc_fb *fb, size_t vpos, size_t elem_size, const char *what,
-			 uint32_t *count);
+                         uint32_t *count);
 int etc_fb_verify_string(etc_fb *fb, size_t spos, const char *what);
 
 /* Convenience: verified reference field of a table that points at a
  * table/vector/string; *target = 0 when the field is absent. */
 int etc_fb_verify_ref_field(etc_fb *fb, const etc_fb_table *t, unsigned slot, const char *what,
-			    size_t *target);
+                            size_t *target);
 
 /* --- unchecked accessors, valid only on a verified buffer --- */
 

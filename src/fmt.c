@@ -31,26 +31,26 @@
 __extension__ typedef unsigned __int128 u128;
 
 static const uint64_t pow10_64[20] = {
-	1ULL,
-	10ULL,
-	100ULL,
-	1000ULL,
-	10000ULL,
-	100000ULL,
-	1000000ULL,
-	10000000ULL,
-	100000000ULL,
-	1000000000ULL,
-	10000000000ULL,
-	100000000000ULL,
-	1000000000000ULL,
-	10000000000000ULL,
-	100000000000000ULL,
-	1000000000000000ULL,
-	10000000000000000ULL,
-	100000000000000000ULL,
-	1000000000000000000ULL,
-	10000000000000000000ULL,
+    1ULL,
+    10ULL,
+    100ULL,
+    1000ULL,
+    10000ULL,
+    100000ULL,
+    1000000ULL,
+    10000000ULL,
+    100000000ULL,
+    1000000000ULL,
+    10000000000ULL,
+    100000000000ULL,
+    1000000000000ULL,
+    10000000000000ULL,
+    100000000000000ULL,
+    1000000000000000ULL,
+    10000000000000000ULL,
+    100000000000000000ULL,
+    1000000000000000000ULL,
+    10000000000000000000ULL,
 };
 
 /* 10^k for 0 <= k <= 38. */
@@ -80,7 +80,7 @@ static bool shortest_exact(double v, uint64_t *digits, int *exp10)
 	bool incl = (c & 1) == 0;
 	/* Estimate, then fix exactly: 10^k <= w 2^q2 < 10^(k+1). */
 	int k = (int)floor(q2 * 0.30102999566398119521 +
-			   (asym ? 0.47712125471966243730 : 0.60205999132796239042));
+	                   (asym ? 0.47712125471966243730 : 0.60205999132796239042));
 	u128 x, xl, xr, p = 0;
 	int sh = 0;
 	bool scaled; /* candidates are m * p (else m << sh) */
@@ -120,7 +120,7 @@ static bool shortest_exact(double v, uint64_t *digits, int *exp10)
 		scaled = false;
 	}
 	uint64_t s = scaled ? (uint64_t)(x / p) : (uint64_t)(x >> sh);
-#define AT(m)    (scaled ? (u128)(m) * p : (u128)(m) << sh)
+#define AT(m)     (scaled ? (u128)(m)*p : (u128)(m) << sh)
 #define INSIDE(M) ((incl ? (M) >= xl : (M) > xl) && (incl ? (M) <= xr : (M) < xr))
 	uint64_t d;
 	int e;
@@ -129,7 +129,8 @@ static bool shortest_exact(double v, uint64_t *digits, int *exp10)
 	bool u_in = sp != 0 && INSIDE(mu), w_in = INSIDE(mw);
 	if (u_in || w_in) {
 		if (u_in && w_in) /* cannot happen: the interval is narrower than 10^(k+1) */
-			d = x - mu < mw - x || (x - mu == mw - x && (sp / 10) % 2 == 0) ? sp : sp + 10;
+			d = x - mu < mw - x || (x - mu == mw - x && (sp / 10) % 2 == 0) ? sp
+			                                                                : sp + 10;
 		else
 			d = u_in ? sp : sp + 10;
 		d /= 10;
@@ -444,15 +445,16 @@ static void simple_format(etc_sbuf *b, const char *f, va_list ap)
 		char *end = num + sizeof num, *p;
 		if (conv == 'u') {
 			unsigned long long v = len == 0   ? va_arg(ap, unsigned)
-					       : len == 1 ? va_arg(ap, unsigned long)
-					       : len == 2 ? va_arg(ap, unsigned long long)
-							  : va_arg(ap, size_t);
+			                       : len == 1 ? va_arg(ap, unsigned long)
+			                       : len == 2 ? va_arg(ap, unsigned long long)
+			                                  : va_arg(ap, size_t);
 			p = put_u64(end, v);
 		} else {
-			long long v = len == 0 ? va_arg(ap, int)
-				      : len == 1 ? va_arg(ap, long)
-						 : va_arg(ap, long long);
-			p = put_u64(end, v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v);
+			long long v = len == 0   ? va_arg(ap, int)
+			              : len == 1 ? va_arg(ap, long)
+			                         : va_arg(ap, long long);
+			p = put_u64(end,
+			            v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v);
 			if (v < 0)
 				*--p = '-';
 		}

@@ -31,9 +31,9 @@ void etc_sbuf_put(etc_sbuf *b, const char *s, size_t n);
 void etc_sbuf_puts(etc_sbuf *b, const char *s);
 void etc_sbuf_printf(etc_sbuf *b, const char *fmt, ...)
 #if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
+    __attribute__((format(printf, 2, 3)))
 #endif
-	;
+    ;
 
 /* Appends `s` as a Python list repr element would quote a str: 'abc'. */
 void etc_sbuf_pyrepr_str(etc_sbuf *b, const char *s, size_t n);

@@ -72,18 +72,18 @@ typedef struct group {
 	uint64_t hash;
 	uint32_t nruns, cap;
 	uint32_t *runs;
-	double *dur;         /* [run][sig] */
-	uint64_t *start;     /* [run][sig] */
+	double *dur;          /* [run][sig] */
+	uint64_t *start;      /* [run][sig] */
 	const uint8_t **meta; /* [run][sig], allocated on first metadata */
 	uint32_t *meta_len;
-	etc_value **debug;   /* per sig: first run's debug values */
+	etc_value **debug; /* per sig: first run's debug values */
 	uint32_t *ndebug;
 	uint32_t *first_event;
 	value_vec outputs;
 	uint32_t *output_start; /* nruns + 1 */
 	etc_allocator_usage *allocs;
 	size_t nallocs, allocs_cap;
-	uint32_t *alloc_start;  /* nruns + 1 */
+	uint32_t *alloc_start; /* nruns + 1 */
 	struct group *next_in_bucket;
 } group;
 
@@ -199,7 +199,7 @@ static void warn(etc_inspector *in, const char *fmt, ...)
 
 /* Bitwise equality of two logged values: same kind, shape, dtype and bytes. */
 static int values_equal(const etc_value *a, const etc_value *b, const etc_debug_buffer *buf,
-			bool *eq, etc_error *err)
+                        bool *eq, etc_error *err)
 {
 	*eq = false;
 	if (a->type != b->type || a->is_output != b->is_output ||
@@ -225,7 +225,8 @@ static int values_equal(const etc_value *a, const etc_value *b, const etc_debug_
 		etc_tensor ta, tb;
 		ETC_TRY(etc_value_tensor(a, i, buf, &ta, err));
 		ETC_TRY(etc_value_tensor(b, i, buf, &tb, err));
-		if (ta.scalar_type != tb.scalar_type || ta.ndim != tb.ndim || ta.nbytes != tb.nbytes)
+		if (ta.scalar_type != tb.scalar_type || ta.ndim != tb.ndim ||
+		    ta.nbytes != tb.nbytes)
 			return 0;
 		for (uint32_t k = 0; k < ta.ndim; k++)
 			if (etc_tensor_size(&ta, k) != etc_tensor_size(&tb, k))
@@ -252,7 +253,7 @@ static int check_value_tensors(const etc_value *v, const etc_debug_buffer *buf, 
 /* --- durations ------------------------------------------------------------ */
 
 static int duration(const etc_inspector *in, uint32_t run, uint32_t e, const etc_profile_event *p,
-		    bool delegated, double *out, etc_error *err)
+                    bool delegated, double *out, etc_error *err)
 {
 	uint64_t s = p->start_time, t = p->end_time, elapsed;
 	const uint64_t max32 = 0xffffffffULL;
@@ -264,15 +265,15 @@ static int duration(const etc_inspector *in, uint32_t run, uint32_t e, const etc
 			snprintf(what, sizeof what, "delegate id %d", p->delegate_debug_id_int);
 		else
 			snprintf(what, sizeof what, "delegate id \"%.*s\"",
-				 (int)p->delegate_debug_id_str.len, p->delegate_debug_id_str.ptr);
+			         (int)p->delegate_debug_id_str.len, p->delegate_debug_id_str.ptr);
 		if (s > max32 || t > max32)
-			return etc_fail(err, ETC_ERR_FORMAT, etc_etdump_name(in->dump),
-					(int64_t)etc_etdump_event_offset(in->dump, run, e),
-					"run %u, event %u (%s): start_time %llu is after end_time "
-					"%llu and they do not fit in 32 bits, so this is not a clock "
-					"wrap",
-					run, e, what,
-					(unsigned long long)s, (unsigned long long)t);
+			return etc_fail(
+			    err, ETC_ERR_FORMAT, etc_etdump_name(in->dump),
+			    (int64_t)etc_etdump_event_offset(in->dump, run, e),
+			    "run %u, event %u (%s): start_time %llu is after end_time "
+			    "%llu and they do not fit in 32 bits, so this is not a clock "
+			    "wrap",
+			    run, e, what, (unsigned long long)s, (unsigned long long)t);
 		/* Upstream's formula (one less than the modular difference). */
 		elapsed = (max32 - s) + t;
 	} else {
@@ -282,7 +283,7 @@ static int duration(const etc_inspector *in, uint32_t run, uint32_t e, const etc
 		*out = (double)elapsed;
 	} else {
 		double factor = time_scale_factor[in->opt.source_time_scale] /
-				time_scale_factor[in->opt.target_time_scale];
+		                time_scale_factor[in->opt.target_time_scale];
 		*out = (double)elapsed / factor;
 	}
 	return 0;
@@ -361,16 +362,16 @@ static int push_value(value_vec *vv, const etc_value *v, etc_error *err)
 /* --- the per-run pass ---------------------------------------------------- */
 
 typedef struct scratch {
-	uint32_t cap;          /* events the arrays below can hold */
+	uint32_t cap; /* events the arrays below can hold */
 	instr_event *ies;
 	uint32_t nies;
-	uint32_t *ie_table;    /* open addressing, 2*cap slots rounded to pow2 */
+	uint32_t *ie_table; /* open addressing, 2*cap slots rounded to pow2 */
 	uint32_t ie_mask;
-	uint32_t *next;        /* per event: next event in its list */
+	uint32_t *next; /* per event: next event in its list */
 	slot *slots;
 	uint32_t nslots;
 	uint32_t *slot_table;
-	etc_value *outs;       /* this run's program outputs */
+	etc_value *outs; /* this run's program outputs */
 	uint32_t nouts;
 	uint64_t *alloc_count, *alloc_bytes; /* per allocator of this run */
 	uint32_t alloc_cap;
@@ -421,7 +422,7 @@ static int scratch_reserve(scratch *s, uint32_t n, uint32_t nallocs, etc_error *
 }
 
 static uint32_t find_ie(scratch *s, int32_t instr, bool neg, uint64_t chain, int32_t del_int,
-			etc_str del_str)
+                        etc_str del_str)
 {
 	uint64_t h = mix(mix(mix(mix(0x77, (uint32_t)instr), chain), neg), (uint32_t)del_int);
 	h = hash_str(h, del_str);
@@ -504,7 +505,7 @@ static void side_from_debug(side_sig *sd, const etc_debug_event *d)
 
 /* Collates run `r` into s->ies and s->slots; collects outputs and allocations. */
 static int collate_run(etc_inspector *in, uint32_t r, const etc_run *run, scratch *s,
-		       etc_error *err)
+                       etc_error *err)
 {
 	ETC_TRY(scratch_reserve(s, run->event_count, run->allocator_count, err));
 	s->nies = s->nslots = s->nouts = 0;
@@ -519,8 +520,8 @@ static int collate_run(etc_inspector *in, uint32_t r, const etc_run *run, scratc
 		if (ev.kind == ETC_EVENT_PROFILE) {
 			const etc_profile_event *p = &ev.profile;
 			uint32_t k = find_ie(s, p->instruction_id, p->chain_index < 0,
-					     (uint64_t)(int64_t)p->chain_index,
-					     p->delegate_debug_id_int, p->delegate_debug_id_str);
+			                     (uint64_t)(int64_t)p->chain_index,
+			                     p->delegate_debug_id_int, p->delegate_debug_id_str);
 			append(s, &s->ies[k].prof_head, &s->ies[k].prof_tail, e);
 		} else if (ev.kind == ETC_EVENT_DEBUG) {
 			const etc_debug_event *d = &ev.debug;
@@ -531,24 +532,26 @@ static int collate_run(etc_inspector *in, uint32_t r, const etc_run *run, scratc
 				continue;
 			}
 			uint32_t k = find_ie(s, d->instruction_id, false, d->chain_index,
-					     d->delegate_debug_id_int, d->delegate_debug_id_str);
+			                     d->delegate_debug_id_int, d->delegate_debug_id_str);
 			append(s, &s->ies[k].dbg_head, &s->ies[k].dbg_tail, e);
 			s->ies[k].ndbg++;
 		} else if (ev.kind == ETC_EVENT_ALLOCATION) {
 			int32_t id = ev.allocation.allocator_id;
 			if (id < 1 || (uint32_t)id > run->allocator_count) {
-				warn(in,
-				     "run %u, event %u: allocation event names allocator %d but the "
-				     "run has %u allocators; the allocation is not counted",
-				     r, e, id, run->allocator_count);
+				warn(
+				    in,
+				    "run %u, event %u: allocation event names allocator %d but the "
+				    "run has %u allocators; the allocation is not counted",
+				    r, e, id, run->allocator_count);
 				continue;
 			}
 			s->alloc_count[id - 1]++;
 			if (!etc_add_u64(s->alloc_bytes[id - 1], ev.allocation.allocation_size,
-					 &s->alloc_bytes[id - 1])) {
+			                 &s->alloc_bytes[id - 1])) {
 				s->alloc_bytes[id - 1] = UINT64_MAX;
 				warn(in,
-				     "run %u, event %u: allocation sizes of allocator %d exceed 2^64 "
+				     "run %u, event %u: allocation sizes of allocator %d exceed "
+				     "2^64 "
 				     "bytes; its total is reported as 18446744073709551615",
 				     r, e, id);
 			}
@@ -600,7 +603,7 @@ static bool run_matches(const group *g, const etc_run *run, const scratch *s, ui
 }
 
 static int group_create(const etc_run *run, const scratch *s, uint64_t h, group **out,
-			etc_error *err)
+                        etc_error *err)
 {
 	group *g = calloc(1, sizeof *g);
 	if (!g)
@@ -625,7 +628,7 @@ static int group_create(const etc_run *run, const scratch *s, uint64_t h, group 
 }
 
 static int add_run(etc_inspector *in, group *g, uint32_t r, const etc_run *run, scratch *s,
-		   etc_error *err)
+                   etc_error *err)
 {
 	ETC_TRY(grow_rows(g, err));
 	uint32_t row = g->nruns;
@@ -644,7 +647,8 @@ static int add_run(etc_inspector *in, group *g, uint32_t r, const etc_run *run, 
 		if (sl->prof_event != NONE) {
 			etc_etdump_event(in->dump, r, sl->prof_event, &ev);
 			const etc_profile_event *p = &ev.profile;
-			bool delegated = p->delegate_debug_id_int != -1 || p->delegate_debug_id_str.len;
+			bool delegated =
+			    p->delegate_debug_id_int != -1 || p->delegate_debug_id_str.len;
 			ETC_TRY(duration(in, r, sl->prof_event, p, delegated, &dur[i], err));
 			start[i] = p->start_time;
 			if (p->has_metadata && p->metadata_len && !g->meta) {
@@ -652,7 +656,8 @@ static int add_run(etc_inspector *in, group *g, uint32_t r, const etc_run *run, 
 				g->meta = calloc(rows, sizeof *g->meta);
 				g->meta_len = calloc(rows, sizeof *g->meta_len);
 				if (!g->meta || !g->meta_len)
-					return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+					return etc_fail(err, ETC_ERR_NOMEM, NULL, -1,
+					                "out of memory");
 			}
 			if (g->meta) {
 				g->meta[(size_t)row * g->nsig + i] = p->metadata;
@@ -663,9 +668,11 @@ static int add_run(etc_inspector *in, group *g, uint32_t r, const etc_run *run, 
 			g->first_event[i] = sl->prof_event != NONE ? sl->prof_event : ie->dbg_head;
 			g->ndebug[i] = ie->ndbg;
 			if (ie->ndbg) {
-				g->debug[i] = etc_arena_alloc(&in->arena, ie->ndbg, sizeof(etc_value));
+				g->debug[i] =
+				    etc_arena_alloc(&in->arena, ie->ndbg, sizeof(etc_value));
 				if (!g->debug[i])
-					return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+					return etc_fail(err, ETC_ERR_NOMEM, NULL, -1,
+					                "out of memory");
 				uint32_t k = 0;
 				for (uint32_t e = ie->dbg_head; e != NONE; e = s->next[e]) {
 					etc_etdump_event(in->dump, r, e, &ev);
@@ -679,17 +686,19 @@ static int add_run(etc_inspector *in, group *g, uint32_t r, const etc_run *run, 
 		bool same = ie->ndbg == g->ndebug[i];
 		for (uint32_t e = ie->dbg_head; same && e != NONE; e = s->next[e], k++) {
 			etc_etdump_event(in->dump, r, e, &ev);
-			ETC_TRY(values_equal(&g->debug[i][k], &ev.debug.value, in->buf, &same, err));
+			ETC_TRY(
+			    values_equal(&g->debug[i][k], &ev.debug.value, in->buf, &same, err));
 		}
 		if (!same) {
 			const event_sig *sig = &g->sigs[i];
 			etc_str nm = sig->prof.present ? sig->prof.name : sig->dbg.name;
 			if (in->opt.strict)
-				return etc_fail(err, ETC_ERR_MISMATCH, etc_etdump_name(in->dump), -1,
-						"block \"%.*s\", event %u (%.*s, instruction %d): "
-						"run %u logged different debug data than run %u",
-						(int)g->name.len, g->name.ptr, i, (int)nm.len, nm.ptr,
-						sig->instruction_id, r, g->runs[0]);
+				return etc_fail(err, ETC_ERR_MISMATCH, etc_etdump_name(in->dump),
+				                -1,
+				                "block \"%.*s\", event %u (%.*s, instruction %d): "
+				                "run %u logged different debug data than run %u",
+				                (int)g->name.len, g->name.ptr, i, (int)nm.len,
+				                nm.ptr, sig->instruction_id, r, g->runs[0]);
 			warn(in,
 			     "block \"%.*s\", event %u (%.*s, instruction %d): run %u logged "
 			     "different debug data than run %u; the first run's data is shown",
@@ -706,10 +715,11 @@ static int add_run(etc_inspector *in, group *g, uint32_t r, const etc_run *run, 
 		for (uint32_t k = 0; same && k < n0; k++)
 			ETC_TRY(values_equal(&g->outputs.v[k], &s->outs[k], in->buf, &same, err));
 		if (!same)
-			warn(in,
-			     "block \"%.*s\": program outputs of run %u differ from those of run %u "
-			     "(expected when the runs had different inputs); each run keeps its own",
-			     (int)g->name.len, g->name.ptr, r, g->runs[0]);
+			warn(
+			    in,
+			    "block \"%.*s\": program outputs of run %u differ from those of run %u "
+			    "(expected when the runs had different inputs); each run keeps its own",
+			    (int)g->name.len, g->name.ptr, r, g->runs[0]);
 	}
 	for (uint32_t k = 0; k < s->nouts; k++)
 		ETC_TRY(push_value(&g->outputs, &s->outs[k], err));
@@ -787,7 +797,7 @@ static int finish_group(etc_inspector *in, group *g, etc_event_block *b, etc_err
 	uint32_t *astart = etc_arena_alloc(a, g->nruns + 1, sizeof *astart);
 	etc_value *outs = etc_arena_alloc(a, g->outputs.n ? g->outputs.n : 1, sizeof *outs);
 	etc_allocator_usage *allocs =
-		etc_arena_alloc(a, g->nallocs ? g->nallocs : 1, sizeof *allocs);
+	    etc_arena_alloc(a, g->nallocs ? g->nallocs : 1, sizeof *allocs);
 	if (!runs || !evs || !ostart || !astart || !outs || !allocs)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	memcpy(runs, g->runs, g->nruns * sizeof *runs);
@@ -839,7 +849,7 @@ static int finish_group(etc_inspector *in, group *g, etc_event_block *b, etc_err
 				uint32_t *ml = etc_arena_alloc(a, g->nruns, sizeof *ml);
 				if (!m || !ml)
 					return etc_fail(err, ETC_ERR_NOMEM, NULL, -1,
-							"out of memory");
+					                "out of memory");
 				for (uint32_t k = 0; k < g->nruns; k++) {
 					m[k] = g->meta[(size_t)k * g->nsig + i];
 					ml[k] = g->meta_len[(size_t)k * g->nsig + i];
@@ -856,10 +866,11 @@ static int finish_group(etc_inspector *in, group *g, etc_event_block *b, etc_err
 /* --- public --------------------------------------------------------------- */
 
 int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_debug_buffer *buf,
-			 const etc_inspector_options *opt, etc_error *err)
+                         const etc_inspector_options *opt, etc_error *err)
 {
 	if (!out || !dump)
-		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_inspector_create: NULL argument");
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "etc_inspector_create: NULL argument");
 	etc_inspector_options o;
 	if (opt)
 		o = *opt;
@@ -870,8 +881,8 @@ int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "invalid time scale");
 	if ((o.source_time_scale == ETC_TIME_CYCLES) != (o.target_time_scale == ETC_TIME_CYCLES))
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
-				"for time scale in cycles both the source and the target time "
-				"scale have to be cycles");
+		                "for time scale in cycles both the source and the target time "
+		                "scale have to be cycles");
 
 	etc_inspector *in = calloc(1, sizeof *in);
 	if (!in)

@@ -24,7 +24,7 @@
  * `offset` < 0 omits the byte position; file NULL or "" omits the file.
  */
 int etc_fail(etc_error *err, int status, const char *file, int64_t offset, const char *fmt, ...)
-	ETC_PRINTF(5, 6);
+    ETC_PRINTF(5, 6);
 
 /* Propagates a negative status from a call that has already filled the error. */
 #define ETC_TRY(expr)                                                                              \

@@ -27,7 +27,7 @@ static int read_all(etc_map *m, int fd, const char *path, etc_error *err)
 			if (!bigger) {
 				free(buf);
 				return etc_fail(err, ETC_ERR_NOMEM, path, -1,
-						"out of memory reading the file");
+				                "out of memory reading the file");
 			}
 			buf = bigger;
 			cap *= 2;
@@ -77,7 +77,7 @@ int etc_map_open(etc_map *m, const char *path, etc_error *err)
 			void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 			if (p == MAP_FAILED) {
 				rc = etc_fail(err, ETC_ERR_IO, path, -1, "cannot map: %s",
-					      strerror(errno));
+				              strerror(errno));
 			} else {
 				m->data = p;
 				m->size = (size_t)st.st_size;

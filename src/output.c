@@ -37,14 +37,14 @@ int etc_output_open(etc_output **out, const char *path, etc_error *err)
 		if (S_ISDIR(st.st_mode)) {
 			free(o);
 			return etc_fail(err, ETC_ERR_IO, path, -1,
-					"is a directory, not an output file");
+			                "is a directory, not an output file");
 		}
 		o->f = fopen(path, "w");
 		if (!o->f) {
 			int e = errno;
 			free(o);
 			return etc_fail(err, ETC_ERR_IO, path, -1, "cannot open output: %s",
-					strerror(e));
+			                strerror(e));
 		}
 		o->is_stdout = true; /* no temporary file, no rename */
 		*out = o;
@@ -75,7 +75,7 @@ int etc_output_open(etc_output **out, const char *path, etc_error *err)
 	if (fd < 0) {
 		int e = errno;
 		int rc = etc_fail(err, ETC_ERR_IO, path, -1, "cannot create output file: %s",
-				  strerror(e));
+		                  strerror(e));
 		free(o->tmp);
 		o->tmp = NULL;
 		etc_output_abort(o);
@@ -86,8 +86,7 @@ int etc_output_open(etc_output **out, const char *path, etc_error *err)
 	o->f = fdopen(fd, "w");
 	if (!o->f) {
 		int e = errno;
-		int rc = etc_fail(err, ETC_ERR_IO, path, -1, "cannot open output: %s",
-				  strerror(e));
+		int rc = etc_fail(err, ETC_ERR_IO, path, -1, "cannot open output: %s", strerror(e));
 		close(fd);
 		etc_output_abort(o);
 		return rc;
@@ -110,7 +109,7 @@ int etc_output_commit(etc_output *o, etc_error *err)
 			bad |= fclose(o->f) != 0;
 		if (bad)
 			rc = etc_fail(err, ETC_ERR_IO, o->f == stdout ? "<stdout>" : NULL, -1,
-				      "write failed");
+			              "write failed");
 		free(o);
 		return rc;
 	}

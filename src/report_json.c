@@ -27,8 +27,8 @@ static void metadata_json(etc_sbuf *b, const uint8_t *m, uint32_t n)
 }
 
 static int event_json(etc_sbuf *b, const etc_inspector_event *ev, size_t idx,
-		      const etc_debug_buffer *buf, uint32_t max_values, etc_summary_cache *cache,
-		      etc_error *err)
+                      const etc_debug_buffer *buf, uint32_t max_values, etc_summary_cache *cache,
+                      etc_error *err)
 {
 	etc_sbuf_printf(b, "{\"index\": %zu, \"event_name\": ", idx);
 	jstr(b, ev->name);
@@ -47,7 +47,7 @@ static int event_json(etc_sbuf *b, const etc_inspector_event *ev, size_t idx,
 	if (ev->has_perf) {
 		static const char *const names[] = {"p10", "p50", "p90", "avg", "min", "max"};
 		const double v[] = {ev->stats.p10, ev->stats.p50, ev->stats.p90,
-				    ev->stats.avg, ev->stats.min, ev->stats.max};
+		                    ev->stats.avg, ev->stats.min, ev->stats.max};
 		etc_sbuf_puts(b, ", \"raw\": [");
 		for (uint32_t k = 0; k < ev->run_count; k++) {
 			if (k)
@@ -62,14 +62,15 @@ static int event_json(etc_sbuf *b, const etc_inspector_event *ev, size_t idx,
 		etc_sbuf_puts(b, ", \"start_time\": [");
 		for (uint32_t k = 0; k < ev->run_count; k++)
 			etc_sbuf_printf(b, k ? ", %llu" : "%llu",
-					(unsigned long long)ev->start_times[k]);
+			                (unsigned long long)ev->start_times[k]);
 		etc_sbuf_puts(b, "]");
 	} else {
-		etc_sbuf_puts(b, ", \"raw\": null, \"p10\": null, \"p50\": null, \"p90\": null, "
-				 "\"avg\": null, \"min\": null, \"max\": null, \"start_time\": null");
+		etc_sbuf_puts(b,
+		              ", \"raw\": null, \"p10\": null, \"p50\": null, \"p90\": null, "
+		              "\"avg\": null, \"min\": null, \"max\": null, \"start_time\": null");
 	}
 	etc_sbuf_puts(b, ", \"op_types\": [], \"delegate_backend_name\": null, "
-			 "\"debug_handles\": null, \"stack_traces\": {}, \"module_hierarchy\": {}");
+	                 "\"debug_handles\": null, \"stack_traces\": {}, \"module_hierarchy\": {}");
 	etc_sbuf_puts(b, ", \"delegate_debug_metadata\": ");
 	if (ev->metadata) {
 		etc_sbuf_puts(b, "[");
@@ -95,7 +96,7 @@ static int event_json(etc_sbuf *b, const etc_inspector_event *ev, size_t idx,
 static void tensor_desc_json(etc_sbuf *b, const etc_tensor *t)
 {
 	etc_sbuf_printf(b, "{\"scalar_type\": \"%s\", \"sizes\": [",
-			etc_scalar_type_schema_name(t->scalar_type));
+	                etc_scalar_type_schema_name(t->scalar_type));
 	for (uint32_t k = 0; k < t->ndim; k++)
 		etc_sbuf_printf(b, k ? ", %lld" : "%lld", (long long)etc_tensor_size(t, k));
 	etc_sbuf_puts(b, "], \"strides\": [");
@@ -112,9 +113,9 @@ static int raw_event_json(etc_sbuf *b, const etc_event *ev, etc_error *err)
 		etc_sbuf_puts(b, "{\"profile_event\": {\"name\": ");
 		jstr(b, p->name);
 		etc_sbuf_printf(b,
-				", \"chain_index\": %d, \"instruction_id\": %d, "
-				"\"delegate_debug_id_int\": %d, \"delegate_debug_id_str\": ",
-				p->chain_index, p->instruction_id, p->delegate_debug_id_int);
+		                ", \"chain_index\": %d, \"instruction_id\": %d, "
+		                "\"delegate_debug_id_int\": %d, \"delegate_debug_id_str\": ",
+		                p->chain_index, p->instruction_id, p->delegate_debug_id_int);
 		jstr(b, p->delegate_debug_id_str);
 		etc_sbuf_puts(b, ", \"delegate_debug_metadata\": ");
 		if (p->has_metadata)
@@ -122,21 +123,21 @@ static int raw_event_json(etc_sbuf *b, const etc_event *ev, etc_error *err)
 		else
 			etc_sbuf_puts(b, "null");
 		etc_sbuf_printf(b, ", \"start_time\": %llu, \"end_time\": %llu}}",
-				(unsigned long long)p->start_time, (unsigned long long)p->end_time);
+		                (unsigned long long)p->start_time, (unsigned long long)p->end_time);
 	} else if (ev->kind == ETC_EVENT_ALLOCATION) {
 		etc_sbuf_printf(b,
-				"{\"allocation_event\": {\"allocator_id\": %d, "
-				"\"allocation_size\": %llu}}",
-				ev->allocation.allocator_id,
-				(unsigned long long)ev->allocation.allocation_size);
+		                "{\"allocation_event\": {\"allocator_id\": %d, "
+		                "\"allocation_size\": %llu}}",
+		                ev->allocation.allocator_id,
+		                (unsigned long long)ev->allocation.allocation_size);
 	} else if (ev->kind == ETC_EVENT_DEBUG) {
 		const etc_debug_event *d = &ev->debug;
 		const etc_value *v = &d->value;
 		etc_sbuf_printf(b,
-				"{\"debug_event\": {\"chain_index\": %llu, \"instruction_id\": %d, "
-				"\"delegate_debug_id_int\": %d, \"delegate_debug_id_str\": ",
-				(unsigned long long)d->chain_index, d->instruction_id,
-				d->delegate_debug_id_int);
+		                "{\"debug_event\": {\"chain_index\": %llu, \"instruction_id\": %d, "
+		                "\"delegate_debug_id_int\": %d, \"delegate_debug_id_str\": ",
+		                (unsigned long long)d->chain_index, d->instruction_id,
+		                d->delegate_debug_id_int);
 		jstr(b, d->delegate_debug_id_str);
 		etc_sbuf_puts(b, ", \"name\": ");
 		jstr(b, d->name);
@@ -146,7 +147,7 @@ static int raw_event_json(etc_sbuf *b, const etc_event *ev, etc_error *err)
 			return 0;
 		}
 		etc_sbuf_printf(b, "{\"val\": \"%s\", \"output\": %s", etc_value_type_name(v->type),
-				v->has_output ? (v->is_output ? "true" : "false") : "null");
+		                v->has_output ? (v->is_output ? "true" : "false") : "null");
 		switch (v->type) {
 		case ETC_VALUE_INT:
 			etc_sbuf_printf(b, ", \"int_val\": %lld", (long long)v->int_val);
@@ -183,7 +184,7 @@ static int raw_event_json(etc_sbuf *b, const etc_event *ev, etc_error *err)
 }
 
 int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options *opt,
-		    etc_error *err)
+                    etc_error *err)
 {
 	etc_report_options o;
 	if (!opt)
@@ -198,27 +199,28 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 	int rc = 0;
 
 	etc_sbuf_printf(&b, "{\n  \"tool\": \"etcompare\",\n  \"version\": \"%s\",\n",
-			etc_version());
+	                etc_version());
 	etc_sbuf_puts(&b, "  \"etdump\": {\"path\": ");
 	etc_sbuf_json_str(&b, etc_etdump_name(dump), strlen(etc_etdump_name(dump)));
 	etc_sbuf_printf(&b,
-			", \"size_prefixed\": %s, \"version\": %u, \"run_count\": %u, "
-			"\"event_count\": %llu},\n",
-			etc_etdump_size_prefixed(dump) ? "true" : "false",
-			etc_etdump_version(dump), etc_etdump_run_count(dump),
-			(unsigned long long)etc_etdump_event_total(dump));
+	                ", \"size_prefixed\": %s, \"version\": %u, \"run_count\": %u, "
+	                "\"event_count\": %llu},\n",
+	                etc_etdump_size_prefixed(dump) ? "true" : "false", etc_etdump_version(dump),
+	                etc_etdump_run_count(dump),
+	                (unsigned long long)etc_etdump_event_total(dump));
 	etc_sbuf_puts(&b, "  \"debug_buffer\": ");
 	if (buf) {
 		etc_sbuf_puts(&b, "{\"path\": ");
-		etc_sbuf_json_str(&b, etc_debug_buffer_name(buf), strlen(etc_debug_buffer_name(buf)));
+		etc_sbuf_json_str(&b, etc_debug_buffer_name(buf),
+		                  strlen(etc_debug_buffer_name(buf)));
 		etc_sbuf_printf(&b, ", \"size\": %llu},\n",
-				(unsigned long long)etc_debug_buffer_size(buf));
+		                (unsigned long long)etc_debug_buffer_size(buf));
 	} else {
 		etc_sbuf_puts(&b, "null,\n");
 	}
 	etc_sbuf_printf(&b, "  \"source_time_scale\": \"%s\",\n  \"target_time_scale\": \"%s\",\n",
-			etc_time_scale_name(io->source_time_scale),
-			etc_time_scale_name(io->target_time_scale));
+	                etc_time_scale_name(io->source_time_scale),
+	                etc_time_scale_name(io->target_time_scale));
 	etc_sbuf_puts(&b, "  \"warnings\": [");
 	for (size_t i = 0; i < etc_inspector_warning_count(insp); i++) {
 		const char *w = etc_inspector_warning(insp, i);
@@ -233,7 +235,8 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 		etc_sbuf_puts(&b, bi ? ",\n    {\"name\": " : "\n    {\"name\": ");
 		jstr(&b, blk->name);
 		if (blk->bundled_input_index >= 0)
-			etc_sbuf_printf(&b, ", \"bundled_input_index\": %d", blk->bundled_input_index);
+			etc_sbuf_printf(&b, ", \"bundled_input_index\": %d",
+			                blk->bundled_input_index);
 		else
 			etc_sbuf_puts(&b, ", \"bundled_input_index\": null");
 		etc_sbuf_puts(&b, ", \"runs\": [");
@@ -248,27 +251,28 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 		etc_sbuf_puts(&b, "],\n     \"program_outputs\": [");
 		for (uint32_t r = 0; r < blk->run_count && rc == 0; r++) {
 			etc_sbuf_printf(&b, "%s{\"run\": %u, \"outputs\": [", r ? ", " : "",
-					blk->runs[r]);
-			for (uint32_t k = blk->output_start[r]; k < blk->output_start[r + 1] && rc == 0;
-			     k++) {
+			                blk->runs[r]);
+			for (uint32_t k = blk->output_start[r];
+			     k < blk->output_start[r + 1] && rc == 0; k++) {
 				if (k > blk->output_start[r])
 					etc_sbuf_puts(&b, ", ");
-				rc = etc_value_json_(&b, &blk->outputs[k], buf, opt->max_values, &cache,
-						     err);
+				rc = etc_value_json_(&b, &blk->outputs[k], buf, opt->max_values,
+				                     &cache, err);
 			}
 			etc_sbuf_puts(&b, "]}");
 		}
 		etc_sbuf_puts(&b, "],\n     \"allocators\": [");
 		for (uint32_t r = 0; r < blk->run_count; r++) {
 			etc_sbuf_printf(&b, "%s{\"run\": %u, \"allocators\": [", r ? ", " : "",
-					blk->runs[r]);
+			                blk->runs[r]);
 			for (uint32_t k = blk->alloc_start[r]; k < blk->alloc_start[r + 1]; k++) {
 				const etc_allocator_usage *u = &blk->allocators[k];
-				etc_sbuf_puts(&b, k > blk->alloc_start[r] ? ", {\"name\": " : "{\"name\": ");
+				etc_sbuf_puts(&b, k > blk->alloc_start[r] ? ", {\"name\": "
+				                                          : "{\"name\": ");
 				jstr(&b, u->name);
 				etc_sbuf_printf(&b, ", \"count\": %llu, \"bytes\": %llu}",
-						(unsigned long long)u->count,
-						(unsigned long long)u->bytes);
+				                (unsigned long long)u->count,
+				                (unsigned long long)u->bytes);
 			}
 			etc_sbuf_puts(&b, "]}");
 		}
@@ -282,7 +286,7 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 		etc_sbuf_puts(&b, r ? ",\n    {\"name\": " : "\n    {\"name\": ");
 		jstr(&b, run.name);
 		etc_sbuf_printf(&b, ", \"bundled_input_index\": %d, \"allocators\": [",
-				run.bundled_input_index);
+		                run.bundled_input_index);
 		for (uint32_t a = 0; a < run.allocator_count; a++) {
 			if (a)
 				etc_sbuf_puts(&b, ", ");

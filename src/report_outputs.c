@@ -66,13 +66,14 @@ static void text_num(etc_sbuf *b, double v, bool integral)
 }
 
 static void tensor_json(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
-			etc_summary_cache *cache)
+                        etc_summary_cache *cache)
 {
 	etc_sbuf_printf(b, "{\"dtype\": \"%s\", \"shape\": ", etc_scalar_type_name(t->scalar_type));
 	shape(b, t);
-	etc_sbuf_printf(b, ", \"offset\": %lld, \"numel\": %llu, \"nbytes\": %llu, \"has_data\": %s",
-			(long long)t->offset, (unsigned long long)t->numel,
-			(unsigned long long)t->nbytes, t->data ? "true" : "false");
+	etc_sbuf_printf(b,
+	                ", \"offset\": %lld, \"numel\": %llu, \"nbytes\": %llu, \"has_data\": %s",
+	                (long long)t->offset, (unsigned long long)t->numel,
+	                (unsigned long long)t->nbytes, t->data ? "true" : "false");
 	if (t->data && t->numel) {
 		etc_tensor_summary s;
 		summarize(cache, t, &s);
@@ -83,7 +84,7 @@ static void tensor_json(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
 		etc_sbuf_puts(b, ", \"mean\": ");
 		etc_json_num_(b, s.mean);
 		etc_sbuf_printf(b, ", \"nan_count\": %llu, \"values\": [",
-				(unsigned long long)s.nan_count);
+		                (unsigned long long)s.nan_count);
 		uint64_t n = t->numel < max_values ? t->numel : max_values;
 		for (uint64_t i = 0; i < n; i++) {
 			if (i)
@@ -96,10 +97,10 @@ static void tensor_json(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
 }
 
 int etc_value_json_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf,
-		    uint32_t max_values, etc_summary_cache *cache, etc_error *err)
+                    uint32_t max_values, etc_summary_cache *cache, etc_error *err)
 {
 	etc_sbuf_printf(b, "{\"type\": \"%s\", \"output\": %s", etc_value_type_name(v->type),
-			v->is_output ? "true" : "false");
+	                v->is_output ? "true" : "false");
 	switch (v->type) {
 	case ETC_VALUE_INT:
 		etc_sbuf_printf(b, ", \"value\": %lld", (long long)v->int_val);
@@ -135,13 +136,14 @@ int etc_value_json_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf
 }
 
 static void tensor_text(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
-			etc_summary_cache *cache)
+                        etc_summary_cache *cache)
 {
 	bool integral = is_integral(t->scalar_type);
 	etc_sbuf_printf(b, "%s ", etc_scalar_type_name(t->scalar_type));
 	shape(b, t);
 	if (!t->data) {
-		etc_sbuf_puts(b, t->numel && t->offset >= 0 ? "  (no debug buffer)" : "  (no data)");
+		etc_sbuf_puts(b,
+		              t->numel && t->offset >= 0 ? "  (no debug buffer)" : "  (no data)");
 		return;
 	}
 	etc_tensor_summary s;
@@ -166,7 +168,7 @@ static void tensor_text(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
 }
 
 int etc_value_text_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf,
-		    uint32_t max_values, etc_summary_cache *cache, etc_error *err)
+                    uint32_t max_values, etc_summary_cache *cache, etc_error *err)
 {
 	switch (v->type) {
 	case ETC_VALUE_INT:
@@ -204,7 +206,7 @@ int etc_value_text_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf
 }
 
 int etc_report_outputs(FILE *f, const etc_inspector *insp, const etc_report_options *opt,
-		       etc_error *err)
+                       etc_error *err)
 {
 	etc_report_options o;
 	if (!opt)
@@ -218,7 +220,7 @@ int etc_report_outputs(FILE *f, const etc_inspector *insp, const etc_report_opti
 	for (size_t bi = 0; bi < etc_inspector_block_count(insp) && rc == 0; bi++) {
 		const etc_event_block *blk = etc_inspector_block(insp, bi);
 		fprintf(f, "Block %zu \"%.*s\": %u run%s", bi, (int)blk->name.len, blk->name.ptr,
-			blk->run_count, blk->run_count == 1 ? "" : "s");
+		        blk->run_count, blk->run_count == 1 ? "" : "s");
 		if (blk->bundled_input_index >= 0)
 			fprintf(f, ", bundled_input_index %d", blk->bundled_input_index);
 		fputc('\n', f);
@@ -227,11 +229,11 @@ int etc_report_outputs(FILE *f, const etc_inspector *insp, const etc_report_opti
 			if (a == z)
 				continue;
 			fprintf(f, "  Program outputs of run %u (run_data[%u]): %u\n", r,
-				blk->runs[r], z - a);
+			        blk->runs[r], z - a);
 			for (uint32_t k = a; k < z && rc == 0; k++) {
 				etc_sbuf_reset(&b);
-				rc = etc_value_text_(&b, &blk->outputs[k], buf, opt->max_values, &cache,
-						     err);
+				rc = etc_value_text_(&b, &blk->outputs[k], buf, opt->max_values,
+				                     &cache, err);
 				if (rc == 0)
 					fprintf(f, "    output %u: %s\n", k - a, b.p);
 			}
@@ -246,11 +248,11 @@ int etc_report_outputs(FILE *f, const etc_inspector *insp, const etc_report_opti
 				header = true;
 			}
 			fprintf(f, "    event %zu %.*s (instruction %d):\n", e, (int)ev->name.len,
-				ev->name.ptr, ev->instruction_id);
+			        ev->name.ptr, ev->instruction_id);
 			for (uint32_t k = 0; k < ev->debug_count && rc == 0; k++) {
 				etc_sbuf_reset(&b);
-				rc = etc_value_text_(&b, &ev->debug[k], buf, opt->max_values, &cache,
-						     err);
+				rc = etc_value_text_(&b, &ev->debug[k], buf, opt->max_values,
+				                     &cache, err);
 				if (rc == 0)
 					fprintf(f, "      [%u] %s\n", k, b.p);
 			}

@@ -21,11 +21,11 @@ typedef struct etc_summary_cache {
 
 /* Appends a JSON object summarizing `v` (type, dtype, shape, stats, first values). */
 int etc_value_json_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf,
-		    uint32_t max_values, etc_summary_cache *cache, etc_error *err);
+                    uint32_t max_values, etc_summary_cache *cache, etc_error *err);
 
 /* Appends a one-line human summary of `v`. */
 int etc_value_text_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf,
-		    uint32_t max_values, etc_summary_cache *cache, etc_error *err);
+                    uint32_t max_values, etc_summary_cache *cache, etc_error *err);
 
 /* JSON number: repr() for finite values, "nan"/"inf"/"-inf" as strings. */
 void etc_json_num_(etc_sbuf *b, double v);

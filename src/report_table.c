@@ -79,7 +79,8 @@ static bool any_metadata(const etc_inspector *insp)
 static size_t headers(const row_ctx *c, etc_sbuf *h)
 {
 	static const char *const stats[NSTATS] = {"p10", "p50", "p90", "avg", "min", "max"};
-	const char *unit = etc_time_scale_name(etc_inspector_options_get(c->insp)->target_time_scale);
+	const char *unit =
+	    etc_time_scale_name(etc_inspector_options_get(c->insp)->target_time_scale);
 	size_t n = 0;
 	etc_sbuf_reset(&h[n++]);
 	etc_sbuf_puts(&h[n++], "event_block_name");
@@ -132,7 +133,7 @@ static bool next_row(row_ctx *c, cell *cells, size_t *ncells)
 	text(&cells[n++], CELL_TEXT, b->name.ptr, b->name.len);
 	text(&cells[n++], CELL_TEXT, ev->name.ptr, ev->name.len);
 	const double st[NSTATS] = {ev->stats.p10, ev->stats.p50, ev->stats.p90,
-				   ev->stats.avg, ev->stats.min, ev->stats.max};
+	                           ev->stats.avg, ev->stats.min, ev->stats.max};
 	for (int i = 0; i < NSTATS; i++, n++) {
 		cells[n].kind = ev->has_perf ? CELL_FLOAT : CELL_NONE;
 		cells[n].f = st[i];
@@ -150,7 +151,7 @@ static bool next_row(row_ctx *c, cell *cells, size_t *ncells)
 		etc_sbuf_puts(t->s, "[");
 		for (uint32_t k = 0; k < ev->run_count; k++)
 			etc_sbuf_printf(t->s, k ? ", %llu" : "%llu",
-					(unsigned long long)ev->start_times[k]);
+			                (unsigned long long)ev->start_times[k]);
 		etc_sbuf_puts(t->s, "]");
 	} else {
 		cells[n++].kind = CELL_NONE;
@@ -230,10 +231,10 @@ static int text_kind(const char *s, size_t n)
 }
 
 typedef struct colinfo {
-	int kind;        /* most generic cell kind */
-	size_t width;    /* final width */
-	int maxdec;      /* decimal alignment */
-	size_t maxw;     /* widest aligned cell */
+	int kind;     /* most generic cell kind */
+	size_t width; /* final width */
+	int maxdec;   /* decimal alignment */
+	size_t maxw;  /* widest aligned cell */
 } colinfo;
 
 /* Renders one cell's text as tabulate would before padding. */
@@ -270,7 +271,7 @@ static int cell_kind_for_type(const cell *c)
 }
 
 static void hline(FILE *f, const colinfo *cols, size_t n, const char *l, const char *fill,
-		  const char *mid, const char *r)
+                  const char *mid, const char *r)
 {
 	fputs(l, f);
 	for (size_t i = 0; i < n; i++) {
@@ -307,7 +308,7 @@ static void put_aligned(FILE *f, const colinfo *ci, const etc_sbuf *txt, bool is
 		return;
 	}
 	int dec = afterpoint(txt->p ? txt->p : "", txt->len,
-			     txt->len ? looks_int(txt->p, txt->len) : false);
+	                     txt->len ? looks_int(txt->p, txt->len) : false);
 	size_t trail = txt->len ? (size_t)(ci->maxdec - dec) : 0;
 	if (!txt->len)
 		trail = 0;
@@ -332,7 +333,7 @@ static void cells_free(etc_sbuf *bufs, size_t n)
 }
 
 int etc_report_table(FILE *f, const etc_inspector *insp, const etc_report_options *opt,
-		     etc_error *err)
+                     etc_error *err)
 {
 	etc_report_options o;
 	if (!opt)
@@ -376,8 +377,9 @@ int etc_report_table(FILE *f, const etc_inspector *insp, const etc_report_option
 			render_cell(&cells[i], cols[i].kind, &txt);
 			size_t w = width(txt.p ? txt.p : "", txt.len);
 			if (numeric(cols[i].kind) && txt.len)
-				w += (size_t)(cols[i].maxdec -
-					      afterpoint(txt.p, txt.len, looks_int(txt.p, txt.len)));
+				w +=
+				    (size_t)(cols[i].maxdec -
+				             afterpoint(txt.p, txt.len, looks_int(txt.p, txt.len)));
 			if (w > cols[i].maxw)
 				cols[i].maxw = w;
 		}
@@ -444,7 +446,7 @@ static void put_field(FILE *f, const char *s, size_t n, char sep)
 }
 
 static int separated(FILE *f, const etc_inspector *insp, const etc_report_options *opt, char sep,
-		     etc_error *err)
+                     etc_error *err)
 {
 	etc_report_options o;
 	if (!opt)
@@ -485,13 +487,13 @@ static int separated(FILE *f, const etc_inspector *insp, const etc_report_option
 }
 
 int etc_report_tsv(FILE *f, const etc_inspector *insp, const etc_report_options *opt,
-		   etc_error *err)
+                   etc_error *err)
 {
 	return separated(f, insp, opt, '\t', err);
 }
 
 int etc_report_csv(FILE *f, const etc_inspector *insp, const etc_report_options *opt,
-		   etc_error *err)
+                   etc_error *err)
 {
 	return separated(f, insp, opt, ',', err);
 }

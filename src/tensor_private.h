@@ -10,6 +10,6 @@
 /* Points t->data into `buf` after checking [offset, offset+nbytes) lies
  * inside it. `where` names the tensor in messages. buf may be NULL. */
 int etc_tensor_attach_(etc_tensor *t, const etc_debug_buffer *buf, const char *where,
-		       etc_error *err);
+                       etc_error *err);
 
 #endif

@@ -32,7 +32,7 @@ ETC_API int etc_etdump_open(etc_etdump **out, const char *path, etc_error *err);
 
 /** Verifies `len` bytes at `data` (borrowed; must outlive the dump). */
 ETC_API int etc_etdump_wrap(etc_etdump **out, const void *data, size_t len, const char *name,
-			    etc_error *err);
+                            etc_error *err);
 
 /** Releases `dump`. NULL is a no-op. */
 ETC_API void etc_etdump_free(etc_etdump *dump);
@@ -106,7 +106,7 @@ typedef struct etc_value {
  * the tensor. Without `buf`, data is NULL.
  */
 ETC_API int etc_value_tensor(const etc_value *v, uint32_t i, const etc_debug_buffer *buf,
-			     etc_tensor *out, etc_error *err);
+                             etc_tensor *out, etc_error *err);
 
 typedef struct etc_profile_event {
 	etc_str name;
@@ -132,7 +132,7 @@ typedef struct etc_debug_event {
 	int32_t delegate_debug_id_int; /**< -1 when absent */
 	etc_str delegate_debug_id_str;
 	etc_str name;
-	bool has_value;                /**< debug_entry present */
+	bool has_value; /**< debug_entry present */
 	etc_value value;
 } etc_debug_event;
 

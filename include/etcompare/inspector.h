@@ -59,10 +59,10 @@ typedef struct etc_inspector_event {
 	int32_t delegate_debug_id_int; /**< -1 when unset */
 	etc_str delegate_debug_id_str; /**< "" when unset */
 	bool is_delegated_op;
-	bool has_perf;                 /**< a profile event exists (raw/stats valid) */
-	uint32_t run_count;            /**< entries in raw/start_times (= block's run count) */
-	const double *raw;             /**< durations in the target unit, one per run */
-	const uint64_t *start_times;   /**< raw start timestamps, one per run */
+	bool has_perf;               /**< a profile event exists (raw/stats valid) */
+	uint32_t run_count;          /**< entries in raw/start_times (= block's run count) */
+	const double *raw;           /**< durations in the target unit, one per run */
+	const uint64_t *start_times; /**< raw start timestamps, one per run */
 	etc_perf_stats stats;
 	/** Delegate debug metadata of each run (NULL when no run had any). */
 	const uint8_t *const *metadata;
@@ -85,7 +85,7 @@ typedef struct etc_event_block {
 	etc_str name;
 	int32_t bundled_input_index; /**< -1 when unset */
 	uint32_t run_count;
-	const uint32_t *runs;        /**< ETDump run_data index of each merged run */
+	const uint32_t *runs; /**< ETDump run_data index of each merged run */
 	size_t event_count;
 	const etc_inspector_event *events;
 	/** Program outputs of run k: outputs[output_start[k] .. output_start[k+1]). */
@@ -108,8 +108,8 @@ typedef struct etc_inspector etc_inspector;
  *         runs logged different debug data.
  */
 ETC_API int etc_inspector_create(etc_inspector **out, const etc_etdump *dump,
-				 const etc_debug_buffer *buf, const etc_inspector_options *opt,
-				 etc_error *err);
+                                 const etc_debug_buffer *buf, const etc_inspector_options *opt,
+                                 etc_error *err);
 
 /** Releases `insp`. NULL is a no-op. */
 ETC_API void etc_inspector_free(etc_inspector *insp);

@@ -32,15 +32,15 @@ ETC_API void etc_report_options_init(etc_report_options *opt);
  * fancy_grid, index column, OPERATOR_CALL rows hidden.
  */
 ETC_API int etc_report_table(FILE *out, const etc_inspector *insp, const etc_report_options *opt,
-			     etc_error *err);
+                             etc_error *err);
 
 /** The same rows as upstream's save_data_to_tsv (pandas to_csv, sep "\t"). */
 ETC_API int etc_report_tsv(FILE *out, const etc_inspector *insp, const etc_report_options *opt,
-			   etc_error *err);
+                           etc_error *err);
 
 /** The same rows, comma-separated with minimal quoting. */
 ETC_API int etc_report_csv(FILE *out, const etc_inspector *insp, const etc_report_options *opt,
-			   etc_error *err);
+                           etc_error *err);
 
 /**
  * The full JSON report (schema/etcompare-report.schema.json): every column
@@ -48,11 +48,11 @@ ETC_API int etc_report_csv(FILE *out, const etc_inspector *insp, const etc_repor
  * warnings and the decoded ETDump event list.
  */
 ETC_API int etc_report_json(FILE *out, const etc_inspector *insp, const etc_report_options *opt,
-			    etc_error *err);
+                            etc_error *err);
 
 /** Program outputs of each run and intermediate outputs of each event. */
-ETC_API int etc_report_outputs(FILE *out, const etc_inspector *insp,
-			       const etc_report_options *opt, etc_error *err);
+ETC_API int etc_report_outputs(FILE *out, const etc_inspector *insp, const etc_report_options *opt,
+                               etc_error *err);
 
 /**
  * An output file written to a temporary name in the same directory and

@@ -75,7 +75,7 @@ ETC_API int etc_debug_buffer_open(etc_debug_buffer **out, const char *path, etc_
  * `name` is used in error messages.
  */
 ETC_API int etc_debug_buffer_wrap(etc_debug_buffer **out, const void *data, size_t len,
-				  const char *name, etc_error *err);
+                                  const char *name, etc_error *err);
 
 /** Releases `buf`. NULL is a no-op. */
 ETC_API void etc_debug_buffer_free(etc_debug_buffer *buf);

@@ -27,38 +27,38 @@ typedef struct args {
 } args;
 
 static const char usage_text[] =
-	"Usage: etcompare --etdump FILE [--debug_buffer FILE] [options]\n"
-	"\n"
-	"Reads an ExecuTorch ETDump (and its debug buffer) and prints the Inspector's\n"
-	"profiling table. Without arguments it shows the bundled example.\n"
-	"\n"
-	"Inputs:\n"
-	"  --etdump FILE             ETDump written by the runtime (.etdp); alias --etdump_path\n"
-	"  --debug_buffer FILE       debug buffer with tensor data; alias --debug_buffer_path\n"
-	"  --example                 use the bundled example ETDump and debug buffer\n"
-	"\n"
-	"Timing:\n"
-	"  --source_time_scale U     unit of the ETDump timestamps: ns us ms s cycles (ns)\n"
-	"  --target_time_scale U     unit of the reported times (ms)\n"
-	"\n"
-	"Output:\n"
-	"  --tsv FILE                write the table as TSV (upstream save_data_to_tsv);\n"
-	"                            alias --tsv_path\n"
-	"  --csv FILE                write the table as CSV\n"
-	"  --json FILE               write the full JSON report (schema in schema/)\n"
-	"  --show-outputs            print program outputs and intermediate outputs\n"
-	"  --max-values N            values shown per tensor (8)\n"
-	"  --include_delegate_debug_data\n"
-	"                            add the delegate_debug_metadata column\n"
-	"  --no-table                do not print the profiling table\n"
-	"  --strict                  merged runs with different debug data are an error\n"
-	"  FILE may be - for standard output. Files are replaced atomically.\n"
-	"\n"
-	"  -h, --help                show this help\n"
-	"  -V, --version             show the version\n"
-	"\n"
-	"Exit status: 0 ok, 2 usage error, 3 unreadable or invalid input,\n"
-	"4 an output file could not be written.\n";
+    "Usage: etcompare --etdump FILE [--debug_buffer FILE] [options]\n"
+    "\n"
+    "Reads an ExecuTorch ETDump (and its debug buffer) and prints the Inspector's\n"
+    "profiling table. Without arguments it shows the bundled example.\n"
+    "\n"
+    "Inputs:\n"
+    "  --etdump FILE             ETDump written by the runtime (.etdp); alias --etdump_path\n"
+    "  --debug_buffer FILE       debug buffer with tensor data; alias --debug_buffer_path\n"
+    "  --example                 use the bundled example ETDump and debug buffer\n"
+    "\n"
+    "Timing:\n"
+    "  --source_time_scale U     unit of the ETDump timestamps: ns us ms s cycles (ns)\n"
+    "  --target_time_scale U     unit of the reported times (ms)\n"
+    "\n"
+    "Output:\n"
+    "  --tsv FILE                write the table as TSV (upstream save_data_to_tsv);\n"
+    "                            alias --tsv_path\n"
+    "  --csv FILE                write the table as CSV\n"
+    "  --json FILE               write the full JSON report (schema in schema/)\n"
+    "  --show-outputs            print program outputs and intermediate outputs\n"
+    "  --max-values N            values shown per tensor (8)\n"
+    "  --include_delegate_debug_data\n"
+    "                            add the delegate_debug_metadata column\n"
+    "  --no-table                do not print the profiling table\n"
+    "  --strict                  merged runs with different debug data are an error\n"
+    "  FILE may be - for standard output. Files are replaced atomically.\n"
+    "\n"
+    "  -h, --help                show this help\n"
+    "  -V, --version             show the version\n"
+    "\n"
+    "Exit status: 0 ok, 2 usage error, 3 unreadable or invalid input,\n"
+    "4 an output file could not be written.\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -93,26 +93,26 @@ static int parse(int argc, char **argv, args *a)
 		const char *name;
 		size_t field;
 	} valued[] = {
-		{"--etdump", offsetof(args, etdump)},
-		{"--etdump_path", offsetof(args, etdump)},
-		{"--debug_buffer", offsetof(args, debug_buffer)},
-		{"--debug_buffer_path", offsetof(args, debug_buffer)},
-		{"--tsv", offsetof(args, tsv)},
-		{"--tsv_path", offsetof(args, tsv)},
-		{"--csv", offsetof(args, csv)},
-		{"--json", offsetof(args, json)},
-		{"--source_time_scale", offsetof(args, source_scale)},
-		{"--target_time_scale", offsetof(args, target_scale)},
+	    {"--etdump", offsetof(args, etdump)},
+	    {"--etdump_path", offsetof(args, etdump)},
+	    {"--debug_buffer", offsetof(args, debug_buffer)},
+	    {"--debug_buffer_path", offsetof(args, debug_buffer)},
+	    {"--tsv", offsetof(args, tsv)},
+	    {"--tsv_path", offsetof(args, tsv)},
+	    {"--csv", offsetof(args, csv)},
+	    {"--json", offsetof(args, json)},
+	    {"--source_time_scale", offsetof(args, source_scale)},
+	    {"--target_time_scale", offsetof(args, target_scale)},
 	};
 	static const struct {
 		const char *name;
 		size_t field;
 	} flags[] = {
-		{"--include_delegate_debug_data", offsetof(args, include_delegate_debug_data)},
-		{"--show-outputs", offsetof(args, show_outputs)},
-		{"--strict", offsetof(args, strict)},
-		{"--example", offsetof(args, example)},
-		{"--no-table", offsetof(args, no_table)},
+	    {"--include_delegate_debug_data", offsetof(args, include_delegate_debug_data)},
+	    {"--show-outputs", offsetof(args, show_outputs)},
+	    {"--strict", offsetof(args, strict)},
+	    {"--example", offsetof(args, example)},
+	    {"--no-table", offsetof(args, no_table)},
 	};
 	memset(a, 0, sizeof *a);
 	a->max_values = 8;
@@ -135,7 +135,7 @@ static int parse(int argc, char **argv, args *a)
 			if (m > 0) {
 				if (!*v)
 					return usage_error("option '%s' has an empty value",
-							   valued[k].name);
+					                   valued[k].name);
 				*(const char **)((char *)a + valued[k].field) = v;
 				matched = true;
 			}
@@ -156,8 +156,8 @@ static int parse(int argc, char **argv, args *a)
 				unsigned long n = strtoul(v, &end, 10);
 				if (*v == '-' || *end || errno || n > 1000000)
 					return usage_error("--max-values takes a number from 0 to "
-							   "1000000, not '%s'",
-							   v);
+					                   "1000000, not '%s'",
+					                   v);
 				a->max_values = (unsigned)n;
 				matched = true;
 			}
@@ -166,7 +166,7 @@ static int parse(int argc, char **argv, args *a)
 			if (arg[0] == '-')
 				return usage_error("unknown option '%s'", arg);
 			return usage_error("unexpected argument '%s' (did you mean --etdump?)",
-					   arg);
+			                   arg);
 		}
 	}
 	if (a->example && a->etdump)
@@ -185,7 +185,7 @@ static int input_error(const etc_error *err)
 typedef int (*writer_fn)(FILE *, const etc_inspector *, const etc_report_options *, etc_error *);
 
 static int write_file(const char *path, writer_fn fn, const etc_inspector *insp,
-		      const etc_report_options *ro)
+                      const etc_report_options *ro)
 {
 	etc_error err;
 	etc_output *o;
@@ -215,7 +215,7 @@ int main(int argc, char **argv)
 		return rc;
 	if (!a.etdump && !a.example) {
 		fprintf(stderr, "etcompare: no --etdump given: showing the bundled example "
-				"(see etcompare --help)\n");
+		                "(see etcompare --help)\n");
 		a.example = true;
 	}
 	etc_inspector_options io;
@@ -223,13 +223,13 @@ int main(int argc, char **argv)
 	io.strict = a.strict;
 	if (a.source_scale && etc_time_scale_parse(a.source_scale, &io.source_time_scale) < 0)
 		return usage_error("unknown time scale '%s' (ns, us, ms, s or cycles)",
-				   a.source_scale);
+		                   a.source_scale);
 	if (a.target_scale && etc_time_scale_parse(a.target_scale, &io.target_time_scale) < 0)
 		return usage_error("unknown time scale '%s' (ns, us, ms, s or cycles)",
-				   a.target_scale);
+		                   a.target_scale);
 	if ((io.source_time_scale == ETC_TIME_CYCLES) != (io.target_time_scale == ETC_TIME_CYCLES))
 		return usage_error("%s", "for cycles both --source_time_scale and "
-					 "--target_time_scale have to be cycles");
+		                         "--target_time_scale have to be cycles");
 
 	etc_error err;
 	etc_error_clear(&err);
@@ -240,9 +240,9 @@ int main(int argc, char **argv)
 
 	if (a.example) {
 		if (etc_etdump_wrap(&dump, etc_example_etdump, sizeof etc_example_etdump,
-				    "example.etdp", &err) < 0 ||
+		                    "example.etdp", &err) < 0 ||
 		    etc_debug_buffer_wrap(&buf, etc_example_debug, sizeof etc_example_debug,
-					  "example_debug.bin", &err) < 0) {
+		                          "example_debug.bin", &err) < 0) {
 			status = input_error(&err);
 			goto out;
 		}
@@ -264,8 +264,9 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < etc_inspector_warning_count(insp); i++) {
 		if (i == 20) {
-			fprintf(stderr, "etcompare: warning: ... and %zu more warnings (see --json)\n",
-				etc_inspector_warning_count(insp) - i);
+			fprintf(stderr,
+			        "etcompare: warning: ... and %zu more warnings (see --json)\n",
+			        etc_inspector_warning_count(insp) - i);
 			break;
 		}
 		fprintf(stderr, "etcompare: warning: %s\n", etc_inspector_warning(insp, i));
@@ -285,7 +286,7 @@ int main(int argc, char **argv)
 	if (a.show_outputs) {
 		if (!buf)
 			fprintf(stderr, "etcompare: note: no --debug_buffer given: tensors have "
-					"shapes but no values\n");
+			                "shapes but no values\n");
 		if ((rc = etc_report_outputs(stdout, insp, &ro, &err)) < 0) {
 			status = rc == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
 			fprintf(stderr, "etcompare: error: %s\n", err.message);

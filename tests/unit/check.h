@@ -27,7 +27,7 @@ static int check_failures, check_count;
 		if (strcmp(check_a_, check_b_) != 0) {                                             \
 			check_failures++;                                                          \
 			fprintf(stderr, "%s:%d: \"%s\" != \"%s\"\n", __FILE__, __LINE__, check_a_, \
-				check_b_);                                                         \
+			        check_b_);                                                         \
 		}                                                                                  \
 	} while (0)
 
@@ -39,7 +39,7 @@ static int check_failures, check_count;
 		if (!(check_x_ == check_y_ || (isnan(check_x_) && isnan(check_y_)))) {             \
 			check_failures++;                                                          \
 			fprintf(stderr, "%s:%d: %.17g != %.17g (%s)\n", __FILE__, __LINE__,        \
-				check_x_, check_y_, #a);                                           \
+			        check_x_, check_y_, #a);                                           \
 		}                                                                                  \
 	} while (0)
 

@@ -36,13 +36,13 @@
 
 static void test_half(void)
 {
-	CHECK_DOUBLE_EXACT(etc_half_to_double(0x3C00), 1.0);  /* exp 15, man 0 */
-	CHECK_DOUBLE_EXACT(etc_half_to_double(0xC000), -2.0); /* sign, exp 16 */
-	CHECK_DOUBLE_EXACT(etc_half_to_double(0x7BFF), 65504.0); /* (2 - 2^-10) * 2^15 */
+	CHECK_DOUBLE_EXACT(etc_half_to_double(0x3C00), 1.0);           /* exp 15, man 0 */
+	CHECK_DOUBLE_EXACT(etc_half_to_double(0xC000), -2.0);          /* sign, exp 16 */
+	CHECK_DOUBLE_EXACT(etc_half_to_double(0x7BFF), 65504.0);       /* (2 - 2^-10) * 2^15 */
 	CHECK_DOUBLE_EXACT(etc_half_to_double(0x0001), ldexp(1, -24)); /* smallest subnormal */
 	CHECK_DOUBLE_EXACT(etc_half_to_double(0x03FF), 1023 * ldexp(1, -24)); /* largest sub */
-	CHECK_DOUBLE_EXACT(etc_half_to_double(0x0400), ldexp(1, -14)); /* smallest normal */
-	CHECK_DOUBLE_EXACT(etc_half_to_double(0x3555), 0.333251953125); /* 1365/4096 */
+	CHECK_DOUBLE_EXACT(etc_half_to_double(0x0400), ldexp(1, -14));        /* smallest normal */
+	CHECK_DOUBLE_EXACT(etc_half_to_double(0x3555), 0.333251953125);       /* 1365/4096 */
 	CHECK_DOUBLE_EXACT(etc_half_to_double(0x3BFF), 1.0 - ldexp(1, -11));
 	CHECK_DOUBLE_EXACT(etc_half_to_double(0x3C01), 1.0 + ldexp(1, -10));
 	CHECK_DOUBLE_EXACT(etc_half_to_double(0x4248), 3.140625); /* 1.5703125 * 2 */
@@ -114,10 +114,10 @@ static void test_float8_values(void)
 	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E4M3FN, 0xFE), -448.0);
 	CHECK(isnan(f8(ETC_FLOAT8E4M3FN, 0x7F)));
 	CHECK(isnan(f8(ETC_FLOAT8E4M3FN, 0xFF)));
-	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E4M3FN, 0x78), 256.0); /* exp 15 is finite here */
-	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E4M3FN, 0x38), 1.0);   /* exp 7 */
-	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E4M3FN, 0x08), ldexp(1, -6));  /* smallest normal */
-	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E4M3FN, 0x01), ldexp(1, -9));  /* 1/8 * 2^-6 */
+	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E4M3FN, 0x78), 256.0);        /* exp 15 is finite here */
+	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E4M3FN, 0x38), 1.0);          /* exp 7 */
+	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E4M3FN, 0x08), ldexp(1, -6)); /* smallest normal */
+	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E4M3FN, 0x01), ldexp(1, -9)); /* 1/8 * 2^-6 */
 	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E4M3FN, 0x07), 7 * ldexp(1, -9));
 	CHECK_POS_ZERO(f8(ETC_FLOAT8E4M3FN, 0x00));
 	CHECK_NEG_ZERO(f8(ETC_FLOAT8E4M3FN, 0x80));
@@ -139,7 +139,7 @@ static void test_float8_values(void)
 	CHECK(isnan(f8(ETC_FLOAT8E4M3FNUZ, 0x80)));
 	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E4M3FNUZ, 0x7F), 240.0); /* 1.875 * 2^7 */
 	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E4M3FNUZ, 0xFF), -240.0);
-	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E4M3FNUZ, 0x40), 1.0); /* exp 8 */
+	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E4M3FNUZ, 0x40), 1.0);           /* exp 8 */
 	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E4M3FNUZ, 0x01), ldexp(1, -10)); /* 1/8 * 2^-7 */
 	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E4M3FNUZ, 0x08), ldexp(1, -7));
 	CHECK_POS_ZERO(f8(ETC_FLOAT8E4M3FNUZ, 0x00));
@@ -149,7 +149,7 @@ static void test_float8_values(void)
 	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E5M2FNUZ, 0x7F), 57344.0); /* 1.75 * 2^15 */
 	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E5M2FNUZ, 0x7C), 32768.0); /* not inf */
 	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E5M2FNUZ, 0xFC), -32768.0);
-	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E5M2FNUZ, 0x40), 1.0); /* exp 16 */
+	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E5M2FNUZ, 0x40), 1.0);           /* exp 16 */
 	CHECK_DOUBLE_EXACT(f8(ETC_FLOAT8E5M2FNUZ, 0x01), ldexp(1, -17)); /* 1/4 * 2^-15 */
 	CHECK_POS_ZERO(f8(ETC_FLOAT8E5M2FNUZ, 0x00));
 
@@ -205,29 +205,29 @@ static void test_scalar_types(void)
 		const char *name, *schema;
 		size_t size;
 	} t[] = {
-		{0, "uint8", "BYTE", 1},
-		{1, "int8", "CHAR", 1},
-		{2, "int16", "SHORT", 2},
-		{3, "int32", "INT", 4},
-		{4, "int64", "LONG", 8},
-		{5, "float16", "HALF", 2},
-		{6, "float32", "FLOAT", 4},
-		{7, "float64", "DOUBLE", 8},
-		{11, "bool", "BOOL", 1},
-		{12, "qint8", "QINT8", 1},
-		{13, "quint8", "QUINT8", 1},
-		{14, "qint32", "QINT32", 4},
-		{15, "bfloat16", "BFLOAT16", 2},
-		{16, "quint4x2", "QUINT4X2", 1},
-		{17, "quint2x4", "QUINT2X4", 1},
-		{22, "bits16", "BITS16", 2},
-		{23, "float8_e5m2", "FLOAT8E5M2", 1},
-		{24, "float8_e4m3fn", "FLOAT8E4M3FN", 1},
-		{25, "float8_e5m2fnuz", "FLOAT8E5M2FNUZ", 1},
-		{26, "float8_e4m3fnuz", "FLOAT8E4M3FNUZ", 1},
-		{27, "uint16", "UINT16", 2},
-		{28, "uint32", "UINT32", 4},
-		{29, "uint64", "UINT64", 8},
+	    {0, "uint8", "BYTE", 1},
+	    {1, "int8", "CHAR", 1},
+	    {2, "int16", "SHORT", 2},
+	    {3, "int32", "INT", 4},
+	    {4, "int64", "LONG", 8},
+	    {5, "float16", "HALF", 2},
+	    {6, "float32", "FLOAT", 4},
+	    {7, "float64", "DOUBLE", 8},
+	    {11, "bool", "BOOL", 1},
+	    {12, "qint8", "QINT8", 1},
+	    {13, "quint8", "QUINT8", 1},
+	    {14, "qint32", "QINT32", 4},
+	    {15, "bfloat16", "BFLOAT16", 2},
+	    {16, "quint4x2", "QUINT4X2", 1},
+	    {17, "quint2x4", "QUINT2X4", 1},
+	    {22, "bits16", "BITS16", 2},
+	    {23, "float8_e5m2", "FLOAT8E5M2", 1},
+	    {24, "float8_e4m3fn", "FLOAT8E4M3FN", 1},
+	    {25, "float8_e5m2fnuz", "FLOAT8E5M2FNUZ", 1},
+	    {26, "float8_e4m3fnuz", "FLOAT8E4M3FNUZ", 1},
+	    {27, "uint16", "UINT16", 2},
+	    {28, "uint32", "UINT32", 4},
+	    {29, "uint64", "UINT64", 8},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		CHECK(etc_scalar_type_valid(t[i].code));

@@ -222,7 +222,7 @@ static int wrap(const uint8_t *data, size_t len, int prefix, etc_etdump **out, e
  * message. Checked both plain and size-prefixed.
  */
 static void expect_fail_at(int line, const uint8_t *data, size_t len, int status, int64_t offset,
-			   const char *needle)
+                           const char *needle)
 {
 	for (int prefix = 0; prefix < 2; prefix++) {
 		etc_etdump *d;
@@ -234,10 +234,11 @@ static void expect_fail_at(int line, const uint8_t *data, size_t len, int status
 		    !strstr(err.message, needle) || d != NULL) {
 			check_failures++;
 			fprintf(stderr,
-				"%s:%d (%s): rc %d status %d offset %lld, want %d at %lld "
-				"with \"%s\"; message: %s\n",
-				__FILE__, line, prefix ? "size-prefixed" : "plain", rc, err.status,
-				(long long)err.offset, status, (long long)want, needle, err.message);
+			        "%s:%d (%s): rc %d status %d offset %lld, want %d at %lld "
+			        "with \"%s\"; message: %s\n",
+			        __FILE__, line, prefix ? "size-prefixed" : "plain", rc, err.status,
+			        (long long)err.offset, status, (long long)want, needle,
+			        err.message);
 		}
 		/* Every message starts with the file name and the byte. */
 		if (want >= 0) {
@@ -391,7 +392,7 @@ static void test_header(void)
 	/* Root table too close to the end for its soffset. */
 	w32(&B, 0, (uint32_t)L.len - 2);
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.len - 2,
-		    "ETDump: table starts outside the buffer");
+	            "ETDump: table starts outside the buffer");
 }
 
 static void test_tables(void)
@@ -403,7 +404,7 @@ static void test_tables(void)
 	build(&B, &L);
 	w32(&B, L.root, (uint32_t)(L.root + 1));
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.root, "ETDump: vtable at");
-	w32(&B, L.root, (uint32_t)(int32_t)-(int32_t)L.len);
+	w32(&B, L.root, (uint32_t)(int32_t) - (int32_t)L.len);
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.root, "lies outside the buffer");
 	w32(&B, L.root, 0x80000000u);
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.root, "lies outside the buffer");
@@ -419,11 +420,11 @@ static void test_tables(void)
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.run, "vtable size 2 is invalid");
 	w16(&B, L.run_vt, 0xFFFE);
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.run,
-		    "vtable of 65534 bytes runs past the buffer end");
+	            "vtable of 65534 bytes runs past the buffer end");
 	build(&B, &L);
 	w16(&B, L.run_vt + 2, 0xFFFF);
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.run,
-		    "table of 65535 bytes runs past the buffer end");
+	            "table of 65535 bytes runs past the buffer end");
 	w16(&B, L.run_vt + 2, 2);
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.run, "table of 2 bytes");
 
@@ -431,7 +432,7 @@ static void test_tables(void)
 	build(&B, &L);
 	w16(&B, L.prof_vt + 4 + 2 * 7, 30); /* end_time (8 bytes) at 30 of 32 */
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.prof,
-		    "ProfileEvent.end_time (run 0, event 0): field at table offset 30");
+	            "ProfileEvent.end_time (run 0, event 0): field at table offset 30");
 	build(&B, &L);
 	w16(&B, L.root_vt + 4, 10); /* version (4 bytes) at 10 of 12 */
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.root, "ETDump.version: field at");
@@ -440,12 +441,12 @@ static void test_tables(void)
 	build(&B, &L);
 	w32(&B, L.prof + 4, 0x7FFFFFF0u);
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.prof + 4,
-		    "ProfileEvent.name (run 0, event 0): offset 2147483632 points outside");
+	            "ProfileEvent.name (run 0, event 0): offset 2147483632 points outside");
 	/* A vector element that points outside. */
 	build(&B, &L);
 	w32(&B, L.events + 8, (uint32_t)(L.len - (L.events + 8)));
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.events + 8,
-		    "RunData.events (run 0, event 1): offset");
+	            "RunData.events (run 0, event 1): offset");
 }
 
 static void test_vectors_strings(void)
@@ -455,11 +456,11 @@ static void test_vectors_strings(void)
 	build(&B, &L);
 	w32(&B, L.events, 0xFFFFFFFFu);
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.events,
-		    "RunData.events (run 0): vector of 4294967295 elements (17179869180 bytes)");
+	            "RunData.events (run 0): vector of 4294967295 elements (17179869180 bytes)");
 	build(&B, &L);
 	w32(&B, L.sizes, 0x20000000u); /* 2^29 * 8 = 2^32 bytes */
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.sizes,
-		    "Tensor.sizes (run 0, event 1): vector of 536870912 elements");
+	            "Tensor.sizes (run 0, event 1): vector of 536870912 elements");
 	build(&B, &L);
 	w32(&B, L.runs, 2); /* second element is the RunData's first bytes: garbage */
 	{
@@ -473,26 +474,26 @@ static void test_vectors_strings(void)
 	build(&B, &L);
 	b_ref(&B, L.root + 8, L.len - 2);
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.len - 2,
-		    "ETDump.run_data: vector length lies outside the buffer");
+	            "ETDump.run_data: vector length lies outside the buffer");
 
 	/* Strings: no NUL, too long, header outside. */
 	build(&B, &L);
 	B.b[L.run_name + 4 + 4] = 'X';
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.run_name,
-		    "RunData.name (run 0): string of 4 bytes is not NUL-terminated");
+	            "RunData.name (run 0): string of 4 bytes is not NUL-terminated");
 	build(&B, &L);
 	w32(&B, L.prof_name, 5); /* "op\0" then padding: byte 4+5 is not NUL or past */
 	B.b[L.prof_name + 4 + 5] = 1;
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.prof_name,
-		    "ProfileEvent.name (run 0, event 0): string of 5 bytes");
+	            "ProfileEvent.name (run 0, event 0): string of 5 bytes");
 	build(&B, &L);
 	w32(&B, L.run_name, 0xFFFFFFFFu);
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.run_name,
-		    "string of 4294967295 bytes runs past the buffer end");
+	            "string of 4294967295 bytes runs past the buffer end");
 	build(&B, &L);
 	b_ref(&B, L.run + 4, L.len - 3);
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.len - 3,
-		    "RunData.name (run 0): string length lies outside the buffer");
+	            "RunData.name (run 0): string length lies outside the buffer");
 	/* A string whose NUL is the buffer's very last byte is fine; one byte shorter is not. */
 	build(&B, &L);
 	size_t s = b_str(&B, "tail");
@@ -520,8 +521,8 @@ static void test_schema(void)
 	build(&B, &L);
 	w16(&B, L.ev1_vt + 4, 4); /* event 1: profile_event reads debug_event's field */
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.ev1,
-		    "Event (run 0, event 1): 2 of profile_event, allocation_event and "
-		    "debug_event are set");
+	            "Event (run 0, event 1): 2 of profile_event, allocation_event and "
+	            "debug_event are set");
 	build(&B, &L);
 	w16(&B, L.ev1_vt + 4, 4);
 	w16(&B, L.ev1_vt + 6, 4); /* all three at the same field */
@@ -534,43 +535,43 @@ static void test_schema(void)
 		B.b[L.value + 4] = (uint8_t)bad_vals[i];
 		char want[64];
 		snprintf(want, sizeof want, "Value.val (run 0, event 1): unknown value type %d",
-			 bad_vals[i]);
+		         bad_vals[i]);
 		EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.value + 4, want);
 	}
 	/* val says Tensor / TensorList but the table is missing. */
 	build(&B, &L);
 	w16(&B, L.value_vt + 6, 0);
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.value,
-		    "val is Tensor but the tensor is missing");
+	            "val is Tensor but the tensor is missing");
 	build(&B, &L);
 	B.b[L.value + 4] = ETC_VALUE_TENSOR_LIST;
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.value,
-		    "val is TensorList but the tensor list is missing");
+	            "val is TensorList but the tensor list is missing");
 
 	/* Negative sizes, overflowing products, offsets below -1. */
 	build(&B, &L);
 	w64(&B, L.sizes + 12, (uint64_t)-3);
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.sizes + 12,
-		    "Tensor.sizes (run 0, event 1): size 1 is negative (-3)");
+	            "Tensor.sizes (run 0, event 1): size 1 is negative (-3)");
 	build(&B, &L);
 	w64(&B, L.sizes + 4, (uint64_t)INT64_MIN);
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.sizes + 4,
-		    "size 0 is negative (-9223372036854775808)");
+	            "size 0 is negative (-9223372036854775808)");
 	build(&B, &L);
 	w64(&B, L.sizes + 4, 1ULL << 32);
 	w64(&B, L.sizes + 12, 1ULL << 32);
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.sizes,
-		    "the product of the sizes overflows 64 bits");
+	            "the product of the sizes overflows 64 bits");
 	build(&B, &L);
 	w64(&B, L.sizes + 4, 1ULL << 31);
 	w64(&B, L.sizes + 12, 1ULL << 31); /* numel 2^62 fits, * 4 bytes does not */
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.tensor,
-		    "Tensor (run 0, event 1): data size of 4611686018427387904 elements of "
-		    "float32 overflows 64 bits");
+	            "Tensor (run 0, event 1): data size of 4611686018427387904 elements of "
+	            "float32 overflows 64 bits");
 	build(&B, &L);
 	w64(&B, L.tensor + 16, (uint64_t)-2);
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.tensor + 16,
-		    "Tensor.offset (run 0, event 1): offset -2 is negative");
+	            "Tensor.offset (run 0, event 1): offset -2 is negative");
 	build(&B, &L);
 	w64(&B, L.tensor + 16, (uint64_t)INT64_MIN);
 	EXPECT_FAIL(B.b, L.len, ETC_ERR_FORMAT, (int64_t)L.tensor + 16, "Tensor.offset");

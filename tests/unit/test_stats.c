@@ -25,8 +25,8 @@
 
 #include <stdlib.h>
 
-static void expect(const char *name, const double *v, size_t n, double p10, double p50,
-		   double p90, double avg, double mn, double mx)
+static void expect(const char *name, const double *v, size_t n, double p10, double p50, double p90,
+                   double avg, double mn, double mx)
 {
 	etc_perf_stats s;
 	double *copy = malloc(n * sizeof *copy);
@@ -89,9 +89,9 @@ int main(void)
 	 * p50: h = 8: 0.9.
 	 * p90: h = 14.4, g = 0.40000000000000036: 1.5 + 0.10000000000000009 * g = 1.54.
 	 * sum (of the reversed order): lanes r[j] = v[j] + v[j+8], then
- * ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)) = 15.2, plus the leftover v[16] = 0.1
- * gives 15.299999999999999; avg = 15.299999999999999 / 17 = 0.8999999999999999
- * (naive left to right: 15.3 / 17 = 0.9). */
+	 * ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)) = 15.2, plus the leftover v[16] = 0.1
+	 * gives 15.299999999999999; avg = 15.299999999999999 / 17 = 0.8999999999999999
+	 * (naive left to right: 15.3 / 17 = 0.9). */
 	double n17[17];
 	for (int i = 0; i < 17; i++)
 		n17[16 - i] = 0.1 * (i + 1);

@@ -27,7 +27,7 @@ int main(void)
 	CHECK_STR(json(&b, "plain", 5), "\"plain\"");
 	CHECK_STR(json(&b, "q\"b\\n\n\t\x01", 8), "\"q\\\"b\\\\n\\n\\t\\u0001\"");
 	CHECK_STR(json(&b, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14),
-		  "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+	          "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
 	/* stray, overlong, surrogate and truncated sequences */
 	CHECK_STR(json(&b, "Ex\xff\xfe", 4), "\"Ex\\ufffd\\ufffd\"");
 	CHECK_STR(json(&b, "\xc0\xaf", 2), "\"\\ufffd\\ufffd\"");
