@@ -96,6 +96,7 @@ struct etc_inspector {
 	size_t nblocks;
 	char **warnings;
 	size_t nwarnings, warnings_stored;
+	const etc_etrecord *rec;
 };
 
 static const double time_scale_factor[] = {1e9, 1e6, 1e3, 1, 1};
@@ -823,6 +824,7 @@ static int finish_group(etc_inspector *in, group *g, etc_event_block *b, etc_err
 		apply_side(a, &sig->prof, ev);
 		apply_side(a, &sig->dbg, ev);
 		ev->run_count = g->nruns;
+		ev->num_outputs = -1;
 		ev->debug = g->debug[i];
 		ev->debug_count = g->ndebug[i];
 		ev->first_run_event = g->first_event[i];
@@ -995,4 +997,187 @@ const char *etc_inspector_warning(const etc_inspector *in, size_t i)
 	if (i < in->warnings_stored)
 		return in->warnings[i];
 	return i < in->nwarnings ? "(further warnings not stored)" : NULL;
+}
+
+/* --- ETRecord linking ------------------------------------------------------ */
+
+static bool is_framework_event(etc_str name)
+{
+	static const char *const reserved[] = {"Method::init", "Program::load_method",
+	                                       "Method::execute"};
+	for (size_t i = 0; i < 3; i++)
+		if (name.len == strlen(reserved[i]) && memcmp(name.ptr, reserved[i], name.len) == 0)
+			return true;
+	return false;
+}
+
+/* delegate_map[...]["delegate_map"][id]: exact key, then upstream's fallback
+ * of the last key that is a substring of the id. */
+static size_t delegate_handles(const etc_delegate_info *d, const etc_inspector_event *ev,
+                               const int64_t **out)
+{
+	char id[32];
+	const char *want;
+	if (ev->delegate_debug_id_int != -1) {
+		snprintf(id, sizeof id, "%d", ev->delegate_debug_id_int);
+		want = id;
+	} else {
+		snprintf(
+		    id, sizeof id, "%.*s",
+		    (int)(ev->delegate_debug_id_str.len < 31 ? ev->delegate_debug_id_str.len : 31),
+		    ev->delegate_debug_id_str.ptr);
+		want = id;
+	}
+	for (size_t i = 0; i < d->id_count; i++)
+		if (strcmp(d->ids[i], want) == 0) {
+			*out = d->handles[i];
+			return d->handle_counts[i];
+		}
+	size_t n = 0;
+	*out = NULL;
+	for (size_t i = 0; i < d->id_count; i++)
+		if (*d->ids[i] && strstr(want, d->ids[i])) {
+			*out = d->handles[i];
+			n = d->handle_counts[i];
+		}
+	return n;
+}
+
+static int attach_nodes(etc_inspector *in, const etc_etrecord *rec, size_t m,
+                        etc_inspector_event *ev, etc_error *err)
+{
+	size_t total = 0;
+	for (uint32_t k = 0; k < ev->debug_handle_count; k++) {
+		const etc_graph_node *const *nodes;
+		total += etc_etrecord_nodes_for_handle(rec, m, ev->debug_handles[k], &nodes);
+	}
+	if (!total)
+		return 0;
+	const etc_graph_node **out = etc_arena_alloc(&in->arena, total, sizeof *out);
+	if (!out)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	size_t at = 0;
+	for (uint32_t k = 0; k < ev->debug_handle_count; k++) {
+		const etc_graph_node *const *nodes;
+		size_t n = etc_etrecord_nodes_for_handle(rec, m, ev->debug_handles[k], &nodes);
+		for (size_t i = 0; i < n; i++)
+			out[at++] = nodes[i];
+	}
+	ev->nodes = out;
+	ev->node_count = (uint32_t)total;
+	return 0;
+}
+
+int etc_inspector_link(etc_inspector *in, const etc_etrecord *rec, const char *method,
+                       etc_error *err)
+{
+	if (!in || !rec)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_inspector_link: NULL argument");
+	int m = etc_etrecord_method_index(rec, method ? method : "forward");
+	if (m < 0 && !method && etc_etrecord_method_count(rec) == 1)
+		m = 0;
+	if (m < 0) {
+		char list[256] = "";
+		for (size_t i = 0; i < etc_etrecord_method_count(rec); i++) {
+			size_t l = strlen(list);
+			snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "",
+			         etc_etrecord_method(rec, i));
+		}
+		return etc_fail(err, ETC_ERR_USAGE, etc_etrecord_name(rec), -1,
+		                "the ETRecord has no method \"%s\" (it has: %s)",
+		                method ? method : "forward", *list ? list : "none");
+	}
+	bool has_map = etc_etrecord_has_handle_map(rec, (size_t)m);
+	size_t with_id = 0, resolved = 0;
+	for (size_t b = 0; b < in->nblocks; b++) {
+		etc_event_block *blk = &in->blocks[b];
+		etc_inspector_event *evs = (etc_inspector_event *)blk->events;
+		for (size_t e = 0; e < blk->event_count; e++) {
+			etc_inspector_event *ev = &evs[e];
+			if (ev->instruction_id < 0 || is_framework_event(ev->name))
+				continue;
+			with_id++;
+			ev->num_outputs =
+			    etc_etrecord_num_outputs(rec, (size_t)m, ev->instruction_id);
+			const etc_delegate_info *d =
+			    etc_etrecord_delegate(rec, (size_t)m, ev->instruction_id);
+			bool found;
+			const int64_t *h;
+			size_t n = etc_etrecord_debug_handles(rec, (size_t)m, ev->instruction_id,
+			                                      &h, &found);
+			if (!found) {
+				if (has_map)
+					warn(in,
+					     "block \"%.*s\", event %zu (%.*s): instruction %d has "
+					     "no "
+					     "entry in the ETRecord's debug_handle_map",
+					     (int)blk->name.len, blk->name.ptr, e,
+					     (int)ev->name.len, ev->name.ptr, ev->instruction_id);
+				continue;
+			}
+			resolved++;
+			if (!ev->is_delegated_op) {
+				if (d && ev->name.len == 13 &&
+				    memcmp(ev->name.ptr, "DELEGATE_CALL", 13) == 0)
+					ev->delegate_backend_name = d->backend;
+			} else if (!d) {
+				warn(in,
+				     "block \"%.*s\", event %zu (%.*s): no delegate_map entry for "
+				     "instruction %d; using its debug_handle_map entry",
+				     (int)blk->name.len, blk->name.ptr, e, (int)ev->name.len,
+				     ev->name.ptr, ev->instruction_id);
+			} else {
+				ev->delegate_backend_name = d->backend;
+				n = delegate_handles(d, ev, &h);
+			}
+			ev->debug_handles = h;
+			ev->debug_handle_count = (uint32_t)n;
+			ETC_TRY(attach_nodes(in, rec, (size_t)m, ev, err));
+		}
+	}
+	if (has_map && with_id && !resolved)
+		return etc_fail(err, ETC_ERR_MISMATCH, etc_etrecord_name(rec), -1,
+		                "the ETRecord does not belong to this ETDump: none of the %zu "
+		                "events' instruction ids appears in its debug_handle_map "
+		                "(method \"%s\")",
+		                with_id, etc_etrecord_method(rec, (size_t)m));
+	if (!has_map && with_id)
+		warn(in,
+		     "the ETRecord's debug_handle_map for method \"%s\" is empty: events are "
+		     "not linked to graph nodes",
+		     etc_etrecord_method(rec, (size_t)m));
+	in->rec = rec;
+	return 0;
+}
+
+const etc_etrecord *etc_inspector_etrecord(const etc_inspector *in)
+{
+	return in->rec;
+}
+
+double etc_inspector_module_total(const etc_inspector *in, const char *module_name, size_t *count)
+{
+	double total = 0;
+	size_t n = 0;
+	for (size_t b = 0; b < in->nblocks; b++) {
+		const etc_event_block *blk = &in->blocks[b];
+		for (size_t e = 0; e < blk->event_count; e++) {
+			const etc_inspector_event *ev = &blk->events[e];
+			if (ev->name.len == 13 && memcmp(ev->name.ptr, "OPERATOR_CALL", 13) == 0)
+				continue;
+			bool found = false;
+			for (uint32_t k = 0; k < ev->node_count && !found; k++) {
+				const etc_graph_node *nd = ev->nodes[k];
+				for (uint32_t f = 0; f < nd->module_depth && !found; f++)
+					found = strstr(nd->modules[f].key, module_name) != NULL;
+			}
+			if (found && ev->has_perf) {
+				total += ev->stats.avg;
+				n++;
+			}
+		}
+	}
+	if (count)
+		*count = n;
+	return total;
 }

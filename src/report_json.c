@@ -26,6 +26,62 @@ static void metadata_json(etc_sbuf *b, const uint8_t *m, uint32_t n)
 	etc_sbuf_puts(b, "]");
 }
 
+/* What etc_inspector_link attached: op types, handles, traces, modules. */
+static void link_json(etc_sbuf *b, const etc_inspector_event *ev)
+{
+	etc_sbuf_puts(b, ", \"op_types\": [");
+	for (uint32_t k = 0; k < ev->node_count; k++) {
+		if (k)
+			etc_sbuf_puts(b, ", ");
+		etc_sbuf_json_str(b, ev->nodes[k]->op, strlen(ev->nodes[k]->op));
+	}
+	etc_sbuf_puts(b, "], \"delegate_backend_name\": ");
+	if (ev->delegate_backend_name)
+		etc_sbuf_json_str(b, ev->delegate_backend_name, strlen(ev->delegate_backend_name));
+	else
+		etc_sbuf_puts(b, "null");
+	etc_sbuf_puts(b, ", \"debug_handles\": ");
+	if (ev->debug_handles) {
+		etc_sbuf_puts(b, "[");
+		for (uint32_t k = 0; k < ev->debug_handle_count; k++)
+			etc_sbuf_printf(b, k ? ", %lld" : "%lld", (long long)ev->debug_handles[k]);
+		etc_sbuf_puts(b, "]");
+	} else {
+		etc_sbuf_puts(b, "null");
+	}
+	etc_sbuf_puts(b, ", \"stack_traces\": {");
+	for (uint32_t k = 0; k < ev->node_count; k++) {
+		const etc_graph_node *nd = ev->nodes[k];
+		etc_sbuf_puts(b, k ? ", " : "");
+		etc_sbuf_json_str(b, nd->name, strlen(nd->name));
+		etc_sbuf_puts(b, ": ");
+		etc_sbuf_json_str(b, nd->stack_trace, strlen(nd->stack_trace));
+	}
+	etc_sbuf_puts(b, "}, \"module_hierarchy\": {");
+	for (uint32_t k = 0; k < ev->node_count; k++) {
+		const etc_graph_node *nd = ev->nodes[k];
+		etc_sbuf_puts(b, k ? ", " : "");
+		etc_sbuf_json_str(b, nd->name, strlen(nd->name));
+		etc_sbuf_puts(b, ": [");
+		for (uint32_t f = 0; f < nd->module_depth; f++) {
+			const etc_module_frame *fr = &nd->modules[f];
+			etc_sbuf_puts(b, f ? ", {\"key\": " : "{\"key\": ");
+			etc_sbuf_json_str(b, fr->key, strlen(fr->key));
+			etc_sbuf_puts(b, ", \"path\": ");
+			etc_sbuf_json_str(b, fr->path, strlen(fr->path));
+			etc_sbuf_puts(b, ", \"type\": ");
+			etc_sbuf_json_str(b, fr->type, strlen(fr->type));
+			etc_sbuf_puts(b, "}");
+		}
+		etc_sbuf_puts(b, "]");
+	}
+	etc_sbuf_puts(b, "}");
+	if (ev->num_outputs >= 0)
+		etc_sbuf_printf(b, ", \"num_outputs\": %lld", (long long)ev->num_outputs);
+	else
+		etc_sbuf_puts(b, ", \"num_outputs\": null");
+}
+
 static int event_json(etc_sbuf *b, const etc_inspector_event *ev, size_t idx,
                       const etc_debug_buffer *buf, uint32_t max_values, etc_summary_cache *cache,
                       etc_error *err)
@@ -69,8 +125,7 @@ static int event_json(etc_sbuf *b, const etc_inspector_event *ev, size_t idx,
 		              ", \"raw\": null, \"p10\": null, \"p50\": null, \"p90\": null, "
 		              "\"avg\": null, \"min\": null, \"max\": null, \"start_time\": null");
 	}
-	etc_sbuf_puts(b, ", \"op_types\": [], \"delegate_backend_name\": null, "
-	                 "\"debug_handles\": null, \"stack_traces\": {}, \"module_hierarchy\": {}");
+	link_json(b, ev);
 	etc_sbuf_puts(b, ", \"delegate_debug_metadata\": ");
 	if (ev->metadata) {
 		etc_sbuf_puts(b, "[");

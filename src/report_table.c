@@ -20,7 +20,7 @@
 enum cell_kind { CELL_NONE, CELL_BOOL, CELL_INT, CELL_FLOAT, CELL_TEXT };
 
 #define NSTATS  6
-#define MAXCOLS 16
+#define MAXCOLS 20
 
 typedef struct row_ctx {
 	const etc_inspector *insp;
@@ -28,6 +28,7 @@ typedef struct row_ctx {
 	size_t block, event; /* cursor */
 	size_t index;        /* printed row number */
 	bool metadata_column;
+	bool link_columns; /* TSV/CSV with an ETRecord: handles, traces, modules */
 } row_ctx;
 
 typedef struct cell {
@@ -97,6 +98,11 @@ static size_t headers(const row_ctx *c, etc_sbuf *h)
 	etc_sbuf_puts(&h[n++], "start_time");
 	if (c->metadata_column)
 		etc_sbuf_puts(&h[n++], "delegate_debug_metadata");
+	if (c->link_columns) {
+		etc_sbuf_puts(&h[n++], "debug_handles");
+		etc_sbuf_puts(&h[n++], "stack_traces");
+		etc_sbuf_puts(&h[n++], "module_hierarchy");
+	}
 	return n;
 }
 
@@ -119,6 +125,69 @@ static void metadata_cell(etc_sbuf *s, const etc_inspector_event *ev)
 	etc_sbuf_puts(s, "]");
 }
 
+/* upstream: the list repr, or "['a', 'b' ... 'z'] (n total)" from 5 ops on. */
+static void op_types_cell(etc_sbuf *s, const etc_inspector_event *ev)
+{
+	uint32_t n = ev->node_count;
+	etc_sbuf_reset(s);
+	if (n >= 5) {
+		etc_sbuf_printf(s, "['%s', '%s' ... '%s'] (%u total)", ev->nodes[0]->op,
+		                ev->nodes[1]->op, ev->nodes[n - 1]->op, n);
+		return;
+	}
+	etc_sbuf_puts(s, "[");
+	for (uint32_t k = 0; k < n; k++) {
+		if (k)
+			etc_sbuf_puts(s, ", ");
+		etc_sbuf_pyrepr_str(s, ev->nodes[k]->op, strlen(ev->nodes[k]->op));
+	}
+	etc_sbuf_puts(s, "]");
+}
+
+/* debug_handles, stack_traces and module_hierarchy as Python reprs. */
+static void link_cells(cell *c, const etc_inspector_event *ev)
+{
+	for (int i = 0; i < 3; i++) {
+		c[i].kind = CELL_TEXT;
+		etc_sbuf_reset(c[i].s);
+	}
+	if (!ev->debug_handle_count) {
+		c[0].kind = CELL_NONE;
+	} else {
+		etc_sbuf_puts(c[0].s, "[");
+		for (uint32_t k = 0; k < ev->debug_handle_count; k++)
+			etc_sbuf_printf(c[0].s, k ? ", %lld" : "%lld",
+			                (long long)ev->debug_handles[k]);
+		etc_sbuf_puts(c[0].s, "]");
+	}
+	etc_sbuf_puts(c[1].s, "{");
+	etc_sbuf_puts(c[2].s, "{");
+	for (uint32_t k = 0; k < ev->node_count; k++) {
+		const etc_graph_node *nd = ev->nodes[k];
+		const char *sep = k ? ", " : "";
+		etc_sbuf_puts(c[1].s, sep);
+		etc_sbuf_pyrepr_str(c[1].s, nd->name, strlen(nd->name));
+		etc_sbuf_puts(c[1].s, ": ");
+		etc_sbuf_pyrepr_str(c[1].s, nd->stack_trace, strlen(nd->stack_trace));
+		etc_sbuf_puts(c[2].s, sep);
+		etc_sbuf_pyrepr_str(c[2].s, nd->name, strlen(nd->name));
+		etc_sbuf_puts(c[2].s, ": {");
+		for (uint32_t f = 0; f < nd->module_depth; f++) {
+			const etc_module_frame *fr = &nd->modules[f];
+			etc_sbuf_puts(c[2].s, f ? ", " : "");
+			etc_sbuf_pyrepr_str(c[2].s, fr->key, strlen(fr->key));
+			etc_sbuf_puts(c[2].s, ": (");
+			etc_sbuf_pyrepr_str(c[2].s, fr->path, strlen(fr->path));
+			etc_sbuf_puts(c[2].s, ", ");
+			etc_sbuf_pyrepr_str(c[2].s, fr->type, strlen(fr->type));
+			etc_sbuf_puts(c[2].s, ")");
+		}
+		etc_sbuf_puts(c[2].s, "}");
+	}
+	etc_sbuf_puts(c[1].s, "}");
+	etc_sbuf_puts(c[2].s, "}");
+}
+
 /* Fills the cells of the next visible row; false at the end. */
 static bool next_row(row_ctx *c, cell *cells, size_t *ncells)
 {
@@ -138,12 +207,17 @@ static bool next_row(row_ctx *c, cell *cells, size_t *ncells)
 		cells[n].kind = ev->has_perf ? CELL_FLOAT : CELL_NONE;
 		cells[n].f = st[i];
 	}
-	text(&cells[n++], CELL_TEXT, "[]", 2);
+	cells[n].kind = CELL_TEXT;
+	op_types_cell(cells[n++].s, ev);
 	if (ev->is_delegated_op)
 		text(&cells[n++], CELL_BOOL, "True", 4);
 	else
 		text(&cells[n++], CELL_BOOL, "False", 5);
-	cells[n++].kind = CELL_NONE; /* delegate_backend_name: needs an ETRecord */
+	if (ev->delegate_backend_name)
+		text(&cells[n++], CELL_TEXT, ev->delegate_backend_name,
+		     strlen(ev->delegate_backend_name));
+	else
+		cells[n++].kind = CELL_NONE;
 	if (ev->has_perf) {
 		cell *t = &cells[n++];
 		t->kind = CELL_TEXT;
@@ -165,6 +239,10 @@ static bool next_row(row_ctx *c, cell *cells, size_t *ncells)
 		} else {
 			t->kind = CELL_NONE;
 		}
+	}
+	if (c->link_columns) {
+		link_cells(&cells[n], ev);
+		n += 3;
 	}
 	*ncells = n;
 	return true;
@@ -341,7 +419,7 @@ int etc_report_table(FILE *f, const etc_inspector *insp, const etc_report_option
 	cell cells[MAXCOLS];
 	etc_sbuf bufs[MAXCOLS], hdr[MAXCOLS], txt = {0};
 	colinfo cols[MAXCOLS];
-	row_ctx c = {insp, opt, 0, 0, 0, false};
+	row_ctx c = {insp, opt, 0, 0, 0, false, false};
 	c.metadata_column = opt->include_delegate_debug_data && any_metadata(insp);
 	cells_alloc(cells, bufs, MAXCOLS);
 	memset(hdr, 0, sizeof hdr);
@@ -360,7 +438,7 @@ int etc_report_table(FILE *f, const etc_inspector *insp, const etc_report_option
 		nrows++;
 	}
 	/* Pass 2: the most decimals of each numeric column. */
-	c = (row_ctx){insp, opt, 0, 0, 0, c.metadata_column};
+	c = (row_ctx){insp, opt, 0, 0, 0, c.metadata_column, false};
 	while (next_row(&c, cells, &n))
 		for (size_t i = 0; i < ncols; i++) {
 			render_cell(&cells[i], cols[i].kind, &txt);
@@ -371,7 +449,7 @@ int etc_report_table(FILE *f, const etc_inspector *insp, const etc_report_option
 			}
 		}
 	/* Pass 3: widths, numbers padded to the common decimal point. */
-	c = (row_ctx){insp, opt, 0, 0, 0, c.metadata_column};
+	c = (row_ctx){insp, opt, 0, 0, 0, c.metadata_column, false};
 	while (next_row(&c, cells, &n))
 		for (size_t i = 0; i < ncols; i++) {
 			render_cell(&cells[i], cols[i].kind, &txt);
@@ -397,7 +475,7 @@ int etc_report_table(FILE *f, const etc_inspector *insp, const etc_report_option
 		fputs(" │", f);
 	}
 	fputc('\n', f);
-	c = (row_ctx){insp, opt, 0, 0, 0, c.metadata_column};
+	c = (row_ctx){insp, opt, 0, 0, 0, c.metadata_column, false};
 	size_t r = 0;
 	if (nrows == 0)
 		hline(f, cols, ncols, "╘", "═", "╧", "╛");
@@ -453,8 +531,9 @@ static int separated(FILE *f, const etc_inspector *insp, const etc_report_option
 		etc_report_options_init(&o), opt = &o;
 	cell cells[MAXCOLS];
 	etc_sbuf bufs[MAXCOLS], hdr[MAXCOLS];
-	row_ctx c = {insp, opt, 0, 0, 0, false};
+	row_ctx c = {insp, opt, 0, 0, 0, false, false};
 	c.metadata_column = opt->include_delegate_debug_data && any_metadata(insp);
+	c.link_columns = etc_inspector_etrecord(insp) != NULL;
 	cells_alloc(cells, bufs, MAXCOLS);
 	memset(hdr, 0, sizeof hdr);
 	size_t ncols = headers(&c, hdr), n;

@@ -11,6 +11,7 @@
 
 #include "common.h"
 #include "etdump.h"
+#include "etrecord.h"
 #include "inspector.h"
 #include "report.h"
 #include "tensor.h"

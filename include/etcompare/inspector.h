@@ -17,6 +17,7 @@
 
 #include "common.h"
 #include "etdump.h"
+#include "etrecord.h"
 #include "tensor.h"
 
 #include <stdbool.h>
@@ -71,6 +72,13 @@ typedef struct etc_inspector_event {
 	uint32_t debug_count;
 	const etc_value *debug;
 	uint32_t first_run_event; /**< index of its profile (or debug) event in the first run */
+	/* Filled by etc_inspector_link (all empty without an ETRecord). */
+	uint32_t debug_handle_count;
+	const int64_t *debug_handles; /**< from debug_handle_map or delegate_map */
+	uint32_t node_count;
+	const etc_graph_node *const *nodes; /**< graph nodes of those handles: op_types, traces */
+	const char *delegate_backend_name;  /**< NULL when unknown */
+	int64_t num_outputs;                /**< instruction_id_to_num_outs_map, -1 when absent */
 } etc_inspector_event;
 
 /** Allocation totals of one allocator in one run. */
@@ -120,6 +128,36 @@ ETC_API const etc_inspector_options *etc_inspector_options_get(const etc_inspect
 
 ETC_API size_t etc_inspector_block_count(const etc_inspector *insp);
 ETC_API const etc_event_block *etc_inspector_block(const etc_inspector *insp, size_t i);
+
+/**
+ * Links every event to the ETRecord as the upstream Inspector does: debug
+ * handles from debug_handle_map by instruction id (delegated events through
+ * delegate_map by their int or string delegate id), the graph nodes of those
+ * handles (op types, stack traces, module hierarchy), the backend name and
+ * the number of outputs. Framework events (Method::init,
+ * Program::load_method, Method::execute) are not linked.
+ *
+ * @param method  the ETRecord method to use; NULL for "forward" (or the
+ *                record's only method)
+ * @return 0; instruction ids without an entry are warnings. ETC_ERR_MISMATCH
+ *         when the record has a debug_handle_map but no instruction id of
+ *         the ETDump resolves (the ETRecord does not belong to it);
+ *         ETC_ERR_USAGE for an unknown method. `rec` must outlive `insp`.
+ */
+ETC_API int etc_inspector_link(etc_inspector *insp, const etc_etrecord *rec, const char *method,
+                               etc_error *err);
+
+/** The ETRecord linked by etc_inspector_link, or NULL. */
+ETC_API const etc_etrecord *etc_inspector_etrecord(const etc_inspector *insp);
+
+/**
+ * Upstream's find_total_for_module: the sum of the average times of the
+ * events (OPERATOR_CALL excluded) one of whose graph nodes has a module
+ * stack key containing `module_name`; each event counts once. *count gets
+ * the number of events summed (may be NULL).
+ */
+ETC_API double etc_inspector_module_total(const etc_inspector *insp, const char *module_name,
+                                          size_t *count);
 
 /**
  * Warnings found while grouping (e.g. merged runs whose debug data differ),

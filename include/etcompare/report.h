@@ -55,6 +55,22 @@ ETC_API int etc_report_outputs(FILE *out, const etc_inspector *insp, const etc_r
                                etc_error *err);
 
 /**
+ * The Edge program of `method` (NULL: "forward" or the only method), one
+ * line per node: index, name, op, rendered inputs, debug handle and the
+ * source line of its stack trace — what get_exported_program shows.
+ */
+ETC_API int etc_report_graph(FILE *out, const etc_etrecord *rec, const char *method,
+                             etc_error *err);
+
+/**
+ * The ETRecord's reference outputs and representative inputs: every leaf
+ * with its path (e.g. forward[0][1]), tensors as dtype, shape, min/max/mean
+ * and the first values.
+ */
+ETC_API int etc_report_references(FILE *out, const etc_etrecord *rec, const etc_report_options *opt,
+                                  etc_error *err);
+
+/**
  * An output file written to a temporary name in the same directory and
  * renamed into place by etc_output_commit, so a failure never leaves a
  * truncated or clobbered file. The path "-" means standard output.

@@ -22,12 +22,15 @@ enum { EXIT_OK = 0, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_OUTPUT = 4 };
 typedef struct args {
 	const char *etdump, *debug_buffer, *tsv, *csv, *json;
 	const char *source_scale, *target_scale;
+	const char *etrecord, *method, *module, *graph_method;
 	bool include_delegate_debug_data, show_outputs, strict, example, no_table;
+	bool graph, show_references;
 	unsigned max_values;
 } args;
 
 static const char usage_text[] =
-    "Usage: etcompare --etdump FILE [--debug_buffer FILE] [options]\n"
+    "Usage: etcompare --etdump FILE [--debug_buffer FILE] [--etrecord FILE] [options]\n"
+    "       etcompare --etrecord FILE --graph [METHOD] | --show-references\n"
     "\n"
     "Reads an ExecuTorch ETDump (and its debug buffer) and prints the Inspector's\n"
     "profiling table. Without arguments it shows the bundled example.\n"
@@ -35,6 +38,9 @@ static const char usage_text[] =
     "Inputs:\n"
     "  --etdump FILE             ETDump written by the runtime (.etdp); alias --etdump_path\n"
     "  --debug_buffer FILE       debug buffer with tensor data; alias --debug_buffer_path\n"
+    "  --etrecord FILE           ETRecord written at export: links events to graph nodes,\n"
+    "                            stack traces and modules; alias --etrecord_path\n"
+    "  --method NAME             the ETRecord method to link (forward)\n"
     "  --example                 use the bundled example ETDump and debug buffer\n"
     "\n"
     "Timing:\n"
@@ -52,6 +58,13 @@ static const char usage_text[] =
     "                            add the delegate_debug_metadata column\n"
     "  --no-table                do not print the profiling table\n"
     "  --strict                  merged runs with different debug data are an error\n"
+    "\n"
+    "ETRecord:\n"
+    "  --graph [METHOD]          print the Edge program: node, op, inputs, debug handle,\n"
+    "                            source line\n"
+    "  --show-references         print the reference outputs and representative inputs\n"
+    "  --module NAME             total average time of the events in module NAME\n"
+    "                            (upstream find_total_for_module)\n"
     "  FILE may be - for standard output. Files are replaced atomically.\n"
     "\n"
     "  -h, --help                show this help\n"
@@ -103,6 +116,10 @@ static int parse(int argc, char **argv, args *a)
 	    {"--json", offsetof(args, json)},
 	    {"--source_time_scale", offsetof(args, source_scale)},
 	    {"--target_time_scale", offsetof(args, target_scale)},
+	    {"--etrecord", offsetof(args, etrecord)},
+	    {"--etrecord_path", offsetof(args, etrecord)},
+	    {"--method", offsetof(args, method)},
+	    {"--module", offsetof(args, module)},
 	};
 	static const struct {
 		const char *name;
@@ -113,6 +130,7 @@ static int parse(int argc, char **argv, args *a)
 	    {"--strict", offsetof(args, strict)},
 	    {"--example", offsetof(args, example)},
 	    {"--no-table", offsetof(args, no_table)},
+	    {"--show-references", offsetof(args, show_references)},
 	};
 	memset(a, 0, sizeof *a);
 	a->max_values = 8;
@@ -127,6 +145,15 @@ static int parse(int argc, char **argv, args *a)
 			exit(EXIT_OK);
 		}
 		bool matched = false;
+		/* --graph takes an optional method: --graph, --graph=M, --graph M */
+		if (!strcmp(arg, "--graph") || !strncmp(arg, "--graph=", 8)) {
+			a->graph = true;
+			if (arg[7] == '=')
+				a->graph_method = arg + 8;
+			else if (i + 1 < argc && argv[i + 1][0] != '-')
+				a->graph_method = argv[++i];
+			continue;
+		}
 		for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !matched; k++) {
 			const char *v;
 			int m = value_opt(argc, argv, &i, valued[k].name, &v);
@@ -171,6 +198,13 @@ static int parse(int argc, char **argv, args *a)
 	}
 	if (a->example && a->etdump)
 		return usage_error("%s", "--example and --etdump cannot be combined");
+	if (a->module && !(a->etrecord && a->etdump))
+		return usage_error("%s", "--module needs --etdump and --etrecord");
+	if ((a->graph || a->show_references) && !a->etrecord)
+		return usage_error("%s", "--graph and --show-references need --etrecord");
+	if (a->etrecord && !a->etdump && !a->graph && !a->show_references)
+		return usage_error("%s", "--etrecord without --etdump needs --graph or "
+		                         "--show-references");
 	if (!a->etdump && a->debug_buffer)
 		return usage_error("%s", "--debug_buffer needs --etdump");
 	return 0;
@@ -213,7 +247,7 @@ int main(int argc, char **argv)
 	int rc = parse(argc, argv, &a);
 	if (rc)
 		return rc;
-	if (!a.etdump && !a.example) {
+	if (!a.etdump && !a.example && !a.etrecord) {
 		fprintf(stderr, "etcompare: no --etdump given: showing the bundled example "
 		                "(see etcompare --help)\n");
 		a.example = true;
@@ -236,7 +270,31 @@ int main(int argc, char **argv)
 	etc_etdump *dump = NULL;
 	etc_debug_buffer *buf = NULL;
 	etc_inspector *insp = NULL;
+	etc_etrecord *rec = NULL;
 	int status = EXIT_OK;
+	etc_report_options ro;
+	etc_report_options_init(&ro);
+	ro.include_delegate_debug_data = a.include_delegate_debug_data;
+	ro.max_values = a.max_values;
+
+	if (a.etrecord) {
+		if (etc_etrecord_open(&rec, a.etrecord, &err) < 0) {
+			status = input_error(&err);
+			goto out;
+		}
+		if (a.graph && (rc = etc_report_graph(stdout, rec, a.graph_method, &err)) < 0) {
+			status = rc == ETC_ERR_USAGE ? EXIT_USAGE : EXIT_OUTPUT;
+			fprintf(stderr, "etcompare: error: %s\n", err.message);
+			goto out;
+		}
+		if (a.show_references && etc_report_references(stdout, rec, &ro, &err) < 0) {
+			status = EXIT_OUTPUT;
+			fprintf(stderr, "etcompare: error: %s\n", err.message);
+			goto out;
+		}
+		if (!a.etdump)
+			goto out;
+	}
 
 	if (a.example) {
 		if (etc_etdump_wrap(&dump, etc_example_etdump, sizeof etc_example_etdump,
@@ -262,6 +320,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
 		goto out;
 	}
+	if (rec && (rc = etc_inspector_link(insp, rec, a.method, &err)) < 0) {
+		status = rc == ETC_ERR_USAGE ? EXIT_USAGE : EXIT_INPUT;
+		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		goto out;
+	}
 	for (size_t i = 0; i < etc_inspector_warning_count(insp); i++) {
 		if (i == 20) {
 			fprintf(stderr,
@@ -272,10 +335,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "etcompare: warning: %s\n", etc_inspector_warning(insp, i));
 	}
 
-	etc_report_options ro;
-	etc_report_options_init(&ro);
-	ro.include_delegate_debug_data = a.include_delegate_debug_data;
-	ro.max_values = a.max_values;
 	if (!a.no_table) {
 		if (etc_report_table(stdout, insp, &ro, &err) < 0) {
 			status = EXIT_OUTPUT;
@@ -293,6 +352,12 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (a.module) {
+		size_t count;
+		double total = etc_inspector_module_total(insp, a.module, &count);
+		printf("find_total_for_module(\"%s\") = %.17g %s (%zu event%s)\n", a.module, total,
+		       etc_time_scale_name(io.target_time_scale), count, count == 1 ? "" : "s");
+	}
 	if (fflush(stdout) != 0) {
 		status = EXIT_OUTPUT;
 		fprintf(stderr, "etcompare: error: cannot write to standard output\n");
@@ -306,6 +371,7 @@ int main(int argc, char **argv)
 		goto out;
 out:
 	etc_inspector_free(insp);
+	etc_etrecord_free(rec);
 	etc_debug_buffer_free(buf);
 	etc_etdump_free(dump);
 	return status;
