@@ -97,6 +97,7 @@ struct etc_inspector {
 	char **warnings;
 	size_t nwarnings, warnings_stored;
 	const etc_etrecord *rec;
+	const char *rec_method;
 };
 
 static const double time_scale_factor[] = {1e9, 1e6, 1e3, 1, 1};
@@ -1147,12 +1148,18 @@ int etc_inspector_link(etc_inspector *in, const etc_etrecord *rec, const char *m
 		     "not linked to graph nodes",
 		     etc_etrecord_method(rec, (size_t)m));
 	in->rec = rec;
+	in->rec_method = etc_etrecord_method(rec, (size_t)m);
 	return 0;
 }
 
 const etc_etrecord *etc_inspector_etrecord(const etc_inspector *in)
 {
 	return in->rec;
+}
+
+const char *etc_inspector_etrecord_method(const etc_inspector *in)
+{
+	return in->rec_method;
 }
 
 double etc_inspector_module_total(const etc_inspector *in, const char *module_name, size_t *count)

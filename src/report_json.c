@@ -273,6 +273,31 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 	} else {
 		etc_sbuf_puts(&b, "null,\n");
 	}
+	const etc_etrecord *rec = etc_inspector_etrecord(insp);
+	etc_sbuf_puts(&b, "  \"etrecord\": ");
+	if (rec) {
+		const char *gid = etc_etrecord_export_graph_id(rec);
+		etc_sbuf_puts(&b, "{\"path\": ");
+		etc_sbuf_json_str(&b, etc_etrecord_name(rec), strlen(etc_etrecord_name(rec)));
+		etc_sbuf_puts(&b, ", \"method\": ");
+		const char *m = etc_inspector_etrecord_method(insp);
+		etc_sbuf_json_str(&b, m, strlen(m));
+		etc_sbuf_puts(&b, ", \"methods\": [");
+		for (size_t i = 0; i < etc_etrecord_method_count(rec); i++) {
+			const char *mi = etc_etrecord_method(rec, i);
+			etc_sbuf_puts(&b, i ? ", " : "");
+			etc_sbuf_json_str(&b, mi, strlen(mi));
+		}
+		etc_sbuf_printf(&b, "], \"single_program_layout\": %s, \"export_graph_id\": ",
+		                etc_etrecord_is_legacy(rec) ? "true" : "false");
+		if (gid)
+			etc_sbuf_json_str(&b, gid, strlen(gid));
+		else
+			etc_sbuf_puts(&b, "null");
+		etc_sbuf_puts(&b, "},\n");
+	} else {
+		etc_sbuf_puts(&b, "null,\n");
+	}
 	etc_sbuf_printf(&b, "  \"source_time_scale\": \"%s\",\n  \"target_time_scale\": \"%s\",\n",
 	                etc_time_scale_name(io->source_time_scale),
 	                etc_time_scale_name(io->target_time_scale));

@@ -149,6 +149,8 @@ ETC_API int etc_inspector_link(etc_inspector *insp, const etc_etrecord *rec, con
 
 /** The ETRecord linked by etc_inspector_link, or NULL. */
 ETC_API const etc_etrecord *etc_inspector_etrecord(const etc_inspector *insp);
+/** The ETRecord method linked by etc_inspector_link, or NULL. */
+ETC_API const char *etc_inspector_etrecord_method(const etc_inspector *insp);
 
 /**
  * Upstream's find_total_for_module: the sum of the average times of the
