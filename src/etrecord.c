@@ -11,12 +11,13 @@
  *   instruction_id_to_num_outs_map      {method: {instr: n | [..]}}
  *   reference_outputs, representative_inputs   torch.save archives
  *   export_graph_id                     text
- * JSON members are parsed with jansson after a linear pre-scan bounds their
- * nesting; the graph is extracted into compact arena structs and the JSON
- * tree is released at once.
+ * The small JSON members (maps) are parsed with jansson after a linear
+ * pre-scan bounds their nesting; the Edge program, tens of megabytes, is read
+ * in one streaming pass by edge_program.c into compact arena structs.
  */
 #include "etcompare/etrecord.h"
 #include "internal.h"
+#include "edge_program.h"
 #include "zipread.h"
 
 #include <jansson.h>
@@ -24,7 +25,6 @@
 #include <stdlib.h>
 
 #define EDGE_MEMBER "edge_dialect_exported_program"
-#define EDGE_OPS    "executorch.exir.dialects.edge.ops."
 
 typedef struct handle_entry {
 	int32_t instr;
@@ -404,77 +404,6 @@ static int outs_map_fn(etc_etrecord *r, method *m, json_t *inner, const char *me
 
 /* --- the Edge program ------------------------------------------------------ */
 
-/* Renders an argument of the serialized graph compactly: tensors by name. */
-static void render_arg(json_t *a, char *buf, size_t cap, size_t *len)
-{
-#define PUT(s)                                                                                     \
-	do {                                                                                       \
-		const char *put_s_ = (s);                                                          \
-		size_t put_n_ = strlen(put_s_);                                                    \
-		if (*len + put_n_ + 4 < cap) {                                                     \
-			memcpy(buf + *len, put_s_, put_n_);                                        \
-			*len += put_n_;                                                            \
-		} else if (*len + 4 < cap) {                                                       \
-			memcpy(buf + *len, "...", 3);                                              \
-			*len = cap - 1;                                                            \
-		}                                                                                  \
-	} while (0)
-	char tmp[64];
-	if (!a || json_is_null(a)) {
-		PUT("None");
-	} else if (json_is_object(a)) {
-		json_t *name = json_object_get(a, "name");
-		if (name && json_is_string(name) && json_object_size(a) == 1) {
-			PUT(json_string_value(name));
-			return;
-		}
-		/* a union: the first member that is set */
-		const char *k;
-		json_t *v;
-		json_object_foreach(a, k, v)
-		{
-			if (!json_is_null(v)) {
-				render_arg(v, buf, cap, len);
-				return;
-			}
-		}
-		PUT("None");
-	} else if (json_is_array(a)) {
-		PUT("[");
-		for (size_t i = 0; i < json_array_size(a); i++) {
-			if (i)
-				PUT(", ");
-			render_arg(json_array_get(a, i), buf, cap, len);
-		}
-		PUT("]");
-	} else if (json_is_string(a)) {
-		const char *s = json_string_value(a);
-		if (strlen(s) > 40) {
-			snprintf(tmp, sizeof tmp, "<%zu characters>", strlen(s));
-			PUT(tmp);
-		} else {
-			PUT("'");
-			PUT(s);
-			PUT("'");
-		}
-	} else if (json_is_integer(a)) {
-		snprintf(tmp, sizeof tmp, "%lld", (long long)json_integer_value(a));
-		PUT(tmp);
-	} else if (json_is_real(a)) {
-		snprintf(tmp, sizeof tmp, "%g", json_real_value(a));
-		PUT(tmp);
-	} else {
-		PUT(json_is_true(a) ? "True" : "False");
-	}
-#undef PUT
-}
-
-static const char *meta_str(json_t *meta, const char *key)
-{
-	json_t *v = meta ? json_object_get(meta, key) : NULL;
-	return v && json_is_string(v) ? json_string_value(v) : NULL;
-}
-
 /* Splits "key,path,type" on commas outside brackets (paths may hold slices). */
 static int split_frame(etc_etrecord *r, const char *s, size_t n, etc_module_frame *f)
 {
@@ -559,133 +488,45 @@ static const char *source_line(etc_etrecord *r, const char *trace)
 
 static int load_program(etc_etrecord *r, method *m, const char *member, etc_error *err)
 {
-	json_t *j;
-	ETC_TRY(load_json(r, member, &j, err));
-	int rc = 0;
-	json_t *nodes =
-	    json_object_get(json_object_get(json_object_get(j, "graph_module"), "graph"), "nodes");
-	if (!json_is_array(nodes)) {
-		rc = shape_error(r, member, "no graph_module.graph.nodes list", err);
-		goto done;
-	}
-	size_t n = json_array_size(nodes);
-	m->nodes = etc_arena_alloc(&r->arena, n ? n : 1, sizeof *m->nodes);
+	const etc_zip_entry *e = etc_zip_find(r->zip, member);
+	const uint8_t *data;
+	size_t size, n;
+	int64_t at;
+	etc_graph_node *nodes;
+	ETC_TRY(etc_zip_read(r->zip, e, &data, &size, &at, err));
+	ETC_TRY(etc_edge_program_parse(&r->arena, (const char *)data, size, r->name, member, at,
+	                               &nodes, &n, err));
 	node_ref *refs = etc_arena_alloc(&r->arena, n ? n : 1, sizeof *refs);
-	char *argbuf = malloc(4096);
-	if (!m->nodes || !refs || !argbuf) {
-		free(argbuf);
-		rc = nomem(r, err);
-		goto done;
-	}
+	if (!refs)
+		return nomem(r, err);
 	size_t nrefs = 0;
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		json_t *jn = json_array_get(nodes, i);
-		etc_graph_node *nd = &m->nodes[i];
-		json_t *target = json_object_get(jn, "target");
-		if (!json_is_object(jn) || !json_is_string(target)) {
-			rc = etc_fail(err, ETC_ERR_FORMAT, r->name, -1,
-			              "member %s: node %zu has no string \"target\"", member, i);
-			break;
-		}
-		nd->target = dup(r, json_string_value(target));
-		const char *t = nd->target;
-		nd->op = strncmp(t, EDGE_OPS, strlen(EDGE_OPS)) == 0 ? t + strlen(EDGE_OPS) : t;
-		/* the node's name: "name" (newer), else its first output's name */
-		json_t *name = json_object_get(jn, "name");
-		json_t *out0 = json_array_get(json_object_get(jn, "outputs"), 0);
-		json_t *oname = json_object_get(json_object_get(out0, "as_tensor"), "name");
-		if (!oname)
-			oname = json_object_get(
-			    json_array_get(json_object_get(out0, "as_tensors"), 0), "name");
-		char fallback[32];
-		snprintf(fallback, sizeof fallback, "node_%zu", i);
-		nd->name = dup(r, json_is_string(name)    ? json_string_value(name)
-		                  : json_is_string(oname) ? json_string_value(oname)
-		                                          : fallback);
-		size_t len = 0;
-		json_t *inputs = json_object_get(jn, "inputs");
-		for (size_t k = 0; json_is_array(inputs) && k < json_array_size(inputs); k++) {
-			json_t *in = json_array_get(inputs, k);
-			json_t *an = json_object_get(in, "name");
-			if (k && len + 2 < 4096) {
-				memcpy(argbuf + len, ", ", 2);
-				len += 2;
-			}
-			if (json_is_string(an)) {
-				const char *s = json_string_value(an);
-				size_t sl = strlen(s);
-				if (len + sl + 2 < 4096) {
-					memcpy(argbuf + len, s, sl);
-					len += sl;
-					argbuf[len++] = '=';
-				}
-			}
-			render_arg(json_object_get(in, "arg"), argbuf, 4096, &len);
-		}
-		nd->inputs = dupn(r, argbuf, len);
-		json_t *meta = json_object_get(jn, "metadata");
-		if (meta && !json_is_object(meta) && !json_is_null(meta)) {
-			rc = etc_fail(err, ETC_ERR_FORMAT, r->name, -1,
-			              "member %s: node %zu (%s): metadata is not an object", member,
-			              i, nd->name);
-			break;
-		}
-		nd->debug_handle = -1;
-		json_t *dh = meta ? json_object_get(meta, "debug_handle") : NULL;
-		if (dh && json_is_integer(dh)) {
-			nd->debug_handle = json_integer_value(dh);
-		} else if (dh && json_is_string(dh)) {
-			char *end;
-			const char *s = json_string_value(dh);
-			long long v = strtoll(s, &end, 10);
-			if (!*s || *end || v < 0) {
-				rc =
-				    etc_fail(err, ETC_ERR_FORMAT, r->name, -1,
-				             "member %s: node %zu (%s): debug_handle \"%s\" is not "
-				             "a non-negative integer",
-				             member, i, nd->name, s);
-				break;
-			}
-			nd->debug_handle = v;
-		}
-		nd->stack_trace = dup(r, meta_str(meta, "stack_trace"));
-		nd->source_fn_stack = dup(r, meta_str(meta, "source_fn_stack"));
-		nd->nn_module_stack = dup(r, meta_str(meta, "nn_module_stack"));
-		if (!nd->name || !nd->inputs || !nd->stack_trace || !nd->source_fn_stack ||
-		    !nd->nn_module_stack) {
-			rc = nomem(r, err);
-			break;
-		}
+	for (size_t i = 0; i < n; i++) {
+		etc_graph_node *nd = &nodes[i];
 		nd->source_line = source_line(r, nd->stack_trace);
-		if ((rc = decode_modules(r, nd, err)) < 0)
-			break;
+		if (!nd->source_line)
+			return nomem(r, err);
+		ETC_TRY(decode_modules(r, nd, err));
 		/* Operators only: allocations and getitem carry no op of their own. */
-		bool is_operator =
-		    strcmp(t, "memory.alloc") != 0 && strcmp(t, "_operator.getitem") != 0;
+		bool is_operator = strcmp(nd->target, "memory.alloc") != 0 &&
+		                   strcmp(nd->target, "_operator.getitem") != 0;
 		if (nd->debug_handle >= 0 && is_operator) {
 			refs[nrefs].handle = nd->debug_handle;
 			refs[nrefs++].node = nd;
 		}
 	}
-	free(argbuf);
-	if (rc == 0) {
-		m->node_count = n;
-		qsort(refs, nrefs, sizeof *refs, cmp_node_ref);
-		m->handle_keys = etc_arena_alloc(&r->arena, nrefs ? nrefs : 1, sizeof(int64_t));
-		m->handle_nodes = etc_arena_alloc(&r->arena, nrefs ? nrefs : 1, sizeof(void *));
-		if (!m->handle_keys || !m->handle_nodes) {
-			rc = nomem(r, err);
-			goto done;
-		}
-		for (size_t i = 0; i < nrefs; i++) {
-			m->handle_keys[i] = refs[i].handle;
-			m->handle_nodes[i] = refs[i].node;
-		}
-		m->by_handle_count = nrefs;
+	qsort(refs, nrefs, sizeof *refs, cmp_node_ref);
+	m->handle_keys = etc_arena_alloc(&r->arena, nrefs ? nrefs : 1, sizeof(int64_t));
+	m->handle_nodes = etc_arena_alloc(&r->arena, nrefs ? nrefs : 1, sizeof(void *));
+	if (!m->handle_keys || !m->handle_nodes)
+		return nomem(r, err);
+	for (size_t i = 0; i < nrefs; i++) {
+		m->handle_keys[i] = refs[i].handle;
+		m->handle_nodes[i] = refs[i].node;
 	}
-done:
-	json_decref(j);
-	return rc;
+	m->nodes = nodes;
+	m->node_count = n;
+	m->by_handle_count = nrefs;
+	return 0;
 }
 
 /* --- reference outputs --------------------------------------------------- */
