@@ -32,6 +32,7 @@ struct etc_etdump {
 	size_t len;
 	size_t base;
 	bool prefixed;
+	uint64_t trailing;
 	uint32_t version;
 	uint32_t nruns;
 	size_t *runs;       /* RunData table positions */
@@ -303,6 +304,7 @@ static int detect(etc_etdump *d, const uint8_t *data, size_t len, etc_error *err
 			                "size prefix of %llu bytes is too small",
 			                (unsigned long long)want);
 		d->prefixed = true;
+		d->trailing = len - 4 - want;
 		d->buf = data + 4;
 		d->len = (size_t)want;
 		d->base = 4;
@@ -401,6 +403,11 @@ void etc_etdump_free(etc_etdump *d)
 const char *etc_etdump_name(const etc_etdump *d)
 {
 	return d->name;
+}
+
+uint64_t etc_etdump_trailing_bytes(const etc_etdump *d)
+{
+	return d->trailing;
 }
 
 bool etc_etdump_size_prefixed(const etc_etdump *d)

@@ -534,6 +534,8 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 
 void etc_sbuf_pyrepr_str(etc_sbuf *b, const char *s, size_t n)
 {
+	if (!n)
+		s = ""; /* absent data (NULL) is the empty string */
 	/* Python prefers single quotes unless the text has ' and no ". */
 	int has_sq = memchr(s, '\'', n) != NULL, has_dq = memchr(s, '"', n) != NULL;
 	char q = has_sq && !has_dq ? '"' : '\'';

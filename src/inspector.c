@@ -225,8 +225,11 @@ static int values_equal(const etc_value *a, const etc_value *b, const etc_debug_
 	}
 	for (uint32_t i = 0; i < a->tensor_count; i++) {
 		etc_tensor ta, tb;
-		ETC_TRY(etc_value_tensor(a, i, buf, &ta, err));
-		ETC_TRY(etc_value_tensor(b, i, buf, &tb, err));
+		/* An unknown scalar type has a shape but no readable data. */
+		int ra = etc_value_tensor(a, i, buf, &ta, err);
+		int rb = etc_value_tensor(b, i, buf, &tb, err);
+		if ((ra < 0 && ra != ETC_ERR_UNSUPPORTED) || (rb < 0 && rb != ETC_ERR_UNSUPPORTED))
+			return ra < 0 ? ra : rb;
 		if (ta.scalar_type != tb.scalar_type || ta.ndim != tb.ndim ||
 		    ta.nbytes != tb.nbytes)
 			return 0;
@@ -243,11 +246,23 @@ static int values_equal(const etc_value *a, const etc_value *b, const etc_debug_
 }
 
 /* Checks every tensor of `v` lies inside the debug buffer. */
-static int check_value_tensors(const etc_value *v, const etc_debug_buffer *buf, etc_error *err)
+static int check_value_tensors(etc_inspector *in, const etc_value *v, const etc_debug_buffer *buf,
+                               etc_error *err)
 {
 	for (uint32_t i = 0; i < v->tensor_count; i++) {
 		etc_tensor t;
-		ETC_TRY(etc_value_tensor(v, i, buf, &t, err));
+		etc_error local;
+		int rc = etc_value_tensor(v, i, buf, &t, &local);
+		if (rc == ETC_ERR_UNSUPPORTED) {
+			/* The profile is still worth showing: say so, do not fail. */
+			warn(in, "%s; its values are not shown", local.message);
+			continue;
+		}
+		if (rc < 0) {
+			if (err)
+				*err = local;
+			return rc;
+		}
 	}
 	return 0;
 }
@@ -528,7 +543,7 @@ static int collate_run(etc_inspector *in, uint32_t r, const etc_run *run, scratc
 		} else if (ev.kind == ETC_EVENT_DEBUG) {
 			const etc_debug_event *d = &ev.debug;
 			if (d->has_value)
-				ETC_TRY(check_value_tensors(&d->value, in->buf, err));
+				ETC_TRY(check_value_tensors(in, &d->value, in->buf, err));
 			if (d->has_value && d->value.is_output) {
 				s->outs[s->nouts++] = d->value;
 				continue;

@@ -6,6 +6,11 @@
 #include "internal.h"
 #include "report_private.h"
 
+static inline uint64_t etc_le64_(const uint8_t *p)
+{
+	return etc_le64(p);
+}
+
 #include <math.h>
 
 void etc_json_num_(etc_sbuf *b, double v)
@@ -31,6 +36,38 @@ static void summarize(etc_summary_cache *c, const etc_tensor *t, etc_tensor_summ
 		c->scalar_type = t->scalar_type;
 		c->summary = *out;
 	}
+}
+
+/*
+ * int64 and uint64 values beyond 2^53 do not survive a trip through double,
+ * so their values, min and max are printed from the integers themselves.
+ */
+static bool wide_int(const etc_tensor *t)
+{
+	return t->scalar_type == ETC_LONG || t->scalar_type == ETC_UINT64;
+}
+
+static void put_wide(etc_sbuf *b, const etc_tensor *t, uint64_t i)
+{
+	uint64_t u = etc_le64_(t->data + 8 * i);
+	if (t->scalar_type == ETC_LONG)
+		etc_sbuf_printf(b, "%lld", (long long)(int64_t)u);
+	else
+		etc_sbuf_printf(b, "%llu", (unsigned long long)u);
+}
+
+/* Index of the smallest (want_max false) or largest element. */
+static uint64_t wide_extreme(const etc_tensor *t, bool want_max)
+{
+	uint64_t best = 0;
+	for (uint64_t i = 1; i < t->numel; i++) {
+		uint64_t a = etc_le64_(t->data + 8 * i), c = etc_le64_(t->data + 8 * best);
+		bool less = t->scalar_type == ETC_LONG ? (int64_t)a < (int64_t)c : a < c;
+		bool more = t->scalar_type == ETC_LONG ? (int64_t)a > (int64_t)c : a > c;
+		if (want_max ? more : less)
+			best = i;
+	}
+	return best;
 }
 
 static void shape(etc_sbuf *b, const etc_tensor *t)
@@ -68,7 +105,10 @@ static void text_num(etc_sbuf *b, double v, bool integral)
 static void tensor_json(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
                         etc_summary_cache *cache)
 {
-	etc_sbuf_printf(b, "{\"dtype\": \"%s\", \"shape\": ", etc_scalar_type_name(t->scalar_type));
+	etc_sbuf_printf(b, "{\"dtype\": \"%s\", ", etc_scalar_type_name(t->scalar_type));
+	if (!etc_scalar_type_valid(t->scalar_type))
+		etc_sbuf_printf(b, "\"scalar_type_code\": %d, ", t->scalar_type);
+	etc_sbuf_puts(b, "\"shape\": ");
 	shape(b, t);
 	etc_sbuf_printf(b,
 	                ", \"offset\": %lld, \"numel\": %llu, \"nbytes\": %llu, \"has_data\": %s",
@@ -78,9 +118,15 @@ static void tensor_json(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
 		etc_tensor_summary s;
 		summarize(cache, t, &s);
 		etc_sbuf_puts(b, ", \"min\": ");
-		etc_json_num_(b, s.min);
+		if (wide_int(t))
+			put_wide(b, t, wide_extreme(t, false));
+		else
+			etc_json_num_(b, s.min);
 		etc_sbuf_puts(b, ", \"max\": ");
-		etc_json_num_(b, s.max);
+		if (wide_int(t))
+			put_wide(b, t, wide_extreme(t, true));
+		else
+			etc_json_num_(b, s.max);
 		etc_sbuf_puts(b, ", \"mean\": ");
 		etc_json_num_(b, s.mean);
 		etc_sbuf_printf(b, ", \"nan_count\": %llu, \"values\": [",
@@ -89,7 +135,10 @@ static void tensor_json(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
 		for (uint64_t i = 0; i < n; i++) {
 			if (i)
 				etc_sbuf_puts(b, ", ");
-			etc_json_num_(b, etc_tensor_get(t, i));
+			if (wide_int(t))
+				put_wide(b, t, i);
+			else
+				etc_json_num_(b, etc_tensor_get(t, i));
 		}
 		etc_sbuf_puts(b, "]");
 	}
@@ -121,7 +170,9 @@ int etc_value_json_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf
 		etc_sbuf_puts(b, ", \"tensors\": [");
 		for (uint32_t i = 0; i < v->tensor_count; i++) {
 			etc_tensor t;
-			ETC_TRY(etc_value_tensor(v, i, buf, &t, err));
+			int rc = etc_value_tensor(v, i, buf, &t, err);
+			if (rc < 0 && rc != ETC_ERR_UNSUPPORTED)
+				return rc;
 			if (i)
 				etc_sbuf_puts(b, ", ");
 			tensor_json(b, &t, max_values, cache);
@@ -139,8 +190,15 @@ static void tensor_text(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
                         etc_summary_cache *cache)
 {
 	bool integral = is_integral(t->scalar_type);
-	etc_sbuf_printf(b, "%s ", etc_scalar_type_name(t->scalar_type));
+	if (etc_scalar_type_valid(t->scalar_type))
+		etc_sbuf_printf(b, "%s ", etc_scalar_type_name(t->scalar_type));
+	else
+		etc_sbuf_printf(b, "scalar type %d ", t->scalar_type);
 	shape(b, t);
+	if (!etc_scalar_type_valid(t->scalar_type)) {
+		etc_sbuf_puts(b, "  (unsupported scalar type: no values)");
+		return;
+	}
 	if (!t->data) {
 		etc_sbuf_puts(b,
 		              t->numel && t->offset >= 0 ? "  (no debug buffer)" : "  (no data)");
@@ -149,9 +207,15 @@ static void tensor_text(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
 	etc_tensor_summary s;
 	summarize(cache, t, &s);
 	etc_sbuf_puts(b, "  min=");
-	text_num(b, s.min, integral);
+	if (wide_int(t))
+		put_wide(b, t, wide_extreme(t, false));
+	else
+		text_num(b, s.min, integral);
 	etc_sbuf_puts(b, " max=");
-	text_num(b, s.max, integral);
+	if (wide_int(t))
+		put_wide(b, t, wide_extreme(t, true));
+	else
+		text_num(b, s.max, integral);
 	etc_sbuf_printf(b, " mean=%.6g", s.mean);
 	if (s.nan_count)
 		etc_sbuf_printf(b, " nan=%llu", (unsigned long long)s.nan_count);
@@ -160,10 +224,14 @@ static void tensor_text(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
 	for (uint64_t i = 0; i < n; i++) {
 		if (i)
 			etc_sbuf_puts(b, ", ");
-		text_num(b, etc_tensor_get(t, i), integral);
+		if (wide_int(t))
+			put_wide(b, t, i);
+		else
+			text_num(b, etc_tensor_get(t, i), integral);
 	}
 	if (t->numel > n)
-		etc_sbuf_printf(b, ", ... (%llu more)", (unsigned long long)(t->numel - n));
+		etc_sbuf_printf(b, "%s... (%llu %s)", n ? ", " : "",
+		                (unsigned long long)(t->numel - n), n ? "more" : "values");
 	etc_sbuf_puts(b, "]");
 }
 
@@ -185,7 +253,9 @@ int etc_value_text_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf
 		return 0;
 	case ETC_VALUE_TENSOR: {
 		etc_tensor t;
-		ETC_TRY(etc_value_tensor(v, 0, buf, &t, err));
+		int rc = etc_value_tensor(v, 0, buf, &t, err);
+		if (rc < 0 && rc != ETC_ERR_UNSUPPORTED)
+			return rc;
 		etc_sbuf_puts(b, "Tensor ");
 		tensor_text(b, &t, max_values, cache);
 		return 0;
@@ -194,7 +264,9 @@ int etc_value_text_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf
 		etc_sbuf_printf(b, "TensorList of %u", v->tensor_count);
 		for (uint32_t i = 0; i < v->tensor_count; i++) {
 			etc_tensor t;
-			ETC_TRY(etc_value_tensor(v, i, buf, &t, err));
+			int rc = etc_value_tensor(v, i, buf, &t, err);
+			if (rc < 0 && rc != ETC_ERR_UNSUPPORTED)
+				return rc;
 			etc_sbuf_printf(b, "\n        [%u] ", i);
 			tensor_text(b, &t, max_values, cache);
 		}

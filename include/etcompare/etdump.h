@@ -41,6 +41,8 @@ ETC_API void etc_etdump_free(etc_etdump *dump);
 ETC_API const char *etc_etdump_name(const etc_etdump *dump);
 /** True when the file carried a 4-byte size prefix. */
 ETC_API bool etc_etdump_size_prefixed(const etc_etdump *dump);
+/** Bytes after the buffer a size prefix announced (0 for plain buffers). */
+ETC_API uint64_t etc_etdump_trailing_bytes(const etc_etdump *dump);
 /** ETDump.version (0 when absent). */
 ETC_API uint32_t etc_etdump_version(const etc_etdump *dump);
 /** Total number of events over all runs. */

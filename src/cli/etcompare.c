@@ -94,7 +94,9 @@ static int value_opt(int argc, char **argv, int *i, const char *name, const char
 	}
 	if (a[n] != '\0')
 		return 0;
-	if (*i + 1 >= argc)
+	/* A following option is not a value: "--tsv --strict" is a missing value,
+	 * not a file named "--strict" (use --tsv=--strict for that). */
+	if (*i + 1 >= argc || (argv[*i + 1][0] == '-' && argv[*i + 1][1] == '-'))
 		return -1;
 	*out = argv[++*i];
 	return 1;
@@ -248,6 +250,12 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (!a.etdump && !a.example && !a.etrecord) {
+		/* Only a bare `etcompare` shows the example: with other options the
+		 * user forgot --etdump, and writing the example's table into their
+		 * --tsv file would be a silent wrong answer. */
+		if (argc > 1)
+			return usage_error("%s", "no --etdump given (use --example for the bundled "
+			                         "example)");
 		fprintf(stderr, "etcompare: no --etdump given: showing the bundled example "
 		                "(see etcompare --help)\n");
 		a.example = true;
@@ -325,6 +333,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
 		goto out;
 	}
+	if (etc_etdump_trailing_bytes(dump))
+		fprintf(stderr,
+		        "etcompare: warning: %s: %llu bytes after the size-prefixed ETDump are "
+		        "ignored\n",
+		        etc_etdump_name(dump), (unsigned long long)etc_etdump_trailing_bytes(dump));
+	if (etc_inspector_block_count(insp) == 0)
+		fprintf(stderr, "etcompare: note: %s has no run with events: the table is empty\n",
+		        etc_etdump_name(dump));
 	for (size_t i = 0; i < etc_inspector_warning_count(insp); i++) {
 		if (i == 20) {
 			fprintf(stderr,
