@@ -348,22 +348,29 @@ static int cell_kind_for_type(const cell *c)
 	return c->kind;
 }
 
-static void hline(FILE *f, const colinfo *cols, size_t n, const char *l, const char *fill,
-                  const char *mid, const char *r)
+/* Builds a rule line ("╞════╪═══╡") once; rows reuse it. */
+static void rule(etc_sbuf *out, const colinfo *cols, size_t n, const char *l, const char *fill,
+                 const char *mid, const char *r)
 {
-	fputs(l, f);
+	etc_sbuf_reset(out);
+	etc_sbuf_puts(out, l);
 	for (size_t i = 0; i < n; i++) {
 		for (size_t k = 0; k < cols[i].width + 2; k++)
-			fputs(fill, f);
-		fputs(i + 1 < n ? mid : r, f);
+			etc_sbuf_puts(out, fill);
+		etc_sbuf_puts(out, i + 1 < n ? mid : r);
 	}
-	fputc('\n', f);
+	etc_sbuf_puts(out, "\n");
 }
 
 static void pad(FILE *f, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		fputc(' ', f);
+	static const char spaces[64] =
+	    "                                                                ";
+	while (n) {
+		size_t k = n < sizeof spaces ? n : sizeof spaces;
+		fwrite(spaces, 1, k, f);
+		n -= k;
+	}
 }
 
 static bool numeric(int kind)
@@ -437,37 +444,42 @@ int etc_report_table(FILE *f, const etc_inspector *insp, const etc_report_option
 		}
 		nrows++;
 	}
-	/* Pass 2: the most decimals of each numeric column. */
-	c = (row_ctx){insp, opt, 0, 0, 0, c.metadata_column, false};
-	while (next_row(&c, cells, &n))
-		for (size_t i = 0; i < ncols; i++) {
-			render_cell(&cells[i], cols[i].kind, &txt);
-			if (numeric(cols[i].kind) && txt.len) {
-				int d = afterpoint(txt.p, txt.len, looks_int(txt.p, txt.len));
-				if (d > cols[i].maxdec)
-					cols[i].maxdec = d;
-			}
-		}
-	/* Pass 3: widths, numbers padded to the common decimal point. */
+	/* Pass 2: widths. A number padded to the common decimal point is
+	 * (width - its decimals) + the column's most decimals wide, so one pass
+	 * can track both maxima. */
+	long intw[MAXCOLS];
+	for (size_t i = 0; i < ncols; i++)
+		intw[i] = -1;
 	c = (row_ctx){insp, opt, 0, 0, 0, c.metadata_column, false};
 	while (next_row(&c, cells, &n))
 		for (size_t i = 0; i < ncols; i++) {
 			render_cell(&cells[i], cols[i].kind, &txt);
 			size_t w = width(txt.p ? txt.p : "", txt.len);
-			if (numeric(cols[i].kind) && txt.len)
-				w +=
-				    (size_t)(cols[i].maxdec -
-				             afterpoint(txt.p, txt.len, looks_int(txt.p, txt.len)));
-			if (w > cols[i].maxw)
+			if (numeric(cols[i].kind) && txt.len) {
+				int d = afterpoint(txt.p, txt.len, looks_int(txt.p, txt.len));
+				if (d > cols[i].maxdec)
+					cols[i].maxdec = d;
+				if ((long)w - d > intw[i])
+					intw[i] = (long)w - d;
+			} else if (w > cols[i].maxw) {
 				cols[i].maxw = w;
+			}
 		}
+	for (size_t i = 0; i < ncols; i++)
+		if (intw[i] >= 0 && (size_t)(intw[i] + cols[i].maxdec) > cols[i].maxw)
+			cols[i].maxw = (size_t)(intw[i] + cols[i].maxdec);
 	for (size_t i = 0; i < ncols; i++) {
 		size_t minw = width(hdr[i].p ? hdr[i].p : "", hdr[i].len) + 2;
 		cols[i].width = cols[i].maxw > minw ? cols[i].maxw : minw;
 	}
 
-	/* Pass 4: print. */
-	hline(f, cols, ncols, "╒", "═", "╤", "╕");
+	/* Pass 3: print. */
+	etc_sbuf top = {0}, head = {0}, between = {0}, bottom = {0};
+	rule(&top, cols, ncols, "╒", "═", "╤", "╕");
+	rule(&head, cols, ncols, "╞", "═", "╪", "╡");
+	rule(&between, cols, ncols, "├", "─", "┼", "┤");
+	rule(&bottom, cols, ncols, "╘", "═", "╧", "╛");
+	fwrite(top.p, 1, top.len, f);
 	fputs("│", f);
 	for (size_t i = 0; i < ncols; i++) {
 		fputc(' ', f);
@@ -478,9 +490,9 @@ int etc_report_table(FILE *f, const etc_inspector *insp, const etc_report_option
 	c = (row_ctx){insp, opt, 0, 0, 0, c.metadata_column, false};
 	size_t r = 0;
 	if (nrows == 0)
-		hline(f, cols, ncols, "╘", "═", "╧", "╛");
+		fwrite(bottom.p, 1, bottom.len, f);
 	else
-		hline(f, cols, ncols, "╞", "═", "╪", "╡");
+		fwrite(head.p, 1, head.len, f);
 	while (next_row(&c, cells, &n)) {
 		fputs("│", f);
 		for (size_t i = 0; i < ncols; i++) {
@@ -490,11 +502,13 @@ int etc_report_table(FILE *f, const etc_inspector *insp, const etc_report_option
 			fputs(" │", f);
 		}
 		fputc('\n', f);
-		if (++r < nrows)
-			hline(f, cols, ncols, "├", "─", "┼", "┤");
-		else
-			hline(f, cols, ncols, "╘", "═", "╧", "╛");
+		const etc_sbuf *line = ++r < nrows ? &between : &bottom;
+		fwrite(line->p, 1, line->len, f);
 	}
+	etc_sbuf_free(&top);
+	etc_sbuf_free(&head);
+	etc_sbuf_free(&between);
+	etc_sbuf_free(&bottom);
 	cells_free(bufs, MAXCOLS);
 	cells_free(hdr, MAXCOLS);
 	etc_sbuf_free(&txt);
