@@ -13,6 +13,7 @@
 #include "fmt.h"
 #include "jsonscan.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 #define EDGE_OPS  "executorch.exir.dialects.edge.ops."
@@ -172,8 +173,10 @@ static int parse_metadata(ctx *c, etc_graph_node *nd, size_t i)
 			memcpy(buf, c->j.s, c->j.len);
 			buf[c->j.len] = '\0';
 			char *end;
+			errno = 0;
 			long long v = strtoll(buf, &end, 10);
-			if (*end || v < 0 || buf[0] == '-' || buf[0] == '+' || buf[0] == ' ')
+			if (*end || v < 0 || errno || buf[0] == '-' || buf[0] == '+' ||
+			    buf[0] == ' ')
 				return etc_jscan_fail(&c->j,
 				                      "node %zu: debug_handle \"%s\" is not a "
 				                      "non-negative integer",

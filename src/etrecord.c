@@ -183,12 +183,21 @@ static int shape_error(etc_etrecord *r, const char *member, const char *what, et
 	return etc_fail(err, ETC_ERR_FORMAT, r->name, -1, "member %s: %s", member, what);
 }
 
-/* Instruction ids are JSON object keys: decimal int32. */
+/*
+ * Instruction ids are JSON object keys written as str(int): canonical
+ * decimal int32 only. strtoll alone would also take " 5", "+5" and "07",
+ * keys that upstream's lookup by str(instruction_id) never finds.
+ */
 static bool parse_instr(const char *key, int32_t *out)
 {
-	char *end;
-	long long v = strtoll(key, &end, 10);
-	if (!*key || *end || v < 0 || v > INT32_MAX)
+	size_t n = strlen(key);
+	if (n == 0 || n > 10 || (key[0] == '0' && n > 1))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (key[i] < '0' || key[i] > '9')
+			return false;
+	long long v = strtoll(key, NULL, 10);
+	if (v > INT32_MAX)
 		return false;
 	*out = (int32_t)v;
 	return true;
@@ -778,8 +787,10 @@ size_t etc_etrecord_debug_handles(const etc_etrecord *r, size_t m, int32_t instr
 		return 0;
 	const method *me = &r->methods[m];
 	handle_entry key = {instr, 0, NULL};
-	const handle_entry *h =
-	    bsearch(&key, me->handles, me->handle_count, sizeof key, cmp_handle_entry);
+	/* bsearch's base must not be NULL, even for zero entries (absent map) */
+	const handle_entry *h = me->handle_count ? bsearch(&key, me->handles, me->handle_count,
+	                                                   sizeof key, cmp_handle_entry)
+	                                         : NULL;
 	if (!h)
 		return 0;
 	*found = true;
@@ -795,7 +806,9 @@ const etc_delegate_info *etc_etrecord_delegate(const etc_etrecord *r, size_t m, 
 	delegate_entry key;
 	key.instr = instr;
 	const delegate_entry *d =
-	    bsearch(&key, me->delegates, me->delegate_count, sizeof key, cmp_delegate_entry);
+	    me->delegate_count
+	        ? bsearch(&key, me->delegates, me->delegate_count, sizeof key, cmp_delegate_entry)
+	        : NULL;
 	return d ? &d->info : NULL;
 }
 
@@ -805,7 +818,9 @@ int64_t etc_etrecord_num_outputs(const etc_etrecord *r, size_t m, int32_t instr)
 		return -1;
 	const method *me = &r->methods[m];
 	outs_entry key = {instr, 0};
-	const outs_entry *o = bsearch(&key, me->outs, me->outs_count, sizeof key, cmp_outs_entry);
+	const outs_entry *o =
+	    me->outs_count ? bsearch(&key, me->outs, me->outs_count, sizeof key, cmp_outs_entry)
+	                   : NULL;
 	return o ? o->n : -1;
 }
 

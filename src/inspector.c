@@ -1027,32 +1027,47 @@ static bool is_framework_event(etc_str name)
 	return false;
 }
 
-/* delegate_map[...]["delegate_map"][id]: exact key, then upstream's fallback
- * of the last key that is a substring of the id. */
+/*
+ * delegate_map[...]["delegate_map"][id], as upstream resolves it: a direct
+ * lookup with the id itself, and when that misses, the last key (in map
+ * order) that is a substring of str(id). JSON keys are strings, so the direct
+ * lookup can only hit for string ids; int ids always take the second rule
+ * (in which their exact key is one of the substrings).
+ */
+static bool contains(const char *hay, size_t n, const char *needle)
+{
+	size_t k = strlen(needle);
+	if (k > n)
+		return false;
+	for (size_t i = 0; i + k <= n; i++)
+		if (memcmp(hay + i, needle, k) == 0)
+			return true;
+	return false;
+}
+
 static size_t delegate_handles(const etc_delegate_info *d, const etc_inspector_event *ev,
                                const int64_t **out)
 {
-	char id[32];
-	const char *want;
+	char num[16];
+	const char *id;
+	size_t len;
 	if (ev->delegate_debug_id_int != -1) {
-		snprintf(id, sizeof id, "%d", ev->delegate_debug_id_int);
-		want = id;
+		len = (size_t)snprintf(num, sizeof num, "%d", ev->delegate_debug_id_int);
+		id = num;
 	} else {
-		snprintf(
-		    id, sizeof id, "%.*s",
-		    (int)(ev->delegate_debug_id_str.len < 31 ? ev->delegate_debug_id_str.len : 31),
-		    ev->delegate_debug_id_str.ptr);
-		want = id;
+		id = ev->delegate_debug_id_str.ptr;
+		len = ev->delegate_debug_id_str.len;
 	}
-	for (size_t i = 0; i < d->id_count; i++)
-		if (strcmp(d->ids[i], want) == 0) {
-			*out = d->handles[i];
-			return d->handle_counts[i];
-		}
 	size_t n = 0;
 	*out = NULL;
+	if (ev->delegate_debug_id_int == -1)
+		for (size_t i = 0; i < d->id_count; i++)
+			if (strlen(d->ids[i]) == len && memcmp(d->ids[i], id, len) == 0) {
+				*out = d->handles[i];
+				return d->handle_counts[i];
+			}
 	for (size_t i = 0; i < d->id_count; i++)
-		if (*d->ids[i] && strstr(want, d->ids[i])) {
+		if (contains(id, len, d->ids[i])) {
 			*out = d->handles[i];
 			n = d->handle_counts[i];
 		}

@@ -13,10 +13,17 @@ int etc_report_graph(FILE *f, const etc_etrecord *rec, const char *method, etc_e
 	int m = etc_etrecord_method_index(rec, method ? method : "forward");
 	if (m < 0 && !method && etc_etrecord_method_count(rec) == 1)
 		m = 0;
-	if (m < 0)
+	if (m < 0) {
+		char list[256] = "";
+		for (size_t i = 0; i < etc_etrecord_method_count(rec); i++) {
+			size_t l = strlen(list);
+			snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "",
+			         etc_etrecord_method(rec, i));
+		}
 		return etc_fail(err, ETC_ERR_USAGE, etc_etrecord_name(rec), -1,
-		                "the ETRecord has no Edge program for method \"%s\"",
-		                method ? method : "forward");
+		                "the ETRecord has no Edge program for method \"%s\" (it has: %s)",
+		                method ? method : "forward", *list ? list : "none");
+	}
 	size_t n = etc_etrecord_node_count(rec, (size_t)m);
 	fprintf(f, "Edge program \"%s\" (%zu nodes)%s\n", etc_etrecord_method(rec, (size_t)m), n,
 	        etc_etrecord_is_legacy(rec) ? ", single-program ETRecord layout" : "");
