@@ -63,7 +63,16 @@ static void pytensor_line(FILE *f, const etc_pytensor *pt, uint32_t max_values)
 	}
 	double mn = INFINITY, mx = -INFINITY, sum = 0;
 	uint64_t nan = 0;
-	for (uint64_t i = 0; i < t->numel; i++) {
+	if (t->data) {
+		/* contiguous: the vectorized summary of the debug buffer applies */
+		etc_tensor_summary s;
+		etc_tensor_summarize(t, &s);
+		mn = s.min;
+		mx = s.max;
+		nan = s.nan_count;
+		sum = s.mean * (double)(t->numel - nan);
+	}
+	for (uint64_t i = 0; !t->data && i < t->numel; i++) {
 		double v = etc_pytensor_get(pt, i);
 		if (isnan(v)) {
 			nan++;
