@@ -13,6 +13,7 @@
 #include "etdump.h"
 #include "etrecord.h"
 #include "inspector.h"
+#include "npz.h"
 #include "report.h"
 #include "tensor.h"
 #include "torchsave.h"
