@@ -91,12 +91,19 @@ static int render(ctx *c, etc_jtok t, bool bare_string)
 				break;
 			bool is_name =
 			    etc_jscan_key_is(&c->j, "name") || etc_jscan_key_is(&c->j, "as_name");
+			bool is_none = etc_jscan_key_is(&c->j, "as_none");
 			ETC_TRY(etc_jscan_next(&c->j, &t));
 			if (shown || t == ETC_J_NULL) {
 				ETC_TRY(etc_jscan_skip(&c->j, t));
 				continue;
 			}
-			ETC_TRY(render(c, t, is_name));
+			if (is_none) {
+				/* as_none holds a placeholder ([] or true): the value is None */
+				ETC_TRY(etc_jscan_skip(&c->j, t));
+				put_limited(&c->args, "None", 4);
+			} else {
+				ETC_TRY(render(c, t, is_name));
+			}
 			shown = true;
 		}
 		if (!shown)
@@ -106,6 +113,25 @@ static int render(ctx *c, etc_jtok t, bool bare_string)
 	default:
 		return etc_jscan_fail(&c->j, "a value expected");
 	}
+}
+
+/*
+ * The op name the Inspector shows (upstream: target.__name__): edge ops keep
+ * their namespace ("aten.mul.Tensor"), torch ops drop it ("mul.Tensor"),
+ * higher-order ops are their bare name ("executorch_call_delegate").
+ */
+static const char *short_op(const char *t)
+{
+	static const char *const prefixes[] = {EDGE_OPS, "torch.ops.higher_order."};
+	for (size_t i = 0; i < 2; i++)
+		if (strncmp(t, prefixes[i], strlen(prefixes[i])) == 0)
+			return t + strlen(prefixes[i]);
+	if (strncmp(t, "torch.ops.", 10) == 0) {
+		const char *ns_end = strchr(t + 10, '.');
+		if (ns_end && ns_end[1])
+			return ns_end + 1;
+	}
+	return t;
 }
 
 /* Skips a value, remembering the first string under a "name" key. */
@@ -264,9 +290,7 @@ static int parse_node(ctx *c, etc_graph_node *nd, size_t i)
 	nd->name = name            ? name
 	           : c->first_name ? c->first_name
 	                           : etc_arena_strdup(c->a, fallback, strlen(fallback));
-	nd->op = strncmp(nd->target, EDGE_OPS, strlen(EDGE_OPS)) == 0
-	             ? nd->target + strlen(EDGE_OPS)
-	             : nd->target;
+	nd->op = short_op(nd->target);
 	nd->inputs = etc_arena_strdup(c->a, c->args.p ? c->args.p : "", c->args.len);
 	if (!nd->stack_trace)
 		nd->stack_trace = "";

@@ -49,6 +49,7 @@ typedef struct node_ref {
 
 typedef struct method {
 	const char *name;
+	const char *program_member; /* NULL when only the maps name this method */
 	etc_graph_node *nodes;
 	size_t node_count;
 	int64_t *handle_keys;                /* sorted debug handles of operator nodes ... */
@@ -75,6 +76,11 @@ struct etc_etrecord {
 	const char **graphs;
 	size_t graph_count;
 	etc_torchsave *reference_outputs, *representative_inputs;
+	const char *warnings[8];
+	size_t warning_count;
+	/* graph_map programs parsed on request (etc_etrecord_graph_nodes) */
+	etc_graph_node **graph_nodes;
+	size_t *graph_node_counts;
 };
 
 /* --- small helpers -------------------------------------------------------- */
@@ -288,7 +294,16 @@ static int each_method(etc_etrecord *r, json_t *j, const char *member, bool leaf
 	}
 	method *m;
 	if (flat) {
-		ETC_TRY(add_method(r, "forward", 7, &m, err));
+		/* older records: the maps of the one program (upstream: "forward") */
+		const char *only = NULL;
+		size_t programs = 0;
+		for (size_t i = 0; i < r->method_count; i++)
+			if (r->methods[i].program_member) {
+				programs++;
+				only = r->methods[i].name;
+			}
+		const char *target = programs == 1 ? only : "forward";
+		ETC_TRY(add_method(r, target, strlen(target), &m, err));
 		return fn(r, m, j, member, err);
 	}
 	json_object_foreach(j, key, v)
@@ -588,6 +603,13 @@ static int load(etc_etrecord *r, const uint8_t *data, size_t size, etc_error *er
 		if (strcmp(nm, EDGE_MEMBER) == 0) {
 			r->legacy = true;
 			ETC_TRY(add_method(r, "forward", 7, &m, err));
+			if (m->program_member)
+				return etc_fail(
+				    err, ETC_ERR_FORMAT, r->name, -1,
+				    "two Edge programs for method \"forward\": members %s "
+				    "and %s",
+				    m->program_member, nm);
+			m->program_member = e->name;
 			ETC_TRY(load_program(r, m, nm, err));
 		} else if (strncmp(nm, EDGE_MEMBER "/", strlen(EDGE_MEMBER) + 1) == 0) {
 			const char *mn = nm + strlen(EDGE_MEMBER) + 1;
@@ -595,6 +617,12 @@ static int load(etc_etrecord *r, const uint8_t *data, size_t size, etc_error *er
 				return etc_fail(err, ETC_ERR_FORMAT, r->name, -1,
 				                "member %s: empty method name", nm);
 			ETC_TRY(add_method(r, mn, strlen(mn), &m, err));
+			if (m->program_member)
+				return etc_fail(
+				    err, ETC_ERR_FORMAT, r->name, -1,
+				    "two Edge programs for method \"%s\": members %s and %s", mn,
+				    m->program_member, nm);
+			m->program_member = e->name;
 			ETC_TRY(load_program(r, m, nm, err));
 		} else if (strchr(nm, '/') && nm[strlen(nm) - 1] != '/') {
 			r->graphs[r->graph_count] = dup(r, nm);
@@ -630,8 +658,23 @@ static int load(etc_etrecord *r, const uint8_t *data, size_t size, etc_error *er
 		if (!r->export_graph_id)
 			return nomem(r, err);
 	}
-	ETC_TRY(load_torchsave(r, "reference_outputs", &r->reference_outputs, err));
-	ETC_TRY(load_torchsave(r, "representative_inputs", &r->representative_inputs, err));
+	static const char *const saves[] = {"reference_outputs", "representative_inputs"};
+	etc_torchsave **dst[] = {&r->reference_outputs, &r->representative_inputs};
+	for (size_t i = 0; i < 2; i++) {
+		etc_error local;
+		int rc = load_torchsave(r, saves[i], dst[i], &local);
+		if (rc == ETC_ERR_UNSUPPORTED) {
+			/* The graph and maps are still worth reading. */
+			if (r->warning_count < sizeof r->warnings / sizeof r->warnings[0])
+				r->warnings[r->warning_count++] = dup(r, local.message);
+			continue;
+		}
+		if (rc < 0) {
+			if (err)
+				*err = local;
+			return rc;
+		}
+	}
 	return 0;
 }
 
@@ -684,6 +727,62 @@ int etc_etrecord_wrap(etc_etrecord **out, const void *data, size_t len, const ch
 		return rc;
 	}
 	*out = r;
+	return 0;
+}
+
+size_t etc_etrecord_warning_count(const etc_etrecord *r)
+{
+	return r->warning_count;
+}
+
+const char *etc_etrecord_warning(const etc_etrecord *r, size_t i)
+{
+	return i < r->warning_count ? r->warnings[i] : NULL;
+}
+
+bool etc_etrecord_has_program(const etc_etrecord *r, size_t m)
+{
+	return m < r->method_count && r->methods[m].program_member != NULL;
+}
+
+int etc_etrecord_graph_nodes(etc_etrecord *r, const char *name, const etc_graph_node **nodes,
+                             size_t *count, etc_error *err)
+{
+	*nodes = NULL;
+	*count = 0;
+	size_t g;
+	for (g = 0; g < r->graph_count; g++)
+		if (strcmp(r->graphs[g], name) == 0)
+			break;
+	if (g == r->graph_count)
+		return etc_fail(err, ETC_ERR_USAGE, r->name, -1, "the ETRecord has no graph \"%s\"",
+		                name);
+	if (!r->graph_nodes) {
+		r->graph_nodes = etc_arena_alloc(&r->arena, r->graph_count, sizeof *r->graph_nodes);
+		r->graph_node_counts =
+		    etc_arena_alloc(&r->arena, r->graph_count, sizeof *r->graph_node_counts);
+		if (!r->graph_nodes || !r->graph_node_counts)
+			return nomem(r, err);
+	}
+	if (!r->graph_nodes[g]) {
+		const etc_zip_entry *e = etc_zip_find(r->zip, name);
+		const uint8_t *data;
+		size_t size;
+		int64_t at;
+		ETC_TRY(etc_zip_read(r->zip, e, &data, &size, &at, err));
+		ETC_TRY(etc_edge_program_parse(&r->arena, (const char *)data, size, r->name, name,
+		                               at, &r->graph_nodes[g], &r->graph_node_counts[g],
+		                               err));
+		for (size_t i = 0; i < r->graph_node_counts[g]; i++) {
+			etc_graph_node *nd = &r->graph_nodes[g][i];
+			nd->source_line = source_line(r, nd->stack_trace);
+			if (!nd->source_line)
+				return nomem(r, err);
+			ETC_TRY(decode_modules(r, nd, err));
+		}
+	}
+	*nodes = r->graph_nodes[g];
+	*count = r->graph_node_counts[g];
 	return 0;
 }
 

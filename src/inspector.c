@@ -1091,9 +1091,16 @@ static int attach_nodes(etc_inspector *in, const etc_etrecord *rec, size_t m,
 	for (uint32_t k = 0; k < ev->debug_handle_count; k++) {
 		const etc_graph_node *const *nodes;
 		size_t n = etc_etrecord_nodes_for_handle(rec, m, ev->debug_handles[k], &nodes);
-		for (size_t i = 0; i < n; i++)
-			out[at++] = nodes[i];
+		for (size_t i = 0; i < n; i++) {
+			/* a handle listed twice names its nodes once */
+			bool seen = false;
+			for (size_t j = 0; j < at && !seen; j++)
+				seen = out[j] == nodes[i];
+			if (!seen)
+				out[at++] = nodes[i];
+		}
 	}
+	total = at;
 	ev->nodes = out;
 	ev->node_count = (uint32_t)total;
 	return 0;
@@ -1105,8 +1112,17 @@ int etc_inspector_link(etc_inspector *in, const etc_etrecord *rec, const char *m
 	if (!in || !rec)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_inspector_link: NULL argument");
 	int m = etc_etrecord_method_index(rec, method ? method : "forward");
-	if (m < 0 && !method && etc_etrecord_method_count(rec) == 1)
-		m = 0;
+	if (!method && (m < 0 || !etc_etrecord_has_program(rec, (size_t)m))) {
+		/* no "forward" program: the record's only program, if it has one */
+		int only = -1, programs = 0;
+		for (size_t i = 0; i < etc_etrecord_method_count(rec); i++)
+			if (etc_etrecord_has_program(rec, i))
+				only = (int)i, programs++;
+		if (programs == 1)
+			m = only;
+		else if (m < 0 && etc_etrecord_method_count(rec) == 1)
+			m = 0;
+	}
 	if (m < 0) {
 		char list[256] = "";
 		for (size_t i = 0; i < etc_etrecord_method_count(rec); i++) {
@@ -1120,6 +1136,25 @@ int etc_inspector_link(etc_inspector *in, const etc_etrecord *rec, const char *m
 	}
 	bool has_map = etc_etrecord_has_handle_map(rec, (size_t)m);
 	size_t with_id = 0, resolved = 0;
+	/* Linking again replaces what an earlier call attached. */
+	for (size_t b = 0; b < in->nblocks; b++) {
+		etc_inspector_event *evs = (etc_inspector_event *)in->blocks[b].events;
+		for (size_t e = 0; e < in->blocks[b].event_count; e++) {
+			evs[e].debug_handles = NULL;
+			evs[e].debug_handle_count = 0;
+			evs[e].nodes = NULL;
+			evs[e].node_count = 0;
+			evs[e].delegate_backend_name = NULL;
+			evs[e].num_outputs = -1;
+		}
+	}
+	in->rec = NULL;
+	in->rec_method = NULL;
+	if (!etc_etrecord_has_program(rec, (size_t)m))
+		warn(in,
+		     "the ETRecord has no Edge program for method \"%s\": events get debug "
+		     "handles but no op types, stack traces or modules",
+		     etc_etrecord_method(rec, (size_t)m));
 	for (size_t b = 0; b < in->nblocks; b++) {
 		etc_event_block *blk = &in->blocks[b];
 		etc_inspector_event *evs = (etc_inspector_event *)blk->events;

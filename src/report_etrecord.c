@@ -8,27 +8,10 @@
 
 #include <math.h>
 
-int etc_report_graph(FILE *f, const etc_etrecord *rec, const char *method, etc_error *err)
+static void graph_lines(FILE *f, const etc_graph_node *nodes, size_t n)
 {
-	int m = etc_etrecord_method_index(rec, method ? method : "forward");
-	if (m < 0 && !method && etc_etrecord_method_count(rec) == 1)
-		m = 0;
-	if (m < 0) {
-		char list[256] = "";
-		for (size_t i = 0; i < etc_etrecord_method_count(rec); i++) {
-			size_t l = strlen(list);
-			snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "",
-			         etc_etrecord_method(rec, i));
-		}
-		return etc_fail(err, ETC_ERR_USAGE, etc_etrecord_name(rec), -1,
-		                "the ETRecord has no Edge program for method \"%s\" (it has: %s)",
-		                method ? method : "forward", *list ? list : "none");
-	}
-	size_t n = etc_etrecord_node_count(rec, (size_t)m);
-	fprintf(f, "Edge program \"%s\" (%zu nodes)%s\n", etc_etrecord_method(rec, (size_t)m), n,
-	        etc_etrecord_is_legacy(rec) ? ", single-program ETRecord layout" : "");
 	for (size_t i = 0; i < n; i++) {
-		const etc_graph_node *nd = etc_etrecord_node(rec, (size_t)m, i);
+		const etc_graph_node *nd = &nodes[i];
 		fprintf(f, "  %4zu  %s = %s(%s)", i, nd->name, nd->op, nd->inputs);
 		if (nd->debug_handle >= 0)
 			fprintf(f, "  debug_handle=%lld", (long long)nd->debug_handle);
@@ -38,6 +21,52 @@ int etc_report_graph(FILE *f, const etc_etrecord *rec, const char *method, etc_e
 			fprintf(f, "  [%s]", nd->modules[nd->module_depth - 1].path);
 		fputc('\n', f);
 	}
+}
+
+int etc_report_graph(FILE *f, etc_etrecord *rec, const char *method, etc_error *err)
+{
+	int m = etc_etrecord_method_index(rec, method ? method : "forward");
+	if (!method && (m < 0 || !etc_etrecord_has_program(rec, (size_t)m))) {
+		int only = -1, programs = 0;
+		for (size_t i = 0; i < etc_etrecord_method_count(rec); i++)
+			if (etc_etrecord_has_program(rec, i))
+				only = (int)i, programs++;
+		if (programs == 1)
+			m = only;
+	}
+	if (m < 0 && method) {
+		/* a graph_map program, e.g. "aten_dialect_output/forward" */
+		for (size_t g = 0; g < etc_etrecord_graph_count(rec); g++) {
+			if (strcmp(etc_etrecord_graph_name(rec, g), method) != 0)
+				continue;
+			const etc_graph_node *nodes;
+			size_t n;
+			ETC_TRY(etc_etrecord_graph_nodes(rec, method, &nodes, &n, err));
+			fprintf(f, "Graph \"%s\" (%zu nodes)\n", method, n);
+			graph_lines(f, nodes, n);
+			return ferror(f)
+			           ? etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the graph")
+			           : 0;
+		}
+	}
+	if (m < 0 || !etc_etrecord_has_program(rec, (size_t)m)) {
+		char list[512] = "";
+		size_t l = 0;
+		for (size_t i = 0; i < etc_etrecord_method_count(rec) && l < sizeof list; i++)
+			if (etc_etrecord_has_program(rec, i))
+				l += (size_t)snprintf(list + l, sizeof list - l, "%s%s",
+				                      l ? ", " : "", etc_etrecord_method(rec, i));
+		for (size_t g = 0; g < etc_etrecord_graph_count(rec) && l < sizeof list; g++)
+			l += (size_t)snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "",
+			                      etc_etrecord_graph_name(rec, g));
+		return etc_fail(err, ETC_ERR_USAGE, etc_etrecord_name(rec), -1,
+		                "the ETRecord has no Edge program or graph \"%s\" (it has: %s)",
+		                method ? method : "forward", *list ? list : "none");
+	}
+	size_t n = etc_etrecord_node_count(rec, (size_t)m);
+	fprintf(f, "Edge program \"%s\" (%zu nodes)%s\n", etc_etrecord_method(rec, (size_t)m), n,
+	        etc_etrecord_is_legacy(rec) ? ", single-program ETRecord layout" : "");
+	graph_lines(f, n ? etc_etrecord_node(rec, (size_t)m, 0) : NULL, n);
 	size_t g = etc_etrecord_graph_count(rec);
 	if (g) {
 		fprintf(f, "Other graphs (graph_map):");
@@ -48,6 +77,33 @@ int etc_report_graph(FILE *f, const etc_etrecord *rec, const char *method, etc_e
 	if (ferror(f))
 		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the graph");
 	return 0;
+}
+
+/* Byte address of flat element i of a (possibly strided) torch tensor. */
+static const uint8_t *element_at(const etc_pytensor *pt, uint64_t i)
+{
+	const etc_tensor *t = &pt->tensor;
+	int64_t off = pt->storage_offset;
+	for (uint32_t k = t->ndim; k-- > 0;) {
+		int64_t size = etc_tensor_size(t, k);
+		off += (int64_t)(i % (uint64_t)size) * etc_tensor_stride(t, k);
+		i /= (uint64_t)size;
+	}
+	return pt->storage + (size_t)off * etc_scalar_type_size(t->scalar_type);
+}
+
+/* Integers exactly (int64 beyond 2^53 too), bools as Python writes them. */
+static void element(FILE *f, const etc_pytensor *pt, uint64_t i)
+{
+	int st = pt->tensor.scalar_type;
+	if (st == ETC_LONG)
+		fprintf(f, "%lld", (long long)(int64_t)etc_le64(element_at(pt, i)));
+	else if (st == ETC_UINT64)
+		fprintf(f, "%llu", (unsigned long long)etc_le64(element_at(pt, i)));
+	else if (st == ETC_BOOL)
+		fputs(*element_at(pt, i) ? "True" : "False", f);
+	else
+		fprintf(f, "%.6g", etc_pytensor_get(pt, i));
 }
 
 static void pytensor_line(FILE *f, const etc_pytensor *pt, uint32_t max_values)
@@ -82,18 +138,38 @@ static void pytensor_line(FILE *f, const etc_pytensor *pt, uint32_t max_values)
 		mx = v > mx ? v : mx;
 		sum += v;
 	}
-	if (nan == t->numel)
+	if (nan == t->numel) {
 		fprintf(f, "  all NaN");
-	else
+	} else if (t->scalar_type == ETC_LONG || t->scalar_type == ETC_UINT64) {
+		uint64_t lo = 0, hi = 0;
+		for (uint64_t i = 1; i < t->numel; i++) {
+			uint64_t a = etc_le64(element_at(pt, i)), l = etc_le64(element_at(pt, lo)),
+			         h = etc_le64(element_at(pt, hi));
+			bool s = t->scalar_type == ETC_LONG;
+			if (s ? (int64_t)a < (int64_t)l : a < l)
+				lo = i;
+			if (s ? (int64_t)a > (int64_t)h : a > h)
+				hi = i;
+		}
+		fputs("  min=", f);
+		element(f, pt, lo);
+		fputs(" max=", f);
+		element(f, pt, hi);
+		fprintf(f, " mean=%.6g", sum / (double)t->numel);
+	} else {
 		fprintf(f, "  min=%.6g max=%.6g mean=%.6g", mn, mx, sum / (double)(t->numel - nan));
+	}
 	if (nan)
 		fprintf(f, " nan=%llu", (unsigned long long)nan);
 	if (!pt->contiguous)
 		fputs(" (strided view)", f);
 	fputs("  [", f);
 	uint64_t n = t->numel < max_values ? t->numel : max_values;
-	for (uint64_t i = 0; i < n; i++)
-		fprintf(f, i ? ", %.6g" : "%.6g", etc_pytensor_get(pt, i));
+	for (uint64_t i = 0; i < n; i++) {
+		if (i)
+			fputs(", ", f);
+		element(f, pt, i);
+	}
 	if (t->numel > n)
 		fprintf(f, ", ... (%llu more)", (unsigned long long)(t->numel - n));
 	fputs("]\n", f);

@@ -597,3 +597,8 @@ void etc_report_options_init(etc_report_options *opt)
 	opt->include_delegate_debug_data = false;
 	opt->max_values = 8;
 }
+
+void etc_format_double(char buf[40], double v)
+{
+	etc_fmt_repr(buf, v);
+}

@@ -658,6 +658,7 @@ def g6(v):
 
 
 def ref_line(label, dtype, shape, values, strided=False, maxv=8):
+    """Integers print exactly (int64 beyond 2^53 too), bools as True/False."""
     s = f"  {label}: Tensor {dtype} [{', '.join(str(x) for x in shape)}]"
     if not values:
         return s + "  (empty)"
@@ -665,10 +666,19 @@ def ref_line(label, dtype, shape, values, strided=False, maxv=8):
     total = 0.0
     for v in nums:
         total += v
-    s += f"  min={g6(min(nums))} max={g6(max(nums))} mean={g6(total / len(nums))}"
+    if dtype in ("int64", "uint64"):
+        lo, hi = str(min(values)), str(max(values))
+    else:
+        lo, hi = g6(min(nums)), g6(max(nums))
+    s += f"  min={lo} max={hi} mean={g6(total / len(nums))}"
     if strided:
         s += " (strided view)"
-    shown = ", ".join(g6(v) for v in nums[:maxv])
+
+    def show(v):
+        if dtype == "bool":
+            return "True" if v else "False"
+        return str(int(v)) if dtype in ("int64", "uint64") else g6(float(v))
+    shown = ", ".join(show(v) for v in values[:maxv])
     if len(nums) > maxv:
         shown += f", ... ({len(nums) - maxv} more)"
     return s + f"  [{shown}]"
@@ -893,12 +903,67 @@ def _():
             ok(not os.path.exists(marker), f"{tag}: the pickle was executed")
 
 
-@case("bad: reference_outputs as a raw pickle.dumps stream")
+@case("reference_outputs as upstream's pickle.dumps stream: a warning, the record still links")
 def _():
     raw = pickle.dumps({"forward": [[1.0, 2.0]]}, protocol=4)
-    p = bad("rawpickle", G.zip_bytes(members(reference_outputs=raw)), "reference_outputs",
-            "pickle.dumps")
-    ok("torch.save" in p.stderr, f"message: {p.stderr.strip()}")
+    rec = write("rawpickle.etrecord", G.zip_bytes(members(reference_outputs=raw)))
+    _, dump = main_inputs()
+    for argv in (["--etdump", dump, "--etrecord", rec], ["--etrecord", rec, "--graph"],
+                 ["--etrecord", rec, "--show-references"]):
+        p = run(argv)
+        expect_exit(p, 0, "etcompare: warning:", "reference_outputs", "pickle.dumps",
+                    "torch.save")
+    ok("reference_outputs: none in this ETRecord" in p.stdout, p.stdout[:300])
+
+
+@case("review fixes: duplicate programs, graph_map --graph, as_none, higher-order ops")
+def _():
+    prog = G.program([G.node("n1", "aten.relu.default", [("x", "arg0")], handle=1)])
+    dup = G.zip_bytes(members(programs={"forward": prog}) +
+                      [("edge_dialect_exported_program", json.dumps(prog).encode())])
+    p = run(["--etrecord", write("dup.etrecord", dup), "--graph"])
+    expect_exit(p, 3, "two Edge programs for method \"forward\"")
+    odd = G.program([
+        {"target": "aten.linear.default", "inputs": [{"name": "bias", "arg": {"as_none": []}},
+                                                     {"name": "w", "arg": {"as_none": True}}],
+         "outputs": [{"as_tensor": {"name": "lin"}}], "metadata": {"debug_handle": "1"}},
+        {"target": "torch.ops.higher_order.executorch_call_delegate", "inputs": [],
+         "outputs": [{"as_tensor": {"name": "call"}}], "metadata": {"debug_handle": "2"}},
+        {"target": "torch.ops.aten.mul.Tensor", "inputs": [],
+         "outputs": [{"as_tensor": {"name": "m"}}], "metadata": {}}])
+    rec = write("odd.etrecord", G.zip_bytes(members(
+        programs={"forward": odd}, graph_map={"aten_dialect_output/forward": prog})))
+    p = run(["--etrecord", rec, "--graph"])
+    expect_exit(p, 0)
+    ok("lin = aten.linear.default(bias=None, w=None)" in p.stdout, p.stdout)
+    ok("call = executorch_call_delegate()" in p.stdout, p.stdout)
+    ok("m = mul.Tensor()" in p.stdout, p.stdout)
+    p = run(["--etrecord", rec, "--graph", "aten_dialect_output/forward"])
+    expect_exit(p, 0)
+    ok(p.stdout.startswith('Graph "aten_dialect_output/forward" (1 nodes)') and
+       "n1 = aten.relu.default(x=arg0)  debug_handle=1" in p.stdout, p.stdout)
+    p = run(["--etrecord", rec, "--graph", "nope"])
+    expect_exit(p, 2, "forward", "aten_dialect_output/forward")
+
+
+@case("review fixes: flat maps follow the only program; --method selects --graph")
+def _():
+    dec = G.program([G.node("d1", "aten.tanh.default", [("x", "arg0")], handle=5)])
+    rec = write("flatdecode.etrecord", G.zip_bytes(members(
+        programs={"decode": dec}, debug_handle_map={"0": [5]}, delegate_map={})))
+    p = run(["--etrecord", rec, "--graph"])
+    expect_exit(p, 0)
+    ok(p.stdout.startswith('Edge program "decode" (1 nodes)'), p.stdout)
+    two = write("twoprog.etrecord", G.zip_bytes(members(
+        programs={"forward": G.program([G.node("f1", "aten.relu.default", handle=1)]),
+                  "decode": dec})))
+    p = run(["--etrecord", two, "--method", "decode", "--graph"])
+    expect_exit(p, 0)
+    ok(p.stdout.startswith('Edge program "decode"'), p.stdout)
+
+
+@case("bad: reference_outputs that is neither torch.save nor readable")
+def _():
     raw2 = pickle.dumps({"forward": [[1.0, 2.0]]}, protocol=2)
     bad("rawpickle2", G.zip_bytes(members(reference_outputs=raw2)), "reference_outputs")
     bad("emptyref", G.zip_bytes(members(reference_outputs=b"")), "reference_outputs")

@@ -79,15 +79,32 @@ ETC_API bool etc_etrecord_is_legacy(const etc_etrecord *rec);
 /** export_graph_id, or NULL when absent. */
 ETC_API const char *etc_etrecord_export_graph_id(const etc_etrecord *rec);
 
-/** Methods with an Edge program ("forward", ...), in member order. */
+/**
+ * Warnings found while reading (e.g. reference outputs stored in a format
+ * etcompare does not read); the record is usable.
+ */
+ETC_API size_t etc_etrecord_warning_count(const etc_etrecord *rec);
+ETC_API const char *etc_etrecord_warning(const etc_etrecord *rec, size_t i);
+
+/** Methods named by an Edge program or by the maps, in member order. */
 ETC_API size_t etc_etrecord_method_count(const etc_etrecord *rec);
 ETC_API const char *etc_etrecord_method(const etc_etrecord *rec, size_t i);
 /** Index of method `name`, or -1. */
 ETC_API int etc_etrecord_method_index(const etc_etrecord *rec, const char *name);
 
+/** True when method `m` has an Edge program (not only map entries). */
+ETC_API bool etc_etrecord_has_program(const etc_etrecord *rec, size_t m);
+
 /** Graph names of graph_map entries ("<name>/<method>" members), for --graph. */
 ETC_API size_t etc_etrecord_graph_count(const etc_etrecord *rec);
 ETC_API const char *etc_etrecord_graph_name(const etc_etrecord *rec, size_t i);
+
+/**
+ * The nodes of graph_map program `name` (an etc_etrecord_graph_name), parsed
+ * on the first request and kept. Not thread-safe on one record.
+ */
+ETC_API int etc_etrecord_graph_nodes(etc_etrecord *rec, const char *name,
+                                     const etc_graph_node **nodes, size_t *count, etc_error *err);
 
 /** Nodes of the Edge program of method `m`, in graph order. */
 ETC_API size_t etc_etrecord_node_count(const etc_etrecord *rec, size_t m);

@@ -55,12 +55,12 @@ ETC_API int etc_report_outputs(FILE *out, const etc_inspector *insp, const etc_r
                                etc_error *err);
 
 /**
- * The Edge program of `method` (NULL: "forward" or the only method), one
+ * The Edge program of `method` (NULL: "forward" or the only program), or a
+ * graph_map program by its name (e.g. "aten_dialect_output/forward"), one
  * line per node: index, name, op, rendered inputs, debug handle and the
  * source line of its stack trace — what get_exported_program shows.
  */
-ETC_API int etc_report_graph(FILE *out, const etc_etrecord *rec, const char *method,
-                             etc_error *err);
+ETC_API int etc_report_graph(FILE *out, etc_etrecord *rec, const char *method, etc_error *err);
 
 /**
  * The ETRecord's reference outputs and representative inputs: every leaf
@@ -69,6 +69,9 @@ ETC_API int etc_report_graph(FILE *out, const etc_etrecord *rec, const char *met
  */
 ETC_API int etc_report_references(FILE *out, const etc_etrecord *rec, const etc_report_options *opt,
                                   etc_error *err);
+
+/** Writes `v` as Python's repr() would (shortest round trip) into `buf` (40 bytes). */
+ETC_API void etc_format_double(char buf[40], double v);
 
 /**
  * An output file written to a temporary name in the same directory and

@@ -290,7 +290,11 @@ int main(int argc, char **argv)
 			status = input_error(&err);
 			goto out;
 		}
-		if (a.graph && (rc = etc_report_graph(stdout, rec, a.graph_method, &err)) < 0) {
+		for (size_t i = 0; i < etc_etrecord_warning_count(rec); i++)
+			fprintf(stderr, "etcompare: warning: %s\n", etc_etrecord_warning(rec, i));
+		if (a.graph &&
+		    (rc = etc_report_graph(stdout, rec, a.graph_method ? a.graph_method : a.method,
+		                           &err)) < 0) {
 			status = rc == ETC_ERR_USAGE ? EXIT_USAGE : EXIT_OUTPUT;
 			fprintf(stderr, "etcompare: error: %s\n", err.message);
 			goto out;
@@ -371,7 +375,9 @@ int main(int argc, char **argv)
 	if (a.module) {
 		size_t count;
 		double total = etc_inspector_module_total(insp, a.module, &count);
-		printf("find_total_for_module(\"%s\") = %.17g %s (%zu event%s)\n", a.module, total,
+		char num[40];
+		etc_format_double(num, total);
+		printf("find_total_for_module(\"%s\") = %s %s (%zu event%s)\n", a.module, num,
 		       etc_time_scale_name(io.target_time_scale), count, count == 1 ? "" : "s");
 	}
 	if (fflush(stdout) != 0) {
