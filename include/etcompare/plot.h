@@ -1,0 +1,188 @@
+/*
+ * etcompare/plot.h - plots of the accuracy comparison: bar charts, error
+ * histograms and line plots drawn by gnuplot, and heat maps of the absolute
+ * error written directly as PNG.
+ *
+ * gnuplot plots. Each call writes, atomically (temporary file + rename),
+ *   <dir>/<name>.dat  the data, one row per bar, bin or point;
+ *   <dir>/<name>.gp   a self-contained gnuplot script: a preamble that sets
+ *                     the variables listed with each template, then the
+ *                     template text itself;
+ * and then runs gnuplot as a child process (no shell; its working directory
+ * is <dir>; stdin and stdout are /dev/null; its stderr is captured for the
+ * error message) to make <dir>/<name>.png, through a temporary file renamed
+ * into place. The script picks the pngcairo terminal when the gnuplot that
+ * runs it has one (GPVAL_TERMINALS) and the libgd png terminal otherwise, so
+ * `cd <dir> && gnuplot <name>.gp` makes the same PNG later or elsewhere.
+ *
+ * Templates. The built-in templates are C string constants kept identical,
+ * byte for byte, to the files plots/bars.gp, plots/histogram.gp and
+ * plots/lines.gp of the source tree (a unit test compares them), so the
+ * library needs no data files at run time. etc_plot_options.template_dir
+ * names a directory holding <kind>.gp files to use instead (for example the
+ * source tree's plots/ while editing a template).
+ *
+ * Names. `name` becomes the file names and must be 1 to 128 characters of
+ * [A-Za-z0-9_.-], not starting with '.'; anything else is ETC_ERR_USAGE and
+ * nothing is written. Labels and titles are free text: in the script they
+ * are single-quoted gnuplot strings (' doubled), in the data double-quoted
+ * strings (\ doubled, " becomes '); control characters become spaces, and
+ * the terminal is set noenhanced so that ^ _ @ { } print as themselves.
+ *
+ * Missing gnuplot. When the program named by etc_plot_options.gnuplot (or
+ * "gnuplot" on PATH) cannot be found or executed, the .gp and .dat files are
+ * still written, no PNG is made, the call returns 0 and sets
+ * etc_plot_result.gnuplot_missing; the caller says so once. When gnuplot runs
+ * but fails, the call returns ETC_ERR_IO with the first line gnuplot printed.
+ *
+ * Results accumulate: each call adds to pngs_written and scripts_written and
+ * only ever sets gnuplot_missing, so one zero-initialised etc_plot_result can
+ * be passed to every call of a run. It may be NULL.
+ *
+ * Non-finite values: in bar charts and line plots a NaN is not drawn (its
+ * label says "nan"); +inf and -inf are drawn in grey, capped just beyond the
+ * finite range, and labelled "+inf"/"-inf". Histograms count non-finite
+ * errors apart and say how many were left out.
+ */
+#ifndef ETCOMPARE_PLOT_H
+#define ETCOMPARE_PLOT_H
+
+#include "common.h"
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Where and how to plot. NULL options mean all defaults. */
+typedef struct etc_plot_options {
+	const char *dir;     /**< output directory, created (with parents) if missing; NULL = "." */
+	const char *gnuplot; /**< gnuplot executable: a path, or NULL for "gnuplot" on PATH */
+	const char *template_dir; /**< directory of <kind>.gp templates; NULL = built-in */
+} etc_plot_options;
+
+/** What the plot calls did; accumulated over calls (see above). */
+typedef struct etc_plot_result {
+	int pngs_written;     /**< PNG files made by gnuplot */
+	int scripts_written;  /**< .gp scripts written (each with its .dat) */
+	bool gnuplot_missing; /**< set when gnuplot could not be run */
+} etc_plot_result;
+
+/**
+ * Supplies `count` consecutive values starting at element `first` into
+ * `dst` (for a tensor: flat, row-major). Returns 0 or a negative etc_status
+ * after filling `err`; the plot call then fails with that status. `count`
+ * is at most 16384 per call.
+ */
+typedef int (*etc_plot_read_fn)(void *ctx, uint64_t first, size_t count, double *dst,
+                                etc_error *err);
+
+/**
+ * The built-in text of template `kind` ("bars", "histogram" or "lines"),
+ * identical to plots/<kind>.gp; NULL for any other kind.
+ */
+ETC_API const char *etc_plot_template(const char *kind);
+
+/**
+ * A bar chart of one metric, one bar per output: bar i is `values[i]`
+ * labelled `labels[i]` (labels NULL: the index). Call once per metric.
+ * The PNG is W x 480 pixels, W = 160 + 40 n clamped to [640, 4096].
+ * Template "bars": variables datafile, outfile, plot_title, plot_ylabel,
+ * plot_width, plot_height, n_points, n_plottable, n_capped; data columns
+ * index, finite value or NaN, label, capped infinite value or NaN.
+ * @param n  number of bars, at least 1
+ */
+ETC_API int etc_plot_bars(const etc_plot_options *o, const char *name, const char *title,
+                          const char *ylabel, size_t n, const char *const *labels,
+                          const double *values, etc_plot_result *res, etc_error *err);
+
+/**
+ * A histogram of the signed error (actual - reference) of one output, in
+ * `bins` equal bins (0 = 50, at most 100000) over the range of the finite
+ * errors. Only the bins are written, not the errors. The PNG is 800 x 480.
+ * Template "histogram": variables datafile, outfile, plot_title,
+ * plot_xlabel, plot_width, plot_height, n_values, n_nonfinite, hist_lo,
+ * hist_hi, bin_width, err_mean, err_std; data columns bin centre, count,
+ * bin low edge, bin high edge.
+ */
+ETC_API int etc_plot_histogram(const etc_plot_options *o, const char *name, const char *title,
+                               const double *errors, size_t n, size_t bins, etc_plot_result *res,
+                               etc_error *err);
+
+/**
+ * etc_plot_histogram with the `n` errors supplied by `read` in chunks, so
+ * that no array of the whole output is needed; they are read twice (range,
+ * then bins). Memory stays under 1 MiB whatever `n`.
+ */
+ETC_API int etc_plot_histogram_read(const etc_plot_options *o, const char *name, const char *title,
+                                    etc_plot_read_fn read, void *ctx, uint64_t n, size_t bins,
+                                    etc_plot_result *res, etc_error *err);
+
+/**
+ * A line plot along execution order: point i is `values[i]` for operator
+ * `labels[i]` (x tick labels shown when n <= 40), a dashed horizontal line at
+ * `threshold` (NaN: none) and a dashed red vertical line at index `marked`
+ * labelled with its label (-1: none; otherwise it must be < n).
+ * The PNG is W x 480 pixels, W = 160 + 12 n clamped to [800, 4096].
+ * Template "lines": the variables of "bars" plus plot_xlabel,
+ * has_threshold, threshold, marked, marked_label; the data columns of "bars".
+ */
+ETC_API int etc_plot_lines(const etc_plot_options *o, const char *name, const char *title,
+                           const char *ylabel, size_t n, const char *const *labels,
+                           const double *values, double threshold, long marked,
+                           etc_plot_result *res, etc_error *err);
+
+/**
+ * Where a heat map's cells land in its PNG (see etc_plot_heatmap). Source
+ * cell (r, c) is pooled into map cell (r / block_rows, c / block_cols),
+ * drawn as the cell_w x cell_h pixels whose top-left corner is
+ * (map_x + (c / block_cols) * cell_w, map_y + (r / block_rows) * cell_h).
+ */
+typedef struct etc_heatmap_layout {
+	uint64_t block_rows, block_cols;     /**< source cells max-pooled into one map cell */
+	uint32_t map_rows, map_cols;         /**< map cells, each at most 1024 */
+	uint32_t cell_w, cell_h;             /**< pixels per map cell (small maps are enlarged) */
+	uint32_t map_x, map_y;               /**< top-left pixel of the map */
+	uint32_t bar_x, bar_y, bar_w, bar_h; /**< the colour scale bar */
+	uint32_t width, height;              /**< the whole image */
+} etc_heatmap_layout;
+
+/**
+ * Computes the layout of a rows x cols heat map. Returns ETC_ERR_USAGE when
+ * rows or cols is 0 or rows * cols overflows.
+ */
+ETC_API int etc_plot_heatmap_layout(uint64_t rows, uint64_t cols, etc_heatmap_layout *out,
+                                    etc_error *err);
+
+/**
+ * Writes `png_path` (atomically; its directory must exist): a heat map of the
+ * rows x cols matrix `abs_err` (row-major; a tensor's last two dimensions,
+ * the others flattened into rows) on a white background, with a colour
+ * scale bar on the right. Matrices beyond 1024 cells a side are max-pooled
+ * down to at most 1024 x 1024 map cells, so the worst error always shows;
+ * small ones are enlarged (cells of up to 64 pixels). The colour scale is
+ * linear from the smallest to the largest pooled finite value: dark purple
+ * (68,1,84) through blue and green to yellow (253,231,37) at the largest,
+ * i.e. a cell holding the largest error is exactly (253,231,37). A map cell
+ * containing a NaN or infinite value is magenta (255,0,255). The bar's ends
+ * are labelled with the largest (top) and smallest value in a built-in
+ * 3x5 pixel digit font (digits . - + e only); the title and the range are
+ * also stored as PNG tEXt chunks ("Title", "Description"), since no text
+ * font is built in.
+ */
+ETC_API int etc_plot_heatmap(const char *png_path, const double *abs_err, uint64_t rows,
+                             uint64_t cols, const char *title, etc_error *err);
+
+/**
+ * etc_plot_heatmap with the rows * cols values supplied by `read` in flat
+ * row-major chunks (one pass). Memory: at most 8 MiB for the pooled map plus
+ * a 128 KiB chunk, whatever the matrix size.
+ */
+ETC_API int etc_plot_heatmap_read(const char *png_path, etc_plot_read_fn read, void *ctx,
+                                  uint64_t rows, uint64_t cols, const char *title, etc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,46 @@
+# lines.gp - etcompare template: a metric along execution order, with a
+# threshold line and one marked operator (where the outputs diverge).
+#
+# etcompare writes <name>.gp as a preamble that sets the variables below,
+# picks the PNG terminal and opens the output, followed by this text:
+#   datafile, outfile          data file and PNG file names
+#   plot_title, plot_xlabel, plot_ylabel   free text
+#   plot_width, plot_height    PNG size in pixels
+#   n_points                   number of operators
+#   n_plottable                points with a finite or capped value
+#   n_capped                   infinite values, drawn capped in grey
+#   has_threshold, threshold   1 and the threshold value, or 0
+#   marked, marked_label       index and label of the marked operator, or -1
+# Data columns: 1 index, 2 finite value (NaN otherwise), 3 label,
+# 4 infinite value capped just beyond the finite range (NaN otherwise).
+
+set title plot_title
+set xlabel plot_xlabel
+set ylabel plot_ylabel
+set grid
+set key outside top center horizontal
+set xrange [-0.5:n_points - 0.5]
+set ytics nomirror
+if (n_plottable == 0 && !has_threshold) {
+	set yrange [0:1]
+}
+if (marked >= 0) {
+	set arrow 1 from marked, graph 0 to marked, graph 1 nohead dt 2 lw 1.5 lc rgb '#d62728' front
+	if (marked < n_points / 2.0) {
+		set label 1 marked_label at marked, graph 0.96 left offset 0.5, 0 tc rgb '#d62728' front
+	} else {
+		set label 1 marked_label at marked, graph 0.96 right offset -0.5, 0 tc rgb '#d62728' front
+	}
+}
+thr_title = has_threshold ? sprintf('threshold %g', threshold) : ''
+if (n_points <= 40) {
+	set xtics rotate by 30 right nomirror
+	plot datafile using 1:2:xtic(3) with linespoints pt 7 ps 0.6 lc rgb '#3b78b0' title plot_ylabel, \
+		'' using 1:4 with points pt 9 ps 1.2 lc rgb '#a0a0a0' title (n_capped > 0 ? 'infinite (capped)' : ''), \
+		(has_threshold ? threshold : NaN) with lines dt 2 lc rgb '#ff7f0e' title thr_title
+} else {
+	set xtics nomirror
+	plot datafile using 1:2 with linespoints pt 7 ps 0.4 lc rgb '#3b78b0' title plot_ylabel, \
+		'' using 1:4 with points pt 9 ps 1.2 lc rgb '#a0a0a0' title (n_capped > 0 ? 'infinite (capped)' : ''), \
+		(has_threshold ? threshold : NaN) with lines dt 2 lc rgb '#ff7f0e' title thr_title
+}
