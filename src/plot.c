@@ -93,7 +93,8 @@ static const char tpl_histogram[] =
     "set yrange [0:*]\n"
     "set xtics nomirror\n"
     "set ytics nomirror\n"
-    "set label 1 sprintf(\"n = %d\\nmean = %.4g\\nstd = %.4g\", n_values - n_nonfinite, err_mean, err_std) \\\n"
+    "set label 1 sprintf(\"n = %d\\nmean = %.4g\\nstd = %.4g\", n_values - n_nonfinite, err_mean, "
+    "err_std) \\\n"
     "\tat graph 0.98, graph 0.94 right front\n"
     "if (n_nonfinite > 0) {\n"
     "\tset label 2 sprintf('%d non-finite errors not shown', n_nonfinite) \\\n"
@@ -129,23 +130,29 @@ static const char tpl_lines[] =
     "\tset yrange [0:1]\n"
     "}\n"
     "if (marked >= 0) {\n"
-    "\tset arrow 1 from marked, graph 0 to marked, graph 1 nohead dt 2 lw 1.5 lc rgb '#d62728' front\n"
+    "\tset arrow 1 from marked, graph 0 to marked, graph 1 nohead dt 2 lw 1.5 lc rgb '#d62728' "
+    "front\n"
     "\tif (marked < n_points / 2.0) {\n"
     "\t\tset label 1 marked_label at marked, graph 0.96 left offset 0.5, 0 tc rgb '#d62728' front\n"
     "\t} else {\n"
-    "\t\tset label 1 marked_label at marked, graph 0.96 right offset -0.5, 0 tc rgb '#d62728' front\n"
+    "\t\tset label 1 marked_label at marked, graph 0.96 right offset -0.5, 0 tc rgb '#d62728' "
+    "front\n"
     "\t}\n"
     "}\n"
     "thr_title = has_threshold ? sprintf('threshold %g', threshold) : ''\n"
     "if (n_points <= 40) {\n"
     "\tset xtics rotate by 30 right nomirror\n"
-    "\tplot datafile using 1:2:xtic(3) with linespoints pt 7 ps 0.6 lc rgb '#3b78b0' title plot_ylabel, \\\n"
-    "\t\t'' using 1:4 with points pt 9 ps 1.2 lc rgb '#a0a0a0' title (n_capped > 0 ? 'infinite (capped)' : ''), \\\n"
+    "\tplot datafile using 1:2:xtic(3) with linespoints pt 7 ps 0.6 lc rgb '#3b78b0' title "
+    "plot_ylabel, \\\n"
+    "\t\t'' using 1:4 with points pt 9 ps 1.2 lc rgb '#a0a0a0' title (n_capped > 0 ? 'infinite "
+    "(capped)' : ''), \\\n"
     "\t\t(has_threshold ? threshold : NaN) with lines dt 2 lc rgb '#ff7f0e' title thr_title\n"
     "} else {\n"
     "\tset xtics nomirror\n"
-    "\tplot datafile using 1:2 with linespoints pt 7 ps 0.4 lc rgb '#3b78b0' title plot_ylabel, \\\n"
-    "\t\t'' using 1:4 with points pt 9 ps 1.2 lc rgb '#a0a0a0' title (n_capped > 0 ? 'infinite (capped)' : ''), \\\n"
+    "\tplot datafile using 1:2 with linespoints pt 7 ps 0.4 lc rgb '#3b78b0' title plot_ylabel, "
+    "\\\n"
+    "\t\t'' using 1:4 with points pt 9 ps 1.2 lc rgb '#a0a0a0' title (n_capped > 0 ? 'infinite "
+    "(capped)' : ''), \\\n"
     "\t\t(has_threshold ? threshold : NaN) with lines dt 2 lc rgb '#ff7f0e' title thr_title\n"
     "}\n";
 
@@ -169,11 +176,11 @@ const char *etc_plot_template(const char *kind)
 
 /* ---- names, paths, directories ---- */
 
-#define PLOT_NAME_MAX 128
+#define PLOT_NAME_MAX     128
 #define PLOT_TEMPLATE_MAX (1u << 20)
-#define PLOT_CHUNK 16384
-#define PLOT_HEIGHT 480
-#define PLOT_MAX_BINS 100000
+#define PLOT_CHUNK        16384
+#define PLOT_HEIGHT       480
+#define PLOT_MAX_BINS     100000
 #define PLOT_DEFAULT_BINS 50
 
 static int check_name(const char *name, etc_error *err)
@@ -186,8 +193,8 @@ static int check_name(const char *name, etc_error *err)
 		                "plot name is %zu characters long, at most %d allowed", n,
 		                PLOT_NAME_MAX);
 	if (name[0] == '.')
-		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
-		                "plot name \"%s\" starts with '.'", name);
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "plot name \"%s\" starts with '.'",
+		                name);
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)name[i];
 		bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
@@ -233,8 +240,8 @@ static int make_dirs(const char *dir, etc_error *err)
 		if (mkdir(p, 0777) != 0 && errno != EEXIST) {
 			int e = errno;
 			free(p);
-			return etc_fail(err, ETC_ERR_IO, dir, -1, "cannot create plot directory: %s",
-			                strerror(e));
+			return etc_fail(err, ETC_ERR_IO, dir, -1,
+			                "cannot create plot directory: %s", strerror(e));
 		}
 		p[i] = saved;
 	}
@@ -363,7 +370,8 @@ static int load_template(const plot_job *j, char **owned, const char **text, etc
 		rc = etc_fail(err, ETC_ERR_LIMIT, path, -1, "plot template is larger than %u bytes",
 		              PLOT_TEMPLATE_MAX);
 	else if (memchr(buf, '\0', n))
-		rc = etc_fail(err, ETC_ERR_FORMAT, path, (int64_t)((char *)memchr(buf, '\0', n) - buf),
+		rc = etc_fail(err, ETC_ERR_FORMAT, path,
+		              (int64_t)((char *)memchr(buf, '\0', n) - buf),
 		              "plot template contains a NUL byte");
 	fclose(f);
 	free(path);
@@ -504,7 +512,8 @@ static int spawn_in(pid_t *pid, const char *exe, char *const argv[], const char 
 	if (!rc)
 		rc = posix_spawnattr_setsigdefault(&attr, &dfl);
 	if (!rc)
-		rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+		rc =
+		    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 	if (!rc)
 		rc = posix_spawn_file_actions_adddup2(&fa, errfd, 2);
 	if (!rc)
@@ -536,8 +545,7 @@ static int spawn_in(pid_t *pid, const char *exe, char *const argv[], const char 
 }
 
 /* Runs gnuplot on <dir>/<name>.gp making <dir>/<name>.png. */
-static int run_gnuplot(const plot_job *j, etc_plot_result *res, const char *gp_path,
-                       etc_error *err)
+static int run_gnuplot(const plot_job *j, etc_plot_result *res, const char *gp_path, etc_error *err)
 {
 	const char *prog = j->o && j->o->gnuplot ? j->o->gnuplot : "gnuplot";
 	char *exe = find_exe(prog);
@@ -559,7 +567,8 @@ static int run_gnuplot(const plot_job *j, etc_plot_result *res, const char *gp_p
 	fd = mkstemp(tmp);
 	if (fd < 0) {
 		int e = errno;
-		rc = etc_fail(err, ETC_ERR_IO, png, -1, "cannot create output file: %s", strerror(e));
+		rc = etc_fail(err, ETC_ERR_IO, png, -1, "cannot create output file: %s",
+		              strerror(e));
 		free(tmp);
 		tmp = NULL;
 		goto done;
@@ -631,8 +640,8 @@ static int run_gnuplot(const plot_job *j, etc_plot_result *res, const char *gp_p
 #endif
 	if (!ok) {
 		if (w >= 0 && WIFSIGNALED(status))
-			rc = etc_fail(err, ETC_ERR_IO, gp_path, -1, "gnuplot was killed by signal %d",
-			              WTERMSIG(status));
+			rc = etc_fail(err, ETC_ERR_IO, gp_path, -1,
+			              "gnuplot was killed by signal %d", WTERMSIG(status));
 		else if (w >= 0 && WIFEXITED(status) && WEXITSTATUS(status) != 0)
 			rc = etc_fail(err, ETC_ERR_IO, gp_path, -1,
 			              "gnuplot failed (exit status %d): %s", WEXITSTATUS(status),
@@ -778,7 +787,10 @@ static void series_dat(FILE *f, const void *ctx)
 		fprintf(f, "%zu ", i);
 		put_num(f, v);
 		fputc(' ', f);
-		put_dat_str(f, label, isnan(v) ? " (nan)" : isinf(v) ? (v > 0 ? " (+inf)" : " (-inf)") : "");
+		put_dat_str(f, label,
+		            isnan(v)   ? " (nan)"
+		            : isinf(v) ? (v > 0 ? " (+inf)" : " (-inf)")
+		                       : "");
 		fputc(' ', f);
 		put_num(f, isinf(v) ? (v > 0 ? s->cap_hi : s->cap_lo) : NAN);
 		fputc('\n', f);

@@ -14,20 +14,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define HM_MAX_CELLS 1024
-#define HM_MARGIN 8
-#define HM_GAP 12
-#define HM_BAR_W 16
-#define HM_BAR_MIN_H 120
-#define HM_MIN_SIDE 32
-#define HM_TARGET 512
+#define HM_MAX_CELLS   1024
+#define HM_MARGIN      8
+#define HM_GAP         12
+#define HM_BAR_W       16
+#define HM_BAR_MIN_H   120
+#define HM_MIN_SIDE    32
+#define HM_TARGET      512
 #define HM_MAX_CELL_PX 64
-#define HM_FONT_SCALE 2
-#define HM_GLYPH_ADV (4 * HM_FONT_SCALE)
-#define HM_GLYPH_H (5 * HM_FONT_SCALE)
+#define HM_FONT_SCALE  2
+#define HM_GLYPH_ADV   (4 * HM_FONT_SCALE)
+#define HM_GLYPH_H     (5 * HM_FONT_SCALE)
 #define HM_LABEL_CHARS 10
-#define HM_TICK 3
-#define HM_CHUNK 16384
+#define HM_TICK        3
+#define HM_CHUNK       16384
 
 static uint64_t ceil_div(uint64_t a, uint64_t b)
 {
@@ -38,13 +38,15 @@ int etc_plot_heatmap_layout(uint64_t rows, uint64_t cols, etc_heatmap_layout *ou
 {
 	uint64_t total;
 	if (!out)
-		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_plot_heatmap_layout: out is NULL");
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "etc_plot_heatmap_layout: out is NULL");
 	if (rows == 0 || cols == 0)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
-		                "heat map of an empty matrix (%llu x %llu)", (unsigned long long)rows,
-		                (unsigned long long)cols);
+		                "heat map of an empty matrix (%llu x %llu)",
+		                (unsigned long long)rows, (unsigned long long)cols);
 	if (!etc_mul_u64(rows, cols, &total))
-		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "heat map of %llu x %llu values overflows",
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "heat map of %llu x %llu values overflows",
 		                (unsigned long long)rows, (unsigned long long)cols);
 	etc_heatmap_layout l = {0};
 	l.block_rows = ceil_div(rows, HM_MAX_CELLS);
@@ -102,10 +104,9 @@ static const struct {
 	char c;
 	uint8_t rows[5];
 } glyphs[] = {
-    {'0', {7, 5, 5, 5, 7}}, {'1', {2, 6, 2, 2, 7}}, {'2', {7, 1, 7, 4, 7}},
-    {'3', {7, 1, 7, 1, 7}}, {'4', {5, 5, 7, 1, 1}}, {'5', {7, 4, 7, 1, 7}},
-    {'6', {7, 4, 7, 5, 7}}, {'7', {7, 1, 1, 1, 1}}, {'8', {7, 5, 7, 5, 7}},
-    {'9', {7, 5, 7, 1, 7}}, {'.', {0, 0, 0, 0, 2}}, {'-', {0, 0, 7, 0, 0}},
+    {'0', {7, 5, 5, 5, 7}}, {'1', {2, 6, 2, 2, 7}}, {'2', {7, 1, 7, 4, 7}}, {'3', {7, 1, 7, 1, 7}},
+    {'4', {5, 5, 7, 1, 1}}, {'5', {7, 4, 7, 1, 7}}, {'6', {7, 4, 7, 5, 7}}, {'7', {7, 1, 1, 1, 1}},
+    {'8', {7, 5, 7, 5, 7}}, {'9', {7, 5, 7, 1, 7}}, {'.', {0, 0, 0, 0, 2}}, {'-', {0, 0, 7, 0, 0}},
     {'+', {0, 2, 7, 2, 0}}, {'e', {2, 5, 7, 4, 3}},
 };
 
@@ -141,8 +142,8 @@ static void text_row(uint8_t *row, uint32_t width, uint32_t x0, uint32_t y0, con
 			if (!(g[gy] & (4u >> bit)))
 				continue;
 			for (uint32_t s = 0; s < HM_FONT_SCALE; s++)
-				put_px(row, width, x0 + i * HM_GLYPH_ADV + bit * HM_FONT_SCALE + s, 0, 0,
-				       0);
+				put_px(row, width, x0 + i * HM_GLYPH_ADV + bit * HM_FONT_SCALE + s,
+				       0, 0, 0);
 		}
 	}
 }
@@ -244,7 +245,8 @@ static void render_row(const heatmap *h, uint8_t *row, uint32_t y)
 		} else {
 			put_px(row, W, l->map_x - 1, 0, 0, 0);
 			put_px(row, W, l->map_x + map_w, 0, 0, 0);
-			const double *g = h->grid + (size_t)((y - l->map_y) / l->cell_h) * l->map_cols;
+			const double *g =
+			    h->grid + (size_t)((y - l->map_y) / l->cell_h) * l->map_cols;
 			for (uint32_t gc = 0; gc < l->map_cols; gc++) {
 				uint8_t px[3] = {255, 0, 255};
 				if (!isnan(g[gc]))
@@ -266,7 +268,8 @@ static void render_row(const heatmap *h, uint8_t *row, uint32_t y)
 			uint32_t from_bottom = l->bar_y + l->bar_h - 1 - y;
 			uint8_t px[3] = {192, 192, 192}; /* no finite value: no scale */
 			if (h->has_finite)
-				scale_rgb(l->bar_h > 1 ? (double)from_bottom / (l->bar_h - 1) : 1, px);
+				scale_rgb(l->bar_h > 1 ? (double)from_bottom / (l->bar_h - 1) : 1,
+				          px);
 			for (uint32_t x = 0; x < l->bar_w; x++)
 				put_px(row, W, l->bar_x + x, px[0], px[1], px[2]);
 			if (h->has_finite && (y == l->bar_y || from_bottom == 0))
@@ -395,7 +398,8 @@ int etc_plot_heatmap(const char *png_path, const double *abs_err, uint64_t rows,
                      const char *title, etc_error *err)
 {
 	if (!abs_err)
-		return etc_fail(err, ETC_ERR_USAGE, png_path, -1, "etc_plot_heatmap: abs_err is NULL");
+		return etc_fail(err, ETC_ERR_USAGE, png_path, -1,
+		                "etc_plot_heatmap: abs_err is NULL");
 	array_src a = {abs_err};
 	return etc_plot_heatmap_read(png_path, array_read, &a, rows, cols, title, err);
 }

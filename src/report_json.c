@@ -359,7 +359,12 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 		etc_sbuf_puts(&b, "]}");
 		flush(f, &b);
 	}
-	etc_sbuf_puts(&b, "\n  ],\n  \"runs\": [");
+	etc_sbuf_puts(&b, "\n  ],\n  \"accuracy\": ");
+	if (opt->accuracy)
+		etc_accuracy_json_(&b, opt->accuracy, insp);
+	else
+		etc_sbuf_puts(&b, "null");
+	etc_sbuf_puts(&b, ",\n  \"runs\": [");
 	for (uint32_t r = 0; r < etc_etdump_run_count(dump) && rc == 0; r++) {
 		etc_run run;
 		etc_etdump_run(dump, r, &run);

@@ -27,6 +27,9 @@ int etc_value_json_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf
 int etc_value_text_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf,
                     uint32_t max_values, etc_summary_cache *cache, etc_error *err);
 
+/* The accuracy comparison as a JSON object (for the --json report). */
+void etc_accuracy_json_(etc_sbuf *b, const etc_accuracy *acc, const etc_inspector *insp);
+
 /* JSON number: repr() for finite values, "nan"/"inf"/"-inf" as strings. */
 void etc_json_num_(etc_sbuf *b, double v);
 

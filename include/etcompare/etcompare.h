@@ -9,11 +9,14 @@
 #ifndef ETCOMPARE_ETCOMPARE_H
 #define ETCOMPARE_ETCOMPARE_H
 
+#include "accuracy.h"
 #include "common.h"
 #include "etdump.h"
 #include "etrecord.h"
 #include "inspector.h"
+#include "metrics.h"
 #include "npz.h"
+#include "plot.h"
 #include "report.h"
 #include "tensor.h"
 #include "torchsave.h"

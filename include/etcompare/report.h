@@ -10,7 +10,9 @@
 #define ETCOMPARE_REPORT_H
 
 #include "common.h"
+#include "accuracy.h"
 #include "inspector.h"
+#include "plot.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@ typedef struct etc_report_options {
 	bool include_units;               /**< "p50 (ms)" instead of "p50" (default true) */
 	bool include_delegate_debug_data; /**< add the delegate_debug_metadata column */
 	uint32_t max_values;              /**< values shown per tensor by outputs (default 8) */
+	const etc_accuracy *accuracy;     /**< when set, --json carries the comparison */
 } etc_report_options;
 
 ETC_API void etc_report_options_init(etc_report_options *opt);
@@ -69,6 +72,27 @@ ETC_API int etc_report_graph(FILE *out, etc_etrecord *rec, const char *method, e
  */
 ETC_API int etc_report_references(FILE *out, const etc_etrecord *rec, const etc_report_options *opt,
                                   etc_error *err);
+
+/**
+ * The accuracy comparison as a grid: block, run, reference, output, shape,
+ * dtype, the metrics of `metric_mask` (see etc_metric_mask_parse) and the
+ * verdict with its reason; then the pairing rule and the pass count.
+ */
+ETC_API int etc_report_accuracy(FILE *out, const etc_accuracy *acc, const etc_inspector *insp,
+                                unsigned metric_mask, etc_error *err);
+/** Parses "snr,mse,cosine,l1,max_abs,max_rel" (any subset) into a column mask. */
+ETC_API int etc_metric_mask_parse(const char *list, unsigned *mask);
+/** JUnit XML: one testcase per output, failures with the reason. */
+ETC_API int etc_report_junit(FILE *out, const etc_accuracy *acc, const etc_inspector *insp,
+                             etc_error *err);
+/**
+ * Plots of the comparison in o->dir: a bar chart per metric (one bar per
+ * compared output), an error histogram per output and a heat map of
+ * |actual - reference| for every output of two or more dimensions.
+ */
+ETC_API int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc,
+                                      const etc_inspector *insp, etc_plot_result *res,
+                                      etc_error *err);
 
 /** Writes `v` as Python's repr() would (shortest round trip) into `buf` (40 bytes). */
 ETC_API void etc_format_double(char buf[40], double v);

@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 /*
  * etcompare.c - the command-line tool: parses arguments, calls the library,
  * prints and maps failures to exit codes. All logic lives in libetcompare;
@@ -12,6 +13,9 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <math.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,8 +27,10 @@ typedef struct args {
 	const char *etdump, *debug_buffer, *tsv, *csv, *json;
 	const char *source_scale, *target_scale;
 	const char *etrecord, *method, *module, *graph_method;
+	const char *reference_outputs, *block, *pair_by, *metrics, *junit, *plot_dir;
+	const char *min_snr, *max_mse, *min_cosine, *max_abs;
 	bool include_delegate_debug_data, show_outputs, strict, example, no_table;
-	bool graph, show_references;
+	bool graph, show_references, compare, plot;
 	unsigned max_values;
 } args;
 
@@ -65,12 +71,26 @@ static const char usage_text[] =
     "  --show-references         print the reference outputs and representative inputs\n"
     "  --module NAME             total average time of the events in module NAME\n"
     "                            (upstream find_total_for_module)\n"
+    "\n"
+    "Accuracy (program outputs against reference outputs):\n"
+    "  --compare                 compare (alias --compare_results); implied by the flags below\n"
+    "  --reference-outputs FILE  references from a torch.save file or an .npz, instead of\n"
+    "                            the ETRecord's reference_outputs\n"
+    "  --block NAME              EventBlock to compare (Execute)\n"
+    "  --pair-by index|order     pair runs with references by bundled_input_index or by\n"
+    "                            order (default: index when runs carry one, else order)\n"
+    "  --min-snr DB, --max-mse X, --min-cosine X, --max-abs X\n"
+    "                            the gate: exit 1 when an output fails one\n"
+    "  --metrics LIST            columns: snr,mse,cosine,l1,max_abs,max_rel "
+    "(snr,mse,cosine,max_abs)\n"
+    "  --junit FILE              JUnit XML, one testcase per output\n"
+    "  --plot [DIR]              bar charts, error histograms and heat maps (./etcompare-plots)\n"
     "  FILE may be - for standard output. Files are replaced atomically.\n"
     "\n"
     "  -h, --help                show this help\n"
     "  -V, --version             show the version\n"
     "\n"
-    "Exit status: 0 ok, 2 usage error, 3 unreadable or invalid input,\n"
+    "Exit status: 0 ok, 1 accuracy gate failed, 2 usage error, 3 unreadable or invalid input,\n"
     "4 an output file could not be written.\n";
 
 static int usage_error(const char *fmt, const char *arg)
@@ -122,6 +142,15 @@ static int parse(int argc, char **argv, args *a)
 	    {"--etrecord_path", offsetof(args, etrecord)},
 	    {"--method", offsetof(args, method)},
 	    {"--module", offsetof(args, module)},
+	    {"--reference-outputs", offsetof(args, reference_outputs)},
+	    {"--block", offsetof(args, block)},
+	    {"--pair-by", offsetof(args, pair_by)},
+	    {"--metrics", offsetof(args, metrics)},
+	    {"--junit", offsetof(args, junit)},
+	    {"--min-snr", offsetof(args, min_snr)},
+	    {"--max-mse", offsetof(args, max_mse)},
+	    {"--min-cosine", offsetof(args, min_cosine)},
+	    {"--max-abs", offsetof(args, max_abs)},
 	};
 	static const struct {
 		const char *name;
@@ -133,6 +162,8 @@ static int parse(int argc, char **argv, args *a)
 	    {"--example", offsetof(args, example)},
 	    {"--no-table", offsetof(args, no_table)},
 	    {"--show-references", offsetof(args, show_references)},
+	    {"--compare", offsetof(args, compare)},
+	    {"--compare_results", offsetof(args, compare)},
 	};
 	memset(a, 0, sizeof *a);
 	a->max_values = 8;
@@ -147,6 +178,15 @@ static int parse(int argc, char **argv, args *a)
 			exit(EXIT_OK);
 		}
 		bool matched = false;
+		/* --plot takes an optional directory: --plot, --plot=DIR, --plot DIR */
+		if (!strcmp(arg, "--plot") || !strncmp(arg, "--plot=", 7)) {
+			a->plot = true;
+			if (arg[6] == '=')
+				a->plot_dir = arg + 7;
+			else if (i + 1 < argc && argv[i + 1][0] != '-')
+				a->plot_dir = argv[++i];
+			continue;
+		}
 		/* --graph takes an optional method: --graph, --graph=M, --graph M */
 		if (!strcmp(arg, "--graph") || !strncmp(arg, "--graph=", 8)) {
 			a->graph = true;
@@ -200,6 +240,11 @@ static int parse(int argc, char **argv, args *a)
 	}
 	if (a->example && a->etdump)
 		return usage_error("%s", "--example and --etdump cannot be combined");
+	if (a->reference_outputs || a->min_snr || a->max_mse || a->min_cosine || a->max_abs ||
+	    a->junit || a->plot || a->pair_by || a->metrics || a->block)
+		a->compare = true;
+	if (a->compare && !a->etdump)
+		return usage_error("%s", "the comparison needs --etdump (and --debug_buffer)");
 	if (a->module && !(a->etrecord && a->etdump))
 		return usage_error("%s", "--module needs --etdump and --etrecord");
 	if ((a->graph || a->show_references) && !a->etrecord)
@@ -209,6 +254,17 @@ static int parse(int argc, char **argv, args *a)
 		                         "--show-references");
 	if (!a->etdump && a->debug_buffer)
 		return usage_error("%s", "--debug_buffer needs --etdump");
+	return 0;
+}
+
+/* A finite number for a threshold flag, or a usage error. */
+static int parse_threshold(const char *flag, const char *v, double *out)
+{
+	char *end;
+	errno = 0;
+	*out = v ? strtod(v, &end) : NAN;
+	if (v && (*end || errno || end == v || isnan(*out)))
+		return usage_error("%s takes a number", flag);
 	return 0;
 }
 
@@ -241,6 +297,178 @@ static int write_file(const char *path, writer_fn fn, const etc_inspector *insp,
 		return EXIT_OUTPUT;
 	}
 	return EXIT_OK;
+}
+
+/* Reference files opened for the comparison; freed by main. */
+typedef struct owned_refs {
+	etc_torchsave *ts;
+	etc_npz *npz;
+} owned_refs;
+
+static int write_junit(const char *path, const etc_accuracy *acc, const etc_inspector *insp)
+{
+	etc_error err;
+	etc_output *o;
+	etc_error_clear(&err);
+	o = NULL;
+	if (etc_output_open(&o, path, &err) < 0 ||
+	    etc_report_junit(etc_output_stream(o), acc, insp, &err) < 0) {
+		if (o)
+			etc_output_abort(o);
+		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		return EXIT_OUTPUT;
+	}
+	if (etc_output_commit(o, &err) < 0) {
+		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		return EXIT_OUTPUT;
+	}
+	return EXIT_OK;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* The progress bar on stderr (only on a terminal, for inputs over 256 MiB). */
+typedef struct progress {
+	struct timespec start;
+	int last_percent;
+} progress;
+
+static void show_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	progress *p = ctx;
+	if (!total)
+		return;
+	int percent = (int)(done * 100 / total);
+	if (percent == p->last_percent && done < total)
+		return;
+	p->last_percent = percent;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double secs =
+	    (double)(now.tv_sec - p->start.tv_sec) + (now.tv_nsec - p->start.tv_nsec) / 1e9;
+	char bar[41];
+	int fill = percent * 40 / 100;
+	for (int i = 0; i < 40; i++)
+		bar[i] = i < fill ? '#' : '.';
+	bar[40] = '\0';
+	fprintf(stderr, "\rcomparing [%s] %3d%%  %.2f GB/s", bar, percent,
+	        secs > 0 ? (double)done / secs / 1e9 : 0.0);
+	if (done >= total)
+		fputc('\n', stderr);
+}
+
+/*
+ * The accuracy comparison: reference outputs from --reference-outputs or
+ * the ETRecord, the table on stdout, the gate's verdict on stderr. Returns
+ * 0 or an exit code; *status becomes 1 when the gate fails.
+ */
+static int compare(const args *a, const etc_inspector *insp, const etc_etrecord *rec,
+                   etc_report_options *ro, owned_refs *owned, int *status)
+{
+	etc_error err;
+	etc_error_clear(&err);
+	etc_accuracy_options ao;
+	etc_accuracy_options_init(&ao);
+	if (parse_threshold("--min-snr", a->min_snr, &ao.min_snr) ||
+	    parse_threshold("--max-mse", a->max_mse, &ao.max_mse) ||
+	    parse_threshold("--min-cosine", a->min_cosine, &ao.min_cosine) ||
+	    parse_threshold("--max-abs", a->max_abs, &ao.max_abs))
+		return EXIT_USAGE;
+	if (a->block)
+		ao.block = a->block;
+	if (a->method)
+		ao.method = a->method;
+	if (a->pair_by) {
+		if (!strcmp(a->pair_by, "index"))
+			ao.pair_by = ETC_PAIR_INDEX;
+		else if (!strcmp(a->pair_by, "order"))
+			ao.pair_by = ETC_PAIR_ORDER;
+		else
+			return usage_error("--pair-by takes index or order, not '%s'", a->pair_by);
+	}
+	unsigned mask = 0x1 | 0x2 | 0x4 | 0x10;
+	if (a->metrics && etc_metric_mask_parse(a->metrics, &mask) < 0)
+		return usage_error(
+		    "--metrics takes a list of snr,mse,cosine,l1,max_abs,max_rel, not "
+		    "'%s'",
+		    a->metrics);
+	if (!etc_inspector_debug_buffer(insp))
+		return usage_error("%s",
+		                   "the comparison needs --debug_buffer (the outputs' values)");
+	etc_reference_set set = {0};
+	if (a->reference_outputs) {
+		set.name = a->reference_outputs;
+		int rc = ends_with(a->reference_outputs, ".npz") ||
+		                 ends_with(a->reference_outputs, ".npy")
+		             ? etc_npz_open(&owned->npz, a->reference_outputs, &err)
+		             : etc_torchsave_open(&owned->ts, a->reference_outputs, &err);
+		if (rc < 0)
+			return input_error(&err);
+		set.npz = owned->npz;
+		set.torchsave = owned->ts;
+	} else if (rec && etc_etrecord_reference_outputs(rec)) {
+		set.torchsave = etc_etrecord_reference_outputs(rec);
+		set.name = etc_etrecord_name(rec);
+	} else {
+		return usage_error("%s", "the comparison needs reference outputs: an --etrecord "
+		                         "that has them, or --reference-outputs FILE");
+	}
+	progress prog = {{0, 0}, -1};
+	const etc_debug_buffer *buf = etc_inspector_debug_buffer(insp);
+	if (isatty(fileno(stderr)) && etc_debug_buffer_size(buf) > ((uint64_t)256 << 20)) {
+		clock_gettime(CLOCK_MONOTONIC, &prog.start);
+		ao.progress = show_progress;
+		ao.progress_ctx = &prog;
+	}
+	etc_accuracy *acc;
+	int rc = etc_accuracy_run(&acc, insp, &set, &ao, &err);
+	if (rc < 0)
+		return input_error(&err);
+	ro->accuracy = acc;
+	if (etc_report_accuracy(stdout, acc, insp, mask, &err) < 0) {
+		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		return EXIT_OUTPUT;
+	}
+	if (a->plot) {
+		etc_plot_options po = {a->plot_dir ? a->plot_dir : "etcompare-plots", NULL, NULL};
+		etc_plot_result pr = {0};
+		if (etc_report_accuracy_plots(&po, acc, insp, &pr, &err) < 0) {
+			fprintf(stderr, "etcompare: error: %s\n", err.message);
+			return err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
+		}
+		if (pr.gnuplot_missing)
+			fprintf(stderr,
+			        "etcompare: note: gnuplot not found: wrote the .gp scripts and "
+			        ".dat data in %s for later\n",
+			        po.dir);
+	}
+	size_t n = etc_accuracy_row_count(acc), fails = etc_accuracy_failures(acc);
+	long w = etc_accuracy_worst(acc);
+	char worst[256] = "";
+	if (w >= 0) {
+		const etc_accuracy_row *r = etc_accuracy_row_at(acc, (size_t)w);
+		const etc_event_block *b = etc_inspector_block(insp, r->block);
+		if (r->status == ETC_ROW_PASS)
+			snprintf(worst, sizeof worst,
+			         "; worst: %.*s run %u output %u at SNR %.4g dB", (int)b->name.len,
+			         b->name.ptr, r->etdump_run, r->output, r->metrics.snr_db);
+		else
+			snprintf(worst, sizeof worst, "; worst: %.*s run %u output %u: %s",
+			         (int)b->name.len, b->name.ptr, r->etdump_run, r->output,
+			         r->reason);
+	}
+	if (fails) {
+		fprintf(stderr, "etcompare: accuracy gate FAILED: %zu of %zu outputs fail%s\n",
+		        fails, n, worst);
+		*status = 1;
+	} else {
+		fprintf(stderr, "etcompare: accuracy: %zu of %zu outputs pass%s\n", n, n, worst);
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -279,7 +507,8 @@ int main(int argc, char **argv)
 	etc_debug_buffer *buf = NULL;
 	etc_inspector *insp = NULL;
 	etc_etrecord *rec = NULL;
-	int status = EXIT_OK;
+	int status = EXIT_OK, gate = EXIT_OK;
+	owned_refs owned = {NULL, NULL};
 	etc_report_options ro;
 	etc_report_options_init(&ro);
 	ro.include_delegate_debug_data = a.include_delegate_debug_data;
@@ -380,18 +609,36 @@ int main(int argc, char **argv)
 		printf("find_total_for_module(\"%s\") = %s %s (%zu event%s)\n", a.module, num,
 		       etc_time_scale_name(io.target_time_scale), count, count == 1 ? "" : "s");
 	}
+	if (a.compare && (rc = compare(&a, insp, rec, &ro, &owned, &gate)) != 0) {
+		status = rc;
+		goto out;
+	}
 	if (fflush(stdout) != 0) {
 		status = EXIT_OUTPUT;
 		fprintf(stderr, "etcompare: error: cannot write to standard output\n");
 		goto out;
 	}
-	if (a.tsv && (status = write_file(a.tsv, etc_report_tsv, insp, &ro)) != 0)
+	if (a.tsv && (rc = write_file(a.tsv, etc_report_tsv, insp, &ro)) != 0) {
+		status = rc;
 		goto out;
-	if (a.csv && (status = write_file(a.csv, etc_report_csv, insp, &ro)) != 0)
+	}
+	if (a.csv && (rc = write_file(a.csv, etc_report_csv, insp, &ro)) != 0) {
+		status = rc;
 		goto out;
-	if (a.json && (status = write_file(a.json, etc_report_json, insp, &ro)) != 0)
+	}
+	if (a.json && (rc = write_file(a.json, etc_report_json, insp, &ro)) != 0) {
+		status = rc;
 		goto out;
+	}
+	if (a.junit && ro.accuracy && (rc = write_junit(a.junit, ro.accuracy, insp)) != 0) {
+		status = rc;
+		goto out;
+	}
+	status = gate;
 out:
+	etc_accuracy_free((etc_accuracy *)ro.accuracy);
+	etc_torchsave_free(owned.ts);
+	etc_npz_free(owned.npz);
 	etc_inspector_free(insp);
 	etc_etrecord_free(rec);
 	etc_debug_buffer_free(buf);

@@ -214,8 +214,8 @@ static bool px_is(const image *im, uint32_t x, uint32_t y, int r, int g, int b)
 	const uint8_t *p = px(im, x, y);
 	bool ok = p[0] == r && p[1] == g && p[2] == b;
 	if (!ok)
-		fprintf(stderr, "pixel (%u,%u) is (%d,%d,%d), expected (%d,%d,%d)\n", x, y, p[0], p[1],
-		        p[2], r, g, b);
+		fprintf(stderr, "pixel (%u,%u) is (%d,%d,%d), expected (%d,%d,%d)\n", x, y, p[0],
+		        p[1], p[2], r, g, b);
 	return ok;
 }
 
@@ -233,8 +233,8 @@ static size_t distinct_colours(const image *im, size_t cap)
 	uint32_t seen[256];
 	size_t n = 0;
 	for (size_t i = 0; i < (size_t)im->w * im->h && n < cap && n < 256; i++) {
-		uint32_t c = (uint32_t)im->rgb[3 * i] << 16 | im->rgb[3 * i + 1] << 8 |
-		             im->rgb[3 * i + 2];
+		uint32_t c =
+		    (uint32_t)im->rgb[3 * i] << 16 | im->rgb[3 * i + 1] << 8 | im->rgb[3 * i + 2];
 		size_t k = 0;
 		while (k < n && seen[k] != c)
 			k++;
@@ -282,8 +282,8 @@ static void test_bad_names(void)
 {
 	const char *dir = new_dir("names");
 	etc_plot_options o = missing_opts(dir);
-	static const char *bad[] = {"",  "a/b", "../x", ".hidden", "a b", "x\xc3\xa9",
-	                            "a'b", "a\"b", "a\nb", NULL};
+	static const char *bad[] = {"",          "a/b", "../x", ".hidden", "a b",
+	                            "x\xc3\xa9", "a'b", "a\"b", "a\nb",    NULL};
 	double v[2] = {1, 2};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		etc_error err;
@@ -328,7 +328,8 @@ static void test_bars(void)
 	double values[] = {12.5, 30.25, INFINITY, NAN, -3};
 	etc_plot_result res = {0};
 	etc_error err;
-	int rc = etc_plot_bars(&o, "snr", "It's the SNR", "SNR (dB)", 5, labels, values, &res, &err);
+	int rc =
+	    etc_plot_bars(&o, "snr", "It's the SNR", "SNR (dB)", 5, labels, values, &res, &err);
 	if (rc)
 		fprintf(stderr, "etc_plot_bars: %s\n", err.message);
 	CHECK(rc == 0);
@@ -339,9 +340,11 @@ static void test_bars(void)
 	CHECK(res.scripts_written == 1 && res.pngs_written == 1);
 	CHECK(file_contains(path_of(dir, "snr.gp"), "plot_title = 'It''s the SNR'\n"));
 	CHECK(file_contains(path_of(dir, "snr.gp"), "datafile = 'snr.dat'\n"));
-	CHECK(file_contains(path_of(dir, "snr.gp"), "n_points = 5\nn_plottable = 4\nn_capped = 1\n"));
+	CHECK(
+	    file_contains(path_of(dir, "snr.gp"), "n_points = 5\nn_plottable = 4\nn_capped = 1\n"));
 	CHECK(file_contains(path_of(dir, "snr.dat"), "\n0 12.5 \"out0\" NaN\n"));
-	CHECK(file_contains(path_of(dir, "snr.dat"), "\n1 30.25 \"it's 'q' #1 @x ^_{} \\\\\" NaN\n"));
+	CHECK(
+	    file_contains(path_of(dir, "snr.dat"), "\n1 30.25 \"it's 'q' #1 @x ^_{} \\\\\" NaN\n"));
 	CHECK(file_contains(path_of(dir, "snr.dat"), "\n2 NaN \"exact (+inf)\" "));
 	CHECK(file_contains(path_of(dir, "snr.dat"), "\n3 NaN \"nanout (nan)\" NaN\n"));
 	CHECK(file_contains(path_of(dir, "snr.dat"), "\n4 -3.0 \"neg x\" NaN\n"));
@@ -416,7 +419,8 @@ static void test_histogram(void)
 			*next++ = '\0';
 		double centre, a, b;
 		unsigned long long count;
-		if (line[0] != '#' && sscanf(line, "%lf %llu %lf %lf", &centre, &count, &a, &b) == 4) {
+		if (line[0] != '#' &&
+		    sscanf(line, "%lf %llu %lf %lf", &centre, &count, &a, &b) == 4) {
 			rows++;
 			total += count;
 			CHECK(a < centre && centre < b);
@@ -726,7 +730,8 @@ static void test_heatmap_large(void)
 
 	/* A single long row: pooled along columns, drawn as a visible strip. */
 	gen thin = {1, 5000, 0, false, false};
-	rc = etc_plot_heatmap_read(path_of(dir, "thin.png"), gen_read, &thin, 1, 5000, "thin", &err);
+	rc =
+	    etc_plot_heatmap_read(path_of(dir, "thin.png"), gen_read, &thin, 1, 5000, "thin", &err);
 	CHECK(rc == 0);
 	CHECK(etc_plot_heatmap_layout(1, 5000, &l, &err) == 0);
 	CHECK(l.block_cols == 5 && l.map_cols == 1000 && l.map_rows == 1 && l.cell_h >= 32);

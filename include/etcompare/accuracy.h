@@ -1,0 +1,124 @@
+/*
+ * etcompare/accuracy.h - program outputs against reference outputs: the
+ * pairing of EventBlock runs with references, the metrics of every output
+ * pair and the accuracy gate.
+ *
+ * Pairing: a block of the execution (name "Execute" by default) whose run
+ * carries a bundled_input_index is paired with reference[method][index].
+ * The current runtime writer never records the index, so when no run has
+ * one, the k-th run (in ETDump order) is paired with reference k if the
+ * counts agree (ETC_PAIR_ORDER, said in the report). Outputs pair in order;
+ * a TensorList output counts as its tensors in order. Every unpaired item
+ * becomes a row saying why; nothing is skipped silently.
+ */
+#ifndef ETCOMPARE_ACCURACY_H
+#define ETCOMPARE_ACCURACY_H
+
+#include "common.h"
+#include "inspector.h"
+#include "metrics.h"
+#include "npz.h"
+#include "torchsave.h"
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum etc_pair_rule {
+	ETC_PAIR_AUTO = 0,  /**< by index when runs carry one, else by order */
+	ETC_PAIR_INDEX = 1, /**< bundled_input_index only */
+	ETC_PAIR_ORDER = 2  /**< k-th run with reference k */
+} etc_pair_rule;
+
+/** Where reference outputs come from (exactly one set). */
+typedef struct etc_reference_set {
+	const etc_torchsave
+	    *torchsave; /**< method -> [index] -> [outputs], or [index] -> [outputs] */
+	const etc_npz
+	    *npz;         /**< arrays "k.j" (reference k, output j), else one reference in order */
+	const char *name; /**< for messages */
+} etc_reference_set;
+
+typedef struct etc_accuracy_options {
+	const char *block;  /**< EventBlock name, default "Execute" */
+	const char *method; /**< reference method, default "forward" */
+	int pair_by;        /**< etc_pair_rule */
+	/* Thresholds; NAN disables one. */
+	double min_snr, max_mse, min_cosine, max_abs;
+	/**
+	 * Called after each compared pair with the bytes of both sides compared
+	 * so far and in all (NULL: none). The library never prints; the CLI
+	 * draws a bar from this.
+	 */
+	void (*progress)(void *ctx, uint64_t done_bytes, uint64_t total_bytes);
+	void *progress_ctx;
+} etc_accuracy_options;
+
+ETC_API void etc_accuracy_options_init(etc_accuracy_options *opt);
+
+typedef enum etc_row_status {
+	ETC_ROW_PASS = 0,
+	ETC_ROW_FAIL = 1,              /**< a threshold failed */
+	ETC_ROW_MISSING_REFERENCE = 2, /**< an output without a reference */
+	ETC_ROW_MISSING_OUTPUT = 3,    /**< a reference without an output */
+	ETC_ROW_SHAPE_MISMATCH = 4,
+	ETC_ROW_DTYPE_MISMATCH = 5, /**< float against integer: not compared */
+	ETC_ROW_NO_DATA = 6         /**< no debug buffer: nothing to compare */
+} etc_row_status;
+
+/** Short lower-case name of a row status ("pass", "FAIL", "missing reference", ...). */
+ETC_API const char *etc_row_status_str(int status);
+
+/** One output pair. */
+typedef struct etc_accuracy_row {
+	uint32_t block;      /**< EventBlock index */
+	uint32_t run;        /**< run within the block */
+	uint32_t etdump_run; /**< run_data index */
+	int32_t reference;   /**< reference index used, -1 when none */
+	uint32_t output;     /**< output position (TensorLists flattened) */
+	char shape[96], reference_shape[96];
+	const char *dtype, *reference_dtype;
+	bool has_metrics;
+	etc_metrics metrics;
+	int status;       /**< etc_row_status */
+	char reason[160]; /**< why it failed or was not compared */
+} etc_accuracy_row;
+
+typedef struct etc_accuracy etc_accuracy;
+
+/**
+ * Pairs and compares. Rows are in block, run, output order.
+ * @return 0 (inspect the rows for failures); ETC_ERR_MISMATCH when pairing by
+ *         order and the run and reference counts differ (the message gives
+ *         both); ETC_ERR_FORMAT for a reference set of the wrong shape.
+ */
+ETC_API int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp,
+                             const etc_reference_set *refs, const etc_accuracy_options *opt,
+                             etc_error *err);
+ETC_API void etc_accuracy_free(etc_accuracy *acc);
+
+ETC_API size_t etc_accuracy_row_count(const etc_accuracy *acc);
+ETC_API const etc_accuracy_row *etc_accuracy_row_at(const etc_accuracy *acc, size_t i);
+/** The rule used ("index" or "order") and a sentence saying why. */
+ETC_API int etc_accuracy_pair_rule(const etc_accuracy *acc);
+ETC_API const char *etc_accuracy_pair_note(const etc_accuracy *acc);
+/**
+ * The compared values of row i (only rows with metrics), e.g. for plots.
+ * Valid while `acc` and the inputs live. 0 or ETC_ERR_USAGE.
+ */
+ETC_API int etc_accuracy_row_values(const etc_accuracy *acc, size_t i, etc_values *actual,
+                                    etc_values *reference);
+/** The actual output tensor of row i (shape for heat maps), or NULL for scalars. */
+ETC_API const etc_tensor *etc_accuracy_row_tensor(const etc_accuracy *acc, size_t i);
+
+/** Rows that fail the gate (FAIL and every unpaired or mismatched row). */
+ETC_API size_t etc_accuracy_failures(const etc_accuracy *acc);
+/** Index of the worst row (lowest SNR among compared rows, else the first failure), or -1. */
+ETC_API long etc_accuracy_worst(const etc_accuracy *acc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,978 @@
+"""Accuracy comparison and CI gate, end to end (issue 4): flatc-built ETDumps
+with program outputs, a debug buffer written with struct, reference outputs
+from a generated ETRecord, a standalone torch.save file or an .npz, and the
+table, --json (validated against the schema), --junit and --plot outputs.
+
+Every metric is recomputed here in float64 (math.fsum) from the exact
+float32 values written, and compared with the --json numbers:
+  MSE = mean(d^2), SNR = 10 log10(mean(r^2) / mean(d^2)), d = a - r,
+  cosine = sum(r a) / (|r| |a|), L1 = mean|d|, max abs = max|d| (first index),
+  max rel = max |d|/|r| over r != 0.
+"""
+import json
+import math
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+import zipfile
+import zlib
+
+ETC = os.environ["ETCOMPARE"]
+FLATC = os.environ["ETC_FLATC"]
+SRC = os.environ["ETC_SRC"]
+FBS = os.path.join(SRC, "schema", "etdump.fbs")
+REPORT_SCHEMA = os.path.join(SRC, "schema", "etcompare-report.schema.json")
+sys.dont_write_bytecode = True  # import the helpers without writing into the source tree
+sys.path.insert(0, os.path.join(SRC, "tests"))
+sys.path.insert(0, os.path.join(SRC, "tests", "data", "npz"))
+import etrecord_gen as G  # noqa: E402
+import make_npz as NPZ  # noqa: E402
+
+OUT_CHAIN = 18446744073709551615
+REL = 1e-12
+passed = failed = 0
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+        print(f"ok   {name}")
+    else:
+        failed += 1
+        print(f"FAIL {name} {detail}")
+
+
+def f32(x):
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def f16(x):
+    return struct.unpack("<e", struct.pack("<e", x))[0]
+
+
+def close(x, y, rel=REL):
+    if isinstance(x, str) or isinstance(y, str):
+        return x == y
+    if x is None or y is None:
+        return False
+    if math.isinf(x) or math.isinf(y):
+        return x == y
+    return abs(x - y) <= rel * max(abs(x), abs(y)) or x == y
+
+
+# --- independent float64 metrics ------------------------------------------------
+
+def metrics(r, a):
+    n = len(r)
+    d = [x - y for x, y in zip(a, r)]  # exact for float32 inputs
+    ee = math.fsum(x * x for x in d)
+    rr = math.fsum(x * x for x in r)
+    aa = math.fsum(x * x for x in a)
+    ra = math.fsum(x * y for x, y in zip(r, a))
+    mabs = max(abs(x) for x in d)
+    rels = [abs(x) / abs(y) for x, y in zip(d, r) if y != 0]
+    return {
+        "count": n,
+        "mse": ee / n,
+        "snr": math.inf if ee == 0 else 10 * math.log10((rr / n) / (ee / n)),
+        "cosine": ra / (math.sqrt(rr) * math.sqrt(aa)),
+        "l1": math.fsum(abs(x) for x in d) / n,
+        "max_abs": mabs,
+        "max_abs_index": [abs(x) for x in d].index(mabs),
+        "max_rel": max(rels) if rels else 0.0,
+        "mismatch_count": sum(1 for x in d if x != 0),
+    }
+
+
+def check_metrics(name, row, r, a, keys=("mse", "snr", "cosine", "l1", "max_abs", "max_rel"),
+                  rel=REL):
+    m = (row or {}).get("metrics")
+    if not m:
+        check(f"{name}: metrics present", False, json.dumps(row))
+        return
+    exp = metrics(r, a)
+    bad = []
+    for k in keys:
+        got = m.get(k)
+        got_v = math.inf if got == "inf" else got
+        if not close(got_v, exp[k], rel):
+            bad.append(f"{k}: got {got!r} expected {exp[k]!r}")
+    for k in ("count", "max_abs_index", "mismatch_count"):
+        if m.get(k) != exp[k]:
+            bad.append(f"{k}: got {m.get(k)!r} expected {exp[k]!r}")
+    check(f"{name}: metrics match float64", not bad, "; ".join(bad))
+
+
+# --- ETDump + debug buffer --------------------------------------------------------
+
+SCALAR = {"FLOAT": "<f", "DOUBLE": "<d", "HALF": "<e", "LONG": "<q", "INT": "<i",
+          "BOOL": "<?", "BYTE": "<B"}
+
+
+class Dump:
+    """Runs of program outputs; tensors' bytes go to one debug buffer."""
+
+    def __init__(self):
+        self.buf = bytearray()
+        self.runs = []
+
+    def tensor(self, dtype, values, shape=None):
+        shape = list(shape if shape is not None else [len(values)])
+        while len(self.buf) % 16:
+            self.buf.append(0)
+        off = len(self.buf)
+        code = SCALAR[dtype]
+        for v in values:
+            self.buf += struct.pack(code, v)
+        strides, acc = [], 1
+        for s in reversed(shape):
+            strides.insert(0, acc)
+            acc *= s
+        return {"scalar_type": dtype, "sizes": shape, "strides": strides, "offset": off}
+
+    def run(self, outputs, index=None, name="Execute"):
+        """outputs: tensor dicts (Tensor), lists of them (TensorList), or
+        ("Int", v) / ("Double", v) scalars."""
+        events = [{"profile_event": {"name": "native_call_add.out", "chain_index": 0,
+                                     "instruction_id": 0, "start_time": 100,
+                                     "end_time": 200}}]
+        for o in outputs:
+            if isinstance(o, list):
+                entry = {"val": "TensorList", "tensor_list": {"tensors": o}}
+            elif isinstance(o, tuple):
+                kind, v = o
+                key = {"Int": ("int_value", "int_val"),
+                       "Double": ("double_value", "double_val")}[kind]
+                entry = {"val": kind, key[0]: {key[1]: v}}
+            else:
+                entry = {"val": "Tensor", "tensor": o}
+            entry["output"] = {"bool_val": True}
+            events.append({"debug_event": {"chain_index": OUT_CHAIN, "instruction_id": 0,
+                                           "debug_entry": entry}})
+        events.append({"profile_event": {"name": "Method::execute", "chain_index": -1,
+                                         "instruction_id": 0, "start_time": 50,
+                                         "end_time": 300}})
+        rd = {"name": name, "events": events}
+        if index is not None:
+            rd["bundled_input_index"] = index
+        self.runs.append(rd)
+
+    def write(self, d, stem):
+        os.makedirs(os.path.join(d, "flatc"), exist_ok=True)
+        src = os.path.join(d, "flatc", stem + ".json")  # not to clash with --json outputs
+        with open(src, "w") as f:
+            json.dump({"version": 0, "run_data": self.runs}, f)
+        subprocess.run([FLATC, "-b", "--size-prefixed", "-o", d, FBS, src], check=True,
+                       capture_output=True)
+        dbg = os.path.join(d, stem + "_debug.bin")
+        with open(dbg, "wb") as f:
+            f.write(bytes(self.buf) + b"\0" * 16)
+        return os.path.join(d, stem + ".etdp"), dbg
+
+
+def etrecord(d, stem, refs):
+    """An ETRecord with one program and reference_outputs {"forward": refs}."""
+    path = os.path.join(d, stem + ".etrecord")
+    G.write_etrecord(path,
+                     programs={"forward": G.program([G.node("add", "aten.add.Tensor",
+                                                            handle=1)])},
+                     debug_handle_map={"forward": {"0": [1]}},
+                     reference_outputs={"forward": refs})
+    return path
+
+
+def T(values, shape=None, dtype="float32"):
+    return G.Tensor(dtype, values, shape=shape)
+
+
+def run(*args):
+    p = subprocess.run([ETC, *args], capture_output=True)
+    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        return {"_error": str(e)}
+
+
+def acc_rows(rep):
+    return ((rep or {}).get("accuracy") or {}).get("rows") or []
+
+
+VALIDATOR = None
+
+
+def validate(name, rep):
+    global VALIDATOR
+    try:
+        import jsonschema
+    except ImportError:
+        check(f"{name}: jsonschema importable", False)
+        return
+    if VALIDATOR is None:
+        with open(REPORT_SCHEMA) as f:
+            schema = json.load(f)
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        VALIDATOR = cls(schema)
+    errs = sorted(VALIDATOR.iter_errors(rep), key=lambda e: list(e.path))
+    check(f"{name}: JSON validates against the schema", not errs,
+          "; ".join(f"{list(e.path)}: {e.message[:200]}" for e in errs[:3]))
+
+
+# --- PNG -------------------------------------------------------------------------
+
+def png_info(path):
+    """(width, height, bit depth, colour type, distinct pixel count or None)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    pos, ihdr, idat = 8, None, b""
+    while pos + 8 <= len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            ihdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    if not ihdr:
+        return None
+    w, h, depth, ctype, _, _, interlace = ihdr
+    channels = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}.get(ctype)
+    distinct = None
+    if depth == 8 and channels and not interlace:
+        raw = zlib.decompress(idat)
+        bpp, stride = channels, w * channels
+        prev = bytearray(stride)
+        colours = set()
+        for y in range(h):
+            ft = raw[y * (stride + 1)]
+            line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+            for x in range(stride):
+                left = line[x - bpp] if x >= bpp else 0
+                up = prev[x]
+                ul = prev[x - bpp] if x >= bpp else 0
+                if ft == 1:
+                    line[x] = (line[x] + left) & 255
+                elif ft == 2:
+                    line[x] = (line[x] + up) & 255
+                elif ft == 3:
+                    line[x] = (line[x] + (left + up) // 2) & 255
+                elif ft == 4:
+                    p = left + up - ul
+                    pa, pb, pc = abs(p - left), abs(p - up), abs(p - ul)
+                    pr = left if pa <= pb and pa <= pc else (up if pb <= pc else ul)
+                    line[x] = (line[x] + pr) & 255
+            for x in range(0, stride, bpp):
+                colours.add(bytes(line[x:x + bpp]))
+            prev = line
+        distinct = len(colours)
+    return w, h, depth, ctype, distinct
+
+
+# --- the cases -------------------------------------------------------------------
+
+R0 = [f32(x) for x in (0.5, -1.25, 3.0, 0.125, 2.75, -0.375)]
+R1 = [f32(x) for x in (1.5, 2.0, -0.75, 4.0, -3.25, 0.625)]
+# actual outputs: small, known errors (exact float32 values)
+A0 = [f32(x + e) for x, e in zip(R0, (1e-5, -2e-5, 3e-5, 0.0, -1e-5, 5e-6))]
+A1 = [f32(x + e) for x, e in zip(R1, (-4e-5, 1e-5, 0.0, 2e-5, 1e-5, -3e-5))]
+
+
+def two_run_fixture(d, stem, a0, a1, shape=(2, 3)):
+    dump = Dump()
+    dump.run([dump.tensor("FLOAT", a0, shape)])
+    dump.run([dump.tensor("FLOAT", a1, shape)])
+    etdp, dbg = dump.write(d, stem)
+    rec = etrecord(d, stem, [[T(R0, list(shape))], [T(R1, list(shape))]])
+    return etdp, dbg, rec
+
+
+def case_pass(d):
+    etdp, dbg, rec = two_run_fixture(d, "pass", A0, A1)
+    js = os.path.join(d, "pass.json")
+    ju = os.path.join(d, "pass.xml")
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--min-snr", "60", "--json", js, "--junit", ju)
+    check("1 pass: exit 0", rc == 0, err)
+    check("1 pass: stderr summary", "accuracy: 2 of 2 outputs pass" in err, err)
+    check("1 pass: table says pairing by order",
+          "pairing by order" in out and "no bundled_input_index" in out, out[-600:])
+    check("1 pass: table has two pass rows", out.count(" pass ") >= 2, out[-800:])
+    rep = load_json(js)
+    acc = rep.get("accuracy") or {}
+    check("1 pass: json pair_by order", acc.get("pair_by") == "order", json.dumps(acc)[:300])
+    check("1 pass: json outputs 2 failures 0",
+          acc.get("outputs") == 2 and acc.get("failures") == 0)
+    rows = acc_rows(rep)
+    check("1 pass: two rows, references 0 and 1, status pass",
+          [(r.get("reference"), r.get("status")) for r in rows] == [(0, "pass"), (1, "pass")],
+          json.dumps(rows)[:400])
+    check("1 pass: runs are run_data 0 and 1", [r.get("run") for r in rows] == [0, 1])
+    if len(rows) == 2:
+        check_metrics("1 pass row 0", rows[0], R0, A0)
+        check_metrics("1 pass row 1", rows[1], R1, A1)
+        check("1 pass: shape/dtype strings",
+              rows[0].get("shape") == "[2, 3]" and rows[0].get("dtype") == "float32" and
+              rows[0].get("reference_shape") == "[2, 3]" and
+              rows[0].get("reference_dtype") == "float32", json.dumps(rows[0])[:300])
+    exp_worst = 0 if metrics(R0, A0)["snr"] < metrics(R1, A1)["snr"] else 1
+    check("1 pass: worst is the lowest SNR row", acc.get("worst") == exp_worst,
+          f"{acc.get('worst')} vs {exp_worst}")
+    validate("1 pass", rep)
+    try:
+        root = ET.parse(ju).getroot()
+        suite = root.find("testsuite") if root.tag == "testsuites" else root
+        check("1 pass: junit 2 tests 0 failures",
+              suite.get("tests") == "2" and suite.get("failures") == "0" and
+              not suite.findall(".//failure"), ET.tostring(root)[:300])
+    except (OSError, ET.ParseError) as e:
+        check("1 pass: junit parses", False, str(e))
+    # --compare_results alias and --compare with no gate: exit 0
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--compare_results", "--no-table")
+    check("1 pass: --compare_results alias compares", rc == 0 and "2 of 2 outputs pass" in err,
+          err)
+    return etdp, dbg, rec
+
+
+def case_fail(d):
+    bad = list(A1)
+    bad[4] = f32(bad[4] + 0.5)  # SNR of output 1 drops far below 60 dB
+    etdp, dbg, rec = two_run_fixture(d, "fail", A0, bad)
+    js = os.path.join(d, "fail.json")
+    ju = os.path.join(d, "fail.xml")
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--min-snr", "60", "--json", js, "--junit", ju)
+    check("2 fail: exit 1", rc == 1, err)
+    check("2 fail: stderr says gate FAILED, 1 of 2",
+          "accuracy gate FAILED: 1 of 2 outputs fail" in err, err)
+    check("2 fail: stderr names the worst output (run 1 output 0)",
+          "worst: Execute run 1 output 0" in err and "SNR" in err, err)
+    exp = metrics(R1, bad)
+    rows = acc_rows(load_json(js))
+    check("2 fail: json statuses pass, FAIL",
+          [r.get("status") for r in rows] == ["pass", "FAIL"], json.dumps(rows)[:300])
+    if len(rows) == 2:
+        check_metrics("2 fail row 1", rows[1], R1, bad)
+        check("2 fail: reason gives the SNR and the threshold",
+              "below 60 dB" in rows[1].get("reason", "") and
+              "%.4g" % exp["snr"] in rows[1].get("reason", ""), rows[1].get("reason"))
+    try:
+        root = ET.parse(ju).getroot()
+        suite = root.find("testsuite") if root.tag == "testsuites" else root
+        check("2 fail: junit testsuite tests=2 failures=1",
+              suite.get("tests") == "2" and suite.get("failures") == "1",
+              str(suite.attrib))
+        cases = suite.findall("testcase")
+        check("2 fail: junit one testcase per output", len(cases) == 2)
+        failing = [c for c in cases if c.find("failure") is not None]
+        check("2 fail: the failing testcase is run 1 output 0",
+              len(failing) == 1 and failing[0].get("classname") == "Execute.run1" and
+              failing[0].get("name") == "output 0",
+              str([c.attrib for c in failing]))
+        if failing:
+            fe = failing[0].find("failure")
+            check("2 fail: <failure> carries the reason",
+                  fe.get("type") == "FAIL" and "below 60 dB" in (fe.get("message") or ""),
+                  str(fe.attrib))
+    except (OSError, ET.ParseError) as e:
+        check("2 fail: junit parses", False, str(e))
+    # the other gates on the same data
+    for flag, value, ok in (("--max-mse", repr(exp["mse"] * 1.01), True),
+                            ("--max-mse", repr(exp["mse"] * 0.99), False),
+                            ("--min-cosine", "0.9999999", False),
+                            ("--max-abs", "0.6", True),
+                            ("--max-abs", "0.4", False)):
+        rc, _, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                         "--no-table", flag, value)
+        check(f"2 fail: {flag} {value} -> exit {0 if ok else 1}", rc == (0 if ok else 1), err)
+
+
+def case_json_schema(d, etdp, dbg, rec):
+    js = os.path.join(d, "schema.json")
+    rc, _, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec, "--no-table",
+                     "--compare", "--json", js)
+    rep = load_json(js)
+    check("3 json: exit 0", rc == 0, err)
+    validate("3 json", rep)
+    rows = acc_rows(rep)
+    keys = ("mse", "snr", "cosine", "l1", "max_abs", "max_rel")
+    if len(rows) == 2:
+        check_metrics("3 json row 0", rows[0], R0, A0, keys)
+        check_metrics("3 json row 1", rows[1], R1, A1, keys)
+        m = rows[0]["metrics"]
+        check("3 json: identical false, exact false, nan_count 0",
+              m.get("identical") is False and m.get("exact") is False and
+              m.get("nan_count") == 0, json.dumps(m))
+    else:
+        check("3 json: two rows", False, json.dumps(rep.get("accuracy"))[:300])
+    # no comparison: accuracy null and still valid
+    js2 = os.path.join(d, "noacc.json")
+    run("--etdump", etdp, "--debug_buffer", dbg, "--no-table", "--json", js2)
+    rep2 = load_json(js2)
+    check("3 json: without --compare accuracy is null",
+          "accuracy" in rep2 and rep2["accuracy"] is None)
+    validate("3 json (no comparison)", rep2)
+
+
+def case_near_identical(d):
+    n = 3000  # over several BLAS chunks
+    r = [f32(1.0 + (k % 997) / 1000.0) * (-1 if k % 3 == 0 else 1) for k in range(n)]
+    a = [f32(x * (1 + 1e-7)) for x in r]
+    check("4 near: every float32 value differs", all(x != y for x, y in zip(r, a)))
+    dump = Dump()
+    dump.run([dump.tensor("FLOAT", a, [n]), dump.tensor("FLOAT", r, [n])])
+    etdp, dbg = dump.write(d, "near")
+    rec = etrecord(d, "near", [[T(r), T(r)]])
+    js = os.path.join(d, "near.json")
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--json", js, "--min-snr", "100", "--min-cosine", "0.9999999")
+    check("4 near: exit 0", rc == 0, err)
+    rows = acc_rows(load_json(js))
+    exp = metrics(r, a)
+    check("4 near: expected SNR above 130 dB", 130 < exp["snr"] < 150, str(exp["snr"]))
+    if len(rows) == 2:
+        snr = rows[0]["metrics"].get("snr") if rows[0].get("metrics") else None
+        check("4 near: finite SNR within 0.01 dB of float64",
+              isinstance(snr, float) and abs(snr - exp["snr"]) < 0.01,
+              f"{snr} vs {exp['snr']}")
+        check_metrics("4 near row 0", rows[0], r, a, ("mse", "l1", "max_abs", "max_rel"))
+        check_metrics("4 near row 0 (snr, 1e-9)", rows[0], r, a, ("snr", "cosine"), 1e-9)
+        m = rows[1].get("metrics") or {}
+        check("4 identical: SNR is the string inf", m.get("snr") == "inf", json.dumps(m))
+        check("4 identical: cosine exactly 1, mse/max_abs 0, identical true",
+              m.get("cosine") == 1 and m.get("mse") == 0 and m.get("max_abs") == 0 and
+              m.get("identical") is True and m.get("mismatch_count") == 0, json.dumps(m))
+        check("4 identical: verdict 'pass (identical)' in the table",
+              out.count("pass (identical)") == 1, out[-800:])
+    else:
+        check("4 near: two rows", False, json.dumps(rows)[:300])
+
+
+def case_pair_by_index(d):
+    dump = Dump()
+    dump.run([dump.tensor("FLOAT", R1, [6])], index=1)  # run 0 ran bundled input 1
+    dump.run([dump.tensor("FLOAT", R0, [6])], index=0)
+    etdp, dbg = dump.write(d, "index")
+    rec = etrecord(d, "index", [[T(R0)], [T(R1)]])
+    js = os.path.join(d, "index.json")
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--json", js, "--min-snr", "60")
+    acc = load_json(js).get("accuracy") or {}
+    rows = acc.get("rows") or []
+    check("5 index: exit 0", rc == 0, err)
+    check("5 index: pair_by index", acc.get("pair_by") == "index", str(acc.get("pair_by")))
+    check("5 index: run 0 -> reference 1, run 1 -> reference 0",
+          sorted((r.get("run"), r.get("reference")) for r in rows) == [(0, 1), (1, 0)],
+          json.dumps(rows)[:400])
+    check("5 index: both identical",
+          all((r.get("metrics") or {}).get("identical") for r in rows) and len(rows) == 2)
+    check("5 index: table says bundled_input_index", "bundled_input_index" in out, out[-400:])
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--json", js, "--min-snr", "60", "--pair-by", "order")
+    acc = load_json(js).get("accuracy") or {}
+    rows = acc.get("rows") or []
+    check("5 order forced: exit 1 (wrong pairs)", rc == 1, err)
+    check("5 order forced: pair_by order, note says forced",
+          acc.get("pair_by") == "order" and "forced" in acc.get("note", ""),
+          json.dumps(acc)[:300])
+    check("5 order forced: run 0 -> reference 0, run 1 -> reference 1",
+          sorted((r.get("run"), r.get("reference")) for r in rows) == [(0, 0), (1, 1)],
+          json.dumps(rows)[:400])
+    if len(rows) == 2:
+        byrun = {r["run"]: r for r in rows}
+        check_metrics("5 order forced run 0", byrun.get(0), R0, R1)
+    # a run without an index when pairing by index: reported, not skipped
+    dump = Dump()
+    dump.run([dump.tensor("FLOAT", R0, [6])], index=0)
+    dump.run([dump.tensor("FLOAT", R1, [6])])
+    etdp2, dbg2 = dump.write(d, "index_missing")
+    rc, out, err = run("--etdump", etdp2, "--debug_buffer", dbg2, "--etrecord", rec,
+                       "--compare", "--json", js)
+    rows = acc_rows(load_json(js))
+    st = sorted((r.get("run"), r.get("status"), r.get("reason")) for r in rows)
+    check("5 index: run without index is a 'missing reference' row, exit 1",
+          rc == 1 and len(st) == 2 and st[0][1] == "pass" and
+          st[1][1] == "missing reference" and "no bundled_input_index" in st[1][2],
+          f"rc={rc} {st}")
+    # index beyond the references
+    dump = Dump()
+    dump.run([dump.tensor("FLOAT", R0, [6])], index=5)
+    etdp3, dbg3 = dump.write(d, "index_far")
+    rc, out, err = run("--etdump", etdp3, "--debug_buffer", dbg3, "--etrecord", rec,
+                       "--compare", "--json", js)
+    rows = acc_rows(load_json(js))
+    check("5 index: index 5 of 2 references is a missing reference row",
+          rc == 1 and len(rows) == 1 and rows[0].get("status") == "missing reference" and
+          "no reference set 5 (there are 2)" in rows[0].get("reason", ""), json.dumps(rows))
+
+
+def case_count_mismatch(d):
+    dump = Dump()
+    for a in (A0, A1, A0):
+        dump.run([dump.tensor("FLOAT", a, [6])])
+    etdp, dbg = dump.write(d, "count")
+    rec = etrecord(d, "count", [[T(R0)], [T(R1)]])
+    js = os.path.join(d, "count.json")
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--compare", "--json", js)
+    check("6 count: exit 3", rc == 3, f"rc={rc} {err}")
+    check("6 count: message has both counts",
+          "3 runs" in err and "2 reference output sets" in err, err)
+    check("6 count: no JSON written on error", not os.path.exists(js))
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--pair-by", "order")
+    check("6 count: forced order also exit 3 with both counts",
+          rc == 3 and "3 runs" in err and "2 reference" in err, err)
+    # the three merged runs keep their own outputs: with 3 references all pass
+    rec3 = etrecord(d, "count3", [[T(A0)], [T(A1)], [T(A0)]])
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec3,
+                       "--compare", "--json", js)
+    rows = acc_rows(load_json(js))
+    check("6 count: 3 merged runs keep 3 distinct outputs (all identical to refs)",
+          rc == 0 and len(rows) == 3 and
+          all((r.get("metrics") or {}).get("identical") for r in rows), f"{rc} {err}")
+
+
+def case_missing_rows(d):
+    dump = Dump()
+    # run 0: a tensor and a TensorList of two: 3 outputs; run 1: 1 output
+    dump.run([dump.tensor("FLOAT", R0[:3], [3]),
+              [dump.tensor("FLOAT", R0[3:], [3]), dump.tensor("FLOAT", R1[:2], [2])]])
+    dump.run([dump.tensor("FLOAT", R1, [6])])
+    etdp, dbg = dump.write(d, "missing")
+    rec = etrecord(d, "missing", [
+        [T(R0[:3]), T(R0[3:]), T(R1[:2])],   # 3 tensors: TensorList flattened
+        [T(R1), T(R0)],                      # 2 references against 1 output
+    ])
+    js = os.path.join(d, "missing.json")
+    ju = os.path.join(d, "missing.xml")
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--json", js, "--junit", ju)
+    rows = acc_rows(load_json(js))
+    got = [(r.get("run"), r.get("output"), r.get("status")) for r in rows]
+    check("7 TensorList counted as its tensors: run 0 has 3 passing rows",
+          got[:3] == [(0, 0, "pass"), (0, 1, "pass"), (0, 2, "pass")], str(got))
+    check("7 missing output row for the second reference of run 1",
+          got[3:] == [(1, 0, "pass"), (1, 1, "missing output")], str(got))
+    check("7 missing output: exit 1", rc == 1, err)
+    if len(rows) == 5:
+        check("7 missing output: reason and reference shape",
+              rows[4].get("reason") == "the run has 1 outputs, reference 1 has 2" and
+              rows[4].get("reference_shape") == "[6]" and rows[4].get("metrics") is None,
+              json.dumps(rows[4]))
+    check("7 missing output row in the table", "missing output" in out, out[-600:])
+    # now the run has more outputs than its reference
+    dump = Dump()
+    dump.run([dump.tensor("FLOAT", R0, [6]), dump.tensor("FLOAT", R1, [2, 3])])
+    etdp2, dbg2 = dump.write(d, "missref")
+    rec2 = etrecord(d, "missref", [[T(R0)]])
+    rc, out, err = run("--etdump", etdp2, "--debug_buffer", dbg2, "--etrecord", rec2,
+                       "--json", js, "--junit", ju)
+    rows = acc_rows(load_json(js))
+    got = [(r.get("output"), r.get("status")) for r in rows]
+    check("7 missing reference: rows pass + missing reference, exit 1",
+          rc == 1 and got == [(0, "pass"), (1, "missing reference")], f"{rc} {got}")
+    if len(rows) == 2:
+        check("7 missing reference: reason, shape, dtype",
+              rows[1].get("reason") == "reference 0 has 1 outputs, the run 2" and
+              rows[1].get("shape") == "[2, 3]" and rows[1].get("dtype") == "float32",
+              json.dumps(rows[1]))
+    check("7 missing reference: stderr names it",
+          "1 of 2 outputs fail; worst: Execute run 0 output 1: reference 0 has 1 outputs" in err,
+          err)
+    try:
+        suite = ET.parse(ju).getroot().find("testsuite")
+        f = suite.findall(".//failure")
+        check("7 junit: missing reference is a failure",
+              suite.get("failures") == "1" and len(f) == 1 and
+              f[0].get("type") == "missing reference", ET.tostring(suite)[:400])
+    except (OSError, ET.ParseError, AttributeError) as e:
+        check("7 junit parses", False, str(e))
+
+
+def case_shape_and_ints(d):
+    ints_r = [3, -7, 2**40 + 1, 0]
+    ints_a = [3, -7, 2**40 + 3, 0]   # differs by 2 at index 2
+    dump = Dump()
+    dump.run([dump.tensor("FLOAT", R0, [2, 3]),          # reference is [3, 2]
+              dump.tensor("LONG", ints_a, [4]),
+              dump.tensor("LONG", ints_r, [4]),
+              dump.tensor("FLOAT", R0[:4], [4]),          # against int64: dtype mismatch
+              dump.tensor("HALF", [f16(x) for x in R1], [6]),  # float16 vs float32
+              ("Int", 7),                                 # scalar vs python int
+              ("Double", 0.25)])                          # scalar vs 0-dim float32
+    etdp, dbg = dump.write(d, "shapes")
+    rec = etrecord(d, "shapes", [[T(R0, [3, 2]), T(ints_r, dtype="int64"),
+                                  T(ints_r, dtype="int64"), T([1, 2, 3, 4], dtype="int64"),
+                                  T(R1), 7, T([0.25], shape=[])]])
+    js = os.path.join(d, "shapes.json")
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--compare", "--json", js)
+    rows = acc_rows(load_json(js))
+    st = [r.get("status") for r in rows]
+    check("8 statuses: shape mismatch, FAIL, pass, dtype mismatch, pass, pass, pass",
+          st == ["shape mismatch", "FAIL", "pass", "dtype mismatch", "pass", "pass", "pass"],
+          str(st))
+    check("8 exit 1", rc == 1, err)
+    if len(rows) == 7:
+        check("8 shape mismatch reason",
+              rows[0].get("reason") == "shape [2, 3] against reference [3, 2]" and
+              rows[0].get("metrics") is None, json.dumps(rows[0]))
+        m = rows[1].get("metrics") or {}
+        check("8 int64 exact: mismatch 1 of 4, max_abs 2 at 2, exact true",
+              m.get("exact") is True and m.get("mismatch_count") == 1 and
+              m.get("count") == 4 and m.get("max_abs") == 2 and m.get("max_abs_index") == 2,
+              json.dumps(m))
+        check("8 int64 reason", rows[1].get("reason") == "1 of 4 values differ (exact comparison)",
+              rows[1].get("reason"))
+        m2 = rows[2].get("metrics") or {}
+        check("8 int64 equal: identical", m2.get("identical") is True and m2.get("exact"))
+        check("8 dtype mismatch reason",
+              rows[3].get("reason") == "dtype float32 against reference int64",
+              rows[3].get("reason"))
+        check("8 float16 vs float32: dtypes", rows[4].get("dtype") == "float16" and
+              rows[4].get("reference_dtype") == "float32", json.dumps(rows[4])[:300])
+        check_metrics("8 float16 vs float32", rows[4], R1, [f16(x) for x in R1])
+        check("8 scalar int: identical exact",
+              (rows[5].get("metrics") or {}).get("identical") is True and
+              (rows[5].get("metrics") or {}).get("exact") is True, json.dumps(rows[5]))
+        check("8 scalar double vs 0-dim: identical",
+              (rows[6].get("metrics") or {}).get("identical") is True, json.dumps(rows[6]))
+    # --max-abs allows the integer difference but not the shape or dtype rows
+    rc, _, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                     "--json", js, "--max-abs", "2")
+    st = [r.get("status") for r in acc_rows(load_json(js))]
+    check("8 --max-abs 2: int row passes, mismatch rows still fail",
+          rc == 1 and st[1:3] == ["pass", "pass"] and st[0] == "shape mismatch", str(st))
+    rc, _, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                     "--json", js, "--max-abs", "1.5")
+    st = [r.get("status") for r in acc_rows(load_json(js))]
+    check("8 --max-abs 1.5: int row FAIL", st[1:2] == ["FAIL"], str(st))
+    # only exact int outputs, all equal apart from one: gate alone decides
+    dump = Dump()
+    dump.run([dump.tensor("LONG", ints_a, [4])])
+    etdp2, dbg2 = dump.write(d, "ints")
+    rec2 = etrecord(d, "ints", [[T(ints_r, dtype="int64")]])
+    rc, _, err = run("--etdump", etdp2, "--debug_buffer", dbg2, "--etrecord", rec2,
+                     "--no-table", "--compare")
+    check("8 ints differ, no threshold: exit 1", rc == 1 and "exact comparison" in err, err)
+    rc, _, err = run("--etdump", etdp2, "--debug_buffer", dbg2, "--etrecord", rec2,
+                     "--no-table", "--max-abs", "2")
+    check("8 ints differ, --max-abs 2: exit 0", rc == 0, err)
+
+
+def npy32(values, shape):
+    return NPZ.npy("<f4", tuple(shape), NPZ.encode("<f4", values))
+
+
+def case_reference_files(d, etdp, dbg):
+    js = os.path.join(d, "ref.json")
+
+    def try_refs(label, path, expect_rc=0):
+        rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--reference-outputs", path,
+                           "--json", js, "--no-table", "--min-snr", "60")
+        rows = acc_rows(load_json(js)) if rc in (0, 1) else []
+        check(f"9 {label}: exit {expect_rc}", rc == expect_rc, f"rc={rc} {err}")
+        return rows, err
+
+    for label, obj, top in (("torch.save list", [[T(R0, [2, 3])], [T(R1, [2, 3])]], "refs"),
+                            ("torch.save {method: list}",
+                             {"forward": [[T(R0, [2, 3])], [T(R1, [2, 3])]]}, "archive")):
+        pt = os.path.join(d, "refs_%d.pt" % len(label))
+        with open(pt, "wb") as f:
+            f.write(G.torch_save(obj, top=top))
+        rows, _ = try_refs(label, pt)
+        check(f"9 {label}: 2 rows pass", [r.get("status") for r in rows] == ["pass", "pass"],
+              json.dumps(rows)[:300])
+        if len(rows) == 2:
+            check_metrics(f"9 {label} row 1", rows[1], R1, A1)
+    # npz with "k.j" names; members written in reverse so order does not matter
+    npz = os.path.join(d, "refs.npz")
+    NPZ.write_npz(npz, [("1.0", npy32(R1, [2, 3])), ("0.0", npy32(R0, [2, 3]))])
+    rows, _ = try_refs("npz k.j", npz)
+    check("9 npz k.j: references 0 and 1",
+          [(r.get("reference"), r.get("status")) for r in rows] == [(0, "pass"), (1, "pass")],
+          json.dumps(rows)[:300])
+    if len(rows) == 2:
+        check_metrics("9 npz row 0", rows[0], R0, A0)
+        check_metrics("9 npz row 1", rows[1], R1, A1)
+    # plain single-reference npz against a one-run ETDump with two outputs
+    dump = Dump()
+    dump.run([dump.tensor("FLOAT", A0, [2, 3]), dump.tensor("FLOAT", A1, [6])])
+    etdp1, dbg1 = dump.write(d, "single")
+    plain = os.path.join(d, "plain.npz")
+    NPZ.write_npz(plain, [("arr_0", npy32(R0, [2, 3])), ("arr_1", npy32(R1, [6]))])
+    rc, out, err = run("--etdump", etdp1, "--debug_buffer", dbg1, "--reference-outputs", plain,
+                       "--json", js, "--no-table")
+    rows = acc_rows(load_json(js))
+    check("9 plain npz: exit 0, two rows from reference 0",
+          rc == 0 and [(r.get("reference"), r.get("output")) for r in rows] == [(0, 0), (0, 1)],
+          f"{rc} {err} {json.dumps(rows)[:300]}")
+    if len(rows) == 2:
+        check_metrics("9 plain npz row 0", rows[0], R0, A0)
+        check_metrics("9 plain npz row 1", rows[1], R1, A1)
+    # plain npz is one reference: two runs cannot pair by order
+    rc, _, err = run("--etdump", etdp, "--debug_buffer", dbg, "--reference-outputs", plain,
+                     "--no-table")
+    check("9 plain npz vs 2 runs: exit 3 with both counts",
+          rc == 3 and "2 runs" in err and "1 reference output set" in err, err)
+    # --reference-outputs wins over the ETRecord's references
+    rec = etrecord(d, "other", [[T(R1, [2, 3])], [T(R0, [2, 3])]])
+    rc, _, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                     "--reference-outputs", npz, "--no-table", "--json", js)
+    rows = acc_rows(load_json(js))
+    check("9 --reference-outputs overrides the ETRecord",
+          rc == 0 and all((r.get("metrics") or {}).get("snr", 0) != "inf" for r in rows) and
+          len(rows) == 2 and close(rows[0]["metrics"]["mse"], metrics(R0, A0)["mse"]),
+          f"{rc} {err}")
+    rc, _, err = run("--etdump", etdp, "--debug_buffer", dbg,
+                     "--reference-outputs", os.path.join(d, "absent.npz"), "--no-table")
+    check("9 missing reference file: exit 3", rc == 3, err)
+
+
+def case_plots(d):
+    dump = Dump()
+    a2 = list(R0)
+    a2[4] = f32(a2[4] + 0.25)  # one known error at row 1, column 1
+    dump.run([dump.tensor("FLOAT", a2, [2, 3]), dump.tensor("FLOAT", A1, [6])])
+    etdp, dbg = dump.write(d, "plot")
+    rec = etrecord(d, "plot", [[T(R0, [2, 3]), T(R1)]])
+    pdir = os.path.join(d, "plots")
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--no-table", "--plot", pdir)
+    check("10 plot: exit 0", rc == 0, err)
+    names = sorted(os.listdir(pdir)) if os.path.isdir(pdir) else []
+    want = ["metric_snr.png", "metric_mse.png", "metric_cosine.png", "metric_max_abs.png",
+            "error_hist_Execute_run0_out0.png", "error_hist_Execute_run0_out1.png",
+            "heatmap_Execute_run0_out0.png"]
+    missing = [w for w in want if w not in names]
+    check("10 plot: expected PNGs exist", not missing, f"missing {missing} in {names}")
+    check("10 plot: no heat map for the 1-D output",
+          "heatmap_Execute_run0_out1.png" not in names, str(names))
+    for w in want:
+        p = os.path.join(pdir, w)
+        if not os.path.exists(p):
+            continue
+        info = png_info(p)
+        check(f"10 plot: {w} is a PNG with size > 0",
+              info is not None and info[0] > 0 and info[1] > 0, str(info))
+        if info and info[4] is not None:
+            check(f"10 plot: {w} is not uniform", info[4] > 1, str(info))
+    # --plot=DIR form, and the default directory is never used here
+    pdir2 = os.path.join(d, "plots2")
+    rc, _, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                     "--no-table", "--plot=" + pdir2)
+    check("10 plot: --plot=DIR writes there",
+          rc == 0 and os.path.exists(os.path.join(pdir2, "metric_snr.png")), err)
+    # identical outputs: SNR inf bars and all-zero error histograms still plot
+    dump = Dump()
+    dump.run([dump.tensor("FLOAT", R0, [2, 3])])
+    etdp3, dbg3 = dump.write(d, "plot_same")
+    rec3 = etrecord(d, "plot_same", [[T(R0, [2, 3])]])
+    pdir3 = os.path.join(d, "plots3")
+    rc, _, err = run("--etdump", etdp3, "--debug_buffer", dbg3, "--etrecord", rec3,
+                     "--no-table", "--plot", pdir3)
+    names3 = sorted(os.listdir(pdir3)) if os.path.isdir(pdir3) else []
+    check("10 plot identical: exit 0 and heat map written",
+          rc == 0 and "heatmap_Execute_run0_out0.png" in names3, f"{rc} {err} {names3}")
+
+
+def case_usage(d, etdp, dbg, rec):
+    base = ["--etdump", etdp, "--no-table"]
+    for label, args, needle in (
+            ("--compare without --debug_buffer", base + ["--etrecord", rec, "--compare"],
+             "--debug_buffer"),
+            ("--min-snr without --debug_buffer", base + ["--etrecord", rec, "--min-snr", "5"],
+             "--debug_buffer"),
+            ("--compare without references", base + ["--debug_buffer", dbg, "--compare"],
+             "reference outputs"),
+            ("--pair-by bad", base + ["--debug_buffer", dbg, "--etrecord", rec,
+                                      "--pair-by", "name"], "--pair-by"),
+            ("--metrics bad", base + ["--debug_buffer", dbg, "--etrecord", rec,
+                                      "--metrics", "snr,psnr"], "--metrics"),
+            ("--metrics empty item", base + ["--debug_buffer", dbg, "--etrecord", rec,
+                                             "--metrics", "snr,,mse"], "--metrics"),
+            ("--min-snr abc", base + ["--debug_buffer", dbg, "--etrecord", rec,
+                                      "--min-snr", "abc"], "--min-snr"),
+            ("--max-mse nan", base + ["--debug_buffer", dbg, "--etrecord", rec,
+                                      "--max-mse", "nan"], "--max-mse"),
+            ("--min-snr missing value", base + ["--debug_buffer", dbg, "--etrecord", rec,
+                                                "--min-snr"], "--min-snr"),
+            ("--compare without --etdump", ["--compare"], "--etdump")):
+        js = os.path.join(d, "usage.json")
+        rc, out, err = run(*args, "--json", js) if "--etdump" in args else run(*args)
+        check(f"11 usage: {label} -> exit 2", rc == 2 and needle in err, f"rc={rc} {err}")
+        if os.path.exists(js):
+            check(f"11 usage: {label} wrote no JSON", False)
+            os.unlink(js)
+    # --metrics chooses the table's columns; a negative threshold is a value
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--no-table", "--metrics", "l1,max_rel", "--min-snr", "-5")
+    header = [ln for ln in out.splitlines() if "verdict" in ln]
+    check("11 --metrics l1,max_rel: only those columns",
+          rc == 0 and header and "L1" in header[0] and "max rel" in header[0] and
+          "SNR" not in header[0] and "MSE" not in header[0], f"{rc} {err} {header}")
+
+
+def case_special_values(d):
+    """NaN, infinities, all-zero references, 64-bit integers, bool, strided
+    references, outputs without data, block names needing XML escapes, and
+    the orphan arrays of an .npz: the gate and the report stay right."""
+    nan, inf = math.nan, math.inf
+
+    def one(stem, outs, refs, *extra):
+        dump = Dump()
+        dump.run([dump.tensor(*o) for o in outs])
+        etdp, dbg = dump.write(d, stem)
+        rec = etrecord(d, stem, [refs])
+        js = os.path.join(d, stem + ".out.json")
+        rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                           "--compare", "--json", js, *extra)
+        rep = load_json(js)
+        return rc, out, err, acc_rows(rep), (rep.get("accuracy") or {})
+
+    rc, _, err, rows, _ = one("nan_one_side", [("FLOAT", [1.0, nan, 3.0], [3])],
+                              [T([1.0, 2.0, 3.0])], "--min-snr", "60")
+    m = (rows[0].get("metrics") or {}) if rows else {}
+    check("12 NaN in the output only: nan_count 1, not identical",
+          m.get("nan_count") == 1 and m.get("identical") is False, json.dumps(m))
+    check("12 NaN in the output only fails the --min-snr gate (exit 1)",
+          rc == 1 and rows and rows[0].get("status") == "FAIL", f"rc={rc} {err}")
+    rc, _, err, rows, _ = one("nan_both", [("FLOAT", [1.0, nan, 3.0], [3])],
+                              [T([1.0, nan, 3.0])], "--min-snr", "60")
+    m = (rows[0].get("metrics") or {}) if rows else {}
+    check("12 NaN at the same position: pass, identical, note",
+          rc == 0 and m.get("identical") is True and m.get("nan_count") == 1 and
+          m.get("count") == 2 and "NaN" in m.get("notes", ""), f"rc={rc} {json.dumps(m)}")
+    rc, _, err, rows, _ = one("inf_both", [("FLOAT", [inf, -2.0], [2])], [T([inf, -2.0])],
+                              "--min-snr", "60")
+    check("12 +inf against +inf is equal: pass",
+          rc == 0 and rows and (rows[0].get("metrics") or {}).get("identical") is True, err)
+    rc, _, err, rows, _ = one("zero_ref", [("FLOAT", [0.0, 1.0], [2])], [T([0.0, 0.0])],
+                              "--min-snr", "60")
+    m = (rows[0].get("metrics") or {}) if rows else {}
+    check("12 all-zero reference: SNR -inf, FAIL", rc == 1 and m.get("snr") == "-inf",
+          json.dumps(m))
+    check("12 all-zero reference: the JSON note says so",
+          "reference is all zero" in m.get("notes", ""), repr(m.get("notes")))
+    rc, _, err, rows, acc = one("worst_nan", [("FLOAT", [0.0, 0.0], [2]),
+                                              ("FLOAT", [1.0, 3.0], [2]),
+                                              ("FLOAT", [1.0, 2.125], [2])],
+                                [T([0.0, 0.0]), T([1.0, 2.0]), T([1.0, 2.0])])
+    check("12 worst is the lowest SNR, not an undefined (NaN) SNR row",
+          acc.get("worst") == 1 and "worst: Execute run 0 output 1" in err,
+          f"worst={acc.get('worst')} {err}")
+    big = 2 ** 53
+    rc, _, err, rows, _ = one("int64_big", [("LONG", [big + 1, -5], [2])],
+                              [T([big, -5], dtype="int64")], "--max-abs", "0.5")
+    m = (rows[0].get("metrics") or {}) if rows else {}
+    check("12 int64 2^53+1 vs 2^53: one mismatch, max abs 1, FAIL under --max-abs 0.5",
+          rc == 1 and m.get("mismatch_count") == 1 and m.get("max_abs") == 1 and
+          m.get("exact") is True, f"rc={rc} {json.dumps(m)}")
+    rc, _, err, rows, _ = one("bools", [("BOOL", [True, False, True], [3])],
+                              [T([True, True, True], dtype="bool")])
+    m = (rows[0].get("metrics") or {}) if rows else {}
+    check("12 bool compared exactly: 1 of 3 differ, FAIL",
+          rc == 1 and m.get("exact") is True and m.get("mismatch_count") == 1 and
+          rows[0].get("reason") == "1 of 3 values differ (exact comparison)",
+          f"rc={rc} {json.dumps(rows)[:300]}")
+    rc, _, err, rows, _ = one("int32_int64", [("INT", [7, -9], [2])],
+                              [T([7, -9], dtype="int64")])
+    check("12 int32 against int64 reference: exact, identical, pass",
+          rc == 0 and rows and (rows[0].get("metrics") or {}).get("exact") is True, err)
+    st = G.Storage("float32", [1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    view = G.Tensor("float32", storage=st, shape=[3, 2], stride=[1, 3])  # a transpose
+    rc, _, err, rows, _ = one("strided", [("FLOAT", [1.0, 4.0, 2.0, 5.0, 3.0, 7.0], [3, 2])],
+                              [view])
+    if rows:
+        check_metrics("12 strided reference read in logical order", rows[0],
+                      [1.0, 4.0, 2.0, 5.0, 3.0, 6.0], [1.0, 4.0, 2.0, 5.0, 3.0, 7.0])
+    # an output whose tensor has no data
+    dump = Dump()
+    t = dump.tensor("FLOAT", [1.0], [1])
+    t["offset"] = -1
+    dump.run([t])
+    etdp, dbg = dump.write(d, "nodata")
+    rec = etrecord(d, "nodata", [[T([1.0])]])
+    js = os.path.join(d, "nodata.out.json")
+    rc, _, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec, "--compare",
+                     "--no-table", "--json", js)
+    rows = acc_rows(load_json(js))
+    check("12 output without data: 'no data' row, exit 1",
+          rc == 1 and [r.get("status") for r in rows] == ["no data"], f"rc={rc} {err}")
+    # --block with a name that needs escaping in XML; another block is ignored
+    name = 'Ex<&"\'>'
+    dump = Dump()
+    dump.run([dump.tensor("FLOAT", [1.0, 2.0], [2])], name=name)
+    dump.run([dump.tensor("FLOAT", [1.0, 2.5], [2])])
+    etdp, dbg = dump.write(d, "blockname")
+    rec = etrecord(d, "blockname", [[T([1.0, 2.0])]])
+    ju = os.path.join(d, "blockname.xml")
+    rc, _, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec, "--no-table",
+                     "--block", name, "--junit", ju, "--min-snr", "60")
+    try:
+        cases = ET.parse(ju).getroot().findall(".//testcase")
+        check("12 --block NAME: one testcase, class name escaped and read back",
+              rc == 0 and len(cases) == 1 and cases[0].get("classname") == name + ".run0",
+              f"rc={rc} {[c.attrib for c in cases]}")
+    except (OSError, ET.ParseError) as e:
+        check("12 --block NAME: junit parses", False, str(e))
+    rc, _, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec, "--no-table",
+                     "--block", "Nope")
+    check("12 --block without runs: exit 3", rc == 3 and '"Nope"' in err, err)
+    # an .npz array that belongs to no output position is never silently ignored
+    dump = Dump()
+    dump.run([dump.tensor("FLOAT", [1.0], [1])])
+    etdp, dbg = dump.write(d, "npzgap")
+    npz = os.path.join(d, "gap.npz")
+    NPZ.write_npz(npz, [("0.0", npy32([1.0], [1])), ("0.2", npy32([2.0], [1]))])
+    rc, _, err = run("--etdump", etdp, "--debug_buffer", dbg, "--reference-outputs", npz,
+                     "--no-table", "--json", js)
+    check("12 npz '0.0' + '0.2': array 0.2 is reported, not dropped (exit != 0)",
+          rc != 0, f"rc={rc} {err}")
+
+
+def main():
+    base = os.environ.get("ETC_WORK")
+    if base:
+        os.makedirs(base, exist_ok=True)
+    d = tempfile.mkdtemp(prefix="accuracy-", dir=base)
+    try:
+        etdp, dbg, rec = case_pass(d)
+        case_fail(d)
+        case_json_schema(d, etdp, dbg, rec)
+        case_near_identical(d)
+        case_pair_by_index(d)
+        case_count_mismatch(d)
+        case_missing_rows(d)
+        case_shape_and_ints(d)
+        case_reference_files(d, etdp, dbg)
+        case_plots(d)
+        case_usage(d, etdp, dbg, rec)
+        case_special_values(d)
+    except Exception as e:  # a crash in the harness is a failure, not a pass
+        import traceback
+        traceback.print_exc()
+        check("test harness ran to the end", False, repr(e))
+    print(f"{passed} passed, {failed} failed")
+    if failed == 0:
+        shutil.rmtree(d, ignore_errors=True)
+    else:
+        print(f"work files kept in {d}")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
