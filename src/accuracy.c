@@ -302,6 +302,12 @@ static void judge(etc_accuracy_row *row, const etc_accuracy_options *o)
 	}
 	if (m->identical)
 		return; /* equal values pass, even where SNR is undefined (all zero) */
+	if ((m->notes & ETC_METRICS_INFINITE) && !m->exact) {
+		row->status = ETC_ROW_FAIL;
+		snprintf(why, cap, "infinite values where the other side differs (%s)",
+		         etc_metrics_note_str(ETC_METRICS_INFINITE));
+		return;
+	}
 	if (m->exact) {
 		if (m->mismatch_count && !(!isnan(o->max_abs) && m->max_abs <= o->max_abs)) {
 			row->status = ETC_ROW_FAIL;
@@ -347,7 +353,10 @@ static int compare_pair(etc_accuracy_row *row, const item *act, const item *ref,
 		         row->shape, row->reference_shape);
 		return 0;
 	}
-	if (is_float(act->t.scalar_type) != is_float(ref->t.scalar_type)) {
+	/* numbers (Int, Double, Python scalars) compare numerically; tensors must
+	 * agree on float versus integer */
+	if (!act->scalar && !ref->scalar &&
+	    is_float(act->t.scalar_type) != is_float(ref->t.scalar_type)) {
 		row->status = ETC_ROW_DTYPE_MISMATCH;
 		snprintf(row->reason, sizeof row->reason, "dtype %s against reference %s",
 		         row->dtype, row->reference_dtype);
@@ -477,9 +486,16 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 		for (size_t j = 0; rc == 0 && j < na; j++)
 			total += 2 * acts[j].t.nbytes;
 	}
+	bool *used = calloc(r.count ? r.count : 1, sizeof *used);
+	if (!used) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		goto done;
+	}
 	for (size_t i = 0; i < nruns && rc == 0; i++) {
 		const etc_event_block *blk = etc_inspector_block(insp, runs[i].block);
 		long ref = a->rule == ETC_PAIR_ORDER ? (long)i : (long)runs[i].bidx;
+		if (ref >= 0 && (size_t)ref < r.count)
+			used[ref] = true;
 		size_t na, nr = 0;
 		if ((rc = run_items(insp, blk, runs[i].run, acts, MAX_OUTPUTS, &na, err)) < 0)
 			break;
@@ -530,6 +546,22 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 			}
 		}
 	}
+	/* references no run was paired with are unpaired items too */
+	for (size_t k = 0; used && k < r.count && rc == 0; k++) {
+		if (used[k])
+			continue;
+		etc_accuracy_row *row = NULL;
+		if ((rc = push_row(a, &row, err)) < 0)
+			break;
+		row->block = runs[0].block;
+		row->reference = (int32_t)k;
+		row->etdump_run = UINT32_MAX;
+		row->status = ETC_ROW_MISSING_OUTPUT;
+		snprintf(row->reason, sizeof row->reason,
+		         "reference %zu: no run of block \"%.40s\" has bundled_input_index %zu", k,
+		         opt->block, k);
+	}
+	free(used);
 done:
 	free(runs);
 	free(acts);

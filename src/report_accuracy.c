@@ -82,7 +82,10 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 		const etc_event_block *b = etc_inspector_block(insp, r->block);
 		size_t c = 0;
 		snprintf(cells[i][c++], 112, "%.*s", (int)b->name.len, b->name.ptr);
-		snprintf(cells[i][c++], 112, "%u", r->etdump_run);
+		if (r->etdump_run == UINT32_MAX)
+			snprintf(cells[i][c++], 112, "-"); /* a reference no run used */
+		else
+			snprintf(cells[i][c++], 112, "%u", r->etdump_run);
 		if (r->reference >= 0)
 			snprintf(cells[i][c++], 112, "%d", r->reference);
 		else
@@ -166,7 +169,10 @@ void etc_accuracy_json_(etc_sbuf *b, const etc_accuracy *acc, const etc_inspecto
 		const etc_event_block *blk = etc_inspector_block(insp, r->block);
 		etc_sbuf_puts(b, i ? ",\n      {\"block\": " : "\n      {\"block\": ");
 		etc_sbuf_json_str(b, blk->name.ptr, blk->name.len);
-		etc_sbuf_printf(b, ", \"run\": %u, \"reference\": ", r->etdump_run);
+		if (r->etdump_run == UINT32_MAX)
+			etc_sbuf_puts(b, ", \"run\": null, \"reference\": ");
+		else
+			etc_sbuf_printf(b, ", \"run\": %u, \"reference\": ", r->etdump_run);
 		if (r->reference >= 0)
 			etc_sbuf_printf(b, "%d", r->reference);
 		else
@@ -254,8 +260,12 @@ int etc_report_junit(FILE *f, const etc_accuracy *acc, const etc_inspector *insp
 		const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
 		const etc_event_block *b = etc_inspector_block(insp, r->block);
 		char cls[128], tname[128], detail[512];
-		snprintf(cls, sizeof cls, "%.*s.run%u", (int)b->name.len, b->name.ptr,
-		         r->etdump_run);
+		if (r->etdump_run == UINT32_MAX)
+			snprintf(cls, sizeof cls, "%.*s.reference%d", (int)b->name.len, b->name.ptr,
+			         r->reference);
+		else
+			snprintf(cls, sizeof cls, "%.*s.run%u", (int)b->name.len, b->name.ptr,
+			         r->etdump_run);
 		snprintf(tname, sizeof tname, "output %u", r->output);
 		fprintf(f, "    <testcase classname=\"");
 		xml_attr(f, cls);

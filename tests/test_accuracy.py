@@ -501,11 +501,15 @@ def case_pair_by_index(d):
     rc, out, err = run("--etdump", etdp2, "--debug_buffer", dbg2, "--etrecord", rec,
                        "--compare", "--json", js)
     rows = acc_rows(load_json(js))
-    st = sorted((r.get("run"), r.get("status"), r.get("reason")) for r in rows)
+    st = sorted(((r.get("run") if r.get("run") is not None else 99), r.get("status"),
+                 r.get("reason")) for r in rows)
     check("5 index: run without index is a 'missing reference' row, exit 1",
-          rc == 1 and len(st) == 2 and st[0][1] == "pass" and
+          rc == 1 and len(st) == 3 and st[0][1] == "pass" and
           st[1][1] == "missing reference" and "no bundled_input_index" in st[1][2],
           f"rc={rc} {st}")
+    check("5 index: the reference no run used is a 'missing output' row",
+          len(st) == 3 and st[2][1] == "missing output" and
+          "no run of block \"Execute\" has bundled_input_index 1" in st[2][2], f"{st}")
     # index beyond the references
     dump = Dump()
     dump.run([dump.tensor("FLOAT", R0, [6])], index=5)
@@ -514,8 +518,11 @@ def case_pair_by_index(d):
                        "--compare", "--json", js)
     rows = acc_rows(load_json(js))
     check("5 index: index 5 of 2 references is a missing reference row",
-          rc == 1 and len(rows) == 1 and rows[0].get("status") == "missing reference" and
+          rc == 1 and len(rows) == 3 and rows[0].get("status") == "missing reference" and
           "no reference set 5 (there are 2)" in rows[0].get("reason", ""), json.dumps(rows))
+    check("5 index: references 0 and 1, unused, are 'missing output' rows",
+          [(r.get("run"), r.get("reference"), r.get("status")) for r in rows[1:]] ==
+          [(None, 0, "missing output"), (None, 1, "missing output")], json.dumps(rows))
 
 
 def case_count_mismatch(d):

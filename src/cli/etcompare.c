@@ -433,19 +433,6 @@ static int compare(const args *a, const etc_inspector *insp, const etc_etrecord 
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
 		return EXIT_OUTPUT;
 	}
-	if (a->plot) {
-		etc_plot_options po = {a->plot_dir ? a->plot_dir : "etcompare-plots", NULL, NULL};
-		etc_plot_result pr = {0};
-		if (etc_report_accuracy_plots(&po, acc, insp, &pr, &err) < 0) {
-			fprintf(stderr, "etcompare: error: %s\n", err.message);
-			return err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
-		}
-		if (pr.gnuplot_missing)
-			fprintf(stderr,
-			        "etcompare: note: gnuplot not found: wrote the .gp scripts and "
-			        ".dat data in %s for later\n",
-			        po.dir);
-	}
 	size_t n = etc_accuracy_row_count(acc), fails = etc_accuracy_failures(acc);
 	long w = etc_accuracy_worst(acc);
 	char worst[256] = "";
@@ -633,6 +620,22 @@ int main(int argc, char **argv)
 	if (a.junit && ro.accuracy && (rc = write_junit(a.junit, ro.accuracy, insp)) != 0) {
 		status = rc;
 		goto out;
+	}
+	/* Plots last: a plot failure must not cost the gate's verdict or the reports. */
+	if (a.plot && ro.accuracy) {
+		etc_plot_options po = {a.plot_dir ? a.plot_dir : "etcompare-plots", NULL, NULL};
+		etc_plot_result pr = {0, 0, false};
+		if (etc_report_accuracy_plots(&po, ro.accuracy, insp, &pr, &err) < 0) {
+			fprintf(stderr, "etcompare: error: %s\n", err.message);
+			status = err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
+			goto out;
+		}
+		if (pr.gnuplot_missing)
+			fprintf(
+			    stderr,
+			    "etcompare: note: gnuplot not found: wrote the .gp scripts and .dat "
+			    "data in %s for later\n",
+			    po.dir);
 	}
 	status = gate;
 out:
