@@ -190,6 +190,25 @@ if [[ -z ${SKIP_BIG:-} ]]; then
 	rm -f "$work/bigref.etrecord"
 fi
 
+# --- f: accuracy comparison of two 1 GiB float32 outputs, end to end --------
+if [[ -z ${SKIP_BIG:-} ]]; then
+	(cd "$work" && "$py" "$here/gen_compare.py" "$(command -v flatc)" "$here/../schema/etdump.fbs")
+	cat "$work/debug.bin" "$work/ref.npz" >/dev/null # warm the page cache
+	OPENBLAS_NUM_THREADS=1 measure "$etc" --etdump "$work/d.etdp" --debug_buffer "$work/debug.bin" \
+		--reference-outputs "$work/ref.npz" --no-table --min-snr 60
+	cbytes=$(($(size_of "$work/debug.bin") + $(size_of "$work/ref.npz")))
+	gbs=$(awk -v b="$cbytes" -v w="$best_wall" 'BEGIN{if (w > 0) printf "%.2f", b / w / 1e9; else printf "0"}')
+	row "accuracy: 1 GiB output vs 1 GiB .npz reference, end to end, 1 BLAS thread" \
+		"$(mb "$cbytes") MB of input" "$best_wall ($best_cpu CPU)" "$(kb_to_mb "$max_rss_kb")" \
+		"$gbs GB/s" ">= 4 GB/s" "$(awk -v g="$gbs" 'BEGIN{print (g >= 4) ? "PASS" : "FAIL"}')"
+	if [[ -x $build/bench/bench_metrics ]]; then
+		metrics_line=$(OPENBLAS_NUM_THREADS=1 "$build/bench/bench_metrics" --repeat 3 2>&1 | tail -1)
+		notes+=("etc_metrics_compare alone (bench/bench_metrics, 2 x 1 GiB float32, 1 BLAS thread): $metrics_line")
+	fi
+	notes+=("End to end, the reference archive's CRC-32 is verified before use (carry-less multiplication), then compared.")
+	rm -f "$work/debug.bin" "$work/ref.npz" "$work/d.etdp" "$work/d.json"
+fi
+
 build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
 read -r busy1 steal1 total1 < <(cpu_stat || echo "0 0 0")
 machine_load=$(awk -v b="$((busy1 - busy0))" -v s="$((steal1 - steal0))" -v t="$((total1 - total0))" \
