@@ -740,6 +740,22 @@ const char *etc_etrecord_warning(const etc_etrecord *r, size_t i)
 	return i < r->warning_count ? r->warnings[i] : NULL;
 }
 
+int etc_etrecord_default_method(const etc_etrecord *r)
+{
+	int m = find_method(r, "forward");
+	if (m >= 0 && r->methods[m].program_member)
+		return m;
+	int only = -1, programs = 0;
+	for (size_t i = 0; i < r->method_count; i++)
+		if (r->methods[i].program_member)
+			only = (int)i, programs++;
+	if (programs == 1)
+		return only;
+	if (m < 0 && r->method_count == 1)
+		return 0;
+	return m;
+}
+
 bool etc_etrecord_has_program(const etc_etrecord *r, size_t m)
 {
 	return m < r->method_count && r->methods[m].program_member != NULL;

@@ -1111,18 +1111,7 @@ int etc_inspector_link(etc_inspector *in, const etc_etrecord *rec, const char *m
 {
 	if (!in || !rec)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_inspector_link: NULL argument");
-	int m = etc_etrecord_method_index(rec, method ? method : "forward");
-	if (!method && (m < 0 || !etc_etrecord_has_program(rec, (size_t)m))) {
-		/* no "forward" program: the record's only program, if it has one */
-		int only = -1, programs = 0;
-		for (size_t i = 0; i < etc_etrecord_method_count(rec); i++)
-			if (etc_etrecord_has_program(rec, i))
-				only = (int)i, programs++;
-		if (programs == 1)
-			m = only;
-		else if (m < 0 && etc_etrecord_method_count(rec) == 1)
-			m = 0;
-	}
+	int m = method ? etc_etrecord_method_index(rec, method) : etc_etrecord_default_method(rec);
 	if (m < 0) {
 		char list[256] = "";
 		for (size_t i = 0; i < etc_etrecord_method_count(rec); i++) {

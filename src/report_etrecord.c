@@ -25,15 +25,7 @@ static void graph_lines(FILE *f, const etc_graph_node *nodes, size_t n)
 
 int etc_report_graph(FILE *f, etc_etrecord *rec, const char *method, etc_error *err)
 {
-	int m = etc_etrecord_method_index(rec, method ? method : "forward");
-	if (!method && (m < 0 || !etc_etrecord_has_program(rec, (size_t)m))) {
-		int only = -1, programs = 0;
-		for (size_t i = 0; i < etc_etrecord_method_count(rec); i++)
-			if (etc_etrecord_has_program(rec, i))
-				only = (int)i, programs++;
-		if (programs == 1)
-			m = only;
-	}
+	int m = method ? etc_etrecord_method_index(rec, method) : etc_etrecord_default_method(rec);
 	if (m < 0 && method) {
 		/* a graph_map program, e.g. "aten_dialect_output/forward" */
 		for (size_t g = 0; g < etc_etrecord_graph_count(rec); g++) {

@@ -92,6 +92,13 @@ ETC_API const char *etc_etrecord_method(const etc_etrecord *rec, size_t i);
 /** Index of method `name`, or -1. */
 ETC_API int etc_etrecord_method_index(const etc_etrecord *rec, const char *name);
 
+/**
+ * The method a caller means without naming one: "forward" when it has a
+ * program, else the record's only program, else "forward" or the only
+ * method named by the maps; -1 when none fits.
+ */
+ETC_API int etc_etrecord_default_method(const etc_etrecord *rec);
+
 /** True when method `m` has an Edge program (not only map entries). */
 ETC_API bool etc_etrecord_has_program(const etc_etrecord *rec, size_t m);
 
