@@ -317,6 +317,17 @@ static int each_method(etc_etrecord *r, json_t *j, const char *member, bool leaf
 	return 0;
 }
 
+/* An object key of a method's map that must be an instruction id. */
+static int instr_key(etc_etrecord *r, const method *m, const char *member, const char *key,
+                     int32_t *out, etc_error *err)
+{
+	if (parse_instr(key, out))
+		return 0;
+	return etc_fail(err, ETC_ERR_FORMAT, r->name, -1,
+	                "member %s, method %s: key \"%s\" is not an instruction id", member,
+	                m->name, key);
+}
+
 static int handle_map_fn(etc_etrecord *r, method *m, json_t *inner, const char *member,
                          etc_error *err)
 {
@@ -329,10 +340,7 @@ static int handle_map_fn(etc_etrecord *r, method *m, json_t *inner, const char *
 	json_t *v;
 	json_object_foreach(inner, key, v)
 	{
-		if (!parse_instr(key, &h[k].instr))
-			return etc_fail(err, ETC_ERR_FORMAT, r->name, -1,
-			                "member %s, method %s: key \"%s\" is not an instruction id",
-			                member, m->name, key);
+		ETC_TRY(instr_key(r, m, member, key, &h[k].instr, err));
 		ETC_TRY(int_list(r, v, member, &h[k].handles, &h[k].count, err));
 		k++;
 	}
@@ -356,10 +364,7 @@ static int delegate_map_fn(etc_etrecord *r, method *m, json_t *inner, const char
 	json_object_foreach(inner, key, v)
 	{
 		delegate_entry *e = &d[k];
-		if (!parse_instr(key, &e->instr))
-			return etc_fail(err, ETC_ERR_FORMAT, r->name, -1,
-			                "member %s, method %s: key \"%s\" is not an instruction id",
-			                member, m->name, key);
+		ETC_TRY(instr_key(r, m, member, key, &e->instr, err));
 		if (!json_is_object(v))
 			return shape_error(r, member, "an instruction's entry must be an object",
 			                   err);
@@ -410,8 +415,7 @@ static int outs_map_fn(etc_etrecord *r, method *m, json_t *inner, const char *me
 	json_t *v;
 	json_object_foreach(inner, key, v)
 	{
-		if (!parse_instr(key, &o[k].instr))
-			return shape_error(r, member, "a key is not an instruction id", err);
+		ETC_TRY(instr_key(r, m, member, key, &o[k].instr, err));
 		if (json_is_integer(v))
 			o[k].n = json_integer_value(v);
 		else if (json_is_array(v))

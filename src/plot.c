@@ -13,6 +13,7 @@
 #include "etcompare/plot.h"
 #include "etcompare/report.h"
 #include "internal.h"
+#include "plot_private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -922,18 +923,6 @@ static void hist_vars(FILE *f, const void *ctx)
 	var_num(f, "err_std", h->std);
 }
 
-typedef struct array_src {
-	const double *p;
-} array_src;
-
-static int array_read(void *ctx, uint64_t first, size_t count, double *dst, etc_error *err)
-{
-	(void)err;
-	const array_src *a = ctx;
-	memcpy(dst, a->p + first, count * sizeof *dst);
-	return 0;
-}
-
 static int hist_fill(hist *h, etc_plot_read_fn read, void *ctx, etc_error *err)
 {
 	double *buf = malloc(PLOT_CHUNK * sizeof *buf);
@@ -1044,6 +1033,13 @@ int etc_plot_histogram(const etc_plot_options *o, const char *name, const char *
 {
 	if (n && !errors)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_plot_histogram: errors is NULL");
-	array_src a = {errors};
-	return etc_plot_histogram_read(o, name, title, array_read, &a, n, bins, res, err);
+	return etc_plot_histogram_read(o, name, title, etc_plot_read_doubles_, (void *)errors, n,
+	                               bins, res, err);
+}
+
+int etc_plot_read_doubles_(void *ctx, uint64_t first, size_t count, double *dst, etc_error *err)
+{
+	(void)err;
+	memcpy(dst, (const double *)ctx + first, count * sizeof *dst);
+	return 0;
 }

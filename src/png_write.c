@@ -8,6 +8,7 @@
 #include "etcompare/plot.h"
 #include "etcompare/report.h"
 #include "internal.h"
+#include "plot_private.h"
 
 #include <math.h>
 #include <png.h>
@@ -382,24 +383,12 @@ int etc_plot_heatmap_read(const char *png_path, etc_plot_read_fn read, void *ctx
 	return rc;
 }
 
-typedef struct array_src {
-	const double *p;
-} array_src;
-
-static int array_read(void *ctx, uint64_t first, size_t count, double *dst, etc_error *err)
-{
-	(void)err;
-	const array_src *a = ctx;
-	memcpy(dst, a->p + first, count * sizeof *dst);
-	return 0;
-}
-
 int etc_plot_heatmap(const char *png_path, const double *abs_err, uint64_t rows, uint64_t cols,
                      const char *title, etc_error *err)
 {
 	if (!abs_err)
 		return etc_fail(err, ETC_ERR_USAGE, png_path, -1,
 		                "etc_plot_heatmap: abs_err is NULL");
-	array_src a = {abs_err};
-	return etc_plot_heatmap_read(png_path, array_read, &a, rows, cols, title, err);
+	return etc_plot_heatmap_read(png_path, etc_plot_read_doubles_, (void *)abs_err, rows, cols,
+	                             title, err);
 }
