@@ -31,6 +31,7 @@ typedef struct args {
 	const char *min_snr, *max_mse, *min_cosine, *max_abs;
 	bool include_delegate_debug_data, show_outputs, strict, example, no_table;
 	bool graph, show_references, compare, plot;
+	bool compare_explicit; /* asked for by a flag only the comparison uses */
 	unsigned max_values;
 } args;
 
@@ -240,10 +241,12 @@ static int parse(int argc, char **argv, args *a)
 	}
 	if (a->example && a->etdump)
 		return usage_error("%s", "--example and --etdump cannot be combined");
-	if (a->reference_outputs || a->min_snr || a->max_mse || a->min_cosine || a->max_abs ||
-	    a->junit || a->plot || a->pair_by || a->metrics || a->block)
-		a->compare = true;
-	if (a->compare && !a->etdump)
+	/* Flags only the accuracy comparison uses turn it on. Thresholds and
+	 * --plot serve other analyses too: they turn it on only when reference
+	 * outputs are at hand (decided in main, once the ETRecord is read). */
+	if (a->compare || a->reference_outputs || a->junit || a->pair_by || a->metrics || a->block)
+		a->compare = a->compare_explicit = true;
+	if ((a->compare || a->min_snr || a->max_mse || a->min_cosine || a->max_abs) && !a->etdump)
 		return usage_error("%s", "the comparison needs --etdump (and --debug_buffer)");
 	if (a->module && !(a->etrecord && a->etdump))
 		return usage_error("%s", "--module needs --etdump and --etrecord");
@@ -595,6 +598,18 @@ int main(int argc, char **argv)
 		etc_format_double(num, total);
 		printf("find_total_for_module(\"%s\") = %s %s (%zu event%s)\n", a.module, num,
 		       etc_time_scale_name(io.target_time_scale), count, count == 1 ? "" : "s");
+	}
+	if (!a.compare_explicit) {
+		bool thresholds = a.min_snr || a.max_mse || a.min_cosine || a.max_abs;
+		bool refs = rec && etc_etrecord_reference_outputs(rec) && buf;
+		if ((thresholds || a.plot) && refs)
+			a.compare = true;
+		else if (thresholds) {
+			status = usage_error(
+			    "%s", "the thresholds need something to compare: --debug_buffer and an "
+			          "--etrecord with reference outputs, or --reference-outputs FILE");
+			goto out;
+		}
 	}
 	if (a.compare && (rc = compare(&a, insp, rec, &ro, &owned, &gate)) != 0) {
 		status = rc;
