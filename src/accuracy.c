@@ -6,6 +6,9 @@
  */
 #include "etcompare/accuracy.h"
 #include "internal.h"
+#include "metrics_private.h"
+#include "npz_private.h"
+#include "zipread.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +21,7 @@ typedef struct item {
 	bool scalar;
 	double value; /* scalar value */
 	bool has_data;
+	etc_npz_crc check; /* a stored .npz member still to verify */
 } item;
 
 struct etc_accuracy {
@@ -235,7 +239,8 @@ static int refs_get(const refs *r, size_t index, item *out, size_t cap, size_t *
 			break;
 		item *it = &out[(*n)++];
 		memset(it, 0, sizeof *it);
-		ETC_TRY(etc_npz_array(r->set->npz, (size_t)found, &it->t, err));
+		ETC_TRY(
+		    etc_npz_array_deferred_(r->set->npz, (size_t)found, &it->t, &it->check, err));
 		it->has_data = true;
 		if (!r->npz_indexed && want + 1 >= count)
 			break;
@@ -331,8 +336,19 @@ static void judge(etc_accuracy_row *row, const etc_accuracy_options *o)
 	row->status = ETC_ROW_FAIL;
 }
 
-static int compare_pair(etc_accuracy_row *row, const item *act, const item *ref,
-                        const etc_accuracy_options *o, etc_error *err)
+/* Finishes the deferred CRC-32 check of a reference read from an .npz. */
+static int verify_ref(const etc_reference_set *set, item *ref, etc_error *err)
+{
+	if (!ref->check.pending)
+		return 0;
+	uint32_t crc = etc_crc32(ref->check.crc, ref->t.data, (size_t)ref->t.nbytes);
+	ETC_TRY(etc_npz_crc_end_(set->npz, &ref->check, crc, err));
+	ref->check.pending = false;
+	return 0;
+}
+
+static int compare_pair(etc_accuracy_row *row, const item *act, item *ref,
+                        const etc_reference_set *set, const etc_accuracy_options *o, etc_error *err)
 {
 	row->dtype = act->scalar ? "scalar" : etc_scalar_type_name(act->t.scalar_type);
 	row->reference_dtype = ref->scalar ? "scalar" : etc_scalar_type_name(ref->t.scalar_type);
@@ -365,7 +381,19 @@ static int compare_pair(etc_accuracy_row *row, const item *act, const item *ref,
 	etc_values va, vr;
 	item_values(act, &va);
 	item_values(ref, &vr);
-	ETC_TRY(etc_metrics_compare(&vr, &va, &row->metrics, err));
+	if (ref->check.pending) {
+		/* the data is verified in the comparison's own pass when it can be */
+		uint32_t crc = ref->check.crc;
+		bool done;
+		ETC_TRY(etc_metrics_compare_crc_(&vr, &va, &row->metrics, &crc, &done, err));
+		if (done) {
+			ETC_TRY(etc_npz_crc_end_(set->npz, &ref->check, crc, err));
+			ref->check.pending = false;
+		}
+		ETC_TRY(verify_ref(set, ref, err));
+	} else {
+		ETC_TRY(etc_metrics_compare(&vr, &va, &row->metrics, err));
+	}
 	row->has_metrics = true;
 	judge(row, o);
 	return 0;
@@ -539,12 +567,16 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 				a->act[a->count - 1] = acts[j];
 				a->ref[a->count - 1] = ref_items[j];
 				rc = compare_pair(row, &a->act[a->count - 1], &a->ref[a->count - 1],
-				                  opt, err);
+				                  r.set, opt, err);
+				ref_items[j].check = a->ref[a->count - 1].check;
 				done_bytes += 2 * acts[j].t.nbytes;
 				if (opt->progress)
 					opt->progress(opt->progress_ctx, done_bytes, total);
 			}
 		}
+		/* references not compared (unpaired, other shape) are verified too */
+		for (size_t j = 0; j < nr && rc == 0; j++)
+			rc = verify_ref(r.set, &ref_items[j], err);
 	}
 	/* references no run was paired with are unpaired items too */
 	for (size_t k = 0; used && k < r.count && rc == 0; k++) {

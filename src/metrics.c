@@ -19,6 +19,8 @@
 #include "etcompare/metrics.h"
 
 #include "internal.h"
+#include "metrics_private.h"
+#include "zipread.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -675,14 +677,36 @@ static f32_pass_fn pick_kernel(int kernel)
 int etc_metrics_compare_kernel_(const etc_values *reference, const etc_values *actual,
                                 etc_metrics *out, etc_error *err, int kernel);
 
+static int compare(const etc_values *reference, const etc_values *actual, etc_metrics *out,
+                   etc_error *err, int kernel, uint32_t *ref_crc, bool *crc_done);
+
 int etc_metrics_compare(const etc_values *reference, const etc_values *actual, etc_metrics *out,
                         etc_error *err)
 {
-	return etc_metrics_compare_kernel_(reference, actual, out, err, KERNEL_BEST);
+	return compare(reference, actual, out, err, KERNEL_BEST, NULL, NULL);
 }
 
 int etc_metrics_compare_kernel_(const etc_values *reference, const etc_values *actual,
                                 etc_metrics *out, etc_error *err, int kernel)
+{
+	return compare(reference, actual, out, err, kernel, NULL, NULL);
+}
+
+int etc_metrics_compare_crc_(const etc_values *reference, const etc_values *actual,
+                             etc_metrics *out, uint32_t *ref_crc, bool *crc_done, etc_error *err)
+{
+	*crc_done = false;
+	return compare(reference, actual, out, err, KERNEL_BEST, ref_crc, crc_done);
+}
+
+/*
+ * The CRC-32 of the reference bytes is taken every CRC_BATCH bytes, while
+ * they are still in the cache from the float32 pass.
+ */
+#define CRC_BATCH ((size_t)64 << 10)
+
+static int compare(const etc_values *reference, const etc_values *actual, etc_metrics *out,
+                   etc_error *err, int kernel, uint32_t *ref_crc, bool *crc_done)
 {
 	if (!reference || !actual || !out)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_metrics_compare: NULL argument");
@@ -733,6 +757,10 @@ int etc_metrics_compare_kernel_(const etc_values *reference, const etc_values *a
 	}
 	double *R = buf, *A = buf + CHUNK, *D = buf + 2 * CHUNK;
 
+	/* only the float32 pass streams the raw reference bytes */
+	bool fold_crc = ref_crc && rf && af;
+	const uint8_t *crc_from = rf;
+	size_t crc_bytes = 0;
 	for (uint64_t start = 0; start < total;) {
 		size_t n = total - start < CHUNK ? (size_t)(total - start) : CHUNK;
 		chunk_res res = {0, 0, t.max_abs, t.max_rel};
@@ -741,6 +769,12 @@ int etc_metrics_compare_kernel_(const etc_values *reference, const etc_values *a
 			f32_pair p = {rf + 4 * start, af + 4 * start, rf + 4 * (start + n),
 			              af + 4 * (start + n), 4 * (size_t)next};
 			f32_pass(&p, n, R, A, D, &res);
+			crc_bytes += 4 * n;
+			if (fold_crc && (crc_bytes >= CRC_BATCH || start + n == total)) {
+				*ref_crc = etc_crc32(*ref_crc, crc_from, crc_bytes);
+				crc_from += crc_bytes;
+				crc_bytes = 0;
+			}
 		} else {
 			reference->read(reference->src, start, n, R);
 			actual->read(actual->src, start, n, A);
@@ -785,6 +819,8 @@ int etc_metrics_compare_kernel_(const etc_values *reference, const etc_values *a
 	}
 	free(buf);
 	free(map);
+	if (crc_done)
+		*crc_done = fold_crc || (ref_crc && total == 0);
 	finish(&t, exact, out);
 	return 0;
 }

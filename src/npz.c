@@ -10,6 +10,7 @@
  * which etc_npz_array hands back.
  */
 #include "etcompare/npz.h"
+#include "npz_private.h"
 #include "zipread.h"
 
 #include <limits.h>
@@ -20,6 +21,13 @@ typedef struct npz_item {
 	const char *name;
 	etc_tensor tensor;
 	etc_error *unsupported; /* non-NULL: why the array cannot be viewed */
+	/* A stored member whose CRC-32 is checked when its data is used, not at
+	 * open: names and shapes are known without reading gigabytes. */
+	bool crc_pending;
+	uint32_t crc;
+	const uint8_t *member; /* the member's bytes (.npy header + data) */
+	const char *member_name;
+	int64_t member_offset;
 } npz_item;
 
 typedef struct npz_key {
@@ -757,9 +765,16 @@ static int load_members(etc_npz *z, etc_zip *zip, etc_error *err)
 		const uint8_t *p;
 		size_t size;
 		int64_t at;
-		ETC_TRY(etc_zip_read(zip, e, &p, &size, &at, err));
+		bool pending;
+		ETC_TRY(etc_zip_view(zip, e, &p, &size, &at, &pending, err));
 		npy_ctx c = {.z = z, .member = e->name, .p = p, .n = size, .base = at};
 		ETC_TRY(add_array(&c, it, err));
+		it->crc_pending = pending;
+		it->crc = e->crc;
+		it->member = p;
+		it->member_offset = at;
+		if (!(it->member_name = etc_arena_strdup(&z->arena, e->name, e->name_len)))
+			return etc_fail(err, ETC_ERR_NOMEM, z->name, -1, "out of memory");
 	}
 	z->count = count;
 	return 0;
@@ -904,6 +919,57 @@ int etc_npz_array(const etc_npz *z, size_t i, etc_tensor *out, etc_error *err)
 			*err = *it->unsupported;
 		return it->unsupported->status;
 	}
+	if (it->crc_pending) {
+		etc_npz_crc check;
+		etc_npz_crc_begin_(z, i, &check);
+		ETC_TRY(etc_npz_crc_end_(
+		    z, &check, etc_crc32(check.crc, it->tensor.data, (size_t)it->tensor.nbytes),
+		    err));
+	}
 	*out = it->tensor;
+	return 0;
+}
+
+int etc_npz_array_deferred_(const etc_npz *z, size_t i, etc_tensor *out, etc_npz_crc *check,
+                            etc_error *err)
+{
+	if (!z || !out || !check)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_npz_array: NULL argument");
+	if (i >= z->count)
+		return etc_fail(err, ETC_ERR_USAGE, z->name, -1,
+		                "etc_npz_array: index %zu out of range (%zu arrays)", i, z->count);
+	const npz_item *it = &z->items[i];
+	if (it->unsupported) {
+		if (err)
+			*err = *it->unsupported;
+		return it->unsupported->status;
+	}
+	etc_npz_crc_begin_(z, i, check);
+	*out = it->tensor;
+	return 0;
+}
+
+void etc_npz_crc_begin_(const etc_npz *z, size_t i, etc_npz_crc *check)
+{
+	const npz_item *it = &z->items[i];
+	memset(check, 0, sizeof *check);
+	if (!it->crc_pending)
+		return;
+	check->pending = true;
+	check->item = i;
+	/* the header before the data; the data runs to the member's end */
+	check->crc =
+	    etc_crc32(0, it->member, (size_t)((const uint8_t *)it->tensor.data - it->member));
+}
+
+int etc_npz_crc_end_(const etc_npz *z, const etc_npz_crc *check, uint32_t crc, etc_error *err)
+{
+	if (!check->pending)
+		return 0;
+	const npz_item *it = &z->items[check->item];
+	if (crc != it->crc)
+		return etc_fail(err, ETC_ERR_FORMAT, z->name, it->member_offset,
+		                "member %s: CRC-32 %08x, expected %08x (the archive is corrupt)",
+		                it->member_name, crc, it->crc);
 	return 0;
 }

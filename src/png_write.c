@@ -28,6 +28,7 @@
 #define HM_GLYPH_H     (5 * HM_FONT_SCALE)
 #define HM_LABEL_CHARS 10
 #define HM_TICK        3
+#define HM_LABEL_GAP   4
 #define HM_CHUNK       16384
 
 static uint64_t ceil_div(uint64_t a, uint64_t b)
@@ -70,7 +71,8 @@ int etc_plot_heatmap_layout(uint64_t rows, uint64_t cols, etc_heatmap_layout *ou
 	l.bar_y = HM_MARGIN;
 	l.bar_w = HM_BAR_W;
 	l.bar_h = map_h > HM_BAR_MIN_H ? map_h : HM_BAR_MIN_H;
-	l.width = l.bar_x + l.bar_w + 1 + HM_TICK + 2 + HM_LABEL_CHARS * HM_GLYPH_ADV + HM_MARGIN;
+	l.width = l.bar_x + l.bar_w + 1 + HM_TICK + HM_LABEL_GAP + HM_LABEL_CHARS * HM_GLYPH_ADV +
+	          HM_MARGIN;
 	l.height = HM_MARGIN + (map_h > l.bar_h ? map_h : l.bar_h) + HM_MARGIN;
 	*out = l;
 	return 0;
@@ -279,9 +281,11 @@ static void render_row(const heatmap *h, uint8_t *row, uint32_t y)
 		}
 	}
 	if (h->has_finite) {
-		uint32_t tx = l->bar_x + l->bar_w + 1 + HM_TICK + 2;
-		text_row(row, W, tx, l->bar_y, h->max_label, y);
-		text_row(row, W, tx, l->bar_y + l->bar_h - HM_GLYPH_H, h->min_label, y);
+		/* each label centred on its tick, clear of it (the margin above the
+		 * bar and below it holds the half glyph that sticks out) */
+		uint32_t tx = l->bar_x + l->bar_w + 1 + HM_TICK + HM_LABEL_GAP;
+		text_row(row, W, tx, l->bar_y - HM_GLYPH_H / 2, h->max_label, y);
+		text_row(row, W, tx, l->bar_y + l->bar_h - 1 - HM_GLYPH_H / 2, h->min_label, y);
 	}
 }
 

@@ -23,6 +23,8 @@ int etc_metric_mask_parse(const char *list, unsigned *mask)
 	while (*p) {
 		const char *e = strchr(p, ',');
 		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 0 || (e && e[1] == '\0'))
+			return ETC_ERR_USAGE; /* "snr,,mse" and "snr," name nothing */
 		size_t i;
 		for (i = 0; i < NMETRICS; i++)
 			if (strlen(metric_cols[i].name) == n && !memcmp(metric_cols[i].name, p, n))
@@ -319,7 +321,7 @@ static int read_diff(void *ctx, uint64_t first, size_t count, double *dst, etc_e
 	return 0;
 }
 
-int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc,
+int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc, unsigned metrics,
                               const etc_inspector *insp, etc_plot_result *res, etc_error *err)
 {
 	size_t n = etc_accuracy_row_count(acc), k = 0;
@@ -353,8 +355,15 @@ int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc
 	} bars[] = {{0, "metric_snr", "SNR per output", "SNR (dB)"},
 	            {1, "metric_mse", "MSE per output", "MSE"},
 	            {2, "metric_cosine", "cosine similarity per output", "cosine"},
-	            {4, "metric_max_abs", "max abs error per output", "max |actual - reference|"}};
+	            {3, "metric_l1", "mean abs error per output", "mean |actual - reference|"},
+	            {4, "metric_max_abs", "max abs error per output", "max |actual - reference|"},
+	            {5, "metric_max_rel", "max relative error per output",
+	             "max |actual - reference| / |reference|"}};
+	if (!metrics)
+		metrics = 0x1 | 0x2 | 0x4 | 0x10;
 	for (size_t m = 0; m < sizeof bars / sizeof bars[0] && rc == 0 && k; m++) {
+		if (!(metrics & (1u << bars[m].index)))
+			continue;
 		for (size_t j = 0; j < k; j++)
 			vals[j] = metric_value(&etc_accuracy_row_at(acc, rows[j])->metrics,
 			                       bars[m].index);

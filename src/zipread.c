@@ -553,3 +553,21 @@ int etc_zip_read(etc_zip *z, const etc_zip_entry *ce, const uint8_t **data, size
 		*archive_offset = e->method == ZIP_CM_STORE ? (int64_t)e->data_offset : -1;
 	return 0;
 }
+
+int etc_zip_view(etc_zip *z, const etc_zip_entry *e, const uint8_t **data, size_t *size,
+                 int64_t *archive_offset, bool *crc_pending, etc_error *err)
+{
+	if (!z || !e || e < z->entries || e >= z->entries + z->count || !data || !size ||
+	    !crc_pending)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_zip_view: bad argument");
+	*crc_pending = false;
+	if (e->loaded || e->method != ZIP_CM_STORE)
+		return etc_zip_read(z, e, data, size, archive_offset, err);
+	/* check_local ran at open: data_offset and the sizes are consistent */
+	*data = z->data + e->data_offset;
+	*size = (size_t)e->usize;
+	if (archive_offset)
+		*archive_offset = (int64_t)e->data_offset;
+	*crc_pending = true;
+	return 0;
+}

@@ -68,6 +68,16 @@ const etc_zip_entry *etc_zip_find(const etc_zip *z, const char *name);
 int etc_zip_read(etc_zip *z, const etc_zip_entry *e, const uint8_t **data, size_t *size,
                  int64_t *archive_offset, etc_error *err);
 
+/*
+ * Like etc_zip_read, but a STORED member's CRC-32 is left to the caller:
+ * *crc_pending becomes true and nothing read from the bytes may be trusted
+ * until etc_crc32 over all of them equals e->crc. This lets a consumer that
+ * streams a large member anyway (the accuracy comparison) verify it in the
+ * same pass instead of reading it twice. Inflated members are verified here
+ * as by etc_zip_read (*crc_pending false).
+ */
+int etc_zip_view(etc_zip *z, const etc_zip_entry *e, const uint8_t **data, size_t *size,
+                 int64_t *archive_offset, bool *crc_pending, etc_error *err);
 /* CRC-32 (ISO-HDLC, as in zip) of `n` bytes, continuing from `crc` (start with 0). */
 uint32_t etc_crc32(uint32_t crc, const uint8_t *p, size_t n);
 

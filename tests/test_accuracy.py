@@ -748,6 +748,34 @@ def case_reference_files(d, etdp, dbg):
                      "--reference-outputs", os.path.join(d, "absent.npz"), "--no-table")
     check("9 missing reference file: exit 3", rc == 3, err)
 
+    # A corrupt byte in a stored member's data: the CRC-32 is checked in the
+    # comparison's own pass, and the run fails instead of reporting numbers.
+    # Members: the compared float32 pair (fused check), an int32 one (checked
+    # apart) and one no output pairs with (checked all the same).
+    dump = Dump()
+    dump.run([dump.tensor("FLOAT", A0, [2, 3]), dump.tensor("INT", [1, 2, 3], [3])])
+    etdp2, dbg2 = dump.write(d, "crc")
+    ints = struct.pack("<3i", 1, 2, 3)
+    members = [("0.0", npy32(R0, [2, 3])), ("0.1", NPZ.npy("<i4", (3,), ints, (1, 0))),
+               ("0.2", npy32([7.0], [1]))]
+    good = os.path.join(d, "crc_good.npz")
+    NPZ.write_npz(good, members)
+    rc, _, err = run("--etdump", etdp2, "--debug_buffer", dbg2, "--reference-outputs", good,
+                     "--no-table")
+    check("9 crc: the intact archive compares (exit 1 for the unpaired 0.2, no CRC error)",
+          rc == 1 and "CRC-32" not in err, f"{rc} {err}")
+    blob = open(good, "rb").read()
+    for k, (name, data) in enumerate(members):
+        at = blob.index(data) + len(data) - 1  # the last data byte of the member
+        bad = os.path.join(d, "crc_bad%d.npz" % k)
+        with open(bad, "wb") as f:
+            f.write(blob[:at] + bytes([blob[at] ^ 0x40]) + blob[at + 1:])
+        rc, out, err = run("--etdump", etdp2, "--debug_buffer", dbg2, "--reference-outputs",
+                           bad, "--no-table")
+        check(f"9 crc: a flipped data byte in {name}.npy: exit 3 naming the member",
+              rc == 3 and f"member {name}.npy: CRC-32" in err and "expected" in err and
+              "outputs pass" not in err, f"{rc} {err}")
+
 
 def case_plots(d):
     dump = Dump()
@@ -783,6 +811,15 @@ def case_plots(d):
                      "--no-table", "--plot=" + pdir2)
     check("10 plot: --plot=DIR writes there",
           rc == 0 and os.path.exists(os.path.join(pdir2, "metric_snr.png")), err)
+    # --metrics chooses the bar charts as it chooses the table's columns
+    pdir4 = os.path.join(d, "plots4")
+    rc, _, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                     "--no-table", "--metrics", "l1,max_rel", "--plot", pdir4)
+    names4 = sorted(n for n in os.listdir(pdir4) if n.startswith("metric_")) \
+        if os.path.isdir(pdir4) else []
+    check("10 plot --metrics l1,max_rel: exactly those bar charts",
+          rc == 0 and [n for n in names4 if n.endswith(".png")] ==
+          ["metric_l1.png", "metric_max_rel.png"], f"{rc} {err} {names4}")
     # identical outputs: SNR inf bars and all-zero error histograms still plot
     dump = Dump()
     dump.run([dump.tensor("FLOAT", R0, [2, 3])])
@@ -794,6 +831,73 @@ def case_plots(d):
     names3 = sorted(os.listdir(pdir3)) if os.path.isdir(pdir3) else []
     check("10 plot identical: exit 0 and heat map written",
           rc == 0 and "heatmap_Execute_run0_out0.png" in names3, f"{rc} {err} {names3}")
+
+
+def run_on_tty(*args):
+    """Runs etcompare with stderr on a pseudo-terminal; returns (rc, stderr text)."""
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen([ETC, *args], stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            b = os.read(master, 65536)
+        except OSError:  # EIO: the child closed its end
+            break
+        if not b:
+            break
+        chunks.append(b)
+    os.close(master)
+    return p.wait(), b"".join(chunks).decode(errors="replace")
+
+
+def case_progress_and_gnuplot(d):
+    # Progress: a bar on stderr when it is a terminal and the debug buffer is
+    # over 256 MiB (a sparse file here), never otherwise.
+    dump = Dump()
+    dump.run([dump.tensor("FLOAT", R0, [2, 3])])
+    etdp, dbg = dump.write(d, "progress")
+    npz = os.path.join(d, "progress.npz")
+    NPZ.write_npz(npz, [("0.0", npy32(R0, [2, 3]))])
+    args = ["--etdump", etdp, "--debug_buffer", dbg, "--reference-outputs", npz, "--no-table"]
+    rc, err = run_on_tty(*args)
+    check("13 progress: small buffer on a terminal: exit 0 and no bar",
+          rc == 0 and "comparing [" not in err, repr(err[:300]))
+    big = os.path.join(d, "progress_big.bin")
+    shutil.copyfile(dbg, big)
+    os.truncate(big, (257 << 20))
+    args[3] = big
+    rc, err = run_on_tty(*args)
+    check("13 progress: 257 MiB buffer on a terminal: a bar with percent and throughput",
+          rc == 0 and "\rcomparing [" in err and "100%" in err and "GB/s" in err and
+          "#" * 40 in err, repr(err[:300]))
+    rc, _, err = run(*args)
+    check("13 progress: not a terminal: no bar", rc == 0 and "comparing [" not in err,
+          repr(err[:300]))
+
+    # Without gnuplot: said once; the .gp scripts and .dat data are written for
+    # later, the libpng heat map all the same.
+    rec = etrecord(d, "nognuplot", [[T(R1, [2, 3])]])
+    pdir = os.path.join(d, "plots_nognuplot")
+    p = subprocess.run([ETC, "--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                        "--no-table", "--plot", pdir], capture_output=True,
+                       env={"PATH": "/nonexistent"})
+    err = p.stderr.decode(errors="replace")
+    names = sorted(os.listdir(pdir)) if os.path.isdir(pdir) else []
+    check("13 no gnuplot: exit 0, the note once",
+          p.returncode == 0 and err.count("gnuplot not found") == 1, err)
+    check("13 no gnuplot: .gp and .dat written, no gnuplot PNG, heat map PNG written",
+          "metric_snr.gp" in names and "metric_snr.dat" in names and
+          "metric_snr.png" not in names and "heatmap_Execute_run0_out0.png" in names,
+          str(names))
+    gp = os.path.join(pdir, "metric_snr.gp")
+    if os.path.exists(gp) and shutil.which("gnuplot"):
+        q = subprocess.run(["gnuplot", "-e", "outfile='later.png'", "metric_snr.gp"], cwd=pdir,
+                           capture_output=True)
+        check("13 no gnuplot: the saved script makes the plot later",
+              q.returncode == 0 and os.path.getsize(os.path.join(pdir, "later.png")) > 0,
+              q.stderr.decode(errors="replace"))
 
 
 def case_usage(d, etdp, dbg, rec):
@@ -811,6 +915,8 @@ def case_usage(d, etdp, dbg, rec):
                                       "--metrics", "snr,psnr"], "--metrics"),
             ("--metrics empty item", base + ["--debug_buffer", dbg, "--etrecord", rec,
                                              "--metrics", "snr,,mse"], "--metrics"),
+            ("--metrics trailing comma", base + ["--debug_buffer", dbg, "--etrecord", rec,
+                                                 "--metrics", "snr,"], "--metrics"),
             ("--min-snr abc", base + ["--debug_buffer", dbg, "--etrecord", rec,
                                       "--min-snr", "abc"], "--min-snr"),
             ("--max-mse nan", base + ["--debug_buffer", dbg, "--etrecord", rec,
@@ -969,6 +1075,7 @@ def main():
         case_plots(d)
         case_usage(d, etdp, dbg, rec)
         case_special_values(d)
+        case_progress_and_gnuplot(d)
     except Exception as e:  # a crash in the harness is a failure, not a pass
         import traceback
         traceback.print_exc()

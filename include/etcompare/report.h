@@ -86,13 +86,15 @@ ETC_API int etc_metric_mask_parse(const char *list, unsigned *mask);
 ETC_API int etc_report_junit(FILE *out, const etc_accuracy *acc, const etc_inspector *insp,
                              etc_error *err);
 /**
- * Plots of the comparison in o->dir: a bar chart per metric (one bar per
- * compared output), an error histogram per output and a heat map of
- * |actual - reference| for every output of two or more dimensions.
+ * Plots of the comparison in o->dir: a bar chart per metric of `metrics`
+ * (a mask as from etc_metric_mask_parse; 0 for snr, mse, cosine and
+ * max_abs), one bar per compared output; an error histogram per output and
+ * a heat map of |actual - reference| for every output of two or more
+ * dimensions.
  */
 ETC_API int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc,
-                                      const etc_inspector *insp, etc_plot_result *res,
-                                      etc_error *err);
+                                      unsigned metrics, const etc_inspector *insp,
+                                      etc_plot_result *res, etc_error *err);
 
 /** Writes `v` as Python's repr() would (shortest round trip) into `buf` (40 bytes). */
 ETC_API void etc_format_double(char buf[40], double v);

@@ -32,6 +32,7 @@ typedef struct args {
 	bool include_delegate_debug_data, show_outputs, strict, example, no_table;
 	bool graph, show_references, compare, plot;
 	bool compare_explicit; /* asked for by a flag only the comparison uses */
+	unsigned metric_mask;  /* --metrics, parsed by compare() */
 	unsigned max_values;
 } args;
 
@@ -369,7 +370,7 @@ static void show_progress(void *ctx, uint64_t done, uint64_t total)
  * the ETRecord, the table on stdout, the gate's verdict on stderr. Returns
  * 0 or an exit code; *status becomes 1 when the gate fails.
  */
-static int compare(const args *a, const etc_inspector *insp, const etc_etrecord *rec,
+static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
                    etc_report_options *ro, owned_refs *owned, int *status)
 {
 	etc_error err;
@@ -399,6 +400,7 @@ static int compare(const args *a, const etc_inspector *insp, const etc_etrecord 
 		    "--metrics takes a list of snr,mse,cosine,l1,max_abs,max_rel, not "
 		    "'%s'",
 		    a->metrics);
+	a->metric_mask = mask;
 	if (!etc_inspector_debug_buffer(insp))
 		return usage_error("%s",
 		                   "the comparison needs --debug_buffer (the outputs' values)");
@@ -640,7 +642,8 @@ int main(int argc, char **argv)
 	if (a.plot && ro.accuracy) {
 		etc_plot_options po = {a.plot_dir ? a.plot_dir : "etcompare-plots", NULL, NULL};
 		etc_plot_result pr = {0, 0, false};
-		if (etc_report_accuracy_plots(&po, ro.accuracy, insp, &pr, &err) < 0) {
+		if (etc_report_accuracy_plots(&po, ro.accuracy, a.metric_mask, insp, &pr, &err) <
+		    0) {
 			fprintf(stderr, "etcompare: error: %s\n", err.message);
 			status = err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
 			goto out;

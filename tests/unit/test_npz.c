@@ -833,6 +833,19 @@ static void test_zips(void)
 		etc_npz_free(z);
 	}
 
+	/* A stored member's CRC-32 is checked when its data is viewed, not at
+	 * open: the names stay readable, the view is refused. */
+	zip.p[at[0] + 128 + 4] ^= 1;
+	CHECK(etc_npz_wrap(&z, zip.p, zip.n, "crc.npz", &err) == 0);
+	if (z) {
+		etc_tensor t;
+		CHECK(etc_npz_count(z) == 2 && etc_npz_find(z, "a") == 0);
+		expect(etc_npz_array(z, 0, &t, &err), &err, ETC_ERR_FORMAT, (int64_t)at[0],
+		       "member a.npy: CRC-32", "crc");
+		CHECK(etc_npz_array(z, 1, &t, &err) == 0); /* the deflated copy is intact */
+		etc_npz_free(z);
+	}
+
 	/* a member that is not .npy */
 	zmember txt[] = {{"a.npy", good.p, good.n, false}, {"notes.txt", good.p, good.n, false}};
 	mk_zip(&zip, txt, 2, at);

@@ -1,0 +1,22 @@
+/*
+ * metrics_private.h - etc_metrics_compare for consumers inside the library
+ * that must also checksum the reference bytes (see npz_private.h).
+ */
+#ifndef ETC_METRICS_PRIVATE_H
+#define ETC_METRICS_PRIVATE_H
+
+#include "etcompare/metrics.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * etc_metrics_compare that also continues *ref_crc (CRC-32) over the
+ * reference's raw bytes in the same pass, when both sides are raw float32
+ * (*crc_done true). Otherwise *crc_done is false and *ref_crc untouched:
+ * the caller checksums the bytes itself.
+ */
+int etc_metrics_compare_crc_(const etc_values *reference, const etc_values *actual,
+                             etc_metrics *out, uint32_t *ref_crc, bool *crc_done, etc_error *err);
+
+#endif
