@@ -92,4 +92,7 @@ static inline bool etc_add_u64(uint64_t a, uint64_t b, uint64_t *out)
 /* Copies a C string into a fixed buffer, always NUL-terminated. */
 void etc_strlcpy(char *dst, const char *src, size_t cap);
 
+/* CRC-32 (ISO-HDLC, as in zip) of `n` bytes, continuing from `crc` (start with 0). */
+uint32_t etc_crc32(uint32_t crc, const uint8_t *p, size_t n);
+
 #endif

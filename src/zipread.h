@@ -78,7 +78,5 @@ int etc_zip_read(etc_zip *z, const etc_zip_entry *e, const uint8_t **data, size_
  */
 int etc_zip_view(etc_zip *z, const etc_zip_entry *e, const uint8_t **data, size_t *size,
                  int64_t *archive_offset, bool *crc_pending, etc_error *err);
-/* CRC-32 (ISO-HDLC, as in zip) of `n` bytes, continuing from `crc` (start with 0). */
-uint32_t etc_crc32(uint32_t crc, const uint8_t *p, size_t n);
 
 #endif
