@@ -106,12 +106,33 @@ static int push_row(etc_accuracy *a, etc_accuracy_row **out, etc_error *err)
 
 /* --- reference sets -------------------------------------------------------- */
 
+typedef struct kj_entry {
+	long k, j;
+	size_t array;
+} kj_entry;
+
 typedef struct refs {
 	const etc_reference_set *set;
 	const etc_pyobj *list; /* torchsave: [index] -> outputs */
 	size_t count;
 	bool npz_indexed; /* npz arrays named "k.j" */
+	kj_entry *kj;     /* those arrays sorted by (k, j); owned */
+	size_t nkj;
 } refs;
+
+static int compare_kj(const void *pa, const void *pb)
+{
+	const kj_entry *a = pa, *b = pb;
+	if (a->k != b->k)
+		return a->k < b->k ? -1 : 1;
+	return (a->j > b->j) - (a->j < b->j);
+}
+
+static void refs_close(refs *r)
+{
+	free(r->kj);
+	r->kj = NULL;
+}
 
 static bool parse_kj(const char *name, long *k, long *j)
 {
@@ -150,32 +171,38 @@ static int refs_open(refs *r, const etc_reference_set *set, const char *method, 
 		return 0;
 	}
 	size_t n = etc_npz_count(set->npz);
-	long maxk = -1;
 	bool all = n > 0;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && all; i++) {
 		long k, j;
-		if (!parse_kj(etc_npz_name(set->npz, i), &k, &j))
-			all = false;
-		else if (k > maxk)
-			maxk = k;
+		all = parse_kj(etc_npz_name(set->npz, i), &k, &j);
 	}
 	r->npz_indexed = all;
-	r->count = all ? (size_t)(maxk + 1) : 1;
-	/* "k.j" arrays: every j of a reference from 0 up, nothing left over */
-	for (size_t i = 0; all && i < n; i++) {
-		long k, j;
-		parse_kj(etc_npz_name(set->npz, i), &k, &j);
-		for (long want = 0; want < j; want++) {
-			char name[48];
-			snprintf(name, sizeof name, "%ld.%ld", k, want);
-			if (etc_npz_find(set->npz, name) < 0)
-				return etc_fail(
-				    err, ETC_ERR_FORMAT, set->name, -1,
-				    "array \"%s\" has no array \"%s\" before it: outputs of "
-				    "reference %ld must be numbered from 0 without gaps",
-				    etc_npz_name(set->npz, i), name, k);
+	r->count = 1;
+	if (!all)
+		return 0;
+	/* "k.j" arrays: sorted once, so that finding a reference's outputs is a
+	 * binary search, and every j of a reference runs from 0 without gaps */
+	if (!(r->kj = malloc(n * sizeof *r->kj)))
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		parse_kj(etc_npz_name(set->npz, i), &r->kj[i].k, &r->kj[i].j);
+		r->kj[i].array = i;
+	}
+	r->nkj = n;
+	qsort(r->kj, n, sizeof *r->kj, compare_kj);
+	for (size_t i = 0; i < n; i++) {
+		long want = i && r->kj[i - 1].k == r->kj[i].k ? r->kj[i - 1].j + 1 : 0;
+		if (r->kj[i].j != want) {
+			int rc = etc_fail(
+			    err, ETC_ERR_FORMAT, set->name, -1,
+			    "array \"%s\" has no array \"%ld.%ld\" before it: outputs "
+			    "of reference %ld must be numbered from 0 without gaps",
+			    etc_npz_name(set->npz, r->kj[i].array), r->kj[i].k, want, r->kj[i].k);
+			refs_close(r);
+			return rc;
 		}
 	}
+	r->count = (size_t)r->kj[n - 1].k + 1;
 	return 0;
 }
 
@@ -224,26 +251,37 @@ static int refs_get(const refs *r, size_t index, item *out, size_t cap, size_t *
 		return flatten_py(etc_pyobj_item(r->list, index), out, cap, n, 0, r->set->name,
 		                  err);
 	size_t count = etc_npz_count(r->set->npz);
-	/* outputs in j order for reference `index` (or file order) */
-	for (size_t want = 0;; want++) {
-		int found = -1;
-		for (size_t i = 0; i < count && found < 0; i++) {
-			long k, j;
-			if (!r->npz_indexed)
-				found = want < count ? (int)want : -1;
-			else if (parse_kj(etc_npz_name(r->set->npz, i), &k, &j) &&
-			         (size_t)k == index && (size_t)j == want)
-				found = (int)i;
+	if (!r->npz_indexed) {
+		/* one reference: every array in file order */
+		for (size_t i = 0; i < count; i++) {
+			if (*n >= cap)
+				return etc_fail(err, ETC_ERR_LIMIT, r->set->name, -1,
+				                "more than %zu reference outputs", cap);
+			item *it = &out[(*n)++];
+			memset(it, 0, sizeof *it);
+			ETC_TRY(etc_npz_array_deferred_(r->set->npz, i, &it->t, &it->check, err));
+			it->has_data = true;
 		}
-		if (found < 0 || *n >= cap)
-			break;
+		return 0;
+	}
+	/* the first entry of reference `index`, then its j = 0, 1, ... */
+	size_t lo = 0, hi = r->nkj;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->kj[mid].k < (long)index)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < r->nkj && r->kj[i].k == (long)index; i++) {
+		if (*n >= cap)
+			return etc_fail(err, ETC_ERR_LIMIT, r->set->name, -1,
+			                "more than %zu outputs in reference %zu", cap, index);
 		item *it = &out[(*n)++];
 		memset(it, 0, sizeof *it);
 		ETC_TRY(
-		    etc_npz_array_deferred_(r->set->npz, (size_t)found, &it->t, &it->check, err));
+		    etc_npz_array_deferred_(r->set->npz, r->kj[i].array, &it->t, &it->check, err));
 		it->has_data = true;
-		if (!r->npz_indexed && want + 1 >= count)
-			break;
 	}
 	return 0;
 }
@@ -595,6 +633,7 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 	}
 	free(used);
 done:
+	refs_close(&r);
 	free(runs);
 	free(acts);
 	free(ref_items);
