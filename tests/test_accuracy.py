@@ -1053,8 +1053,26 @@ def case_special_values(d):
     NPZ.write_npz(npz, [("0.0", npy32([1.0], [1])), ("0.2", npy32([2.0], [1]))])
     rc, _, err = run("--etdump", etdp, "--debug_buffer", dbg, "--reference-outputs", npz,
                      "--no-table", "--json", js)
-    check("12 npz '0.0' + '0.2': array 0.2 is reported, not dropped (exit != 0)",
-          rc != 0, f"rc={rc} {err}")
+    check("12 npz '0.0' + '0.2': array 0.2 is reported, not dropped (exit 3 naming 0.1)",
+          rc == 3 and 'array "0.2" has no array "0.1" before it' in err, f"rc={rc} {err}")
+    # many references and outputs, members in scrambled order: each run finds its own
+    dump = Dump()
+    R = [[float(10 * k + j + 1) for j in range(3)] for k in range(40)]
+    for k in range(40):
+        dump.run([dump.tensor("FLOAT", [R[k][j]], [1]) for j in range(3)])
+    etdp, dbg = dump.write(d, "npzmany")
+    members = [("%d.%d" % (k, j), npy32([R[k][j]], [1])) for k in range(40) for j in range(3)]
+    members = members[1::2] + members[::2]
+    npz = os.path.join(d, "many.npz")
+    NPZ.write_npz(npz, members)
+    rc, _, err = run("--etdump", etdp, "--debug_buffer", dbg, "--reference-outputs", npz,
+                     "--no-table", "--json", js)
+    rows = acc_rows(load_json(js)) if rc == 0 else []
+    check("12 npz 40 references x 3 outputs, scrambled: 120 identical pairs in order",
+          rc == 0 and len(rows) == 120 and
+          all(r["reference"] == i // 3 and r["output"] == i % 3 and r["status"] == "pass" and
+              r["metrics"]["snr"] == "inf" for i, r in enumerate(rows)),
+          f"rc={rc} {err} {json.dumps(rows[:2])}")
 
 
 def main():
