@@ -908,26 +908,12 @@ int etc_npz_find(const etc_npz *z, const char *name)
 
 int etc_npz_array(const etc_npz *z, size_t i, etc_tensor *out, etc_error *err)
 {
-	if (!z || !out)
-		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_npz_array: NULL argument");
-	if (i >= z->count)
-		return etc_fail(err, ETC_ERR_USAGE, z->name, -1,
-		                "etc_npz_array: index %zu out of range (%zu arrays)", i, z->count);
-	const npz_item *it = &z->items[i];
-	if (it->unsupported) {
-		if (err)
-			*err = *it->unsupported;
-		return it->unsupported->status;
-	}
-	if (it->crc_pending) {
-		etc_npz_crc check;
-		etc_npz_crc_begin_(z, i, &check);
-		ETC_TRY(etc_npz_crc_end_(
-		    z, &check, etc_crc32(check.crc, it->tensor.data, (size_t)it->tensor.nbytes),
-		    err));
-	}
-	*out = it->tensor;
-	return 0;
+	etc_npz_crc check;
+	ETC_TRY(etc_npz_array_deferred_(z, i, out, &check, err));
+	if (!check.pending)
+		return 0;
+	return etc_npz_crc_end_(z, &check, etc_crc32(check.crc, out->data, (size_t)out->nbytes),
+	                        err);
 }
 
 int etc_npz_array_deferred_(const etc_npz *z, size_t i, etc_tensor *out, etc_npz_crc *check,
