@@ -27,6 +27,15 @@ int etc_value_json_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf
 int etc_value_text_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf,
                     uint32_t max_values, etc_summary_cache *cache, etc_error *err);
 
+/* A tensor's summary as JSON / as one line of text (dtype, shape, stats, first values). */
+void etc_tensor_json_(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
+                      etc_summary_cache *cache);
+void etc_tensor_text_(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
+                      etc_summary_cache *cache);
+
+/* The numeric gap as a JSON object (for the --json report). */
+void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng);
+
 /* The accuracy comparison as a JSON object (for the --json report). */
 void etc_accuracy_json_(etc_sbuf *b, const etc_accuracy *acc, const etc_inspector *insp);
 
