@@ -1,0 +1,495 @@
+"""Numeric gap (issue 5), end to end: flatc-built ETDumps whose intermediate
+outputs go to debug buffers written with struct, a generated ETRecord, and
+.npz reference intermediates written by tests/data/npz/make_npz.py.
+
+1. A 22-op chain run twice: the "device" run perturbs op 9's output and
+   every later op inherits the error. etcompare must name op 9 (handle 10)
+   with its stack trace and exit 1; the reference against itself passes
+   (exit 0). Every row's metrics are recomputed here in float64 (math.fsum)
+   from the float32 values written and compared with --json and
+   --numgap-tsv. The same pair aligned without an ETRecord (instruction id
+   and output position) gives the same answer; two different programs
+   without an ETRecord are an error asking for --etrecord.
+2. Grouping: a fused delegate event covering handles 3,4,5 against
+   reference arrays "3", "4", "5"; a multi-output instruction; two runtime
+   events sharing a handle (the later wins); a "12,13" group; handles on one
+   side only. Each expected pair is checked one by one.
+3. The .npz path with float32 and float16 arrays, .npy format 1.0 and 2.0.
+"""
+import json
+import math
+import os
+import random
+import struct
+import subprocess
+import sys
+import tempfile
+
+ETC = os.environ["ETCOMPARE"]
+FLATC = os.environ["ETC_FLATC"]
+SRC = os.environ["ETC_SRC"]
+FBS = os.path.join(SRC, "schema", "etdump.fbs")
+REPORT_SCHEMA = os.path.join(SRC, "schema", "etcompare-report.schema.json")
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(SRC, "tests"))
+sys.path.insert(0, os.path.join(SRC, "tests", "data", "npz"))
+import etrecord_gen as G  # noqa: E402
+import make_npz as NPZ  # noqa: E402
+
+OUT_CHAIN = 18446744073709551615
+passed = failed = 0
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+        print(f"ok   {name}")
+    else:
+        failed += 1
+        print(f"FAIL {name} {detail}")
+
+
+def f32(x):
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def f16(x):
+    return struct.unpack("<e", struct.pack("<e", x))[0]
+
+
+def close(x, y, rel=1e-12):
+    if x == "inf":
+        x = math.inf
+    if x is None or y is None:
+        return False
+    if math.isinf(x) or math.isinf(y):
+        return x == y
+    return abs(x - y) <= rel * max(abs(x), abs(y)) or x == y
+
+
+def metrics(r, a):
+    """Upstream's definitions in float64, independently of etcompare."""
+    n = len(r)
+    d = [x - y for x, y in zip(a, r)]
+    ee = math.fsum(x * x for x in d)
+    rr = math.fsum(x * x for x in r)
+    aa = math.fsum(x * x for x in a)
+    ra = math.fsum(x * y for x, y in zip(r, a))
+    return {"mse": ee / n,
+            "snr": math.inf if ee == 0 else 10 * math.log10((rr / n) / (ee / n)),
+            "cosine": 1.0 if ee == 0 else ra / (math.sqrt(rr) * math.sqrt(aa)),
+            "max_abs": max(abs(x) for x in d),
+            "l1": math.fsum(abs(x) for x in d) / n}
+
+
+def run(*args):
+    p = subprocess.run([ETC, *args], capture_output=True)
+    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def schema_ok(name, doc):
+    try:
+        import jsonschema
+    except ImportError:
+        check(f"{name}: jsonschema available", False)
+        return
+    with open(REPORT_SCHEMA) as f:
+        schema = json.load(f)
+    errs = list(jsonschema.Draft202012Validator(schema).iter_errors(doc))
+    check(f"{name}: --json validates against the schema", not errs,
+          "; ".join(e.message[:200] for e in errs[:3]))
+
+
+# --- ETDump writer ------------------------------------------------------------------
+
+class Dump:
+    """One Execute run whose instructions log intermediate outputs."""
+
+    def __init__(self):
+        self.buf = bytearray()
+        self.events = []
+        self.t = 1000
+
+    def tensor(self, values, shape, code="<f", dtype="FLOAT"):
+        while len(self.buf) % 64:
+            self.buf.append(0)
+        off = len(self.buf)
+        for v in values:
+            self.buf += struct.pack(code, v)
+        strides, acc = [], 1
+        for s in reversed(shape):
+            strides.insert(0, acc)
+            acc *= s
+        return {"scalar_type": dtype, "sizes": list(shape), "strides": strides, "offset": off}
+
+    def op(self, instr, name, tensors, delegate=None):
+        """An instruction that logs `tensors` (one Tensor, or a TensorList)."""
+        dbg = {"chain_index": 0, "instruction_id": instr}
+        if len(tensors) == 1:
+            dbg["debug_entry"] = {"val": "Tensor", "tensor": tensors[0]}
+        else:
+            dbg["debug_entry"] = {"val": "TensorList", "tensor_list": {"tensors": tensors}}
+        prof = {"chain_index": 0, "instruction_id": instr, "start_time": self.t,
+                "end_time": self.t + 500}
+        self.t += 1000
+        if delegate is not None:
+            dbg["delegate_debug_id_int"] = delegate
+            prof["delegate_debug_id_int"] = delegate
+            prof["delegate_debug_metadata"] = []
+            self.events += [{"debug_event": dbg}, {"profile_event": prof}]
+            return
+        prof["name"] = name
+        op_call = dict(prof, name="OPERATOR_CALL")
+        self.events += [{"debug_event": dbg}, {"profile_event": prof},
+                        {"profile_event": op_call}]
+
+    def profile_only(self, instr, name):
+        self.events.append({"profile_event": {"name": name, "chain_index": 0,
+                                              "instruction_id": instr, "start_time": self.t,
+                                              "end_time": self.t + 10}})
+        self.t += 100
+
+    def write(self, d, stem, output=None):
+        events = list(self.events)
+        if output is not None:
+            events.append({"debug_event": {"chain_index": OUT_CHAIN, "instruction_id": 0,
+                                           "debug_entry": {"val": "Tensor", "tensor": output,
+                                                           "output": {"bool_val": True}}}})
+        events.append({"profile_event": {"name": "Method::execute", "chain_index": -1,
+                                         "instruction_id": 0, "start_time": 1,
+                                         "end_time": self.t + 1}})
+        os.makedirs(os.path.join(d, "flatc"), exist_ok=True)
+        src = os.path.join(d, "flatc", stem + ".json")
+        with open(src, "w") as f:
+            json.dump({"version": 0, "run_data": [{"name": "Execute", "events": events}]}, f)
+        subprocess.run([FLATC, "-b", "--size-prefixed", "-o", d, FBS, src], check=True,
+                       capture_output=True)
+        dbg = os.path.join(d, stem + "_debug.bin")
+        with open(dbg, "wb") as f:
+            f.write(bytes(self.buf) + b"\0" * 64)
+        return os.path.join(d, stem + ".etdp"), dbg
+
+
+# --- 1. the 22-op chain ------------------------------------------------------------------
+
+NOPS, BAD, SHAPE = 22, 9, (4, 8)
+OPS = ["aten.linear.default", "aten.relu.default", "aten.add.Tensor", "aten.mul.Tensor"]
+
+
+def op_name(i):
+    return OPS[i % len(OPS)]
+
+
+def chain(perturb):
+    """The intermediate outputs of op 0..NOPS-1 in float32; with `perturb`,
+    op BAD's output gets an error that every later op inherits."""
+    rnd = random.Random(5)
+    x = [f32(rnd.uniform(-1, 1)) for _ in range(SHAPE[0] * SHAPE[1])]
+    noise = random.Random(99)
+    outs = []
+    for i in range(NOPS):
+        x = [f32(0.9 * v + 0.05 * math.sin(i + k)) for k, v in enumerate(x)]
+        if perturb and i == BAD:
+            x = [f32(v + noise.uniform(-0.05, 0.05)) for v in x]
+        outs.append(x)
+    return outs
+
+
+def trace(i):
+    return G.trace_str([("/home/me/model.py", 40, "forward", "return self.body(x)"),
+                        ("/home/me/model.py", 100 + i, "body", f"x = self.layer{i}(x)")])
+
+
+def chain_etrecord(d):
+    nodes = [G.node(f"op{i}", op_name(i), inputs=[("self", f"op{i - 1}" if i else "x")],
+                    handle=i + 1, trace=trace(i),
+                    modules=[("L__self___body", "body", "model.Body"),
+                             (f"L__self___layer{i}", f"body.layer{i}",
+                              "torch.nn.modules.linear.Linear")])
+             for i in range(NOPS)]
+    path = os.path.join(d, "chain.etrecord")
+    G.write_etrecord(path, programs={"forward": G.program(nodes)},
+                     debug_handle_map={"forward": {str(i): [i + 1] for i in range(NOPS)}},
+                     num_outs_map={"forward": {str(i): 1 for i in range(NOPS)}})
+    return path
+
+
+def chain_dump(d, stem, outs, swap=False):
+    dm = Dump()
+    for i, x in enumerate(outs):
+        name = f"native_call_{op_name(i).split('.')[1]}.out"
+        if swap and i == 3:
+            name = "native_call_sub.out"  # another program
+        dm.op(i, name, [dm.tensor(x, SHAPE)])
+    return dm.write(d, stem, output=dm.tensor(outs[-1], SHAPE))
+
+
+def test_chain(d):
+    ref, dev = chain(False), chain(True)
+    rec = chain_etrecord(d)
+    ref_etdp, ref_dbg = chain_dump(d, "ref", ref)
+    dev_etdp, dev_dbg = chain_dump(d, "dev", dev)
+    js, tsv = os.path.join(d, "chain.json"), os.path.join(d, "chain.tsv")
+    rc, out, err = run("--etdump", dev_etdp, "--debug_buffer", dev_dbg, "--etrecord", rec,
+                       "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
+                       "--min-snr", "40", "--no-table", "--json", js, "--numgap-tsv", tsv)
+    check("chain: divergence exits 1", rc == 1, f"rc={rc} {err}")
+    check("chain: stderr names op 9, its op and source line",
+          "first divergence at row 9 of 22" in err and op_name(BAD) in err and
+          " at model.py:109: SNR" in err, err)
+    check("chain: table marks the first divergence once",
+          out.count("FIRST DIVERGENCE") == 1 and "First divergence: row 9" in out, out[-2000:])
+    check("chain: full stack trace and module below the table",
+          "x = self.layer9(x)" in out and "return self.body(x)" in out and
+          "body / body.layer9 (torch.nn.modules.linear.Linear)" in out, out[-1500:])
+    doc = load_json(js)
+    schema_ok("chain", doc)
+    ng = doc.get("numeric_gap") or {}
+    rows = ng.get("rows", [])
+    check("chain: 22 rows in execution order, aligned by handle",
+          len(rows) == NOPS and ng.get("alignment") == "debug_handle" and
+          [r["runtime_debug_handle"] for r in rows] == [[i + 1] for i in range(NOPS)],
+          json.dumps(ng)[:400])
+    check("chain: first_divergence 9", ng.get("first_divergence") == BAD)
+    bad = []
+    for i, r in enumerate(rows):
+        exp = metrics(ref[i], dev[i])
+        m = r.get("metrics") or {}
+        for k in ("mse", "snr", "cosine", "max_abs", "l1"):
+            if not close(m.get(k), exp[k]):
+                bad.append(f"row {i} {k}: {m.get(k)} vs {exp[k]}")
+        want = "pass" if i < BAD else "FAIL"
+        if r["status"] != want or r["first_divergence"] != (i == BAD):
+            bad.append(f"row {i} status {r['status']}")
+        if r["runtime_ops"] != op_name(i) or r["aot_ops"] != op_name(i):
+            bad.append(f"row {i} ops {r['runtime_ops']}/{r['aot_ops']}")
+        if not close(r["gap"], exp["mse"]):
+            bad.append(f"row {i} gap")
+    check("chain: every row's metrics match float64, pass before 9, fail from 9 on",
+          not bad, "; ".join(bad[:5]))
+    r9 = rows[BAD] if len(rows) > BAD else {}
+    check("chain: row 9 carries upstream's stacktraces and source line",
+          r9.get("stacktraces", {}).get("native_call_relu.out", "").endswith(
+              "x = self.layer9(x)\n") and r9.get("source_line", "").endswith("model.py:109"),
+          json.dumps(r9)[:500])
+    with open(tsv) as f:
+        lines = f.read().split("\n")
+    head = lines[0].split("\t")
+    check("chain: TSV has upstream's columns first",
+          head[:8] == ["aot_debug_handle", "aot_ops", "aot_intermediate_output", "runtime_ops",
+                       "runtime_debug_handle", "runtime_intermediate_output", "gap",
+                       "stacktraces"], head[:8])
+    t9 = dict(zip(head, lines[1 + BAD].split("\t")))
+    check("chain: TSV row 9", t9.get("runtime_debug_handle") == "(10,)" and
+          t9.get("first_divergence") == "True" and
+          close(float(t9.get("snr", "nan")), metrics(ref[BAD], dev[BAD])["snr"]) and
+          t9.get("runtime_intermediate_output", "").startswith("float32 [4, 8]"), t9)
+
+    # the unperturbed pair passes
+    rc, out, err = run("--etdump", ref_etdp, "--debug_buffer", ref_dbg, "--etrecord", rec,
+                       "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
+                       "--min-snr", "40", "--no-table")
+    check("chain: reference against itself exits 0", rc == 0 and "FIRST" not in out,
+          f"rc={rc} {err}")
+    check("chain: identical rows say so", out.count("pass (identical)") == NOPS)
+
+    # same program without an ETRecord: instruction id and output position
+    js2 = os.path.join(d, "chain_noetr.json")
+    rc, out, err = run("--etdump", dev_etdp, "--debug_buffer", dev_dbg,
+                       "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
+                       "--min-snr", "40", "--no-table", "--json", js2)
+    doc = load_json(js2) if os.path.exists(js2) else {}
+    ng = doc.get("numeric_gap") or {}
+    check("chain: without ETRecord, aligned by instruction, same divergence",
+          rc == 1 and ng.get("alignment") == "instruction" and
+          ng.get("first_divergence") == BAD and len(ng.get("rows", [])) == NOPS,
+          f"rc={rc} {err} {json.dumps(ng)[:300]}")
+    # another program without an ETRecord: a clear error asking for --etrecord
+    oth_etdp, oth_dbg = chain_dump(d, "other", ref, swap=True)
+    rc, out, err = run("--etdump", dev_etdp, "--debug_buffer", dev_dbg,
+                       "--reference-etdump", oth_etdp, "--reference-debug-buffer", oth_dbg,
+                       "--no-table")
+    check("chain: different programs without ETRecord: exit 3 asking for --etrecord",
+          rc == 3 and "--etrecord" in err and "instruction 3" in err, f"rc={rc} {err}")
+    # thresholds with a numeric-gap reference are not a usage error; --plot works
+    plots = os.path.join(d, "plots")
+    rc, out, err = run("--etdump", dev_etdp, "--debug_buffer", dev_dbg, "--etrecord", rec,
+                       "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
+                       "--min-snr", "40", "--min-cosine", "0.999", "--no-table", "--plot",
+                       plots)
+    files = set(os.listdir(plots)) if os.path.isdir(plots) else set()
+    check("chain: --plot writes SNR and cosine lines and the diverging op's error plots",
+          rc == 1 and {"numgap_snr.gp", "numgap_snr.dat", "numgap_cosine.gp",
+                       "numgap_first_divergence_heatmap.png",
+                       "numgap_first_divergence_error_hist.dat"} <= files,
+          f"rc={rc} {err} {sorted(files)}")
+    if "numgap_snr.gp" in files:
+        with open(os.path.join(plots, "numgap_snr.gp")) as f:
+            gp = f.read()
+        check("chain: SNR plot draws the threshold and marks op 9",
+              "threshold = 40" in gp and "marked = 9" in gp, gp[:600])
+    # .npz reference intermediates of the same chain, float32, .npy 1.0
+    npz = os.path.join(d, "chain_ref.npz")
+    NPZ.write_npz(npz, [(str(i + 1), NPZ.npy("<f4", SHAPE, NPZ.encode("<f4", x)))
+                        for i, x in enumerate(ref)])
+    rc, out, err = run("--etdump", dev_etdp, "--debug_buffer", dev_dbg, "--etrecord", rec,
+                       "--reference-intermediates", npz, "--min-snr", "40", "--no-table")
+    check("chain: .npz reference finds op 9 too", rc == 1 and "row 9 of 22" in err,
+          f"rc={rc} {err}")
+    rc, out, err = run("--etdump", dev_etdp, "--debug_buffer", dev_dbg,
+                       "--reference-intermediates", npz, "--no-table")
+    check("chain: .npz without --etrecord is a usage error", rc == 2 and "--etrecord" in err,
+          f"rc={rc} {err}")
+
+
+# --- 2. grouping -----------------------------------------------------------------------------
+
+def vals(n, seed):
+    rnd = random.Random(seed)
+    return [f32(rnd.uniform(-2, 2)) for _ in range(n)]
+
+
+def test_grouping(d):
+    dm = Dump()
+    v = {k: vals(6, k) for k in range(40)}
+    dm.op(0, "native_call_conv.out", [dm.tensor(v[1], [2, 3])])          # handle 1
+    dm.profile_only(1, "DELEGATE_CALL")
+    dm.op(1, None, [dm.tensor(v[5], [6])], delegate=0)                    # handles 3,4,5
+    dm.op(2, "native_call_split.out", [dm.tensor(v[20], [2, 3]),          # handle 6, 2 outputs
+                                       dm.tensor(v[6], [6])])
+    dm.op(3, "native_call_relu.out", [dm.tensor(v[7], [6])])              # handle 7: no ref
+    dm.op(4, "native_call_add.out", [dm.tensor(v[9], [6])])               # handles 9,10
+    dm.op(5, "native_call_mul.out", [dm.tensor(v[11], [6])])              # handles 10,11
+    dm.op(6, "native_call_gelu.out", [dm.tensor(v[12], [3, 2])])          # handles 12,13
+    dm.op(7, "native_call_tanh.out", [dm.tensor(v[14], [6])])             # no handle at all
+    etdp, dbg = dm.write(d, "group")
+    rec = os.path.join(d, "group.etrecord")
+    names = {1: "conv", 3: "linear", 4: "relu", 5: "add", 6: "split", 7: "relu",
+             8: "sigmoid", 9: "add", 10: "mul", 11: "mul", 12: "gelu", 13: "gelu"}
+    nodes = [G.node(f"n{h}", f"aten.{op}.default", handle=h,
+                    trace=G.trace_str([("m.py", h, "forward", f"op{h}")]))
+             for h, op in names.items()]
+    G.write_etrecord(rec, programs={"forward": G.program(nodes)},
+                     debug_handle_map={"forward": {"0": [1], "1": [3, 4, 5], "2": [6], "3": [7], "4": [9, 10],
+                                                   "5": [10, 11], "6": [12, 13]}},
+                     delegate_map={"forward": {"1": {"name": "XnnpackBackend",
+                                                     "delegate_map": {"0": [3, 4, 5]}}}},
+                     num_outs_map={"forward": {"0": 1, "2": 2, "3": 1, "4": 1, "5": 1,
+                                               "6": 1}})
+    ref = {"1": (v[1], [2, 3]), "3": (v[30][:3], [3]), "4": (v[31][:2], [2]),
+           "5": ([f32(x + 0.05) for x in v[5]], [6]), "6": (v[6], [6]),
+           "8": (v[8], [6]), "9": (v[9], [6]), "11": (v[11], [6]),
+           "12,13": (v[12], [3, 2])}
+    npz = os.path.join(d, "group.npz")
+    NPZ.write_npz(npz, [(k, NPZ.npy("<f4", tuple(sh), NPZ.encode("<f4", x)))
+                        for k, (x, sh) in ref.items()])
+    js = os.path.join(d, "group.json")
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--reference-intermediates", npz, "--min-snr", "40", "--no-table",
+                       "--json", js)
+    doc = load_json(js) if os.path.exists(js) else {}
+    schema_ok("group", doc)
+    ng = doc.get("numeric_gap") or {}
+    rows = ng.get("rows", [])
+    got = [(r["runtime_debug_handle"], r["aot_debug_handle"], r["event_name"], r["output"],
+            r["merged_items"]) for r in rows]
+    want = [([1], [1], "native_call_conv.out", 0, 1),
+            ([3, 4, 5], [3, 4, 5], "0", 0, 1),
+            ([6], [6], "native_call_split.out", 1, 1),
+            ([9, 10, 11], [9, 11], "native_call_mul.out", 0, 2),
+            ([12, 13], [12, 13], "native_call_gelu.out", 0, 1)]
+    check("group: rows pair exactly the expected groups", got == want,
+          f"\n got {got}\nwant {want}\n{err}")
+    if len(rows) == 5:
+        r = rows[1]
+        exp = metrics([f32(x + 0.05) for x in v[5]], v[5])
+        check("group: fused delegate group compared with reference handle 5 (the last)",
+              r["reference_shape"] == "[6]" and close(r["metrics"]["mse"], exp["mse"]) and
+              r["runtime_ops"] == "aten.linear.default, aten.relu.default, aten.add.default",
+              json.dumps(r)[:400])
+        check("group: multi-output instruction picks the output matching shape and dtype",
+              rows[2]["shape"] == "[6]" and rows[2]["metrics"]["identical"], rows[2])
+        check("group: overlapping runtime keys merged, later instruction wins",
+              rows[3]["runtime_ops"] == "aten.add.default, aten.mul.default" and
+              rows[3]["metrics"]["identical"], rows[3])
+        check("group: identical pairs pass, first divergence is the delegate group",
+              ng.get("first_divergence") == 1 and rc == 1 and
+              [x["status"] for x in rows] == ["pass", "FAIL", "pass", "pass", "pass"],
+              f"rc={rc} {[x['status'] for x in rows]}")
+    un = {(u["side"], tuple(u["debug_handle"]), u["name"]): u["reason"]
+          for u in ng.get("unmatched", [])}
+    check("group: unmatched listed with reasons", set(un) == {
+        ("runtime", (7,), "native_call_relu.out"),
+        ("runtime", (), "native_call_tanh.out"),
+        ("reference", (8,), "8")}, sorted(un))
+    check("group: reasons say why",
+          "no reference output shares debug handle(s) 7" in
+          un.get(("runtime", (7,), "native_call_relu.out"), "") and
+          "instruction 7 has no debug handle" in
+          un.get(("runtime", (), "native_call_tanh.out"), "") and
+          "no runtime intermediate output shares debug handle(s) 8" in
+          un.get(("reference", (8,), "8"), ""), str(un))
+    check("group: unmatched printed below the table",
+          "Unmatched intermediate outputs (3):" in out and "native_call_tanh.out" in out, out)
+    # a bad array name is an input error naming it
+    bad = os.path.join(d, "badname.npz")
+    NPZ.write_npz(bad, [("conv1", NPZ.npy("<f4", (1,), NPZ.encode("<f4", [1.0])))])
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--reference-intermediates", bad, "--no-table")
+    check("group: array not named by handles: exit 3 naming it",
+          rc == 3 and "\"conv1\"" in err, f"rc={rc} {err}")
+
+
+# --- 3. .npz dtypes and header versions ----------------------------------------------------
+
+def test_npz_kinds(d):
+    ref, dev = chain(False), chain(True)
+    rec = chain_etrecord(d)
+    dev_etdp, dev_dbg = chain_dump(d, "dev2", dev)
+    for descr, version, conv in (("<f4", (1, 0), f32), ("<f4", (2, 0), f32),
+                                 ("<f2", (1, 0), f16), ("<f2", (2, 0), f16)):
+        tag = f"{descr[1:]}_v{version[0]}"
+        refv = [[conv(x) for x in o] for o in ref]
+        npz = os.path.join(d, f"ref_{tag}.npz")
+        NPZ.write_npz(npz, [(str(i + 1), NPZ.npy(descr, SHAPE, NPZ.encode(descr, x), version))
+                            for i, x in enumerate(refv)])
+        js = os.path.join(d, f"npz_{tag}.json")
+        rc, out, err = run("--etdump", dev_etdp, "--debug_buffer", dev_dbg, "--etrecord", rec,
+                           "--reference-intermediates", npz, "--min-snr", "40", "--no-table",
+                           "--json", js)
+        doc = load_json(js) if os.path.exists(js) else {}
+        rows = (doc.get("numeric_gap") or {}).get("rows", [])
+        bad = []
+        for i, r in enumerate(rows):
+            exp = metrics(refv[i], dev[i])
+            m = r.get("metrics") or {}
+            if not (close(m.get("snr"), exp["snr"]) and close(m.get("mse"), exp["mse"])):
+                bad.append(f"row {i}: {m.get('snr')} vs {exp['snr']}")
+            if r["reference_dtype"] != ("float16" if descr == "<f2" else "float32"):
+                bad.append(f"row {i} dtype {r['reference_dtype']}")
+        check(f"npz {tag}: 22 rows, metrics match float64, divergence at 9",
+              rc == 1 and len(rows) == NOPS and not bad and
+              doc["numeric_gap"]["first_divergence"] == BAD,
+              f"rc={rc} {err} {bad[:3]}")
+
+
+def main():
+    work = os.environ.get("ETC_WORK")
+    if work:
+        os.makedirs(work, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=work) as d:
+        test_chain(d)
+        test_grouping(d)
+        test_npz_kinds(d)
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed or not passed else 0)
+
+
+if __name__ == "__main__":
+    main()
