@@ -60,15 +60,23 @@ static size_t text_width(const char *s)
 	return w;
 }
 
+static void pad(FILE *f, size_t n)
+{
+	static const char spaces[] = "                                ";
+	for (; n > sizeof spaces - 1; n -= sizeof spaces - 1)
+		fwrite(spaces, 1, sizeof spaces - 1, f);
+	fwrite(spaces, 1, n, f);
+}
+
 static void grid_cell(FILE *f, const char *s, size_t w, bool right)
 {
-	size_t pad = w - text_width(s);
+	size_t n = w - text_width(s);
 	fputc(' ', f);
 	if (right)
-		fprintf(f, "%*s", (int)pad, "");
+		pad(f, n);
 	fputs(s, f);
 	if (!right)
-		fprintf(f, "%*s", (int)pad, "");
+		pad(f, n);
 	fputs(" │", f);
 }
 
