@@ -64,8 +64,15 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 		handles_tuple(&b, r->handles, r->handle_count);
 		clip(c[2], 40, b.p ? b.p : "");
 		clip(c[3], 48, r->reference_ops);
-		snprintf(c[4], CELL, "%s", r->shape);
-		snprintf(c[5], CELL, "%s", r->dtype);
+		/* the reference's shape and dtype only where they differ */
+		if (strcmp(r->shape, r->reference_shape))
+			snprintf(c[4], CELL, "%.40s vs %.40s", r->shape, r->reference_shape);
+		else
+			snprintf(c[4], CELL, "%s", r->shape);
+		if (strcmp(r->dtype, r->reference_dtype))
+			snprintf(c[5], CELL, "%s vs %s", r->dtype, r->reference_dtype);
+		else
+			snprintf(c[5], CELL, "%s", r->dtype);
 		if (r->has_metrics) {
 			etc_fmt_metric_(c[6], CELL, r->metrics.snr_db);
 			etc_fmt_metric_(c[7], CELL, r->metrics.mse);
