@@ -555,20 +555,16 @@ static int emit_group(etc_numgap *ng, const gather *g, const group *gr, const et
                       etc_error *err)
 {
 	const item *a = gr->rt, *r = gr->ref;
-	uint32_t pa[64], pr[64], np = 0;
-	if (a->nout == r->nout) {
-		for (uint32_t j = 0; j < a->nout && np < 64; j++)
-			pa[np] = pr[np] = j, np++;
-	} else if (r->nout == 1) {
-		pa[0] = pick(g, a, &g->ts[r->first]), pr[0] = 0, np = 1;
-	} else if (a->nout == 1) {
-		pr[0] = pick(g, r, &g->ts[a->first]), pa[0] = 0, np = 1;
-	} else {
-		uint32_t m = a->nout < r->nout ? a->nout : r->nout;
-		for (uint32_t j = 0; j < m && np < 64; j++)
-			pa[np] = pr[np] = j, np++;
-	}
+	/* pair k is outputs (pa, pr): by position, or the one output of a side
+	 * with the best fit on the other */
+	bool one = a->nout != r->nout && (a->nout == 1 || r->nout == 1);
+	uint32_t np = one ? 1 : (a->nout < r->nout ? a->nout : r->nout);
 	for (uint32_t k = 0; k < np; k++) {
+		uint32_t pa = k, pr = k;
+		if (one && r->nout == 1)
+			pa = pick(g, a, &g->ts[r->first]);
+		else if (one)
+			pr = pick(g, r, &g->ts[a->first]);
 		etc_numgap_row *row = NULL;
 		ETC_TRY(push_row(ng, &row, err));
 		size_t i = ng->nrows - 1;
@@ -579,8 +575,8 @@ static int emit_group(etc_numgap *ng, const gather *g, const group *gr, const et
 		row->event_name = a->name;
 		row->instruction_id = a->ev ? a->ev->instruction_id : -1;
 		row->item_count = gr->rt_items;
-		row->output = pa[k];
-		row->reference_output = pr[k];
+		row->output = pa;
+		row->reference_output = pr;
 		if (ng->alignment == ETC_NUMGAP_BY_HANDLE) {
 			row->ops = ops_of(ng, gr->rh, gr->nrh, a->name);
 			row->reference_ops = ops_of(ng, gr->fh, gr->nfh, r->name);
@@ -590,24 +586,32 @@ static int emit_group(etc_numgap *ng, const gather *g, const group *gr, const et
 		}
 		last_op(ng, a, row);
 		int rc = 0;
-		compare_pair(row, &ng->act[i], &ng->ref[i], &g->ts[a->first + pa[k]],
-		             &g->ts[r->first + pr[k]], gate, err, &rc);
+		compare_pair(row, &ng->act[i], &ng->ref[i], &g->ts[a->first + pa],
+		             &g->ts[r->first + pr], gate, err, &rc);
 		ETC_TRY(rc);
 	}
 	/* outputs left over on either side */
-	for (uint32_t j = 0; j < a->nout && a->nout != r->nout && r->nout > 1 && a->nout > 1; j++)
-		if (j >= np)
-			ETC_TRY(
-			    push_unmatched(ng, a, &g->ts[a->first + j], err,
-			                   "output %u of %u: the reference logged %u outputs for "
-			                   "these debug handles",
-			                   j, a->nout, r->nout));
-	for (uint32_t j = 0; j < r->nout && a->nout != r->nout && r->nout > 1 && a->nout > 1; j++)
-		if (j >= np)
-			ETC_TRY(push_unmatched(ng, r, &g->ts[r->first + j], err,
-			                       "output %u of %u: the runtime logged %u outputs for "
-			                       "these debug handles",
-			                       j, r->nout, a->nout));
+	const item *many = a->nout > 1 ? a : r;
+	uint32_t chosen =
+	    a->nout > 1 ? ng->rows[ng->nrows - 1].output : ng->rows[ng->nrows - 1].reference_output;
+	for (uint32_t j = 0; one && j < many->nout; j++)
+		if (j != chosen)
+			ETC_TRY(push_unmatched(ng, many, &g->ts[many->first + j], err,
+			                       "output %u of %u: not compared, the %s logged one "
+			                       "output for these debug handles and output %u "
+			                       "matches it best",
+			                       j, many->nout, many == a ? "reference" : "runtime",
+			                       chosen));
+	for (uint32_t j = np; !one && j < a->nout; j++)
+		ETC_TRY(push_unmatched(ng, a, &g->ts[a->first + j], err,
+		                       "output %u of %u: the reference logged %u outputs for "
+		                       "these debug handles",
+		                       j, a->nout, r->nout));
+	for (uint32_t j = np; !one && j < r->nout; j++)
+		ETC_TRY(push_unmatched(ng, r, &g->ts[r->first + j], err,
+		                       "output %u of %u: the runtime logged %u outputs for "
+		                       "these debug handles",
+		                       j, r->nout, a->nout));
 	return 0;
 }
 

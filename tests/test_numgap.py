@@ -425,6 +425,7 @@ def test_grouping(d):
     un = {(u["side"], tuple(u["debug_handle"]), u["name"]): u["reason"]
           for u in ng.get("unmatched", [])}
     check("group: unmatched listed with reasons", set(un) == {
+        ("runtime", (6,), "native_call_split.out"),
         ("runtime", (7,), "native_call_relu.out"),
         ("runtime", (), "native_call_tanh.out"),
         ("reference", (8,), "8")}, sorted(un))
@@ -434,9 +435,11 @@ def test_grouping(d):
           "instruction 7 has no debug handle" in
           un.get(("runtime", (), "native_call_tanh.out"), "") and
           "no runtime intermediate output shares debug handle(s) 8" in
-          un.get(("reference", (8,), "8"), ""), str(un))
+          un.get(("reference", (8,), "8"), "") and
+          "output 0 of 2: not compared" in un.get(("runtime", (6,), "native_call_split.out"), ""),
+          str(un))
     check("group: unmatched printed below the table",
-          "Unmatched intermediate outputs (3):" in out and "native_call_tanh.out" in out, out)
+          "Unmatched intermediate outputs (4):" in out and "native_call_tanh.out" in out, out)
     # a bad array name is an input error naming it
     bad = os.path.join(d, "badname.npz")
     NPZ.write_npz(bad, [("conv1", NPZ.npy("<f4", (1,), NPZ.encode("<f4", [1.0])))])
@@ -444,6 +447,27 @@ def test_grouping(d):
                        "--reference-intermediates", bad, "--no-table")
     check("group: array not named by handles: exit 3 naming it",
           rc == 3 and "\"conv1\"" in err, f"rc={rc} {err}")
+
+
+def test_multi_output_by_position(d):
+    """Two ETDumps of one program, an instruction logging a TensorList of
+    two on both sides: two rows, output 0 with 0 and 1 with 1."""
+    a0, a1, b1 = vals(4, 1), vals(6, 2), vals(6, 3)
+    sides = {}
+    for stem, second in (("mo_dev", b1), ("mo_ref", a1)):
+        dm = Dump()
+        dm.op(0, "native_call_split.out", [dm.tensor(a0, [4]), dm.tensor(second, [2, 3])])
+        sides[stem] = dm.write(d, stem)
+    js = os.path.join(d, "mo.json")
+    rc, out, err = run("--etdump", sides["mo_dev"][0], "--debug_buffer", sides["mo_dev"][1],
+                       "--reference-etdump", sides["mo_ref"][0], "--reference-debug-buffer",
+                       sides["mo_ref"][1], "--max-abs", "0", "--no-table", "--json", js)
+    rows = ((load_json(js) if os.path.exists(js) else {}).get("numeric_gap") or {}).get("rows", [])
+    exp = metrics(a1, b1)
+    check("multi-output by position: two rows, second differs, first divergence there",
+          rc == 1 and [(r["output"], r["reference_output"], r["status"]) for r in rows] ==
+          [(0, 0, "pass"), (1, 1, "FAIL")] and close(rows[1]["metrics"]["mse"], exp["mse"]),
+          f"rc={rc} {err} {rows}")
 
 
 # --- 3. .npz dtypes and header versions ----------------------------------------------------
@@ -486,6 +510,7 @@ def main():
     with tempfile.TemporaryDirectory(dir=work) as d:
         test_chain(d)
         test_grouping(d)
+        test_multi_output_by_position(d)
         test_npz_kinds(d)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed or not passed else 0)
