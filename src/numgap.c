@@ -107,7 +107,7 @@ typedef struct item {
 typedef struct otensor {
 	etc_tensor t;
 	bool has_data;
-	char why[96]; /* when !has_data */
+	char why[128]; /* when !has_data */
 } otensor;
 
 typedef struct gather {
@@ -312,6 +312,20 @@ static bool parse_handles(const char *s, int64_t *out, size_t cap, size_t *n)
 	return *p == '\0';
 }
 
+/* The reason of a "file: byte N: member m, byte M: reason" message. */
+static const char *after_where(const char *msg)
+{
+	const char *best = msg;
+	for (const char *p = strstr(msg, "byte "); p; p = strstr(p + 1, "byte ")) {
+		const char *q = p + 5;
+		while (*q >= '0' && *q <= '9')
+			q++;
+		if (q > p + 5 && q[0] == ':' && q[1] == ' ')
+			best = q + 2;
+	}
+	return best;
+}
+
 #define MAX_NAME_HANDLES 4096
 
 static int gather_npz(etc_numgap *ng, gather *g, const etc_npz *z, const char *name, etc_error *err)
@@ -344,8 +358,11 @@ static int gather_npz(etc_numgap *ng, gather *g, const etc_npz *z, const char *n
 		etc_error e2;
 		int r = etc_npz_array(z, i, &o->t, &e2);
 		o->has_data = r == 0;
-		if (r < 0)
-			snprintf(o->why, sizeof o->why, "%.95s", e2.message);
+		if (r < 0) {
+			o->t.scalar_type = -1; /* "unknown" */
+			snprintf(o->why, sizeof o->why, "array \"%.20s\": %.90s", an,
+			         after_where(e2.message));
+		}
 		it->nout = 1;
 	}
 	free(h);
@@ -492,7 +509,7 @@ static void compare_pair(etc_numgap_row *row, etc_tensor *act, etc_tensor *ref, 
 	etc_shape_str_(&r->t, row->reference_shape, sizeof row->reference_shape);
 	if (!a->has_data || !r->has_data) {
 		row->status = ETC_ROW_NO_DATA;
-		snprintf(row->reason, sizeof row->reason, "%s: %s",
+		snprintf(row->reason, sizeof row->reason, "%s: %.140s",
 		         !a->has_data ? "runtime" : "reference", !a->has_data ? a->why : r->why);
 		return;
 	}

@@ -346,6 +346,33 @@ def test_chain(d):
                        "--reference-intermediates", npz, "--no-table")
     check("chain: .npz without --etrecord is a usage error", rc == 2 and "--etrecord" in err,
           f"rc={rc} {err}")
+    # bad input: a truncated reference debug buffer, a big-endian array, flags apart
+    short = os.path.join(d, "short_debug.bin")
+    with open(ref_dbg, "rb") as f, open(short, "wb") as g:
+        g.write(f.read()[:1000])
+    rc, out, err = run("--etdump", dev_etdp, "--debug_buffer", dev_dbg,
+                       "--reference-etdump", ref_etdp, "--reference-debug-buffer", short,
+                       "--no-table")
+    check("chain: truncated reference debug buffer: exit 3 naming it",
+          rc == 3 and "short_debug.bin" in err, f"rc={rc} {err}")
+    be = os.path.join(d, "bigendian.npz")
+    NPZ.write_npz(be, [(str(i + 1), NPZ.npy("<f4" if i else ">f4", SHAPE,
+                                            struct.pack(("<" if i else ">") + "32f", *x)))
+                       for i, x in enumerate(ref)])
+    js3 = os.path.join(d, "be.json")
+    rc, out, err = run("--etdump", dev_etdp, "--debug_buffer", dev_dbg, "--etrecord", rec,
+                       "--reference-intermediates", be, "--no-table", "--json", js3)
+    rows = ((load_json(js3) if os.path.exists(js3) else {}).get("numeric_gap") or {}).get(
+        "rows", [])
+    check("chain: an unsupported reference array is a 'no data' row naming its descr",
+          rc == 1 and rows and rows[0]["status"] == "no data" and ">f4" in rows[0]["reason"] and
+          all(r["status"] == "pass" for r in rows[1:BAD]), f"rc={rc} {err} {rows[:1]}")
+    for args, what in ((["--reference-etdump", ref_etdp], "--reference-debug-buffer"),
+                       (["--reference-debug-buffer", ref_dbg], "--reference-etdump"),
+                       (["--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
+                         "--reference-intermediates", npz], "cannot be combined")):
+        rc, out, err = run("--etdump", dev_etdp, "--debug_buffer", dev_dbg, *args)
+        check(f"chain: usage error: {what}", rc == 2 and what in err, f"rc={rc} {err}")
 
 
 # --- 2. grouping -----------------------------------------------------------------------------
