@@ -373,20 +373,17 @@ static int gather_npz(etc_numgap *ng, gather *g, const etc_npz *z, const char *n
 
 static int push_row(etc_numgap *ng, etc_numgap_row **out, etc_error *err)
 {
-	if (ng->nrows == ng->caprows) {
-		size_t cap = ng->caprows ? ng->caprows * 2 : 64;
-		etc_numgap_row *r = realloc(ng->rows, cap * sizeof *r);
-		if (r)
-			ng->rows = r;
-		etc_tensor *a = r ? realloc(ng->act, cap * sizeof *a) : NULL;
-		if (a)
-			ng->act = a;
-		etc_tensor *b = a ? realloc(ng->ref, cap * sizeof *b) : NULL;
-		if (!b)
-			return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-		ng->ref = b;
-		ng->caprows = cap;
-	}
+	/* rows and the two tensors of each grow together */
+	size_t need = ng->nrows + 1, c1 = ng->caprows, c2 = ng->caprows, c3 = ng->caprows;
+	etc_numgap_row *rows = grow(ng->rows, &c1, need, sizeof *rows);
+	ng->rows = rows ? rows : ng->rows;
+	etc_tensor *act = rows ? grow(ng->act, &c2, need, sizeof *act) : NULL;
+	ng->act = act ? act : ng->act;
+	etc_tensor *ref = act ? grow(ng->ref, &c3, need, sizeof *ref) : NULL;
+	if (!ref)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	ng->ref = ref;
+	ng->caprows = c3;
 	etc_numgap_row *r = &ng->rows[ng->nrows];
 	memset(r, 0, sizeof *r);
 	memset(&ng->act[ng->nrows], 0, sizeof *ng->act);

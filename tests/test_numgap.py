@@ -5,8 +5,9 @@ outputs go to debug buffers written with struct, a generated ETRecord, and
 1. A 22-op chain run twice: the "device" run perturbs op 9's output and
    every later op inherits the error. etcompare must name op 9 (handle 10)
    with its stack trace and exit 1; the reference against itself passes
-   (exit 0). Every row's metrics are recomputed here in float64 (math.fsum)
-   from the float32 values written and compared with --json and
+   (exit 0). Every row's metrics are recomputed in float64 (math.fsum, the
+   accuracy tests' metrics()) from the float32 values written and compared
+   with --json and
    --numgap-tsv. The same pair aligned without an ETRecord (instruction id
    and output position) gives the same answer; two different programs
    without an ETRecord are an error asking for --etrecord.
@@ -21,112 +22,48 @@ import math
 import os
 import random
 import struct
-import subprocess
 import sys
 import tempfile
 
-ETC = os.environ["ETCOMPARE"]
-FLATC = os.environ["ETC_FLATC"]
 SRC = os.environ["ETC_SRC"]
-FBS = os.path.join(SRC, "schema", "etdump.fbs")
-REPORT_SCHEMA = os.path.join(SRC, "schema", "etcompare-report.schema.json")
-sys.dont_write_bytecode = True
+sys.dont_write_bytecode = True  # import the helpers without writing into the source tree
 sys.path.insert(0, os.path.join(SRC, "tests"))
 sys.path.insert(0, os.path.join(SRC, "tests", "data", "npz"))
 import etrecord_gen as G  # noqa: E402
 import make_npz as NPZ  # noqa: E402
-
-OUT_CHAIN = 18446744073709551615
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name} {detail}")
+# the accuracy tests' helpers: check() and its counters, float32/float16
+# rounding, the independent float64 metrics, running etcompare, the schema
+from test_accuracy import OUT_CHAIN, check, f16, f32, metrics, run  # noqa: E402
+import test_accuracy as A  # noqa: E402
 
 
-def f32(x):
-    return struct.unpack("<f", struct.pack("<f", x))[0]
-
-
-def f16(x):
-    return struct.unpack("<e", struct.pack("<e", x))[0]
+def num(v):
+    """A JSON metric as a float ("inf", "-inf" and "nan" are strings there)."""
+    return float(v) if isinstance(v, str) else v
 
 
 def close(x, y, rel=1e-12):
-    if x == "inf":
-        x = math.inf
-    if x is None or y is None:
-        return False
-    if math.isinf(x) or math.isinf(y):
-        return x == y
-    return abs(x - y) <= rel * max(abs(x), abs(y)) or x == y
-
-
-def metrics(r, a):
-    """Upstream's definitions in float64, independently of etcompare."""
-    n = len(r)
-    d = [x - y for x, y in zip(a, r)]
-    ee = math.fsum(x * x for x in d)
-    rr = math.fsum(x * x for x in r)
-    aa = math.fsum(x * x for x in a)
-    ra = math.fsum(x * y for x, y in zip(r, a))
-    return {"mse": ee / n,
-            "snr": math.inf if ee == 0 else 10 * math.log10((rr / n) / (ee / n)),
-            "cosine": 1.0 if ee == 0 else ra / (math.sqrt(rr) * math.sqrt(aa)),
-            "max_abs": max(abs(x) for x in d),
-            "l1": math.fsum(abs(x) for x in d) / n}
-
-
-def run(*args):
-    p = subprocess.run([ETC, *args], capture_output=True)
-    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    return A.close(num(x), y, rel)
 
 
 def load_json(path):
-    with open(path) as f:
-        return json.load(f)
+    return A.load_json(path) if os.path.exists(path) else {}
 
 
 def schema_ok(name, doc):
-    try:
-        import jsonschema
-    except ImportError:
-        check(f"{name}: jsonschema available", False)
-        return
-    with open(REPORT_SCHEMA) as f:
-        schema = json.load(f)
-    errs = list(jsonschema.Draft202012Validator(schema).iter_errors(doc))
-    check(f"{name}: --json validates against the schema", not errs,
-          "; ".join(e.message[:200] for e in errs[:3]))
+    A.validate(name, doc)
 
 
 # --- ETDump writer ------------------------------------------------------------------
 
-class Dump:
-    """One Execute run whose instructions log intermediate outputs."""
+class Dump(A.Dump):
+    """One Execute run whose instructions log intermediate outputs (the
+    accuracy tests' writer: tensor() packs values into the debug buffer)."""
 
     def __init__(self):
-        self.buf = bytearray()
+        super().__init__()
         self.events = []
         self.t = 1000
-
-    def tensor(self, values, shape, code="<f", dtype="FLOAT"):
-        while len(self.buf) % 64:
-            self.buf.append(0)
-        off = len(self.buf)
-        for v in values:
-            self.buf += struct.pack(code, v)
-        strides, acc = [], 1
-        for s in reversed(shape):
-            strides.insert(0, acc)
-            acc *= s
-        return {"scalar_type": dtype, "sizes": list(shape), "strides": strides, "offset": off}
 
     def op(self, instr, name, tensors, delegate=None):
         """An instruction that logs `tensors` (one Tensor, or a TensorList)."""
@@ -164,16 +101,8 @@ class Dump:
         events.append({"profile_event": {"name": "Method::execute", "chain_index": -1,
                                          "instruction_id": 0, "start_time": 1,
                                          "end_time": self.t + 1}})
-        os.makedirs(os.path.join(d, "flatc"), exist_ok=True)
-        src = os.path.join(d, "flatc", stem + ".json")
-        with open(src, "w") as f:
-            json.dump({"version": 0, "run_data": [{"name": "Execute", "events": events}]}, f)
-        subprocess.run([FLATC, "-b", "--size-prefixed", "-o", d, FBS, src], check=True,
-                       capture_output=True)
-        dbg = os.path.join(d, stem + "_debug.bin")
-        with open(dbg, "wb") as f:
-            f.write(bytes(self.buf) + b"\0" * 64)
-        return os.path.join(d, stem + ".etdp"), dbg
+        self.runs = [{"name": "Execute", "events": events}]
+        return super().write(d, stem)
 
 
 # --- 1. the 22-op chain ------------------------------------------------------------------
@@ -226,8 +155,8 @@ def chain_dump(d, stem, outs, swap=False):
         name = f"native_call_{op_name(i).split('.')[1]}.out"
         if swap and i == 3:
             name = "native_call_sub.out"  # another program
-        dm.op(i, name, [dm.tensor(x, SHAPE)])
-    return dm.write(d, stem, output=dm.tensor(outs[-1], SHAPE))
+        dm.op(i, name, [dm.tensor("FLOAT", x, SHAPE)])
+    return dm.write(d, stem, output=dm.tensor("FLOAT", outs[-1], SHAPE))
 
 
 def test_chain(d):
@@ -304,7 +233,7 @@ def test_chain(d):
     rc, out, err = run("--etdump", dev_etdp, "--debug_buffer", dev_dbg,
                        "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
                        "--min-snr", "40", "--no-table", "--json", js2)
-    doc = load_json(js2) if os.path.exists(js2) else {}
+    doc = load_json(js2)
     ng = doc.get("numeric_gap") or {}
     check("chain: without ETRecord, aligned by instruction, same divergence",
           rc == 1 and ng.get("alignment") == "instruction" and
@@ -362,7 +291,7 @@ def test_chain(d):
     js3 = os.path.join(d, "be.json")
     rc, out, err = run("--etdump", dev_etdp, "--debug_buffer", dev_dbg, "--etrecord", rec,
                        "--reference-intermediates", be, "--no-table", "--json", js3)
-    rows = ((load_json(js3) if os.path.exists(js3) else {}).get("numeric_gap") or {}).get(
+    rows = (load_json(js3).get("numeric_gap") or {}).get(
         "rows", [])
     check("chain: an unsupported reference array is a 'no data' row naming its descr",
           rc == 1 and rows and rows[0]["status"] == "no data" and ">f4" in rows[0]["reason"] and
@@ -385,16 +314,16 @@ def vals(n, seed):
 def test_grouping(d):
     dm = Dump()
     v = {k: vals(6, k) for k in range(40)}
-    dm.op(0, "native_call_conv.out", [dm.tensor(v[1], [2, 3])])          # handle 1
+    dm.op(0, "native_call_conv.out", [dm.tensor("FLOAT", v[1], [2, 3])])          # handle 1
     dm.profile_only(1, "DELEGATE_CALL")
-    dm.op(1, None, [dm.tensor(v[5], [6])], delegate=0)                    # handles 3,4,5
-    dm.op(2, "native_call_split.out", [dm.tensor(v[20], [2, 3]),          # handle 6, 2 outputs
-                                       dm.tensor(v[6], [6])])
-    dm.op(3, "native_call_relu.out", [dm.tensor(v[7], [6])])              # handle 7: no ref
-    dm.op(4, "native_call_add.out", [dm.tensor(v[9], [6])])               # handles 9,10
-    dm.op(5, "native_call_mul.out", [dm.tensor(v[11], [6])])              # handles 10,11
-    dm.op(6, "native_call_gelu.out", [dm.tensor(v[12], [3, 2])])          # handles 12,13
-    dm.op(7, "native_call_tanh.out", [dm.tensor(v[14], [6])])             # no handle at all
+    dm.op(1, None, [dm.tensor("FLOAT", v[5], [6])], delegate=0)                    # handles 3,4,5
+    dm.op(2, "native_call_split.out", [dm.tensor("FLOAT", v[20], [2, 3]),          # handle 6, 2 outputs
+                                       dm.tensor("FLOAT", v[6], [6])])
+    dm.op(3, "native_call_relu.out", [dm.tensor("FLOAT", v[7], [6])])              # handle 7: no ref
+    dm.op(4, "native_call_add.out", [dm.tensor("FLOAT", v[9], [6])])               # handles 9,10
+    dm.op(5, "native_call_mul.out", [dm.tensor("FLOAT", v[11], [6])])              # handles 10,11
+    dm.op(6, "native_call_gelu.out", [dm.tensor("FLOAT", v[12], [3, 2])])          # handles 12,13
+    dm.op(7, "native_call_tanh.out", [dm.tensor("FLOAT", v[14], [6])])             # no handle at all
     etdp, dbg = dm.write(d, "group")
     rec = os.path.join(d, "group.etrecord")
     names = {1: "conv", 3: "linear", 4: "relu", 5: "add", 6: "split", 7: "relu",
@@ -420,7 +349,7 @@ def test_grouping(d):
     rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
                        "--reference-intermediates", npz, "--min-snr", "40", "--no-table",
                        "--json", js)
-    doc = load_json(js) if os.path.exists(js) else {}
+    doc = load_json(js)
     schema_ok("group", doc)
     ng = doc.get("numeric_gap") or {}
     rows = ng.get("rows", [])
@@ -483,13 +412,13 @@ def test_multi_output_by_position(d):
     sides = {}
     for stem, second in (("mo_dev", b1), ("mo_ref", a1)):
         dm = Dump()
-        dm.op(0, "native_call_split.out", [dm.tensor(a0, [4]), dm.tensor(second, [2, 3])])
+        dm.op(0, "native_call_split.out", [dm.tensor("FLOAT", a0, [4]), dm.tensor("FLOAT", second, [2, 3])])
         sides[stem] = dm.write(d, stem)
     js = os.path.join(d, "mo.json")
     rc, out, err = run("--etdump", sides["mo_dev"][0], "--debug_buffer", sides["mo_dev"][1],
                        "--reference-etdump", sides["mo_ref"][0], "--reference-debug-buffer",
                        sides["mo_ref"][1], "--max-abs", "0", "--no-table", "--json", js)
-    rows = ((load_json(js) if os.path.exists(js) else {}).get("numeric_gap") or {}).get("rows", [])
+    rows = (load_json(js).get("numeric_gap") or {}).get("rows", [])
     exp = metrics(a1, b1)
     check("multi-output by position: two rows, second differs, first divergence there",
           rc == 1 and [(r["output"], r["reference_output"], r["status"]) for r in rows] ==
@@ -514,7 +443,7 @@ def test_npz_kinds(d):
         rc, out, err = run("--etdump", dev_etdp, "--debug_buffer", dev_dbg, "--etrecord", rec,
                            "--reference-intermediates", npz, "--min-snr", "40", "--no-table",
                            "--json", js)
-        doc = load_json(js) if os.path.exists(js) else {}
+        doc = load_json(js)
         rows = (doc.get("numeric_gap") or {}).get("rows", [])
         bad = []
         for i, r in enumerate(rows):
@@ -539,8 +468,8 @@ def main():
         test_grouping(d)
         test_multi_output_by_position(d)
         test_npz_kinds(d)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed or not passed else 0)
+    print(f"{A.passed} passed, {A.failed} failed")
+    sys.exit(1 if A.failed or not A.passed else 0)
 
 
 if __name__ == "__main__":
