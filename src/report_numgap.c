@@ -163,28 +163,19 @@ done:
 
 /* --- TSV --------------------------------------------------------------------------- */
 
-/* A TSV field: tabs, newlines and backslashes escaped as \t \n \\. */
-static void tsv_field(etc_sbuf *b, const char *s)
+/* Field `s` then a tab (or the line's end). */
+static void field(FILE *f, const char *s, bool last)
 {
-	for (; *s; s++) {
-		if (*s == '\t')
-			etc_sbuf_puts(b, "\\t");
-		else if (*s == '\n')
-			etc_sbuf_puts(b, "\\n");
-		else if (*s == '\\')
-			etc_sbuf_puts(b, "\\\\");
-		else if (*s == '\r')
-			etc_sbuf_puts(b, "\\r");
-		else
-			etc_sbuf_put(b, s, 1);
-	}
+	etc_csv_field_(f, s, strlen(s), '\t');
+	fputc(last ? '\n' : '\t', f);
 }
 
-static void tsv_num(etc_sbuf *b, double v)
+static void num_field(FILE *f, bool has, double v)
 {
-	char buf[40];
-	etc_format_double(buf, v);
-	etc_sbuf_puts(b, buf);
+	char buf[40] = "";
+	if (has)
+		etc_format_double(buf, v);
+	field(f, buf, false);
 }
 
 /* upstream's stacktraces: {op: trace} of the group's last op */
@@ -199,92 +190,111 @@ static void stacktraces_str(etc_sbuf *b, const etc_numgap_row *r)
 	etc_sbuf_puts(b, "}");
 }
 
+/* A tensor's one-line summary, or "dtype shape" when it was not compared. */
+static const char *summary(etc_sbuf *b, const etc_tensor *t, const char *dtype, const char *shape)
+{
+	etc_sbuf_reset(b);
+	if (t)
+		etc_tensor_text_(b, t, 4, NULL);
+	else
+		etc_sbuf_printf(b, "%s %s", dtype, shape);
+	return b->p ? b->p : "";
+}
+
+static const char *tuple(etc_sbuf *b, const int64_t *h, size_t n)
+{
+	etc_sbuf_reset(b);
+	handles_tuple(b, h, n);
+	return b->p ? b->p : "()";
+}
+
 int etc_report_numgap_tsv(FILE *f, const etc_numgap *ng, etc_error *err)
 {
-	etc_sbuf b = {0}, t = {0};
+	static const char *const cols[] = {"aot_debug_handle",
+	                                   "aot_ops",
+	                                   "aot_intermediate_output",
+	                                   "runtime_ops",
+	                                   "runtime_debug_handle",
+	                                   "runtime_intermediate_output",
+	                                   "gap",
+	                                   "stacktraces",
+	                                   "status",
+	                                   "reason",
+	                                   "shape",
+	                                   "dtype",
+	                                   "reference_shape",
+	                                   "reference_dtype",
+	                                   "snr",
+	                                   "mse",
+	                                   "cosine",
+	                                   "l1",
+	                                   "max_abs",
+	                                   "max_rel",
+	                                   "source_line",
+	                                   "module_path",
+	                                   "first_divergence"};
+	const size_t ncols = sizeof cols / sizeof cols[0];
+	etc_sbuf b = {0};
 	long first = etc_numgap_first_divergence(ng);
-	fputs("aot_debug_handle\taot_ops\taot_intermediate_output\truntime_ops\truntime_debug_"
-	      "handle\truntime_intermediate_output\tgap\tstacktraces\tstatus\treason\tshape\tdtype"
-	      "\treference_shape\treference_dtype\tsnr\tmse\tcosine\tl1\tmax_abs\tmax_rel\t"
-	      "source_line\tmodule_path\tfirst_divergence\n",
-	      f);
+	for (size_t c = 0; c < ncols; c++)
+		field(f, cols[c], c + 1 == ncols);
 	for (size_t i = 0; i < etc_numgap_row_count(ng); i++) {
 		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
+		field(f, tuple(&b, r->reference_handles, r->reference_handle_count), false);
+		field(f, r->reference_ops, false);
+		field(f,
+		      summary(&b, etc_numgap_row_reference_tensor(ng, i), r->reference_dtype,
+		              r->reference_shape),
+		      false);
+		field(f, r->ops, false);
+		field(f, tuple(&b, r->handles, r->handle_count), false);
+		field(f, summary(&b, etc_numgap_row_tensor(ng, i), r->dtype, r->shape), false);
+		num_field(f, r->has_metrics, r->metrics.mse);
 		etc_sbuf_reset(&b);
-		handles_tuple(&b, r->reference_handles, r->reference_handle_count);
-		etc_sbuf_puts(&b, "\t");
-		tsv_field(&b, r->reference_ops);
-		etc_sbuf_puts(&b, "\t");
-		const etc_tensor *at = etc_numgap_row_tensor(ng, i);
-		const etc_tensor *rt = etc_numgap_row_reference_tensor(ng, i);
-		etc_sbuf_reset(&t);
-		if (rt) {
-			etc_tensor_text_(&t, rt, 4, NULL);
-		} else {
-			etc_sbuf_printf(&t, "%s %s", r->reference_dtype, r->reference_shape);
-		}
-		tsv_field(&b, t.p ? t.p : "");
-		etc_sbuf_puts(&b, "\t");
-		tsv_field(&b, r->ops);
-		etc_sbuf_puts(&b, "\t");
-		handles_tuple(&b, r->handles, r->handle_count);
-		etc_sbuf_puts(&b, "\t");
-		etc_sbuf_reset(&t);
-		if (at)
-			etc_tensor_text_(&t, at, 4, NULL);
-		else
-			etc_sbuf_printf(&t, "%s %s", r->dtype, r->shape);
-		tsv_field(&b, t.p ? t.p : "");
-		etc_sbuf_puts(&b, "\t");
-		if (r->has_metrics)
-			tsv_num(&b, r->metrics.mse);
-		etc_sbuf_puts(&b, "\t");
-		etc_sbuf_reset(&t);
-		stacktraces_str(&t, r);
-		tsv_field(&b, t.p ? t.p : "{}");
-		etc_sbuf_printf(&b, "\t%s\t", etc_row_status_str(r->status));
-		tsv_field(&b, r->reason);
-		etc_sbuf_printf(&b, "\t%s\t%s\t%s\t%s", r->shape, r->dtype, r->reference_shape,
-		                r->reference_dtype);
+		stacktraces_str(&b, r);
+		field(f, b.p ? b.p : "{}", false);
+		field(f, etc_row_status_str(r->status), false);
+		field(f, r->reason, false);
+		field(f, r->shape, false);
+		field(f, r->dtype, false);
+		field(f, r->reference_shape, false);
+		field(f, r->reference_dtype, false);
 		const double m[6] = {r->metrics.snr_db, r->metrics.mse,     r->metrics.cosine,
 		                     r->metrics.l1,     r->metrics.max_abs, r->metrics.max_rel};
-		for (int k = 0; k < 6; k++) {
-			etc_sbuf_puts(&b, "\t");
-			if (r->has_metrics)
-				tsv_num(&b, m[k]);
-		}
-		etc_sbuf_puts(&b, "\t");
-		tsv_field(&b, r->source_line);
-		etc_sbuf_puts(&b, "\t");
-		tsv_field(&b, r->module_path);
-		etc_sbuf_printf(&b, "\t%s\n", (long)i == first ? "True" : "False");
-		fwrite(b.p, 1, b.len, f);
+		for (int k = 0; k < 6; k++)
+			num_field(f, r->has_metrics, m[k]);
+		field(f, r->source_line, false);
+		field(f, r->module_path, false);
+		field(f, (long)i == first ? "True" : "False", true);
 	}
+	/* unmatched items: their side's columns, the other side's empty */
 	for (size_t i = 0; i < etc_numgap_unmatched_count(ng); i++) {
 		const etc_numgap_unmatched *u = etc_numgap_unmatched_at(ng, i);
 		bool rt = u->side == ETC_NUMGAP_RUNTIME;
-		etc_sbuf_reset(&b);
-		etc_sbuf_reset(&t);
-		handles_tuple(&t, u->handles, u->handle_count);
-		const char *h = t.p ? t.p : "()";
-		etc_sbuf_printf(&b, "%s\t", rt ? "" : h);
-		tsv_field(&b, rt ? "" : u->ops);
-		etc_sbuf_printf(&b, "\t%s\t", rt ? "" : u->dtype);
-		tsv_field(&b, rt ? u->ops : "");
-		etc_sbuf_printf(&b, "\t%s\t%s\t\t{}\tunmatched %s\t", rt ? h : "",
-		                rt ? u->dtype : "", rt ? "runtime" : "reference");
-		tsv_field(&b, u->reason);
-		etc_sbuf_printf(&b, "\t%s\t%s\t%s\t%s\t\t\t\t\t\t\t\t\tFalse\n", rt ? u->shape : "",
-		                rt ? u->dtype : "", rt ? "" : u->shape, rt ? "" : u->dtype);
-		fwrite(b.p, 1, b.len, f);
+		const char *h = tuple(&b, u->handles, u->handle_count);
+		field(f, rt ? "" : h, false);
+		field(f, rt ? "" : u->ops, false);
+		field(f, "", false);
+		field(f, rt ? u->ops : "", false);
+		field(f, rt ? h : "", false);
+		for (int k = 0; k < 3; k++) /* output summary, gap, stacktraces */
+			field(f, k == 2 ? "{}" : "", false);
+		field(f, rt ? "unmatched runtime" : "unmatched reference", false);
+		field(f, u->reason, false);
+		field(f, rt ? u->shape : "", false);
+		field(f, rt ? u->dtype : "", false);
+		field(f, rt ? "" : u->shape, false);
+		field(f, rt ? "" : u->dtype, false);
+		for (int k = 0; k < 8; k++) /* metrics, source line, module path */
+			field(f, "", false);
+		field(f, "False", true);
 	}
 	int rc = 0;
-	if (b.failed || t.failed)
+	if (b.failed)
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	else if (ferror(f))
 		rc = etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the numeric gap TSV");
 	etc_sbuf_free(&b);
-	etc_sbuf_free(&t);
 	return rc;
 }
 

@@ -42,6 +42,10 @@ void etc_accuracy_json_(etc_sbuf *b, const etc_accuracy *acc, const etc_inspecto
 /* JSON number: repr() for finite values, "nan"/"inf"/"-inf" as strings. */
 void etc_json_num_(etc_sbuf *b, double v);
 
+/* One TSV/CSV field as pandas writes it: quoted ("" inside) when it holds
+ * the separator, a quote or a line break. */
+void etc_csv_field_(FILE *f, const char *s, size_t n, char sep);
+
 /* A metric cell: "%.6g", "inf", "-inf" or "nan". */
 void etc_fmt_metric_(char *buf, size_t cap, double v);
 

@@ -17,6 +17,7 @@ outputs go to debug buffers written with struct, a generated ETRecord, and
    side only. Each expected pair is checked one by one.
 3. The .npz path with float32 and float16 arrays, .npy format 1.0 and 2.0.
 """
+import csv
 import json
 import math
 import os
@@ -207,15 +208,17 @@ def test_chain(d):
           r9.get("stacktraces", {}).get("native_call_relu.out", "").endswith(
               "x = self.layer9(x)\n") and r9.get("source_line", "").endswith("model.py:109"),
           json.dumps(r9)[:500])
-    with open(tsv) as f:
-        lines = f.read().split("\n")
-    head = lines[0].split("\t")
+    with open(tsv, newline="") as f:
+        table = list(csv.reader(f, delimiter="\t"))  # pandas-style quoting
+    head = table[0] if table else []
     check("chain: TSV has upstream's columns first",
           head[:8] == ["aot_debug_handle", "aot_ops", "aot_intermediate_output", "runtime_ops",
                        "runtime_debug_handle", "runtime_intermediate_output", "gap",
                        "stacktraces"], head[:8])
-    t9 = dict(zip(head, lines[1 + BAD].split("\t")))
-    check("chain: TSV row 9", t9.get("runtime_debug_handle") == "(10,)" and
+    t9 = dict(zip(head, table[1 + BAD])) if len(table) > 1 + BAD else {}
+    check("chain: TSV row 9", len(table) == 1 + NOPS and
+          t9.get("runtime_debug_handle") == "(10,)" and
+          "line 109, in body" in t9.get("stacktraces", "") and
           t9.get("first_divergence") == "True" and
           close(float(t9.get("snr", "nan")), metrics(ref[BAD], dev[BAD])["snr"]) and
           t9.get("runtime_intermediate_output", "").startswith("float32 [4, 8]"), t9)
