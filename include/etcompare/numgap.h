@@ -67,7 +67,7 @@ typedef struct etc_numgap_reference {
 } etc_numgap_reference;
 
 typedef struct etc_numgap_options {
-	const char *block; /**< EventBlock of both sides, default "Execute" */
+	const char *block; /**< EventBlock of both sides, default "Execute" (borrowed) */
 	/* Thresholds, as etc_accuracy_options; NAN disables one. */
 	double min_snr, max_mse, min_cosine, max_abs;
 } etc_numgap_options;
