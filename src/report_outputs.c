@@ -103,7 +103,7 @@ static void text_num(etc_sbuf *b, double v, bool integral)
 }
 
 void etc_tensor_json_(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
-                        etc_summary_cache *cache)
+                      etc_summary_cache *cache)
 {
 	etc_sbuf_printf(b, "{\"dtype\": \"%s\", ", etc_scalar_type_name(t->scalar_type));
 	if (!etc_scalar_type_valid(t->scalar_type))
@@ -187,7 +187,7 @@ int etc_value_json_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf
 }
 
 void etc_tensor_text_(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
-                        etc_summary_cache *cache)
+                      etc_summary_cache *cache)
 {
 	bool integral = is_integral(t->scalar_type);
 	if (etc_scalar_type_valid(t->scalar_type))
