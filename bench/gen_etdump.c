@@ -19,7 +19,9 @@
  * included, as the runtime does; the file is padded to a multiple of 8.
  *
  * Usage: gen_etdump [--runs R] [--events E] [--numel N] [--seed S]
- *                   [--etdump PATH] [--debug-buffer PATH]
+ *                   [--noise-ppm P] [--etdump PATH] [--debug-buffer PATH]
+ *   P > 0 adds uniform noise of amplitude P * 1e-6 (from the seeded stream)
+ *   to every tensor value: a "reference" run close to the P = 0 run.
  *   E is the number of events per Execute run (rounded down to whole ops,
  *   at least one op); N = 0 writes no debug events (and no debug buffer
  *   unless a path is given, which then gets an empty file).
@@ -280,6 +282,7 @@ typedef struct run_ctx {
 	uint64_t clock;
 	const uint64_t *base; /* per-op base duration */
 	float *data;          /* scratch for tensor values */
+	uint64_t noise_ppm;   /* noise amplitude in millionths */
 } run_ctx;
 
 static void write_floats(run_ctx *c, uint32_t instr)
@@ -292,6 +295,9 @@ static void write_floats(run_ctx *c, uint32_t instr)
 		c->data[k] = (float)r / (float)(1 << 20);
 	}
 	rng_state = saved;
+	for (uint64_t k = 0; c->noise_ppm && k < c->numel; k++)
+		c->data[k] += (float)((double)c->noise_ppm * 1e-6 *
+		                      ((double)(rnd() >> 11) / 4503599627370496.0 - 1.0));
 	if (fwrite(c->data, 4, c->numel, c->dbg) != c->numel)
 		die("cannot write the debug buffer");
 	c->dbg_len += 4 * c->numel;
@@ -358,13 +364,14 @@ static uint64_t parse_num(const char *opt, const char *v)
 
 int main(int argc, char **argv)
 {
-	uint64_t runs = 10, events = 1000, numel = 0, seed = 1;
+	uint64_t runs = 10, events = 1000, numel = 0, seed = 1, noise_ppm = 0;
 	const char *out = "gen.etdp", *dbg_path = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			printf("Usage: gen_etdump [--runs R] [--events E per run] [--numel N] "
-			       "[--seed S] [--etdump PATH] [--debug-buffer PATH]\n");
+			printf(
+			    "Usage: gen_etdump [--runs R] [--events E per run] [--numel N] "
+			    "[--seed S] [--noise-ppm P] [--etdump PATH] [--debug-buffer PATH]\n");
 			return 0;
 		}
 		if (i + 1 >= argc) {
@@ -380,6 +387,8 @@ int main(int argc, char **argv)
 			numel = parse_num(a, v);
 		else if (!strcmp(a, "--seed"))
 			seed = parse_num(a, v);
+		else if (!strcmp(a, "--noise-ppm"))
+			noise_ppm = parse_num(a, v);
 		else if (!strcmp(a, "--etdump"))
 			out = v;
 		else if (!strcmp(a, "--debug-buffer"))
@@ -402,6 +411,7 @@ int main(int argc, char **argv)
 	obuf b = {0};
 	c.b = &b;
 	c.numel = numel;
+	c.noise_ppm = noise_ppm;
 	uint32_t per_op = numel ? 3 : 2;
 	c.nops = events > 1 ? (uint32_t)((events - 1) / per_op) : 0;
 	if (c.nops == 0)

@@ -5,6 +5,7 @@
  * compared with what, and what the result means.
  */
 #include "etcompare/accuracy.h"
+#include "compare_private.h"
 #include "internal.h"
 #include "metrics_private.h"
 #include "npz_private.h"
@@ -53,17 +54,22 @@ static void item_values(const item *it, etc_values *v)
 	}
 }
 
-static void shape_str(const item *it, char *buf, size_t cap)
+void etc_shape_str_(const etc_tensor *t, char *buf, size_t cap)
 {
 	size_t n = (size_t)snprintf(buf, cap, "[");
-	for (uint32_t k = 0; k < it->t.ndim && n < cap; k++)
+	for (uint32_t k = 0; k < t->ndim && n < cap; k++)
 		n += (size_t)snprintf(buf + n, cap - n, k ? ", %lld" : "%lld",
-		                      (long long)etc_tensor_size(&it->t, k));
+		                      (long long)etc_tensor_size(t, k));
 	if (n < cap)
 		snprintf(buf + n, cap - n, "]");
 }
 
-static bool is_float(int st)
+static void shape_str(const item *it, char *buf, size_t cap)
+{
+	etc_shape_str_(&it->t, buf, cap);
+}
+
+bool etc_scalar_type_is_float_(int st)
 {
 	switch (st) {
 	case ETC_HALF:
@@ -330,35 +336,29 @@ static int run_items(const etc_inspector *insp, const etc_event_block *b, uint32
 
 /* --- the gate ----------------------------------------------------------------- */
 
-static void judge(etc_accuracy_row *row, const etc_accuracy_options *o)
+int etc_gate_judge_(const etc_metrics *m, const etc_gate *o, char *why, size_t cap)
 {
-	const etc_metrics *m = &row->metrics;
-	char *why = row->reason;
-	size_t cap = sizeof row->reason;
-	row->status = ETC_ROW_PASS;
 	if (m->nan_mismatch_count) {
 		/* a NaN where the other side has a number is never a pass */
-		row->status = ETC_ROW_FAIL;
 		snprintf(why, cap, "%llu values are NaN on one side only",
 		         (unsigned long long)m->nan_mismatch_count);
-		return;
+		return ETC_ROW_FAIL;
 	}
 	if (m->identical)
-		return; /* equal values pass, even where SNR is undefined (all zero) */
+		return ETC_ROW_PASS; /* equal values pass, even where SNR is undefined (all zero) */
 	if ((m->notes & ETC_METRICS_INFINITE) && !m->exact) {
-		row->status = ETC_ROW_FAIL;
 		snprintf(why, cap, "infinite values where the other side differs (%s)",
 		         etc_metrics_note_str(ETC_METRICS_INFINITE));
-		return;
+		return ETC_ROW_FAIL;
 	}
 	if (m->exact) {
 		if (m->mismatch_count && !(!isnan(o->max_abs) && m->max_abs <= o->max_abs)) {
-			row->status = ETC_ROW_FAIL;
 			snprintf(why, cap, "%llu of %llu values differ (exact comparison)",
 			         (unsigned long long)m->mismatch_count,
 			         (unsigned long long)m->count);
+			return ETC_ROW_FAIL;
 		}
-		return;
+		return ETC_ROW_PASS;
 	}
 	if (!isnan(o->min_snr) && !(m->snr_db >= o->min_snr))
 		snprintf(why, cap, "SNR %.4g dB below %.4g dB", m->snr_db, o->min_snr);
@@ -370,8 +370,14 @@ static void judge(etc_accuracy_row *row, const etc_accuracy_options *o)
 		snprintf(why, cap, "max abs error %.4g above %.4g at index %llu", m->max_abs,
 		         o->max_abs, (unsigned long long)m->max_abs_index);
 	else
-		return;
-	row->status = ETC_ROW_FAIL;
+		return ETC_ROW_PASS;
+	return ETC_ROW_FAIL;
+}
+
+static void judge(etc_accuracy_row *row, const etc_accuracy_options *o)
+{
+	etc_gate g = {o->min_snr, o->max_mse, o->min_cosine, o->max_abs};
+	row->status = etc_gate_judge_(&row->metrics, &g, row->reason, sizeof row->reason);
 }
 
 /* Finishes the deferred CRC-32 check of a reference read from an .npz. */
@@ -410,7 +416,8 @@ static int compare_pair(etc_accuracy_row *row, const item *act, item *ref,
 	/* numbers (Int, Double, Python scalars) compare numerically; tensors must
 	 * agree on float versus integer */
 	if (!act->scalar && !ref->scalar &&
-	    is_float(act->t.scalar_type) != is_float(ref->t.scalar_type)) {
+	    etc_scalar_type_is_float_(act->t.scalar_type) !=
+	        etc_scalar_type_is_float_(ref->t.scalar_type)) {
 		row->status = ETC_ROW_DTYPE_MISMATCH;
 		snprintf(row->reason, sizeof row->reason, "dtype %s against reference %s",
 		         row->dtype, row->reference_dtype);

@@ -43,7 +43,7 @@ static double metric_value(const etc_metrics *m, size_t i)
 	return v[i];
 }
 
-static void fmt_metric(char *buf, size_t cap, double v)
+void etc_fmt_metric_(char *buf, size_t cap, double v)
 {
 	if (isinf(v))
 		snprintf(buf, cap, v > 0 ? "inf" : "-inf");
@@ -51,6 +51,78 @@ static void fmt_metric(char *buf, size_t cap, double v)
 		snprintf(buf, cap, "nan");
 	else
 		snprintf(buf, cap, "%.6g", v);
+}
+
+/* Display width of UTF-8 text: one column per code point. */
+static size_t text_width(const char *s)
+{
+	size_t w = 0;
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xC0) != 0x80;
+	return w;
+}
+
+static void pad(FILE *f, size_t n)
+{
+	static const char spaces[] = "                                ";
+	for (; n > sizeof spaces - 1; n -= sizeof spaces - 1)
+		fwrite(spaces, 1, sizeof spaces - 1, f);
+	fwrite(spaces, 1, n, f);
+}
+
+static void grid_cell(FILE *f, const char *s, size_t w, bool right)
+{
+	size_t n = w - text_width(s);
+	fputc(' ', f);
+	if (right)
+		pad(f, n);
+	fputs(s, f);
+	if (!right)
+		pad(f, n);
+	fputs(" │", f);
+}
+
+int etc_grid_print_(FILE *f, size_t nc, const char *const *hdr, const bool *right, size_t n,
+                    const char *const *cells)
+{
+	size_t *w = calloc(nc ? nc : 1, sizeof *w);
+	if (!w)
+		return ETC_ERR_NOMEM;
+	for (size_t c = 0; c < nc; c++)
+		w[c] = text_width(hdr[c]);
+	for (size_t i = 0; i < n; i++)
+		for (size_t c = 0; c < nc; c++) {
+			size_t l = text_width(cells[i * nc + c]);
+			if (l > w[c])
+				w[c] = l;
+		}
+	static const char *const rules[3][4] = {
+	    {"╒", "═", "╤", "╕"}, {"╞", "═", "╪", "╡"}, {"╘", "═", "╧", "╛"}};
+	for (int line = 0; line < 3; line++) {
+		if (line == 2) {
+			for (size_t i = 0; i < n; i++) {
+				fputs("│", f);
+				for (size_t c = 0; c < nc; c++)
+					grid_cell(f, cells[i * nc + c], w[c], right[c]);
+				fputc('\n', f);
+			}
+		}
+		fputs(rules[line][0], f);
+		for (size_t c = 0; c < nc; c++) {
+			for (size_t k = 0; k < w[c] + 2; k++)
+				fputs(rules[line][1], f);
+			fputs(c + 1 < nc ? rules[line][2] : rules[line][3], f);
+		}
+		fputc('\n', f);
+		if (line == 0) {
+			fputs("│", f);
+			for (size_t c = 0; c < nc; c++)
+				grid_cell(f, hdr[c], w[c], right[c]);
+			fputc('\n', f);
+		}
+	}
+	free(w);
+	return 0;
 }
 
 #define COLS 16
@@ -67,18 +139,14 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 	hdr[nc] = "output", right[nc++] = true;
 	hdr[nc] = "shape", right[nc++] = false;
 	hdr[nc] = "dtype", right[nc++] = false;
-	size_t first_metric = nc;
 	for (size_t i = 0; i < NMETRICS; i++)
 		if (metric_mask & (1u << i))
 			hdr[nc] = metric_cols[i].header, right[nc++] = true;
 	hdr[nc] = "verdict", right[nc++] = false;
 	size_t n = etc_accuracy_row_count(acc);
 	char(*cells)[COLS][112] = calloc(n ? n : 1, sizeof *cells);
-	size_t w[COLS];
 	if (!cells)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-	for (size_t c = 0; c < nc; c++)
-		w[c] = strlen(hdr[c]);
 	for (size_t i = 0; i < n; i++) {
 		const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
 		const etc_event_block *b = etc_inspector_block(insp, r->block);
@@ -99,7 +167,7 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 			if (!(metric_mask & (1u << m)))
 				continue;
 			if (r->has_metrics)
-				fmt_metric(cells[i][c++], 112, metric_value(&r->metrics, m));
+				etc_fmt_metric_(cells[i][c++], 112, metric_value(&r->metrics, m));
 			else
 				snprintf(cells[i][c++], 112, "-");
 		}
@@ -110,46 +178,48 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 		else
 			snprintf(cells[i][c++], 112, "%s: %.90s", etc_row_status_str(r->status),
 			         r->reason);
-		for (size_t k = 0; k < nc; k++) {
-			size_t l = strlen(cells[i][k]);
-			if (l > w[k])
-				w[k] = l;
-		}
 	}
-	(void)first_metric;
-	const char *rules[3][4] = {
-	    {"╒", "═", "╤", "╕"}, {"╞", "═", "╪", "╡"}, {"╘", "═", "╧", "╛"}};
-	for (int line = 0; line < 3; line++) {
-		if (line == 2) {
-			/* rows */
-			for (size_t i = 0; i < n; i++) {
-				fputs("│", f);
-				for (size_t c = 0; c < nc; c++)
-					fprintf(f, right[c] ? " %*s │" : " %-*s │", (int)w[c],
-					        cells[i][c]);
-				fputc('\n', f);
-			}
-		}
-		fputs(rules[line][0], f);
-		for (size_t c = 0; c < nc; c++) {
-			for (size_t k = 0; k < w[c] + 2; k++)
-				fputs(rules[line][1], f);
-			fputs(c + 1 < nc ? rules[line][2] : rules[line][3], f);
-		}
-		fputc('\n', f);
-		if (line == 0) {
-			fputs("│", f);
-			for (size_t c = 0; c < nc; c++)
-				fprintf(f, right[c] ? " %*s │" : " %-*s │", (int)w[c], hdr[c]);
-			fputc('\n', f);
-		}
+	const char **ptrs = malloc((n ? n : 1) * nc * sizeof *ptrs);
+	if (!ptrs) {
+		free(cells);
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t c = 0; c < nc; c++)
+			ptrs[i * nc + c] = cells[i][c];
+	etc_grid_print_(f, nc, hdr, right, n, ptrs);
+	free(ptrs);
 	fprintf(f, "%s; %zu of %zu outputs pass\n", etc_accuracy_pair_note(acc),
 	        n - etc_accuracy_failures(acc), n);
 	free(cells);
 	if (ferror(f))
 		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the accuracy table");
 	return 0;
+}
+
+void etc_metrics_json_(etc_sbuf *b, const etc_metrics *m)
+{
+	etc_sbuf_printf(b, "{\"count\": %llu", (unsigned long long)m->count);
+	for (size_t k = 0; k < NMETRICS; k++) {
+		etc_sbuf_printf(b, ", \"%s\": ", metric_cols[k].name);
+		etc_json_num_(b, metric_value(m, k));
+	}
+	etc_sbuf_printf(b,
+	                ", \"max_abs_index\": %llu, \"nan_count\": %llu, "
+	                "\"mismatch_count\": %llu, \"identical\": %s, \"exact\": %s, "
+	                "\"notes\": ",
+	                (unsigned long long)m->max_abs_index, (unsigned long long)m->nan_count,
+	                (unsigned long long)m->mismatch_count, m->identical ? "true" : "false",
+	                m->exact ? "true" : "false");
+	/* every note, "; "-separated */
+	char notes[256] = "";
+	size_t nl = 0;
+	for (unsigned bit = 1; bit && nl < sizeof notes; bit <<= 1)
+		if (m->notes & bit)
+			nl += (size_t)snprintf(notes + nl, sizeof notes - nl, "%s%s",
+			                       nl ? "; " : "", etc_metrics_note_str(bit));
+	etc_sbuf_json_str(b, notes, strlen(notes) < sizeof notes ? strlen(notes) : 0);
+	etc_sbuf_puts(b, "}");
 }
 
 void etc_accuracy_json_(etc_sbuf *b, const etc_accuracy *acc, const etc_inspector *insp)
@@ -195,29 +265,8 @@ void etc_accuracy_json_(etc_sbuf *b, const etc_accuracy *acc, const etc_inspecto
 			etc_sbuf_puts(b, "null}");
 			continue;
 		}
-		const etc_metrics *m = &r->metrics;
-		etc_sbuf_printf(b, "{\"count\": %llu", (unsigned long long)m->count);
-		for (size_t k = 0; k < NMETRICS; k++) {
-			etc_sbuf_printf(b, ", \"%s\": ", metric_cols[k].name);
-			etc_json_num_(b, metric_value(m, k));
-		}
-		etc_sbuf_printf(b,
-		                ", \"max_abs_index\": %llu, \"nan_count\": %llu, "
-		                "\"mismatch_count\": %llu, \"identical\": %s, \"exact\": %s, "
-		                "\"notes\": ",
-		                (unsigned long long)m->max_abs_index,
-		                (unsigned long long)m->nan_count,
-		                (unsigned long long)m->mismatch_count,
-		                m->identical ? "true" : "false", m->exact ? "true" : "false");
-		/* every note, "; "-separated */
-		char notes[256] = "";
-		size_t nl = 0;
-		for (unsigned bit = 1; bit && nl < sizeof notes; bit <<= 1)
-			if (m->notes & bit)
-				nl += (size_t)snprintf(notes + nl, sizeof notes - nl, "%s%s",
-				                       nl ? "; " : "", etc_metrics_note_str(bit));
-		etc_sbuf_json_str(b, notes, strlen(notes) < sizeof notes ? strlen(notes) : 0);
-		etc_sbuf_puts(b, "}}");
+		etc_metrics_json_(b, &r->metrics);
+		etc_sbuf_puts(b, "}");
 	}
 	etc_sbuf_puts(b, "]}");
 }
@@ -297,15 +346,10 @@ int etc_report_junit(FILE *f, const etc_accuracy *acc, const etc_inspector *insp
 
 /* --- plots ------------------------------------------------------------------ */
 
-typedef struct diff_ctx {
-	etc_values a, r;
-	bool absolute;
-} diff_ctx;
-
 /* Reads actual - reference (or its magnitude) in chunks for the plot module. */
-static int read_diff(void *ctx, uint64_t first, size_t count, double *dst, etc_error *err)
+int etc_plot_read_diff_(void *ctx, uint64_t first, size_t count, double *dst, etc_error *err)
 {
-	diff_ctx *d = ctx;
+	etc_diff_ctx *d = ctx;
 	double tmp[1024];
 	(void)err;
 	for (size_t done = 0; done < count;) {
@@ -371,15 +415,15 @@ int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc
 		                   res, err);
 	}
 	for (size_t j = 0; j < k && rc == 0; j++) {
-		diff_ctx d;
+		etc_diff_ctx d;
 		char name[96], title[160];
 		if (etc_accuracy_row_values(acc, rows[j], &d.a, &d.r) < 0 || !d.a.count)
 			continue;
 		d.absolute = false;
 		snprintf(name, sizeof name, "error_hist_%s", names[j]);
 		snprintf(title, sizeof title, "actual - reference, %s", names[j]);
-		rc =
-		    etc_plot_histogram_read(o, name, title, read_diff, &d, d.a.count, 50, res, err);
+		rc = etc_plot_histogram_read(o, name, title, etc_plot_read_diff_, &d, d.a.count, 50,
+		                             res, err);
 		const etc_tensor *t = etc_accuracy_row_tensor(acc, rows[j]);
 		if (rc < 0 || !t || t->ndim < 2)
 			continue;
@@ -391,7 +435,8 @@ int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc
 		         names[j]);
 		snprintf(title, sizeof title, "|actual - reference|, %s", names[j]);
 		d.absolute = true;
-		rc = etc_plot_heatmap_read(path, read_diff, &d, t->numel / cols, cols, title, err);
+		rc = etc_plot_heatmap_read(path, etc_plot_read_diff_, &d, t->numel / cols, cols,
+		                           title, err);
 	}
 done:
 	free(labels);

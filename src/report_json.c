@@ -364,6 +364,11 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 		etc_accuracy_json_(&b, opt->accuracy, insp);
 	else
 		etc_sbuf_puts(&b, "null");
+	etc_sbuf_puts(&b, ",\n  \"numeric_gap\": ");
+	if (opt->numgap)
+		etc_numgap_json_(&b, opt->numgap);
+	else
+		etc_sbuf_puts(&b, "null");
 	etc_sbuf_puts(&b, ",\n  \"runs\": [");
 	for (uint32_t r = 0; r < etc_etdump_run_count(dump) && rc == 0; r++) {
 		etc_run run;

@@ -102,8 +102,8 @@ static void text_num(etc_sbuf *b, double v, bool integral)
 		etc_sbuf_printf(b, "%.6g", v);
 }
 
-static void tensor_json(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
-                        etc_summary_cache *cache)
+void etc_tensor_json_(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
+                      etc_summary_cache *cache)
 {
 	etc_sbuf_printf(b, "{\"dtype\": \"%s\", ", etc_scalar_type_name(t->scalar_type));
 	if (!etc_scalar_type_valid(t->scalar_type))
@@ -175,7 +175,7 @@ int etc_value_json_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf
 				return rc;
 			if (i)
 				etc_sbuf_puts(b, ", ");
-			tensor_json(b, &t, max_values, cache);
+			etc_tensor_json_(b, &t, max_values, cache);
 		}
 		etc_sbuf_puts(b, "]");
 		break;
@@ -186,8 +186,8 @@ int etc_value_json_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf
 	return 0;
 }
 
-static void tensor_text(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
-                        etc_summary_cache *cache)
+void etc_tensor_text_(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
+                      etc_summary_cache *cache)
 {
 	bool integral = is_integral(t->scalar_type);
 	if (etc_scalar_type_valid(t->scalar_type))
@@ -257,7 +257,7 @@ int etc_value_text_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf
 		if (rc < 0 && rc != ETC_ERR_UNSUPPORTED)
 			return rc;
 		etc_sbuf_puts(b, "Tensor ");
-		tensor_text(b, &t, max_values, cache);
+		etc_tensor_text_(b, &t, max_values, cache);
 		return 0;
 	}
 	case ETC_VALUE_TENSOR_LIST:
@@ -268,7 +268,7 @@ int etc_value_text_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf
 			if (rc < 0 && rc != ETC_ERR_UNSUPPORTED)
 				return rc;
 			etc_sbuf_printf(b, "\n        [%u] ", i);
-			tensor_text(b, &t, max_values, cache);
+			etc_tensor_text_(b, &t, max_values, cache);
 		}
 		return 0;
 	default:

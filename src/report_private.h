@@ -27,10 +27,46 @@ int etc_value_json_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf
 int etc_value_text_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf,
                     uint32_t max_values, etc_summary_cache *cache, etc_error *err);
 
+/* A tensor's summary as JSON / as one line of text (dtype, shape, stats, first values). */
+void etc_tensor_json_(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
+                      etc_summary_cache *cache);
+void etc_tensor_text_(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
+                      etc_summary_cache *cache);
+
+/* The numeric gap as a JSON object (for the --json report). */
+void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng);
+
 /* The accuracy comparison as a JSON object (for the --json report). */
 void etc_accuracy_json_(etc_sbuf *b, const etc_accuracy *acc, const etc_inspector *insp);
 
 /* JSON number: repr() for finite values, "nan"/"inf"/"-inf" as strings. */
 void etc_json_num_(etc_sbuf *b, double v);
+
+/* One TSV/CSV field as pandas writes it: quoted ("" inside) when it holds
+ * the separator, a quote or a line break. */
+void etc_csv_field_(FILE *f, const char *s, size_t n, char sep);
+
+/* A metric cell: "%.6g", "inf", "-inf" or "nan". */
+void etc_fmt_metric_(char *buf, size_t cap, double v);
+
+/* Appends the JSON object of one pair's metrics (count, the six metrics, notes...). */
+void etc_metrics_json_(etc_sbuf *b, const etc_metrics *m);
+
+/*
+ * Prints a grid in tabulate's fancy_grid look: `nc` columns headed `hdr`,
+ * right-aligned where right[c], `n` rows of cells (row-major, n x nc).
+ * Returns 0 or ETC_ERR_NOMEM (the caller checks ferror).
+ */
+int etc_grid_print_(FILE *f, size_t nc, const char *const *hdr, const bool *right, size_t n,
+                    const char *const *cells);
+
+/* actual - reference (or its magnitude) of a compared pair, for the plot readers. */
+typedef struct etc_diff_ctx {
+	etc_values a, r;
+	bool absolute;
+} etc_diff_ctx;
+
+/* An etc_plot_read_fn over an etc_diff_ctx. */
+int etc_plot_read_diff_(void *ctx, uint64_t first, size_t count, double *dst, etc_error *err);
 
 #endif

@@ -519,7 +519,7 @@ int etc_report_table(FILE *f, const etc_inspector *insp, const etc_report_option
 
 /* --- TSV / CSV -------------------------------------------------------------- */
 
-static void put_field(FILE *f, const char *s, size_t n, char sep)
+void etc_csv_field_(FILE *f, const char *s, size_t n, char sep)
 {
 	bool quote = false;
 	for (size_t i = 0; i < n && !quote; i++)
@@ -554,7 +554,7 @@ static int separated(FILE *f, const etc_inspector *insp, const etc_report_option
 	for (size_t i = 0; i < ncols; i++) {
 		if (i)
 			fputc(sep, f);
-		put_field(f, hdr[i].p ? hdr[i].p : "", hdr[i].len, sep);
+		etc_csv_field_(f, hdr[i].p ? hdr[i].p : "", hdr[i].len, sep);
 	}
 	fputc('\n', f);
 	char num[ETC_FMT_NUM];
@@ -568,7 +568,7 @@ static int separated(FILE *f, const etc_inspector *insp, const etc_report_option
 			if (x->kind == CELL_FLOAT)
 				fwrite(num, 1, etc_fmt_repr(num, x->f), f);
 			else
-				put_field(f, x->s->p, x->s->len, sep);
+				etc_csv_field_(f, x->s->p, x->s->len, sep);
 		}
 		fputc('\n', f);
 	}
@@ -597,6 +597,7 @@ void etc_report_options_init(etc_report_options *opt)
 	opt->include_delegate_debug_data = false;
 	opt->max_values = 8;
 	opt->accuracy = NULL;
+	opt->numgap = NULL;
 }
 
 void etc_format_double(char buf[40], double v)

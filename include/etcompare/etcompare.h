@@ -16,6 +16,7 @@
 #include "inspector.h"
 #include "metrics.h"
 #include "npz.h"
+#include "numgap.h"
 #include "plot.h"
 #include "report.h"
 #include "tensor.h"

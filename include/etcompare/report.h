@@ -12,6 +12,7 @@
 #include "common.h"
 #include "accuracy.h"
 #include "inspector.h"
+#include "numgap.h"
 #include "plot.h"
 
 #include <stdbool.h>
@@ -26,6 +27,7 @@ typedef struct etc_report_options {
 	bool include_delegate_debug_data; /**< add the delegate_debug_metadata column */
 	uint32_t max_values;              /**< values shown per tensor by outputs (default 8) */
 	const etc_accuracy *accuracy;     /**< when set, --json carries the comparison */
+	const etc_numgap *numgap;         /**< when set, --json carries the numeric gap */
 } etc_report_options;
 
 ETC_API void etc_report_options_init(etc_report_options *opt);
@@ -95,6 +97,33 @@ ETC_API int etc_report_junit(FILE *out, const etc_accuracy *acc, const etc_inspe
 ETC_API int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc,
                                       unsigned metrics, const etc_inspector *insp,
                                       etc_plot_result *res, etc_error *err);
+
+/**
+ * The numeric gap as a grid in execution order: runtime ops and debug
+ * handles, reference ops, shape, dtype, SNR, MSE, cosine, max abs, the
+ * source line of the group's last op and the verdict, the first divergence
+ * marked; below it the first divergence again with its full stack trace and
+ * module path, then the unmatched items with the reason, then a summary.
+ */
+ETC_API int etc_report_numgap(FILE *out, const etc_numgap *ng, etc_error *err);
+/**
+ * The numeric gap as TSV, one row per compared pair: upstream
+ * calculate_numeric_gap's columns (aot_debug_handle, aot_ops,
+ * aot_intermediate_output, runtime_ops, runtime_debug_handle,
+ * runtime_intermediate_output, gap, stacktraces; outputs as summaries, gap
+ * the MSE) then etcompare's (status, reason, shapes, dtypes, every metric,
+ * source_line, module_path, first_divergence); then the unmatched items
+ * with status "unmatched runtime" / "unmatched reference".
+ */
+ETC_API int etc_report_numgap_tsv(FILE *out, const etc_numgap *ng, etc_error *err);
+/**
+ * Plots of the numeric gap in o->dir: numgap_snr and numgap_cosine, line
+ * plots along execution order with the threshold drawn and the first
+ * divergence marked; for the diverging row an error histogram and, for two
+ * or more dimensions, a heat map of |runtime - reference|.
+ */
+ETC_API int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng,
+                                    etc_plot_result *res, etc_error *err);
 
 /** Writes `v` as Python's repr() would (shortest round trip) into `buf` (40 bytes). */
 ETC_API void etc_format_double(char buf[40], double v);

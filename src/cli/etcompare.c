@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
+#include "cmd_numgap.h"
 #include "example_data.h"
-
-enum { EXIT_OK = 0, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_OUTPUT = 4 };
 
 typedef struct args {
 	const char *etdump, *debug_buffer, *tsv, *csv, *json;
@@ -33,6 +33,8 @@ typedef struct args {
 	bool graph, show_references, compare, plot;
 	bool compare_explicit; /* asked for by a flag only the comparison uses */
 	unsigned metric_mask;  /* --metrics, parsed by compare() */
+
+	numgap_args numgap;
 	unsigned max_values;
 } args;
 
@@ -87,15 +89,27 @@ static const char usage_text[] =
     "(snr,mse,cosine,max_abs)\n"
     "  --junit FILE              JUnit XML, one testcase per output\n"
     "  --plot [DIR]              bar charts, error histograms and heat maps (./etcompare-plots)\n"
+    "\n"
+    "Numeric gap (intermediate outputs op by op against a reference run):\n"
+    "  --reference-etdump FILE   the reference run's ETDump (e.g. portable CPU kernels)\n"
+    "  --reference-debug-buffer FILE\n"
+    "                            its debug buffer\n"
+    "  --reference-etrecord FILE its own ETRecord (default: --etrecord)\n"
+    "  --reference-intermediates FILE.npz\n"
+    "                            reference intermediates, arrays named by debug handle\n"
+    "                            (\"12\", or \"12,13\" for a fused group); needs --etrecord\n"
+    "  --numgap-tsv FILE         the gap as TSV (upstream calculate_numeric_gap columns)\n"
+    "  --min-snr, --max-mse, --min-cosine, --max-abs and --plot apply too; exit 1 at the\n"
+    "  first diverging operator (printed with its stack trace)\n"
     "  FILE may be - for standard output. Files are replaced atomically.\n"
     "\n"
     "  -h, --help                show this help\n"
     "  -V, --version             show the version\n"
     "\n"
-    "Exit status: 0 ok, 1 accuracy gate failed, 2 usage error, 3 unreadable or invalid input,\n"
-    "4 an output file could not be written.\n";
+    "Exit status: 0 ok, 1 accuracy gate failed or an intermediate output diverged,\n"
+    "2 usage error, 3 unreadable or invalid input, 4 an output file could not be written.\n";
 
-static int usage_error(const char *fmt, const char *arg)
+int usage_error(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "etcompare: ");
 	fprintf(stderr, fmt, arg);
@@ -153,6 +167,11 @@ static int parse(int argc, char **argv, args *a)
 	    {"--max-mse", offsetof(args, max_mse)},
 	    {"--min-cosine", offsetof(args, min_cosine)},
 	    {"--max-abs", offsetof(args, max_abs)},
+	    {"--reference-etdump", offsetof(args, numgap.reference_etdump)},
+	    {"--reference-debug-buffer", offsetof(args, numgap.reference_debug_buffer)},
+	    {"--reference-etrecord", offsetof(args, numgap.reference_etrecord)},
+	    {"--reference-intermediates", offsetof(args, numgap.reference_intermediates)},
+	    {"--numgap-tsv", offsetof(args, numgap.tsv)},
 	};
 	static const struct {
 		const char *name;
@@ -245,10 +264,13 @@ static int parse(int argc, char **argv, args *a)
 	/* Flags only the accuracy comparison uses turn it on. Thresholds and
 	 * --plot serve other analyses too: they turn it on only when reference
 	 * outputs are at hand (decided in main, once the ETRecord is read). */
-	if (a->compare || a->reference_outputs || a->junit || a->pair_by || a->metrics || a->block)
+	if (a->compare || a->reference_outputs || a->junit || a->pair_by || a->metrics ||
+	    (a->block && !numgap_wanted(&a->numgap)))
 		a->compare = a->compare_explicit = true;
 	if ((a->compare || a->min_snr || a->max_mse || a->min_cosine || a->max_abs) && !a->etdump)
 		return usage_error("%s", "the comparison needs --etdump (and --debug_buffer)");
+	if (numgap_check_args(&a->numgap, a->etdump != NULL))
+		return EXIT_USAGE;
 	if (a->module && !(a->etrecord && a->etdump))
 		return usage_error("%s", "--module needs --etdump and --etrecord");
 	if ((a->graph || a->show_references) && !a->etrecord)
@@ -262,7 +284,7 @@ static int parse(int argc, char **argv, args *a)
 }
 
 /* A finite number for a threshold flag, or a usage error. */
-static int parse_threshold(const char *flag, const char *v, double *out)
+int parse_threshold(const char *flag, const char *v, double *out)
 {
 	char *end;
 	errno = 0;
@@ -272,7 +294,7 @@ static int parse_threshold(const char *flag, const char *v, double *out)
 	return 0;
 }
 
-static int input_error(const etc_error *err)
+int input_error(const etc_error *err)
 {
 	fprintf(stderr, "etcompare: error: %s\n", err->message);
 	return EXIT_INPUT;
@@ -501,6 +523,7 @@ int main(int argc, char **argv)
 	etc_etrecord *rec = NULL;
 	int status = EXIT_OK, gate = EXIT_OK;
 	owned_refs owned = {NULL, NULL};
+	numgap_state ng = {NULL, NULL, NULL, NULL, NULL, NULL};
 	etc_report_options ro;
 	etc_report_options_init(&ro);
 	ro.include_delegate_debug_data = a.include_delegate_debug_data;
@@ -606,7 +629,7 @@ int main(int argc, char **argv)
 		bool refs = rec && etc_etrecord_reference_outputs(rec) && buf;
 		if ((thresholds || a.plot) && refs)
 			a.compare = true;
-		else if (thresholds) {
+		else if (thresholds && !numgap_wanted(&a.numgap)) {
 			status = usage_error(
 			    "%s", "the thresholds need something to compare: --debug_buffer and an "
 			          "--etrecord with reference outputs, or --reference-outputs FILE");
@@ -616,6 +639,19 @@ int main(int argc, char **argv)
 	if (a.compare && (rc = compare(&a, insp, rec, &ro, &owned, &gate)) != 0) {
 		status = rc;
 		goto out;
+	}
+	if (numgap_wanted(&a.numgap)) {
+		a.numgap.block = a.block;
+		a.numgap.method = a.method;
+		a.numgap.min_snr = a.min_snr;
+		a.numgap.max_mse = a.max_mse;
+		a.numgap.min_cosine = a.min_cosine;
+		a.numgap.max_abs = a.max_abs;
+		if ((rc = numgap_run(&a.numgap, insp, rec, &io, &ng, &gate)) != 0) {
+			status = rc;
+			goto out;
+		}
+		ro.numgap = ng.ng;
 	}
 	if (fflush(stdout) != 0) {
 		status = EXIT_OUTPUT;
@@ -655,8 +691,14 @@ int main(int argc, char **argv)
 			    "data in %s for later\n",
 			    po.dir);
 	}
+	if (a.plot && ng.ng &&
+	    (rc = numgap_plots(&ng, a.plot_dir ? a.plot_dir : "etcompare-plots")) != 0) {
+		status = rc;
+		goto out;
+	}
 	status = gate;
 out:
+	numgap_free(&ng);
 	etc_accuracy_free((etc_accuracy *)ro.accuracy);
 	etc_torchsave_free(owned.ts);
 	etc_npz_free(owned.npz);

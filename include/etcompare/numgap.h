@@ -1,0 +1,165 @@
+/*
+ * etcompare/numgap.h - the numeric gap: every intermediate output of a run
+ * against a reference run, op by op, and the first operator whose output
+ * goes wrong (upstream Inspector.calculate_numeric_gap, without Python and
+ * for any pair of runs).
+ *
+ * Intermediate outputs. The runtime side is one run (the first) of an
+ * EventBlock ("Execute" by default): every instruction or delegate event
+ * that logged debug data is one item, in execution order (its native_call
+ * and OPERATOR_CALL events count once). The reference side is either the
+ * same of a second ETDump with its debug buffer, or an `.npz` whose arrays
+ * are named by debug handle: "12", or "12,13" for a group.
+ *
+ * Alignment by debug handle (an ETRecord linked to the runtime inspector,
+ * and to a reference inspector): each item is keyed by the debug handles of
+ * its event (debug_handle_map, or delegate_map for delegated events). Items
+ * that share a handle, on either side, belong to one group: groups are the
+ * connected components of the handle-overlap graph, found by sorting the
+ * (handle, item) pairs and a union-find over the items (O(n log n), never
+ * O(n^2)). A group with items on both sides is one row comparing its last
+ * runtime item (the latest instruction wins, as upstream merges overlapping
+ * keys) with its last reference item. Overlap is sharing a handle (upstream
+ * merges the ranges min..max of each key; handle groups are contiguous in
+ * practice, and where they are not, sharing is the precise test).
+ *
+ * Choosing the tensor. An item's outputs are the tensors of its debug
+ * values in order (TensorLists flattened); with an ETRecord's num_outputs
+ * n > 0, the last n of them. When both sides have the same number of
+ * outputs they pair position by position (one row each); otherwise the
+ * single output of one side pairs with the output of the other whose shape
+ * and dtype match (then shape only; else the last one, reported as a shape
+ * mismatch).
+ *
+ * Alignment without an ETRecord (two ETDumps only): the items must have the
+ * same instruction ids, delegate ids and names in the same order (the same
+ * program); they pair one for one and output by output. When they do not,
+ * etc_numgap_run fails with ETC_ERR_MISMATCH naming the first difference
+ * and asking for an ETRecord. An `.npz` reference always needs one.
+ *
+ * Rows are in execution order of their runtime item; the first row that
+ * fails the gate (the thresholds of etc_accuracy_options, same verdicts) is
+ * the first divergence. Items that match nothing are listed apart with the
+ * reason, never dropped.
+ *
+ * Everything returned lives as long as the etc_numgap; the inspectors,
+ * ETRecord, debug buffers and .npz it was made from must outlive it.
+ */
+#ifndef ETCOMPARE_NUMGAP_H
+#define ETCOMPARE_NUMGAP_H
+
+#include "common.h"
+#include "inspector.h"
+#include "metrics.h"
+#include "npz.h"
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Where the reference intermediate outputs come from (exactly one set). */
+typedef struct etc_numgap_reference {
+	const etc_inspector *insp; /**< a second ETDump with its debug buffer (linked or not) */
+	const etc_npz *npz;        /**< arrays named by debug handle: "12", "12,13" */
+	const char *name;          /**< for messages */
+} etc_numgap_reference;
+
+typedef struct etc_numgap_options {
+	const char *block; /**< EventBlock of both sides, default "Execute" (borrowed) */
+	/* Thresholds, as etc_accuracy_options; NAN disables one. */
+	double min_snr, max_mse, min_cosine, max_abs;
+} etc_numgap_options;
+
+/** Fills `opt` with the defaults (block "Execute", no thresholds). */
+ETC_API void etc_numgap_options_init(etc_numgap_options *opt);
+
+/** How the two sides were aligned. */
+typedef enum etc_numgap_alignment {
+	ETC_NUMGAP_BY_HANDLE = 0,     /**< debug handles through the ETRecord */
+	ETC_NUMGAP_BY_INSTRUCTION = 1 /**< same program: instruction id and output position */
+} etc_numgap_alignment;
+
+/** One compared pair, in execution order. Strings are never NULL. */
+typedef struct etc_numgap_row {
+	/* the group's debug handles on each side, ascending */
+	uint32_t handle_count;
+	const int64_t *handles;
+	uint32_t reference_handle_count;
+	const int64_t *reference_handles;
+	const char *ops;           /**< runtime ops of the group, ", "-joined ("" unknown) */
+	const char *reference_ops; /**< reference ops (from the ETRecord by handle) */
+	const char *event_name;    /**< the runtime event compared, e.g. "native_call_add.out" */
+	int32_t instruction_id;    /**< of that event */
+	uint32_t item_count;       /**< runtime items merged into the group */
+	uint32_t output;           /**< output position within the runtime item */
+	uint32_t reference_output; /**< output position within the reference item */
+	/* the group's last op (largest handle among the compared event's nodes) */
+	const char *stack_trace; /**< its full Python stack trace */
+	const char *source_line; /**< the last "File ..., line N" of it */
+	const char *module_path; /**< its module hierarchy, outermost first, "/"-joined */
+	char shape[96], reference_shape[96];
+	const char *dtype, *reference_dtype;
+	bool has_metrics;
+	etc_metrics metrics;
+	int status;       /**< etc_row_status (accuracy.h): pass, FAIL or why not compared */
+	char reason[160]; /**< why it failed or was not compared */
+} etc_numgap_row;
+
+/** Which side an unmatched item is on. */
+typedef enum etc_numgap_side { ETC_NUMGAP_RUNTIME = 0, ETC_NUMGAP_REFERENCE = 1 } etc_numgap_side;
+
+/** An item that matched nothing on the other side. */
+typedef struct etc_numgap_unmatched {
+	int side; /**< etc_numgap_side */
+	uint32_t handle_count;
+	const int64_t *handles;
+	const char *name;       /**< event name, or the .npz array name */
+	int32_t instruction_id; /**< -1 for an .npz array */
+	const char *ops;
+	char shape[96];
+	const char *dtype;
+	char reason[200];
+} etc_numgap_unmatched;
+
+typedef struct etc_numgap etc_numgap;
+
+/**
+ * Aligns and compares.
+ * @param insp  the runtime ("device") run, linked to an ETRecord for
+ *              alignment by handle; it needs its debug buffer
+ * @return 0 (inspect the rows); ETC_ERR_USAGE (no debug buffer, no such
+ *         block, an .npz without an ETRecord); ETC_ERR_MISMATCH (two
+ *         different programs and no ETRecord); ETC_ERR_FORMAT (an .npz array
+ *         name that is not a debug-handle list); ETC_ERR_NOMEM
+ */
+ETC_API int etc_numgap_run(etc_numgap **out, const etc_inspector *insp,
+                           const etc_numgap_reference *ref, const etc_numgap_options *opt,
+                           etc_error *err);
+/** Releases `ng`. NULL is a no-op. */
+ETC_API void etc_numgap_free(etc_numgap *ng);
+
+ETC_API int etc_numgap_alignment_get(const etc_numgap *ng);
+/** The options the gap was computed with (thresholds for reports and plots). */
+ETC_API const etc_numgap_options *etc_numgap_options_get(const etc_numgap *ng);
+ETC_API size_t etc_numgap_row_count(const etc_numgap *ng);
+ETC_API const etc_numgap_row *etc_numgap_row_at(const etc_numgap *ng, size_t i);
+/** Index of the first row that fails the gate, or -1. */
+ETC_API long etc_numgap_first_divergence(const etc_numgap *ng);
+/** Rows that fail the gate (FAIL and rows that could not be compared). */
+ETC_API size_t etc_numgap_failures(const etc_numgap *ng);
+ETC_API size_t etc_numgap_unmatched_count(const etc_numgap *ng);
+ETC_API const etc_numgap_unmatched *etc_numgap_unmatched_at(const etc_numgap *ng, size_t i);
+/** The compared values of row i (rows with metrics), e.g. for heat maps. 0 or ETC_ERR_USAGE. */
+ETC_API int etc_numgap_row_values(const etc_numgap *ng, size_t i, etc_values *actual,
+                                  etc_values *reference);
+/** The runtime tensor of row i (for its shape), or NULL. */
+ETC_API const etc_tensor *etc_numgap_row_tensor(const etc_numgap *ng, size_t i);
+/** The reference tensor of row i, or NULL. */
+ETC_API const etc_tensor *etc_numgap_row_reference_tensor(const etc_numgap *ng, size_t i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

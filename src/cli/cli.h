@@ -1,0 +1,19 @@
+/*
+ * cli.h - what the command files of the CLI (src/cli/cmd_*.c) share with
+ * etcompare.c: the exit codes and the messages for usage and input errors.
+ */
+#ifndef ETC_CLI_H
+#define ETC_CLI_H
+
+#include "etcompare/etcompare.h"
+
+enum { EXIT_OK = 0, EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_OUTPUT = 4 };
+
+/* Prints "etcompare: <fmt with arg>" and the --help hint; returns EXIT_USAGE. */
+int usage_error(const char *fmt, const char *arg);
+/* Prints the error's message; returns EXIT_INPUT. */
+int input_error(const etc_error *err);
+/* A threshold flag's number (NaN when v is NULL), or a usage error. */
+int parse_threshold(const char *flag, const char *v, double *out);
+
+#endif

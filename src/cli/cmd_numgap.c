@@ -1,0 +1,163 @@
+/*
+ * cmd_numgap.c - the numeric gap command of the CLI (see cmd_numgap.h): a
+ * thin client of etcompare/numgap.h and the report writers.
+ */
+#include "cmd_numgap.h"
+#include "cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+bool numgap_wanted(const numgap_args *a)
+{
+	return a->reference_etdump || a->reference_intermediates;
+}
+
+int numgap_check_args(const numgap_args *a, bool have_etdump)
+{
+	if (a->reference_etdump && a->reference_intermediates)
+		return usage_error("%s", "--reference-etdump and --reference-intermediates cannot "
+		                         "be combined");
+	if ((a->reference_debug_buffer || a->reference_etrecord) && !a->reference_etdump)
+		return usage_error("%s", "--reference-debug-buffer and --reference-etrecord need "
+		                         "--reference-etdump");
+	if (a->reference_etdump && !a->reference_debug_buffer)
+		return usage_error("%s", "--reference-etdump needs --reference-debug-buffer (the "
+		                         "reference's intermediate outputs)");
+	if (a->tsv && !numgap_wanted(a))
+		return usage_error("%s", "--numgap-tsv needs --reference-etdump or "
+		                         "--reference-intermediates");
+	if (numgap_wanted(a) && !have_etdump)
+		return usage_error("%s", "the numeric gap needs --etdump and --debug_buffer");
+	return 0;
+}
+
+static int open_reference(const numgap_args *a, const etc_etrecord *rec,
+                          const etc_inspector_options *io, numgap_state *st,
+                          etc_numgap_reference *ref)
+{
+	etc_error err;
+	etc_error_clear(&err);
+	if (a->reference_intermediates) {
+		if (etc_npz_open(&st->npz, a->reference_intermediates, &err) < 0)
+			return input_error(&err);
+		ref->npz = st->npz;
+		ref->name = a->reference_intermediates;
+		return 0;
+	}
+	if (etc_etdump_open(&st->dump, a->reference_etdump, &err) < 0 ||
+	    etc_debug_buffer_open(&st->buf, a->reference_debug_buffer, &err) < 0)
+		return input_error(&err);
+	int rc = etc_inspector_create(&st->insp, st->dump, st->buf, io, &err);
+	if (rc < 0)
+		return rc == ETC_ERR_USAGE ? usage_error("%s", err.message) : input_error(&err);
+	if (a->reference_etrecord) {
+		if (etc_etrecord_open(&st->rec, a->reference_etrecord, &err) < 0)
+			return input_error(&err);
+		rec = st->rec;
+	}
+	/* the runtime's ETRecord keys the reference too, unless it has its own */
+	if (rec && (rc = etc_inspector_link(st->insp, rec, a->method, &err)) < 0)
+		return rc == ETC_ERR_USAGE ? usage_error("%s", err.message) : input_error(&err);
+	ref->insp = st->insp;
+	ref->name = a->reference_etdump;
+	return 0;
+}
+
+static int write_tsv(const char *path, const etc_numgap *ng)
+{
+	etc_error err;
+	etc_output *o = NULL;
+	etc_error_clear(&err);
+	int rc = etc_output_open(&o, path, &err);
+	if (rc == 0 && (rc = etc_report_numgap_tsv(etc_output_stream(o), ng, &err)) < 0)
+		etc_output_abort(o);
+	else if (rc == 0)
+		rc = etc_output_commit(o, &err);
+	if (rc < 0) {
+		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		return EXIT_OUTPUT;
+	}
+	return EXIT_OK;
+}
+
+int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
+               const etc_inspector_options *io, numgap_state *st, int *gate)
+{
+	etc_numgap_options o;
+	etc_numgap_options_init(&o);
+	if (parse_threshold("--min-snr", a->min_snr, &o.min_snr) ||
+	    parse_threshold("--max-mse", a->max_mse, &o.max_mse) ||
+	    parse_threshold("--min-cosine", a->min_cosine, &o.min_cosine) ||
+	    parse_threshold("--max-abs", a->max_abs, &o.max_abs))
+		return EXIT_USAGE;
+	if (a->block)
+		o.block = a->block;
+	if (!etc_inspector_debug_buffer(insp))
+		return usage_error("%s", "the numeric gap needs --debug_buffer (the intermediate "
+		                         "outputs' values)");
+	etc_numgap_reference ref = {NULL, NULL, NULL};
+	int rc = open_reference(a, rec, io, st, &ref);
+	if (rc)
+		return rc;
+	etc_error err;
+	etc_error_clear(&err);
+	rc = etc_numgap_run(&st->ng, insp, &ref, &o, &err);
+	if (rc == ETC_ERR_USAGE)
+		return usage_error("%s", err.message);
+	if (rc < 0)
+		return input_error(&err);
+	if (etc_report_numgap(stdout, st->ng, &err) < 0) {
+		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		return EXIT_OUTPUT;
+	}
+	long first = etc_numgap_first_divergence(st->ng);
+	size_t n = etc_numgap_row_count(st->ng);
+	if (first >= 0) {
+		const etc_numgap_row *r = etc_numgap_row_at(st->ng, (size_t)first);
+		fprintf(stderr,
+		        "etcompare: numeric gap: first divergence at row %ld of %zu: %s (%s)%s%s: "
+		        "%s\n",
+		        first, n, *r->ops ? r->ops : r->event_name, r->event_name,
+		        *r->source_line ? " at " : "", r->source_line, r->reason);
+		*gate = EXIT_GATE;
+	} else {
+		fprintf(stderr,
+		        "etcompare: numeric gap: %zu intermediate outputs pass, %zu unmatched\n", n,
+		        etc_numgap_unmatched_count(st->ng));
+	}
+	if (a->tsv && (rc = write_tsv(a->tsv, st->ng)) != 0)
+		return rc;
+	return 0;
+}
+
+int numgap_plots(const numgap_state *st, const char *dir)
+{
+	etc_plot_options po = {dir, NULL, NULL};
+	etc_plot_result pr = {0, 0, false};
+	etc_error err;
+	etc_error_clear(&err);
+	if (etc_report_numgap_plots(&po, st->ng, &pr, &err) < 0) {
+		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		return err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
+	}
+	if (pr.gnuplot_missing)
+		fprintf(
+		    stderr,
+		    "etcompare: note: gnuplot not found: wrote the .gp scripts and .dat data in "
+		    "%s for later\n",
+		    dir);
+	return 0;
+}
+
+void numgap_free(numgap_state *st)
+{
+	etc_numgap_free(st->ng);
+	etc_inspector_free(st->insp);
+	etc_npz_free(st->npz);
+	etc_etrecord_free(st->rec);
+	etc_debug_buffer_free(st->buf);
+	etc_etdump_free(st->dump);
+	memset(st, 0, sizeof *st);
+}

@@ -1,0 +1,54 @@
+/*
+ * cmd_numgap.h - the CLI's numeric gap: intermediate outputs against a
+ * reference run (--reference-etdump / --reference-debug-buffer /
+ * --reference-etrecord, or --reference-intermediates FILE.npz), the table,
+ * --numgap-tsv, the plots, and the verdict (first divergence: exit 1).
+ */
+#ifndef ETC_CMD_NUMGAP_H
+#define ETC_CMD_NUMGAP_H
+
+#include "etcompare/etcompare.h"
+
+#include <stdbool.h>
+
+typedef struct numgap_args {
+	const char *reference_etdump, *reference_debug_buffer, *reference_etrecord;
+	const char *reference_intermediates, *tsv;
+	const char *block, *method;
+	const char *min_snr, *max_mse, *min_cosine, *max_abs;
+} numgap_args;
+
+/* What the command opened, freed by numgap_free. */
+typedef struct numgap_state {
+	etc_etdump *dump;
+	etc_debug_buffer *buf;
+	etc_inspector *insp;
+	etc_etrecord *rec;
+	etc_npz *npz;
+	etc_numgap *ng;
+} numgap_state;
+
+/* True when a reference for the numeric gap was given. */
+bool numgap_wanted(const numgap_args *a);
+
+/*
+ * Usage checks that need no file: the reference options belong together
+ * (0 or EXIT_USAGE, with the message printed).
+ */
+int numgap_check_args(const numgap_args *a, bool have_etdump);
+
+/*
+ * Opens the reference, computes the gap against `insp` (linked to `rec`
+ * when given), prints the table on stdout and the verdict on stderr, and
+ * writes --numgap-tsv. Returns 0 or an exit code; *gate becomes 1 at a
+ * divergence. The gap stays in st->ng for --json and the plots.
+ */
+int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
+               const etc_inspector_options *io, numgap_state *st, int *gate);
+
+/* Plots of the gap in `dir`; 0 or an exit code. */
+int numgap_plots(const numgap_state *st, const char *dir);
+
+void numgap_free(numgap_state *st);
+
+#endif
