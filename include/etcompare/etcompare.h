@@ -14,11 +14,13 @@
 #include "etdump.h"
 #include "etrecord.h"
 #include "inspector.h"
+#include "legacy.h"
 #include "metrics.h"
 #include "npz.h"
 #include "plot.h"
 #include "report.h"
 #include "tensor.h"
 #include "torchsave.h"
+#include "trace.h"
 
 #endif
