@@ -157,7 +157,8 @@ static int write_run(writer *w, uint32_t r, etc_error *err)
 				w->st.skipped_events++;
 				continue;
 			}
-			bytes[id] += ev.allocation.allocation_size;
+			if (!etc_add_u64(bytes[id], ev.allocation.allocation_size, &bytes[id]))
+				bytes[id] = UINT64_MAX; /* saturate: viewers read doubles anyway */
 			etc_str an = etc_etdump_allocator(w->dump, r, (uint32_t)id - 1);
 			sep(w);
 			etc_sbuf_puts(&w->b, "{\"ph\": \"C\", \"name\": ");

@@ -15,10 +15,11 @@ def name32(s):
 
 
 def block(name, events=(), allocators=(), allocations=(), max_prof=None,
-          max_alloc=None, max_mem=None, prof_ver=1, counts=None):
+          max_alloc=None, max_mem=None, prof_ver=1, counts=None, header_only=False):
     """events: (name, chain, instr, start, end); allocators: (name, id);
     allocations: (allocator_id, size). max_* default to the used counts;
-    counts overrides the (prof, alloc, mem) used counts written."""
+    counts overrides the (prof, alloc, mem) used counts written; header_only
+    stops after the 64-byte header."""
     max_prof = len(events) if max_prof is None else max_prof
     max_alloc = len(allocators) if max_alloc is None else max_alloc
     max_mem = len(allocations) if max_mem is None else max_mem
@@ -26,6 +27,8 @@ def block(name, events=(), allocators=(), allocations=(), max_prof=None,
     out = name32(name) + struct.pack("<7I", prof_ver, max_prof, used[0], max_alloc,
                                      used[1], max_mem, used[2]) + b"\0" * 4
     assert len(out) == 64
+    if header_only:
+        return out
     for i in range(max_prof):
         if i < len(events):
             n, chain, instr, start, end = events[i]

@@ -8,8 +8,10 @@
  * events (a delegate id is set). Each profile event is a complete event
  * ("ph": "X") at its own start time with its duration; allocations are
  * counters ("ph": "C", one series per run and allocator, the bytes
- * allocated so far) at the end time of the run's latest profile event (the
- * ETDump gives allocations no time of their own). Debug events carry no
+ * allocated so far) at the end time of the run's latest profile event, or
+ * the start of its first one before any ended (the ETDump gives
+ * allocations no time of their own); allocations naming no allocator of
+ * their run are skipped. Debug events carry no
  * time and are not exported. Times are microseconds, as the format wants,
  * written as exact decimals of the source timestamps.
  */
