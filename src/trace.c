@@ -39,6 +39,30 @@ static void sep(writer *w)
 		flush(w);
 }
 
+/* Literal text and integers appended directly: the per-event path avoids
+ * printf-style parsing, which was most of the writer's time. */
+#define LIT(w, s) etc_sbuf_put(&(w)->b, s, sizeof s - 1)
+
+static void put_u(writer *w, uint64_t v)
+{
+	char d[24], *e = d + sizeof d, *q = e;
+	do {
+		*--q = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	etc_sbuf_put(&w->b, q, (size_t)(e - q));
+}
+
+static void put_i(writer *w, int64_t v)
+{
+	if (v < 0) {
+		LIT(w, "-");
+		put_u(w, 0 - (uint64_t)v);
+	} else {
+		put_u(w, (uint64_t)v);
+	}
+}
+
 /* A timestamp or duration in microseconds as an exact decimal. */
 static int put_us(writer *w, uint64_t v, uint32_t run, uint32_t e, etc_error *err)
 {
@@ -46,7 +70,7 @@ static int put_us(writer *w, uint64_t v, uint32_t run, uint32_t e, etc_error *er
 	switch (w->scale) {
 	case ETC_TIME_NS: {
 		unsigned frac = (unsigned)(v % 1000);
-		etc_sbuf_printf(&w->b, "%llu", (unsigned long long)(v / 1000));
+		put_u(w, v / 1000);
 		if (frac) {
 			char d[5] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10),
 			             (char)('0' + frac % 10), 0};
@@ -68,7 +92,7 @@ static int put_us(writer *w, uint64_t v, uint32_t run, uint32_t e, etc_error *er
 	default: /* us, cycles */
 		us = v;
 	}
-	etc_sbuf_printf(&w->b, "%llu", (unsigned long long)us);
+	put_u(w, us);
 	return 0;
 overflow:
 	return etc_fail(err, ETC_ERR_FORMAT, etc_etdump_name(w->dump),
@@ -189,43 +213,54 @@ static int write_run(writer *w, uint32_t r, etc_error *err)
 			delegate_named = true;
 		}
 		sep(w);
-		etc_sbuf_puts(&w->b, "{\"ph\": \"X\", \"name\": ");
-		if (delegated && p->delegate_debug_id_str.len)
+		LIT(w, "{\"ph\": \"X\", \"name\": ");
+		if (delegated && p->delegate_debug_id_str.len) {
 			etc_sbuf_json_str(&w->b, p->delegate_debug_id_str.ptr,
 			                  p->delegate_debug_id_str.len);
-		else if (delegated)
-			etc_sbuf_printf(&w->b, "\"%d\"", p->delegate_debug_id_int);
-		else
+		} else if (delegated) {
+			LIT(w, "\"");
+			put_i(w, p->delegate_debug_id_int);
+			LIT(w, "\"");
+		} else {
 			etc_sbuf_json_str(&w->b, p->name.ptr, p->name.len);
-		etc_sbuf_printf(&w->b, ", \"cat\": \"%s\", \"pid\": %u, \"tid\": %u, \"ts\": ",
-		                delegated              ? "delegate"
-		                : p->chain_index == -1 ? "framework"
-		                                       : "operator",
-		                w->pid, delegated ? dtid : tid);
+		}
+		if (delegated)
+			LIT(w, ", \"cat\": \"delegate\", \"pid\": ");
+		else if (p->chain_index == -1)
+			LIT(w, ", \"cat\": \"framework\", \"pid\": ");
+		else
+			LIT(w, ", \"cat\": \"operator\", \"pid\": ");
+		put_u(w, w->pid);
+		LIT(w, ", \"tid\": ");
+		put_u(w, delegated ? dtid : tid);
+		LIT(w, ", \"ts\": ");
 		if ((rc = put_us(w, p->start_time, r, e, err)) < 0)
 			break;
-		etc_sbuf_puts(&w->b, ", \"dur\": ");
+		LIT(w, ", \"dur\": ");
 		if ((rc = put_us(w, dur, r, e, err)) < 0)
 			break;
-		etc_sbuf_printf(&w->b, ", \"args\": {\"chain_index\": %d, \"instruction_id\": %d",
-		                p->chain_index, p->instruction_id);
+		LIT(w, ", \"args\": {\"chain_index\": ");
+		put_i(w, p->chain_index);
+		LIT(w, ", \"instruction_id\": ");
+		put_i(w, p->instruction_id);
 		if (delegated) {
 			if (p->delegate_debug_id_str.len) {
-				etc_sbuf_puts(&w->b, ", \"delegate_debug_id\": ");
+				LIT(w, ", \"delegate_debug_id\": ");
 				etc_sbuf_json_str(&w->b, p->delegate_debug_id_str.ptr,
 				                  p->delegate_debug_id_str.len);
 			} else {
-				etc_sbuf_printf(&w->b, ", \"delegate_debug_id\": %d",
-				                p->delegate_debug_id_int);
+				LIT(w, ", \"delegate_debug_id\": ");
+				put_i(w, p->delegate_debug_id_int);
 			}
 			if (p->name.len) {
-				etc_sbuf_puts(&w->b, ", \"event_name\": ");
+				LIT(w, ", \"event_name\": ");
 				etc_sbuf_json_str(&w->b, p->name.ptr, p->name.len);
 			}
-			etc_sbuf_printf(&w->b, ", \"metadata_bytes\": %u", p->metadata_len);
+			LIT(w, ", \"metadata_bytes\": ");
+			put_u(w, p->metadata_len);
 			w->st.delegate_events++;
 		}
-		etc_sbuf_puts(&w->b, "}}");
+		LIT(w, "}}");
 		w->st.complete_events++;
 		uint64_t end = p->start_time + dur;
 		if (end >= p->start_time && end > now)

@@ -572,6 +572,12 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* A trace alone needs no Inspector: write it straight from the ETDump. */
+	if (a.trace && a.no_table && !a.tsv && !a.csv && !a.json && !a.show_outputs && !rec &&
+	    !a.compare && !a.plot) {
+		status = etc_cli_trace(a.trace, dump, io.source_time_scale);
+		goto out;
+	}
 	rc = etc_inspector_create(&insp, dump, buf, &io, &err);
 	if (rc < 0) {
 		status = rc == ETC_ERR_USAGE ? EXIT_USAGE : EXIT_INPUT;
