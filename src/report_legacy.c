@@ -25,6 +25,18 @@ static bool integral_scale(int scale)
 	return scale == ETC_LEGACY_MS || scale == ETC_LEGACY_CYCLES;
 }
 
+/* A block name in a title line: control characters shown escaped, as in cells. */
+static void put_name(FILE *f, etc_str name)
+{
+	for (size_t i = 0; i < name.len; i++) {
+		unsigned char c = (unsigned char)name.ptr[i];
+		if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\x%02x", c);
+		else
+			fputc(c, f);
+	}
+}
+
 /* A time value: exact integer digits on the integer scales, else repr. */
 static void time_cell(etc_grid *g, const etc_legacy_event *ev, int scale)
 {
@@ -91,8 +103,8 @@ static int profile_table(FILE *f, const etc_legacy_block *b, int scale, etc_erro
 		for (uint32_t k = 0; k < n; k++)
 			time_cell(&g, &b->iterations[k].events[e], scale);
 	}
-	fprintf(f, "%s (%u iteration%s, %s)\n", b->name.ptr, n, n == 1 ? "" : "s",
-	        unit_name(scale));
+	put_name(f, b->name);
+	fprintf(f, " (%u iteration%s, %s)\n", n, n == 1 ? "" : "s", unit_name(scale));
 	int rc = etc_grid_write_(f, &g, h, err);
 	etc_grid_free_(&g);
 	free(h);
@@ -126,7 +138,8 @@ static int tax_table(FILE *f, const etc_legacy_block *b, int scale, etc_error *e
 				number_cell(&g, v[(size_t)r * n + k],
 				            r < 2 && integral_scale(scale));
 		}
-		fprintf(f, "%s framework tax calculations (%s)\n", b->name.ptr, unit_name(scale));
+		put_name(f, b->name);
+		fprintf(f, " framework tax calculations (%s)\n", unit_name(scale));
 		rc = etc_grid_write_(f, &g, h, err);
 		etc_grid_free_(&g);
 		free(h);
@@ -185,7 +198,8 @@ static int memory_table(FILE *f, const etc_legacy_profile *p, const etc_legacy_b
 		etc_grid_cell_(&g, name, strlen(name));
 		etc_grid_cellf_(&g, "%llu", (unsigned long long)t[j].sum);
 	}
-	fprintf(f, "%s memory allocations (bytes)\n", b->name.ptr);
+	put_name(f, b->name);
+	fprintf(f, " memory allocations (bytes)\n");
 	int rc = etc_grid_write_(f, &g, h, err);
 	etc_grid_free_(&g);
 	free(t);

@@ -159,6 +159,12 @@ def main():
         check(p.returncode == 0 and t[0][0].startswith(long + " (") and t[0][2][0][0] == long,
               f"32-byte names: {p.stdout[:200]} {p.stderr}")
         check(t[1][2][0][0] == "abc", f"name ends at the first NUL: {t[1][2]}")
+        # control characters are shown escaped, in titles and cells
+        f7 = os.path.join(tmp, "ctl.bin")
+        open(f7, "wb").write(block("a\tb", [("x\ny", 0, 0, 0, 5)]))
+        p = etc("--legacy-profile", f7)
+        check(p.returncode == 0 and p.stdout.startswith("a\\x09b (1 iteration, ms)\n")
+              and "│ x\\x0ay │" in p.stdout, f"control characters escaped: {p.stdout[:300]!r}")
         # no kernels: no framework tax table; empty memory tables still printed
         check(not any("framework tax" in x[0] for x in t), "no tax table without kernels")
 

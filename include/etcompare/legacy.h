@@ -70,9 +70,10 @@ typedef struct etc_legacy_block {
 /**
  * Maps and parses the dump at `path`.
  * @param out receives the profile; release with etc_legacy_profile_free
- * @return 0, ETC_ERR_IO, ETC_ERR_FORMAT (truncated block, bad version, a
- *         count past its maximum or the file), ETC_ERR_MISMATCH (iterations
- *         of one block differ), ETC_ERR_NOMEM
+ * @return 0, ETC_ERR_IO, ETC_ERR_FORMAT (empty file, truncated block, bad
+ *         version, a count past its maximum or the file, an allocation from
+ *         an allocator no block declares), ETC_ERR_MISMATCH (iterations of
+ *         one block differ), ETC_ERR_NOMEM, ETC_ERR_LIMIT
  */
 ETC_API int etc_legacy_profile_open(etc_legacy_profile **out, const char *path, etc_error *err);
 
@@ -128,8 +129,9 @@ ETC_API bool etc_legacy_framework_tax(const etc_legacy_block *b, int time_scale,
  * Instr, Frame, one column per iteration), the framework tax tables, then
  * the memory tables (total allocation size per allocator, from the first
  * iteration — the others are checked equal when parsing).
- * @return 0, ETC_ERR_IO when writing fails, ETC_ERR_FORMAT for an
- *         allocation naming an undeclared allocator
+ * Titles and cells show control characters escaped (\xNN).
+ * @return 0, ETC_ERR_IO when writing fails, ETC_ERR_USAGE for an unknown
+ *         time scale, ETC_ERR_NOMEM
  */
 ETC_API int etc_report_legacy(FILE *out, const etc_legacy_profile *p, int time_scale,
                               etc_error *err);
