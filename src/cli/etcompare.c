@@ -574,7 +574,7 @@ int main(int argc, char **argv)
 	}
 	/* A trace alone needs no Inspector: write it straight from the ETDump. */
 	if (a.trace && a.no_table && !a.tsv && !a.csv && !a.json && !a.show_outputs && !rec &&
-	    !a.compare && !a.plot) {
+	    !a.compare && !a.plot && !a.min_snr && !a.max_mse && !a.min_cosine && !a.max_abs) {
 		status = etc_cli_trace(a.trace, dump, io.source_time_scale);
 		goto out;
 	}
