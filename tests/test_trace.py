@@ -199,6 +199,28 @@ def main():
             check(X2[0]["ts"] == 100 * factor and X2[0]["dur"] == 333 * factor,
                   f"{scale}: load_method ts/dur {X2[0]['ts']}/{X2[0]['dur']}")
 
+        # the runtime's own ETDump, decoded independently by flatc
+        real = os.path.join(SRC, "tests", "data", "tutorial.etdp")
+        p = subprocess.run([FLATC, "--json", "--strict-json", "--raw-binary", "--size-prefixed",
+                            "-o", tmp, FBS, "--", real], capture_output=True, text=True)
+        check(p.returncode == 0, "flatc decodes tutorial.etdp")
+        with open(os.path.join(tmp, "tutorial.json")) as f:
+            runs = json.load(f)["run_data"]
+        p = etc("--etdump", real, "--trace", out, "--no-table")
+        check(p.returncode == 0, f"tutorial trace exit {p.returncode}")
+        with open(out) as f:
+            XR = [e for e in json.load(f)["traceEvents"] if e["ph"] == "X"]
+        want = [(2 * r + 1, e["profile_event"]["name"], e["profile_event"]["start_time"] / 1000,
+                 (e["profile_event"]["end_time"] - e["profile_event"]["start_time"]) / 1000)
+                for r, run in enumerate(runs) for e in run["events"] if "profile_event" in e]
+        check(len(XR) == len(want) == 31, f"tutorial: {len(XR)} complete events, want {len(want)}")
+        check(all(g["tid"] == w[0] and g["name"] == w[1] and abs(g["ts"] - w[2]) < 1e-9 and
+                  abs(g["dur"] - w[3]) < 1e-9 for g, w in zip(XR, want)),
+              "tutorial: names, start times and durations")
+        for tid in (1, 3):
+            bad = nesting_ok([e for e in XR if e["tid"] == tid])
+            check(bad is None, f"tutorial tid {tid} nesting: {bad}")
+
         # stdout, and the example
         p = etc("--example", "--trace", "-", "--no-table")
         check(p.returncode == 0, "example trace exit")
