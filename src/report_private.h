@@ -69,4 +69,29 @@ typedef struct etc_diff_ctx {
 /* An etc_plot_read_fn over an etc_diff_ctx. */
 int etc_plot_read_diff_(void *ctx, uint64_t first, size_t count, double *dst, etc_error *err);
 
+/*
+ * A table built cell by cell (row-major, ncols cells per row) and printed in
+ * the profiling table's fancy_grid look: a column whose non-empty cells are
+ * all numbers is aligned on the decimal point, others left. Cells are shown
+ * as given (no number reformatting); control characters are escaped.
+ */
+typedef struct etc_grid {
+	size_t ncols;
+	size_t count, cap; /* cells so far */
+	etc_sbuf text;     /* every cell's text, back to back */
+	size_t *ends;      /* end of each cell in text */
+	int failed;
+} etc_grid;
+
+void etc_grid_init_(etc_grid *g, size_t ncols);
+void etc_grid_free_(etc_grid *g);
+void etc_grid_cell_(etc_grid *g, const char *s, size_t n);
+void etc_grid_cellf_(etc_grid *g, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Prints `g` under `headers` (g->ncols strings). ETC_ERR_IO when writing fails. */
+int etc_grid_write_(FILE *f, const etc_grid *g, const char *const *headers, etc_error *err);
+
 #endif

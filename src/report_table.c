@@ -12,9 +12,11 @@
  */
 #include "etcompare/report.h"
 #include "fmt.h"
+#include "report_private.h"
 #include "internal.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 
 enum cell_kind { CELL_NONE, CELL_BOOL, CELL_INT, CELL_FLOAT, CELL_TEXT };
@@ -603,4 +605,152 @@ void etc_report_options_init(etc_report_options *opt)
 void etc_format_double(char buf[40], double v)
 {
 	etc_fmt_repr(buf, v);
+}
+
+/* --- generic grids (the legacy profiler's tables) -------------------------- */
+
+void etc_grid_init_(etc_grid *g, size_t ncols)
+{
+	memset(g, 0, sizeof *g);
+	g->ncols = ncols;
+}
+
+void etc_grid_free_(etc_grid *g)
+{
+	etc_sbuf_free(&g->text);
+	free(g->ends);
+	memset(g, 0, sizeof *g);
+}
+
+void etc_grid_cell_(etc_grid *g, const char *s, size_t n)
+{
+	if (g->failed)
+		return;
+	if (g->count == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		size_t *p = cap > SIZE_MAX / sizeof *p ? NULL : realloc(g->ends, cap * sizeof *p);
+		if (!p) {
+			g->failed = 1;
+			return;
+		}
+		g->ends = p;
+		g->cap = cap;
+	}
+	etc_sbuf_put(&g->text, s, n);
+	if (g->text.failed) {
+		g->failed = 1;
+		return;
+	}
+	g->ends[g->count++] = g->text.len;
+}
+
+void etc_grid_cellf_(etc_grid *g, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	etc_grid_cell_(g, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+static void grid_cell_text(const etc_grid *g, size_t i, etc_sbuf *out)
+{
+	size_t start = i ? g->ends[i - 1] : 0;
+	cell c = {CELL_TEXT, 0, NULL};
+	etc_sbuf view = {g->text.p ? g->text.p + start : (char *)"", g->ends[i] - start,
+	                 g->ends[i] - start, 0};
+	c.s = &view;
+	render_cell(&c, CELL_TEXT, out);
+}
+
+int etc_grid_write_(FILE *f, const etc_grid *g, const char *const *headers, etc_error *err)
+{
+	if (g->failed)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory building a table");
+	size_t ncols = g->ncols, nrows = ncols ? g->count / ncols : 0;
+	colinfo *cols = calloc(ncols ? ncols : 1, sizeof *cols);
+	long *intw = calloc(ncols ? ncols : 1, sizeof *intw);
+	etc_sbuf *hdr = calloc(ncols ? ncols : 1, sizeof *hdr);
+	etc_sbuf txt = {0};
+	if (!cols || !intw || !hdr) {
+		free(cols);
+		free(intw);
+		free(hdr);
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory printing a table");
+	}
+	/* Column kind: numeric when every non-empty cell reads as a number. */
+	for (size_t i = 0; i < ncols; i++) {
+		cols[i] = (colinfo){CELL_BOOL, 0, -1, 0};
+		intw[i] = -1;
+		etc_sbuf_puts(&hdr[i], headers[i]);
+	}
+	for (size_t r = 0; r < nrows; r++)
+		for (size_t i = 0; i < ncols; i++) {
+			grid_cell_text(g, r * ncols + i, &txt);
+			int k = txt.len ? text_kind(txt.p, txt.len) : CELL_BOOL;
+			if (k > cols[i].kind)
+				cols[i].kind = k;
+		}
+	for (size_t r = 0; r < nrows; r++)
+		for (size_t i = 0; i < ncols; i++) {
+			grid_cell_text(g, r * ncols + i, &txt);
+			size_t w = width(txt.p ? txt.p : "", txt.len);
+			if (numeric(cols[i].kind) && txt.len) {
+				int d = afterpoint(txt.p, txt.len, looks_int(txt.p, txt.len));
+				if (d > cols[i].maxdec)
+					cols[i].maxdec = d;
+				if ((long)w - d > intw[i])
+					intw[i] = (long)w - d;
+			} else if (w > cols[i].maxw) {
+				cols[i].maxw = w;
+			}
+		}
+	for (size_t i = 0; i < ncols; i++) {
+		if (intw[i] >= 0 && (size_t)(intw[i] + cols[i].maxdec) > cols[i].maxw)
+			cols[i].maxw = (size_t)(intw[i] + cols[i].maxdec);
+		size_t minw = width(hdr[i].p ? hdr[i].p : "", hdr[i].len) + 2;
+		cols[i].width = cols[i].maxw > minw ? cols[i].maxw : minw;
+	}
+	etc_sbuf top = {0}, head = {0}, between = {0}, bottom = {0};
+	rule(&top, cols, ncols, "╒", "═", "╤", "╕");
+	rule(&head, cols, ncols, "╞", "═", "╪", "╡");
+	rule(&between, cols, ncols, "├", "─", "┼", "┤");
+	rule(&bottom, cols, ncols, "╘", "═", "╧", "╛");
+	fwrite(top.p, 1, top.len, f);
+	fputs("│", f);
+	for (size_t i = 0; i < ncols; i++) {
+		fputc(' ', f);
+		put_aligned(f, &cols[i], &hdr[i], true);
+		fputs(" │", f);
+	}
+	fputc('\n', f);
+	const etc_sbuf *line = nrows ? &head : &bottom;
+	fwrite(line->p, 1, line->len, f);
+	for (size_t r = 0; r < nrows; r++) {
+		fputs("│", f);
+		for (size_t i = 0; i < ncols; i++) {
+			grid_cell_text(g, r * ncols + i, &txt);
+			fputc(' ', f);
+			put_aligned(f, &cols[i], &txt, false);
+			fputs(" │", f);
+		}
+		fputc('\n', f);
+		line = r + 1 < nrows ? &between : &bottom;
+		fwrite(line->p, 1, line->len, f);
+	}
+	etc_sbuf_free(&top);
+	etc_sbuf_free(&head);
+	etc_sbuf_free(&between);
+	etc_sbuf_free(&bottom);
+	cells_free(hdr, ncols);
+	etc_sbuf_free(&txt);
+	free(hdr);
+	free(cols);
+	free(intw);
+	if (ferror(f))
+		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the table");
+	return 0;
 }

@@ -14,6 +14,7 @@
 #include "etdump.h"
 #include "etrecord.h"
 #include "inspector.h"
+#include "legacy.h"
 #include "metrics.h"
 #include "npz.h"
 #include "numgap.h"
@@ -21,5 +22,6 @@
 #include "report.h"
 #include "tensor.h"
 #include "torchsave.h"
+#include "trace.h"
 
 #endif

@@ -21,6 +21,9 @@
 
 #include "cli.h"
 #include "cmd_numgap.h"
+
+#include "cmd_legacy.h"
+#include "cmd_trace.h"
 #include "example_data.h"
 
 typedef struct args {
@@ -29,6 +32,7 @@ typedef struct args {
 	const char *etrecord, *method, *module, *graph_method;
 	const char *reference_outputs, *block, *pair_by, *metrics, *junit, *plot_dir;
 	const char *min_snr, *max_mse, *min_cosine, *max_abs;
+	const char *legacy_profile, *legacy_time_scale, *trace;
 	bool include_delegate_debug_data, show_outputs, strict, example, no_table;
 	bool graph, show_references, compare, plot;
 	bool compare_explicit; /* asked for by a flag only the comparison uses */
@@ -41,6 +45,7 @@ typedef struct args {
 static const char usage_text[] =
     "Usage: etcompare --etdump FILE [--debug_buffer FILE] [--etrecord FILE] [options]\n"
     "       etcompare --etrecord FILE --graph [METHOD] | --show-references\n"
+    "       etcompare --legacy-profile prof_result.bin [--legacy-time-scale U]\n"
     "\n"
     "Reads an ExecuTorch ETDump (and its debug buffer) and prints the Inspector's\n"
     "profiling table. Without arguments it shows the bundled example.\n"
@@ -68,6 +73,9 @@ static const char usage_text[] =
     "                            add the delegate_debug_metadata column\n"
     "  --no-table                do not print the profiling table\n"
     "  --strict                  merged runs with different debug data are an error\n"
+    "  --trace FILE              write the profile as a Chrome trace (JSON) for Perfetto UI\n"
+    "                            and chrome://tracing: a thread per run, delegate events on\n"
+    "                            their own track, allocations as counters; times in us\n"
     "\n"
     "ETRecord:\n"
     "  --graph [METHOD]          print the Edge program: node, op, inputs, debug handle,\n"
@@ -75,6 +83,11 @@ static const char usage_text[] =
     "  --show-references         print the reference outputs and representative inputs\n"
     "  --module NAME             total average time of the events in module NAME\n"
     "                            (upstream find_total_for_module)\n"
+    "\n"
+    "Legacy profiler (pre-ETDump runtimes):\n"
+    "  --legacy-profile FILE     print the old profiler's tables of prof_result.bin: events\n"
+    "                            per iteration of each block, framework tax, memory\n"
+    "  --legacy-time-scale U     unit of its timestamps: ns us ms cycles (ns); shown in ms\n"
     "\n"
     "Accuracy (program outputs against reference outputs):\n"
     "  --compare                 compare (alias --compare_results); implied by the flags below\n"
@@ -172,6 +185,10 @@ static int parse(int argc, char **argv, args *a)
 	    {"--reference-etrecord", offsetof(args, numgap.reference_etrecord)},
 	    {"--reference-intermediates", offsetof(args, numgap.reference_intermediates)},
 	    {"--numgap-tsv", offsetof(args, numgap.tsv)},
+
+	    {"--legacy-profile", offsetof(args, legacy_profile)},
+	    {"--legacy-time-scale", offsetof(args, legacy_time_scale)},
+	    {"--trace", offsetof(args, trace)},
 	};
 	static const struct {
 		const char *name;
@@ -280,6 +297,13 @@ static int parse(int argc, char **argv, args *a)
 		                         "--show-references");
 	if (!a->etdump && a->debug_buffer)
 		return usage_error("%s", "--debug_buffer needs --etdump");
+	if (a->legacy_time_scale && !a->legacy_profile)
+		return usage_error("%s", "--legacy-time-scale needs --legacy-profile");
+	if (a->legacy_profile && !a->etdump && !a->example && !a->etrecord &&
+	    (a->tsv || a->csv || a->json || a->trace || a->show_outputs || a->no_table))
+		return usage_error("%s", "--tsv, --csv, --json, --trace, --show-outputs and "
+		                         "--no-table need --etdump (--legacy-profile prints tables "
+		                         "only)");
 	return 0;
 }
 
@@ -491,6 +515,11 @@ int main(int argc, char **argv)
 	int rc = parse(argc, argv, &a);
 	if (rc)
 		return rc;
+	if (a.legacy_profile) {
+		rc = etc_cli_legacy(a.legacy_profile, a.legacy_time_scale);
+		if (rc || (!a.etdump && !a.example && !a.etrecord))
+			return rc;
+	}
 	if (!a.etdump && !a.example && !a.etrecord) {
 		/* Only a bare `etcompare` shows the example: with other options the
 		 * user forgot --etdump, and writing the example's table into their
@@ -569,6 +598,12 @@ int main(int argc, char **argv)
 			status = input_error(&err);
 			goto out;
 		}
+	}
+	/* A trace alone needs no Inspector: write it straight from the ETDump. */
+	if (a.trace && a.no_table && !a.tsv && !a.csv && !a.json && !a.show_outputs && !rec &&
+	    !a.compare && !a.plot && !a.min_snr && !a.max_mse && !a.min_cosine && !a.max_abs) {
+		status = etc_cli_trace(a.trace, dump, io.source_time_scale);
+		goto out;
 	}
 	rc = etc_inspector_create(&insp, dump, buf, &io, &err);
 	if (rc < 0) {
@@ -667,6 +702,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (a.json && (rc = write_file(a.json, etc_report_json, insp, &ro)) != 0) {
+		status = rc;
+		goto out;
+	}
+	if (a.trace && (rc = etc_cli_trace(a.trace, dump, io.source_time_scale)) != 0) {
 		status = rc;
 		goto out;
 	}
