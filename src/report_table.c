@@ -597,6 +597,9 @@ void etc_report_options_init(etc_report_options *opt)
 	opt->include_delegate_debug_data = false;
 	opt->max_values = 8;
 	opt->accuracy = NULL;
+	opt->profile = NULL;
+	opt->profile_tables = 0;
+	opt->perfdiff = NULL;
 }
 
 void etc_format_double(char buf[40], double v)

@@ -6,6 +6,7 @@
  *   mean:       np.add.reduce (identity 0 + pairwise summation) / n
  */
 #include "etcompare/inspector.h"
+#include "internal.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -108,4 +109,14 @@ void etc_perf_stats_compute(const double *values, size_t n, etc_perf_stats *out)
 	out->max = mx;
 	if (s != small && s != values)
 		free(s);
+}
+
+double etc_percentile_sorted_(const double *sorted, size_t n, double q)
+{
+	return n ? lerp_at(sorted, n, q / 100) : NAN;
+}
+
+void etc_sort_doubles_(double *v, size_t n)
+{
+	sort_values(v, n);
 }

@@ -12,6 +12,8 @@
 #include "common.h"
 #include "accuracy.h"
 #include "inspector.h"
+#include "perfdiff.h"
+#include "profile.h"
 #include "plot.h"
 
 #include <stdbool.h>
@@ -26,6 +28,9 @@ typedef struct etc_report_options {
 	bool include_delegate_debug_data; /**< add the delegate_debug_metadata column */
 	uint32_t max_values;              /**< values shown per tensor by outputs (default 8) */
 	const etc_accuracy *accuracy;     /**< when set, --json carries the comparison */
+	const etc_profile *profile;       /**< when set, --json carries "profile" ... */
+	unsigned profile_tables;          /**< ... with these ETC_TABLE_* tables */
+	const etc_perfdiff *perfdiff;     /**< when set, --json carries "perf_diff" */
 } etc_report_options;
 
 ETC_API void etc_report_options_init(etc_report_options *opt);

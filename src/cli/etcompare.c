@@ -4,7 +4,7 @@
  * prints and maps failures to exit codes. All logic lives in libetcompare;
  * this file includes only public headers.
  *
- * Exit codes: 0 ok, 1 accuracy gate failed (reserved), 2 usage error,
+ * Exit codes: 0 ok, 1 accuracy or regression gate failed, 2 usage error,
  * 3 unreadable or invalid input, 4 an output file could not be written.
  */
 #include "etcompare/etcompare.h"
@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd_profile.h"
 #include "example_data.h"
 
 enum { EXIT_OK = 0, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_OUTPUT = 4 };
@@ -29,6 +30,7 @@ typedef struct args {
 	const char *etrecord, *method, *module, *graph_method;
 	const char *reference_outputs, *block, *pair_by, *metrics, *junit, *plot_dir;
 	const char *min_snr, *max_mse, *min_cosine, *max_abs;
+	const char *tables, *baseline_etdump, *max_regression, *min_event_time;
 	bool include_delegate_debug_data, show_outputs, strict, example, no_table;
 	bool graph, show_references, compare, plot;
 	bool compare_explicit; /* asked for by a flag only the comparison uses */
@@ -63,7 +65,9 @@ static const char usage_text[] =
     "  --max-values N            values shown per tensor (8)\n"
     "  --include_delegate_debug_data\n"
     "                            add the delegate_debug_metadata column\n"
-    "  --no-table                do not print the profiling table\n"
+    "  --no-table                do not print the profiling tables\n"
+    "  --tables LIST             tables to print among profile, tax, memory, ops, modules,\n"
+    "                            delegates, all (profile); --tsv and --json follow it\n"
     "  --strict                  merged runs with different debug data are an error\n"
     "\n"
     "ETRecord:\n"
@@ -72,6 +76,12 @@ static const char usage_text[] =
     "  --show-references         print the reference outputs and representative inputs\n"
     "  --module NAME             total average time of the events in module NAME\n"
     "                            (upstream find_total_for_module)\n"
+    "\n"
+    "Performance diff (events matched by signature, p50 compared):\n"
+    "  --baseline-etdump FILE    the baseline ETDump of the same model\n"
+    "  --max-regression PCT      exit 1 when Method::execute or an event regresses more\n"
+    "  --min-event-time T        events whose p50 is below T (target unit) on both sides\n"
+    "                            are not gated (0)\n"
     "\n"
     "Accuracy (program outputs against reference outputs):\n"
     "  --compare                 compare (alias --compare_results); implied by the flags below\n"
@@ -85,14 +95,16 @@ static const char usage_text[] =
     "  --metrics LIST            columns: snr,mse,cosine,l1,max_abs,max_rel "
     "(snr,mse,cosine,max_abs)\n"
     "  --junit FILE              JUnit XML, one testcase per output\n"
-    "  --plot [DIR]              bar charts, error histograms and heat maps (./etcompare-plots)\n"
+    "  --plot [DIR]              bar charts, error histograms and heat maps (./etcompare-plots);\n"
+    "                            with an ETDump also the profiling plots: top operators,\n"
+    "                            per-run box plots, framework tax per run, a timeline\n"
     "  FILE may be - for standard output. Files are replaced atomically.\n"
     "\n"
     "  -h, --help                show this help\n"
     "  -V, --version             show the version\n"
     "\n"
-    "Exit status: 0 ok, 1 accuracy gate failed, 2 usage error, 3 unreadable or invalid input,\n"
-    "4 an output file could not be written.\n";
+    "Exit status: 0 ok, 1 accuracy or regression gate failed, 2 usage error, 3 unreadable\n"
+    "or invalid input, 4 an output file could not be written.\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -152,6 +164,10 @@ static int parse(int argc, char **argv, args *a)
 	    {"--max-mse", offsetof(args, max_mse)},
 	    {"--min-cosine", offsetof(args, min_cosine)},
 	    {"--max-abs", offsetof(args, max_abs)},
+	    {"--tables", offsetof(args, tables)},
+	    {"--baseline-etdump", offsetof(args, baseline_etdump)},
+	    {"--max-regression", offsetof(args, max_regression)},
+	    {"--min-event-time", offsetof(args, min_event_time)},
 	};
 	static const struct {
 		const char *name;
@@ -499,6 +515,10 @@ int main(int argc, char **argv)
 	etc_etrecord *rec = NULL;
 	int status = EXIT_OK, gate = EXIT_OK;
 	owned_refs owned = {NULL, NULL};
+	profile_cmd pc;
+	if ((rc = cmd_profile_init(&pc, a.tables, a.baseline_etdump, a.max_regression,
+	                           a.min_event_time)) != 0)
+		return rc;
 	etc_report_options ro;
 	etc_report_options_init(&ro);
 	ro.include_delegate_debug_data = a.include_delegate_debug_data;
@@ -574,12 +594,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "etcompare: warning: %s\n", etc_inspector_warning(insp, i));
 	}
 
-	if (!a.no_table) {
-		if (etc_report_table(stdout, insp, &ro, &err) < 0) {
-			status = EXIT_OUTPUT;
-			fprintf(stderr, "etcompare: error: %s\n", err.message);
-			goto out;
-		}
+	if ((rc = cmd_profile_print(&pc, insp, a.no_table, &ro, &gate)) != 0) {
+		status = rc;
+		goto out;
 	}
 	if (a.show_outputs) {
 		if (!buf)
@@ -620,7 +637,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "etcompare: error: cannot write to standard output\n");
 		goto out;
 	}
-	if (a.tsv && (rc = write_file(a.tsv, etc_report_tsv, insp, &ro)) != 0) {
+	if (a.tsv && (rc = write_file(a.tsv, cmd_profile_tsv, insp, &ro)) != 0) {
 		status = rc;
 		goto out;
 	}
@@ -652,8 +669,14 @@ int main(int argc, char **argv)
 			    "data in %s for later\n",
 			    po.dir);
 	}
+	if (a.plot &&
+	    (rc = cmd_profile_plots(&pc, insp, a.plot_dir ? a.plot_dir : "etcompare-plots")) != 0) {
+		status = rc;
+		goto out;
+	}
 	status = gate;
 out:
+	cmd_profile_free(&pc);
 	etc_accuracy_free((etc_accuracy *)ro.accuracy);
 	etc_torchsave_free(owned.ts);
 	etc_npz_free(owned.npz);
