@@ -120,6 +120,8 @@ static int collect(const etc_inspector *in, key **out, size_t *n_out, etc_error 
 static int cmp_row(const void *a, const void *b)
 {
 	const etc_perfdiff_row *x = a, *y = b;
+	if (x->below_min != y->below_min)
+		return x->below_min ? 1 : -1;
 	bool xn = isnan(x->change_percent), yn = isnan(y->change_percent);
 	if (xn != yn)
 		return xn ? 1 : -1;
@@ -207,8 +209,9 @@ int etc_perfdiff_create(etc_perfdiff **out, const etc_inspector *base, const etc
 			                        : (r->change > 0 ? INFINITY : -INFINITY);
 		}
 		r->is_execute = !c->ev->is_delegated_op && name_is(c->ev->name, "Method::execute");
-		r->gated = gate && (r->is_execute || r->base_p50 >= d->opt.min_event_time ||
-		                    r->cur_p50 >= d->opt.min_event_time);
+		r->below_min = !r->is_execute && r->base_p50 < d->opt.min_event_time &&
+		               r->cur_p50 < d->opt.min_event_time;
+		r->gated = gate && !r->below_min;
 		r->failed = r->gated && r->change_percent > d->opt.max_regression;
 		d->failures += r->failed;
 	}
@@ -279,7 +282,7 @@ const etc_inspector *etc_perfdiff_current(const etc_perfdiff *d)
 
 static const char *gate_word(const etc_perfdiff_row *r)
 {
-	return r->failed ? "FAIL" : r->gated ? "ok" : "-";
+	return r->failed ? "FAIL" : r->gated ? "ok" : r->below_min ? "below min" : "-";
 }
 
 static void pct_text(char *buf, size_t cap, double v)
@@ -296,21 +299,22 @@ int etc_report_perfdiff(FILE *f, const etc_perfdiff *d, size_t max_rows, etc_err
 {
 	const char *unit =
 	    etc_time_scale_name(etc_inspector_options_get(d->cur)->target_time_scale);
-	char hdr[8][64];
-	const char *hp[8];
-	static const bool right[8] = {false, false, true, true, true, true, true, false};
+	char hdr[9][64];
+	const char *hp[9];
+	static const bool right[9] = {false, false, true, true, true, true, true, true, false};
 	snprintf(hdr[0], sizeof hdr[0], "block");
 	snprintf(hdr[1], sizeof hdr[1], "event");
-	snprintf(hdr[2], sizeof hdr[2], "baseline p50 (%s)", unit);
-	snprintf(hdr[3], sizeof hdr[3], "current p50 (%s)", unit);
-	snprintf(hdr[4], sizeof hdr[4], "change (%s)", unit);
-	snprintf(hdr[5], sizeof hdr[5], "ratio");
-	snprintf(hdr[6], sizeof hdr[6], "change %%");
-	snprintf(hdr[7], sizeof hdr[7], "gate");
-	for (int i = 0; i < 8; i++)
+	snprintf(hdr[2], sizeof hdr[2], "instr");
+	snprintf(hdr[3], sizeof hdr[3], "baseline p50 (%s)", unit);
+	snprintf(hdr[4], sizeof hdr[4], "current p50 (%s)", unit);
+	snprintf(hdr[5], sizeof hdr[5], "change (%s)", unit);
+	snprintf(hdr[6], sizeof hdr[6], "ratio");
+	snprintf(hdr[7], sizeof hdr[7], "change %%");
+	snprintf(hdr[8], sizeof hdr[8], "gate");
+	for (int i = 0; i < 9; i++)
 		hp[i] = hdr[i];
 	etc_grid g;
-	etc_grid_init_(&g, 8, hp, right);
+	etc_grid_init_(&g, 9, hp, right);
 	size_t n = max_rows && max_rows < d->nrows ? max_rows : d->nrows;
 	for (size_t i = 0; i < n; i++) {
 		const etc_perfdiff_row *r = &d->rows[i];
@@ -319,6 +323,7 @@ int etc_report_perfdiff(FILE *f, const etc_perfdiff *d, size_t max_rows, etc_err
 		                r->block.ptr);
 		etc_grid_textf_(&g, "%.*s", (int)(r->name.len > 200 ? 200 : r->name.len),
 		                r->name.ptr);
+		etc_grid_textf_(&g, "%d", r->instruction_id);
 		etc_grid_num_(&g, r->base_p50);
 		etc_grid_num_(&g, r->cur_p50);
 		etc_grid_num_(&g, r->change);
@@ -351,8 +356,11 @@ int etc_report_perfdiff(FILE *f, const etc_perfdiff *d, size_t max_rows, etc_err
 		char mx[ETC_FMT_NUM], mn[ETC_FMT_NUM];
 		etc_fmt_g(mx, d->opt.max_regression);
 		etc_fmt_g(mn, d->opt.min_event_time);
-		fprintf(f, "; gate: %zu regress%s more than %s%% (events from %s %s)", d->failures,
-		        d->failures == 1 ? "es" : "", mx, mn, unit);
+		fprintf(f,
+		        "; gate: %zu event%s regress%s more than %s%% (Method::execute and events "
+		        "from %s %s)",
+		        d->failures, d->failures == 1 ? "" : "s", d->failures == 1 ? "es" : "", mx,
+		        mn, unit);
 	}
 	fputc('\n', f);
 	if (ferror(f))
@@ -397,9 +405,11 @@ void etc_perfdiff_json_(etc_sbuf *b, const etc_perfdiff *d)
 		etc_json_num_(b, r->ratio);
 		etc_sbuf_puts(b, ", \"change_percent\": ");
 		etc_json_num_(b, r->change_percent);
-		etc_sbuf_printf(b, ", \"is_execute\": %s, \"gated\": %s, \"failed\": %s}",
-		                r->is_execute ? "true" : "false", r->gated ? "true" : "false",
-		                r->failed ? "true" : "false");
+		etc_sbuf_printf(b,
+		                ", \"is_execute\": %s, \"below_min\": %s, \"gated\": %s, "
+		                "\"failed\": %s}",
+		                r->is_execute ? "true" : "false", r->below_min ? "true" : "false",
+		                r->gated ? "true" : "false", r->failed ? "true" : "false");
 	}
 	etc_sbuf_puts(b, "]}");
 }

@@ -33,6 +33,7 @@ struct etc_profile {
 	size_t nmods;
 	etc_delegate_row *dels;
 	size_t ndels;
+	bool mods_delegated; /* a module total includes a backend-clock duration */
 };
 
 static const struct {
@@ -511,6 +512,8 @@ static int compute_modules(etc_profile *p, etc_error *err)
 						*tail = id;
 						strmap_put(&m, slot, h, (size_t)id);
 					}
+					if (counts && ev->is_delegated_op)
+						p->mods_delegated = true;
 					if (counts && mods[id].stamp != serial) {
 						mods[id].stamp = serial;
 						mods[id].total += ev->stats.avg;
@@ -748,6 +751,11 @@ size_t etc_profile_module_count(const etc_profile *p)
 const etc_module_row *etc_profile_module(const etc_profile *p, size_t i)
 {
 	return i < p->nmods ? &p->mods[i] : NULL;
+}
+
+bool etc_profile_modules_mix_units(const etc_profile *p)
+{
+	return p->mods_delegated;
 }
 
 size_t etc_profile_delegate_count(const etc_profile *p)

@@ -149,7 +149,7 @@ static void build_modules(table *t, const etc_profile *p)
 	t->title = "time per module (find_total_for_module: sum of the events' average times)";
 	t->empty = etc_inspector_etrecord(etc_profile_inspector(p))
 	               ? "no linked event has a module hierarchy"
-	               : "the module table needs --etrecord";
+	               : "the modules table needs --etrecord";
 	etc_grid_init_(&t->g, t->nc, t->hdrp, t->right);
 	for (size_t i = 0; i < etc_profile_module_count(p); i++) {
 		const etc_module_row *r = etc_profile_module(p, i);
@@ -229,6 +229,9 @@ int etc_report_profile_tables(FILE *f, const etc_profile *p, unsigned mask, bool
 			fprintf(f, "(%s)\n", t.empty);
 		else
 			rc = etc_grid_write_(&t.g, f);
+		if (rc == 0 && bit == ETC_TABLE_MODULES && etc_profile_modules_mix_units(p))
+			fprintf(f, "(as find_total_for_module, totals include delegated events' "
+			           "times in the backend's own unit, unscaled)\n");
 		etc_grid_free_(&t.g);
 		if (rc < 0 || ferror(f))
 			return write_error(rc, err);

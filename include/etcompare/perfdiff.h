@@ -49,6 +49,7 @@ typedef struct etc_perfdiff_row {
 	double ratio;          /**< cur_p50 / base_p50 (NaN when both are 0) */
 	double change_percent; /**< the regression, see above (NaN when both are 0) */
 	bool is_execute;       /**< a Method::execute event */
+	bool below_min;        /**< not Method::execute, both p50 below min_event_time */
 	bool gated;            /**< the gate applies to it (a gate is set) */
 	bool failed;           /**< it regressed beyond max_regression */
 } etc_perfdiff_row;
@@ -57,7 +58,8 @@ typedef struct etc_perfdiff etc_perfdiff;
 
 /**
  * Matches and compares. Rows are sorted by change_percent, largest
- * regression first (NaN last; ties by change). Returns 0 or
+ * regression first (NaN last; ties by change), rows below min_event_time
+ * after all others. Returns 0 or
  * ETC_ERR_NOMEM; ETC_ERR_USAGE when the two inspectors report in different
  * units.
  */

@@ -149,6 +149,13 @@ ETC_API bool etc_profile_ops_by_type(const etc_profile *p);
 ETC_API size_t etc_profile_module_count(const etc_profile *p);
 ETC_API const etc_module_row *etc_profile_module(const etc_profile *p, size_t i);
 
+/**
+ * True when a module total includes delegated events, whose averages are in
+ * the backend's own (unscaled) unit: find_total_for_module adds them as
+ * they are.
+ */
+ETC_API bool etc_profile_modules_mix_units(const etc_profile *p);
+
 /** Sorted by total, largest first. */
 ETC_API size_t etc_profile_delegate_count(const etc_profile *p);
 ETC_API const etc_delegate_row *etc_profile_delegate(const etc_profile *p, size_t i);
