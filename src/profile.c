@@ -422,15 +422,13 @@ static int compute_ops(etc_profile *p, const block_info *bis, etc_error *err)
 	}
 	for (size_t k = 0; k < nops; k++) {
 		size_t n = (size_t)ops[k].count;
-		const double *v = samples + start[k] - n;
+		double *v = samples + start[k] - n;
 		double total = 0;
 		for (size_t i = 0; i < n; i++)
 			total += v[i];
-		etc_perf_stats st;
-		etc_perf_stats_compute(v, n, &st);
 		ops[k].total = total;
-		ops[k].mean = st.avg;
-		ops[k].p50 = st.p50;
+		ops[k].mean = total / (double)n;
+		ops[k].p50 = etc_percentile_select_(v, n, 50);
 		ops[k].share = total / p->exec_total;
 	}
 	qsort(ops, nops, sizeof *ops, cmp_op);

@@ -188,6 +188,17 @@ static void link_cells(cell *c, const etc_inspector_event *ev)
 	etc_sbuf_puts(c[2].s, "}");
 }
 
+/* Appends v in decimal: printf costs too much for 10 start times x 3 passes x every row. */
+static void put_u64(etc_sbuf *s, uint64_t v)
+{
+	char buf[24];
+	size_t i = sizeof buf;
+	do
+		buf[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	etc_sbuf_put(s, buf + i, sizeof buf - i);
+}
+
 /* Fills the cells of the next visible row; false at the end. */
 static bool next_row(row_ctx *c, cell *cells, size_t *ncells)
 {
@@ -198,7 +209,7 @@ static bool next_row(row_ctx *c, cell *cells, size_t *ncells)
 	size_t n = 0;
 	cells[n].kind = CELL_INT;
 	etc_sbuf_reset(cells[n].s);
-	etc_sbuf_printf(cells[n++].s, "%zu", c->index++);
+	put_u64(cells[n++].s, c->index++);
 	text(&cells[n++], CELL_TEXT, b->name.ptr, b->name.len);
 	text(&cells[n++], CELL_TEXT, ev->name.ptr, ev->name.len);
 	const double st[NSTATS] = {ev->stats.p10, ev->stats.p50, ev->stats.p90,
@@ -223,9 +234,11 @@ static bool next_row(row_ctx *c, cell *cells, size_t *ncells)
 		t->kind = CELL_TEXT;
 		etc_sbuf_reset(t->s);
 		etc_sbuf_puts(t->s, "[");
-		for (uint32_t k = 0; k < ev->run_count; k++)
-			etc_sbuf_printf(t->s, k ? ", %llu" : "%llu",
-			                (unsigned long long)ev->start_times[k]);
+		for (uint32_t k = 0; k < ev->run_count; k++) {
+			if (k)
+				etc_sbuf_put(t->s, ", ", 2);
+			put_u64(t->s, ev->start_times[k]);
+		}
 		etc_sbuf_puts(t->s, "]");
 	} else {
 		cells[n++].kind = CELL_NONE;
