@@ -19,6 +19,7 @@ set boxwidth 0.5
 set style fill solid 0.4 border -1
 set xrange [-0.5:n_points - 0.5]
 set xtics rotate by 30 right nomirror
+set lmargin 24
 set ytics nomirror
 plot datafile using 1:3:2:6:5:xtic(7) with candlesticks whiskerbars 0.5 lc rgb '#3b78b0' notitle, \
 	'' using 1:4:4:4:4 with candlesticks lt -1 lw 2 notitle

@@ -204,6 +204,7 @@ static const char tpl_boxes[] =
     "set style fill solid 0.4 border -1\n"
     "set xrange [-0.5:n_points - 0.5]\n"
     "set xtics rotate by 30 right nomirror\n"
+    "set lmargin 24\n"
     "set ytics nomirror\n"
     "plot datafile using 1:3:2:6:5:xtic(7) with candlesticks whiskerbars 0.5 lc rgb '#3b78b0' "
     "notitle, \\\n"
