@@ -596,8 +596,12 @@ static int compute_delegates(etc_profile *p, etc_error *err)
 {
 	const etc_inspector *in = p->insp;
 	size_t nb = etc_inspector_block_count(in), cap = 0;
-	for (size_t b = 0; b < nb; b++)
-		cap += etc_inspector_block(in, b)->event_count;
+	for (size_t b = 0; b < nb; b++) {
+		const etc_event_block *blk = etc_inspector_block(in, b);
+		for (size_t e = 0; e < blk->event_count; e++)
+			cap += is_delegate_call(&blk->events[e]) ||
+			       (blk->events[e].is_delegated_op && blk->events[e].has_perf);
+	}
 	if (!cap)
 		return 0;
 	strmap m;

@@ -56,8 +56,16 @@ void etc_grid_text_(etc_grid *g, const char *s)
 		return;
 	c->kind = GRID_TEXT;
 	c->at = g->text.len;
-	c->len = strlen(s);
-	etc_sbuf_put(&g->text, s, c->len);
+	/* Control characters would break the grid and the TSV: shown escaped,
+	 * as the Inspector's table does. */
+	for (const char *p = s; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (ch < 0x20 || ch == 0x7f)
+			etc_sbuf_printf(&g->text, "\\x%02x", ch);
+		else
+			etc_sbuf_put(&g->text, p, 1);
+	}
+	c->len = g->text.len - c->at;
 	if (g->text.failed)
 		g->failed = true;
 }
@@ -180,11 +188,10 @@ int etc_grid_write_(const etc_grid *g, FILE *f)
 	return ferror(f) ? ETC_ERR_IO : 0;
 }
 
-/* A TSV field: tabs, newlines and carriage returns become spaces. */
+/* A TSV field (headers are constants; cells were escaped when added). */
 static void put_field(FILE *f, const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		fputc(s[i] == '\t' || s[i] == '\n' || s[i] == '\r' ? ' ' : s[i], f);
+	fwrite(s, 1, n, f);
 }
 
 int etc_grid_write_tsv_(const etc_grid *g, FILE *f)
