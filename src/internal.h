@@ -89,6 +89,16 @@ static inline bool etc_add_u64(uint64_t a, uint64_t b, uint64_t *out)
 	return !__builtin_add_overflow(a, b, out);
 }
 
+/* numpy's percentile q (0..100, linear) of n sorted values (stats.c); NaN for n 0. */
+double etc_percentile_sorted_(const double *sorted, size_t n, double q);
+/*
+ * The same percentile of n unsorted finite values in linear time (quickselect);
+ * reorders v. Equal to etc_percentile_sorted_ on the sorted values.
+ */
+double etc_percentile_select_(double *v, size_t n, double q);
+/* Sorts ascending as the percentile statistics do (stats.c). */
+void etc_sort_doubles_(double *v, size_t n);
+
 /* Copies a C string into a fixed buffer, always NUL-terminated. */
 void etc_strlcpy(char *dst, const char *src, size_t cap);
 

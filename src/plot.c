@@ -36,7 +36,7 @@
 
 extern char **environ;
 
-/* ---- built-in templates: plots/bars.gp, plots/histogram.gp, plots/lines.gp ---- */
+/* ---- built-in templates: plots/<kind>.gp ---- */
 
 static const char tpl_bars[] =
     "# bars.gp - etcompare template: a bar chart of one metric, one bar per output.\n"
@@ -157,12 +157,89 @@ static const char tpl_lines[] =
     "\t\t(has_threshold ? threshold : NaN) with lines dt 2 lc rgb '#ff7f0e' title thr_title\n"
     "}\n";
 
+static const char tpl_hbars[] =
+    "# hbars.gp - etcompare template: horizontal bars, the first row on top\n"
+    "# (e.g. the operators that take the most time).\n"
+    "#\n"
+    "# etcompare writes <name>.gp as a preamble that sets the variables below,\n"
+    "# picks the PNG terminal and opens the output, followed by this text:\n"
+    "#   datafile, outfile          data file and PNG file names\n"
+    "#   plot_title, plot_xlabel    free text\n"
+    "#   plot_width, plot_height    PNG size in pixels\n"
+    "#   n_points                   number of bars\n"
+    "# Data columns: 1 row (0 on top), 2 value (NaN when not finite), 3 label.\n"
+    "\n"
+    "set title plot_title\n"
+    "set xlabel plot_xlabel\n"
+    "unset ylabel\n"
+    "set grid xtics\n"
+    "unset key\n"
+    "set style fill solid 1.0 border -1\n"
+    "set yrange [n_points - 0.5:-0.5]\n"
+    "set xrange [0:*]\n"
+    "set ytics nomirror\n"
+    "set xtics nomirror\n"
+    "plot datafile using (0.5 * $2):1:(0.5 * $2):(0.35):ytic(3) with boxxyerror lc rgb '#3b78b0' "
+    "notitle\n";
+
+static const char tpl_boxes[] =
+    "# boxes.gp - etcompare template: one box plot per group (e.g. the per-run\n"
+    "# times of an operator): whiskers at min and max, box from p25 to p75, a\n"
+    "# line at the median.\n"
+    "#\n"
+    "# etcompare writes <name>.gp as a preamble that sets the variables below,\n"
+    "# picks the PNG terminal and opens the output, followed by this text:\n"
+    "#   datafile, outfile          data file and PNG file names\n"
+    "#   plot_title, plot_ylabel    free text\n"
+    "#   plot_width, plot_height    PNG size in pixels\n"
+    "#   n_points                   number of boxes\n"
+    "# Data columns: 1 index, 2 min, 3 p25, 4 median, 5 p75, 6 max, 7 label.\n"
+    "\n"
+    "set title plot_title\n"
+    "set ylabel plot_ylabel\n"
+    "unset xlabel\n"
+    "set grid ytics\n"
+    "unset key\n"
+    "set boxwidth 0.5\n"
+    "set style fill solid 0.4 border -1\n"
+    "set xrange [-0.5:n_points - 0.5]\n"
+    "set xtics rotate by 30 right nomirror\n"
+    "set lmargin 24\n"
+    "set ytics nomirror\n"
+    "plot datafile using 1:3:2:6:5:xtic(7) with candlesticks whiskerbars 0.5 lc rgb '#3b78b0' "
+    "notitle, \\\n"
+    "\t'' using 1:4:4:4:4 with candlesticks lt -1 lw 2 notitle\n";
+
+static const char tpl_timeline[] =
+    "# timeline.gp - etcompare template: a Gantt-style timeline of one run, one\n"
+    "# lane per event name, one bar from the start to the end of each event.\n"
+    "#\n"
+    "# etcompare writes <name>.gp as a preamble that sets the variables below,\n"
+    "# picks the PNG terminal and opens the output, followed by this text:\n"
+    "#   datafile, outfile          data file and PNG file names\n"
+    "#   plot_title, plot_xlabel    free text\n"
+    "#   plot_width, plot_height    PNG size in pixels\n"
+    "#   n_lanes                    number of lanes\n"
+    "#   n_spans                    number of bars\n"
+    "# Data columns: 1 lane (0 on top), 2 start, 3 end, 4 lane label.\n"
+    "\n"
+    "set title plot_title\n"
+    "set xlabel plot_xlabel\n"
+    "unset ylabel\n"
+    "set grid xtics\n"
+    "unset key\n"
+    "set style fill solid 0.8 border -1\n"
+    "set yrange [n_lanes - 0.5:-0.5]\n"
+    "set ytics nomirror\n"
+    "set xtics nomirror\n"
+    "plot datafile using (($2 + $3) / 2):1:(($3 - $2) / 2):(0.35):ytic(4) with boxxyerror lc rgb "
+    "'#3b78b0' notitle\n";
+
 static const struct {
 	const char *kind, *text;
 } templates[] = {
-    {"bars", tpl_bars},
-    {"histogram", tpl_histogram},
-    {"lines", tpl_lines},
+    {"bars", tpl_bars},   {"histogram", tpl_histogram}, {"lines", tpl_lines},
+    {"hbars", tpl_hbars}, {"boxes", tpl_boxes},         {"timeline", tpl_timeline},
 };
 
 const char *etc_plot_template(const char *kind)
@@ -850,17 +927,17 @@ int etc_plot_bars(const etc_plot_options *o, const char *name, const char *title
 	return run_job(&j, res, err);
 }
 
-int etc_plot_lines(const etc_plot_options *o, const char *name, const char *title,
-                   const char *ylabel, size_t n, const char *const *labels, const double *values,
-                   double threshold, long marked, etc_plot_result *res, etc_error *err)
+static int lines_plot(const etc_plot_options *o, const char *name, const char *title,
+                      const char *xlabel, const char *ylabel, size_t n, const char *const *labels,
+                      const double *values, double threshold, long marked, etc_plot_result *res,
+                      etc_error *err)
 {
-	ETC_TRY(check_series("etc_plot_lines", n, values, err));
 	if (marked >= 0 && (size_t)marked >= n)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
 		                "etc_plot_lines: marked index %ld is not below n = %zu", marked, n);
 	series s = {0};
 	s.title = title ? title : "";
-	s.xlabel = "operator (execution order)";
+	s.xlabel = xlabel;
 	s.ylabel = ylabel ? ylabel : "";
 	s.n = n;
 	s.labels = labels;
@@ -874,6 +951,175 @@ int etc_plot_lines(const etc_plot_options *o, const char *name, const char *titl
 	j.write_dat = series_dat;
 	j.write_vars = series_vars;
 	j.ctx = &s;
+	return run_job(&j, res, err);
+}
+
+int etc_plot_lines(const etc_plot_options *o, const char *name, const char *title,
+                   const char *ylabel, size_t n, const char *const *labels, const double *values,
+                   double threshold, long marked, etc_plot_result *res, etc_error *err)
+{
+	ETC_TRY(check_series("etc_plot_lines", n, values, err));
+	return lines_plot(o, name, title, "operator (execution order)", ylabel, n, labels, values,
+	                  threshold, marked, res, err);
+}
+
+int etc_plot_trend(const etc_plot_options *o, const char *name, const char *title,
+                   const char *xlabel, const char *ylabel, size_t n, const char *const *labels,
+                   const double *values, etc_plot_result *res, etc_error *err)
+{
+	ETC_TRY(check_series("etc_plot_trend", n, values, err));
+	return lines_plot(o, name, title, xlabel ? xlabel : "", ylabel, n, labels, values, NAN, -1,
+	                  res, err);
+}
+
+/* ---- horizontal bars ---- */
+
+static void hbars_dat(FILE *f, const void *ctx)
+{
+	const series *s = ctx;
+	fputs("# row (0 on top), value (NaN when not finite), label\n", f);
+	for (size_t i = 0; i < s->n; i++) {
+		char buf[32];
+		const char *label;
+		label_of(s, i, buf, sizeof buf, &label);
+		fprintf(f, "%zu ", i);
+		put_num(f, s->values[i]);
+		fputc(' ', f);
+		put_dat_str(f, label, "");
+		fputc('\n', f);
+	}
+}
+
+static void hbars_vars(FILE *f, const void *ctx)
+{
+	const series *s = ctx;
+	var_str(f, "plot_title", s->title);
+	var_str(f, "plot_xlabel", s->xlabel);
+	var_int(f, "n_points", (long long)s->n);
+}
+
+int etc_plot_hbars(const etc_plot_options *o, const char *name, const char *title,
+                   const char *xlabel, size_t n, const char *const *labels, const double *values,
+                   etc_plot_result *res, etc_error *err)
+{
+	ETC_TRY(check_series("etc_plot_hbars", n, values, err));
+	series s = {0};
+	s.title = title ? title : "";
+	s.xlabel = xlabel ? xlabel : "";
+	s.n = n;
+	s.labels = labels;
+	s.values = values;
+	plot_job j = job_init(o, name, "hbars");
+	j.width = 800;
+	j.write_dat = hbars_dat;
+	j.write_vars = hbars_vars;
+	j.ctx = &s;
+	return run_job(&j, res, err);
+}
+
+/* ---- box plots ---- */
+
+typedef struct boxes {
+	const char *title, *ylabel;
+	size_t n;
+	const char *const *labels;
+	const etc_plot_box *boxes;
+} boxes;
+
+static void boxes_dat(FILE *f, const void *ctx)
+{
+	const boxes *b = ctx;
+	fputs("# index, min, p25, median, p75, max, label\n", f);
+	for (size_t i = 0; i < b->n; i++) {
+		const etc_plot_box *x = &b->boxes[i];
+		const double v[5] = {x->min, x->q1, x->median, x->q3, x->max};
+		fprintf(f, "%zu", i);
+		for (int k = 0; k < 5; k++) {
+			fputc(' ', f);
+			put_num(f, v[k]);
+		}
+		fputc(' ', f);
+		char buf[32];
+		snprintf(buf, sizeof buf, "%zu", i);
+		put_dat_str(f, b->labels && b->labels[i] ? b->labels[i] : buf, "");
+		fputc('\n', f);
+	}
+}
+
+static void boxes_vars(FILE *f, const void *ctx)
+{
+	const boxes *b = ctx;
+	var_str(f, "plot_title", b->title);
+	var_str(f, "plot_ylabel", b->ylabel);
+	var_int(f, "n_points", (long long)b->n);
+}
+
+int etc_plot_boxes(const etc_plot_options *o, const char *name, const char *title,
+                   const char *ylabel, size_t n, const char *const *labels, const etc_plot_box *bx,
+                   etc_plot_result *res, etc_error *err)
+{
+	if (n == 0 || !bx)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_plot_boxes: nothing to plot");
+	boxes b = {title ? title : "", ylabel ? ylabel : "", n, labels, bx};
+	plot_job j = job_init(o, name, "boxes");
+	j.width = (int)clamp_ll(160 + 60 * (uint64_t)(n > 1000 ? 1000 : n), 640, 4096);
+	j.write_dat = boxes_dat;
+	j.write_vars = boxes_vars;
+	j.ctx = &b;
+	return run_job(&j, res, err);
+}
+
+/* ---- timeline ---- */
+
+typedef struct timeline {
+	const char *title, *xlabel;
+	size_t nlanes, n;
+	const char *const *lanes;
+	const etc_plot_span *spans;
+} timeline;
+
+static void timeline_dat(FILE *f, const void *ctx)
+{
+	const timeline *t = ctx;
+	fputs("# lane (0 on top), start, end, lane label\n", f);
+	for (size_t i = 0; i < t->n; i++) {
+		const etc_plot_span *sp = &t->spans[i];
+		fprintf(f, "%u ", sp->lane);
+		put_num(f, sp->start);
+		fputc(' ', f);
+		put_num(f, sp->end);
+		fputc(' ', f);
+		put_dat_str(f, t->lanes[sp->lane] ? t->lanes[sp->lane] : "", "");
+		fputc('\n', f);
+	}
+}
+
+static void timeline_vars(FILE *f, const void *ctx)
+{
+	const timeline *t = ctx;
+	var_str(f, "plot_title", t->title);
+	var_str(f, "plot_xlabel", t->xlabel);
+	var_int(f, "n_lanes", (long long)t->nlanes);
+	var_int(f, "n_spans", (long long)t->n);
+}
+
+int etc_plot_timeline(const etc_plot_options *o, const char *name, const char *title,
+                      const char *xlabel, size_t n_lanes, const char *const *lane_labels, size_t n,
+                      const etc_plot_span *spans, etc_plot_result *res, etc_error *err)
+{
+	if (n == 0 || !spans || n_lanes == 0 || !lane_labels)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_plot_timeline: nothing to plot");
+	for (size_t i = 0; i < n; i++)
+		if (spans[i].lane >= n_lanes)
+			return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+			                "etc_plot_timeline: span %zu is in lane %u of %zu", i,
+			                spans[i].lane, n_lanes);
+	timeline t = {title ? title : "", xlabel ? xlabel : "", n_lanes, n, lane_labels, spans};
+	plot_job j = job_init(o, name, "timeline");
+	j.width = 1200;
+	j.write_dat = timeline_dat;
+	j.write_vars = timeline_vars;
+	j.ctx = &t;
 	return run_job(&j, res, err);
 }
 

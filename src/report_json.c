@@ -369,6 +369,15 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 		etc_numgap_json_(&b, opt->numgap);
 	else
 		etc_sbuf_puts(&b, "null");
+
+	if (opt->profile) {
+		etc_sbuf_puts(&b, ",\n  \"profile\": ");
+		etc_profile_json_(&b, opt->profile, opt->profile_tables);
+	}
+	if (opt->perfdiff) {
+		etc_sbuf_puts(&b, ",\n  \"perf_diff\": ");
+		etc_perfdiff_json_(&b, opt->perfdiff);
+	}
 	etc_sbuf_puts(&b, ",\n  \"runs\": [");
 	for (uint32_t r = 0; r < etc_etdump_run_count(dump) && rc == 0; r++) {
 		etc_run run;

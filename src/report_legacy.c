@@ -38,28 +38,28 @@ static void put_name(FILE *f, etc_str name)
 }
 
 /* A time value: exact integer digits on the integer scales, else repr. */
-static void time_cell(etc_grid *g, const etc_legacy_event *ev, int scale)
+static void time_cell(etc_tabulate *g, const etc_legacy_event *ev, int scale)
 {
 	if (integral_scale(scale)) {
 		if (ev->end >= ev->start)
-			etc_grid_cellf_(g, "%llu", (unsigned long long)(ev->end - ev->start));
+			etc_tabulate_cellf_(g, "%llu", (unsigned long long)(ev->end - ev->start));
 		else
-			etc_grid_cellf_(g, "-%llu", (unsigned long long)(ev->start - ev->end));
+			etc_tabulate_cellf_(g, "-%llu", (unsigned long long)(ev->start - ev->end));
 		return;
 	}
 	char num[ETC_FMT_NUM];
-	etc_grid_cell_(g, num, etc_fmt_repr(num, etc_legacy_duration(ev, scale)));
+	etc_tabulate_cell_(g, num, etc_fmt_repr(num, etc_legacy_duration(ev, scale)));
 }
 
-static void number_cell(etc_grid *g, double v, bool integral)
+static void number_cell(etc_tabulate *g, double v, bool integral)
 {
 	char num[ETC_FMT_NUM];
 	if (isnan(v))
-		etc_grid_cell_(g, "n/a", 3);
+		etc_tabulate_cell_(g, "n/a", 3);
 	else if (integral && fabs(v) < 9.007199254740992e15)
-		etc_grid_cellf_(g, "%.0f", v);
+		etc_tabulate_cellf_(g, "%.0f", v);
 	else
-		etc_grid_cell_(g, num, etc_fmt_repr(num, v));
+		etc_tabulate_cell_(g, num, etc_fmt_repr(num, v));
 }
 
 /* "Iteration 0".. headers after `fixed` leading ones. */
@@ -91,22 +91,22 @@ static int profile_table(FILE *f, const etc_legacy_block *b, int scale, etc_erro
 	const char **h = iteration_headers(fixed, 4, n, &storage);
 	if (!h)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-	etc_grid g;
-	etc_grid_init_(&g, 4 + (size_t)n);
+	etc_tabulate g;
+	etc_tabulate_init_(&g, 4 + (size_t)n);
 	const etc_legacy_iteration *first = &b->iterations[0];
 	for (uint32_t e = 0; e < first->event_count; e++) {
 		const etc_legacy_event *ev = &first->events[e];
-		etc_grid_cell_(&g, ev->name.ptr, ev->name.len);
-		etc_grid_cellf_(&g, "%d", ev->chain_idx);
-		etc_grid_cellf_(&g, "%u", ev->instruction_idx);
-		etc_grid_cell_(&g, "", 0);
+		etc_tabulate_cell_(&g, ev->name.ptr, ev->name.len);
+		etc_tabulate_cellf_(&g, "%d", ev->chain_idx);
+		etc_tabulate_cellf_(&g, "%u", ev->instruction_idx);
+		etc_tabulate_cell_(&g, "", 0);
 		for (uint32_t k = 0; k < n; k++)
 			time_cell(&g, &b->iterations[k].events[e], scale);
 	}
 	put_name(f, b->name);
 	fprintf(f, " (%u iteration%s, %s)\n", n, n == 1 ? "" : "s", unit_name(scale));
-	int rc = etc_grid_write_(f, &g, h, err);
-	etc_grid_free_(&g);
+	int rc = etc_tabulate_write_(f, &g, h, err);
+	etc_tabulate_free_(&g);
 	free(h);
 	free(storage);
 	return rc;
@@ -130,18 +130,18 @@ static int tax_table(FILE *f, const etc_legacy_block *b, int scale, etc_error *e
 			free(v);
 			return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 		}
-		etc_grid g;
-		etc_grid_init_(&g, 1 + (size_t)n);
+		etc_tabulate g;
+		etc_tabulate_init_(&g, 1 + (size_t)n);
 		for (int r = 0; r < 3; r++) {
-			etc_grid_cell_(&g, rows[r], strlen(rows[r]));
+			etc_tabulate_cell_(&g, rows[r], strlen(rows[r]));
 			for (uint32_t k = 0; k < n; k++)
 				number_cell(&g, v[(size_t)r * n + k],
 				            r < 2 && integral_scale(scale));
 		}
 		put_name(f, b->name);
 		fprintf(f, " framework tax calculations (%s)\n", unit_name(scale));
-		rc = etc_grid_write_(f, &g, h, err);
-		etc_grid_free_(&g);
+		rc = etc_tabulate_write_(f, &g, h, err);
+		etc_tabulate_free_(&g);
 		free(h);
 		free(storage);
 	}
@@ -189,19 +189,19 @@ static int memory_table(FILE *f, const etc_legacy_profile *p, const etc_legacy_b
 			t[distinct++] = t[m];
 	}
 	qsort(t, distinct, sizeof *t, cmp_first);
-	etc_grid g;
-	etc_grid_init_(&g, 2);
+	etc_tabulate g;
+	etc_tabulate_init_(&g, 2);
 	for (uint32_t j = 0; j < distinct; j++) {
 		const char *name = etc_legacy_profile_allocator(p, t[j].id);
 		if (!name)
 			name = "";
-		etc_grid_cell_(&g, name, strlen(name));
-		etc_grid_cellf_(&g, "%llu", (unsigned long long)t[j].sum);
+		etc_tabulate_cell_(&g, name, strlen(name));
+		etc_tabulate_cellf_(&g, "%llu", (unsigned long long)t[j].sum);
 	}
 	put_name(f, b->name);
 	fprintf(f, " memory allocations (bytes)\n");
-	int rc = etc_grid_write_(f, &g, h, err);
-	etc_grid_free_(&g);
+	int rc = etc_tabulate_write_(f, &g, h, err);
+	etc_tabulate_free_(&g);
 	free(t);
 	return rc;
 }

@@ -6,6 +6,7 @@
  *   mean:       np.add.reduce (identity 0 + pairwise summation) / n
  */
 #include "etcompare/inspector.h"
+#include "internal.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -108,4 +109,70 @@ void etc_perf_stats_compute(const double *values, size_t n, etc_perf_stats *out)
 	out->max = mx;
 	if (s != small && s != values)
 		free(s);
+}
+
+double etc_percentile_sorted_(const double *sorted, size_t n, double q)
+{
+	return n ? lerp_at(sorted, n, q / 100) : NAN;
+}
+
+void etc_sort_doubles_(double *v, size_t n)
+{
+	sort_values(v, n);
+}
+
+/* Moves the k-th smallest of v[0..n) to v[k], smaller ones before it, larger after. */
+static void select_kth(double *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+	while (hi > lo) {
+		size_t mid = lo + (hi - lo) / 2;
+		/* median of three as the pivot */
+		double a = v[lo], b = v[mid], c = v[hi];
+		double pivot =
+		    a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+		size_t i = lo, j = hi;
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				double t = v[i];
+				v[i] = v[j];
+				v[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return;
+	}
+}
+
+double etc_percentile_select_(double *v, size_t n, double q)
+{
+	if (!n)
+		return NAN;
+	double h = q / 100 * (double)(n - 1);
+	double fl = floor(h);
+	size_t i = (size_t)fl;
+	if (i >= n - 1) {
+		double mx = v[0];
+		for (size_t k = 1; k < n; k++)
+			mx = v[k] > mx ? v[k] : mx;
+		return mx;
+	}
+	select_kth(v, n, i);
+	double a = v[i], b = v[i + 1];
+	for (size_t k = i + 2; k < n; k++)
+		b = v[k] < b ? v[k] : b;
+	double g = h - fl, d = b - a;
+	return g >= 0.5 ? b - d * (1 - g) : a + d * g;
 }

@@ -36,6 +36,13 @@ CASES = [
      "runs5_ops12.outputs.txt", None),
     ("tutorial-us", ["--etdump", "tutorial.etdp", "--target_time_scale", "us", "--csv",
                      "{out}", "--no-table"], None, "tutorial.us.csv"),
+    # --tables profile (the default) is today's output, byte for byte
+    ("tutorial-tables-profile", ["--etdump", "tutorial.etdp", "--tables", "profile", "--tsv",
+                                 "{out}"], "tutorial.table.txt", "tutorial.tsv"),
+    # the profiling summaries of the real runtime's ETDump (numbers checked by hand in
+    # tests/test_profile.py's model; here the look and the real file)
+    ("tutorial-tables", ["--etdump", "tutorial.etdp", "--tables", "tax,memory,ops,delegates",
+                         "--tsv", "{out}"], "tutorial.tables.txt", "tutorial.tables.tsv"),
 ]
 
 failures = 0

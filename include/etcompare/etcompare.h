@@ -4,7 +4,9 @@
  * Modules: common.h (status, errors), etdump.h (the ETDump model),
  * tensor.h (debug buffer, dtypes, tensor views), inspector.h (EventBlocks
  * and timing statistics), report.h (tables, TSV/CSV, JSON, output files),
- * torchsave.h (torch.save archives: reference outputs of an ETRecord).
+ * torchsave.h (torch.save archives: reference outputs of an ETRecord),
+ * profile.h (framework tax, memory, operator, module and delegate
+ * summaries), perfdiff.h (performance diff against a baseline ETDump).
  */
 #ifndef ETCOMPARE_ETCOMPARE_H
 #define ETCOMPARE_ETCOMPARE_H
@@ -18,7 +20,10 @@
 #include "metrics.h"
 #include "npz.h"
 #include "numgap.h"
+
+#include "perfdiff.h"
 #include "plot.h"
+#include "profile.h"
 #include "report.h"
 #include "tensor.h"
 #include "torchsave.h"

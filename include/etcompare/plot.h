@@ -1,6 +1,7 @@
 /*
- * etcompare/plot.h - plots of the accuracy comparison: bar charts, error
- * histograms and line plots drawn by gnuplot, and heat maps of the absolute
+ * etcompare/plot.h - plots of the accuracy comparison and of the profile:
+ * bar charts, error histograms, line plots, box plots and timelines drawn
+ * by gnuplot, and heat maps of the absolute
  * error written directly as PNG.
  *
  * gnuplot plots. Each call writes, atomically (temporary file + rename),
@@ -16,8 +17,8 @@
  * `cd <dir> && gnuplot <name>.gp` makes the same PNG later or elsewhere.
  *
  * Templates. The built-in templates are C string constants kept identical,
- * byte for byte, to the files plots/bars.gp, plots/histogram.gp and
- * plots/lines.gp of the source tree (a unit test compares them), so the
+ * byte for byte, to the files plots/<kind>.gp of the source tree (bars,
+ * histogram, lines, hbars, boxes, timeline; a unit test compares them), so the
  * library needs no data files at run time. etc_plot_options.template_dir
  * names a directory holding <kind>.gp files to use instead (for example the
  * source tree's plots/ while editing a template).
@@ -79,7 +80,8 @@ typedef int (*etc_plot_read_fn)(void *ctx, uint64_t first, size_t count, double 
                                 etc_error *err);
 
 /**
- * The built-in text of template `kind` ("bars", "histogram" or "lines"),
+ * The built-in text of template `kind` ("bars", "histogram", "lines",
+ * "hbars", "boxes" or "timeline"),
  * identical to plots/<kind>.gp; NULL for any other kind.
  */
 ETC_API const char *etc_plot_template(const char *kind);
@@ -132,6 +134,59 @@ ETC_API int etc_plot_lines(const etc_plot_options *o, const char *name, const ch
                            const char *ylabel, size_t n, const char *const *labels,
                            const double *values, double threshold, long marked,
                            etc_plot_result *res, etc_error *err);
+
+/**
+ * A line over a sequence (e.g. one point per run): etc_plot_lines with the
+ * x axis labelled `xlabel`, no threshold and no marked point.
+ */
+ETC_API int etc_plot_trend(const etc_plot_options *o, const char *name, const char *title,
+                           const char *xlabel, const char *ylabel, size_t n,
+                           const char *const *labels, const double *values, etc_plot_result *res,
+                           etc_error *err);
+
+/**
+ * Horizontal bars, bar 0 on top: bar i is `values[i]` labelled `labels[i]`.
+ * The PNG is 800 x 480. Template "hbars": variables datafile, outfile,
+ * plot_title, plot_xlabel, plot_width, plot_height, n_points; data columns
+ * row, value (NaN when not finite), label.
+ */
+ETC_API int etc_plot_hbars(const etc_plot_options *o, const char *name, const char *title,
+                           const char *xlabel, size_t n, const char *const *labels,
+                           const double *values, etc_plot_result *res, etc_error *err);
+
+/** The five numbers of one box of a box plot. */
+typedef struct etc_plot_box {
+	double min, q1, median, q3, max;
+} etc_plot_box;
+
+/**
+ * Box plots, one per group: whiskers at min and max, the box from q1 to q3,
+ * a line at the median. The PNG is W x 480, W = 160 + 60 n clamped to
+ * [640, 4096]. Template "boxes": variables datafile, outfile, plot_title,
+ * plot_ylabel, plot_width, plot_height, n_points; data columns index, min,
+ * q1, median, q3, max, label.
+ */
+ETC_API int etc_plot_boxes(const etc_plot_options *o, const char *name, const char *title,
+                           const char *ylabel, size_t n, const char *const *labels,
+                           const etc_plot_box *boxes, etc_plot_result *res, etc_error *err);
+
+/** One bar of a timeline: lane index, start and end on the x axis. */
+typedef struct etc_plot_span {
+	uint32_t lane;
+	double start, end;
+} etc_plot_span;
+
+/**
+ * A Gantt-style timeline: one lane per label (lane 0 on top), one bar per
+ * span. The PNG is 1200 x 480. Template "timeline": variables datafile,
+ * outfile, plot_title, plot_xlabel, plot_width, plot_height, n_lanes,
+ * n_spans; data columns lane, start, end, lane label. ETC_ERR_USAGE when a
+ * span names a lane >= n_lanes.
+ */
+ETC_API int etc_plot_timeline(const etc_plot_options *o, const char *name, const char *title,
+                              const char *xlabel, size_t n_lanes, const char *const *lane_labels,
+                              size_t n, const etc_plot_span *spans, etc_plot_result *res,
+                              etc_error *err);
 
 /**
  * Where a heat map's cells land in its PNG (see etc_plot_heatmap). Source

@@ -13,6 +13,9 @@
 #include "accuracy.h"
 #include "inspector.h"
 #include "numgap.h"
+
+#include "perfdiff.h"
+#include "profile.h"
 #include "plot.h"
 
 #include <stdbool.h>
@@ -28,6 +31,10 @@ typedef struct etc_report_options {
 	uint32_t max_values;              /**< values shown per tensor by outputs (default 8) */
 	const etc_accuracy *accuracy;     /**< when set, --json carries the comparison */
 	const etc_numgap *numgap;         /**< when set, --json carries the numeric gap */
+
+	const etc_profile *profile;   /**< when set, --json carries "profile" ... */
+	unsigned profile_tables;      /**< ... with these ETC_TABLE_* tables */
+	const etc_perfdiff *perfdiff; /**< when set, --json carries "perf_diff" */
 } etc_report_options;
 
 ETC_API void etc_report_options_init(etc_report_options *opt);

@@ -47,7 +47,7 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
                const etc_inspector_options *io, numgap_state *st, int *gate);
 
 /* Plots of the gap in `dir`; 0 or an exit code. */
-int numgap_plots(const numgap_state *st, const char *dir);
+int numgap_plots(const numgap_state *st, const char *dir, etc_plot_result *pr);
 
 void numgap_free(numgap_state *st);
 

@@ -4,7 +4,7 @@
  * prints and maps failures to exit codes. All logic lives in libetcompare;
  * this file includes only public headers.
  *
- * Exit codes: 0 ok, 1 accuracy gate failed (reserved), 2 usage error,
+ * Exit codes: 0 ok, 1 accuracy or regression gate failed, 2 usage error,
  * 3 unreadable or invalid input, 4 an output file could not be written.
  */
 #include "etcompare/etcompare.h"
@@ -20,9 +20,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "cmd_numgap.h"
-
 #include "cmd_legacy.h"
+#include "cmd_numgap.h"
+#include "cmd_profile.h"
 #include "cmd_trace.h"
 #include "example_data.h"
 
@@ -33,6 +33,7 @@ typedef struct args {
 	const char *reference_outputs, *block, *pair_by, *metrics, *junit, *plot_dir;
 	const char *min_snr, *max_mse, *min_cosine, *max_abs;
 	const char *legacy_profile, *legacy_time_scale, *trace;
+	const char *tables, *baseline_etdump, *max_regression, *min_event_time;
 	bool include_delegate_debug_data, show_outputs, strict, example, no_table;
 	bool graph, show_references, compare, plot;
 	bool compare_explicit; /* asked for by a flag only the comparison uses */
@@ -71,7 +72,9 @@ static const char usage_text[] =
     "  --max-values N            values shown per tensor (8)\n"
     "  --include_delegate_debug_data\n"
     "                            add the delegate_debug_metadata column\n"
-    "  --no-table                do not print the profiling table\n"
+    "  --no-table                do not print the profiling tables\n"
+    "  --tables LIST             tables to print among profile, tax, memory, ops, modules,\n"
+    "                            delegates, all (profile); --tsv and --json follow it\n"
     "  --strict                  merged runs with different debug data are an error\n"
     "  --trace FILE              write the profile as a Chrome trace (JSON) for Perfetto UI\n"
     "                            and chrome://tracing: a thread per run, delegate events on\n"
@@ -88,6 +91,12 @@ static const char usage_text[] =
     "  --legacy-profile FILE     print the old profiler's tables of prof_result.bin: events\n"
     "                            per iteration of each block, framework tax, memory\n"
     "  --legacy-time-scale U     unit of its timestamps: ns us ms cycles (ns); shown in ms\n"
+    "Performance diff (events matched by signature, p50 compared):\n"
+    "  --baseline-etdump FILE    the baseline ETDump of the same model\n"
+    "  --max-regression PCT      exit 1 when Method::execute or an event regresses by more\n"
+    "                            than PCT percent\n"
+    "  --min-event-time T        events whose p50 is below T (target unit) on both sides\n"
+    "                            are not gated (0)\n"
     "\n"
     "Accuracy (program outputs against reference outputs):\n"
     "  --compare                 compare (alias --compare_results); implied by the flags below\n"
@@ -101,7 +110,9 @@ static const char usage_text[] =
     "  --metrics LIST            columns: snr,mse,cosine,l1,max_abs,max_rel "
     "(snr,mse,cosine,max_abs)\n"
     "  --junit FILE              JUnit XML, one testcase per output\n"
-    "  --plot [DIR]              bar charts, error histograms and heat maps (./etcompare-plots)\n"
+    "  --plot [DIR]              bar charts, error histograms and heat maps (./etcompare-plots);\n"
+    "                            with an ETDump also the profiling plots: top operators,\n"
+    "                            per-run box plots, framework tax per run, a timeline\n"
     "\n"
     "Numeric gap (intermediate outputs op by op against a reference run):\n"
     "  --reference-etdump FILE   the reference run's ETDump (e.g. portable CPU kernels)\n"
@@ -119,8 +130,8 @@ static const char usage_text[] =
     "  -h, --help                show this help\n"
     "  -V, --version             show the version\n"
     "\n"
-    "Exit status: 0 ok, 1 accuracy gate failed or an intermediate output diverged,\n"
-    "2 usage error, 3 unreadable or invalid input, 4 an output file could not be written.\n";
+    "Exit status: 0 ok, 1 a gate failed (accuracy, numeric gap or regression), 2 usage\n"
+    "error, 3 unreadable or invalid input, 4 an output file could not be written.\n";
 
 int usage_error(const char *fmt, const char *arg)
 {
@@ -189,6 +200,10 @@ static int parse(int argc, char **argv, args *a)
 	    {"--legacy-profile", offsetof(args, legacy_profile)},
 	    {"--legacy-time-scale", offsetof(args, legacy_time_scale)},
 	    {"--trace", offsetof(args, trace)},
+	    {"--tables", offsetof(args, tables)},
+	    {"--baseline-etdump", offsetof(args, baseline_etdump)},
+	    {"--max-regression", offsetof(args, max_regression)},
+	    {"--min-event-time", offsetof(args, min_event_time)},
 	};
 	static const struct {
 		const char *name;
@@ -553,6 +568,10 @@ int main(int argc, char **argv)
 	int status = EXIT_OK, gate = EXIT_OK;
 	owned_refs owned = {NULL, NULL};
 	numgap_state ng = {NULL, NULL, NULL, NULL, NULL, NULL};
+	profile_cmd pc;
+	if ((rc = cmd_profile_init(&pc, a.tables, a.baseline_etdump, a.max_regression,
+	                           a.min_event_time)) != 0)
+		return rc;
 	etc_report_options ro;
 	etc_report_options_init(&ro);
 	ro.include_delegate_debug_data = a.include_delegate_debug_data;
@@ -634,12 +653,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "etcompare: warning: %s\n", etc_inspector_warning(insp, i));
 	}
 
-	if (!a.no_table) {
-		if (etc_report_table(stdout, insp, &ro, &err) < 0) {
-			status = EXIT_OUTPUT;
-			fprintf(stderr, "etcompare: error: %s\n", err.message);
-			goto out;
-		}
+	if ((rc = cmd_profile_print(&pc, insp, a.no_table, &ro, &gate)) != 0) {
+		status = rc;
+		goto out;
 	}
 	if (a.show_outputs) {
 		if (!buf)
@@ -693,7 +709,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "etcompare: error: cannot write to standard output\n");
 		goto out;
 	}
-	if (a.tsv && (rc = write_file(a.tsv, etc_report_tsv, insp, &ro)) != 0) {
+	if (a.tsv && (rc = write_file(a.tsv, cmd_profile_tsv, insp, &ro)) != 0) {
 		status = rc;
 		goto out;
 	}
@@ -714,13 +730,19 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* Plots last: a plot failure must not cost the gate's verdict or the reports. */
-	if (a.plot && ro.accuracy) {
-		etc_plot_options po = {a.plot_dir ? a.plot_dir : "etcompare-plots", NULL, NULL};
+	if (a.plot) {
+		const char *dir = a.plot_dir ? a.plot_dir : "etcompare-plots";
+		etc_plot_options po = {dir, NULL, NULL};
 		etc_plot_result pr = {0, 0, false};
-		if (etc_report_accuracy_plots(&po, ro.accuracy, a.metric_mask, insp, &pr, &err) <
-		    0) {
+		if (ro.accuracy && etc_report_accuracy_plots(&po, ro.accuracy, a.metric_mask, insp,
+		                                             &pr, &err) < 0) {
 			fprintf(stderr, "etcompare: error: %s\n", err.message);
 			status = err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
+			goto out;
+		}
+		if ((ng.ng && (rc = numgap_plots(&ng, dir, &pr)) != 0) ||
+		    (rc = cmd_profile_plots(&pc, insp, dir, &pr)) != 0) {
+			status = rc;
 			goto out;
 		}
 		if (pr.gnuplot_missing)
@@ -728,16 +750,12 @@ int main(int argc, char **argv)
 			    stderr,
 			    "etcompare: note: gnuplot not found: wrote the .gp scripts and .dat "
 			    "data in %s for later\n",
-			    po.dir);
-	}
-	if (a.plot && ng.ng &&
-	    (rc = numgap_plots(&ng, a.plot_dir ? a.plot_dir : "etcompare-plots")) != 0) {
-		status = rc;
-		goto out;
+			    dir);
 	}
 	status = gate;
 out:
 	numgap_free(&ng);
+	cmd_profile_free(&pc);
 	etc_accuracy_free((etc_accuracy *)ro.accuracy);
 	etc_torchsave_free(owned.ts);
 	etc_npz_free(owned.npz);

@@ -1,0 +1,93 @@
+/*
+ * etcompare/perfdiff.h - the performance diff: the events of a baseline
+ * ETDump matched with those of the current one by signature, their p50
+ * durations compared, and the regression gate.
+ *
+ * Matching: an event's key is its block's name and the block's rank among
+ * the blocks of that name (the second "Execute" block matches the second),
+ * then its event name, instruction id and delegate ids (the Inspector's
+ * event signature, FORMATS.md §3). Events without timing, and OPERATOR_CALL
+ * events of blocks that have native_call_* events (the table hides them),
+ * are not compared.
+ *
+ * Regression of an event: 100 * (current p50 - baseline p50) / baseline p50
+ * (+inf when the baseline p50 is 0 and the current one is not). The gate
+ * fails on every Method::execute event, and every other event whose
+ * baseline or current p50 is at least min_event_time, that regresses more
+ * than max_regression percent.
+ *
+ * The diff borrows both inspectors: they must outlive it.
+ */
+#ifndef ETCOMPARE_PERFDIFF_H
+#define ETCOMPARE_PERFDIFF_H
+
+#include "common.h"
+#include "inspector.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct etc_perfdiff_options {
+	double max_regression; /**< percent; NaN (the default) = no gate */
+	double min_event_time; /**< in the target unit; 0 by default */
+} etc_perfdiff_options;
+
+ETC_API void etc_perfdiff_options_init(etc_perfdiff_options *opt);
+
+/** One event found in both ETDumps. */
+typedef struct etc_perfdiff_row {
+	etc_str block, name; /**< views into the current ETDump */
+	int32_t instruction_id;
+	size_t base_block, base_event; /**< indices in the baseline inspector */
+	size_t cur_block, cur_event;   /**< indices in the current inspector */
+	double base_p50, cur_p50;
+	double change;         /**< cur_p50 - base_p50 */
+	double ratio;          /**< cur_p50 / base_p50 (NaN when both are 0) */
+	double change_percent; /**< the regression, see above (NaN when both are 0) */
+	bool is_execute;       /**< a Method::execute event */
+	bool below_min;        /**< not Method::execute, both p50 below min_event_time */
+	bool gated;            /**< the gate applies to it (a gate is set) */
+	bool failed;           /**< it regressed beyond max_regression */
+} etc_perfdiff_row;
+
+typedef struct etc_perfdiff etc_perfdiff;
+
+/**
+ * Matches and compares. Rows are sorted by change_percent, largest
+ * regression first (NaN last; ties by change), rows below min_event_time
+ * after all others. Returns 0 or
+ * ETC_ERR_NOMEM; ETC_ERR_USAGE when the two inspectors report in different
+ * units.
+ */
+ETC_API int etc_perfdiff_create(etc_perfdiff **out, const etc_inspector *baseline,
+                                const etc_inspector *current, const etc_perfdiff_options *opt,
+                                etc_error *err);
+/** Releases `d`. NULL is a no-op. */
+ETC_API void etc_perfdiff_free(etc_perfdiff *d);
+
+ETC_API size_t etc_perfdiff_row_count(const etc_perfdiff *d);
+ETC_API const etc_perfdiff_row *etc_perfdiff_row_at(const etc_perfdiff *d, size_t i);
+/** Compared events of the baseline (current) that the other ETDump lacks. */
+ETC_API size_t etc_perfdiff_baseline_only(const etc_perfdiff *d);
+ETC_API size_t etc_perfdiff_current_only(const etc_perfdiff *d);
+/** Rows that fail the gate (0 without a gate). */
+ETC_API size_t etc_perfdiff_failures(const etc_perfdiff *d);
+ETC_API const etc_perfdiff_options *etc_perfdiff_options_get(const etc_perfdiff *d);
+ETC_API const etc_inspector *etc_perfdiff_baseline(const etc_perfdiff *d);
+ETC_API const etc_inspector *etc_perfdiff_current(const etc_perfdiff *d);
+
+/**
+ * The diff as a box-drawing table (block, event, baseline and current p50,
+ * change, ratio, change %, gate), at most `max_rows` rows (0: all), then a
+ * line per Method::execute and a line with the match counts.
+ */
+ETC_API int etc_report_perfdiff(FILE *out, const etc_perfdiff *d, size_t max_rows, etc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,178 @@
+/*
+ * cmd_profile.c - the CLI side of the profiling tables, the performance
+ * diff and the profiling plots: option checks, what goes to stdout and
+ * stderr, and exit codes. The computations live in libetcompare
+ * (profile.h, perfdiff.h).
+ */
+#include "cmd_profile.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_OUTPUT = 4 };
+
+static int usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "etcompare: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'etcompare --help'.\n");
+	return EXIT_USAGE;
+}
+
+static int number(const char *flag, const char *v, double *out)
+{
+	char *end;
+	errno = 0;
+	*out = strtod(v, &end);
+	if (*end || errno || end == v || !isfinite(*out) || *out < 0)
+		return usage("%s takes a number >= 0", flag);
+	return 0;
+}
+
+int cmd_profile_init(profile_cmd *pc, const char *tables, const char *baseline,
+                     const char *max_regression, const char *min_event_time)
+{
+	memset(pc, 0, sizeof *pc);
+	pc->tables = ETC_TABLE_PROFILE;
+	pc->baseline = baseline;
+	etc_perfdiff_options_init(&pc->diff_opt);
+	if (tables && etc_profile_tables_parse(tables, &pc->tables) < 0)
+		return usage(
+		    "--tables takes a list of profile,tax,memory,ops,modules,delegates,all, "
+		    "not '%s'",
+		    tables);
+	if ((max_regression || min_event_time) && !baseline)
+		return usage("%s", "--max-regression and --min-event-time need --baseline-etdump");
+	if (max_regression &&
+	    number("--max-regression", max_regression, &pc->diff_opt.max_regression))
+		return EXIT_USAGE;
+	if (min_event_time &&
+	    number("--min-event-time", min_event_time, &pc->diff_opt.min_event_time))
+		return EXIT_USAGE;
+	return 0;
+}
+
+static int fail(const etc_error *err, int code)
+{
+	fprintf(stderr, "etcompare: error: %s\n", err->message);
+	return code;
+}
+
+static int ensure_profile(profile_cmd *pc, const etc_inspector *insp)
+{
+	if (pc->profile)
+		return 0;
+	etc_error err;
+	etc_error_clear(&err);
+	if (etc_profile_create(&pc->profile, insp, &err) < 0)
+		return fail(&err, EXIT_INPUT);
+	return 0;
+}
+
+static int diff(profile_cmd *pc, const etc_inspector *insp, etc_report_options *ro, int *gate)
+{
+	etc_error err;
+	etc_error_clear(&err);
+	if (etc_etdump_open(&pc->base_dump, pc->baseline, &err) < 0)
+		return fail(&err, EXIT_INPUT);
+	int rc = etc_inspector_create(&pc->base_insp, pc->base_dump, NULL,
+	                              etc_inspector_options_get(insp), &err);
+	if (rc < 0)
+		return fail(&err, rc == ETC_ERR_USAGE ? EXIT_USAGE : EXIT_INPUT);
+	if ((rc = etc_perfdiff_create(&pc->diff, pc->base_insp, insp, &pc->diff_opt, &err)) < 0)
+		return fail(&err, rc == ETC_ERR_USAGE ? EXIT_USAGE : EXIT_INPUT);
+	ro->perfdiff = pc->diff;
+	printf("Performance diff against %s (p50 per event, largest regression first):\n",
+	       pc->baseline);
+	if (etc_report_perfdiff(stdout, pc->diff, 0, &err) < 0)
+		return fail(&err, EXIT_OUTPUT);
+	size_t fails = etc_perfdiff_failures(pc->diff);
+	if (!fails)
+		return 0;
+	/* rows are sorted by regression: the first failing row is the worst */
+	const etc_perfdiff_row *w = NULL;
+	for (size_t i = 0; i < etc_perfdiff_row_count(pc->diff) && !w; i++)
+		if (etc_perfdiff_row_at(pc->diff, i)->failed)
+			w = etc_perfdiff_row_at(pc->diff, i);
+	char pct[32];
+	snprintf(pct, sizeof pct, "%+.2f", w->change_percent);
+	fprintf(stderr,
+	        "etcompare: performance gate FAILED: %zu event%s regress%s more than %g%%; "
+	        "worst: %.*s %.*s %s%%\n",
+	        fails, fails == 1 ? "" : "s", fails == 1 ? "es" : "", pc->diff_opt.max_regression,
+	        (int)w->block.len, w->block.ptr, (int)w->name.len, w->name.ptr, pct);
+	*gate = EXIT_GATE;
+	return 0;
+}
+
+int cmd_profile_print(profile_cmd *pc, const etc_inspector *insp, bool no_table,
+                      etc_report_options *ro, int *gate)
+{
+	etc_error err;
+	etc_error_clear(&err);
+	unsigned more = pc->tables & ~(unsigned)ETC_TABLE_PROFILE;
+	bool titles = (pc->tables & (pc->tables - 1)) != 0; /* more than one table */
+	ro->profile_tables = pc->tables;
+	if (more) {
+		int rc = ensure_profile(pc, insp);
+		if (rc)
+			return rc;
+		ro->profile = pc->profile;
+		if ((pc->tables & ETC_TABLE_MODULES) && !etc_inspector_etrecord(insp))
+			fprintf(stderr, "etcompare: note: the modules table needs --etrecord\n");
+	}
+	if (!no_table) {
+		if (pc->tables & ETC_TABLE_PROFILE) {
+			if (titles)
+				printf("== profile: the Inspector's table ==\n");
+			if (etc_report_table(stdout, insp, ro, &err) < 0)
+				return fail(&err, EXIT_OUTPUT);
+		}
+		if (more && etc_report_profile_tables(stdout, pc->profile, more, titles, &err) < 0)
+			return fail(&err, EXIT_OUTPUT);
+	}
+	return pc->baseline ? diff(pc, insp, ro, gate) : 0;
+}
+
+int cmd_profile_tsv(FILE *f, const etc_inspector *insp, const etc_report_options *ro,
+                    etc_error *err)
+{
+	unsigned tables = ro->profile_tables ? ro->profile_tables : ETC_TABLE_PROFILE;
+	unsigned more = tables & ~(unsigned)ETC_TABLE_PROFILE;
+	if (!more || !ro->profile)
+		return etc_report_tsv(f, insp, ro, err);
+	if (tables & ETC_TABLE_PROFILE) {
+		fputs("# profile\n", f);
+		int rc = etc_report_tsv(f, insp, ro, err);
+		if (rc < 0)
+			return rc;
+		fputc('\n', f);
+	}
+	return etc_report_profile_tsv(f, ro->profile, more, err);
+}
+
+int cmd_profile_plots(profile_cmd *pc, const etc_inspector *insp, const char *dir,
+                      etc_plot_result *pr)
+{
+	int rc = ensure_profile(pc, insp);
+	if (rc)
+		return rc;
+	etc_error err;
+	etc_error_clear(&err);
+	etc_plot_options po = {dir, NULL, NULL};
+	if (etc_report_profile_plots(&po, pc->profile, 10, pr, &err) < 0)
+		return fail(&err, err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT);
+	return 0;
+}
+
+void cmd_profile_free(profile_cmd *pc)
+{
+	etc_perfdiff_free(pc->diff);
+	etc_inspector_free(pc->base_insp);
+	etc_etdump_free(pc->base_dump);
+	etc_profile_free(pc->profile);
+	memset(pc, 0, sizeof *pc);
+}
