@@ -9,7 +9,7 @@
 
 enum { EXIT_OK = 0, EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_OUTPUT = 4 };
 
-/* Prints "etcompare: <fmt with arg>" and the --help hint; returns EXIT_USAGE. */
+/* In args.c. Prints "etcompare: <fmt with arg>" and the --help hint; returns EXIT_USAGE. */
 int usage_error(const char *fmt, const char *arg);
 /* Prints the error's message; returns EXIT_INPUT. */
 int input_error(const etc_error *err);
