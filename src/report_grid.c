@@ -110,81 +110,35 @@ static const char *cell_text(const etc_grid *g, const struct etc_grid_cell *c, c
 	return buf;
 }
 
-/* Display width: code points (continuation bytes do not count). */
-static size_t width(const char *s, size_t n)
-{
-	size_t w = 0;
-	for (size_t i = 0; i < n; i++)
-		w += ((unsigned char)s[i] & 0xc0) != 0x80;
-	return w;
-}
-
-static void pad(FILE *f, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		fputc(' ', f);
-}
-
-static void put_cell(FILE *f, const char *s, size_t len, size_t w, bool right)
-{
-	size_t cw = width(s, len);
-	fputs(" ", f);
-	if (right)
-		pad(f, w - cw);
-	fwrite(s, 1, len, f);
-	if (!right)
-		pad(f, w - cw);
-	fputs(" │", f);
-}
-
+/* Rendered by etc_grid_print_ (the accuracy table's look), cells made NUL-terminated. */
 int etc_grid_write_(const etc_grid *g, FILE *f)
 {
-	size_t nc = g->ncols;
-	size_t *w = calloc(nc ? nc : 1, sizeof *w);
-	if (!w || g->failed) {
-		free(w);
-		return ETC_ERR_NOMEM;
-	}
+	size_t nc = g->ncols, n = g->ncells;
+	if (g->failed || !nc)
+		return g->failed ? ETC_ERR_NOMEM : 0;
+	const char **cells = malloc((n ? n : 1) * sizeof *cells);
+	size_t *at = malloc((n ? n : 1) * sizeof *at);
+	etc_sbuf text = {0};
 	char buf[ETC_FMT_NUM];
-	for (size_t c = 0; c < nc; c++)
-		w[c] = width(g->headers[c], strlen(g->headers[c]));
-	for (size_t i = 0; i < g->ncells; i++) {
+	int rc = cells && at ? 0 : ETC_ERR_NOMEM;
+	for (size_t i = 0; i < n && rc == 0; i++) {
 		size_t len;
 		const char *s = cell_text(g, &g->cells[i], buf, &len);
-		size_t cw = width(s, len);
-		if (cw > w[i % nc])
-			w[i % nc] = cw;
+		at[i] = text.len;
+		etc_sbuf_put(&text, s, len);
+		etc_sbuf_put(&text, "", 1);
 	}
-	static const char *const rules[3][4] = {
-	    {"╒", "═", "╤", "╕"}, {"╞", "═", "╪", "╡"}, {"╘", "═", "╧", "╛"}};
-	for (int line = 0; line < 3; line++) {
-		if (line == 2) {
-			for (size_t i = 0; i < g->ncells; i++) {
-				if (i % nc == 0)
-					fputs("│", f);
-				size_t len;
-				const char *s = cell_text(g, &g->cells[i], buf, &len);
-				put_cell(f, s, len, w[i % nc], g->right[i % nc]);
-				if (i % nc == nc - 1)
-					fputc('\n', f);
-			}
-		}
-		fputs(rules[line][0], f);
-		for (size_t c = 0; c < nc; c++) {
-			for (size_t k = 0; k < w[c] + 2; k++)
-				fputs(rules[line][1], f);
-			fputs(c + 1 < nc ? rules[line][2] : rules[line][3], f);
-		}
-		fputc('\n', f);
-		if (line == 0) {
-			fputs("│", f);
-			for (size_t c = 0; c < nc; c++)
-				put_cell(f, g->headers[c], strlen(g->headers[c]), w[c],
-				         g->right[c]);
-			fputc('\n', f);
-		}
-	}
-	free(w);
+	if (rc == 0 && text.failed)
+		rc = ETC_ERR_NOMEM;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		cells[i] = text.p + at[i];
+	if (rc == 0)
+		rc = etc_grid_print_(f, nc, g->headers, g->right, n / nc, cells);
+	free(cells);
+	free(at);
+	etc_sbuf_free(&text);
+	if (rc < 0)
+		return rc;
 	return ferror(f) ? ETC_ERR_IO : 0;
 }
 
