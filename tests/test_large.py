@@ -18,7 +18,7 @@ import zipfile
 import zlib
 
 ETC = os.environ["ETCOMPARE"]
-SRC = os.environ["ETC_SRC"]
+SRC = os.path.abspath(os.environ["ETC_SRC"])
 FLATC = os.environ.get("ETC_FLATC", "flatc")
 FBS = os.path.join(SRC, "schema", "etdump.fbs")
 DATA = os.path.join(SRC, "tests", "data")
