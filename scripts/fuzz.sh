@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs a libFuzzer target (tests/fuzz/fuzz_<target>.c) for SECONDS seconds.
-#   scripts/fuzz.sh TARGET SECONDS      e.g. scripts/fuzz.sh etdump 1800
-#   scripts/fuzz.sh all SECONDS         every target, one after the other
+#   scripts/fuzz.sh TARGET SECONDS [RUNS]   e.g. scripts/fuzz.sh etdump 1800
+#   scripts/fuzz.sh all SECONDS [RUNS]      every target, one after the other
+# It stops after SECONDS, or after RUNS executions when given.
 # Builds build-fuzz/ with clang (-DETC_FUZZ=ON -DETC_SANITIZE=ON: libFuzzer +
 # ASan + UBSan, leak detection on) when needed. New inputs go to
 # build-fuzz/corpus/<target>/ (the seeds in tests/fuzz/corpus/<target>/ are
@@ -13,8 +14,8 @@
 #   <target>: <runs> executions in <s> s, cov <n> ft <n>, <k> findings
 set -eu
 cd "$(dirname "$0")/.."
-[ $# -eq 2 ] || { echo "usage: $0 TARGET|all SECONDS" >&2; exit 2; }
-target=$1 seconds=$2
+[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: $0 TARGET|all SECONDS [RUNS]" >&2; exit 2; }
+target=$1 seconds=$2 runs_max=${3:--1}
 build=${FUZZ_BUILD:-build-fuzz}
 
 if [ ! -f "$build/CMakeCache.txt" ]; then
@@ -26,7 +27,7 @@ if [ "$target" = all ]; then
 	status=0
 	for src in tests/fuzz/fuzz_*.c; do
 		t=$(basename "$src" .c)
-		"$0" "${t#fuzz_}" "$seconds" || status=1
+		"$0" "${t#fuzz_}" "$seconds" "$runs_max" || status=1
 	done
 	exit $status
 fi
@@ -38,7 +39,7 @@ log="$build/fuzz-$target.log"
 status=0
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-"$build/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+"$build/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -runs="$runs_max" -timeout=10 -rss_limit_mb=2048 \
 	-malloc_limit_mb=1024 -print_final_stats=1 \
 	-artifact_prefix="$build/artifacts/$target/" \
 	"$build/corpus/$target" "tests/fuzz/corpus/$target" >"$log" 2>&1 || status=1
