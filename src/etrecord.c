@@ -575,8 +575,8 @@ static int load_torchsave(etc_etrecord *r, const char *member, etc_torchsave **o
 		                member, data[1]);
 	char name[512];
 	snprintf(name, sizeof name, "%s:%s", r->name, member);
-	int rc = etc_torchsave_wrap(out, data, size, name, err);
-	return rc;
+	/* Its members share what is left of the record's inflation budget. */
+	return etc_torchsave_wrap_nested(out, data, size, name, etc_zip_budget_left(r->zip), err);
 }
 
 /* --- open ------------------------------------------------------------------ */

@@ -1045,9 +1045,121 @@ static bool contains(const char *hay, size_t n, const char *needle)
 	return false;
 }
 
-static size_t delegate_handles(const etc_delegate_info *d, const etc_inspector_event *ev,
+/*
+ * The ids of one delegate map, hashed: key -> first and last position
+ * (+1; 0 is an empty slot). A delegate can have hundreds of thousands of ids
+ * and as many events; resolving each event by scanning every key would be
+ * quadratic.
+ */
+typedef struct id_slot {
+	size_t first, last;
+} id_slot;
+
+typedef struct id_index {
+	const etc_delegate_info *d; /* NULL: unused slot of id_indexes */
+	size_t cap;                 /* power of two */
+	id_slot *slots;
+	size_t max_len; /* longest key */
+} id_index;
+
+/* The indexes built during one etc_inspector_link, keyed by map. */
+typedef struct id_indexes {
+	id_index *tab;
+	size_t cap, count;
+} id_indexes;
+
+static uint64_t hash_bytes(const char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 0x100000001b3u;
+	return h;
+}
+
+static size_t pointer_slot(const void *p, size_t cap)
+{
+	uint64_t h = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15u;
+	return (size_t)((h ^ (h >> 29)) & (cap - 1));
+}
+
+static id_slot *id_lookup(const id_index *x, const char *key, size_t len)
+{
+	size_t at = (size_t)(hash_bytes(key, len) & (x->cap - 1));
+	for (;; at = (at + 1) & (x->cap - 1)) {
+		id_slot *sl = &x->slots[at];
+		if (!sl->first)
+			return sl;
+		const char *k = x->d->ids[sl->first - 1];
+		if (strlen(k) == len && memcmp(k, key, len) == 0)
+			return sl;
+	}
+}
+
+static int id_index_build(id_index *x, const etc_delegate_info *d)
+{
+	x->d = d;
+	x->cap = 16;
+	while (x->cap < 2 * d->id_count)
+		x->cap <<= 1;
+	x->slots = calloc(x->cap, sizeof *x->slots);
+	if (!x->slots)
+		return ETC_ERR_NOMEM;
+	for (size_t i = 0; i < d->id_count; i++) {
+		size_t len = strlen(d->ids[i]);
+		id_slot *sl = id_lookup(x, d->ids[i], len);
+		if (!sl->first)
+			sl->first = i + 1;
+		sl->last = i + 1;
+		if (len > x->max_len)
+			x->max_len = len;
+	}
+	return 0;
+}
+
+static void id_indexes_free(id_indexes *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->tab[i].slots);
+	free(t->tab);
+}
+
+/* The index of `d`, built on first use; NULL when out of memory. */
+static const id_index *id_indexes_get(id_indexes *t, const etc_delegate_info *d)
+{
+	if (2 * (t->count + 1) > t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		id_index *tab = calloc(cap, sizeof *tab);
+		if (!tab)
+			return NULL;
+		for (size_t i = 0; i < t->cap; i++) {
+			if (!t->tab[i].d)
+				continue;
+			size_t at = pointer_slot(t->tab[i].d, cap);
+			while (tab[at].d)
+				at = (at + 1) & (cap - 1);
+			tab[at] = t->tab[i];
+		}
+		free(t->tab);
+		t->tab = tab;
+		t->cap = cap;
+	}
+	size_t at = pointer_slot(d, t->cap);
+	while (t->tab[at].d && t->tab[at].d != d)
+		at = (at + 1) & (t->cap - 1);
+	if (!t->tab[at].d) {
+		if (id_index_build(&t->tab[at], d) < 0) {
+			t->tab[at].d = NULL;
+			return NULL;
+		}
+		t->count++;
+	}
+	return &t->tab[at];
+}
+
+static size_t delegate_handles(const id_index *x, const etc_inspector_event *ev,
                                const int64_t **out)
 {
+	const etc_delegate_info *d = x->d;
 	char num[16];
 	const char *id;
 	size_t len;
@@ -1058,20 +1170,34 @@ static size_t delegate_handles(const etc_delegate_info *d, const etc_inspector_e
 		id = ev->delegate_debug_id_str.ptr;
 		len = ev->delegate_debug_id_str.len;
 	}
-	size_t n = 0;
 	*out = NULL;
-	if (ev->delegate_debug_id_int == -1)
-		for (size_t i = 0; i < d->id_count; i++)
-			if (strlen(d->ids[i]) == len && memcmp(d->ids[i], id, len) == 0) {
-				*out = d->handles[i];
-				return d->handle_counts[i];
-			}
-	for (size_t i = 0; i < d->id_count; i++)
-		if (contains(id, len, d->ids[i])) {
-			*out = d->handles[i];
-			n = d->handle_counts[i];
+	if (ev->delegate_debug_id_int == -1) {
+		const id_slot *sl = id_lookup(x, id, len);
+		if (sl->first) {
+			*out = d->handles[sl->first - 1];
+			return d->handle_counts[sl->first - 1];
 		}
-	return n;
+	}
+	/* The last key that is a substring of the id: look up every substring
+	 * no longer than the longest key, unless scanning the keys is cheaper. */
+	size_t best = 0, kmax = x->max_len < len ? x->max_len : len;
+	if (len * kmax <= d->id_count) {
+		best = id_lookup(x, id, 0)->last; /* "" is a substring of every id */
+		for (size_t i = 0; i < len; i++)
+			for (size_t k = 1; k <= kmax && i + k <= len; k++) {
+				size_t last = id_lookup(x, id + i, k)->last;
+				if (last > best)
+					best = last;
+			}
+	} else {
+		for (size_t i = 0; i < d->id_count; i++)
+			if (contains(id, len, d->ids[i]))
+				best = i + 1;
+	}
+	if (!best)
+		return 0;
+	*out = d->handles[best - 1];
+	return d->handle_counts[best - 1];
 }
 
 static int attach_nodes(etc_inspector *in, const etc_etrecord *rec, size_t m,
@@ -1087,19 +1213,30 @@ static int attach_nodes(etc_inspector *in, const etc_etrecord *rec, size_t m,
 	const etc_graph_node **out = etc_arena_alloc(&in->arena, total, sizeof *out);
 	if (!out)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	/* A handle listed twice names its nodes once. The set of nodes seen is
+	 * hashed: a delegate event may carry hundreds of thousands of handles,
+	 * and a pairwise check would be quadratic in them. */
+	size_t cap = 16;
+	while (cap < 2 * total)
+		cap <<= 1;
+	const etc_graph_node **seen = calloc(cap, sizeof *seen);
+	if (!seen)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	size_t at = 0;
 	for (uint32_t k = 0; k < ev->debug_handle_count; k++) {
 		const etc_graph_node *const *nodes;
 		size_t n = etc_etrecord_nodes_for_handle(rec, m, ev->debug_handles[k], &nodes);
 		for (size_t i = 0; i < n; i++) {
-			/* a handle listed twice names its nodes once */
-			bool seen = false;
-			for (size_t j = 0; j < at && !seen; j++)
-				seen = out[j] == nodes[i];
-			if (!seen)
+			size_t slot = pointer_slot(nodes[i], cap);
+			while (seen[slot] && seen[slot] != nodes[i])
+				slot = (slot + 1) & (cap - 1);
+			if (!seen[slot]) {
+				seen[slot] = nodes[i];
 				out[at++] = nodes[i];
+			}
 		}
 	}
+	free(seen);
 	total = at;
 	ev->nodes = out;
 	ev->node_count = (uint32_t)total;
@@ -1125,6 +1262,8 @@ int etc_inspector_link(etc_inspector *in, const etc_etrecord *rec, const char *m
 	}
 	bool has_map = etc_etrecord_has_handle_map(rec, (size_t)m);
 	size_t with_id = 0, resolved = 0;
+	id_indexes ids = {0};
+	int rc = 0;
 	/* Linking again replaces what an earlier call attached. */
 	for (size_t b = 0; b < in->nblocks; b++) {
 		etc_inspector_event *evs = (etc_inspector_event *)in->blocks[b].events;
@@ -1183,13 +1322,22 @@ int etc_inspector_link(etc_inspector *in, const etc_etrecord *rec, const char *m
 				     ev->name.ptr, ev->instruction_id);
 			} else {
 				ev->delegate_backend_name = d->backend;
-				n = delegate_handles(d, ev, &h);
+				const id_index *x = id_indexes_get(&ids, d);
+				if (!x) {
+					rc =
+					    etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+					goto done;
+				}
+				n = delegate_handles(x, ev, &h);
 			}
 			ev->debug_handles = h;
 			ev->debug_handle_count = (uint32_t)n;
-			ETC_TRY(attach_nodes(in, rec, (size_t)m, ev, err));
+			if ((rc = attach_nodes(in, rec, (size_t)m, ev, err)) < 0)
+				goto done;
 		}
 	}
+	id_indexes_free(&ids);
+	ids = (id_indexes){0};
 	if (has_map && with_id && !resolved)
 		return etc_fail(err, ETC_ERR_MISMATCH, etc_etrecord_name(rec), -1,
 		                "the ETRecord does not belong to this ETDump: none of the %zu "
@@ -1204,6 +1352,9 @@ int etc_inspector_link(etc_inspector *in, const etc_etrecord *rec, const char *m
 	in->rec = rec;
 	in->rec_method = etc_etrecord_method(rec, (size_t)m);
 	return 0;
+done:
+	id_indexes_free(&ids);
+	return rc;
 }
 
 const etc_etrecord *etc_inspector_etrecord(const etc_inspector *in)

@@ -137,9 +137,12 @@ static int check_byteorder(etc_torchsave *ts, etc_error *err)
 	                member);
 }
 
-static int load(etc_torchsave *ts, const uint8_t *data, size_t size, etc_error *err)
+static int load(etc_torchsave *ts, const uint8_t *data, size_t size, uint64_t max_inflated,
+                etc_error *err)
 {
 	ETC_TRY(etc_zip_open(&ts->zip, &ts->arena, data, size, ts->name, err));
+	if (max_inflated < etc_zip_budget_left(ts->zip))
+		etc_zip_set_budget(ts->zip, max_inflated);
 	ts->storages =
 	    etc_arena_alloc(&ts->arena, etc_zip_count(ts->zip) + 1, sizeof *ts->storages);
 	if (!ts->storages)
@@ -190,7 +193,24 @@ int etc_torchsave_open(etc_torchsave **out, const char *path, etc_error *err)
 	ETC_TRY(create(&ts, path, err));
 	int rc = etc_map_open(&ts->map, path, err);
 	if (rc == 0)
-		rc = load(ts, ts->map.data, ts->map.size, err);
+		rc = load(ts, ts->map.data, ts->map.size, UINT64_MAX, err);
+	if (rc < 0) {
+		etc_torchsave_free(ts);
+		return rc;
+	}
+	*out = ts;
+	return 0;
+}
+
+int etc_torchsave_wrap_nested(etc_torchsave **out, const void *data, size_t len, const char *name,
+                              uint64_t max_inflated, etc_error *err)
+{
+	if (!out || (!data && len))
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_torchsave_wrap: NULL argument");
+	*out = NULL;
+	etc_torchsave *ts;
+	ETC_TRY(create(&ts, name ? name : "<memory>", err));
+	int rc = load(ts, data, len, max_inflated, err);
 	if (rc < 0) {
 		etc_torchsave_free(ts);
 		return rc;
@@ -202,18 +222,7 @@ int etc_torchsave_open(etc_torchsave **out, const char *path, etc_error *err)
 int etc_torchsave_wrap(etc_torchsave **out, const void *data, size_t len, const char *name,
                        etc_error *err)
 {
-	if (!out || (!data && len))
-		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_torchsave_wrap: NULL argument");
-	*out = NULL;
-	etc_torchsave *ts;
-	ETC_TRY(create(&ts, name ? name : "<memory>", err));
-	int rc = load(ts, data, len, err);
-	if (rc < 0) {
-		etc_torchsave_free(ts);
-		return rc;
-	}
-	*out = ts;
-	return 0;
+	return etc_torchsave_wrap_nested(out, data, len, name, UINT64_MAX, err);
 }
 
 void etc_torchsave_free(etc_torchsave *ts)

@@ -367,6 +367,11 @@ void etc_zip_set_budget(etc_zip *z, uint64_t max_inflated)
 	z->budget = max_inflated;
 }
 
+uint64_t etc_zip_budget_left(const etc_zip *z)
+{
+	return z->budget > z->inflated ? z->budget - z->inflated : 0;
+}
+
 size_t etc_zip_count(const etc_zip *z)
 {
 	return z->count;

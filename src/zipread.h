@@ -16,6 +16,7 @@
 #define ETC_ZIPREAD_H
 
 #include "internal.h"
+#include "etcompare/torchsave.h"
 
 /* Default inflation budget: ETC_ZIP_BUDGET_BASE + ETC_ZIP_BUDGET_RATIO x archive size. */
 #define ETC_ZIP_BUDGET_BASE  ((uint64_t)1 << 20)
@@ -50,6 +51,19 @@ void etc_zip_close(etc_zip *z);
 
 /* Sets the total number of bytes all inflated members may occupy. */
 void etc_zip_set_budget(etc_zip *z, uint64_t max_inflated);
+/* What is left of that budget. */
+uint64_t etc_zip_budget_left(const etc_zip *z);
+
+/*
+ * etc_torchsave_wrap for an archive nested in another one (an ETRecord's
+ * reference outputs): its members may inflate to at most `max_inflated`
+ * bytes in all, what is left of the outer archive's budget, so that the
+ * total stays bounded by the size of the outermost file (a small deflated
+ * archive holding a torch.save whose own deflated members are large would
+ * otherwise multiply the two ratios).
+ */
+int etc_torchsave_wrap_nested(etc_torchsave **out, const void *data, size_t len, const char *name,
+                              uint64_t max_inflated, etc_error *err);
 
 size_t etc_zip_count(const etc_zip *z);
 /* Entry `i` in central-directory order (i < etc_zip_count). */

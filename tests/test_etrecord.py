@@ -969,6 +969,53 @@ def _():
     bad("emptyref", G.zip_bytes(members(reference_outputs=b"")), "reference_outputs")
 
 
+def nested_bomb(n, padding):
+    """A deflated ETRecord whose reference_outputs is a torch.save archive with
+    a deflated storage of n zero bytes and a stored padding member of zeros:
+    the padding raises the inner archive's own inflation allowance (a ratio
+    of its size) while the outer deflate shrinks it to almost nothing."""
+    class Zeros(G.Storage):
+        def __init__(self):
+            self.dtype = "uint8"
+
+        @property
+        def numel(self):
+            return n
+
+    pkl, _ = G.torch_pickle({"out": G.Tensor("uint8", storage=Zeros(), shape=[n])})
+
+    def zipped(items):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            for name, data, comp in items:
+                info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+                info.compress_type = comp
+                z.writestr(info, data)
+        return buf.getvalue()
+
+    inner = zipped([("archive/data.pkl", pkl, zipfile.ZIP_STORED),
+                    ("archive/data/0", bytes(n), zipfile.ZIP_DEFLATED),
+                    ("archive/padding", bytes(padding), zipfile.ZIP_STORED),
+                    ("archive/version", b"3\n", zipfile.ZIP_STORED)])
+    return zipped([(m, d, zipfile.ZIP_DEFLATED) for m, d in members(reference_outputs=inner)])
+
+
+@case("bad: zip bomb nested in reference_outputs (budget of the outer file)")
+def _():
+    # 250 MiB from a ~3.5 KB file: each archive alone is within its ratio.
+    data = nested_bomb(250 << 20, 1 << 20)
+    ok(len(data) < 8192, f"the bomb is {len(data)} bytes")
+    rec = write("nestedbomb.etrecord", data)
+    p = run(["--etrecord", rec, "--show-references"])
+    expect_exit(p, 3, "etcompare: error:", "reference_outputs", "archive/data/0",
+                "262144000 bytes", "zip bomb")
+    # The same layout with a storage the outer budget allows is read.
+    rec = write("nestedsmall.etrecord", nested_bomb(256 << 10, 1 << 20))
+    p = run(["--etrecord", rec, "--show-references"])
+    expect_exit(p, 0)
+    ok("uint8 [262144]" in p.stdout, p.stdout[:500])
+
+
 @case("bad: member size differs from the declared size")
 def _():
     for comp, tag in ((zipfile.ZIP_STORED, "stored"), (zipfile.ZIP_DEFLATED, "deflated")):

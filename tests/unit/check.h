@@ -43,6 +43,16 @@ static int check_failures, check_count;
 		}                                                                                  \
 	} while (0)
 
+/* Runs one group of checks and prints how many it made (scripts/badinput-table.py
+ * reads these lines): "group NAME: N checks, M failed". */
+#define CHECK_GROUP(fn) check_group(#fn, fn)
+static inline void check_group(const char *name, void (*fn)(void))
+{
+	int c = check_count, f = check_failures;
+	fn();
+	printf("group %s: %d checks, %d failed\n", name, check_count - c, check_failures - f);
+}
+
 static int check_report(const char *name)
 {
 	printf("%s: %d checks, %d failed\n", name, check_count, check_failures);

@@ -710,11 +710,11 @@ static void test_truncation(void)
 int main(void)
 {
 	test_valid();
-	test_header();
-	test_tables();
-	test_vectors_strings();
-	test_schema();
-	test_budget();
-	test_truncation();
+	CHECK_GROUP(test_header);
+	CHECK_GROUP(test_tables);
+	CHECK_GROUP(test_vectors_strings);
+	CHECK_GROUP(test_schema);
+	CHECK_GROUP(test_budget);
+	CHECK_GROUP(test_truncation);
 	return check_report("test_flatbuf");
 }

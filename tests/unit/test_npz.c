@@ -997,10 +997,10 @@ int main(void)
 	test_fixture("arrays_deflated.npz", false);
 	test_single_npy();
 	test_empty_npz();
-	test_unsupported_npz();
-	test_headers();
+	CHECK_GROUP(test_unsupported_npz);
+	CHECK_GROUP(test_headers);
 	test_prefix();
-	test_zips();
-	test_robustness();
+	CHECK_GROUP(test_zips);
+	CHECK_GROUP(test_robustness);
 	return check_report("test_npz");
 }

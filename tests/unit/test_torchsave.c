@@ -2647,15 +2647,15 @@ int main(void)
 	for (size_t i = 0; i < sizeof expected_files / sizeof expected_files[0]; i++)
 		check_file(&expected_files[i]);
 	test_python_values();
-	test_forbidden_globals();
-	test_opcodes();
-	test_limits();
-	test_tensor_checks();
+	CHECK_GROUP(test_forbidden_globals);
+	CHECK_GROUP(test_opcodes);
+	CHECK_GROUP(test_limits);
+	CHECK_GROUP(test_tensor_checks);
 	test_v3_dtypes();
-	test_truncated_and_corrupt();
-	test_mutated_pickles();
+	CHECK_GROUP(test_truncated_and_corrupt);
+	CHECK_GROUP(test_mutated_pickles);
 	test_archive_layout();
 	test_nested();
-	test_deflate();
+	CHECK_GROUP(test_deflate);
 	return check_report("test_torchsave");
 }

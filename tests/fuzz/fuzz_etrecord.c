@@ -1,0 +1,104 @@
+/*
+ * fuzz_etrecord.c - the ETRecord reader: the zip archive, the JSON members
+ * (Edge programs, debug handle and delegate maps), the reference outputs
+ * (torch.save archives inside the zip), and linking the record to the
+ * bundled example ETDump as --etrecord does.
+ *
+ * Input: the ETRecord's bytes.
+ */
+#include "fuzz.h"
+
+#include <etcompare/etcompare.h>
+
+#include "example_data.h"
+
+static void read_methods(etc_etrecord *rec)
+{
+	(void)etc_etrecord_is_legacy(rec);
+	(void)etc_etrecord_export_graph_id(rec);
+	(void)etc_etrecord_default_method(rec);
+	for (size_t i = 0; i < etc_etrecord_warning_count(rec); i++)
+		(void)etc_etrecord_warning(rec, i);
+	for (size_t m = 0; m < etc_etrecord_method_count(rec); m++) {
+		const char *name = etc_etrecord_method(rec, m);
+		(void)etc_etrecord_method_index(rec, name);
+		(void)etc_etrecord_has_program(rec, m);
+		(void)etc_etrecord_has_handle_map(rec, m);
+		for (size_t i = 0; i < etc_etrecord_node_count(rec, m); i++) {
+			const etc_graph_node *n = etc_etrecord_node(rec, m, i);
+			const etc_graph_node *const *same;
+			if (n && n->debug_handle >= 0)
+				(void)etc_etrecord_nodes_for_handle(rec, m, n->debug_handle, &same);
+		}
+		for (int32_t id = -1; id < 64; id++) {
+			const int64_t *handles;
+			bool found;
+			(void)etc_etrecord_debug_handles(rec, m, id, &handles, &found);
+			(void)etc_etrecord_delegate(rec, m, id);
+			(void)etc_etrecord_num_outputs(rec, m, id);
+		}
+		const etc_pytensor *refs[16];
+		size_t count;
+		etc_error err;
+		for (size_t k = 0; k < 4; k++)
+			if (etc_etrecord_reference(rec, name, k, refs, 16, &count, &err) < 0)
+				break;
+	}
+	for (size_t g = 0; g < etc_etrecord_graph_count(rec); g++) {
+		const etc_graph_node *nodes;
+		size_t count;
+		etc_error err;
+		(void)etc_etrecord_graph_nodes(rec, etc_etrecord_graph_name(rec, g), &nodes, &count,
+		                               &err);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t *copy = fuzz_copy(data, size);
+	if (!copy)
+		return 0;
+	etc_error err;
+	etc_etrecord *rec = NULL;
+	etc_etdump *dump = NULL;
+	etc_debug_buffer *buf = NULL;
+	etc_inspector *insp = NULL;
+	if (etc_etrecord_wrap(&rec, copy, size, "fuzz.etrecord", &err) < 0)
+		goto done;
+	read_methods(rec);
+	FILE *sink = fuzz_sink();
+	etc_report_options ro;
+	etc_report_options_init(&ro);
+	(void)etc_report_references(sink, rec, &ro, &err);
+	(void)etc_report_graph(sink, rec, NULL, &err);
+	etc_inspector_options io;
+	etc_inspector_options_init(&io);
+	if (etc_etdump_wrap(&dump, etc_example_etdump, sizeof etc_example_etdump, "example", &err) <
+	        0 ||
+	    etc_debug_buffer_wrap(&buf, etc_example_debug, sizeof etc_example_debug, "example",
+	                          &err) < 0 ||
+	    etc_inspector_create(&insp, dump, buf, &io, &err) < 0)
+		goto done;
+	if (etc_inspector_link(insp, rec, NULL, &err) == 0) {
+		(void)etc_report_json(sink, insp, &ro, &err);
+		size_t count;
+		(void)etc_inspector_module_total(insp, "", &count);
+		if (etc_etrecord_reference_outputs(rec)) {
+			etc_reference_set set = {.torchsave = etc_etrecord_reference_outputs(rec),
+			                         .name = "fuzz.etrecord"};
+			etc_accuracy_options ao;
+			etc_accuracy_options_init(&ao);
+			etc_accuracy *acc = NULL;
+			if (etc_accuracy_run(&acc, insp, &set, &ao, &err) == 0)
+				(void)etc_report_accuracy(sink, acc, insp, ~0u, &err);
+			etc_accuracy_free(acc);
+		}
+	}
+done:
+	etc_inspector_free(insp);
+	etc_debug_buffer_free(buf);
+	etc_etdump_free(dump);
+	etc_etrecord_free(rec);
+	free(copy);
+	return 0;
+}
