@@ -9,6 +9,8 @@
 #include "etcompare/accuracy.h"
 #include "compare_private.h"
 #include "internal.h"
+#include "metrics_private.h"
+#include "npz_private.h"
 #include "numgap_private.h"
 
 #include <errno.h>
@@ -107,7 +109,8 @@ typedef struct item {
 typedef struct otensor {
 	etc_tensor t;
 	bool has_data;
-	char why[128]; /* when !has_data */
+	etc_npz_crc check; /* an .npz array's CRC-32, verified in the comparison or at the end */
+	char why[128];     /* when !has_data */
 } otensor;
 
 typedef struct gather {
@@ -127,9 +130,10 @@ struct etc_numgap {
 	size_t nun, capun;
 	long first;
 	etc_numgap_options opt;
-	/* for op names and stack traces */
-	const etc_etrecord *rec;
-	int method;
+	/* for op names and stack traces: each side's ETRecord and method */
+	const etc_etrecord *rec, *ref_rec;
+	int method, ref_method;
+	const etc_npz *npz; /* the .npz reference, for its CRC checks */
 };
 
 static void *grow(void *p, size_t *cap, size_t need, size_t size)
@@ -275,12 +279,14 @@ static int gather_inspector(etc_numgap *ng, gather *g, const etc_inspector *insp
 	return 0;
 }
 
-/* "12", "12,13", "(12, 13)": the debug handles of an .npz array name. */
-static bool parse_handles(const char *s, int64_t *out, size_t cap, size_t *n)
+/* "12", "12,13", "(12, 13)", "[12]": the debug handles of an .npz array
+ * name. 0, -1 not such a name, -2 more than `cap` handles. */
+static int parse_handles(const char *s, int64_t *out, size_t cap, size_t *n)
 {
 	*n = 0;
 	const char *p = s;
-	bool paren = *p == '(' || *p == '[';
+	char close = *p == '(' ? ')' : *p == '[' ? ']' : '\0';
+	bool paren = close != '\0';
 	if (paren)
 		p++;
 	for (;;) {
@@ -288,11 +294,13 @@ static bool parse_handles(const char *s, int64_t *out, size_t cap, size_t *n)
 			p++;
 		char *end;
 		if (*p < '0' || *p > '9')
-			return false;
+			return -1;
 		errno = 0;
 		long long v = strtoll(p, &end, 10);
-		if (errno || *n >= cap)
-			return false;
+		if (errno)
+			return -1;
+		if (*n >= cap)
+			return -2;
 		out[(*n)++] = v;
 		p = end;
 		while (*p == ' ')
@@ -301,15 +309,18 @@ static bool parse_handles(const char *s, int64_t *out, size_t cap, size_t *n)
 			p++;
 			while (*p == ' ')
 				p++;
-			if ((*p == ')' || *p == ']') && paren)
+			if (paren && *p == close)
 				break; /* Python's one-tuple "(12,)" */
 			continue;
 		}
 		break;
 	}
-	if (paren && (*p == ')' || *p == ']'))
+	if (paren) {
+		if (*p != close)
+			return -1; /* "(12" or "[12)" */
 		p++;
-	return *p == '\0';
+	}
+	return *p == '\0' ? 0 : -1;
 }
 
 /* The reason of a "file: byte N: member m, byte M: reason" message. */
@@ -337,7 +348,14 @@ static int gather_npz(etc_numgap *ng, gather *g, const etc_npz *z, const char *n
 	for (size_t i = 0; i < etc_npz_count(z) && rc == 0; i++) {
 		const char *an = etc_npz_name(z, i);
 		size_t nh;
-		if (!parse_handles(an, h, MAX_NAME_HANDLES, &nh)) {
+		int pr = parse_handles(an, h, MAX_NAME_HANDLES, &nh);
+		if (pr == -2) {
+			rc = etc_fail(err, ETC_ERR_LIMIT, name, -1,
+			              "array \"%.60s...\" is named by more than %d debug handles",
+			              an, MAX_NAME_HANDLES);
+			break;
+		}
+		if (pr < 0) {
 			rc = etc_fail(err, ETC_ERR_FORMAT, name, -1,
 			              "array \"%s\" is not named by debug handles (\"12\", or "
 			              "\"12,13\" for a group)",
@@ -355,13 +373,20 @@ static int gather_npz(etc_numgap *ng, gather *g, const etc_npz *z, const char *n
 		otensor *o;
 		if ((rc = push_tensor(g, &o, err)) < 0)
 			break;
+		/* the CRC-32 is checked in the comparison's pass, or at the end */
 		etc_error e2;
-		int r = etc_npz_array(z, i, &o->t, &e2);
+		etc_error_clear(&e2);
+		int r = etc_npz_array_deferred_(z, i, &o->t, &o->check, &e2);
 		o->has_data = r == 0;
-		if (r < 0) {
+		if (r == ETC_ERR_UNSUPPORTED) {
 			o->t.scalar_type = -1; /* "unknown" */
 			snprintf(o->why, sizeof o->why, "array \"%.20s\": %.90s", an,
 			         after_where(e2.message));
+		} else if (r < 0) {
+			if (err)
+				*err = e2;
+			rc = r;
+			break;
 		}
 		it->nout = 1;
 	}
@@ -399,7 +424,8 @@ static int push_row(etc_numgap *ng, etc_numgap_row **out, etc_error *err)
 static int push_unmatched(etc_numgap *ng, const item *it, const otensor *o, etc_error *err,
                           const char *fmt, ...) ETC_PRINTF(5, 6);
 
-static const char *ops_of(etc_numgap *ng, const int64_t *h, size_t nh, const char *fallback);
+static const char *ops_of(etc_numgap *ng, int side, const int64_t *h, size_t nh,
+                          const char *fallback);
 
 static int push_unmatched(etc_numgap *ng, const item *it, const otensor *o, etc_error *err,
                           const char *fmt, ...)
@@ -415,7 +441,7 @@ static int push_unmatched(etc_numgap *ng, const item *it, const otensor *o, etc_
 	u->handle_count = it->nh;
 	u->name = it->name;
 	u->instruction_id = it->ev ? it->ev->instruction_id : -1;
-	u->ops = ops_of(ng, it->handles, it->nh, it->ev ? it->name : "");
+	u->ops = ops_of(ng, it->side, it->handles, it->nh, it->ev ? it->name : "");
 	etc_shape_str_(&o->t, u->shape, sizeof u->shape);
 	u->dtype = etc_scalar_type_name(o->t.scalar_type);
 	va_list ap;
@@ -436,10 +462,14 @@ static void handles_str(char *buf, size_t cap, const int64_t *h, size_t n)
 		snprintf(buf + l, cap - l, ",...");
 }
 
-/* The op names of the nodes of handles h, ", "-joined, each once; `fallback` without any. */
-static const char *ops_of(etc_numgap *ng, const int64_t *h, size_t nh, const char *fallback)
+/* The op names of the nodes of handles h in `side`'s ETRecord, ", "-joined,
+ * each once; `fallback` without any. */
+static const char *ops_of(etc_numgap *ng, int side, const int64_t *h, size_t nh,
+                          const char *fallback)
 {
-	if (!ng->rec || ng->method < 0 || !nh)
+	const etc_etrecord *rec = side == ETC_NUMGAP_RUNTIME ? ng->rec : ng->ref_rec;
+	int method = side == ETC_NUMGAP_RUNTIME ? ng->method : ng->ref_method;
+	if (!rec || method < 0 || !nh)
 		return fallback;
 	char buf[1024];
 	size_t l = 0;
@@ -447,7 +477,7 @@ static const char *ops_of(etc_numgap *ng, const int64_t *h, size_t nh, const cha
 	const char *prev = NULL;
 	for (size_t i = 0; i < nh; i++) {
 		const etc_graph_node *const *nodes;
-		size_t n = etc_etrecord_nodes_for_handle(ng->rec, (size_t)ng->method, h[i], &nodes);
+		size_t n = etc_etrecord_nodes_for_handle(rec, (size_t)method, h[i], &nodes);
 		for (size_t k = 0; k < n && l + 4 < sizeof buf; k++) {
 			if (prev && !strcmp(prev, nodes[k]->op))
 				continue; /* "aten.add, aten.add" says nothing more */
@@ -495,8 +525,20 @@ static void last_op(etc_numgap *ng, const item *it, etc_numgap_row *row)
 		row->module_path = s;
 }
 
-static void compare_pair(etc_numgap_row *row, etc_tensor *act, etc_tensor *ref, const otensor *a,
-                         const otensor *r, const etc_gate *gate, etc_error *err, int *rc)
+/* Finishes the deferred CRC-32 check of an .npz array (ETC_ERR_FORMAT naming the member). */
+static int verify_ref(const etc_numgap *ng, otensor *r, etc_error *err)
+{
+	if (!r->check.pending)
+		return 0;
+	uint32_t crc = etc_crc32(r->check.crc, r->t.data, (size_t)r->t.nbytes);
+	ETC_TRY(etc_npz_crc_end_(ng->npz, &r->check, crc, err));
+	r->check.pending = false;
+	return 0;
+}
+
+static void compare_pair(const etc_numgap *ng, etc_numgap_row *row, etc_tensor *act,
+                         etc_tensor *ref, const otensor *a, otensor *r, const etc_gate *gate,
+                         etc_error *err, int *rc)
 {
 	*act = a->t;
 	*ref = r->t;
@@ -526,7 +568,20 @@ static void compare_pair(etc_numgap_row *row, etc_tensor *act, etc_tensor *ref, 
 	etc_values va, vr;
 	etc_values_from_tensor(&va, &a->t);
 	etc_values_from_tensor(&vr, &r->t);
-	*rc = etc_metrics_compare(&vr, &va, &row->metrics, err);
+	if (r->check.pending) {
+		/* the reference bytes are checksummed in the comparison's own pass */
+		uint32_t crc = r->check.crc;
+		bool done = false;
+		*rc = etc_metrics_compare_crc_(&vr, &va, &row->metrics, &crc, &done, err);
+		if (*rc == 0 && done) {
+			*rc = etc_npz_crc_end_(ng->npz, &r->check, crc, err);
+			r->check.pending = false;
+		}
+		if (*rc == 0)
+			*rc = verify_ref(ng, r, err);
+	} else {
+		*rc = etc_metrics_compare(&vr, &va, &row->metrics, err);
+	}
 	if (*rc < 0)
 		return;
 	row->has_metrics = true;
@@ -565,7 +620,7 @@ typedef struct group {
 	uint32_t nrh, nfh;
 } group;
 
-static int emit_group(etc_numgap *ng, const gather *g, const group *gr, const etc_gate *gate,
+static int emit_group(etc_numgap *ng, gather *g, const group *gr, const etc_gate *gate,
                       etc_error *err)
 {
 	const item *a = gr->rt, *r = gr->ref;
@@ -592,15 +647,16 @@ static int emit_group(etc_numgap *ng, const gather *g, const group *gr, const et
 		row->output = pa;
 		row->reference_output = pr;
 		if (ng->alignment == ETC_NUMGAP_BY_HANDLE) {
-			row->ops = ops_of(ng, gr->rh, gr->nrh, a->name);
-			row->reference_ops = ops_of(ng, gr->fh, gr->nfh, r->name);
+			row->ops = ops_of(ng, ETC_NUMGAP_RUNTIME, gr->rh, gr->nrh, a->name);
+			row->reference_ops =
+			    ops_of(ng, ETC_NUMGAP_REFERENCE, gr->fh, gr->nfh, r->name);
 		} else {
 			row->ops = a->name;
 			row->reference_ops = r->name;
 		}
 		last_op(ng, a, row);
 		int rc = 0;
-		compare_pair(row, &ng->act[i], &ng->ref[i], &g->ts[a->first + pa],
+		compare_pair(ng, row, &ng->act[i], &ng->ref[i], &g->ts[a->first + pa],
 		             &g->ts[r->first + pr], gate, err, &rc);
 		ETC_TRY(rc);
 	}
@@ -645,7 +701,7 @@ static int cmp_order_key(const void *a, const void *b)
 }
 
 typedef struct comp_info {
-	int32_t rt_last, ref_last; /* item indexes, -1 none */
+	int32_t rt_last, ref_last; /* the compared item of each side, -1 none */
 	uint32_t rt_items;
 	const int64_t *rh, *fh;
 	uint32_t nrh, nfh;
@@ -655,6 +711,26 @@ static int cmp_comp_by_rt(const void *a, const void *b)
 {
 	const comp_info *x = *(const comp_info *const *)a, *y = *(const comp_info *const *)b;
 	return (x->rt_last > y->rt_last) - (x->rt_last < y->rt_last);
+}
+
+/* Of items idx[0..n) of one side, the one whose output stands for the
+ * group: the largest debug handle (upstream keeps the key with the highest
+ * last handle), on a tie the later item (instruction, or array in the file). */
+static int32_t group_output(const gather *g, const order_key *idx, size_t n)
+{
+	int32_t best = -1;
+	int64_t top = 0;
+	for (size_t i = 0; i < n; i++) {
+		const item *it = &g->items[idx[i].item];
+		if (!it->nh)
+			continue; /* alone in its group, never compared */
+		/* idx is in item order: ">=" lets the later item win a tie */
+		if (best < 0 || it->handles[it->nh - 1] >= top) {
+			best = (int32_t)idx[i].item;
+			top = it->handles[it->nh - 1];
+		}
+	}
+	return best;
 }
 
 /* The union of the handles of items idx[0..n), ascending, in the arena. */
@@ -724,13 +800,33 @@ static int align_by_handle(etc_numgap *ng, gather *g, const etc_gate *gate, etc_
 		for (mid = a; mid < b && g->items[ord[mid].item].side == ETC_NUMGAP_RUNTIME; mid++)
 			;
 		comp_info *c = &ci[ord[a].comp];
-		c->rt_last = mid > a ? (int32_t)ord[mid - 1].item : -1;
-		c->ref_last = b > mid ? (int32_t)ord[b - 1].item : -1;
+		c->rt_last = group_output(g, ord + a, mid - a);
+		c->ref_last = group_output(g, ord + mid, b - mid);
 		c->rt_items = (uint32_t)(mid - a);
 		if (c->rt_last >= 0 && c->ref_last >= 0) {
 			rc = union_handles(ng, g, ord + a, mid - a, &c->rh, &c->nrh, err);
 			if (rc == 0)
 				rc = union_handles(ng, g, ord + mid, b - mid, &c->fh, &c->nfh, err);
+			/* the group's other reference items are not compared: say so */
+			for (size_t k = mid; k < b && rc == 0; k++) {
+				const item *it = &g->items[ord[k].item];
+				const item *cmp = &g->items[c->ref_last];
+				if (ord[k].item == (uint32_t)c->ref_last)
+					continue;
+				char hs[256], with[128];
+				handles_str(hs, sizeof hs, c->fh, c->nfh);
+				if (cmp->ev)
+					snprintf(with, sizeof with, "instruction %d (%.80s)",
+					         cmp->ev->instruction_id, cmp->name);
+				else
+					snprintf(with, sizeof with, "array \"%.100s\"", cmp->name);
+				for (uint32_t j = 0; j < it->nout && rc == 0; j++)
+					rc =
+					    push_unmatched(ng, it, &g->ts[it->first + j], err,
+					                   "merged into the group of handles (%s): "
+					                   "compared with %s instead",
+					                   hs, with);
+			}
 		}
 		/* the unmatched: a whole side without the other */
 		for (size_t k = a; k < b && rc == 0 && (c->rt_last < 0 || c->ref_last < 0); k++) {
@@ -824,6 +920,53 @@ static int align_by_instruction(etc_numgap *ng, gather *g, size_t nrt, const cha
 	return 0;
 }
 
+/* "handles 1..22" of items [from, to) into buf ("no debug handles" without any). */
+static void handle_range(char *buf, size_t cap, const gather *g, size_t from, size_t to)
+{
+	bool any = false;
+	int64_t lo = 0, hi = 0;
+	for (size_t i = from; i < to; i++) {
+		const item *it = &g->items[i];
+		if (!it->nh)
+			continue;
+		if (!any || it->handles[0] < lo)
+			lo = it->handles[0];
+		if (!any || it->handles[it->nh - 1] > hi)
+			hi = it->handles[it->nh - 1];
+		any = true;
+	}
+	if (any)
+		snprintf(buf, cap, "debug handles %lld..%lld", (long long)lo, (long long)hi);
+	else
+		snprintf(buf, cap, "no debug handles");
+}
+
+/* Nothing could be compared: a run that checks nothing must not pass. */
+static int nothing_aligned(const gather *g, size_t nrt, bool by_handle, const char *block,
+                           const char *rt_name, const char *ref_name, etc_error *err)
+{
+	size_t nref = g->n - nrt;
+	if (!nrt)
+		return etc_fail(err, ETC_ERR_MISMATCH, rt_name, -1,
+		                "nothing to compare: the runtime logged no intermediate outputs in "
+		                "block \"%s\" (was it run with debug output, e.g. "
+		                "--debug_buffer and intermediate output logging, enabled?)",
+		                block);
+	if (!nref)
+		return etc_fail(
+		    err, ETC_ERR_MISMATCH, ref_name, -1,
+		    "nothing to compare: the reference has no intermediate outputs%s%s%s",
+		    by_handle ? "" : " in block \"", by_handle ? "" : block, by_handle ? "" : "\"");
+	char hr[96], hf[96];
+	handle_range(hr, sizeof hr, g, 0, nrt);
+	handle_range(hf, sizeof hf, g, nrt, g->n);
+	return etc_fail(err, ETC_ERR_MISMATCH, ref_name, -1,
+	                "nothing to compare: no reference output shares a debug handle with any "
+	                "runtime output (%zu runtime intermediate outputs, %s; %zu reference "
+	                "outputs, %s): wrong ETRecord or .npz?",
+	                nrt, hr, nref, hf);
+}
+
 /* --- public ------------------------------------------------------------------------------- */
 
 void etc_numgap_options_init(etc_numgap_options *o)
@@ -871,6 +1014,20 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
 		ng->method =
 		    m ? etc_etrecord_method_index(rec, m) : etc_etrecord_default_method(rec);
 	}
+	/* a reference ETDump names its ops from its own ETRecord; .npz arrays
+	 * are keyed by the runtime's */
+	ng->ref_rec = rec;
+	ng->ref_method = ng->method;
+	ng->npz = ref->npz;
+	if (ref->insp) {
+		ng->ref_rec = etc_inspector_etrecord(ref->insp);
+		ng->ref_method = -1;
+		if (ng->ref_rec) {
+			const char *m = etc_inspector_etrecord_method(ref->insp);
+			ng->ref_method = m ? etc_etrecord_method_index(ng->ref_rec, m)
+			                   : etc_etrecord_default_method(ng->ref_rec);
+		}
+	}
 	gather g = {0};
 	int rc = gather_inspector(ng, &g, insp, ETC_NUMGAP_RUNTIME, block, "runtime ETDump", err);
 	size_t nrt = g.n;
@@ -882,6 +1039,11 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
 	if (rc == 0)
 		rc = by_handle ? align_by_handle(ng, &g, &gate, err)
 		               : align_by_instruction(ng, &g, nrt, rt_name, ref_name, &gate, err);
+	/* reference arrays not compared are verified too, before any report */
+	for (size_t i = 0; i < g.nt && rc == 0; i++)
+		rc = verify_ref(ng, &g.ts[i], err);
+	if (rc == 0 && ng->nrows == 0)
+		rc = nothing_aligned(&g, nrt, by_handle, block, rt_name, ref_name, err);
 	free(g.items);
 	free(g.ts);
 	if (rc < 0) {

@@ -59,7 +59,10 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
 		char(*c)[CELL] = cells[i];
 		snprintf(c[0], CELL, "%zu", i);
-		clip(c[1], 48, r->ops);
+		if (*r->ops)
+			clip(c[1], 48, r->ops);
+		else /* no ETRecord and a debug-only ETDump: no names at all */
+			snprintf(c[1], CELL, "instruction %d", r->instruction_id);
 		etc_sbuf_reset(&b);
 		handles_tuple(&b, r->handles, r->handle_count);
 		clip(c[2], 40, b.p ? b.p : "");
@@ -115,10 +118,12 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 		const etc_numgap_row *r = etc_numgap_row_at(ng, (size_t)first);
 		etc_sbuf_reset(&b);
 		handles_tuple(&b, r->handles, r->handle_count);
-		fprintf(f,
-		        "\nFirst divergence: row %ld, %s (debug handles %s, %s, instruction %d)\n",
-		        first, *r->ops ? r->ops : r->event_name, b.p ? b.p : "()", r->event_name,
-		        r->instruction_id);
+		char instr[32];
+		snprintf(instr, sizeof instr, "instruction %d", r->instruction_id);
+		const char *what = *r->ops ? r->ops : *r->event_name ? r->event_name : instr;
+		fprintf(f, "\nFirst divergence: row %ld, %s (debug handles %s, %s%s%d)\n", first,
+		        what, b.p ? b.p : "()", r->event_name,
+		        *r->event_name ? ", instruction " : "instruction ", r->instruction_id);
 		fprintf(f, "  %s: %s\n", etc_row_status_str(r->status), r->reason);
 		fprintf(f, "  reference ops: %s\n", r->reference_ops);
 		fprintf(f, "  module: %s\n", *r->module_path ? r->module_path : "(unknown)");

@@ -13,9 +13,15 @@ outputs go to debug buffers written with struct, a generated ETRecord, and
    without an ETRecord are an error asking for --etrecord.
 2. Grouping: a fused delegate event covering handles 3,4,5 against
    reference arrays "3", "4", "5"; a multi-output instruction; two runtime
-   events sharing a handle (the later wins); a "12,13" group; handles on one
-   side only. Each expected pair is checked one by one.
+   events sharing a handle (the one with the largest handle wins); a "12,13"
+   group; handles on one side only. Each expected pair is checked one by one.
 3. The .npz path with float32 and float16 arrays, .npy format 1.0 and 2.0.
+4. Regressions from the review of issue 5: the compared item of a group is
+   the one with the largest debug handle whatever the file order; nothing
+   aligned is an error; a corrupt .npz member is exit 3 naming it; extra
+   reference items of a group are listed; array names need matching
+   brackets; reference ops come from the reference's ETRecord; debug-only
+   ETDumps are named by instruction id.
 """
 import csv
 import json
@@ -387,7 +393,16 @@ def test_grouping(d):
         ("runtime", (6,), "native_call_split.out"),
         ("runtime", (7,), "native_call_relu.out"),
         ("runtime", (), "native_call_tanh.out"),
-        ("reference", (8,), "8")}, sorted(un))
+        ("reference", (8,), "8"),
+        # reference arrays of a group other than the one compared
+        ("reference", (3,), "3"), ("reference", (4,), "4"), ("reference", (9,), "9")},
+        sorted(un))
+    check("group: reference arrays merged into a group say which array was compared",
+          un.get(("reference", (3,), "3"), "").startswith(
+              'merged into the group of handles (3,4,5): compared with array "5" instead') and
+          un.get(("reference", (9,), "9"), "").startswith(
+              'merged into the group of handles (9,11): compared with array "11" instead'),
+          str(un))
     check("group: reasons say why",
           "no reference output shares debug handle(s) 7" in
           un.get(("runtime", (7,), "native_call_relu.out"), "") and
@@ -398,7 +413,7 @@ def test_grouping(d):
           "output 0 of 2: not compared" in un.get(("runtime", (6,), "native_call_split.out"), ""),
           str(un))
     check("group: unmatched printed below the table",
-          "Unmatched intermediate outputs (4):" in out and "native_call_tanh.out" in out, out)
+          "Unmatched intermediate outputs (7):" in out and "native_call_tanh.out" in out, out)
     # a bad array name is an input error naming it
     bad = os.path.join(d, "badname.npz")
     NPZ.write_npz(bad, [("conv1", NPZ.npy("<f4", (1,), NPZ.encode("<f4", [1.0])))])
@@ -462,6 +477,307 @@ def test_npz_kinds(d):
               f"rc={rc} {err} {bad[:3]}")
 
 
+# --- 4. regressions from the review ------------------------------------------------------
+
+def fused(d, stem, handles, out):
+    """A run of one delegate event covering `handles` that logs `out` ([6])."""
+    dm = Dump()
+    dm.profile_only(0, "DELEGATE_CALL")
+    dm.op(0, None, [dm.tensor("FLOAT", out, [6])], delegate=0)
+    etdp, dbg = dm.write(d, stem)
+    rec = os.path.join(d, stem + ".etrecord")
+    nodes = [G.node(f"n{h}", f"aten.op{h}.default", handle=h) for h in handles]
+    G.write_etrecord(rec, programs={"forward": G.program(nodes)},
+                     debug_handle_map={"forward": {"0": list(handles)}},
+                     delegate_map={"forward": {"0": {"name": "X",
+                                                     "delegate_map": {"0": list(handles)}}}})
+    return etdp, dbg, rec
+
+
+def write_arrays(path, items):
+    """items: (name, values, shape), float32, in this file order."""
+    NPZ.write_npz(path, [(k, NPZ.npy("<f4", tuple(sh), NPZ.encode("<f4", x)))
+                         for k, x, sh in items])
+    return path
+
+
+def gap(d, tag, *args):
+    js = os.path.join(d, tag + ".json")
+    rc, out, err = run(*args, "--no-table", "--json", js)
+    return rc, out, err, (load_json(js).get("numeric_gap") or {})
+
+
+def test_group_output_choice(d):
+    """Finding 1: a group is compared with its item of the largest debug
+    handle, whatever the order of the arrays in the .npz."""
+    v5 = vals(6, 5)
+    etdp, dbg, rec = fused(d, "fz", (3, 4, 5), v5)
+    arrays = {"3": (vals(3, 30), [3]), "4": (vals(2, 31), [2]), "5": (v5, [6])}
+    for order in (["3", "4", "5"], ["5", "3", "4"], ["4", "5", "3"]):
+        tag = "fz_" + "".join(order)
+        npz = write_arrays(os.path.join(d, tag + ".npz"),
+                           [(k,) + arrays[k] for k in order])
+        rc, out, err, ng = gap(d, tag, "--etdump", etdp, "--debug_buffer", dbg, "--etrecord",
+                               rec, "--reference-intermediates", npz, "--max-abs", "0")
+        rows = ng.get("rows", [])
+        un = {u["name"]: u["reason"] for u in ng.get("unmatched", [])}
+        check(f"group output: arrays in order {order}: compared with \"5\" (identical)",
+              rc == 0 and len(rows) == 1 and rows[0]["reference_shape"] == "[6]" and
+              rows[0]["metrics"]["identical"] and rows[0]["aot_debug_handle"] == [3, 4, 5],
+              f"rc={rc} {err} {rows}")
+        check(f"group output: arrays in order {order}: \"3\" and \"4\" listed as merged",
+              set(un) == {"3", "4"} and all('compared with array "5" instead' in r
+                                            for r in un.values()), un)
+    # keys "10", "11", "9" sorted as strings: the last in the file is "9"
+    v11 = vals(6, 11)
+    etdp, dbg, rec = fused(d, "fz2", (9, 10, 11), v11)
+    npz = write_arrays(os.path.join(d, "fz2.npz"), [("10", vals(4, 40), [4]), ("11", v11, [6]),
+                                                   ("9", vals(5, 41), [5])])
+    rc, out, err, ng = gap(d, "fz2", "--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                           "--reference-intermediates", npz, "--max-abs", "0")
+    rows = ng.get("rows", [])
+    check("group output: string-sorted keys 10, 11, 9: compared with \"11\"",
+          rc == 0 and len(rows) == 1 and rows[0]["reference_shape"] == "[6]" and
+          rows[0]["metrics"]["identical"], f"rc={rc} {err} {rows}")
+    # runtime side: instruction 0 (handles 8, 9) and instruction 1 (7, 8) merge;
+    # 9 is the largest handle, so instruction 0's output stands for the group,
+    # although it ran first. Instructions 2 and 3 both have handle 20: a tie,
+    # the later instruction wins.
+    a, b, c, e = vals(6, 50), vals(6, 51), vals(6, 52), vals(6, 53)
+    dm = Dump()
+    dm.op(0, "native_call_a.out", [dm.tensor("FLOAT", a, [6])])
+    dm.op(1, "native_call_b.out", [dm.tensor("FLOAT", b, [6])])
+    dm.op(2, "native_call_c.out", [dm.tensor("FLOAT", c, [6])])
+    dm.op(3, "native_call_d.out", [dm.tensor("FLOAT", e, [6])])
+    etdp, dbg = dm.write(d, "rtmax")
+    rec = os.path.join(d, "rtmax.etrecord")
+    nodes = [G.node(f"n{h}", f"aten.op{h}.default", handle=h) for h in (7, 8, 9, 20)]
+    G.write_etrecord(rec, programs={"forward": G.program(nodes)},
+                     debug_handle_map={"forward": {"0": [8, 9], "1": [7, 8], "2": [20],
+                                                   "3": [20]}})
+    npz = write_arrays(os.path.join(d, "rtmax.npz"), [("7,8,9", a, [6]), ("20", e, [6])])
+    rc, out, err, ng = gap(d, "rtmax", "--etdump", etdp, "--debug_buffer", dbg, "--etrecord",
+                           rec, "--reference-intermediates", npz, "--max-abs", "0")
+    got = [(r["event_name"], r["merged_items"], r["metrics"]["identical"])
+           for r in ng.get("rows", [])]
+    check("group output: runtime items merge; the largest handle, then the later, wins",
+          rc == 0 and got == [("native_call_a.out", 2, True), ("native_call_d.out", 2, True)],
+          f"rc={rc} {err} {got}")
+
+
+def test_nothing_aligned(d):
+    """Finding 2: a run where nothing is compared must not pass."""
+    ref, dev = chain(False), chain(True)
+    rec = chain_etrecord(d)
+    etdp, dbg = chain_dump(d, "na_dev", dev)
+    npz = write_arrays(os.path.join(d, "na.npz"),
+                       [(str(i + 100), x, SHAPE) for i, x in enumerate(ref)])
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--reference-intermediates", npz, "--no-table")
+    check("nothing aligned (.npz): exit 3 saying why, with counts and handle ranges",
+          rc == 3 and "no reference output shares a debug handle with any runtime output" in err
+          and "22 runtime intermediate outputs, debug handles 1..22" in err and
+          "22 reference outputs, debug handles 100..121" in err and
+          "wrong ETRecord or .npz?" in err and "pass" not in err, f"rc={rc} {err}")
+    # a reference ETDump whose own ETRecord keys it by other handles
+    ref_etdp, ref_dbg = chain_dump(d, "na_ref", ref)
+    other = os.path.join(d, "na_other.etrecord")
+    nodes = [G.node(f"op{i}", op_name(i), handle=i + 200) for i in range(NOPS)]
+    G.write_etrecord(other, programs={"forward": G.program(nodes)},
+                     debug_handle_map={"forward": {str(i): [i + 200] for i in range(NOPS)}})
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
+                       "--reference-etrecord", other, "--no-table")
+    check("nothing aligned (ETDump): exit 3", rc == 3 and "debug handles 200..221" in err,
+          f"rc={rc} {err}")
+
+
+def corrupt(path, member):
+    """Flips one bit in the data of `member` of a stored .npz."""
+    with open(path, "rb") as f:
+        b = bytearray(f.read())
+    i = b.find(member.encode())
+    j = b.find(b"\x93NUMPY", i)
+    hlen = struct.unpack("<H", bytes(b[j + 8:j + 10]))[0]  # .npy 1.0
+    b[j + 10 + hlen + 5] ^= 0x40
+    with open(path, "wb") as f:
+        f.write(b)
+
+
+def test_npz_crc(d):
+    """Finding 3: a corrupt .npz member is bad input (exit 3 naming the
+    member) whether its array is compared, not comparable or unmatched."""
+    ref, dev = chain(False), chain(True)
+    rec = chain_etrecord(d)
+    etdp, dbg = chain_dump(d, "crc_dev", dev)
+    base = [(str(i + 1), x, SHAPE) for i, x in enumerate(ref)]
+    # (what, arrays, member to corrupt, first divergence when intact)
+    cases = (("compared", base, "1.npy", BAD),
+             ("unmatched", base + [("99", ref[0], SHAPE)], "99.npy", BAD),
+             ("shape mismatch", base[:2] + [("3", ref[2], (2, 16))] + base[3:], "3.npy", 2))
+    for what, items, member, first in cases:
+        npz = write_arrays(os.path.join(d, "crc_%s.npz" % what.replace(" ", "_")), items)
+        rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                           "--reference-intermediates", npz, "--min-snr", "40", "--no-table")
+        check(f"npz crc: intact archive ({what}) is compared (exit 1 at row {first})",
+              rc == 1 and f"row {first} of 22" in err, f"rc={rc} {err}")
+        corrupt(npz, member)
+        rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                           "--reference-intermediates", npz, "--min-snr", "40", "--no-table")
+        check(f"npz crc: corrupt member ({what}): exit 3 naming {member}, no report",
+              rc == 3 and f"member {member}: CRC-32" in err and "FIRST DIVERGENCE" not in out,
+              f"rc={rc} {err}")
+
+
+def test_extra_reference_items(d):
+    """Finding 4: reference items of a matched group other than the compared
+    one are listed as unmatched with the reason, never dropped."""
+    ref, dev = chain(False), chain(True)
+    rec = chain_etrecord(d)
+    etdp, dbg = chain_dump(d, "ex_dev", dev)
+    items = [(str(i + 1), x, SHAPE) for i, x in enumerate(ref) if i != BAD]
+    # "10" and "(10,)" are the same handle: a tie, the later array is compared
+    items += [("10", dev[BAD], SHAPE), ("(10,)", ref[BAD], SHAPE)]
+    npz = write_arrays(os.path.join(d, "ex.npz"), items)
+    tsv = os.path.join(d, "ex.tsv")
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--reference-intermediates", npz, "--min-snr", "40", "--no-table",
+                       "--json", os.path.join(d, "ex.json"), "--numgap-tsv", tsv)
+    ng = load_json(os.path.join(d, "ex.json")).get("numeric_gap") or {}
+    rows = ng.get("rows", [])
+    exp = metrics(ref[BAD], dev[BAD])
+    check("extra items: handle 10 compared with \"(10,)\" (the later), divergence at 9",
+          rc == 1 and len(rows) == NOPS and ng.get("first_divergence") == BAD and
+          close(rows[BAD]["metrics"]["snr"], exp["snr"]), f"rc={rc} {err}")
+    want = 'merged into the group of handles (10): compared with array "(10,)" instead'
+    un = ng.get("unmatched", [])
+    check("extra items: \"10\" listed in JSON with the reason",
+          [(u["side"], u["name"], u["debug_handle"], u["reason"]) for u in un] ==
+          [("reference", "10", [10], want)], un)
+    check("extra items: listed below the table",
+          "Unmatched intermediate outputs (1):" in out and "reference 10 handles (10,)" in out
+          and want in out, out[-800:])
+    with open(tsv, newline="") as f:
+        table = list(csv.reader(f, delimiter="\t"))
+    head = table[0] if table else []
+    extra = [dict(zip(head, r)) for r in table[1:] if dict(zip(head, r)).get("status", "")
+             .startswith("unmatched")]
+    check("extra items: listed in the TSV",
+          len(extra) == 1 and extra[0]["status"] == "unmatched reference" and
+          extra[0]["aot_debug_handle"] == "(10,)" and extra[0]["reason"] == want, extra)
+
+
+def test_reference_etrecord(d):
+    """Finding 6: reference ops come from the reference's ETRecord; and
+    (finding 4) a reference ETDump logging a handle twice lists the item
+    not compared."""
+    ref, dev = chain(False), chain(True)
+    rec = chain_etrecord(d)
+    etdp, dbg = chain_dump(d, "re_dev", dev)
+    ref_etdp, ref_dbg = chain_dump(d, "re_ref", ref)
+
+    def ref_record(path, dhm):
+        nodes = [G.node(f"op{i}", "refns." + op_name(i).split(".")[1], handle=i + 1)
+                 for i in range(NOPS)]
+        G.write_etrecord(path, programs={"forward": G.program(nodes)},
+                         debug_handle_map={"forward": dhm})
+        return path
+
+    other = ref_record(os.path.join(d, "re_other.etrecord"),
+                       {str(i): [i + 1] for i in range(NOPS)})
+    rc, out, err, ng = gap(d, "re", "--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                           "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
+                           "--reference-etrecord", other, "--min-snr", "40")
+    rows = ng.get("rows", [])
+    check("reference etrecord: aot_ops from it, runtime_ops from the runtime's",
+          rc == 1 and len(rows) == NOPS and
+          [r["aot_ops"] for r in rows] == ["refns." + op_name(i).split(".")[1]
+                                           for i in range(NOPS)] and
+          [r["runtime_ops"] for r in rows] == [op_name(i) for i in range(NOPS)],
+          f"rc={rc} {err} {[r['aot_ops'] for r in rows[:3]]}")
+    # instructions 0 and 1 of the reference both log handle 1
+    dhm = {str(i): [i + 1] for i in range(NOPS)}
+    dhm["1"] = [1]
+    twice = ref_record(os.path.join(d, "re_twice.etrecord"), dhm)
+    rc, out, err, ng = gap(d, "re2", "--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                           "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
+                           "--reference-etrecord", twice, "--min-snr", "40")
+    rows = ng.get("rows", [])
+    un = {(u["side"], u["name"]): u for u in ng.get("unmatched", [])}
+    exp = metrics(ref[1], dev[0])
+    check("reference logs handle 1 twice: row 0 compares with the later (instruction 1)",
+          rc == 1 and len(rows) == NOPS - 1 and rows[0]["runtime_debug_handle"] == [1] and
+          close(rows[0]["metrics"]["mse"], exp["mse"]), f"rc={rc} {err} {rows[:1]}")
+    u = un.get(("reference", "native_call_linear.out"), {})
+    check("reference logs handle 1 twice: instruction 0 listed, ops from its ETRecord",
+          set(un) == {("reference", "native_call_linear.out"), ("runtime", "native_call_relu.out")}
+          and u.get("reason") == "merged into the group of handles (1): compared with "
+          "instruction 1 (native_call_relu.out) instead" and u.get("instruction_id") == 0 and
+          u.get("ops") == "refns.linear", f"{un}")
+
+
+def test_names_brackets(d):
+    """Finding 5: brackets must match; too many handles says so."""
+    ref, dev = chain(False), chain(True)
+    rec = chain_etrecord(d)
+    etdp, dbg = chain_dump(d, "nb_dev", dev)
+    for i, name in enumerate(["(12", "[12)", "12)", "(12]", "[12", "((12))"]):
+        npz = write_arrays(os.path.join(d, f"nb_bad{i}.npz"), [(name, ref[11], SHAPE)])
+        rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                           "--reference-intermediates", npz, "--no-table")
+        check(f"names: {name!r} is not named by debug handles (exit 3)",
+              rc == 3 and f'array "{name}" is not named by debug handles' in err,
+              f"rc={rc} {err}")
+    for i, name in enumerate(["12", "(12)", "[12]", "(12,)", "[12, ]"]):
+        npz = write_arrays(os.path.join(d, f"nb_ok{i}.npz"), [(name, ref[11], SHAPE)])
+        rc, out, err, ng = gap(d, f"nb_ok{i}", "--etdump", etdp, "--debug_buffer", dbg,
+                               "--etrecord", rec, "--reference-intermediates", npz)
+        rows = ng.get("rows", [])
+        check(f"names: {name!r} is handle 12",
+              rc == 0 and len(rows) == 1 and rows[0]["aot_debug_handle"] == [12],
+              f"rc={rc} {err}")
+    # 4096 handles are accepted (one group of all 22 ops), 4097 are too many
+    npz = write_arrays(os.path.join(d, "nb_4096.npz"),
+                       [(",".join(str(h) for h in range(1, 4097)), ref[-1], SHAPE)])
+    rc, out, err, ng = gap(d, "nb_4096", "--etdump", etdp, "--debug_buffer", dbg,
+                           "--etrecord", rec, "--reference-intermediates", npz)
+    rows = ng.get("rows", [])
+    check("names: 4096 handles: one group of all ops, compared with the last op",
+          rc == 0 and len(rows) == 1 and rows[0]["merged_items"] == NOPS and
+          rows[0]["event_name"] == "native_call_relu.out", f"rc={rc} {err}")
+    npz = write_arrays(os.path.join(d, "nb_4097.npz"),
+                       [(",".join(str(h) for h in range(1, 4098)), ref[-1], SHAPE)])
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--reference-intermediates", npz, "--no-table")
+    check("names: 4097 handles: exit 3 saying more than 4096",
+          rc == 3 and "named by more than 4096 debug handles" in err and
+          "is not named by" not in err, f"rc={rc} {err}")
+
+
+def test_debug_only_names(d):
+    """Finding 8: without names (debug events only, no ETRecord) the
+    instruction id names the diverging output."""
+    x, y = vals(6, 1), vals(6, 2)
+
+    def mk(stem, outs):
+        dm = Dump()
+        for i, v in enumerate(outs):
+            dm.events.append({"debug_event": {
+                "chain_index": 0, "instruction_id": i,
+                "debug_entry": {"val": "Tensor", "tensor": dm.tensor("FLOAT", v, [6])}}})
+        return dm.write(d, stem)
+
+    a, b = mk("do_dev", [x, y]), mk("do_ref", [x, x])
+    rc, out, err = run("--etdump", a[0], "--debug_buffer", a[1], "--reference-etdump", b[0],
+                       "--reference-debug-buffer", b[1], "--max-abs", "0", "--no-table")
+    check("debug-only: stderr names instruction 1",
+          rc == 1 and "first divergence at row 1 of 2: instruction 1: max abs" in err and
+          "()" not in err, f"rc={rc} {err}")
+    check("debug-only: table and summary name the instruction",
+          "First divergence: row 1, instruction 1 (debug handles (), instruction 1)" in out and
+          "│ 1 │ instruction 1 │" in out, out[-1200:])
+
+
 def main():
     work = os.environ.get("ETC_WORK")
     if work:
@@ -471,6 +787,13 @@ def main():
         test_grouping(d)
         test_multi_output_by_position(d)
         test_npz_kinds(d)
+        test_group_output_choice(d)
+        test_nothing_aligned(d)
+        test_npz_crc(d)
+        test_extra_reference_items(d)
+        test_reference_etrecord(d)
+        test_names_brackets(d)
+        test_debug_only_names(d)
     print(f"{A.passed} passed, {A.failed} failed")
     sys.exit(1 if A.failed or not A.passed else 0)
 

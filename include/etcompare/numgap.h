@@ -17,11 +17,15 @@
  * that share a handle, on either side, belong to one group: groups are the
  * connected components of the handle-overlap graph, found by sorting the
  * (handle, item) pairs and a union-find over the items (O(n log n), never
- * O(n^2)). A group with items on both sides is one row comparing its last
- * runtime item (the latest instruction wins, as upstream merges overlapping
- * keys) with its last reference item. Overlap is sharing a handle (upstream
- * merges the ranges min..max of each key; handle groups are contiguous in
- * practice, and where they are not, sharing is the precise test).
+ * O(n^2)); overlap is sharing a handle, as upstream's set intersection. A
+ * group with items on both sides is one row. Each side is represented by
+ * its item with the largest debug handle (upstream keeps the value of the
+ * key whose last handle is highest): on a tie, the later one (instruction
+ * in execution order, array in file order). The group's other reference
+ * items are listed as unmatched ("merged into the group of handles ...");
+ * its other runtime items are counted in item_count. Op names come from
+ * each side's ETRecord (the reference ETDump's own when it is linked to
+ * one; the runtime's for an .npz).
  *
  * Choosing the tensor. An item's outputs are the tensors of its debug
  * values in order (TensorLists flattened); with an ETRecord's num_outputs
@@ -40,7 +44,10 @@
  * Rows are in execution order of their runtime item; the first row that
  * fails the gate (the thresholds of etc_accuracy_options, same verdicts) is
  * the first divergence. Items that match nothing are listed apart with the
- * reason, never dropped.
+ * reason, never dropped. When nothing at all can be compared,
+ * etc_numgap_run fails (a run that checks nothing must not pass). .npz
+ * members are CRC-checked, in the comparison's own pass where they are
+ * compared, and all before etc_numgap_run returns.
  *
  * Everything returned lives as long as the etc_numgap; the inspectors,
  * ETRecord, debug buffers and .npz it was made from must outlive it.
@@ -90,9 +97,10 @@ typedef struct etc_numgap_row {
 	const int64_t *reference_handles;
 	const char *ops;           /**< runtime ops of the group, ", "-joined ("" unknown) */
 	const char *reference_ops; /**< reference ops (from the ETRecord by handle) */
-	const char *event_name;    /**< the runtime event compared, e.g. "native_call_add.out" */
+	const char *event_name;    /**< the runtime event compared, e.g. "native_call_add.out";
+	                              "" in debug-only ETDumps (reports show the instruction) */
 	int32_t instruction_id;    /**< of that event */
-	uint32_t item_count;       /**< runtime items merged into the group */
+	uint32_t item_count;       /**< runtime items merged into the group (one compared) */
 	uint32_t output;           /**< output position within the runtime item */
 	uint32_t reference_output; /**< output position within the reference item */
 	/* the group's last op (largest handle among the compared event's nodes) */
@@ -131,8 +139,11 @@ typedef struct etc_numgap etc_numgap;
  *              alignment by handle; it needs its debug buffer
  * @return 0 (inspect the rows); ETC_ERR_USAGE (no debug buffer, no such
  *         block, an .npz without an ETRecord); ETC_ERR_MISMATCH (two
- *         different programs and no ETRecord); ETC_ERR_FORMAT (an .npz array
- *         name that is not a debug-handle list); ETC_ERR_NOMEM
+ *         different programs and no ETRecord, or nothing could be aligned:
+ *         the message gives each side's count and handle range);
+ *         ETC_ERR_FORMAT (an .npz array name that is not a debug-handle
+ *         list, a corrupt .npz member: CRC-32 mismatch); ETC_ERR_LIMIT (an
+ *         array named by more than 4096 handles); ETC_ERR_NOMEM
  */
 ETC_API int etc_numgap_run(etc_numgap **out, const etc_inspector *insp,
                            const etc_numgap_reference *ref, const etc_numgap_options *opt,

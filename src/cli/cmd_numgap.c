@@ -116,11 +116,17 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 	size_t n = etc_numgap_row_count(st->ng);
 	if (first >= 0) {
 		const etc_numgap_row *r = etc_numgap_row_at(st->ng, (size_t)first);
+		/* debug-only ETDumps have no event names: the instruction says which */
+		char instr[32];
+		snprintf(instr, sizeof instr, "instruction %d", r->instruction_id);
+		const char *event = *r->event_name ? r->event_name : instr;
+		const char *what = *r->ops ? r->ops : event;
 		fprintf(stderr,
-		        "etcompare: numeric gap: first divergence at row %ld of %zu: %s (%s)%s%s: "
+		        "etcompare: numeric gap: first divergence at row %ld of %zu: %s%s%s%s%s%s: "
 		        "%s\n",
-		        first, n, *r->ops ? r->ops : r->event_name, r->event_name,
-		        *r->source_line ? " at " : "", r->source_line, r->reason);
+		        first, n, what, what != event ? " (" : "", what != event ? event : "",
+		        what != event ? ")" : "", *r->source_line ? " at " : "", r->source_line,
+		        r->reason);
 		*gate = EXIT_GATE;
 	} else {
 		fprintf(stderr,
