@@ -103,6 +103,25 @@ def main():
     rows.append(("large inputs: > 4 GiB debug buffer, ZIP64 ETRecords, tensor past the end",
                  ok + bad, "checks", result(ok, bad, "read correctly; out of bounds: exit 3")))
 
+    p = run([os.path.join(BUILD, "tests", "test_legacy")])
+    m = re.search(r"(\d+) checks, (\d+) failed", p.stdout + p.stderr)
+    n, bad = (int(m.group(1)), int(m.group(2))) if m else (0, 1)
+    q = run([PY, os.path.join(ROOT, "tests", "test_legacy.py")])
+    bad += q.returncode != 0
+    failures += bad
+    rows.append(("legacy profiler dumps: every truncation, byte corruption sweep, bad "
+                 "version, counts past the maximum, mismatched iterations (unit + CLI)",
+                 n, "checks", result(n - bad, bad, "exit 3 / error status, message names "
+                                                     "file, offset, block")))
+
+    p = run([PY, os.path.join(ROOT, "tests", "test_numgap.py")])
+    m = re.search(r"^(\d+) passed, (\d+) failed$", p.stdout, re.M)
+    ok, bad = (int(m.group(1)), int(m.group(2))) if m else (0, 1)
+    failures += bad
+    rows.append(("numeric gap (whole test file, with bad .npz names, corrupt members, "
+                 "nothing aligned, programs that differ)", ok + bad, "checks",
+                 result(ok, bad, "exit 3 naming the problem; no silent pass")))
+
     for binary, groups in UNIT.items():
         p = run([os.path.join(BUILD, "tests", binary)])
         found = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in
