@@ -417,6 +417,35 @@ static void put_aligned(FILE *f, const colinfo *ci, const etc_sbuf *txt, bool is
 	pad(f, trail);
 }
 
+/* Final column widths: decimal-aligned parts, then at least the header + 2. */
+static void finish_widths(colinfo *cols, const long *intw, const etc_sbuf *hdr, size_t ncols)
+{
+	for (size_t i = 0; i < ncols; i++) {
+		if (intw[i] >= 0 && (size_t)(intw[i] + cols[i].maxdec) > cols[i].maxw)
+			cols[i].maxw = (size_t)(intw[i] + cols[i].maxdec);
+		size_t minw = width(hdr[i].p ? hdr[i].p : "", hdr[i].len) + 2;
+		cols[i].width = cols[i].maxw > minw ? cols[i].maxw : minw;
+	}
+}
+
+/* The four rules of a grid, and the top rule and header row printed. */
+static void grid_head(FILE *f, const colinfo *cols, const etc_sbuf *hdr, size_t ncols,
+                      etc_sbuf *top, etc_sbuf *head, etc_sbuf *between, etc_sbuf *bottom)
+{
+	rule(top, cols, ncols, "╒", "═", "╤", "╕");
+	rule(head, cols, ncols, "╞", "═", "╪", "╡");
+	rule(between, cols, ncols, "├", "─", "┼", "┤");
+	rule(bottom, cols, ncols, "╘", "═", "╧", "╛");
+	fwrite(top->p, 1, top->len, f);
+	fputs("│", f);
+	for (size_t i = 0; i < ncols; i++) {
+		fputc(' ', f);
+		put_aligned(f, &cols[i], &hdr[i], true);
+		fputs(" │", f);
+	}
+	fputc('\n', f);
+}
+
 static int cells_alloc(cell *cells, etc_sbuf *bufs, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -488,28 +517,11 @@ int etc_report_table(FILE *f, const etc_inspector *insp, const etc_report_option
 		}
 		row++;
 	}
-	for (size_t i = 0; i < ncols; i++)
-		if (intw[i] >= 0 && (size_t)(intw[i] + cols[i].maxdec) > cols[i].maxw)
-			cols[i].maxw = (size_t)(intw[i] + cols[i].maxdec);
-	for (size_t i = 0; i < ncols; i++) {
-		size_t minw = width(hdr[i].p ? hdr[i].p : "", hdr[i].len) + 2;
-		cols[i].width = cols[i].maxw > minw ? cols[i].maxw : minw;
-	}
+	finish_widths(cols, intw, hdr, ncols);
 
 	/* Pass 3: print. */
 	etc_sbuf top = {0}, head = {0}, between = {0}, bottom = {0};
-	rule(&top, cols, ncols, "╒", "═", "╤", "╕");
-	rule(&head, cols, ncols, "╞", "═", "╪", "╡");
-	rule(&between, cols, ncols, "├", "─", "┼", "┤");
-	rule(&bottom, cols, ncols, "╘", "═", "╧", "╛");
-	fwrite(top.p, 1, top.len, f);
-	fputs("│", f);
-	for (size_t i = 0; i < ncols; i++) {
-		fputc(' ', f);
-		put_aligned(f, &cols[i], &hdr[i], true);
-		fputs(" │", f);
-	}
-	fputc('\n', f);
+	grid_head(f, cols, hdr, ncols, &top, &head, &between, &bottom);
 	c = (row_ctx){insp, opt, 0, 0, 0, c.metadata_column, false};
 	size_t r = 0;
 	if (nrows == 0)
@@ -738,25 +750,9 @@ int etc_tabulate_write_(FILE *f, const etc_tabulate *g, const char *const *heade
 				cols[i].maxw = w;
 			}
 		}
-	for (size_t i = 0; i < ncols; i++) {
-		if (intw[i] >= 0 && (size_t)(intw[i] + cols[i].maxdec) > cols[i].maxw)
-			cols[i].maxw = (size_t)(intw[i] + cols[i].maxdec);
-		size_t minw = width(hdr[i].p ? hdr[i].p : "", hdr[i].len) + 2;
-		cols[i].width = cols[i].maxw > minw ? cols[i].maxw : minw;
-	}
+	finish_widths(cols, intw, hdr, ncols);
 	etc_sbuf top = {0}, head = {0}, between = {0}, bottom = {0};
-	rule(&top, cols, ncols, "╒", "═", "╤", "╕");
-	rule(&head, cols, ncols, "╞", "═", "╪", "╡");
-	rule(&between, cols, ncols, "├", "─", "┼", "┤");
-	rule(&bottom, cols, ncols, "╘", "═", "╧", "╛");
-	fwrite(top.p, 1, top.len, f);
-	fputs("│", f);
-	for (size_t i = 0; i < ncols; i++) {
-		fputc(' ', f);
-		put_aligned(f, &cols[i], &hdr[i], true);
-		fputs(" │", f);
-	}
-	fputc('\n', f);
+	grid_head(f, cols, hdr, ncols, &top, &head, &between, &bottom);
 	const etc_sbuf *line = nrows ? &head : &bottom;
 	fwrite(line->p, 1, line->len, f);
 	for (size_t r = 0; r < nrows; r++) {
