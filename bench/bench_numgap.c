@@ -11,7 +11,7 @@
  *
  * Usage: bench_numgap [--repeat R]
  */
-#include "numgap_private.h"
+#include "analysis/numgap_private.h"
 
 #include <stdio.h>
 #include <stdlib.h>

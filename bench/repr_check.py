@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Checks etc_fmt_repr (src/fmt.c) against Python's repr(float).
+"""Checks etc_fmt_repr (src/core/fmt.c) against Python's repr(float).
 
 Usage: repr_check.py BUILD_DIR/bench/repr_driver [SEED]
 Generates about 500,000 doubles (random bit patterns over the whole range,

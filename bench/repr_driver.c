@@ -3,7 +3,7 @@
  * prints etc_fmt_repr of each. Used by bench/repr_check.py to compare the
  * formatter with Python's repr(); fmt.c is compiled in (it is internal).
  */
-#include "fmt.h"
+#include "core/fmt.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Round trip: etcompare's decoded event list (the `runs` section of --json,
-written by raw_event_json in src/report_json.c) must agree field by field
+written by raw_event_json in src/report/json.c) must agree field by field
 with an independent decoder, Debian's flatc:
 
     flatc --json --strict-json --raw-binary [--size-prefixed] \

@@ -4,7 +4,7 @@
  * seed.
  */
 #include "check.h"
-#include "internal.h"
+#include "core/internal.h"
 
 #include <stdlib.h>
 #include <zlib.h>

@@ -26,7 +26,7 @@
  */
 #include "check.h"
 
-#include "fmt.h"
+#include "core/fmt.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
  */
 #include "check.h"
 #include "etcompare/npz.h"
-#include "zipread.h"
+#include "format/zipread.h"
 
 #include <inttypes.h>
 #include <stdint.h>

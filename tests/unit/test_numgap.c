@@ -10,7 +10,7 @@
  */
 #include "check.h"
 
-#include "numgap_private.h"
+#include "analysis/numgap_private.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

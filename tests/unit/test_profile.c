@@ -10,7 +10,7 @@
 #include "check.h"
 
 #include "etcompare/profile.h"
-#include "report_private.h"
+#include "report/report_private.h"
 
 #include <math.h>
 #include <stdlib.h>

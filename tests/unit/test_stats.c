@@ -22,7 +22,7 @@
 #include "check.h"
 
 #include "etcompare/inspector.h"
-#include "internal.h"
+#include "core/internal.h"
 
 #include <stdlib.h>
 

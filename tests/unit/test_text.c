@@ -3,7 +3,7 @@
  * Python-style reprs escape what Python would, whatever bytes a file holds.
  */
 #include "check.h"
-#include "fmt.h"
+#include "core/fmt.h"
 
 static const char *json(etc_sbuf *b, const char *s, size_t n)
 {

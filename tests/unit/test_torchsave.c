@@ -7,8 +7,8 @@
  */
 #include "check.h"
 #include "etcompare/torchsave.h"
-#include "pickle.h"
-#include "zipread.h"
+#include "format/pickle.h"
+#include "format/zipread.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,0 +1,723 @@
+/*
+ * accuracy.c - pairs the program outputs of EventBlock runs with reference
+ * outputs and applies the gate (see include/etcompare/accuracy.h for the
+ * rules). Metrics come from metrics.c; this file only decides what is
+ * compared with what, and what the result means.
+ */
+#include "etcompare/accuracy.h"
+#include "analysis/compare_private.h"
+#include "core/internal.h"
+#include "analysis/metrics_private.h"
+#include "format/npz_private.h"
+#include "format/zipread.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* One side of a pair: a dense tensor, a strided torch tensor or a scalar. */
+typedef struct item {
+	etc_tensor t;           /* shape and dtype (and data when dense) */
+	const etc_pytensor *pt; /* torch.save tensor, else NULL */
+	bool scalar;
+	double value; /* scalar value */
+	bool has_data;
+	etc_npz_crc check; /* a stored .npz member still to verify */
+} item;
+
+struct etc_accuracy {
+	etc_accuracy_row *rows;
+	item *act, *ref; /* per row, for etc_accuracy_row_values (plots) */
+	size_t count, cap;
+	int rule;
+	char note[256];
+};
+
+static void scalar_read(const void *src, uint64_t start, size_t n, double *dst)
+{
+	(void)start;
+	for (size_t i = 0; i < n; i++)
+		dst[i] = *(const double *)src;
+}
+
+static void item_values(const item *it, etc_values *v)
+{
+	if (it->scalar) {
+		v->count = 1;
+		v->scalar_type = it->t.scalar_type;
+		v->read = scalar_read;
+		v->src = &it->value;
+	} else if (it->pt) {
+		etc_values_from_pytensor(v, it->pt);
+	} else {
+		etc_values_from_tensor(v, &it->t);
+	}
+}
+
+void etc_shape_str_(const etc_tensor *t, char *buf, size_t cap)
+{
+	size_t n = (size_t)snprintf(buf, cap, "[");
+	for (uint32_t k = 0; k < t->ndim && n < cap; k++)
+		n += (size_t)snprintf(buf + n, cap - n, k ? ", %lld" : "%lld",
+		                      (long long)etc_tensor_size(t, k));
+	if (n < cap)
+		snprintf(buf + n, cap - n, "]");
+}
+
+static void shape_str(const item *it, char *buf, size_t cap)
+{
+	etc_shape_str_(&it->t, buf, cap);
+}
+
+bool etc_scalar_type_is_float_(int st)
+{
+	switch (st) {
+	case ETC_HALF:
+	case ETC_FLOAT:
+	case ETC_DOUBLE:
+	case ETC_BFLOAT16:
+	case ETC_FLOAT8E5M2:
+	case ETC_FLOAT8E4M3FN:
+	case ETC_FLOAT8E5M2FNUZ:
+	case ETC_FLOAT8E4M3FNUZ:
+		return true;
+	}
+	return false;
+}
+
+static int push_row(etc_accuracy *a, etc_accuracy_row **out, etc_error *err)
+{
+	if (a->count == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 16;
+		etc_accuracy_row *r = realloc(a->rows, cap * sizeof *r);
+		if (r)
+			a->rows = r;
+		item *x = r ? realloc(a->act, cap * sizeof *x) : NULL;
+		if (x)
+			a->act = x;
+		item *y = x ? realloc(a->ref, cap * sizeof *y) : NULL;
+		if (!y)
+			return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		a->ref = y;
+		a->cap = cap;
+	}
+	memset(&a->act[a->count], 0, sizeof *a->act);
+	memset(&a->ref[a->count], 0, sizeof *a->ref);
+	*out = &a->rows[a->count++];
+	memset(*out, 0, sizeof **out);
+	(*out)->reference = -1;
+	(*out)->dtype = (*out)->reference_dtype = "";
+	return 0;
+}
+
+/* --- reference sets -------------------------------------------------------- */
+
+typedef struct kj_entry {
+	long k, j;
+	size_t array;
+} kj_entry;
+
+typedef struct refs {
+	const etc_reference_set *set;
+	const etc_pyobj *list; /* torchsave: [index] -> outputs */
+	size_t count;
+	bool npz_indexed; /* npz arrays named "k.j" */
+	kj_entry *kj;     /* those arrays sorted by (k, j); owned */
+	size_t nkj;
+} refs;
+
+static int compare_kj(const void *pa, const void *pb)
+{
+	const kj_entry *a = pa, *b = pb;
+	if (a->k != b->k)
+		return a->k < b->k ? -1 : 1;
+	return (a->j > b->j) - (a->j < b->j);
+}
+
+static void refs_close(refs *r)
+{
+	free(r->kj);
+	r->kj = NULL;
+}
+
+static bool parse_kj(const char *name, long *k, long *j)
+{
+	char *end;
+	*k = strtol(name, &end, 10);
+	if (end == name || *end != '.' || *k < 0)
+		return false;
+	const char *p = end + 1;
+	*j = strtol(p, &end, 10);
+	return end != p && !*end && *j >= 0;
+}
+
+static int refs_open(refs *r, const etc_reference_set *set, const char *method, etc_error *err)
+{
+	memset(r, 0, sizeof *r);
+	r->set = set;
+	if (set->torchsave) {
+		const etc_pyobj *root = etc_torchsave_root(set->torchsave);
+		const etc_pyobj *list = root;
+		if (etc_pyobj_kind(root) == ETC_PY_DICT) {
+			list = etc_pyobj_dict_get(root, method);
+			if (!list)
+				return etc_fail(
+				    err, ETC_ERR_FORMAT, set->name, -1,
+				    "the reference outputs have no entry for method \"%s\"",
+				    method);
+		}
+		int k = etc_pyobj_kind(list);
+		if (k != ETC_PY_LIST && k != ETC_PY_TUPLE)
+			return etc_fail(err, ETC_ERR_FORMAT, set->name, -1,
+			                "reference outputs: expected a list over bundled inputs, "
+			                "found a %s",
+			                etc_pykind_name(k));
+		r->list = list;
+		r->count = etc_pyobj_len(list);
+		return 0;
+	}
+	size_t n = etc_npz_count(set->npz);
+	bool all = n > 0;
+	for (size_t i = 0; i < n && all; i++) {
+		long k, j;
+		all = parse_kj(etc_npz_name(set->npz, i), &k, &j);
+	}
+	r->npz_indexed = all;
+	r->count = 1;
+	if (!all)
+		return 0;
+	/* "k.j" arrays: sorted once, so that finding a reference's outputs is a
+	 * binary search, and every j of a reference runs from 0 without gaps */
+	if (!(r->kj = malloc(n * sizeof *r->kj)))
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		parse_kj(etc_npz_name(set->npz, i), &r->kj[i].k, &r->kj[i].j);
+		r->kj[i].array = i;
+	}
+	r->nkj = n;
+	qsort(r->kj, n, sizeof *r->kj, compare_kj);
+	for (size_t i = 0; i < n; i++) {
+		long want = i && r->kj[i - 1].k == r->kj[i].k ? r->kj[i - 1].j + 1 : 0;
+		if (r->kj[i].j != want) {
+			int rc = etc_fail(
+			    err, ETC_ERR_FORMAT, set->name, -1,
+			    "array \"%s\" has no array \"%ld.%ld\" before it: outputs "
+			    "of reference %ld must be numbered from 0 without gaps",
+			    etc_npz_name(set->npz, r->kj[i].array), r->kj[i].k, want, r->kj[i].k);
+			refs_close(r);
+			return rc;
+		}
+	}
+	r->count = (size_t)r->kj[n - 1].k + 1;
+	return 0;
+}
+
+/* Appends the leaves of a torch.save output list (nested lists flattened). */
+static int flatten_py(const etc_pyobj *o, item *out, size_t cap, size_t *n, int depth,
+                      const char *name, etc_error *err)
+{
+	int k = etc_pyobj_kind(o);
+	if ((k == ETC_PY_LIST || k == ETC_PY_TUPLE) && depth < 16) {
+		for (size_t i = 0; i < etc_pyobj_len(o); i++)
+			ETC_TRY(
+			    flatten_py(etc_pyobj_item(o, i), out, cap, n, depth + 1, name, err));
+		return 0;
+	}
+	if (*n >= cap)
+		return etc_fail(err, ETC_ERR_LIMIT, name, -1, "more than %zu reference outputs",
+		                cap);
+	item *it = &out[(*n)++];
+	memset(it, 0, sizeof *it);
+	if (k == ETC_PY_TENSOR) {
+		it->pt = etc_pyobj_tensor(o);
+		it->t = it->pt->tensor;
+		it->has_data = true;
+	} else if (k == ETC_PY_INT || k == ETC_PY_BOOL || k == ETC_PY_FLOAT) {
+		it->scalar = true;
+		it->has_data = true;
+		it->t.scalar_type = k == ETC_PY_FLOAT  ? ETC_DOUBLE
+		                    : k == ETC_PY_BOOL ? ETC_BOOL
+		                                       : ETC_LONG;
+		it->t.numel = 1;
+		it->value = k == ETC_PY_FLOAT  ? etc_pyobj_float(o)
+		            : k == ETC_PY_BOOL ? (double)etc_pyobj_bool(o)
+		                               : (double)etc_pyobj_int(o);
+	} else {
+		return etc_fail(err, ETC_ERR_FORMAT, name, -1,
+		                "reference output %zu is a %s, not a tensor or number", *n - 1,
+		                etc_pykind_name(k));
+	}
+	return 0;
+}
+
+static int refs_get(const refs *r, size_t index, item *out, size_t cap, size_t *n, etc_error *err)
+{
+	*n = 0;
+	if (r->set->torchsave)
+		return flatten_py(etc_pyobj_item(r->list, index), out, cap, n, 0, r->set->name,
+		                  err);
+	size_t count = etc_npz_count(r->set->npz);
+	if (!r->npz_indexed) {
+		/* one reference: every array in file order */
+		for (size_t i = 0; i < count; i++) {
+			if (*n >= cap)
+				return etc_fail(err, ETC_ERR_LIMIT, r->set->name, -1,
+				                "more than %zu reference outputs", cap);
+			item *it = &out[(*n)++];
+			memset(it, 0, sizeof *it);
+			ETC_TRY(etc_npz_array_deferred_(r->set->npz, i, &it->t, &it->check, err));
+			it->has_data = true;
+		}
+		return 0;
+	}
+	/* the first entry of reference `index`, then its j = 0, 1, ... */
+	size_t lo = 0, hi = r->nkj;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->kj[mid].k < (long)index)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < r->nkj && r->kj[i].k == (long)index; i++) {
+		if (*n >= cap)
+			return etc_fail(err, ETC_ERR_LIMIT, r->set->name, -1,
+			                "more than %zu outputs in reference %zu", cap, index);
+		item *it = &out[(*n)++];
+		memset(it, 0, sizeof *it);
+		ETC_TRY(
+		    etc_npz_array_deferred_(r->set->npz, r->kj[i].array, &it->t, &it->check, err));
+		it->has_data = true;
+	}
+	return 0;
+}
+
+/* --- run outputs ------------------------------------------------------------ */
+
+static int run_items(const etc_inspector *insp, const etc_event_block *b, uint32_t run, item *out,
+                     size_t cap, size_t *n, etc_error *err)
+{
+	const etc_debug_buffer *buf = etc_inspector_debug_buffer(insp);
+	*n = 0;
+	for (uint32_t k = b->output_start[run]; k < b->output_start[run + 1]; k++) {
+		const etc_value *v = &b->outputs[k];
+		if (v->type == ETC_VALUE_TENSOR || v->type == ETC_VALUE_TENSOR_LIST) {
+			for (uint32_t i = 0; i < v->tensor_count; i++) {
+				if (*n >= cap)
+					return etc_fail(err, ETC_ERR_LIMIT, NULL, -1,
+					                "more than %zu program outputs", cap);
+				item *it = &out[(*n)++];
+				memset(it, 0, sizeof *it);
+				int rc = etc_value_tensor(v, i, buf, &it->t, err);
+				if (rc < 0 && rc != ETC_ERR_UNSUPPORTED)
+					return rc;
+				it->has_data = it->t.data != NULL || it->t.numel == 0;
+			}
+		} else if (v->type >= ETC_VALUE_INT && v->type <= ETC_VALUE_DOUBLE) {
+			if (*n >= cap)
+				return etc_fail(err, ETC_ERR_LIMIT, NULL, -1,
+				                "more than %zu program outputs", cap);
+			item *it = &out[(*n)++];
+			memset(it, 0, sizeof *it);
+			it->scalar = true;
+			it->has_data = true;
+			it->t.numel = 1;
+			it->t.scalar_type = v->type == ETC_VALUE_INT    ? ETC_LONG
+			                    : v->type == ETC_VALUE_BOOL ? ETC_BOOL
+			                                                : ETC_DOUBLE;
+			it->value = v->type == ETC_VALUE_INT     ? (double)v->int_val
+			            : v->type == ETC_VALUE_BOOL  ? (double)v->bool_val
+			            : v->type == ETC_VALUE_FLOAT ? (double)v->float_val
+			                                         : v->double_val;
+		}
+	}
+	return 0;
+}
+
+/* --- the gate ----------------------------------------------------------------- */
+
+int etc_gate_judge_(const etc_metrics *m, const etc_gate *o, char *why, size_t cap)
+{
+	if (m->nan_mismatch_count) {
+		/* a NaN where the other side has a number is never a pass */
+		snprintf(why, cap, "%llu values are NaN on one side only",
+		         (unsigned long long)m->nan_mismatch_count);
+		return ETC_ROW_FAIL;
+	}
+	if (m->identical)
+		return ETC_ROW_PASS; /* equal values pass, even where SNR is undefined (all zero) */
+	if ((m->notes & ETC_METRICS_INFINITE) && !m->exact) {
+		snprintf(why, cap, "infinite values where the other side differs (%s)",
+		         etc_metrics_note_str(ETC_METRICS_INFINITE));
+		return ETC_ROW_FAIL;
+	}
+	if (m->exact) {
+		if (m->mismatch_count && !(!isnan(o->max_abs) && m->max_abs <= o->max_abs)) {
+			snprintf(why, cap, "%llu of %llu values differ (exact comparison)",
+			         (unsigned long long)m->mismatch_count,
+			         (unsigned long long)m->count);
+			return ETC_ROW_FAIL;
+		}
+		return ETC_ROW_PASS;
+	}
+	if (!isnan(o->min_snr) && !(m->snr_db >= o->min_snr))
+		snprintf(why, cap, "SNR %.4g dB below %.4g dB", m->snr_db, o->min_snr);
+	else if (!isnan(o->max_mse) && !(m->mse <= o->max_mse))
+		snprintf(why, cap, "MSE %.4g above %.4g", m->mse, o->max_mse);
+	else if (!isnan(o->min_cosine) && !(m->cosine >= o->min_cosine))
+		snprintf(why, cap, "cosine %.6g below %.6g", m->cosine, o->min_cosine);
+	else if (!isnan(o->max_abs) && !(m->max_abs <= o->max_abs))
+		snprintf(why, cap, "max abs error %.4g above %.4g at index %llu", m->max_abs,
+		         o->max_abs, (unsigned long long)m->max_abs_index);
+	else
+		return ETC_ROW_PASS;
+	return ETC_ROW_FAIL;
+}
+
+static void judge(etc_accuracy_row *row, const etc_accuracy_options *o)
+{
+	etc_gate g = {o->min_snr, o->max_mse, o->min_cosine, o->max_abs};
+	row->status = etc_gate_judge_(&row->metrics, &g, row->reason, sizeof row->reason);
+}
+
+/* Finishes the deferred CRC-32 check of a reference read from an .npz. */
+static int verify_ref(const etc_reference_set *set, item *ref, etc_error *err)
+{
+	if (!ref->check.pending)
+		return 0;
+	uint32_t crc = etc_crc32(ref->check.crc, ref->t.data, (size_t)ref->t.nbytes);
+	ETC_TRY(etc_npz_crc_end_(set->npz, &ref->check, crc, err));
+	ref->check.pending = false;
+	return 0;
+}
+
+static int compare_pair(etc_accuracy_row *row, const item *act, item *ref,
+                        const etc_reference_set *set, const etc_accuracy_options *o, etc_error *err)
+{
+	row->dtype = act->scalar ? "scalar" : etc_scalar_type_name(act->t.scalar_type);
+	row->reference_dtype = ref->scalar ? "scalar" : etc_scalar_type_name(ref->t.scalar_type);
+	shape_str(act, row->shape, sizeof row->shape);
+	shape_str(ref, row->reference_shape, sizeof row->reference_shape);
+	if (!act->has_data) {
+		row->status = ETC_ROW_NO_DATA;
+		snprintf(row->reason, sizeof row->reason,
+		         etc_scalar_type_valid(act->t.scalar_type)
+		             ? "the output has no data (no --debug_buffer, or offset -1)"
+		             : "the output's scalar type is not supported");
+		return 0;
+	}
+	if (act->t.numel != ref->t.numel ||
+	    (!act->scalar && !ref->scalar && strcmp(row->shape, row->reference_shape) != 0)) {
+		row->status = ETC_ROW_SHAPE_MISMATCH;
+		snprintf(row->reason, sizeof row->reason, "shape %.60s against reference %.60s",
+		         row->shape, row->reference_shape);
+		return 0;
+	}
+	/* numbers (Int, Double, Python scalars) compare numerically; tensors must
+	 * agree on float versus integer */
+	if (!act->scalar && !ref->scalar &&
+	    etc_scalar_type_is_float_(act->t.scalar_type) !=
+	        etc_scalar_type_is_float_(ref->t.scalar_type)) {
+		row->status = ETC_ROW_DTYPE_MISMATCH;
+		snprintf(row->reason, sizeof row->reason, "dtype %s against reference %s",
+		         row->dtype, row->reference_dtype);
+		return 0;
+	}
+	etc_values va, vr;
+	item_values(act, &va);
+	item_values(ref, &vr);
+	if (ref->check.pending) {
+		/* the data is verified in the comparison's own pass when it can be */
+		uint32_t crc = ref->check.crc;
+		bool done;
+		ETC_TRY(etc_metrics_compare_crc_(&vr, &va, &row->metrics, &crc, &done, err));
+		if (done) {
+			ETC_TRY(etc_npz_crc_end_(set->npz, &ref->check, crc, err));
+			ref->check.pending = false;
+		}
+		ETC_TRY(verify_ref(set, ref, err));
+	} else {
+		ETC_TRY(etc_metrics_compare(&vr, &va, &row->metrics, err));
+	}
+	row->has_metrics = true;
+	judge(row, o);
+	return 0;
+}
+
+/* --- public ------------------------------------------------------------------- */
+
+void etc_accuracy_options_init(etc_accuracy_options *o)
+{
+	o->block = "Execute";
+	o->method = "forward";
+	o->pair_by = ETC_PAIR_AUTO;
+	o->min_snr = o->max_mse = o->min_cosine = o->max_abs = NAN;
+	o->progress = NULL;
+	o->progress_ctx = NULL;
+}
+
+const char *etc_row_status_str(int s)
+{
+	static const char *const names[] = {"pass",           "FAIL",           "missing reference",
+	                                    "missing output", "shape mismatch", "dtype mismatch",
+	                                    "no data"};
+	return s >= 0 && s <= ETC_ROW_NO_DATA ? names[s] : "?";
+}
+
+typedef struct run_ref {
+	uint32_t block, run, etdump_run;
+	int32_t bidx;
+} run_ref;
+
+static int cmp_run_ref(const void *a, const void *b)
+{
+	uint32_t x = ((const run_ref *)a)->etdump_run, y = ((const run_ref *)b)->etdump_run;
+	return (x > y) - (x < y);
+}
+
+#define MAX_OUTPUTS 4096
+
+int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_reference_set *set,
+                     const etc_accuracy_options *opt, etc_error *err)
+{
+	etc_accuracy_options o;
+	if (!opt)
+		etc_accuracy_options_init(&o), opt = &o;
+	if (!out || !insp || !set || (!set->torchsave == !set->npz))
+		return etc_fail(
+		    err, ETC_ERR_USAGE, NULL, -1,
+		    "etc_accuracy_run: needs an inspector and exactly one reference source");
+	refs r;
+	ETC_TRY(refs_open(&r, set, opt->method ? opt->method : "forward", err));
+
+	/* the runs of the chosen block, in ETDump order */
+	size_t nruns = 0;
+	for (size_t b = 0; b < etc_inspector_block_count(insp); b++) {
+		const etc_event_block *blk = etc_inspector_block(insp, b);
+		if (blk->name.len == strlen(opt->block) &&
+		    !memcmp(blk->name.ptr, opt->block, blk->name.len))
+			nruns += blk->run_count;
+	}
+	run_ref *runs = calloc(nruns ? nruns : 1, sizeof *runs);
+	item *acts = malloc(MAX_OUTPUTS * sizeof *acts),
+	     *ref_items = malloc(MAX_OUTPUTS * sizeof *ref_items);
+	etc_accuracy *a = calloc(1, sizeof *a);
+	int rc = 0;
+	if (!runs || !acts || !ref_items || !a) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		goto done;
+	}
+	size_t k = 0;
+	bool any_index = false;
+	for (size_t b = 0; b < etc_inspector_block_count(insp); b++) {
+		const etc_event_block *blk = etc_inspector_block(insp, b);
+		if (blk->name.len != strlen(opt->block) ||
+		    memcmp(blk->name.ptr, opt->block, blk->name.len))
+			continue;
+		for (uint32_t i = 0; i < blk->run_count; i++) {
+			runs[k].block = (uint32_t)b;
+			runs[k].run = i;
+			runs[k].etdump_run = blk->runs[i];
+			runs[k++].bidx = blk->bundled_input_index;
+		}
+		any_index |= blk->bundled_input_index >= 0;
+	}
+	qsort(runs, nruns, sizeof *runs, cmp_run_ref);
+	if (nruns == 0) {
+		rc = etc_fail(err, ETC_ERR_MISMATCH, NULL, -1,
+		              "the ETDump has no run of block \"%s\" to compare", opt->block);
+		goto done;
+	}
+	a->rule = opt->pair_by == ETC_PAIR_AUTO ? (any_index ? ETC_PAIR_INDEX : ETC_PAIR_ORDER)
+	                                        : opt->pair_by;
+	if (a->rule == ETC_PAIR_ORDER) {
+		if (nruns != r.count) {
+			rc = etc_fail(err, ETC_ERR_MISMATCH, set->name, -1,
+			              "cannot pair by order: %zu run%s of block \"%s\" but %zu "
+			              "reference output set%s",
+			              nruns, nruns == 1 ? "" : "s", opt->block, r.count,
+			              r.count == 1 ? "" : "s");
+			goto done;
+		}
+		snprintf(a->note, sizeof a->note,
+		         "%s: run k of block \"%s\" (ETDump order) is paired with reference k",
+		         any_index ? "pairing by order (forced)"
+		                   : "runs carry no bundled_input_index, pairing by order",
+		         opt->block);
+	} else {
+		snprintf(a->note, sizeof a->note,
+		         "pairing by bundled_input_index: block \"%s\" runs with reference[index]",
+		         opt->block);
+	}
+
+	/* Bytes to compare, for progress: every run output counted twice (both sides). */
+	uint64_t total = 0, done_bytes = 0;
+	for (size_t i = 0; opt->progress && i < nruns && rc == 0; i++) {
+		size_t na;
+		rc = run_items(insp, etc_inspector_block(insp, runs[i].block), runs[i].run, acts,
+		               MAX_OUTPUTS, &na, err);
+		for (size_t j = 0; rc == 0 && j < na; j++)
+			total += 2 * acts[j].t.nbytes;
+	}
+	bool *used = calloc(r.count ? r.count : 1, sizeof *used);
+	if (!used) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < nruns && rc == 0; i++) {
+		const etc_event_block *blk = etc_inspector_block(insp, runs[i].block);
+		long ref = a->rule == ETC_PAIR_ORDER ? (long)i : (long)runs[i].bidx;
+		if (ref >= 0 && (size_t)ref < r.count)
+			used[ref] = true;
+		size_t na, nr = 0;
+		if ((rc = run_items(insp, blk, runs[i].run, acts, MAX_OUTPUTS, &na, err)) < 0)
+			break;
+		bool ref_ok = ref >= 0 && (size_t)ref < r.count;
+		if (ref_ok &&
+		    (rc = refs_get(&r, (size_t)ref, ref_items, MAX_OUTPUTS, &nr, err)) < 0)
+			break;
+		size_t n = na > nr ? na : nr;
+		for (size_t j = 0; j < n && rc == 0; j++) {
+			etc_accuracy_row *row = NULL;
+			if ((rc = push_row(a, &row, err)) < 0)
+				break;
+			row->block = runs[i].block;
+			row->run = runs[i].run;
+			row->etdump_run = runs[i].etdump_run;
+			row->reference = ref_ok ? (int32_t)ref : -1;
+			row->output = (uint32_t)j;
+			if (j >= nr) {
+				row->status = ETC_ROW_MISSING_REFERENCE;
+				shape_str(&acts[j], row->shape, sizeof row->shape);
+				row->dtype = etc_scalar_type_name(acts[j].t.scalar_type);
+				if (!ref_ok)
+					snprintf(row->reason, sizeof row->reason,
+					         ref < 0 ? "the run has no bundled_input_index"
+					                 : "no reference set %ld (there are %zu)",
+					         ref, r.count);
+				else
+					snprintf(row->reason, sizeof row->reason,
+					         "reference %ld has %zu outputs, the run %zu", ref,
+					         nr, na);
+			} else if (j >= na) {
+				row->status = ETC_ROW_MISSING_OUTPUT;
+				shape_str(&ref_items[j], row->reference_shape,
+				          sizeof row->reference_shape);
+				row->reference_dtype =
+				    etc_scalar_type_name(ref_items[j].t.scalar_type);
+				snprintf(row->reason, sizeof row->reason,
+				         "the run has %zu outputs, reference %ld has %zu", na, ref,
+				         nr);
+			} else {
+				a->act[a->count - 1] = acts[j];
+				a->ref[a->count - 1] = ref_items[j];
+				rc = compare_pair(row, &a->act[a->count - 1], &a->ref[a->count - 1],
+				                  r.set, opt, err);
+				ref_items[j].check = a->ref[a->count - 1].check;
+				done_bytes += 2 * acts[j].t.nbytes;
+				if (opt->progress)
+					opt->progress(opt->progress_ctx, done_bytes, total);
+			}
+		}
+		/* references not compared (unpaired, other shape) are verified too */
+		for (size_t j = 0; j < nr && rc == 0; j++)
+			rc = verify_ref(r.set, &ref_items[j], err);
+	}
+	/* references no run was paired with are unpaired items too */
+	for (size_t k = 0; used && k < r.count && rc == 0; k++) {
+		if (used[k])
+			continue;
+		etc_accuracy_row *row = NULL;
+		if ((rc = push_row(a, &row, err)) < 0)
+			break;
+		row->block = runs[0].block;
+		row->reference = (int32_t)k;
+		row->etdump_run = UINT32_MAX;
+		row->status = ETC_ROW_MISSING_OUTPUT;
+		snprintf(row->reason, sizeof row->reason,
+		         "reference %zu: no run of block \"%.40s\" has bundled_input_index %zu", k,
+		         opt->block, k);
+	}
+	free(used);
+done:
+	refs_close(&r);
+	free(runs);
+	free(acts);
+	free(ref_items);
+	if (rc < 0) {
+		etc_accuracy_free(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+}
+
+void etc_accuracy_free(etc_accuracy *a)
+{
+	if (!a)
+		return;
+	free(a->rows);
+	free(a->act);
+	free(a->ref);
+	free(a);
+}
+
+size_t etc_accuracy_row_count(const etc_accuracy *a)
+{
+	return a->count;
+}
+
+const etc_accuracy_row *etc_accuracy_row_at(const etc_accuracy *a, size_t i)
+{
+	return i < a->count ? &a->rows[i] : NULL;
+}
+
+int etc_accuracy_row_values(const etc_accuracy *a, size_t i, etc_values *actual,
+                            etc_values *reference)
+{
+	if (i >= a->count || !a->rows[i].has_metrics)
+		return ETC_ERR_USAGE;
+	item_values(&a->act[i], actual);
+	item_values(&a->ref[i], reference);
+	return 0;
+}
+
+const etc_tensor *etc_accuracy_row_tensor(const etc_accuracy *a, size_t i)
+{
+	return i < a->count && a->rows[i].has_metrics && !a->act[i].scalar ? &a->act[i].t : NULL;
+}
+
+int etc_accuracy_pair_rule(const etc_accuracy *a)
+{
+	return a->rule;
+}
+
+const char *etc_accuracy_pair_note(const etc_accuracy *a)
+{
+	return a->note;
+}
+
+size_t etc_accuracy_failures(const etc_accuracy *a)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < a->count; i++)
+		n += a->rows[i].status != ETC_ROW_PASS;
+	return n;
+}
+
+long etc_accuracy_worst(const etc_accuracy *a)
+{
+	long worst = -1, first_fail = -1;
+	for (size_t i = 0; i < a->count; i++) {
+		const etc_accuracy_row *r = &a->rows[i];
+		if (r->status != ETC_ROW_PASS && first_fail < 0)
+			first_fail = (long)i;
+		/* an undefined SNR (NaN) ranks neither better nor worse */
+		if (r->has_metrics && !r->metrics.exact && !isnan(r->metrics.snr_db) &&
+		    (worst < 0 || r->metrics.snr_db < a->rows[worst].metrics.snr_db))
+			worst = (long)i;
+	}
+	if (first_fail >= 0 && (worst < 0 || a->rows[worst].status == ETC_ROW_PASS))
+		return first_fail;
+	return worst;
+}

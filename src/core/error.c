@@ -1,0 +1,79 @@
+/*
+ * error.c - filling etc_error and naming statuses.
+ */
+#include "core/internal.h"
+
+#include <stdio.h>
+
+void etc_error_clear(etc_error *err)
+{
+	if (!err)
+		return;
+	err->status = ETC_OK;
+	err->offset = -1;
+	err->file[0] = '\0';
+	err->message[0] = '\0';
+}
+
+void etc_strlcpy(char *dst, const char *src, size_t cap)
+{
+	size_t n = src ? strlen(src) : 0;
+	if (cap == 0)
+		return;
+	if (n >= cap)
+		n = cap - 1;
+	if (n)
+		memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+int etc_fail(etc_error *err, int status, const char *file, int64_t offset, const char *fmt, ...)
+{
+	if (!err)
+		return status;
+	char what[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+
+	err->status = (etc_status)status;
+	err->offset = offset;
+	etc_strlcpy(err->file, file ? file : "", sizeof err->file);
+	if (file && *file && offset >= 0)
+		snprintf(err->message, sizeof err->message, "%s: byte %lld: %s", file,
+		         (long long)offset, what);
+	else if (file && *file)
+		snprintf(err->message, sizeof err->message, "%s: %s", file, what);
+	else
+		snprintf(err->message, sizeof err->message, "%s", what);
+	return status;
+}
+
+const char *etc_status_str(int status)
+{
+	switch (status) {
+	case ETC_OK:
+		return "ok";
+	case ETC_ERR_USAGE:
+		return "usage error";
+	case ETC_ERR_IO:
+		return "I/O error";
+	case ETC_ERR_FORMAT:
+		return "format error";
+	case ETC_ERR_NOMEM:
+		return "out of memory";
+	case ETC_ERR_LIMIT:
+		return "limit exceeded";
+	case ETC_ERR_UNSUPPORTED:
+		return "unsupported";
+	case ETC_ERR_MISMATCH:
+		return "mismatch";
+	}
+	return "unknown status";
+}
+
+const char *etc_version(void)
+{
+	return ETC_VERSION_STRING;
+}

@@ -1,0 +1,100 @@
+/*
+ * map.c - read-only whole-file views. Regular files are memory-mapped so that
+ * large debug buffers and ETDumps are never copied; other files (pipes,
+ * character devices) are read into memory.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "core/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const uint8_t empty_file[1];
+
+static int read_all(etc_map *m, int fd, const char *path, etc_error *err)
+{
+	size_t cap = 1 << 16, len = 0;
+	uint8_t *buf = malloc(cap);
+	if (!buf)
+		return etc_fail(err, ETC_ERR_NOMEM, path, -1, "out of memory reading the file");
+	for (;;) {
+		if (len == cap) {
+			uint8_t *bigger = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+			if (!bigger) {
+				free(buf);
+				return etc_fail(err, ETC_ERR_NOMEM, path, -1,
+				                "out of memory reading the file");
+			}
+			buf = bigger;
+			cap *= 2;
+		}
+		ssize_t got = read(fd, buf + len, cap - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int e = errno;
+			free(buf);
+			return etc_fail(err, ETC_ERR_IO, path, -1, "cannot read: %s", strerror(e));
+		}
+		if (got == 0)
+			break;
+		len += (size_t)got;
+	}
+	m->data = buf;
+	m->owned = buf;
+	m->size = len;
+	return 0;
+}
+
+int etc_map_open(etc_map *m, const char *path, etc_error *err)
+{
+	memset(m, 0, sizeof *m);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return etc_fail(err, ETC_ERR_IO, path, -1, "cannot open: %s", strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		return etc_fail(err, ETC_ERR_IO, path, -1, "cannot stat: %s", strerror(e));
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return etc_fail(err, ETC_ERR_IO, path, -1, "is a directory, not a file");
+	}
+	int rc = 0;
+	if (S_ISREG(st.st_mode)) {
+		if ((uint64_t)st.st_size > SIZE_MAX) {
+			rc = etc_fail(err, ETC_ERR_LIMIT, path, -1, "file too large to map");
+		} else if (st.st_size == 0) {
+			m->data = empty_file;
+			m->size = 0;
+		} else {
+			void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+			if (p == MAP_FAILED) {
+				rc = etc_fail(err, ETC_ERR_IO, path, -1, "cannot map: %s",
+				              strerror(errno));
+			} else {
+				m->data = p;
+				m->size = (size_t)st.st_size;
+				m->mapped = true;
+			}
+		}
+	} else {
+		rc = read_all(m, fd, path, err);
+	}
+	close(fd);
+	return rc;
+}
+
+void etc_map_close(etc_map *m)
+{
+	if (m->mapped)
+		munmap((void *)m->data, m->size);
+	free(m->owned);
+	memset(m, 0, sizeof *m);
+}

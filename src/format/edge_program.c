@@ -1,0 +1,411 @@
+/*
+ * edge_program.c - the Edge program's nodes, read in one streaming pass.
+ *
+ * Node JSON (torch export serializer; 2023 records write every argument
+ * union key with nulls, newer ones only the set key):
+ *   {"name"?: "aten_mul_tensor", "target": "executorch.exir.dialects.edge.ops.aten.mul.Tensor",
+ *    "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "arg0_1"}}}, ...],
+ *    "outputs": [{"as_tensor": {"name": "aten_mul_tensor"}}],
+ *    "metadata": {"debug_handle": "2", "stack_trace": "...", "nn_module_stack": "...",
+ *                 "source_fn_stack": "..."}}
+ */
+#include "format/edge_program.h"
+#include "core/fmt.h"
+#include "format/jsonscan.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#define EDGE_OPS  "executorch.exir.dialects.edge.ops."
+#define ARG_LIMIT 4096
+
+typedef struct ctx {
+	etc_jscan j;
+	etc_arena *a;
+	etc_sbuf args;
+	const char *first_name; /* for outputs: first "name" string seen */
+} ctx;
+
+static void put_limited(etc_sbuf *b, const char *s, size_t n)
+{
+	if (b->len >= ARG_LIMIT)
+		return;
+	if (b->len + n > ARG_LIMIT) {
+		etc_sbuf_put(b, s, ARG_LIMIT - b->len);
+		etc_sbuf_puts(b, "...");
+		return;
+	}
+	etc_sbuf_put(b, s, n);
+}
+
+/* Renders the value whose first token is `t`: tensors by name, unions by
+ * their set member, strings quoted, literals as Python writes them. */
+static int render(ctx *c, etc_jtok t, bool bare_string)
+{
+	etc_sbuf *b = &c->args;
+	char tmp[48];
+	switch (t) {
+	case ETC_J_STRING:
+		if (c->j.len > 40 && !bare_string) {
+			snprintf(tmp, sizeof tmp, "<%zu characters>", c->j.len);
+			put_limited(b, tmp, strlen(tmp));
+		} else {
+			if (!bare_string)
+				put_limited(b, "'", 1);
+			put_limited(b, c->j.s, c->j.len);
+			if (!bare_string)
+				put_limited(b, "'", 1);
+		}
+		return 0;
+	case ETC_J_NUMBER:
+		put_limited(b, c->j.s, c->j.len);
+		return 0;
+	case ETC_J_TRUE:
+		put_limited(b, "True", 4);
+		return 0;
+	case ETC_J_FALSE:
+		put_limited(b, "False", 5);
+		return 0;
+	case ETC_J_NULL:
+		put_limited(b, "None", 4);
+		return 0;
+	case ETC_J_ARRAY: {
+		put_limited(b, "[", 1);
+		for (bool first = true;; first = false) {
+			ETC_TRY(etc_jscan_next(&c->j, &t));
+			if (t == ETC_J_ARRAY_END)
+				break;
+			if (!first)
+				put_limited(b, ", ", 2);
+			ETC_TRY(render(c, t, false));
+		}
+		put_limited(b, "]", 1);
+		return 0;
+	}
+	case ETC_J_OBJECT: {
+		/* a union or a {"name": ...} reference: the first member that is set */
+		bool shown = false;
+		for (;;) {
+			ETC_TRY(etc_jscan_next(&c->j, &t));
+			if (t == ETC_J_OBJECT_END)
+				break;
+			bool is_name =
+			    etc_jscan_key_is(&c->j, "name") || etc_jscan_key_is(&c->j, "as_name");
+			bool is_none = etc_jscan_key_is(&c->j, "as_none");
+			ETC_TRY(etc_jscan_next(&c->j, &t));
+			if (shown || t == ETC_J_NULL) {
+				ETC_TRY(etc_jscan_skip(&c->j, t));
+				continue;
+			}
+			if (is_none) {
+				/* as_none holds a placeholder ([] or true): the value is None */
+				ETC_TRY(etc_jscan_skip(&c->j, t));
+				put_limited(&c->args, "None", 4);
+			} else {
+				ETC_TRY(render(c, t, is_name));
+			}
+			shown = true;
+		}
+		if (!shown)
+			put_limited(b, "None", 4);
+		return 0;
+	}
+	default:
+		return etc_jscan_fail(&c->j, "a value expected");
+	}
+}
+
+/*
+ * The op name the Inspector shows (upstream: target.__name__): edge ops keep
+ * their namespace ("aten.mul.Tensor"), torch ops drop it ("mul.Tensor"),
+ * higher-order ops are their bare name ("executorch_call_delegate").
+ */
+static const char *short_op(const char *t)
+{
+	static const char *const prefixes[] = {EDGE_OPS, "torch.ops.higher_order."};
+	for (size_t i = 0; i < 2; i++)
+		if (strncmp(t, prefixes[i], strlen(prefixes[i])) == 0)
+			return t + strlen(prefixes[i]);
+	if (strncmp(t, "torch.ops.", 10) == 0) {
+		const char *ns_end = strchr(t + 10, '.');
+		if (ns_end && ns_end[1])
+			return ns_end + 1;
+	}
+	return t;
+}
+
+/* Skips a value, remembering the first string under a "name" key. */
+static int find_name(ctx *c, etc_jtok t)
+{
+	if (t != ETC_J_OBJECT && t != ETC_J_ARRAY)
+		return 0;
+	int depth = c->j.depth - 1;
+	bool name_key = false;
+	while (c->j.depth > depth) {
+		ETC_TRY(etc_jscan_next(&c->j, &t));
+		if (t == ETC_J_KEY) {
+			name_key = etc_jscan_key_is(&c->j, "name");
+			continue;
+		}
+		if (t == ETC_J_STRING && name_key && !c->first_name)
+			c->first_name = etc_jscan_string(&c->j, c->a);
+		name_key = false;
+	}
+	return 0;
+}
+
+static int string_value(ctx *c, const char **out, const char *what)
+{
+	etc_jtok t;
+	ETC_TRY(etc_jscan_next(&c->j, &t));
+	if (t == ETC_J_NULL)
+		return 0;
+	if (t != ETC_J_STRING)
+		return etc_jscan_fail(&c->j, "%s must be a string", what);
+	*out = etc_jscan_string(&c->j, c->a);
+	return *out ? 0 : ETC_ERR_NOMEM;
+}
+
+static int parse_metadata(ctx *c, etc_graph_node *nd, size_t i)
+{
+	etc_jtok t;
+	ETC_TRY(etc_jscan_next(&c->j, &t));
+	if (t == ETC_J_NULL)
+		return 0;
+	if (t != ETC_J_OBJECT)
+		return etc_jscan_fail(&c->j, "node %zu: metadata is not an object", i);
+	for (;;) {
+		ETC_TRY(etc_jscan_next(&c->j, &t));
+		if (t == ETC_J_OBJECT_END)
+			return 0;
+		if (etc_jscan_key_is(&c->j, "stack_trace")) {
+			ETC_TRY(string_value(c, &nd->stack_trace, "stack_trace"));
+		} else if (etc_jscan_key_is(&c->j, "nn_module_stack")) {
+			ETC_TRY(string_value(c, &nd->nn_module_stack, "nn_module_stack"));
+		} else if (etc_jscan_key_is(&c->j, "source_fn_stack")) {
+			ETC_TRY(string_value(c, &nd->source_fn_stack, "source_fn_stack"));
+		} else if (etc_jscan_key_is(&c->j, "debug_handle")) {
+			ETC_TRY(etc_jscan_next(&c->j, &t));
+			if (t == ETC_J_NULL)
+				continue;
+			char buf[32];
+			if ((t != ETC_J_STRING && t != ETC_J_NUMBER) || c->j.len == 0 ||
+			    c->j.len >= sizeof buf || c->j.escaped)
+				return etc_jscan_fail(
+				    &c->j,
+				    "node %zu: debug_handle is not a non-negative "
+				    "integer",
+				    i);
+			memcpy(buf, c->j.s, c->j.len);
+			buf[c->j.len] = '\0';
+			char *end;
+			errno = 0;
+			long long v = strtoll(buf, &end, 10);
+			if (*end || v < 0 || errno || buf[0] == '-' || buf[0] == '+' ||
+			    buf[0] == ' ')
+				return etc_jscan_fail(&c->j,
+				                      "node %zu: debug_handle \"%s\" is not a "
+				                      "non-negative integer",
+				                      i, buf);
+			nd->debug_handle = v;
+		} else {
+			ETC_TRY(etc_jscan_next(&c->j, &t));
+			ETC_TRY(etc_jscan_skip(&c->j, t));
+		}
+	}
+}
+
+static int parse_inputs(ctx *c, size_t i)
+{
+	etc_jtok t;
+	ETC_TRY(etc_jscan_next(&c->j, &t));
+	if (t == ETC_J_NULL)
+		return 0;
+	if (t != ETC_J_ARRAY)
+		return etc_jscan_fail(&c->j, "node %zu: inputs is not a list", i);
+	for (bool first = true;; first = false) {
+		ETC_TRY(etc_jscan_next(&c->j, &t));
+		if (t == ETC_J_ARRAY_END)
+			return 0;
+		if (t != ETC_J_OBJECT)
+			return etc_jscan_fail(&c->j, "node %zu: an input is not an object", i);
+		if (!first)
+			put_limited(&c->args, ", ", 2);
+		for (;;) {
+			ETC_TRY(etc_jscan_next(&c->j, &t));
+			if (t == ETC_J_OBJECT_END)
+				break;
+			if (etc_jscan_key_is(&c->j, "name")) {
+				ETC_TRY(etc_jscan_next(&c->j, &t));
+				if (t == ETC_J_STRING) {
+					put_limited(&c->args, c->j.s, c->j.len);
+					put_limited(&c->args, "=", 1);
+				} else {
+					ETC_TRY(etc_jscan_skip(&c->j, t));
+				}
+			} else if (etc_jscan_key_is(&c->j, "arg")) {
+				ETC_TRY(etc_jscan_next(&c->j, &t));
+				ETC_TRY(render(c, t, false));
+			} else {
+				ETC_TRY(etc_jscan_next(&c->j, &t));
+				ETC_TRY(etc_jscan_skip(&c->j, t));
+			}
+		}
+	}
+}
+
+static int parse_node(ctx *c, etc_graph_node *nd, size_t i)
+{
+	etc_jtok t;
+	const char *name = NULL;
+	memset(nd, 0, sizeof *nd);
+	nd->debug_handle = -1;
+	etc_sbuf_reset(&c->args);
+	c->first_name = NULL;
+	for (;;) {
+		ETC_TRY(etc_jscan_next(&c->j, &t));
+		if (t == ETC_J_OBJECT_END)
+			break;
+		if (etc_jscan_key_is(&c->j, "target")) {
+			ETC_TRY(string_value(c, &nd->target, "target"));
+		} else if (etc_jscan_key_is(&c->j, "name")) {
+			ETC_TRY(string_value(c, &name, "name"));
+		} else if (etc_jscan_key_is(&c->j, "inputs")) {
+			ETC_TRY(parse_inputs(c, i));
+		} else if (etc_jscan_key_is(&c->j, "outputs")) {
+			ETC_TRY(etc_jscan_next(&c->j, &t));
+			ETC_TRY(find_name(c, t));
+		} else if (etc_jscan_key_is(&c->j, "metadata")) {
+			ETC_TRY(parse_metadata(c, nd, i));
+		} else {
+			ETC_TRY(etc_jscan_next(&c->j, &t));
+			ETC_TRY(etc_jscan_skip(&c->j, t));
+		}
+	}
+	if (!nd->target)
+		return etc_fail(c->j.err, ETC_ERR_FORMAT, c->j.file, -1,
+		                "member %s: node %zu has no string \"target\"", c->j.member, i);
+	char fallback[32];
+	snprintf(fallback, sizeof fallback, "node_%zu", i);
+	nd->name = name            ? name
+	           : c->first_name ? c->first_name
+	                           : etc_arena_strdup(c->a, fallback, strlen(fallback));
+	nd->op = short_op(nd->target);
+	nd->inputs = etc_arena_strdup(c->a, c->args.p ? c->args.p : "", c->args.len);
+	if (!nd->stack_trace)
+		nd->stack_trace = "";
+	if (!nd->nn_module_stack)
+		nd->nn_module_stack = "";
+	if (!nd->source_fn_stack)
+		nd->source_fn_stack = "";
+	if (!nd->name || !nd->inputs || c->args.failed)
+		return etc_fail(c->j.err, ETC_ERR_NOMEM, c->j.file, -1, "out of memory");
+	return 0;
+}
+
+/* Walks to graph_module.graph.nodes; returns 1 when positioned inside the array. */
+static int descend(ctx *c, const char *const *path, int n)
+{
+	etc_jtok t;
+	ETC_TRY(etc_jscan_next(&c->j, &t));
+	if (t != ETC_J_OBJECT)
+		return etc_jscan_fail(&c->j, "an object expected for \"%s\"", path[0]);
+	for (;;) {
+		ETC_TRY(etc_jscan_next(&c->j, &t));
+		if (t == ETC_J_OBJECT_END)
+			return 0;
+		if (etc_jscan_key_is(&c->j, path[0])) {
+			if (n == 1) {
+				ETC_TRY(etc_jscan_next(&c->j, &t));
+				if (t != ETC_J_ARRAY)
+					return etc_jscan_fail(&c->j, "\"nodes\" is not a list");
+				return 1;
+			}
+			int rc = descend(c, path + 1, n - 1);
+			if (rc != 0)
+				return rc;
+		} else {
+			ETC_TRY(etc_jscan_next(&c->j, &t));
+			ETC_TRY(etc_jscan_skip(&c->j, t));
+		}
+	}
+}
+
+int etc_edge_program_parse(etc_arena *a, const char *data, size_t size, const char *file,
+                           const char *member, int64_t base, etc_graph_node **nodes, size_t *count,
+                           etc_error *err)
+{
+	static const char *const path[] = {"graph_module", "graph", "nodes"};
+	ctx c;
+	memset(&c, 0, sizeof c);
+	c.a = a;
+	etc_jscan_init(&c.j, data, size, ETC_ETRECORD_MAX_JSON_DEPTH, file, member, base, err);
+	/* the root object holds graph_module */
+	etc_jtok t;
+	int rc = etc_jscan_next(&c.j, &t);
+	if (rc == 0 && t != ETC_J_OBJECT)
+		rc = etc_jscan_fail(&c.j, "the Edge program is not a JSON object");
+	etc_graph_node *v = NULL;
+	size_t n = 0, cap = 0;
+	bool found = false;
+	while (rc == 0) {
+		rc = etc_jscan_next(&c.j, &t);
+		if (rc < 0 || t == ETC_J_OBJECT_END)
+			break;
+		if (!etc_jscan_key_is(&c.j, path[0])) {
+			if ((rc = etc_jscan_next(&c.j, &t)) == 0)
+				rc = etc_jscan_skip(&c.j, t);
+			continue;
+		}
+		rc = descend(&c, path + 1, 2);
+		if (rc <= 0)
+			continue;
+		found = true;
+		rc = 0;
+		for (;;) {
+			if ((rc = etc_jscan_next(&c.j, &t)) < 0 || t == ETC_J_ARRAY_END)
+				break;
+			if (t != ETC_J_OBJECT) {
+				rc = etc_jscan_fail(&c.j, "node %zu is not an object", n);
+				break;
+			}
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				etc_graph_node *nv = realloc(v, nc * sizeof *nv);
+				if (!nv) {
+					rc =
+					    etc_fail(err, ETC_ERR_NOMEM, file, -1, "out of memory");
+					break;
+				}
+				v = nv;
+				cap = nc;
+			}
+			if ((rc = parse_node(&c, &v[n], n)) < 0)
+				break;
+			n++;
+		}
+		/* the rest of graph and graph_module, then the root */
+		while (rc == 0 && c.j.depth > 1) {
+			rc = etc_jscan_next(&c.j, &t);
+			if (rc == 0 && t != ETC_J_OBJECT_END && t != ETC_J_ARRAY_END &&
+			    t != ETC_J_KEY)
+				rc = etc_jscan_skip(&c.j, t);
+		}
+	}
+	if (rc == 0) /* nothing may follow the root object */
+		rc = etc_jscan_next(&c.j, &t);
+	if (rc == 0 && !found)
+		rc = etc_fail(err, ETC_ERR_FORMAT, file, -1,
+		              "member %s: no graph_module.graph.nodes list", member);
+	if (rc == 0) {
+		*nodes = etc_arena_alloc(a, n ? n : 1, sizeof **nodes);
+		if (!*nodes)
+			rc = etc_fail(err, ETC_ERR_NOMEM, file, -1, "out of memory");
+		else if (n)
+			memcpy(*nodes, v, n * sizeof *v);
+		*count = n;
+	}
+	free(v);
+	etc_sbuf_free(&c.args);
+	return rc;
+}

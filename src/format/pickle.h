@@ -1,0 +1,53 @@
+/*
+ * pickle.h - the restricted pickle machine behind the torch.save reader.
+ *
+ * Interprets only the opcodes torch.save writes (FORMATS.md §5) and resolves
+ * GLOBAL against a fixed whitelist; REDUCE only ever "calls" the tensor and
+ * parameter rebuild functions and collections.OrderedDict, which this module
+ * implements itself as data constructors. Persistent ids (storages) are
+ * resolved by a callback so the machine knows nothing about zip files.
+ */
+#ifndef ETC_PICKLE_H
+#define ETC_PICKLE_H
+
+#include "etcompare/torchsave.h"
+#include "core/internal.h"
+
+/* A storage referenced by a persistent id; shared by every tensor viewing it. */
+typedef struct etc_pystorage {
+	const char *key;
+	const char *location;
+	int scalar_type; /* element type, or -1 for torch.UntypedStorage (bytes) */
+	uint64_t numel;  /* elements of scalar_type (bytes when untyped) */
+	const uint8_t *data;
+	uint64_t nbytes;
+	int64_t archive_offset; /* where data lies in the archive, or -1 */
+} etc_pystorage;
+
+/*
+ * Resolves ('storage', type, key, location, numel): fills *out with the
+ * storage's bytes (the same etc_pystorage for the same key). `scalar_type`
+ * is -1 for torch.UntypedStorage. `pos` is the pickle offset, for messages.
+ */
+typedef int (*etc_pickle_load_fn)(void *ctx, const char *key, int scalar_type, const char *location,
+                                  uint64_t numel, size_t pos, const etc_pystorage **out,
+                                  etc_error *err);
+
+typedef struct etc_pickle_opts {
+	const char *file;    /* the archive, for messages */
+	const char *member;  /* the pickle's member name, for messages */
+	int64_t base_offset; /* archive offset of the pickle's first byte, or -1 */
+	etc_pickle_load_fn load;
+	void *ctx;
+	/* bounds; 0 means the ETC_TORCHSAVE_MAX_* default */
+	size_t max_stack, max_memo, max_depth, max_objects;
+} etc_pickle_opts;
+
+/*
+ * Unpickles `n` bytes at `p`; every object comes from `arena`. On success
+ * *root is the value STOP returned.
+ */
+int etc_unpickle(etc_arena *arena, const uint8_t *p, size_t n, const etc_pickle_opts *opts,
+                 const etc_pyobj **root, etc_error *err);
+
+#endif

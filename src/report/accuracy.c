@@ -1,0 +1,447 @@
+/*
+ * report_accuracy.c - the accuracy comparison for people and for CI: a grid
+ * (one row per block, run, reference and output), the JSON object embedded
+ * in the --json report and JUnit XML (one testcase per output).
+ */
+#include "core/internal.h"
+#include "report/report_private.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Which metric columns to show: names of --metrics. */
+static const struct {
+	const char *name, *header;
+} metric_cols[] = {{"snr", "SNR (dB)"}, {"mse", "MSE"},         {"cosine", "cosine"},
+                   {"l1", "L1"},        {"max_abs", "max abs"}, {"max_rel", "max rel"}};
+#define NMETRICS (sizeof metric_cols / sizeof metric_cols[0])
+
+int etc_metric_mask_parse(const char *list, unsigned *mask)
+{
+	*mask = 0;
+	const char *p = list;
+	while (*p) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 0 || (e && e[1] == '\0'))
+			return ETC_ERR_USAGE; /* "snr,,mse" and "snr," name nothing */
+		size_t i;
+		for (i = 0; i < NMETRICS; i++)
+			if (strlen(metric_cols[i].name) == n && !memcmp(metric_cols[i].name, p, n))
+				break;
+		if (i == NMETRICS)
+			return ETC_ERR_USAGE;
+		*mask |= 1u << i;
+		p += n + (e ? 1 : 0);
+	}
+	return *mask ? 0 : ETC_ERR_USAGE;
+}
+
+static double metric_value(const etc_metrics *m, size_t i)
+{
+	const double v[NMETRICS] = {m->snr_db, m->mse, m->cosine, m->l1, m->max_abs, m->max_rel};
+	return v[i];
+}
+
+void etc_fmt_metric_(char *buf, size_t cap, double v)
+{
+	if (isinf(v))
+		snprintf(buf, cap, v > 0 ? "inf" : "-inf");
+	else if (isnan(v))
+		snprintf(buf, cap, "nan");
+	else
+		snprintf(buf, cap, "%.6g", v);
+}
+
+/* Display width of UTF-8 text: one column per code point. */
+static size_t text_width(const char *s)
+{
+	size_t w = 0;
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xC0) != 0x80;
+	return w;
+}
+
+static void pad(FILE *f, size_t n)
+{
+	static const char spaces[] = "                                ";
+	for (; n > sizeof spaces - 1; n -= sizeof spaces - 1)
+		fwrite(spaces, 1, sizeof spaces - 1, f);
+	fwrite(spaces, 1, n, f);
+}
+
+static void grid_cell(FILE *f, const char *s, size_t w, bool right)
+{
+	size_t n = w - text_width(s);
+	fputc(' ', f);
+	if (right)
+		pad(f, n);
+	fputs(s, f);
+	if (!right)
+		pad(f, n);
+	fputs(" │", f);
+}
+
+int etc_grid_print_(FILE *f, size_t nc, const char *const *hdr, const bool *right, size_t n,
+                    const char *const *cells)
+{
+	size_t *w = calloc(nc ? nc : 1, sizeof *w);
+	if (!w)
+		return ETC_ERR_NOMEM;
+	for (size_t c = 0; c < nc; c++)
+		w[c] = text_width(hdr[c]);
+	for (size_t i = 0; i < n; i++)
+		for (size_t c = 0; c < nc; c++) {
+			size_t l = text_width(cells[i * nc + c]);
+			if (l > w[c])
+				w[c] = l;
+		}
+	static const char *const rules[3][4] = {
+	    {"╒", "═", "╤", "╕"}, {"╞", "═", "╪", "╡"}, {"╘", "═", "╧", "╛"}};
+	for (int line = 0; line < 3; line++) {
+		if (line == 2) {
+			for (size_t i = 0; i < n; i++) {
+				fputs("│", f);
+				for (size_t c = 0; c < nc; c++)
+					grid_cell(f, cells[i * nc + c], w[c], right[c]);
+				fputc('\n', f);
+			}
+		}
+		fputs(rules[line][0], f);
+		for (size_t c = 0; c < nc; c++) {
+			for (size_t k = 0; k < w[c] + 2; k++)
+				fputs(rules[line][1], f);
+			fputs(c + 1 < nc ? rules[line][2] : rules[line][3], f);
+		}
+		fputc('\n', f);
+		if (line == 0) {
+			fputs("│", f);
+			for (size_t c = 0; c < nc; c++)
+				grid_cell(f, hdr[c], w[c], right[c]);
+			fputc('\n', f);
+		}
+	}
+	free(w);
+	return 0;
+}
+
+#define COLS 16
+
+int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *insp,
+                        unsigned metric_mask, etc_error *err)
+{
+	const char *hdr[COLS];
+	bool right[COLS];
+	size_t nc = 0;
+	hdr[nc] = "block", right[nc++] = false;
+	hdr[nc] = "run", right[nc++] = true;
+	hdr[nc] = "ref", right[nc++] = true;
+	hdr[nc] = "output", right[nc++] = true;
+	hdr[nc] = "shape", right[nc++] = false;
+	hdr[nc] = "dtype", right[nc++] = false;
+	for (size_t i = 0; i < NMETRICS; i++)
+		if (metric_mask & (1u << i))
+			hdr[nc] = metric_cols[i].header, right[nc++] = true;
+	hdr[nc] = "verdict", right[nc++] = false;
+	size_t n = etc_accuracy_row_count(acc);
+	char(*cells)[COLS][112] = calloc(n ? n : 1, sizeof *cells);
+	if (!cells)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
+		const etc_event_block *b = etc_inspector_block(insp, r->block);
+		size_t c = 0;
+		snprintf(cells[i][c++], 112, "%.*s", (int)b->name.len, b->name.ptr);
+		if (r->etdump_run == UINT32_MAX)
+			snprintf(cells[i][c++], 112, "-"); /* a reference no run used */
+		else
+			snprintf(cells[i][c++], 112, "%u", r->etdump_run);
+		if (r->reference >= 0)
+			snprintf(cells[i][c++], 112, "%d", r->reference);
+		else
+			snprintf(cells[i][c++], 112, "-");
+		snprintf(cells[i][c++], 112, "%u", r->output);
+		snprintf(cells[i][c++], 112, "%s", *r->shape ? r->shape : r->reference_shape);
+		snprintf(cells[i][c++], 112, "%s", *r->dtype ? r->dtype : r->reference_dtype);
+		for (size_t m = 0; m < NMETRICS; m++) {
+			if (!(metric_mask & (1u << m)))
+				continue;
+			if (r->has_metrics)
+				etc_fmt_metric_(cells[i][c++], 112, metric_value(&r->metrics, m));
+			else
+				snprintf(cells[i][c++], 112, "-");
+		}
+		if (r->status == ETC_ROW_PASS)
+			snprintf(cells[i][c++], 112, "%s",
+			         r->has_metrics && r->metrics.identical ? "pass (identical)"
+			                                                : "pass");
+		else
+			snprintf(cells[i][c++], 112, "%s: %.90s", etc_row_status_str(r->status),
+			         r->reason);
+	}
+	const char **ptrs = malloc((n ? n : 1) * nc * sizeof *ptrs);
+	if (!ptrs) {
+		free(cells);
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t c = 0; c < nc; c++)
+			ptrs[i * nc + c] = cells[i][c];
+	etc_grid_print_(f, nc, hdr, right, n, ptrs);
+	free(ptrs);
+	fprintf(f, "%s; %zu of %zu outputs pass\n", etc_accuracy_pair_note(acc),
+	        n - etc_accuracy_failures(acc), n);
+	free(cells);
+	if (ferror(f))
+		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the accuracy table");
+	return 0;
+}
+
+void etc_metrics_json_(etc_sbuf *b, const etc_metrics *m)
+{
+	etc_sbuf_printf(b, "{\"count\": %llu", (unsigned long long)m->count);
+	for (size_t k = 0; k < NMETRICS; k++) {
+		etc_sbuf_printf(b, ", \"%s\": ", metric_cols[k].name);
+		etc_json_num_(b, metric_value(m, k));
+	}
+	etc_sbuf_printf(b,
+	                ", \"max_abs_index\": %llu, \"nan_count\": %llu, "
+	                "\"mismatch_count\": %llu, \"identical\": %s, \"exact\": %s, "
+	                "\"notes\": ",
+	                (unsigned long long)m->max_abs_index, (unsigned long long)m->nan_count,
+	                (unsigned long long)m->mismatch_count, m->identical ? "true" : "false",
+	                m->exact ? "true" : "false");
+	/* every note, "; "-separated */
+	char notes[256] = "";
+	size_t nl = 0;
+	for (unsigned bit = 1; bit && nl < sizeof notes; bit <<= 1)
+		if (m->notes & bit)
+			nl += (size_t)snprintf(notes + nl, sizeof notes - nl, "%s%s",
+			                       nl ? "; " : "", etc_metrics_note_str(bit));
+	etc_sbuf_json_str(b, notes, strlen(notes) < sizeof notes ? strlen(notes) : 0);
+	etc_sbuf_puts(b, "}");
+}
+
+void etc_accuracy_json_(etc_sbuf *b, const etc_accuracy *acc, const etc_inspector *insp)
+{
+	etc_sbuf_printf(b, "{\"pair_by\": \"%s\", \"note\": ",
+	                etc_accuracy_pair_rule(acc) == ETC_PAIR_ORDER ? "order" : "index");
+	etc_sbuf_json_str(b, etc_accuracy_pair_note(acc), strlen(etc_accuracy_pair_note(acc)));
+	size_t n = etc_accuracy_row_count(acc);
+	etc_sbuf_printf(b, ", \"outputs\": %zu, \"failures\": %zu, \"worst\": ", n,
+	                etc_accuracy_failures(acc));
+	long worst = etc_accuracy_worst(acc);
+	if (worst >= 0)
+		etc_sbuf_printf(b, "%ld", worst);
+	else
+		etc_sbuf_puts(b, "null");
+	etc_sbuf_puts(b, ", \"rows\": [");
+	for (size_t i = 0; i < n; i++) {
+		const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
+		const etc_event_block *blk = etc_inspector_block(insp, r->block);
+		etc_sbuf_puts(b, i ? ",\n      {\"block\": " : "\n      {\"block\": ");
+		etc_sbuf_json_str(b, blk->name.ptr, blk->name.len);
+		if (r->etdump_run == UINT32_MAX)
+			etc_sbuf_puts(b, ", \"run\": null, \"reference\": ");
+		else
+			etc_sbuf_printf(b, ", \"run\": %u, \"reference\": ", r->etdump_run);
+		if (r->reference >= 0)
+			etc_sbuf_printf(b, "%d", r->reference);
+		else
+			etc_sbuf_puts(b, "null");
+		etc_sbuf_printf(b, ", \"output\": %u, \"status\": \"%s\", \"reason\": ", r->output,
+		                etc_row_status_str(r->status));
+		etc_sbuf_json_str(b, r->reason, strlen(r->reason));
+		etc_sbuf_puts(b, ", \"shape\": ");
+		etc_sbuf_json_str(b, r->shape, strlen(r->shape));
+		etc_sbuf_puts(b, ", \"dtype\": ");
+		etc_sbuf_json_str(b, r->dtype, strlen(r->dtype));
+		etc_sbuf_puts(b, ", \"reference_shape\": ");
+		etc_sbuf_json_str(b, r->reference_shape, strlen(r->reference_shape));
+		etc_sbuf_puts(b, ", \"reference_dtype\": ");
+		etc_sbuf_json_str(b, r->reference_dtype, strlen(r->reference_dtype));
+		etc_sbuf_puts(b, ", \"metrics\": ");
+		if (!r->has_metrics) {
+			etc_sbuf_puts(b, "null}");
+			continue;
+		}
+		etc_metrics_json_(b, &r->metrics);
+		etc_sbuf_puts(b, "}");
+	}
+	etc_sbuf_puts(b, "]}");
+}
+
+static void xml_attr(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\n':
+			fputs("&#10;", f);
+			break;
+		default:
+			if ((unsigned char)*s >= 0x20)
+				fputc(*s, f);
+		}
+	}
+}
+
+int etc_report_junit(FILE *f, const etc_accuracy *acc, const etc_inspector *insp, etc_error *err)
+{
+	size_t n = etc_accuracy_row_count(acc), fails = etc_accuracy_failures(acc);
+	const char *name = etc_etdump_name(etc_inspector_etdump(insp));
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	fprintf(f, "<testsuites name=\"etcompare\" tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n",
+	        n, fails);
+	fprintf(f, "  <testsuite name=\"etcompare accuracy: ");
+	xml_attr(f, name);
+	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\">\n", n, fails);
+	for (size_t i = 0; i < n; i++) {
+		const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
+		const etc_event_block *b = etc_inspector_block(insp, r->block);
+		char cls[128], tname[128], detail[512];
+		if (r->etdump_run == UINT32_MAX)
+			snprintf(cls, sizeof cls, "%.*s.reference%d", (int)b->name.len, b->name.ptr,
+			         r->reference);
+		else
+			snprintf(cls, sizeof cls, "%.*s.run%u", (int)b->name.len, b->name.ptr,
+			         r->etdump_run);
+		snprintf(tname, sizeof tname, "output %u", r->output);
+		fprintf(f, "    <testcase classname=\"");
+		xml_attr(f, cls);
+		fprintf(f, "\" name=\"");
+		xml_attr(f, tname);
+		fprintf(f, "\" time=\"0\"");
+		if (r->status == ETC_ROW_PASS) {
+			fprintf(f, "/>\n");
+			continue;
+		}
+		fprintf(f, ">\n      <failure type=\"%s\" message=\"",
+		        etc_row_status_str(r->status));
+		xml_attr(f, r->reason);
+		snprintf(detail, sizeof detail, "shape %s dtype %s; reference %s %s", r->shape,
+		         r->dtype, r->reference_shape, r->reference_dtype);
+		fprintf(f, "\">");
+		xml_attr(f, detail);
+		fprintf(f, "</failure>\n    </testcase>\n");
+	}
+	fprintf(f, "    <system-out>");
+	xml_attr(f, etc_accuracy_pair_note(acc));
+	fprintf(f, "</system-out>\n  </testsuite>\n</testsuites>\n");
+	if (ferror(f))
+		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the JUnit report");
+	return 0;
+}
+
+/* --- plots ------------------------------------------------------------------ */
+
+/* Reads actual - reference (or its magnitude) in chunks for the plot module. */
+int etc_plot_read_diff_(void *ctx, uint64_t first, size_t count, double *dst, etc_error *err)
+{
+	etc_diff_ctx *d = ctx;
+	double tmp[1024];
+	(void)err;
+	for (size_t done = 0; done < count;) {
+		size_t n = count - done < 1024 ? count - done : 1024;
+		d->a.read(d->a.src, first + done, n, dst + done);
+		d->r.read(d->r.src, first + done, n, tmp);
+		for (size_t i = 0; i < n; i++) {
+			double e = dst[done + i] - tmp[i];
+			dst[done + i] = d->absolute ? fabs(e) : e;
+		}
+		done += n;
+	}
+	return 0;
+}
+
+int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc, unsigned metrics,
+                              const etc_inspector *insp, etc_plot_result *res, etc_error *err)
+{
+	size_t n = etc_accuracy_row_count(acc), k = 0;
+	const char **labels = calloc(n ? n : 1, sizeof *labels);
+	char(*names)[64] = calloc(n ? n : 1, sizeof *names);
+	double *vals = calloc(n ? n : 1, sizeof *vals);
+	size_t *rows = calloc(n ? n : 1, sizeof *rows);
+	int rc = 0;
+	if (!labels || !names || !vals || !rows) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
+		if (!r->has_metrics)
+			continue;
+		const etc_event_block *b = etc_inspector_block(insp, r->block);
+		snprintf(names[k], sizeof names[k], "%.*s_run%u_out%u",
+		         (int)(b->name.len > 32 ? 32 : b->name.len), b->name.ptr, r->etdump_run,
+		         r->output);
+		for (char *c = names[k]; *c; c++)
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			      (*c >= '0' && *c <= '9') || *c == '_' || *c == '-' || *c == '.'))
+				*c = '_';
+		labels[k] = names[k];
+		rows[k++] = i;
+	}
+	static const struct {
+		size_t index;
+		const char *file, *title, *ylabel;
+	} bars[] = {{0, "metric_snr", "SNR per output", "SNR (dB)"},
+	            {1, "metric_mse", "MSE per output", "MSE"},
+	            {2, "metric_cosine", "cosine similarity per output", "cosine"},
+	            {3, "metric_l1", "mean abs error per output", "mean |actual - reference|"},
+	            {4, "metric_max_abs", "max abs error per output", "max |actual - reference|"},
+	            {5, "metric_max_rel", "max relative error per output",
+	             "max |actual - reference| / |reference|"}};
+	if (!metrics)
+		metrics = 0x1 | 0x2 | 0x4 | 0x10;
+	for (size_t m = 0; m < sizeof bars / sizeof bars[0] && rc == 0 && k; m++) {
+		if (!(metrics & (1u << bars[m].index)))
+			continue;
+		for (size_t j = 0; j < k; j++)
+			vals[j] = metric_value(&etc_accuracy_row_at(acc, rows[j])->metrics,
+			                       bars[m].index);
+		rc = etc_plot_bars(o, bars[m].file, bars[m].title, bars[m].ylabel, k, labels, vals,
+		                   res, err);
+	}
+	for (size_t j = 0; j < k && rc == 0; j++) {
+		etc_diff_ctx d;
+		char name[96], title[160];
+		if (etc_accuracy_row_values(acc, rows[j], &d.a, &d.r) < 0 || !d.a.count)
+			continue;
+		d.absolute = false;
+		snprintf(name, sizeof name, "error_hist_%s", names[j]);
+		snprintf(title, sizeof title, "actual - reference, %s", names[j]);
+		rc = etc_plot_histogram_read(o, name, title, etc_plot_read_diff_, &d, d.a.count, 50,
+		                             res, err);
+		const etc_tensor *t = etc_accuracy_row_tensor(acc, rows[j]);
+		if (rc < 0 || !t || t->ndim < 2)
+			continue;
+		uint64_t cols = (uint64_t)etc_tensor_size(t, t->ndim - 1);
+		if (!cols)
+			continue;
+		char path[4096];
+		snprintf(path, sizeof path, "%s/heatmap_%s.png", o && o->dir ? o->dir : ".",
+		         names[j]);
+		snprintf(title, sizeof title, "|actual - reference|, %s", names[j]);
+		d.absolute = true;
+		rc = etc_plot_heatmap_read(path, etc_plot_read_diff_, &d, t->numel / cols, cols,
+		                           title, err);
+	}
+done:
+	free(labels);
+	free(names);
+	free(vals);
+	free(rows);
+	return rc;
+}

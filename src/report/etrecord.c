@@ -1,0 +1,256 @@
+/*
+ * report_etrecord.c - what the ETRecord holds, for people: the Edge graph
+ * (like get_exported_program) and the reference outputs and representative
+ * inputs (every leaf of the saved object with its path).
+ */
+#include "core/internal.h"
+#include "report/report_private.h"
+
+#include <math.h>
+
+static void graph_lines(FILE *f, const etc_graph_node *nodes, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const etc_graph_node *nd = &nodes[i];
+		fprintf(f, "  %4zu  %s = %s(%s)", i, nd->name, nd->op, nd->inputs);
+		if (nd->debug_handle >= 0)
+			fprintf(f, "  debug_handle=%lld", (long long)nd->debug_handle);
+		if (*nd->source_line)
+			fprintf(f, "  %s", nd->source_line);
+		if (nd->module_depth)
+			fprintf(f, "  [%s]", nd->modules[nd->module_depth - 1].path);
+		fputc('\n', f);
+	}
+}
+
+int etc_report_graph(FILE *f, etc_etrecord *rec, const char *method, etc_error *err)
+{
+	int m = method ? etc_etrecord_method_index(rec, method) : etc_etrecord_default_method(rec);
+	if (m < 0 && method) {
+		/* a graph_map program, e.g. "aten_dialect_output/forward" */
+		for (size_t g = 0; g < etc_etrecord_graph_count(rec); g++) {
+			if (strcmp(etc_etrecord_graph_name(rec, g), method) != 0)
+				continue;
+			const etc_graph_node *nodes;
+			size_t n;
+			ETC_TRY(etc_etrecord_graph_nodes(rec, method, &nodes, &n, err));
+			fprintf(f, "Graph \"%s\" (%zu nodes)\n", method, n);
+			graph_lines(f, nodes, n);
+			return ferror(f)
+			           ? etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the graph")
+			           : 0;
+		}
+	}
+	if (m < 0 || !etc_etrecord_has_program(rec, (size_t)m)) {
+		char list[512] = "";
+		size_t l = 0;
+		for (size_t i = 0; i < etc_etrecord_method_count(rec) && l < sizeof list; i++)
+			if (etc_etrecord_has_program(rec, i))
+				l += (size_t)snprintf(list + l, sizeof list - l, "%s%s",
+				                      l ? ", " : "", etc_etrecord_method(rec, i));
+		for (size_t g = 0; g < etc_etrecord_graph_count(rec) && l < sizeof list; g++)
+			l += (size_t)snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "",
+			                      etc_etrecord_graph_name(rec, g));
+		return etc_fail(err, ETC_ERR_USAGE, etc_etrecord_name(rec), -1,
+		                "the ETRecord has no Edge program or graph \"%s\" (it has: %s)",
+		                method ? method : "forward", *list ? list : "none");
+	}
+	size_t n = etc_etrecord_node_count(rec, (size_t)m);
+	fprintf(f, "Edge program \"%s\" (%zu nodes)%s\n", etc_etrecord_method(rec, (size_t)m), n,
+	        etc_etrecord_is_legacy(rec) ? ", single-program ETRecord layout" : "");
+	graph_lines(f, n ? etc_etrecord_node(rec, (size_t)m, 0) : NULL, n);
+	size_t g = etc_etrecord_graph_count(rec);
+	if (g) {
+		fprintf(f, "Other graphs (graph_map):");
+		for (size_t i = 0; i < g; i++)
+			fprintf(f, " %s", etc_etrecord_graph_name(rec, i));
+		fputc('\n', f);
+	}
+	if (ferror(f))
+		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the graph");
+	return 0;
+}
+
+/* Byte address of flat element i of a (possibly strided) torch tensor. */
+static const uint8_t *element_at(const etc_pytensor *pt, uint64_t i)
+{
+	const etc_tensor *t = &pt->tensor;
+	int64_t off = pt->storage_offset;
+	for (uint32_t k = t->ndim; k-- > 0;) {
+		int64_t size = etc_tensor_size(t, k);
+		off += (int64_t)(i % (uint64_t)size) * etc_tensor_stride(t, k);
+		i /= (uint64_t)size;
+	}
+	return pt->storage + (size_t)off * etc_scalar_type_size(t->scalar_type);
+}
+
+/* Integers exactly (int64 beyond 2^53 too), bools as Python writes them. */
+static void element(FILE *f, const etc_pytensor *pt, uint64_t i)
+{
+	int st = pt->tensor.scalar_type;
+	if (st == ETC_LONG)
+		fprintf(f, "%lld", (long long)(int64_t)etc_le64(element_at(pt, i)));
+	else if (st == ETC_UINT64)
+		fprintf(f, "%llu", (unsigned long long)etc_le64(element_at(pt, i)));
+	else if (st == ETC_BOOL)
+		fputs(*element_at(pt, i) ? "True" : "False", f);
+	else
+		fprintf(f, "%.6g", etc_pytensor_get(pt, i));
+}
+
+static void pytensor_line(FILE *f, const etc_pytensor *pt, uint32_t max_values)
+{
+	const etc_tensor *t = &pt->tensor;
+	fprintf(f, "Tensor %s [", etc_scalar_type_name(t->scalar_type));
+	for (uint32_t k = 0; k < t->ndim; k++)
+		fprintf(f, k ? ", %lld" : "%lld", (long long)etc_tensor_size(t, k));
+	fputc(']', f);
+	if (!t->numel) {
+		fputs("  (empty)\n", f);
+		return;
+	}
+	double mn = INFINITY, mx = -INFINITY, sum = 0;
+	uint64_t nan = 0;
+	if (t->data) {
+		/* contiguous: the vectorized summary of the debug buffer applies */
+		etc_tensor_summary s;
+		etc_tensor_summarize(t, &s);
+		mn = s.min;
+		mx = s.max;
+		nan = s.nan_count;
+		sum = s.mean * (double)(t->numel - nan);
+	}
+	for (uint64_t i = 0; !t->data && i < t->numel; i++) {
+		double v = etc_pytensor_get(pt, i);
+		if (isnan(v)) {
+			nan++;
+			continue;
+		}
+		mn = v < mn ? v : mn;
+		mx = v > mx ? v : mx;
+		sum += v;
+	}
+	if (nan == t->numel) {
+		fprintf(f, "  all NaN");
+	} else if (t->scalar_type == ETC_LONG || t->scalar_type == ETC_UINT64) {
+		uint64_t lo = 0, hi = 0;
+		for (uint64_t i = 1; i < t->numel; i++) {
+			uint64_t a = etc_le64(element_at(pt, i)), l = etc_le64(element_at(pt, lo)),
+			         h = etc_le64(element_at(pt, hi));
+			bool s = t->scalar_type == ETC_LONG;
+			if (s ? (int64_t)a < (int64_t)l : a < l)
+				lo = i;
+			if (s ? (int64_t)a > (int64_t)h : a > h)
+				hi = i;
+		}
+		fputs("  min=", f);
+		element(f, pt, lo);
+		fputs(" max=", f);
+		element(f, pt, hi);
+		fprintf(f, " mean=%.6g", sum / (double)t->numel);
+	} else {
+		fprintf(f, "  min=%.6g max=%.6g mean=%.6g", mn, mx, sum / (double)(t->numel - nan));
+	}
+	if (nan)
+		fprintf(f, " nan=%llu", (unsigned long long)nan);
+	if (!pt->contiguous)
+		fputs(" (strided view)", f);
+	fputs("  [", f);
+	uint64_t n = t->numel < max_values ? t->numel : max_values;
+	for (uint64_t i = 0; i < n; i++) {
+		if (i)
+			fputs(", ", f);
+		element(f, pt, i);
+	}
+	if (t->numel > n)
+		fprintf(f, ", ... (%llu more)", (unsigned long long)(t->numel - n));
+	fputs("]\n", f);
+}
+
+static void leaves(FILE *f, const etc_pyobj *o, char *path, size_t len, size_t cap,
+                   uint32_t max_values, int depth)
+{
+	int kind = etc_pyobj_kind(o);
+	if ((kind == ETC_PY_DICT || kind == ETC_PY_LIST || kind == ETC_PY_TUPLE) && depth < 32) {
+		size_t n = etc_pyobj_len(o);
+		if (!n)
+			fprintf(f, "  %s: empty %s\n", len ? path : "(root)",
+			        etc_pykind_name(kind));
+		for (size_t i = 0; i < n; i++) {
+			size_t l = len;
+			if (kind == ETC_PY_DICT) {
+				const etc_pyobj *k = etc_pyobj_dict_key(o, i);
+				if (etc_pyobj_kind(k) == ETC_PY_STR) {
+					etc_str s = etc_pyobj_str(k);
+					l += (size_t)snprintf(path + len, cap - len,
+					                      len ? ".%.*s" : "%.*s", (int)s.len,
+					                      s.ptr);
+				} else {
+					l += (size_t)snprintf(path + len, cap - len, "[%lld]",
+					                      (long long)etc_pyobj_int(k));
+				}
+				if (l >= cap)
+					l = cap - 1;
+				leaves(f, etc_pyobj_dict_value(o, i), path, l, cap, max_values,
+				       depth + 1);
+			} else {
+				l += (size_t)snprintf(path + len, cap - len, "[%zu]", i);
+				if (l >= cap)
+					l = cap - 1;
+				leaves(f, etc_pyobj_item(o, i), path, l, cap, max_values,
+				       depth + 1);
+			}
+			path[len] = '\0';
+		}
+		return;
+	}
+	fprintf(f, "  %s: ", len ? path : "(root)");
+	switch (kind) {
+	case ETC_PY_TENSOR:
+		pytensor_line(f, etc_pyobj_tensor(o), max_values);
+		return;
+	case ETC_PY_INT:
+		fprintf(f, "int %lld\n", (long long)etc_pyobj_int(o));
+		return;
+	case ETC_PY_FLOAT:
+		fprintf(f, "float %.17g\n", etc_pyobj_float(o));
+		return;
+	case ETC_PY_BOOL:
+		fprintf(f, "bool %s\n", etc_pyobj_bool(o) ? "True" : "False");
+		return;
+	case ETC_PY_STR: {
+		etc_str s = etc_pyobj_str(o);
+		fprintf(f, "str '%.*s'\n", (int)(s.len > 60 ? 60 : s.len), s.ptr);
+		return;
+	}
+	default:
+		fprintf(f, "%s\n", etc_pykind_name(kind));
+	}
+}
+
+int etc_report_references(FILE *f, const etc_etrecord *rec, const etc_report_options *opt,
+                          etc_error *err)
+{
+	etc_report_options o;
+	if (!opt)
+		etc_report_options_init(&o), opt = &o;
+	const struct {
+		const char *title;
+		const etc_torchsave *ts;
+	} parts[] = {{"reference_outputs", etc_etrecord_reference_outputs(rec)},
+	             {"representative_inputs", etc_etrecord_representative_inputs(rec)}};
+	char path[512];
+	for (size_t i = 0; i < 2; i++) {
+		if (!parts[i].ts) {
+			fprintf(f, "%s: none in this ETRecord\n", parts[i].title);
+			continue;
+		}
+		fprintf(f, "%s:\n", parts[i].title);
+		path[0] = '\0';
+		leaves(f, etc_torchsave_root(parts[i].ts), path, 0, sizeof path, opt->max_values,
+		       0);
+	}
+	if (ferror(f))
+		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the references");
+	return 0;
+}

@@ -1,0 +1,495 @@
+/*
+ * report_numgap.c - the numeric gap for people and tools: the grid with the
+ * first divergence marked and repeated with its stack trace, the unmatched
+ * items, the TSV with upstream calculate_numeric_gap's columns, the JSON
+ * section of --json and the plots along execution order.
+ */
+#include "etcompare/report.h"
+#include "core/internal.h"
+#include "report/report_private.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Python's tuple repr of a debug handle list: "(12,)", "(3, 4, 5)". */
+static void handles_tuple(etc_sbuf *b, const int64_t *h, size_t n)
+{
+	etc_sbuf_puts(b, "(");
+	for (size_t i = 0; i < n; i++)
+		etc_sbuf_printf(b, i ? ", %lld" : "%lld", (long long)h[i]);
+	etc_sbuf_puts(b, n == 1 ? ",)" : ")");
+}
+
+/* At most `cap` bytes of `s`, cut at a character boundary, "..." when cut. */
+static void clip(char *dst, size_t cap, const char *s)
+{
+	size_t n = strlen(s);
+	if (n < cap) {
+		memcpy(dst, s, n + 1);
+		return;
+	}
+	size_t k = cap - 4;
+	while (k && ((unsigned char)s[k] & 0xC0) == 0x80)
+		k--;
+	memcpy(dst, s, k);
+	memcpy(dst + k, "...", 4);
+}
+
+#define NCOL 12
+#define CELL 128
+
+int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
+{
+	static const char *const hdr[NCOL] = {
+	    "#",        "runtime ops", "runtime handles", "reference ops", "shape",  "dtype",
+	    "SNR (dB)", "MSE",         "cosine",          "max abs",       "source", "verdict"};
+	static const bool right[NCOL] = {true, false, false, false, false, false,
+	                                 true, true,  true,  true,  false, false};
+	size_t n = etc_numgap_row_count(ng);
+	long first = etc_numgap_first_divergence(ng);
+	char(*cells)[NCOL][CELL] = calloc(n ? n : 1, sizeof *cells);
+	const char **ptrs = calloc((n ? n : 1) * NCOL, sizeof *ptrs);
+	etc_sbuf b = {0};
+	int rc = 0;
+	if (!cells || !ptrs) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
+		char(*c)[CELL] = cells[i];
+		snprintf(c[0], CELL, "%zu", i);
+		if (*r->ops)
+			clip(c[1], 48, r->ops);
+		else /* no ETRecord and a debug-only ETDump: no names at all */
+			snprintf(c[1], CELL, "instruction %d", r->instruction_id);
+		etc_sbuf_reset(&b);
+		handles_tuple(&b, r->handles, r->handle_count);
+		clip(c[2], 40, b.p ? b.p : "");
+		clip(c[3], 48, r->reference_ops);
+		/* the reference's shape and dtype only where they differ */
+		if (strcmp(r->shape, r->reference_shape))
+			snprintf(c[4], CELL, "%.40s vs %.40s", r->shape, r->reference_shape);
+		else
+			snprintf(c[4], CELL, "%s", r->shape);
+		if (strcmp(r->dtype, r->reference_dtype))
+			snprintf(c[5], CELL, "%s vs %s", r->dtype, r->reference_dtype);
+		else
+			snprintf(c[5], CELL, "%s", r->dtype);
+		if (r->has_metrics) {
+			etc_fmt_metric_(c[6], CELL, r->metrics.snr_db);
+			etc_fmt_metric_(c[7], CELL, r->metrics.mse);
+			etc_fmt_metric_(c[8], CELL, r->metrics.cosine);
+			etc_fmt_metric_(c[9], CELL, r->metrics.max_abs);
+		} else {
+			for (int k = 6; k < 10; k++)
+				snprintf(c[k], CELL, "-");
+		}
+		clip(c[10], 56, r->source_line);
+		if (r->status == ETC_ROW_PASS)
+			snprintf(c[11], CELL, "%s",
+			         r->has_metrics && r->metrics.identical ? "pass (identical)"
+			                                                : "pass");
+		else
+			snprintf(c[11], CELL, "%s%s: %.80s",
+			         (long)i == first ? "FIRST DIVERGENCE " : "",
+			         etc_row_status_str(r->status), r->reason);
+		for (int k = 0; k < NCOL; k++)
+			ptrs[i * NCOL + (size_t)k] = c[k];
+	}
+	if ((rc = etc_grid_print_(f, NCOL, hdr, right, n, ptrs)) < 0) {
+		rc = etc_fail(err, rc, NULL, -1, "out of memory");
+		goto done;
+	}
+	const etc_numgap_options *o = etc_numgap_options_get(ng);
+	fprintf(
+	    f,
+	    "Numeric gap: %zu intermediate output%s compared in execution order (aligned by %s), "
+	    "%zu fail%s, %zu unmatched\n",
+	    n, n == 1 ? "" : "s",
+	    etc_numgap_alignment_get(ng) == ETC_NUMGAP_BY_HANDLE ? "debug handle"
+	                                                         : "instruction id",
+	    etc_numgap_failures(ng), etc_numgap_failures(ng) == 1 ? "s" : "",
+	    etc_numgap_unmatched_count(ng));
+	if (isnan(o->min_snr) && isnan(o->max_mse) && isnan(o->min_cosine) && isnan(o->max_abs))
+		fprintf(f, "No thresholds given: only NaN and integer mismatches fail "
+		           "(--min-snr, --max-mse, --min-cosine, --max-abs)\n");
+	if (first >= 0) {
+		const etc_numgap_row *r = etc_numgap_row_at(ng, (size_t)first);
+		etc_sbuf_reset(&b);
+		handles_tuple(&b, r->handles, r->handle_count);
+		char instr[32];
+		snprintf(instr, sizeof instr, "instruction %d", r->instruction_id);
+		const char *what = *r->ops ? r->ops : *r->event_name ? r->event_name : instr;
+		fprintf(f, "\nFirst divergence: row %ld, %s (debug handles %s, %s%s%d)\n", first,
+		        what, b.p ? b.p : "()", r->event_name,
+		        *r->event_name ? ", instruction " : "instruction ", r->instruction_id);
+		fprintf(f, "  %s: %s\n", etc_row_status_str(r->status), r->reason);
+		fprintf(f, "  reference ops: %s\n", r->reference_ops);
+		fprintf(f, "  module: %s\n", *r->module_path ? r->module_path : "(unknown)");
+		if (*r->stack_trace) {
+			fprintf(f, "  stack trace of its last op:\n");
+			/* indent every line of the trace */
+			const char *p = r->stack_trace;
+			while (*p) {
+				const char *e = strchr(p, '\n');
+				size_t l = e ? (size_t)(e - p) : strlen(p);
+				fprintf(f, "    %.*s\n", (int)l, p);
+				p += l + (e ? 1 : 0);
+			}
+		} else {
+			fprintf(f, "  stack trace: (none: no ETRecord, or the node has none)\n");
+		}
+	}
+	size_t nu = etc_numgap_unmatched_count(ng);
+	if (nu)
+		fprintf(f, "\nUnmatched intermediate outputs (%zu):\n", nu);
+	for (size_t i = 0; i < nu; i++) {
+		const etc_numgap_unmatched *u = etc_numgap_unmatched_at(ng, i);
+		etc_sbuf_reset(&b);
+		handles_tuple(&b, u->handles, u->handle_count);
+		fprintf(f, "  %s %s", u->side == ETC_NUMGAP_RUNTIME ? "runtime  " : "reference",
+		        u->name);
+		if (u->instruction_id >= 0)
+			fprintf(f, " (instruction %d)", u->instruction_id);
+		fprintf(f, " handles %s %s %s: %s\n", b.p ? b.p : "()", u->dtype, u->shape,
+		        u->reason);
+	}
+	if (b.failed)
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	else if (ferror(f))
+		rc = etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the numeric gap table");
+done:
+	etc_sbuf_free(&b);
+	free(cells);
+	free(ptrs);
+	return rc;
+}
+
+/* --- TSV --------------------------------------------------------------------------- */
+
+/* Field `s` then a tab (or the line's end). */
+static void field(FILE *f, const char *s, bool last)
+{
+	etc_csv_field_(f, s, strlen(s), '\t');
+	fputc(last ? '\n' : '\t', f);
+}
+
+static void num_field(FILE *f, bool has, double v)
+{
+	char buf[40] = "";
+	if (has)
+		etc_format_double(buf, v);
+	field(f, buf, false);
+}
+
+/* upstream's stacktraces: {op: trace} of the group's last op */
+static void stacktraces_str(etc_sbuf *b, const etc_numgap_row *r)
+{
+	etc_sbuf_puts(b, "{");
+	if (*r->stack_trace) {
+		etc_sbuf_pyrepr_str(b, r->event_name, strlen(r->event_name));
+		etc_sbuf_puts(b, ": ");
+		etc_sbuf_pyrepr_str(b, r->stack_trace, strlen(r->stack_trace));
+	}
+	etc_sbuf_puts(b, "}");
+}
+
+/* A tensor's one-line summary, or "dtype shape" when it was not compared. */
+static const char *summary(etc_sbuf *b, const etc_tensor *t, const char *dtype, const char *shape)
+{
+	etc_sbuf_reset(b);
+	if (t)
+		etc_tensor_text_(b, t, 4, NULL);
+	else
+		etc_sbuf_printf(b, "%s %s", dtype, shape);
+	return b->p ? b->p : "";
+}
+
+static const char *tuple(etc_sbuf *b, const int64_t *h, size_t n)
+{
+	etc_sbuf_reset(b);
+	handles_tuple(b, h, n);
+	return b->p ? b->p : "()";
+}
+
+int etc_report_numgap_tsv(FILE *f, const etc_numgap *ng, etc_error *err)
+{
+	static const char *const cols[] = {"aot_debug_handle",
+	                                   "aot_ops",
+	                                   "aot_intermediate_output",
+	                                   "runtime_ops",
+	                                   "runtime_debug_handle",
+	                                   "runtime_intermediate_output",
+	                                   "gap",
+	                                   "stacktraces",
+	                                   "status",
+	                                   "reason",
+	                                   "shape",
+	                                   "dtype",
+	                                   "reference_shape",
+	                                   "reference_dtype",
+	                                   "snr",
+	                                   "mse",
+	                                   "cosine",
+	                                   "l1",
+	                                   "max_abs",
+	                                   "max_rel",
+	                                   "source_line",
+	                                   "module_path",
+	                                   "first_divergence"};
+	const size_t ncols = sizeof cols / sizeof cols[0];
+	etc_sbuf b = {0};
+	long first = etc_numgap_first_divergence(ng);
+	for (size_t c = 0; c < ncols; c++)
+		field(f, cols[c], c + 1 == ncols);
+	for (size_t i = 0; i < etc_numgap_row_count(ng); i++) {
+		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
+		field(f, tuple(&b, r->reference_handles, r->reference_handle_count), false);
+		field(f, r->reference_ops, false);
+		field(f,
+		      summary(&b, etc_numgap_row_reference_tensor(ng, i), r->reference_dtype,
+		              r->reference_shape),
+		      false);
+		field(f, r->ops, false);
+		field(f, tuple(&b, r->handles, r->handle_count), false);
+		field(f, summary(&b, etc_numgap_row_tensor(ng, i), r->dtype, r->shape), false);
+		num_field(f, r->has_metrics, r->metrics.mse);
+		etc_sbuf_reset(&b);
+		stacktraces_str(&b, r);
+		field(f, b.p ? b.p : "{}", false);
+		field(f, etc_row_status_str(r->status), false);
+		field(f, r->reason, false);
+		field(f, r->shape, false);
+		field(f, r->dtype, false);
+		field(f, r->reference_shape, false);
+		field(f, r->reference_dtype, false);
+		const double m[6] = {r->metrics.snr_db, r->metrics.mse,     r->metrics.cosine,
+		                     r->metrics.l1,     r->metrics.max_abs, r->metrics.max_rel};
+		for (int k = 0; k < 6; k++)
+			num_field(f, r->has_metrics, m[k]);
+		field(f, r->source_line, false);
+		field(f, r->module_path, false);
+		field(f, (long)i == first ? "True" : "False", true);
+	}
+	/* unmatched items: their side's columns, the other side's empty */
+	for (size_t i = 0; i < etc_numgap_unmatched_count(ng); i++) {
+		const etc_numgap_unmatched *u = etc_numgap_unmatched_at(ng, i);
+		bool rt = u->side == ETC_NUMGAP_RUNTIME;
+		const char *h = tuple(&b, u->handles, u->handle_count);
+		field(f, rt ? "" : h, false);
+		field(f, rt ? "" : u->ops, false);
+		field(f, "", false);
+		field(f, rt ? u->ops : "", false);
+		field(f, rt ? h : "", false);
+		for (int k = 0; k < 3; k++) /* output summary, gap, stacktraces */
+			field(f, k == 2 ? "{}" : "", false);
+		field(f, rt ? "unmatched runtime" : "unmatched reference", false);
+		field(f, u->reason, false);
+		field(f, rt ? u->shape : "", false);
+		field(f, rt ? u->dtype : "", false);
+		field(f, rt ? "" : u->shape, false);
+		field(f, rt ? "" : u->dtype, false);
+		for (int k = 0; k < 8; k++) /* metrics, source line, module path */
+			field(f, "", false);
+		field(f, "False", true);
+	}
+	int rc = 0;
+	if (b.failed)
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	else if (ferror(f))
+		rc = etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the numeric gap TSV");
+	etc_sbuf_free(&b);
+	return rc;
+}
+
+/* --- JSON ---------------------------------------------------------------------------- */
+
+static void json_handles(etc_sbuf *b, const int64_t *h, size_t n)
+{
+	etc_sbuf_puts(b, "[");
+	for (size_t i = 0; i < n; i++)
+		etc_sbuf_printf(b, i ? ", %lld" : "%lld", (long long)h[i]);
+	etc_sbuf_puts(b, "]");
+}
+
+static void json_kv(etc_sbuf *b, const char *key, const char *v)
+{
+	etc_sbuf_printf(b, ", \"%s\": ", key);
+	etc_sbuf_json_str(b, v, strlen(v));
+}
+
+static void json_threshold(etc_sbuf *b, const char *key, double v)
+{
+	etc_sbuf_printf(b, "%s\"%s\": ", *key == 'm' && !strcmp(key, "min_snr") ? "" : ", ", key);
+	if (isnan(v))
+		etc_sbuf_puts(b, "null");
+	else
+		etc_json_num_(b, v);
+}
+
+void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng)
+{
+	const etc_numgap_options *o = etc_numgap_options_get(ng);
+	long first = etc_numgap_first_divergence(ng);
+	etc_sbuf_printf(b, "{\"alignment\": \"%s\", \"block\": ",
+	                etc_numgap_alignment_get(ng) == ETC_NUMGAP_BY_HANDLE ? "debug_handle"
+	                                                                     : "instruction");
+	etc_sbuf_json_str(b, o->block, strlen(o->block));
+	etc_sbuf_puts(b, ", \"thresholds\": {");
+	json_threshold(b, "min_snr", o->min_snr);
+	json_threshold(b, "max_mse", o->max_mse);
+	json_threshold(b, "min_cosine", o->min_cosine);
+	json_threshold(b, "max_abs", o->max_abs);
+	etc_sbuf_printf(b, "}, \"compared\": %zu, \"failures\": %zu, \"first_divergence\": ",
+	                etc_numgap_row_count(ng), etc_numgap_failures(ng));
+	if (first >= 0)
+		etc_sbuf_printf(b, "%ld", first);
+	else
+		etc_sbuf_puts(b, "null");
+	etc_sbuf_puts(b, ", \"rows\": [");
+	for (size_t i = 0; i < etc_numgap_row_count(ng); i++) {
+		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
+		const etc_tensor *at = etc_numgap_row_tensor(ng, i);
+		const etc_tensor *rt = etc_numgap_row_reference_tensor(ng, i);
+		etc_sbuf_puts(b, i ? ",\n      {\"aot_debug_handle\": "
+		                   : "\n      {\"aot_debug_handle\": ");
+		json_handles(b, r->reference_handles, r->reference_handle_count);
+		json_kv(b, "aot_ops", r->reference_ops);
+		etc_sbuf_puts(b, ", \"aot_intermediate_output\": ");
+		if (rt)
+			etc_tensor_json_(b, rt, 8, NULL);
+		else
+			etc_sbuf_puts(b, "null");
+		json_kv(b, "runtime_ops", r->ops);
+		etc_sbuf_puts(b, ", \"runtime_debug_handle\": ");
+		json_handles(b, r->handles, r->handle_count);
+		etc_sbuf_puts(b, ", \"runtime_intermediate_output\": ");
+		if (at)
+			etc_tensor_json_(b, at, 8, NULL);
+		else
+			etc_sbuf_puts(b, "null");
+		etc_sbuf_puts(b, ", \"gap\": ");
+		if (r->has_metrics)
+			etc_json_num_(b, r->metrics.mse);
+		else
+			etc_sbuf_puts(b, "null");
+		etc_sbuf_puts(b, ", \"stacktraces\": {");
+		if (*r->stack_trace) {
+			etc_sbuf_json_str(b, r->event_name, strlen(r->event_name));
+			etc_sbuf_puts(b, ": ");
+			etc_sbuf_json_str(b, r->stack_trace, strlen(r->stack_trace));
+		}
+		etc_sbuf_puts(b, "}");
+		json_kv(b, "event_name", r->event_name);
+		etc_sbuf_printf(b,
+		                ", \"instruction_id\": %d, \"merged_items\": %u, \"output\": %u, "
+		                "\"reference_output\": %u",
+		                r->instruction_id, r->item_count, r->output, r->reference_output);
+		json_kv(b, "status", etc_row_status_str(r->status));
+		json_kv(b, "reason", r->reason);
+		json_kv(b, "shape", r->shape);
+		json_kv(b, "dtype", r->dtype);
+		json_kv(b, "reference_shape", r->reference_shape);
+		json_kv(b, "reference_dtype", r->reference_dtype);
+		json_kv(b, "source_line", r->source_line);
+		json_kv(b, "module_path", r->module_path);
+		etc_sbuf_printf(b, ", \"first_divergence\": %s, \"metrics\": ",
+		                (long)i == first ? "true" : "false");
+		if (r->has_metrics)
+			etc_metrics_json_(b, &r->metrics);
+		else
+			etc_sbuf_puts(b, "null");
+		etc_sbuf_puts(b, "}");
+	}
+	etc_sbuf_puts(b, "], \"unmatched\": [");
+	for (size_t i = 0; i < etc_numgap_unmatched_count(ng); i++) {
+		const etc_numgap_unmatched *u = etc_numgap_unmatched_at(ng, i);
+		etc_sbuf_printf(
+		    b, "%s{\"side\": \"%s\", \"debug_handle\": ", i ? ",\n      " : "\n      ",
+		    u->side == ETC_NUMGAP_RUNTIME ? "runtime" : "reference");
+		json_handles(b, u->handles, u->handle_count);
+		json_kv(b, "name", u->name);
+		etc_sbuf_printf(b, ", \"instruction_id\": ");
+		if (u->instruction_id >= 0)
+			etc_sbuf_printf(b, "%d", u->instruction_id);
+		else
+			etc_sbuf_puts(b, "null");
+		json_kv(b, "ops", u->ops);
+		json_kv(b, "shape", u->shape);
+		json_kv(b, "dtype", u->dtype);
+		json_kv(b, "reason", u->reason);
+		etc_sbuf_puts(b, "}");
+	}
+	etc_sbuf_puts(b, "]}");
+}
+
+/* --- plots ------------------------------------------------------------------------------ */
+
+int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc_plot_result *res,
+                            etc_error *err)
+{
+	size_t n = etc_numgap_row_count(ng), k = 0;
+	const etc_numgap_options *opt = etc_numgap_options_get(ng);
+	long first = etc_numgap_first_divergence(ng), marked = -1;
+	const char **labels = calloc(n ? n : 1, sizeof *labels);
+	char(*names)[64] = calloc(n ? n : 1, sizeof *names);
+	double *snr = calloc(n ? n : 1, sizeof *snr), *cos = calloc(n ? n : 1, sizeof *cos);
+	int rc = 0;
+	if (!labels || !names || !snr || !cos) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		goto done;
+	}
+	/* every row is a point: rows not compared are NaN (not drawn) */
+	for (size_t i = 0; i < n; i++) {
+		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
+		snprintf(names[k], sizeof names[k], "%zu %.40s", i,
+		         *r->ops ? r->ops : r->event_name);
+		labels[k] = names[k];
+		snr[k] = r->has_metrics ? r->metrics.snr_db : NAN;
+		cos[k] = r->has_metrics ? r->metrics.cosine : NAN;
+		if ((long)i == first)
+			marked = (long)k;
+		k++;
+	}
+	if (k) {
+		rc = etc_plot_lines(o, "numgap_snr",
+		                    "SNR of each intermediate output, execution order", "SNR (dB)",
+		                    k, labels, snr, opt->min_snr, marked, res, err);
+		if (rc == 0)
+			rc = etc_plot_lines(
+			    o, "numgap_cosine",
+			    "cosine similarity of each intermediate output, execution "
+			    "order",
+			    "cosine", k, labels, cos, opt->min_cosine, marked, res, err);
+	}
+	if (rc < 0 || first < 0)
+		goto done;
+	etc_diff_ctx d;
+	if (etc_numgap_row_values(ng, (size_t)first, &d.a, &d.r) < 0 || !d.a.count)
+		goto done;
+	char title[160];
+	snprintf(title, sizeof title, "runtime - reference, first divergence (row %ld)", first);
+	d.absolute = false;
+	rc = etc_plot_histogram_read(o, "numgap_first_divergence_error_hist", title,
+	                             etc_plot_read_diff_, &d, d.a.count, 50, res, err);
+	const etc_tensor *t = etc_numgap_row_tensor(ng, (size_t)first);
+	if (rc < 0 || !t || t->ndim < 2)
+		goto done;
+	uint64_t cols = (uint64_t)etc_tensor_size(t, t->ndim - 1);
+	if (!cols)
+		goto done;
+	char path[4096];
+	snprintf(path, sizeof path, "%s/numgap_first_divergence_heatmap.png",
+	         o && o->dir ? o->dir : ".");
+	snprintf(title, sizeof title, "|runtime - reference|, first divergence (row %ld)", first);
+	d.absolute = true;
+	rc =
+	    etc_plot_heatmap_read(path, etc_plot_read_diff_, &d, t->numel / cols, cols, title, err);
+done:
+	free(labels);
+	free(names);
+	free(snr);
+	free(cos);
+	return rc;
+}

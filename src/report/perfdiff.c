@@ -1,0 +1,148 @@
+/*
+ * perfdiff.c - the performance diff's table and its object in the --json
+ * report (the diff itself is computed in analysis/perfdiff.c), read only
+ * through the public accessors of perfdiff.h.
+ */
+#include "etcompare/perfdiff.h"
+#include "core/internal.h"
+#include "report/report_private.h"
+
+#include <math.h>
+#include <stdio.h>
+
+static const char *gate_word(const etc_perfdiff_row *r)
+{
+	return r->failed ? "FAIL" : r->gated ? "ok" : r->below_min ? "below min" : "-";
+}
+
+static void pct_text(char *buf, size_t cap, double v)
+{
+	if (isnan(v))
+		snprintf(buf, cap, "-");
+	else if (isinf(v))
+		snprintf(buf, cap, v > 0 ? "+inf" : "-inf");
+	else
+		snprintf(buf, cap, "%+.2f", v);
+}
+
+int etc_report_perfdiff(FILE *f, const etc_perfdiff *d, size_t max_rows, etc_error *err)
+{
+	const char *unit = etc_time_scale_name(
+	    etc_inspector_options_get(etc_perfdiff_current(d))->target_time_scale);
+	char hdr[9][64];
+	const char *hp[9];
+	static const bool right[9] = {false, false, true, true, true, true, true, true, false};
+	snprintf(hdr[0], sizeof hdr[0], "block");
+	snprintf(hdr[1], sizeof hdr[1], "event");
+	snprintf(hdr[2], sizeof hdr[2], "instr");
+	snprintf(hdr[3], sizeof hdr[3], "baseline p50 (%s)", unit);
+	snprintf(hdr[4], sizeof hdr[4], "current p50 (%s)", unit);
+	snprintf(hdr[5], sizeof hdr[5], "change (%s)", unit);
+	snprintf(hdr[6], sizeof hdr[6], "ratio");
+	snprintf(hdr[7], sizeof hdr[7], "change %%");
+	snprintf(hdr[8], sizeof hdr[8], "gate");
+	for (int i = 0; i < 9; i++)
+		hp[i] = hdr[i];
+	etc_grid g;
+	etc_grid_init_(&g, 9, hp, right);
+	size_t n =
+	    max_rows && max_rows < etc_perfdiff_row_count(d) ? max_rows : etc_perfdiff_row_count(d);
+	for (size_t i = 0; i < n; i++) {
+		const etc_perfdiff_row *r = etc_perfdiff_row_at(d, i);
+		char pct[32];
+		etc_grid_textf_(&g, "%.*s", (int)(r->block.len > 100 ? 100 : r->block.len),
+		                r->block.ptr);
+		etc_grid_textf_(&g, "%.*s", (int)(r->name.len > 200 ? 200 : r->name.len),
+		                r->name.ptr);
+		etc_grid_textf_(&g, "%d", r->instruction_id);
+		etc_grid_num_(&g, r->base_p50);
+		etc_grid_num_(&g, r->cur_p50);
+		etc_grid_num_(&g, r->change);
+		etc_grid_num_(&g, r->ratio);
+		pct_text(pct, sizeof pct, r->change_percent);
+		etc_grid_text_(&g, pct);
+		etc_grid_text_(&g, gate_word(r));
+	}
+	int rc = n ? etc_grid_write_(&g, f) : 0;
+	etc_grid_free_(&g);
+	if (rc == ETC_ERR_NOMEM)
+		return etc_fail(err, rc, NULL, -1, "out of memory");
+	if (n < etc_perfdiff_row_count(d))
+		fprintf(f, "(%zu more events not shown)\n", etc_perfdiff_row_count(d) - n);
+	for (size_t i = 0; i < etc_perfdiff_row_count(d); i++) {
+		const etc_perfdiff_row *r = etc_perfdiff_row_at(d, i);
+		if (!r->is_execute)
+			continue;
+		char a[ETC_FMT_NUM], b[ETC_FMT_NUM], pct[32];
+		etc_fmt_g(a, r->base_p50);
+		etc_fmt_g(b, r->cur_p50);
+		pct_text(pct, sizeof pct, r->change_percent);
+		fprintf(f, "Method::execute (block %.*s): p50 %s -> %s %s (%s%%)%s\n",
+		        (int)(r->block.len > 100 ? 100 : r->block.len), r->block.ptr, a, b, unit,
+		        pct, r->failed ? ": regression beyond the gate" : "");
+	}
+	fprintf(f, "%zu events matched, %zu only in the baseline, %zu only in the current ETDump",
+	        etc_perfdiff_row_count(d), etc_perfdiff_baseline_only(d),
+	        etc_perfdiff_current_only(d));
+	if (!isnan(etc_perfdiff_options_get(d)->max_regression)) {
+		char mx[ETC_FMT_NUM], mn[ETC_FMT_NUM];
+		etc_fmt_g(mx, etc_perfdiff_options_get(d)->max_regression);
+		etc_fmt_g(mn, etc_perfdiff_options_get(d)->min_event_time);
+		fprintf(f,
+		        "; gate: %zu event%s regress%s more than %s%% (Method::execute and events "
+		        "from %s %s)",
+		        etc_perfdiff_failures(d), etc_perfdiff_failures(d) == 1 ? "" : "s",
+		        etc_perfdiff_failures(d) == 1 ? "es" : "", mx, mn, unit);
+	}
+	fputc('\n', f);
+	if (ferror(f))
+		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the performance diff");
+	return 0;
+}
+
+void etc_perfdiff_json_(etc_sbuf *b, const etc_perfdiff *d)
+{
+	const char *unit = etc_time_scale_name(
+	    etc_inspector_options_get(etc_perfdiff_current(d))->target_time_scale);
+	const char *bn = etc_etdump_name(etc_inspector_etdump(etc_perfdiff_baseline(d)));
+	etc_sbuf_puts(b, "{\"baseline\": ");
+	etc_sbuf_json_str(b, bn, strlen(bn));
+	etc_sbuf_puts(b, ", \"unit\": ");
+	etc_sbuf_json_str(b, unit, strlen(unit));
+	etc_sbuf_puts(b, ", \"max_regression\": ");
+	if (isnan(etc_perfdiff_options_get(d)->max_regression))
+		etc_sbuf_puts(b, "null");
+	else
+		etc_json_num_(b, etc_perfdiff_options_get(d)->max_regression);
+	etc_sbuf_puts(b, ", \"min_event_time\": ");
+	etc_json_num_(b, etc_perfdiff_options_get(d)->min_event_time);
+	etc_sbuf_printf(b,
+	                ", \"matched\": %zu, \"baseline_only\": %zu, \"current_only\": %zu, "
+	                "\"failures\": %zu,\n    \"rows\": [",
+	                etc_perfdiff_row_count(d), etc_perfdiff_baseline_only(d),
+	                etc_perfdiff_current_only(d), etc_perfdiff_failures(d));
+	for (size_t i = 0; i < etc_perfdiff_row_count(d); i++) {
+		const etc_perfdiff_row *r = etc_perfdiff_row_at(d, i);
+		etc_sbuf_puts(b, i ? ",\n      {\"block\": " : "\n      {\"block\": ");
+		etc_sbuf_json_str(b, r->block.ptr, r->block.len);
+		etc_sbuf_puts(b, ", \"event_name\": ");
+		etc_sbuf_json_str(b, r->name.ptr, r->name.len);
+		etc_sbuf_printf(b,
+		                ", \"instruction_id\": %d, \"baseline_p50\": ", r->instruction_id);
+		etc_json_num_(b, r->base_p50);
+		etc_sbuf_puts(b, ", \"current_p50\": ");
+		etc_json_num_(b, r->cur_p50);
+		etc_sbuf_puts(b, ", \"change\": ");
+		etc_json_num_(b, r->change);
+		etc_sbuf_puts(b, ", \"ratio\": ");
+		etc_json_num_(b, r->ratio);
+		etc_sbuf_puts(b, ", \"change_percent\": ");
+		etc_json_num_(b, r->change_percent);
+		etc_sbuf_printf(b,
+		                ", \"is_execute\": %s, \"below_min\": %s, \"gated\": %s, "
+		                "\"failed\": %s}",
+		                r->is_execute ? "true" : "false", r->below_min ? "true" : "false",
+		                r->gated ? "true" : "false", r->failed ? "true" : "false");
+	}
+	etc_sbuf_puts(b, "]}");
+}

@@ -1,0 +1,139 @@
+/*
+ * report_private.h - pieces shared by the report writers.
+ */
+#ifndef ETC_REPORT_PRIVATE_H
+#define ETC_REPORT_PRIVATE_H
+
+#include "etcompare/perfdiff.h"
+#include "etcompare/profile.h"
+#include "etcompare/report.h"
+#include "core/fmt.h"
+
+#include <stdbool.h>
+
+#if defined(__GNUC__)
+#define ETC_GRID_PRINTF __attribute__((format(printf, 2, 3)))
+#else
+#define ETC_GRID_PRINTF
+#endif
+
+/*
+ * Remembers the last tensor summarized: upstream gives an instruction's
+ * intermediate outputs to both its native_call and OPERATOR_CALL events, so
+ * the same bytes come twice in a row. Pass NULL to disable.
+ */
+typedef struct etc_summary_cache {
+	const uint8_t *data;
+	uint64_t numel;
+	int scalar_type;
+	etc_tensor_summary summary;
+} etc_summary_cache;
+
+/* Appends a JSON object summarizing `v` (type, dtype, shape, stats, first values). */
+int etc_value_json_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf,
+                    uint32_t max_values, etc_summary_cache *cache, etc_error *err);
+
+/* Appends a one-line human summary of `v`. */
+int etc_value_text_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf,
+                    uint32_t max_values, etc_summary_cache *cache, etc_error *err);
+
+/* A tensor's summary as JSON / as one line of text (dtype, shape, stats, first values). */
+void etc_tensor_json_(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
+                      etc_summary_cache *cache);
+void etc_tensor_text_(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
+                      etc_summary_cache *cache);
+
+/* The numeric gap as a JSON object (for the --json report). */
+void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng);
+
+/* The accuracy comparison as a JSON object (for the --json report). */
+void etc_accuracy_json_(etc_sbuf *b, const etc_accuracy *acc, const etc_inspector *insp);
+
+/* The "profile" object of the --json report: the tables of `mask`. */
+void etc_profile_json_(etc_sbuf *b, const etc_profile *p, unsigned mask);
+
+/* The "perf_diff" object of the --json report. */
+void etc_perfdiff_json_(etc_sbuf *b, const etc_perfdiff *d);
+
+/* JSON number: repr() for finite values, "nan"/"inf"/"-inf" as strings. */
+void etc_json_num_(etc_sbuf *b, double v);
+
+/* One TSV/CSV field as pandas writes it: quoted ("" inside) when it holds
+ * the separator, a quote or a line break. */
+void etc_csv_field_(FILE *f, const char *s, size_t n, char sep);
+
+/* A metric cell: "%.6g", "inf", "-inf" or "nan". */
+void etc_fmt_metric_(char *buf, size_t cap, double v);
+
+/* Appends the JSON object of one pair's metrics (count, the six metrics, notes...). */
+void etc_metrics_json_(etc_sbuf *b, const etc_metrics *m);
+
+/*
+ * Prints a grid in tabulate's fancy_grid look: `nc` columns headed `hdr`,
+ * right-aligned where right[c], `n` rows of cells (row-major, n x nc).
+ * Returns 0 or ETC_ERR_NOMEM (the caller checks ferror).
+ */
+int etc_grid_print_(FILE *f, size_t nc, const char *const *hdr, const bool *right, size_t n,
+                    const char *const *cells);
+
+/* actual - reference (or its magnitude) of a compared pair, for the plot readers. */
+typedef struct etc_diff_ctx {
+	etc_values a, r;
+	bool absolute;
+} etc_diff_ctx;
+
+/* An etc_plot_read_fn over an etc_diff_ctx. */
+int etc_plot_read_diff_(void *ctx, uint64_t first, size_t count, double *dst, etc_error *err);
+
+/*
+ * A table built cell by cell (row-major, ncols cells per row) and printed in
+ * the profiling table's fancy_grid look: a column whose non-empty cells are
+ * all numbers is aligned on the decimal point, others left. Cells are shown
+ * as given (no number reformatting); control characters are escaped.
+ */
+typedef struct etc_tabulate {
+	size_t ncols;
+	size_t count, cap; /* cells so far */
+	etc_sbuf text;     /* every cell's text, back to back */
+	size_t *ends;      /* end of each cell in text */
+	int failed;
+} etc_tabulate;
+
+void etc_tabulate_init_(etc_tabulate *g, size_t ncols);
+void etc_tabulate_free_(etc_tabulate *g);
+void etc_tabulate_cell_(etc_tabulate *g, const char *s, size_t n);
+void etc_tabulate_cellf_(etc_tabulate *g, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Prints `g` under `headers` (g->ncols strings). ETC_ERR_IO when writing fails. */
+int etc_tabulate_write_(FILE *f, const etc_tabulate *g, const char *const *headers, etc_error *err);
+
+/*
+ * A grid of text and number cells rendered as a box-drawing table (the
+ * accuracy table's look: a ruled header, no rules between rows; numbers
+ * right-aligned in Python's format(v, "g")) or as TSV (numbers as repr()).
+ * Cells are appended row-major; a failed allocation marks the grid failed.
+ */
+typedef struct etc_grid {
+	size_t ncols;
+	const char *const *headers;
+	const bool *right; /* per column: right-aligned */
+	size_t ncells, cap;
+	struct etc_grid_cell *cells;
+	etc_sbuf text; /* cell texts, NUL-separated */
+	bool failed;
+} etc_grid;
+
+void etc_grid_init_(etc_grid *g, size_t ncols, const char *const *headers, const bool *right);
+void etc_grid_free_(etc_grid *g);
+void etc_grid_text_(etc_grid *g, const char *s);
+void etc_grid_textf_(etc_grid *g, const char *fmt, ...) ETC_GRID_PRINTF;
+/* A number; NaN shows as "-" in the table and as "" in TSV. */
+void etc_grid_num_(etc_grid *g, double v);
+void etc_grid_uint_(etc_grid *g, uint64_t v);
+int etc_grid_write_(const etc_grid *g, FILE *f);
+int etc_grid_write_tsv_(const etc_grid *g, FILE *f);
+
+#endif
