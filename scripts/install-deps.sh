@@ -1,10 +1,19 @@
 #!/bin/sh
-# Installs the Debian packages etcompare needs to build, test and plot.
-# Idempotent, non-interactive, needs root (or sudo) only when something is missing.
+# Installs the Debian packages etcompare needs. Idempotent, non-interactive;
+# needs root (or sudo) only when something is missing.
+#   scripts/install-deps.sh          build, run and plot
+#   scripts/install-deps.sh --tests  also what the test suite uses: flatc,
+#                                    clang, Chromium (renders the HTML
+#                                    report), numpy/pandas/Dask (the Python
+#                                    package), PyTorch (test-side generators)
 set -eu
 
 pkgs="build-essential cmake pkg-config libopenblas-dev libpng-dev libzip-dev \
-zlib1g-dev libjansson-dev gnuplot-nox flatbuffers-compiler python3 python3-jsonschema clang"
+zlib1g-dev libjansson-dev gnuplot-nox help2man bash-completion python3 python3-numpy"
+if [ "${1:-}" = "--tests" ]; then
+	pkgs="$pkgs flatbuffers-compiler clang python3-jsonschema python3-pandas \
+python3-dask python3-distributed python3-torch chromium man-db"
+fi
 [ "${ETC_WITH_VALGRIND:-0}" = 1 ] && pkgs="$pkgs valgrind"
 
 missing=""

@@ -4,7 +4,7 @@
 # UndefinedBehaviorSanitizer. No arguments. Exits non-zero on any failure.
 set -eu
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
+./scripts/install-deps.sh --tests
 jobs=$(nproc)
 
 echo "== build and test (RelWithDebInfo)"
