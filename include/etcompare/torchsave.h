@@ -53,7 +53,8 @@ typedef enum etc_pykind {
 	ETC_PY_DICT = 8,     /**< dict or collections.OrderedDict, in insertion order */
 	ETC_PY_TENSOR = 9,   /**< torch.Tensor or torch.nn.Parameter */
 	ETC_PY_STORAGE = 10, /**< a bare storage (not inside a tensor) */
-	ETC_PY_GLOBAL = 11   /**< a whitelisted global used as a value, e.g. torch.float32 */
+	ETC_PY_GLOBAL = 11,  /**< a whitelisted global used as a value, e.g. torch.float32 */
+	ETC_PY_BYTES = 12    /**< a Python bytes value (pickle.dumps streams) */
 } etc_pykind;
 
 /**
@@ -133,6 +134,9 @@ ETC_API etc_str etc_pyobj_str(const etc_pyobj *o);
 ETC_API const uint8_t *etc_pyobj_bigint(const etc_pyobj *o, size_t *len);
 /** STORAGE: its bytes (*len of them); anything else: NULL and *len = 0. */
 ETC_API const uint8_t *etc_pyobj_storage_bytes(const etc_pyobj *o, size_t *len);
+
+/** BYTES: its bytes (*len of them); anything else: NULL and *len = 0. */
+ETC_API const uint8_t *etc_pyobj_bytes(const etc_pyobj *o, size_t *len);
 
 /** TUPLE, LIST: the number of items; DICT: the number of pairs; else 0. */
 ETC_API size_t etc_pyobj_len(const etc_pyobj *o);

@@ -9,7 +9,8 @@
  *   debug_handle_map                    {method: {instr: handle | [handles]}}, or flat
  *   delegate_map                        {method: {instr: {"name", "delegate_map": {id: [h]}}}}
  *   instruction_id_to_num_outs_map      {method: {instr: n | [..]}}
- *   reference_outputs, representative_inputs   torch.save archives
+ *   reference_outputs, representative_inputs   torch.save archives (v1.3+),
+ *                                       pickle.dumps streams (before)
  *   export_graph_id                     text
  * The small JSON members (maps) are parsed with jansson after a linear
  * pre-scan bounds their nesting; the Edge program, tens of megabytes, is read
@@ -568,11 +569,7 @@ static int load_torchsave(etc_etrecord *r, const char *member, etc_torchsave **o
 	if (!e)
 		return 0;
 	ETC_TRY(etc_zip_read(r->zip, e, &data, &size, &at, err));
-	if (size >= 2 && data[0] == 0x80 && data[1] >= 3)
-		return etc_fail(err, ETC_ERR_UNSUPPORTED, r->name, at,
-		                "member %s is a pickle.dumps stream (protocol %u), not a "
-		                "torch.save archive; etcompare reads torch.save archives only",
-		                member, data[1]);
+	/* Before ExecuTorch v1.3 these members are pickle.dumps bytes: read the same way. */
 	char name[512];
 	snprintf(name, sizeof name, "%s:%s", r->name, member);
 	/* Its members share what is left of the record's inflation budget. */

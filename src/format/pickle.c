@@ -2,14 +2,18 @@
  * pickle.c - the restricted pickle machine, the read-only Python object model
  * it builds (etc_pyobj) and element access for the tensors in it.
  *
- * Safety rules: only the opcodes of FORMATS.md §5 are interpreted; GLOBAL
- * resolves to an entry of a fixed whitelist or fails; REDUCE "calls" only
- * the rebuild functions implemented here as data constructors. Stack, memo,
+ * Safety rules: only the opcodes of FORMATS.md §5 and the protocol 3-5 ones
+ * pickle.dumps writes (bytes, short strings, FRAME, MEMOIZE, STACK_GLOBAL)
+ * are interpreted; GLOBAL and STACK_GLOBAL resolve to an entry of a fixed
+ * whitelist or fail; REDUCE "calls" only the constructors implemented here
+ * as data constructors (torch.storage._load_from_bytes goes to
+ * torch_legacy.c, which runs this same machine on the embedded stream). Stack, memo,
  * object count and nesting depth are bounded, and the finished object graph
  * is checked for reference cycles (a list appended to itself), so callers may
  * walk it recursively.
  */
 #include "format/pickle.h"
+#include "format/torch_legacy.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -23,7 +27,10 @@ typedef enum role {
 	R_REBUILD_PARAM,
 	R_ORDERED_DICT,
 	R_STORAGE_TYPE,
-	R_DTYPE
+	R_DTYPE,
+	R_LOAD_FROM_BYTES, /* torch.storage._load_from_bytes(b): a legacy torch.save stream */
+	R_CODECS_ENCODE,   /* protocol 2 writes bytes as _codecs.encode(str, 'latin1') */
+	R_BYTES            /* ... and empty bytes as bytes() */
 } role;
 
 typedef struct global_def {
@@ -38,6 +45,10 @@ static const global_def whitelist[] = {
     {"torch._utils._rebuild_tensor_v3", R_REBUILD_V3, -1},
     {"torch._utils._rebuild_parameter", R_REBUILD_PARAM, -1},
     {"collections.OrderedDict", R_ORDERED_DICT, -1},
+    {"torch.storage._load_from_bytes", R_LOAD_FROM_BYTES, -1},
+    {"_codecs.encode", R_CODECS_ENCODE, -1},
+    {"__builtin__.bytes", R_BYTES, -1},
+    {"builtins.bytes", R_BYTES, -1},
     {"torch.FloatStorage", R_STORAGE_TYPE, ETC_FLOAT},
     {"torch.DoubleStorage", R_STORAGE_TYPE, ETC_DOUBLE},
     {"torch.HalfStorage", R_STORAGE_TYPE, ETC_HALF},
@@ -69,6 +80,13 @@ static const global_def whitelist[] = {
     {"torch.float8_e4m3fnuz", R_DTYPE, ETC_FLOAT8E4M3FNUZ},
 };
 
+/* BYTES: a slice of the pickle (zero-copy) or a decoded copy. */
+typedef struct pybytes {
+	const uint8_t *data;
+	uint64_t size;
+	int64_t pos; /* offset of data in the pickle, or -1 for a copy */
+} pybytes;
+
 struct etc_pyobj {
 	uint8_t kind;
 	uint8_t flags;
@@ -84,6 +102,7 @@ struct etc_pyobj {
 		etc_pytensor *tensor;
 		const etc_pystorage *storage;
 		const global_def *global;
+		const pybytes *blob;
 	} u;
 	etc_pyobj *attrs; /* DICT: state set by BUILD */
 	uint32_t *index;  /* DICT: hash table of pair index + 1 (0 = empty) */
@@ -104,7 +123,7 @@ typedef struct vm {
 	size_t *marks;
 	size_t nmarks, marks_cap;
 	etc_pyobj **memo;
-	size_t memo_cap;
+	size_t memo_cap, memo_len; /* memo_len: slots in use (MEMOIZE's index) */
 	size_t objects;
 	size_t max_stack, max_memo, max_depth, max_objects;
 } vm;
@@ -328,6 +347,8 @@ static uint64_t key_hash(const etc_pyobj *k)
 	case ETC_PY_STR:
 	case ETC_PY_BIGINT:
 		return hash_bytes(k->u.bytes, k->len) ^ k->kind;
+	case ETC_PY_BYTES:
+		return hash_bytes(k->u.blob->data, (size_t)k->u.blob->size) ^ ETC_PY_BYTES;
 	case ETC_PY_GLOBAL:
 		return mix64((uint64_t)(uintptr_t)k->u.global);
 	default:
@@ -377,6 +398,10 @@ static bool key_equal(const etc_pyobj *a, const etc_pyobj *b)
 	case ETC_PY_STR:
 	case ETC_PY_BIGINT:
 		return a->len == b->len && memcmp(a->u.bytes, b->u.bytes, a->len) == 0;
+	case ETC_PY_BYTES:
+		return a->u.blob->size == b->u.blob->size &&
+		       (a->u.blob->size == 0 ||
+		        memcmp(a->u.blob->data, b->u.blob->data, (size_t)a->u.blob->size) == 0);
 	case ETC_PY_GLOBAL:
 		return a->u.global == b->u.global;
 	}
@@ -580,7 +605,8 @@ static int rebuild_tensor(vm *m, const etc_pyobj *args, bool v3, etc_pyobj **out
 	t->tensor.nbytes = nbytes;
 	uint64_t first = numel ? (uint64_t)offset * esz : 0;
 	t->tensor.offset = st->archive_offset >= 0 ? st->archive_offset + (int64_t)first : -1;
-	t->tensor.data = contiguous ? st->data + first : NULL;
+	/* A legacy stream's first pass has no bytes yet (torch_legacy.c). */
+	t->tensor.data = contiguous && st->data ? st->data + first : NULL;
 	t->storage = st->data;
 	t->storage_nbytes = st->nbytes;
 	t->storage_offset = offset;
@@ -617,6 +643,82 @@ static int rebuild_parameter(vm *m, const etc_pyobj *args, etc_pyobj **out)
 	return 0;
 }
 
+static int new_bytes(vm *m, const uint8_t *data, uint64_t size, int64_t pos, etc_pyobj **out)
+{
+	pybytes *b = etc_arena_alloc(m->arena, 1, sizeof *b);
+	if (!b)
+		return vfail(m, ETC_ERR_NOMEM, "out of memory");
+	b->data = data;
+	b->size = size;
+	b->pos = pos;
+	ETC_TRY(new_obj(m, ETC_PY_BYTES, out));
+	(*out)->u.blob = b;
+	return 0;
+}
+
+/*
+ * _codecs.encode(text, 'latin1'): protocol 2's spelling of bytes. Each code
+ * point of the UTF-8 text (already checked well-formed) is one byte.
+ */
+static int codecs_encode(vm *m, const etc_pyobj *args, etc_pyobj **out)
+{
+	if (args->len != 2 || args->u.items[0]->kind != ETC_PY_STR ||
+	    args->u.items[1]->kind != ETC_PY_STR)
+		return vfail(m, ETC_ERR_FORMAT, "_codecs.encode takes (str, 'latin1')");
+	const etc_pyobj *enc = args->u.items[1];
+	if (strcmp((const char *)enc->u.bytes, "latin1") != 0 &&
+	    strcmp((const char *)enc->u.bytes, "latin-1") != 0)
+		return vfail(m, ETC_ERR_FORMAT,
+		             "_codecs.encode with encoding '%.40s' (only 'latin1' is read)",
+		             (const char *)enc->u.bytes);
+	const uint8_t *s = args->u.items[0]->u.bytes;
+	uint32_t n = args->u.items[0]->len, k = 0;
+	uint8_t *dst = etc_arena_alloc(m->arena, n ? n : 1, 1);
+	if (!dst)
+		return vfail(m, ETC_ERR_NOMEM, "out of memory");
+	for (uint32_t i = 0; i < n; i++) {
+		if (s[i] < 0x80) {
+			dst[k++] = s[i];
+		} else if ((s[i] & 0xfe) == 0xc2 && i + 1 < n) {
+			dst[k++] = (uint8_t)(((s[i] & 0x1f) << 6) | (s[i + 1] & 0x3f));
+			i++;
+		} else {
+			return vfail(m, ETC_ERR_FORMAT,
+			             "_codecs.encode: character at text byte %u is not latin-1", i);
+		}
+	}
+	return new_bytes(m, dst, k, -1, out);
+}
+
+/* torch.storage._load_from_bytes(b): b is a legacy torch.save stream. */
+static int load_from_bytes(vm *m, const etc_pyobj *args, etc_pyobj **out)
+{
+	if (args->len != 1 || args->u.items[0]->kind != ETC_PY_BYTES)
+		return vfail(m, ETC_ERR_FORMAT, "torch.storage._load_from_bytes takes one bytes");
+	if (m->o->legacy)
+		return vfail(m, ETC_ERR_FORMAT,
+		             "torch.storage._load_from_bytes inside a legacy torch.save stream");
+	const pybytes *b = args->u.items[0]->u.blob;
+	char label[300];
+	if (b->pos >= 0)
+		snprintf(label, sizeof label, "%s byte %zu: torch.storage._load_from_bytes stream",
+		         m->o->member ? m->o->member : "pickle", (size_t)b->pos);
+	else
+		snprintf(
+		    label, sizeof label,
+		    "%s byte %zu: torch.storage._load_from_bytes stream (decoded from latin-1)",
+		    m->o->member ? m->o->member : "pickle", m->op_pos);
+	etc_pickle_opts o = *m->o;
+	o.member = etc_arena_strdup(m->arena, label, strlen(label));
+	if (!o.member)
+		return vfail(m, ETC_ERR_NOMEM, "out of memory");
+	o.base_offset = m->o->base_offset >= 0 && b->pos >= 0 ? m->o->base_offset + b->pos : -1;
+	const etc_pyobj *root = NULL;
+	ETC_TRY(etc_torch_legacy_read(m->arena, b->data, (size_t)b->size, &o, &root, m->err));
+	*out = (etc_pyobj *)root;
+	return 0;
+}
+
 static int op_reduce(vm *m)
 {
 	etc_pyobj *args, *fn, *res = NULL;
@@ -645,6 +747,19 @@ static int op_reduce(vm *m)
 		ETC_TRY(new_obj(m, ETC_PY_DICT, &res));
 		res->flags |= F_ORDERED;
 		break;
+	case R_LOAD_FROM_BYTES:
+		ETC_TRY(load_from_bytes(m, args, &res));
+		break;
+	case R_CODECS_ENCODE:
+		ETC_TRY(codecs_encode(m, args, &res));
+		break;
+	case R_BYTES:
+		if (args->len != 0)
+			return vfail(m, ETC_ERR_FORMAT,
+			             "bytes() called with %u arguments (pickle passes none)",
+			             args->len);
+		ETC_TRY(new_bytes(m, (const uint8_t *)"", 0, -1, &res));
+		break;
 	default:
 		return vfail(m, ETC_ERR_FORMAT, "REDUCE: GLOBAL %s is not callable",
 		             fn->u.global->name);
@@ -658,11 +773,18 @@ static int op_persid(vm *m)
 	etc_pyobj *pid = NULL, *res = NULL;
 	ETC_TRY(pop(m, &pid, "BINPERSID"));
 	etc_pyobj *const *a = pid->u.items;
-	if (pid->kind != ETC_PY_TUPLE || pid->len != 5 || a[0]->kind != ETC_PY_STR ||
+	uint32_t want = m->o->legacy ? 6 : 5;
+	if (pid->kind != ETC_PY_TUPLE || pid->len != want || a[0]->kind != ETC_PY_STR ||
 	    strcmp((const char *)a[0]->u.bytes, "storage") != 0)
 		return vfail(m, ETC_ERR_FORMAT,
 		             "BINPERSID: persistent id is not a "
-		             "('storage', type, key, location, numel) tuple");
+		             "('storage', type, key, location, numel%s) tuple",
+		             m->o->legacy ? ", view_metadata" : "");
+	if (m->o->legacy && a[5]->kind != ETC_PY_NONE)
+		return vfail(m, ETC_ERR_UNSUPPORTED,
+		             "BINPERSID: storage views (view_metadata %s, written by torch before "
+		             "1.0) are not supported",
+		             kind_name(a[5]->kind));
 	if (a[1]->kind != ETC_PY_GLOBAL || a[1]->u.global->role != R_STORAGE_TYPE)
 		return vfail(m, ETC_ERR_FORMAT,
 		             "BINPERSID: storage type is a %s, not a torch "
@@ -688,6 +810,24 @@ static int op_persid(vm *m)
 	return push(m, res);
 }
 
+/* Looks `name` ("module.attr") up in the whitelist and pushes it. */
+static int resolve_global(vm *m, const char *name)
+{
+	for (size_t i = 0; i < sizeof whitelist / sizeof whitelist[0]; i++) {
+		if (strcmp(whitelist[i].name, name) == 0) {
+			etc_pyobj *g;
+			ETC_TRY(new_obj(m, ETC_PY_GLOBAL, &g));
+			g->u.global = &whitelist[i];
+			return push(m, g);
+		}
+	}
+	return vfail(m, ETC_ERR_FORMAT,
+	             "forbidden GLOBAL %s (only torch tensor, storage and dtype globals, "
+	             "collections.OrderedDict and the bytes constructors are allowed; nothing "
+	             "was executed)",
+	             name);
+}
+
 static int op_global(vm *m)
 {
 	char name[2 * MAX_GLOBAL_LINE + 2];
@@ -708,18 +848,35 @@ static int op_global(vm *m)
 		m->pos += k + 1;
 	}
 	name[len] = '\0';
-	for (size_t i = 0; i < sizeof whitelist / sizeof whitelist[0]; i++) {
-		if (strcmp(whitelist[i].name, name) == 0) {
-			etc_pyobj *g;
-			ETC_TRY(new_obj(m, ETC_PY_GLOBAL, &g));
-			g->u.global = &whitelist[i];
-			return push(m, g);
+	return resolve_global(m, name);
+}
+
+/* STACK_GLOBAL: module and attribute names are the two strings on the stack. */
+static int op_stack_global(vm *m)
+{
+	etc_pyobj *attr, *mod;
+	ETC_TRY(pop(m, &attr, "STACK_GLOBAL"));
+	ETC_TRY(pop(m, &mod, "STACK_GLOBAL"));
+	if (mod->kind != ETC_PY_STR || attr->kind != ETC_PY_STR)
+		return vfail(m, ETC_ERR_FORMAT,
+		             "STACK_GLOBAL: names are a %s and a %s, not strings",
+		             kind_name(mod->kind), kind_name(attr->kind));
+	if (mod->len > MAX_GLOBAL_LINE || attr->len > MAX_GLOBAL_LINE)
+		return vfail(m, ETC_ERR_FORMAT, "STACK_GLOBAL: name longer than %d bytes",
+		             MAX_GLOBAL_LINE);
+	char name[2 * MAX_GLOBAL_LINE + 2];
+	size_t len = 0;
+	const etc_pyobj *parts[2] = {mod, attr};
+	for (int part = 0; part < 2; part++) {
+		if (part)
+			name[len++] = '.';
+		for (uint32_t i = 0; i < parts[part]->len; i++) {
+			uint8_t c = parts[part]->u.bytes[i];
+			name[len++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
 		}
 	}
-	return vfail(m, ETC_ERR_FORMAT,
-	             "forbidden GLOBAL %s (only torch tensor, storage and dtype globals and "
-	             "collections.OrderedDict are allowed; nothing was executed)",
-	             name);
+	name[len] = '\0';
+	return resolve_global(m, name);
 }
 
 static int op_build(vm *m)
@@ -780,6 +937,8 @@ static int memo_put(vm *m, size_t idx)
 		m->memo = nm;
 		m->memo_cap = cap;
 	}
+	if (!m->memo[idx])
+		m->memo_len++;
 	m->memo[idx] = o;
 	return 0;
 }
@@ -830,15 +989,34 @@ static int op_long1(vm *m)
 	return 0;
 }
 
-static int op_binunicode(vm *m)
+/* Reads a `width`-byte little-endian length and checks that many bytes follow. */
+static int counted(vm *m, size_t width, const char *op, uint64_t *len)
 {
-	ETC_TRY(need(m, 4, "BINUNICODE"));
-	uint32_t k = etc_le32(m->p + m->pos);
-	m->pos += 4;
-	ETC_TRY(need(m, k, "BINUNICODE"));
+	ETC_TRY(need(m, width, op));
+	uint64_t k = 0;
+	for (size_t i = width; i-- > 0;)
+		k = (k << 8) | m->p[m->pos + i];
+	m->pos += width;
+	if (k > m->n - m->pos)
+		return vfail(m, ETC_ERR_FORMAT,
+		             "%s needs %llu more bytes, the pickle ends after %zu", op,
+		             (unsigned long long)k, m->n - m->pos);
+	*len = k;
+	return 0;
+}
+
+/* BINUNICODE, SHORT_BINUNICODE, BINUNICODE8: UTF-8 text of a counted length. */
+static int op_binunicode(vm *m, size_t width, const char *op)
+{
+	uint64_t len;
+	ETC_TRY(counted(m, width, op, &len));
+	if (len > MAX_LEN)
+		return vfail(m, ETC_ERR_LIMIT, "%s: string of %llu bytes (at most %u)", op,
+		             (unsigned long long)len, MAX_LEN);
+	uint32_t k = (uint32_t)len;
 	const uint8_t *s = m->p + m->pos;
 	if (!utf8_ok(s, k))
-		return vfail(m, ETC_ERR_FORMAT, "BINUNICODE: string is not valid UTF-8");
+		return vfail(m, ETC_ERR_FORMAT, "%s: string is not valid UTF-8", op);
 	m->pos += k;
 	etc_pyobj *o;
 	ETC_TRY(scalar(m, ETC_PY_STR, &o));
@@ -879,18 +1057,10 @@ static const char *opcode_name(uint8_t op)
 	    {0x83, "EXT2"},
 	    {0x84, "EXT4"},
 	    {0x8b, "LONG4"},
-	    {'B', "BINBYTES"},
-	    {'C', "SHORT_BINBYTES"},
-	    {0x8c, "SHORT_BINUNICODE"},
-	    {0x8d, "BINUNICODE8"},
-	    {0x8e, "BINBYTES8"},
 	    {0x8f, "EMPTY_SET"},
 	    {0x90, "ADDITEMS"},
 	    {0x91, "FROZENSET"},
 	    {0x92, "NEWOBJ_EX"},
-	    {0x93, "STACK_GLOBAL"},
-	    {0x94, "MEMOIZE"},
-	    {0x95, "FRAME"},
 	    {0x96, "BYTEARRAY8"},
 	    {0x97, "NEXT_BUFFER"},
 	    {0x98, "READONLY_BUFFER"},
@@ -999,7 +1169,7 @@ static int check_graph(vm *m, etc_pyobj *root)
 
 /* ---- the machine ---------------------------------------------------------- */
 
-static int run(vm *m, const etc_pyobj **root)
+static int run(vm *m, const etc_pyobj **root, size_t *used)
 {
 	etc_pyobj *o, *a, *b, *c;
 	size_t start = 0;
@@ -1058,7 +1228,41 @@ static int run(vm *m, const etc_pyobj **root)
 			ETC_TRY(memo_get(m, etc_le32(m->p + m->pos - 4)));
 			break;
 		case 'X': /* BINUNICODE */
-			ETC_TRY(op_binunicode(m));
+			ETC_TRY(op_binunicode(m, 4, "BINUNICODE"));
+			break;
+		case 0x8c: /* SHORT_BINUNICODE */
+			ETC_TRY(op_binunicode(m, 1, "SHORT_BINUNICODE"));
+			break;
+		case 0x8d: /* BINUNICODE8 */
+			ETC_TRY(op_binunicode(m, 8, "BINUNICODE8"));
+			break;
+		case 'C':    /* SHORT_BINBYTES */
+		case 'B':    /* BINBYTES */
+		case 0x8e: { /* BINBYTES8 */
+			static const char *const names[] = {"SHORT_BINBYTES", "BINBYTES",
+			                                    "BINBYTES8"};
+			size_t which = op == 'C' ? 0 : op == 'B' ? 1 : 2;
+			uint64_t len;
+			ETC_TRY(counted(m,
+			                which == 0   ? 1
+			                : which == 1 ? 4
+			                             : 8,
+			                names[which], &len));
+			ETC_TRY(new_bytes(m, m->p + m->pos, len, (int64_t)m->pos, &o));
+			ETC_TRY(push(m, o));
+			m->pos += (size_t)len;
+			break;
+		}
+		case 0x95: { /* FRAME: a length prefix for buffering, nothing to build */
+			uint64_t len;
+			ETC_TRY(counted(m, 8, "FRAME", &len));
+			break;
+		}
+		case 0x94: /* MEMOIZE */
+			ETC_TRY(memo_put(m, m->memo_len));
+			break;
+		case 0x93: /* STACK_GLOBAL */
+			ETC_TRY(op_stack_global(m));
 			break;
 		case 'c': /* GLOBAL */
 			ETC_TRY(op_global(m));
@@ -1174,6 +1378,8 @@ static int run(vm *m, const etc_pyobj **root)
 			ETC_TRY(pop(m, &c, "STOP"));
 			ETC_TRY(check_graph(m, c));
 			*root = c;
+			if (used)
+				*used = m->pos;
 			return 0;
 		default: {
 			const char *name = opcode_name(op);
@@ -1190,18 +1396,31 @@ static int run(vm *m, const etc_pyobj **root)
 int etc_unpickle(etc_arena *arena, const uint8_t *p, size_t n, const etc_pickle_opts *opts,
                  const etc_pyobj **root, etc_error *err)
 {
+	return etc_unpickle_prefix(arena, p, n, opts, root, NULL, err);
+}
+
+int etc_unpickle_prefix(etc_arena *arena, const uint8_t *p, size_t n, const etc_pickle_opts *opts,
+                        const etc_pyobj **root, size_t *used, etc_error *err)
+{
 	if (!arena || (!p && n) || !opts || !root)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_unpickle: NULL argument");
-	vm m = {.arena = arena, .o = opts, .err = err, .p = p ? p : (const uint8_t *)"", .n = n};
+	if (opts->start > n)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_unpickle: start beyond the end");
+	vm m = {.arena = arena,
+	        .o = opts,
+	        .err = err,
+	        .p = p ? p : (const uint8_t *)"",
+	        .n = n,
+	        .pos = opts->start};
 	m.max_stack = opts->max_stack ? opts->max_stack : ETC_TORCHSAVE_MAX_STACK;
 	m.max_memo = opts->max_memo ? opts->max_memo : ETC_TORCHSAVE_MAX_MEMO;
 	m.max_depth = opts->max_depth ? opts->max_depth : ETC_TORCHSAVE_MAX_DEPTH;
 	m.max_objects = opts->max_objects ? opts->max_objects : ETC_TORCHSAVE_MAX_OBJECTS;
 	/* A writer numbers memo entries from 0 and each PUT takes 2+ bytes. */
-	if (m.max_memo > n / 2 + 1)
-		m.max_memo = n / 2 + 1;
+	if (m.max_memo > (n - opts->start) / 2 + 1)
+		m.max_memo = (n - opts->start) / 2 + 1;
 	*root = NULL;
-	int rc = run(&m, root);
+	int rc = run(&m, root, used);
 	free(m.stack);
 	free(m.marks);
 	free(m.memo);
@@ -1212,8 +1431,9 @@ int etc_unpickle(etc_arena *arena, const uint8_t *p, size_t n, const etc_pickle_
 
 const char *etc_pykind_name(int kind)
 {
-	static const char *const names[] = {"none",  "bool", "int",  "bigint", "float",   "str",
-	                                    "tuple", "list", "dict", "tensor", "storage", "global"};
+	static const char *const names[] = {"none",    "bool",   "int",  "bigint", "float",
+	                                    "str",     "tuple",  "list", "dict",   "tensor",
+	                                    "storage", "global", "bytes"};
 	if (kind < 0 || (size_t)kind >= sizeof names / sizeof names[0])
 		return "unknown";
 	return names[kind];
@@ -1298,6 +1518,16 @@ const uint8_t *etc_pyobj_storage_bytes(const etc_pyobj *o, size_t *len)
 	}
 	*len = (size_t)o->u.storage->nbytes;
 	return o->u.storage->data;
+}
+
+const uint8_t *etc_pyobj_bytes(const etc_pyobj *o, size_t *len)
+{
+	if (!o || o->kind != ETC_PY_BYTES) {
+		*len = 0;
+		return NULL;
+	}
+	*len = (size_t)o->u.blob->size;
+	return o->u.blob->data;
 }
 
 size_t etc_pyobj_len(const etc_pyobj *o)

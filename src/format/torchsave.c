@@ -3,9 +3,12 @@
  * restricted pickle machine over it and resolve each persistent id to the
  * storage member `<top>/data/<key>` (FORMATS.md §5). Storages are loaded
  * once per key and shared by every tensor viewing them; stored members are
- * not copied.
+ * not copied. A bare pickle (pickle.dumps of tensors, as ETRecords before
+ * ExecuTorch v1.3 hold, or a legacy non-zip torch.save file) is read too:
+ * its storages come from the legacy streams handled by torch_legacy.c.
  */
 #include "format/pickle.h"
+#include "format/torch_legacy.h"
 #include "format/zipread.h"
 
 #include <stdlib.h>
@@ -137,9 +140,29 @@ static int check_byteorder(etc_torchsave *ts, etc_error *err)
 	                member);
 }
 
+/*
+ * A pickle rather than a zip. pickle.loads ignores what follows STOP, and so
+ * does this; a legacy torch.save file is recognised by its first pickle.
+ */
+static int load_pickle(etc_torchsave *ts, const uint8_t *data, size_t size, etc_error *err)
+{
+	etc_pickle_opts opts = {.file = ts->name, .member = "pickle", .base_offset = 0};
+	size_t used;
+	ts->prefix = "";
+	ts->pkl = "pickle";
+	ts->pkl_offset = 0;
+	ETC_TRY(etc_unpickle_prefix(&ts->arena, data, size, &opts, &ts->root, &used, err));
+	if (!etc_torch_legacy_is_magic(ts->root))
+		return 0;
+	opts.member = "legacy torch.save stream";
+	return etc_torch_legacy_read(&ts->arena, data, size, &opts, &ts->root, err);
+}
+
 static int load(etc_torchsave *ts, const uint8_t *data, size_t size, uint64_t max_inflated,
                 etc_error *err)
 {
+	if (size >= 2 && data[0] == 0x80 && data[1] >= 2 && data[1] <= 5)
+		return load_pickle(ts, data, size, err);
 	ETC_TRY(etc_zip_open(&ts->zip, &ts->arena, data, size, ts->name, err));
 	if (max_inflated < etc_zip_budget_left(ts->zip))
 		etc_zip_set_budget(ts->zip, max_inflated);

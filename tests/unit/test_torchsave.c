@@ -1257,6 +1257,9 @@ static void canon(buf *s, const etc_pyobj *o)
 	case ETC_PY_STORAGE:
 		b_str(s, "S");
 		return;
+	case ETC_PY_BYTES:
+		b_str(s, "B");
+		return;
 	}
 	b_str(s, "?");
 }
@@ -1873,10 +1876,10 @@ static void test_opcodes(void)
 	CHECK(strstr(err.message, "t/data.pkl byte 3") != NULL);
 	expect_fail(PICKLE("\x80\x02\xff.", &err), &err, ETC_ERR_FORMAT,
 	            "unknown pickle opcode 0xff", "0xff");
-	expect_fail(PICKLE("\x80\x04\x95\x00\x00\x00\x00\x00\x00\x00\x00.", &err), &err,
-	            ETC_ERR_FORMAT, "FRAME", "FRAME");
-	expect_fail(PICKLE("\x80\x02\x8c\x01x.", &err), &err, ETC_ERR_FORMAT, "SHORT_BINUNICODE",
-	            "short unicode");
+	expect_fail(PICKLE("\x80\x04\x95\x64\x00\x00\x00\x00\x00\x00\x00N.", &err), &err,
+	            ETC_ERR_FORMAT, "FRAME needs 100 more bytes", "FRAME");
+	expect_fail(PICKLE("\x80\x02\x8c\x05x.", &err), &err, ETC_ERR_FORMAT,
+	            "SHORT_BINUNICODE needs 5", "short unicode");
 	expect_fail(PICKLE("\x80\x06N.", &err), &err, ETC_ERR_UNSUPPORTED, "protocol 6", "proto");
 	expect_fail(PICKLE("\x80\x02N", &err), &err, ETC_ERR_FORMAT, "without STOP", "no STOP");
 	expect_fail(PICKLE("", &err), &err, ETC_ERR_FORMAT, "without STOP", "empty pickle");
