@@ -821,6 +821,11 @@ static int resolve_global(vm *m, const char *name)
 			return push(m, g);
 		}
 	}
+	if (strncmp(name, "torch.", 6) == 0 && (strstr(name, "Complex") || strstr(name, "complex")))
+		return vfail(m, ETC_ERR_FORMAT,
+		             "forbidden GLOBAL %s (complex tensors are not supported; nothing was "
+		             "executed)",
+		             name);
 	return vfail(m, ETC_ERR_FORMAT,
 	             "forbidden GLOBAL %s (only torch tensor, storage and dtype globals, "
 	             "collections.OrderedDict and the bytes constructors are allowed; nothing "
