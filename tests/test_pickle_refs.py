@@ -102,6 +102,17 @@ def accuracy(d):
             check(f"accuracy p{p} row {i}: reference shape/dtype",
                   row.get("reference_shape") == "[2, 3]" and
                   row.get("reference_dtype") == "float32", json.dumps(row)[:300])
+    # the bare pickle.dumps file as --reference-outputs gives the same rows
+    for p in (2, 5):
+        js = os.path.join(d, f"bare{p}.json")
+        rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--reference-outputs",
+                           os.path.join(DATA, f"refs_p{p}.pkl"), "--min-snr", "40", "--json", js)
+        rows = acc_rows(load_json(js)) if rc == 0 else []
+        check(f"--reference-outputs refs_p{p}.pkl: exit 0, two rows",
+              rc == 0 and len(rows) == 2, err[-300:])
+        for i, row in enumerate(rows[:2]):
+            check_metrics(f"--reference-outputs refs_p{p}.pkl row {i}", row, refs[i]["values"],
+                          acts[i])
 
 
 # --- hostile streams ---------------------------------------------------------------

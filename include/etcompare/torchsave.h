@@ -11,6 +11,14 @@
  * is ever executed. The result is a read-only tree of etc_pyobj values whose
  * tensors point into the archive's storages (zero-copy for stored members).
  *
+ * The same functions read a bare pickle too: `pickle.dumps` of tensors (what
+ * ETRecords hold as reference_outputs and representative_inputs before
+ * ExecuTorch v1.3), protocols 2 to 5, whose tensors rebuild from
+ * torch.storage._load_from_bytes(b) with `b` a legacy torch.save stream, and
+ * a legacy (non-zip) torch.save file. Those storages are views of the given
+ * bytes as well, except at protocol 2, which spells bytes as latin-1 text
+ * that has to be decoded. etc_torchsave_prefix is then "".
+ *
  * Objects live as long as the etc_torchsave they came from. Shared Python
  * objects stay shared: the same tensor saved twice is the same etc_pyobj, and
  * tensors saved from one storage point at the same bytes.
@@ -81,8 +89,8 @@ typedef struct etc_pytensor {
 } etc_pytensor;
 
 /**
- * Opens and maps the torch.save archive at `path`, interprets its pickle and
- * checks every tensor against its storage.
+ * Opens and maps the torch.save archive (or bare pickle, see above) at
+ * `path`, interprets its pickle and checks every tensor against its storage.
  * @return 0 or a negative etc_status: ETC_ERR_IO (cannot read), ETC_ERR_FORMAT
  *         (not a torch.save zip, corrupt pickle, forbidden GLOBAL, tensor
  *         outside its storage, ...), ETC_ERR_LIMIT, ETC_ERR_UNSUPPORTED

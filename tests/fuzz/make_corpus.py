@@ -100,6 +100,9 @@ def records():
     yield "maps_only", G.zip_bytes(G.etrecord_members(debug_handle_map=dmap, siblings=False))
     yield "empty", G.zip_bytes(G.etrecord_members())
     yield "2023", read(os.path.join(SRC, "tests", "data", "etrecord_2023.bin"))
+    # references as pickle.dumps bytes (ExecuTorch before v1.3)
+    yield "pickle_refs_p4", read(os.path.join(SRC, "tests", "data", "pickle_refs",
+                                              "refs_p4.etrecord"))
 
 
 def torchsave_seeds():
@@ -111,6 +114,10 @@ def torchsave_seeds():
          "u": G.Tensor("float32", storage=s, shape=[2, 2], stride=[0, 1])}))
     put("torchsave", "dtypes", G.torch_save(
         [G.Tensor(dt, [1, 0, 1], shape=[3]) for dt in G.DTYPES]))
+    # pickle.dumps of tensors (protocols 2 and 4) and a legacy non-zip torch.save file
+    for name in ("refs_p2.pkl", "refs_p4.pkl", "inputs_p5.pkl", "legacy.pt"):
+        put("torchsave", "pickle_" + name.replace(".", "_"),
+            read(os.path.join(SRC, "tests", "data", "pickle_refs", name)))
 
 
 def legacy_seeds():
