@@ -84,7 +84,8 @@ static const global_def whitelist[] = {
 typedef struct pybytes {
 	const uint8_t *data;
 	uint64_t size;
-	int64_t pos; /* offset of data in the pickle, or -1 for a copy */
+	int64_t pos;             /* offset of data in the pickle, or -1 for a copy */
+	const etc_pyobj *loaded; /* what _load_from_bytes made of it, once asked */
 } pybytes;
 
 struct etc_pyobj {
@@ -102,10 +103,14 @@ struct etc_pyobj {
 		etc_pytensor *tensor;
 		const etc_pystorage *storage;
 		const global_def *global;
-		const pybytes *blob;
+		pybytes *blob;
 	} u;
-	etc_pyobj *attrs; /* DICT: state set by BUILD */
-	uint32_t *index;  /* DICT: hash table of pair index + 1 (0 = empty) */
+	/*
+	 * DICT: state set by BUILD. STR: its bytes once _codecs.encode decoded
+	 * it, so that a memoized string reduced again costs nothing.
+	 */
+	etc_pyobj *attrs;
+	uint32_t *index; /* DICT: hash table of pair index + 1 (0 = empty) */
 	uint32_t index_cap;
 };
 
@@ -671,8 +676,13 @@ static int codecs_encode(vm *m, const etc_pyobj *args, etc_pyobj **out)
 		return vfail(m, ETC_ERR_FORMAT,
 		             "_codecs.encode with encoding '%.40s' (only 'latin1' is read)",
 		             (const char *)enc->u.bytes);
-	const uint8_t *s = args->u.items[0]->u.bytes;
-	uint32_t n = args->u.items[0]->len, k = 0;
+	etc_pyobj *text = args->u.items[0];
+	if (text->attrs) {
+		*out = text->attrs;
+		return 0;
+	}
+	const uint8_t *s = text->u.bytes;
+	uint32_t n = text->len, k = 0;
 	uint8_t *dst = etc_arena_alloc(m->arena, n ? n : 1, 1);
 	if (!dst)
 		return vfail(m, ETC_ERR_NOMEM, "out of memory");
@@ -687,7 +697,9 @@ static int codecs_encode(vm *m, const etc_pyobj *args, etc_pyobj **out)
 			             "_codecs.encode: character at text byte %u is not latin-1", i);
 		}
 	}
-	return new_bytes(m, dst, k, -1, out);
+	ETC_TRY(new_bytes(m, dst, k, -1, out));
+	text->attrs = *out;
+	return 0;
 }
 
 /* torch.storage._load_from_bytes(b): b is a legacy torch.save stream. */
@@ -698,7 +710,11 @@ static int load_from_bytes(vm *m, const etc_pyobj *args, etc_pyobj **out)
 	if (m->o->legacy)
 		return vfail(m, ETC_ERR_FORMAT,
 		             "torch.storage._load_from_bytes inside a legacy torch.save stream");
-	const pybytes *b = args->u.items[0]->u.blob;
+	pybytes *b = (pybytes *)args->u.items[0]->u.blob;
+	if (b->loaded) { /* read once: the same bytes reduced again are the same storage */
+		*out = (etc_pyobj *)b->loaded;
+		return 0;
+	}
 	char label[300];
 	if (b->pos >= 0)
 		snprintf(label, sizeof label, "%s byte %zu: torch.storage._load_from_bytes stream",
@@ -715,6 +731,7 @@ static int load_from_bytes(vm *m, const etc_pyobj *args, etc_pyobj **out)
 	o.base_offset = m->o->base_offset >= 0 && b->pos >= 0 ? m->o->base_offset + b->pos : -1;
 	const etc_pyobj *root = NULL;
 	ETC_TRY(etc_torch_legacy_read(m->arena, b->data, (size_t)b->size, &o, &root, m->err));
+	b->loaded = root;
 	*out = (etc_pyobj *)root;
 	return 0;
 }

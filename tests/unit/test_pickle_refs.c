@@ -409,6 +409,64 @@ static void test_corrupt_streams(void)
 	free(good);
 }
 
+/*
+ * The same memoized bytes reduced by _load_from_bytes again, and the same
+ * latin-1 text by _codecs.encode: read once (a pickle of a few bytes per call
+ * must not make the reader parse or copy a large stream again and again).
+ */
+static void test_repeated_reduce(void)
+{
+	size_t len;
+	uint8_t *good = slurp("refs_p4.pkl", &len);
+	static const uint8_t magic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46};
+	const uint8_t *s = good ? find(good, len, magic, sizeof magic) : NULL;
+	CHECK(s != NULL);
+	if (!s) {
+		free(good);
+		return;
+	}
+	uint32_t slen =
+	    (uint32_t)s[-4] | (uint32_t)s[-3] << 8 | (uint32_t)s[-2] << 16 | (uint32_t)s[-1] << 24;
+	static const char head[] = "\x80\x03"
+	                           "ctorch.storage\n_load_from_bytes\nq\x00";
+	static const char tail[] = "q\x01\x85Rh\x00h\x01\x85Rh\x00h\x01\x85R\x87.";
+	size_t hl = sizeof head - 1, tl = sizeof tail - 1, n = hl + 5 + slen + tl;
+	uint8_t *p = malloc(n);
+	memcpy(p, head, hl);
+	memcpy(p + hl, s - 5, 5 + (size_t)slen);
+	memcpy(p + hl + 5 + slen, tail, tl);
+	etc_torchsave *ts = NULL;
+	etc_error err = {0};
+	CHECK(etc_torchsave_wrap(&ts, p, n, "again.pkl", &err) == 0);
+	const etc_pyobj *root = ts ? etc_torchsave_root(ts) : NULL;
+	CHECK(etc_pyobj_len(root) == 3);
+	CHECK(etc_pyobj_kind(etc_pyobj_item(root, 0)) == ETC_PY_STORAGE);
+	CHECK(etc_pyobj_item(root, 0) == etc_pyobj_item(root, 1));
+	CHECK(etc_pyobj_item(root, 1) == etc_pyobj_item(root, 2));
+	size_t nb = 0;
+	const uint8_t *bytes = etc_pyobj_storage_bytes(etc_pyobj_item(root, 0), &nb);
+	CHECK(nb == 96 && bytes >= p && bytes + nb <= p + n);
+	etc_torchsave_free(ts);
+	/* protocol 2: _codecs.encode('\xe9\x00', 'latin1') twice is one bytes object */
+	static const char p2[] = "\x80\x02"
+	                         "c_codecs\nencode\nq\x00X\x03\x00\x00\x00\xc3\xa9\x00q\x01"
+	                         "X\x06\x00\x00\x00latin1q\x02\x86Rh\x00h\x01h\x02\x86R\x86.";
+	CHECK(etc_torchsave_wrap(&ts, p2, sizeof p2 - 1, "latin.pkl", &err) == 0);
+	root = ts ? etc_torchsave_root(ts) : NULL;
+	CHECK(etc_pyobj_item(root, 0) && etc_pyobj_item(root, 0) == etc_pyobj_item(root, 1));
+	bytes = etc_pyobj_bytes(etc_pyobj_item(root, 0), &nb);
+	CHECK(nb == 2 && bytes && bytes[0] == 0xe9 && bytes[1] == 0);
+	etc_torchsave_free(ts);
+	/* text that is not latin-1 */
+	static const char p3[] = "\x80\x02"
+	                         "c_codecs\nencode\nX\x03\x00\x00\x00\xe2\x82\xac"
+	                         "X\x06\x00\x00\x00latin1\x86R.";
+	CHECK(expect_error((const uint8_t *)p3, sizeof p3 - 1, ETC_ERR_FORMAT,
+	                   "character at text byte 0 is not latin-1", 38) < 0);
+	free(p);
+	free(good);
+}
+
 int main(void)
 {
 	const char *src = getenv("ETC_SRC");
@@ -419,5 +477,6 @@ int main(void)
 	CHECK_GROUP(test_etrecords);
 	CHECK_GROUP(test_legacy_file);
 	CHECK_GROUP(test_corrupt_streams);
+	CHECK_GROUP(test_repeated_reduce);
 	return check_report("test_pickle_refs");
 }
