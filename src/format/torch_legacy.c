@@ -259,6 +259,10 @@ int etc_torch_legacy_read(etc_arena *arena, const uint8_t *p, size_t n, const et
 	legacy l = {.arena = arena, .o = o, .p = p ? p : (const uint8_t *)"", .n = n, .err = err};
 	*root = NULL;
 	size_t obj, keys_at, data_at, end;
+	if (n >= 4 && memcmp(l.p, "PK\x03\x04", 4) == 0)
+		return lfail(&l, ETC_ERR_UNSUPPORTED, 0,
+		             "a zip torch.save archive where a legacy stream belongs (torch's "
+		             "storages pickle as legacy streams) is not supported");
 	ETC_TRY(check_header(&l, &obj));
 	const etc_pyobj *first, *keys;
 	ETC_TRY(unpickle_at(&l, obj, true, &first, &keys_at));
