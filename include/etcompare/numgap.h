@@ -73,13 +73,31 @@ typedef struct etc_numgap_reference {
 	const char *name;          /**< for messages */
 } etc_numgap_reference;
 
+/** The distance in the `gap` column (upstream's calculate_numeric_gap(distance)). */
+typedef enum etc_numgap_distance {
+	ETC_NUMGAP_MSE = 0, /**< mean((a - r)^2) */
+	ETC_NUMGAP_L1 = 1,  /**< sum(|a - r|), upstream's L1 (etc_metrics.l1 is the mean) */
+	ETC_NUMGAP_SNR = 2  /**< 10 log10(mean(r^2) / mean((a - r)^2)) dB */
+} etc_numgap_distance;
+
+/** Whether shapes that are channels-last forms of each other are compared. */
+typedef enum etc_numgap_layout {
+	ETC_NUMGAP_LAYOUT_AUTO = 0, /**< NHWC against NCHW (rank 3-5): compare after permuting */
+	ETC_NUMGAP_LAYOUT_NONE = 1  /**< different shapes are a shape mismatch */
+} etc_numgap_layout;
+
 typedef struct etc_numgap_options {
 	const char *block; /**< EventBlock of both sides, default "Execute" (borrowed) */
 	/* Thresholds, as etc_accuracy_options; NAN disables one. */
 	double min_snr, max_mse, min_cosine, max_abs;
+	int distance;             /**< etc_numgap_distance of `gap`, default MSE */
+	int layout;               /**< etc_numgap_layout, default AUTO */
+	const char *quant_params; /**< JSON file of quantization parameters, or NULL */
+	/** Go on (with warnings) when an ETRecord does not fit its ETDump. */
+	bool force;
 } etc_numgap_options;
 
-/** Fills `opt` with the defaults (block "Execute", no thresholds). */
+/** Fills `opt` with the defaults (block "Execute", no thresholds, MSE, layout auto). */
 ETC_API void etc_numgap_options_init(etc_numgap_options *opt);
 
 /** How the two sides were aligned. */
@@ -87,6 +105,13 @@ typedef enum etc_numgap_alignment {
 	ETC_NUMGAP_BY_HANDLE = 0,     /**< debug handles through the ETRecord */
 	ETC_NUMGAP_BY_INSTRUCTION = 1 /**< same program: instruction id and output position */
 } etc_numgap_alignment;
+
+/** Where the parameters that dequantized a runtime tensor came from. */
+typedef enum etc_numgap_quant_source {
+	ETC_NUMGAP_QUANT_NONE = 0,    /**< not dequantized */
+	ETC_NUMGAP_QUANT_FILE = 1,    /**< etc_numgap_options.quant_params */
+	ETC_NUMGAP_QUANT_ETRECORD = 2 /**< a quantize/dequantize node of the ETRecord graph */
+} etc_numgap_quant_source;
 
 /** One compared pair, in execution order. Strings are never NULL. */
 typedef struct etc_numgap_row {
@@ -113,6 +138,23 @@ typedef struct etc_numgap_row {
 	etc_metrics metrics;
 	int status;       /**< etc_row_status (accuracy.h): pass, FAIL or why not compared */
 	char reason[160]; /**< why it failed or was not compared */
+	/* graph node names (FX node.name) of each side's handles, ", "-joined,
+	 * in handle order ("" without an ETRecord); reference_nodes is
+	 * upstream's aot_ops */
+	const char *nodes, *reference_nodes;
+	/* the graph nodes behind reference_nodes (for upstream's stacktraces) */
+	uint32_t reference_node_count;
+	const etc_graph_node *const *reference_node_list;
+	double gap;       /**< the chosen distance (options.distance); NAN when not compared */
+	char layout[32];  /**< "" or the permutation applied to the runtime, e.g. "NHWC->NCHW" */
+	int quant_source; /**< etc_numgap_quant_source */
+	char quant[160];  /**< "" or how the runtime tensor was dequantized */
+	/**
+	 * SNR lost at this row: the lowest SNR of the compared producers of its
+	 * graph inputs (graph inputs and constants +inf) minus its own SNR;
+	 * NAN when not compared or without a graph.
+	 */
+	double snr_drop;
 } etc_numgap_row;
 
 /** Which side an unmatched item is on. */
@@ -162,6 +204,18 @@ ETC_API long etc_numgap_first_divergence(const etc_numgap *ng);
 ETC_API size_t etc_numgap_failures(const etc_numgap *ng);
 ETC_API size_t etc_numgap_unmatched_count(const etc_numgap *ng);
 ETC_API const etc_numgap_unmatched *etc_numgap_unmatched_at(const etc_numgap *ng, size_t i);
+/**
+ * Warnings of the run (with options.force: what would have stopped it),
+ * each a sentence naming the file.
+ */
+ETC_API size_t etc_numgap_warning_count(const etc_numgap *ng);
+ETC_API const char *etc_numgap_warning(const etc_numgap *ng, size_t i);
+/** "mse", "l1" or "snr"; etc_numgap_distance_parse returns 0 or ETC_ERR_USAGE. */
+ETC_API const char *etc_numgap_distance_name(int distance);
+ETC_API int etc_numgap_distance_parse(const char *name, int *out);
+/** "etrecord", "quant-params" or "" for an etc_numgap_quant_source. */
+ETC_API const char *etc_numgap_quant_source_name(int source);
+
 /** The compared values of row i (rows with metrics), e.g. for heat maps. 0 or ETC_ERR_USAGE. */
 ETC_API int etc_numgap_row_values(const etc_numgap *ng, size_t i, etc_values *actual,
                                   etc_values *reference);
