@@ -653,7 +653,9 @@ def main():
     work = os.environ.get("ETC_WORK")
     if work:
         os.makedirs(work, exist_ok=True)
+    keep = os.environ.get("ETC_KEEP")  # a folder to keep the fixtures in, for a look
     with tempfile.TemporaryDirectory(dir=work) as d:
+        d = keep or d
         for t in (test_delegate, test_quant, test_layout, test_snr_drop, test_distance_tsv,
                   test_mismatched_record, test_largest_instruction):
             t(d)
