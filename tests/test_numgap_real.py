@@ -382,7 +382,7 @@ def test_quant(d):
               close(rows[k]["metrics"]["snr"], exp[k]) for k in range(2)),
           f"rc={rc} {err} {[(x['quant_source'], x['metrics']) for x in rows]} want {exp}")
     check("quant (--quant-params): the table marks the dequantized rows",
-          "dequantized from quant-params" in out, out[-800:])
+          "deq. quant-params]" in out, out[-800:])
     bad = os.path.join(d, "qp_bad.json")
     with open(bad, "w") as f:
         json.dump({"4": {"scale": [0.1, 0.2], "zero_point": [0, 0]}}, f)

@@ -11,6 +11,46 @@
  * same of a second ETDump with its debug buffer, or an `.npz` whose arrays
  * are named by debug handle: "12", or "12,13" for a group.
  *
+ * Delegates (upstream's _get_runtime_intermediate_outputs_and_op_names):
+ * events a delegate logs inside its partition (log_intermediate_output_
+ * delegate) are items of their own, keyed through the ETRecord's
+ * delegate_map by their int or string delegate id (with upstream's
+ * substring fallback, see etc_inspector_link). A DELEGATE_CALL is left out
+ * when delegated events of its backend that have op types and debug data
+ * share one of its handles; otherwise it keeps its fused group. The runtime
+ * logs every argument of a DELEGATE_CALL, inputs first: only its last
+ * num_outputs values (instruction_id_to_num_outs_map; the last one without
+ * that map) are its outputs.
+ *
+ * Quantization and layout: an integer runtime tensor (uint8, int8, int16,
+ * uint16, int32 and the quantized codes) against a floating reference is
+ * read as (q - zero_point) * scale, per tensor or per channel along an axis
+ * of the reference's shape, with parameters from options.quant_params (a
+ * JSON object keyed by the handles of either side, like the .npz names) or
+ * else from the ETRecord graph: the node of the compared event's largest
+ * handle, or its single user, being a quantized_decomposed quantize or
+ * dequantize op (per tensor .default/.tensor, or per channel) with literal
+ * scale and zero point. Without parameters the row is a dtype mismatch
+ * "needs quantization parameters (--quant-params)". Two shapes that are
+ * channels-last forms of each other (rank 3-5: NLC/NCL, NHWC/NCHW,
+ * NDHWC/NCDHW) are compared by reading the runtime in the reference's
+ * order (options.layout AUTO); max_abs_index then indexes the reference.
+ * Both are streaming readers in the metrics' own pass: no copy is made.
+ *
+ * SNR drop: with the runtime's ETRecord graph, each compared row gets the
+ * lowest SNR of the compared producers of its nodes' inputs (graph inputs
+ * and constants count as +inf; a producer that was not compared passes on
+ * the lowest SNR of its own producers) minus its own SNR: exact over exact is 0, exact inputs and an inexact output +inf.
+ * An op that amplifies inherited error shows a drop too.
+ *
+ * Records that do not belong: with an ETRecord on a side, more than half
+ * of that side's events with intermediate outputs without a debug handle,
+ * or a named, non-delegated event none of whose linked nodes' base op names
+ * ("mul" of aten.mul.Scalar) appears in the event name, make
+ * etc_numgap_run fail with ETC_ERR_MISMATCH naming the ETDump, the ETRecord
+ * and the flag (--etrecord, --reference-etrecord); options.force turns
+ * this into a warning (etc_numgap_warning).
+ *
  * Alignment by debug handle (an ETRecord linked to the runtime inspector,
  * and to a reference inspector): each item is keyed by the debug handles of
  * its event (debug_handle_map, or delegate_map for delegated events). Items
@@ -21,7 +61,10 @@
  * group with items on both sides is one row. Each side is represented by
  * its item with the largest debug handle (upstream keeps the value of the
  * key whose last handle is highest): on a tie, the later one (instruction
- * in execution order, array in file order). The group's other reference
+ * in execution order, array in file order). Upstream keeps, per runtime
+ * key, the event with the largest instruction id; for the same key
+ * etcompare keeps the later one in execution order, which is the same
+ * event in a run where instruction ids grow along execution. The group's other reference
  * items are listed as unmatched ("merged into the group of handles ...");
  * its other runtime items are counted in item_count. Op names come from
  * each side's ETRecord (the reference ETDump's own when it is linked to

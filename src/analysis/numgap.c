@@ -652,6 +652,7 @@ static void row_chain(etc_numgap *ng, size_t i, etc_values *out)
 	etc_values_from_tensor(&v, &ng->act[i]);
 	if (x->permute) {
 		x->perm.base = v;
+		x->perm.t = &ng->act[i];
 		etc_values_permuted_(&v, &x->perm);
 	}
 	if (x->dequant) {

@@ -4,9 +4,51 @@
  * etc_values, so the metrics' own chunked pass drives them.
  */
 #include "analysis/values_private.h"
+#include "core/internal.h"
 
 #include <stdio.h>
 #include <string.h>
+
+/* n elements at `stride` from element `off` of a dense tensor; false for
+ * the dtypes left to the source's own reader. */
+static bool gather(const etc_tensor *t, int64_t off, int64_t stride, size_t n, double *dst)
+{
+	const uint8_t *p = t->data;
+	switch (t->scalar_type) {
+	case ETC_FLOAT:
+		for (size_t j = 0; j < n; j++) {
+			float f;
+			memcpy(&f, p + 4 * (off + (int64_t)j * stride), 4);
+			dst[j] = f;
+		}
+		return true;
+	case ETC_CHAR:
+	case ETC_QINT8:
+		for (size_t j = 0; j < n; j++)
+			dst[j] = (int8_t)p[off + (int64_t)j * stride];
+		return true;
+	case ETC_BYTE:
+	case ETC_QUINT8:
+		for (size_t j = 0; j < n; j++)
+			dst[j] = p[off + (int64_t)j * stride];
+		return true;
+	case ETC_SHORT:
+		for (size_t j = 0; j < n; j++)
+			dst[j] = (int16_t)etc_le16(p + 2 * (off + (int64_t)j * stride));
+		return true;
+	case ETC_UINT16:
+		for (size_t j = 0; j < n; j++)
+			dst[j] = etc_le16(p + 2 * (off + (int64_t)j * stride));
+		return true;
+	case ETC_INT:
+	case ETC_QINT32:
+		for (size_t j = 0; j < n; j++)
+			dst[j] = (int32_t)etc_le32(p + 4 * (off + (int64_t)j * stride));
+		return true;
+	default:
+		return false;
+	}
+}
 
 static void read_dequant(const void *src, uint64_t start, size_t n, double *dst)
 {
@@ -60,7 +102,7 @@ static void read_permuted(const void *src, uint64_t start, size_t n, double *dst
 			run = n - i;
 		if (p->stride[last] == 1) {
 			p->base.read(p->base.src, (uint64_t)off, run, dst + i);
-		} else {
+		} else if (!p->t || !gather(p->t, off, p->stride[last], run, dst + i)) {
 			for (size_t j = 0; j < run; j++)
 				p->base.read(p->base.src,
 				             (uint64_t)(off + (int64_t)j * p->stride[last]), 1,

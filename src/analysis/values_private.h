@@ -29,6 +29,7 @@ void etc_values_dequant_(etc_values *out, const etc_dequant *d);
  * (i_0 .. i_{ndim-1}) over `sizes` is base element sum(i_k * stride[k]). */
 typedef struct etc_permuted {
 	etc_values base;
+	const etc_tensor *t; /* when base reads this dense tensor: gathered directly */
 	uint32_t ndim;
 	int64_t sizes[ETC_PERMUTE_MAX_DIMS];
 	int64_t stride[ETC_PERMUTE_MAX_DIMS];

@@ -154,11 +154,11 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 		}
 		clip(c[12], 56, r->source_line);
 		/* how the runtime values were read, when not as they are */
-		char how[96] = "";
+		char how[40] = "";
 		if (*r->layout || r->quant_source)
-			snprintf(how, sizeof how, " [%s%s%s%s]", r->layout,
+			snprintf(how, sizeof how, " [%.12s%s%s%s]", r->layout,
 			         *r->layout && r->quant_source ? ", " : "",
-			         r->quant_source ? "dequantized from " : "",
+			         r->quant_source ? "deq. " : "",
 			         etc_numgap_quant_source_name(r->quant_source));
 		if (r->status == ETC_ROW_PASS)
 			snprintf(c[13], CELL, "%s%s",
@@ -166,7 +166,7 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 			                                                : "pass",
 			         how);
 		else
-			snprintf(c[13], CELL, "%s%s: %.70s%s",
+			snprintf(c[13], CELL, "%s%.16s: %.52s%s",
 			         (long)i == first ? "FIRST DIVERGENCE " : "",
 			         etc_row_status_str(r->status), r->reason, how);
 		for (int k = 0; k < NCOL; k++)
