@@ -214,6 +214,7 @@ typedef struct etc_numgap_unmatched {
 	char shape[96];
 	const char *dtype;
 	char reason[200];
+	const char *nodes; /**< graph node names of its handles, ", "-joined ("" unknown) */
 } etc_numgap_unmatched;
 
 typedef struct etc_numgap etc_numgap;

@@ -492,6 +492,8 @@ static int push_unmatched(etc_numgap *ng, const item *it, const otensor *o, etc_
 
 static const char *ops_of(etc_numgap *ng, int side, const int64_t *h, size_t nh,
                           const char *fallback);
+static const char *nodes_of(etc_numgap *ng, int side, const int64_t *h, size_t nh,
+                            const etc_graph_node *const **list, uint32_t *count);
 
 static int push_unmatched(etc_numgap *ng, const item *it, const otensor *o, etc_error *err,
                           const char *fmt, ...)
@@ -508,6 +510,7 @@ static int push_unmatched(etc_numgap *ng, const item *it, const otensor *o, etc_
 	u->name = it->name;
 	u->instruction_id = it->ev ? it->ev->instruction_id : -1;
 	u->ops = ops_of(ng, it->side, it->handles, it->nh, it->ev ? it->name : "");
+	u->nodes = nodes_of(ng, it->side, it->handles, it->nh, NULL, NULL);
 	etc_shape_str_(&o->t, u->shape, sizeof u->shape);
 	u->dtype = etc_scalar_type_name(o->t.scalar_type);
 	va_list ap;
@@ -1266,8 +1269,10 @@ static int check_record(etc_numgap *ng, const gather *g, size_t from, size_t to,
 		total++;
 		unlinked += it->nh == 0;
 		const etc_inspector_event *ev = it->ev;
-		/* delegated events are named by their delegate id; DELEGATE_CALL by its kind */
-		if (bad || ev->is_delegated_op || !ev->name.len || is_delegate_call(ev))
+		/* delegated events are named by their delegate id; DELEGATE_CALL and
+		 * OPERATOR_CALL by their kind */
+		if (bad || ev->is_delegated_op || !ev->name.len || is_delegate_call(ev) ||
+		    (ev->name.len == 13 && !memcmp(ev->name.ptr, "OPERATOR_CALL", 13)))
 			continue;
 		const char *op;
 		if (!name_fits(ev, &op))

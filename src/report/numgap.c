@@ -369,7 +369,7 @@ int etc_report_numgap_tsv(FILE *f, const etc_numgap *ng, etc_error *err)
 	                                   "quant",
 	                                   "snr_drop"};
 	const size_t ncols = sizeof cols / sizeof cols[0];
-	etc_sbuf b = {0};
+	etc_sbuf b = {0}, b2 = {0};
 	long first = etc_numgap_first_divergence(ng);
 	for (size_t c = 0; c < ncols; c++)
 		field(f, cols[c], c + 1 == ncols);
@@ -431,9 +431,23 @@ int etc_report_numgap_tsv(FILE *f, const etc_numgap *ng, etc_error *err)
 		bool rt = u->side == ETC_NUMGAP_RUNTIME;
 		const char *h = tuple(&b, u->handles, u->handle_count);
 		field(f, rt ? "" : h, false);
-		field(f, rt ? "" : u->ops, false);
+		/* upstream's lists: node names (the reference), event names (the runtime) */
+		etc_sbuf_reset(&b2);
+		etc_sbuf_puts(&b2, "[");
+		for (const char *p = u->nodes; *p && !rt;) {
+			size_t l = strcspn(p, ",");
+			etc_sbuf_puts(&b2, p == u->nodes ? "" : ", ");
+			etc_sbuf_pyrepr_str(&b2, p, l);
+			p += l;
+			while (*p == ',' || *p == ' ')
+				p++;
+		}
+		if (rt)
+			etc_sbuf_pyrepr_str(&b2, u->name, strlen(u->name));
+		etc_sbuf_puts(&b2, "]");
+		field(f, rt ? "" : b2.p ? b2.p : "[]", false);
 		field(f, "", false);
-		field(f, rt ? u->ops : "", false);
+		field(f, rt ? (b2.p ? b2.p : "[]") : "", false);
 		field(f, rt ? h : "", false);
 		for (int k = 0; k < 3; k++) /* output summary, gap, stacktraces */
 			field(f, k == 2 ? "{}" : "", false);
@@ -454,11 +468,12 @@ int etc_report_numgap_tsv(FILE *f, const etc_numgap *ng, etc_error *err)
 		field(f, "", true);
 	}
 	int rc = 0;
-	if (b.failed)
+	if (b.failed || b2.failed)
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	else if (ferror(f))
 		rc = etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the numeric gap TSV");
 	etc_sbuf_free(&b);
+	etc_sbuf_free(&b2);
 	return rc;
 }
 
@@ -600,6 +615,7 @@ void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng)
 		else
 			etc_sbuf_puts(b, "null");
 		json_kv(b, "ops", u->ops);
+		json_kv(b, "nodes", u->nodes);
 		json_kv(b, "shape", u->shape);
 		json_kv(b, "dtype", u->dtype);
 		json_kv(b, "reason", u->reason);
@@ -620,8 +636,11 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 	char(*names)[64] = calloc(n ? n : 1, sizeof *names);
 	double *snr = calloc(n ? n : 1, sizeof *snr), *cos = calloc(n ? n : 1, sizeof *cos);
 	double *drop = calloc(n ? n : 1, sizeof *drop);
+	/* the SNR drop points at nodes: its labels name them */
+	const char **nlabels = calloc(n ? n : 1, sizeof *nlabels);
+	char(*nnames)[64] = calloc(n ? n : 1, sizeof *nnames);
 	int rc = 0;
-	if (!labels || !names || !snr || !cos || !drop) {
+	if (!labels || !names || !snr || !cos || !drop || !nlabels || !nnames) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 		goto done;
 	}
@@ -634,6 +653,11 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 		snr[k] = r->has_metrics ? r->metrics.snr_db : NAN;
 		cos[k] = r->has_metrics ? r->metrics.cosine : NAN;
 		drop[k] = r->snr_drop;
+		snprintf(nnames[k], sizeof nnames[k], "%zu %.40s", i,
+		         *r->nodes ? r->nodes
+		         : *r->ops ? r->ops
+		                   : r->event_name);
+		nlabels[k] = nnames[k];
 		if ((long)i == first)
 			marked = (long)k;
 		k++;
@@ -674,8 +698,8 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 			    title, sizeof title,
 			    "SNR drop of each intermediate output (lowest input SNR - own SNR)");
 		if (rc == 0 && any)
-			rc = etc_plot_lines(o, "numgap_snr_drop", title, "SNR drop (dB)", k, labels,
-			                    drop, NAN, marked, res, err);
+			rc = etc_plot_lines(o, "numgap_snr_drop", title, "SNR drop (dB)", k,
+			                    nlabels, drop, NAN, marked, res, err);
 	}
 	if (rc < 0 || first < 0)
 		goto done;
@@ -706,5 +730,7 @@ done:
 	free(snr);
 	free(cos);
 	free(drop);
+	free(nlabels);
+	free(nnames);
 	return rc;
 }
