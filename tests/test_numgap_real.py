@@ -72,7 +72,9 @@ class Dump(A.Dump):
 
     def _debug(self, instr, tensors, delegate=None):
         dbg = {"chain_index": 0, "instruction_id": instr}
-        if delegate is not None:
+        if isinstance(delegate, str):
+            dbg["delegate_debug_id_str"] = delegate
+        elif delegate is not None:
             dbg["delegate_debug_id_int"] = delegate
         if len(tensors) == 1:
             dbg["debug_entry"] = {"val": "Tensor", "tensor": tensors[0]}
@@ -87,7 +89,8 @@ class Dump(A.Dump):
         if name is not None:
             p["name"] = name
         if delegate is not None:
-            p["delegate_debug_id_int"] = delegate
+            p["delegate_debug_id_str" if isinstance(delegate, str) else
+              "delegate_debug_id_int"] = delegate
             p["delegate_debug_metadata"] = []
         return {"profile_event": p}
 
@@ -237,6 +240,28 @@ def test_delegate(d):
     check("delegate: the verdict on stderr names the node",
           "first divergence at row 2 of 5: op_3 aten.add.Tensor (2) at model.py:33"
           in err, err)
+
+    # string delegate ids: "conv" and "add" are keys, "block0/relu" contains the key "relu"
+    srec = os.path.join(d, "del_str.etrecord")
+    nodes = [G.node(f"op_{h}", DEL_OPS[h - 1], handle=h) for h in range(1, 4)]
+    G.write_etrecord(srec, programs={"forward": G.program(nodes)},
+                     debug_handle_map={"forward": {"0": [1, 2, 3]}},
+                     delegate_map={"forward": {"0": {
+                         "name": "QnnBackend",
+                         "delegate_map": {"conv": [1], "relu": [2], "add": [3]}}}})
+    dm = Dump()
+    for did, k in (("conv", 0), ("block0/relu", 1), ("add", 2)):
+        dm.delegate_op(0, did, [dm.tensor("FLOAT", act[k])])
+    dm.delegate_call(0, [dm.tensor("FLOAT", x), dm.tensor("FLOAT", act[2])])
+    etdp, dbg = dm.write(d, "del_str")
+    rc, out, err, ng = gap(d, "del_str", "--etdump", etdp, "--debug_buffer", dbg,
+                           "--etrecord", srec, "--reference-intermediates", npz,
+                           "--min-snr", "60")
+    rows = ng.get("rows", [])
+    check("delegate (string ids, substring fallback): three inner rows, first divergence op_3",
+          [x_["runtime_ops"] for x_ in rows] == [["conv"], ["block0/relu"], ["add"]] and
+          [x_["aot_ops"] for x_ in rows] == [["op_1"], ["op_2"], ["op_3"]] and
+          ng.get("first_divergence") == 2 and rc == 1, f"rc={rc} {err} {rows and rows[0]}")
 
     # the same partition without inner debug data: the DELEGATE_CALL keeps the fused group
     dm = Dump()
