@@ -230,15 +230,17 @@ def test_delegate(d):
     check("delegate: first divergence is the third inner op's node op_3",
           rc == 1 and fd == 2 and row.get("aot_ops") == ["op_3"] and
           row.get("runtime_nodes") == "op_3" and
-          row.get("runtime_op_types") == "aten.add.Tensor", f"rc={rc} fd={fd} {row}")
+          row.get("runtime_op_types") == "aten.add.Tensor" and
+          row.get("delegate_backend") == "XnnpackBackend", f"rc={rc} fd={fd} {row}")
     check("delegate: SNRs of the inner ops match numpy",
           all(close(rows[k]["metrics"]["snr"], snr64(ref[k], act[k])) for k in range(5)),
           [(rows[k]["metrics"]["snr"], snr64(ref[k], act[k])) for k in range(len(rows))])
     check("delegate: the first-divergence block names node, op type, event, handles, source",
-          "First divergence: row 2, node op_3: aten.add.Tensor (debug handles (3,), 2, "
-          "instruction 0)" in out and "source: model.py:33" in out, out[-1500:])
+          "First divergence: row 2, node op_3: aten.add.Tensor (debug handles (3,), "
+          "XnnpackBackend event 2, instruction 0)" in out and "source: model.py:33" in out, out[-1500:])
     check("delegate: the verdict on stderr names the node",
-          "first divergence at row 2 of 5: op_3 aten.add.Tensor (2) at model.py:33"
+          "first divergence at row 2 of 5: op_3 aten.add.Tensor (XnnpackBackend event 2) at "
+          "model.py:33"
           in err, err)
 
     # string delegate ids: "conv" and "add" are keys, "block0/relu" contains the key "relu"

@@ -40,8 +40,8 @@
  * SNR drop: with the runtime's ETRecord graph, each compared row gets the
  * lowest SNR of the compared producers of its nodes' inputs (graph inputs
  * and constants count as +inf; a producer that was not compared passes on
- * the lowest SNR of its own producers) minus its own SNR: exact over exact is 0, exact inputs and an inexact output +inf.
- * An op that amplifies inherited error shows a drop too.
+ * the lowest SNR of its own producers) minus its own SNR: exact over exact is 0, exact inputs and
+ * an inexact output +inf. An op that amplifies inherited error shows a drop too.
  *
  * Records that do not belong: with an ETRecord on a side, more than half
  * of that side's events with intermediate outputs without a debug handle,
@@ -168,6 +168,9 @@ typedef struct etc_numgap_row {
 	const char *event_name;    /**< the runtime event compared, e.g. "native_call_add.out";
 	                              "" in debug-only ETDumps (reports show the instruction) */
 	int32_t instruction_id;    /**< of that event */
+	/** the backend of a delegated event (its event_name is then its delegate
+	 *  id), "" for others */
+	const char *delegate_backend;
 	uint32_t item_count;       /**< runtime items merged into the group (one compared) */
 	uint32_t output;           /**< output position within the runtime item */
 	uint32_t reference_output; /**< output position within the reference item */

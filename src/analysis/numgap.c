@@ -480,7 +480,7 @@ static int push_row(etc_numgap *ng, etc_numgap_row **out, etc_error *err)
 	r->ops = r->reference_ops = r->event_name = r->stack_trace = r->source_line =
 	    r->module_path = "";
 	r->dtype = r->reference_dtype = "";
-	r->nodes = r->reference_nodes = "";
+	r->nodes = r->reference_nodes = r->delegate_backend = "";
 	r->gap = NAN;
 	r->snr_drop = NAN;
 	*out = r;
@@ -878,6 +878,10 @@ static int emit_group(etc_numgap *ng, gather *g, const group *gr, const etc_gate
 		row->reference_handle_count = gr->nfh;
 		row->event_name = a->name;
 		row->instruction_id = a->ev ? a->ev->instruction_id : -1;
+		if (a->ev && a->ev->is_delegated_op)
+			row->delegate_backend = a->ev->delegate_backend_name
+			                            ? a->ev->delegate_backend_name
+			                            : "delegate";
 		row->item_count = gr->rt_items;
 		row->output = pa;
 		row->reference_output = pr;

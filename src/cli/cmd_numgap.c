@@ -135,9 +135,12 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 	if (first >= 0) {
 		const etc_numgap_row *r = etc_numgap_row_at(st->ng, (size_t)first);
 		/* debug-only ETDumps have no event names: the instruction says which */
-		char instr[32];
+		char instr[32], del[96];
 		snprintf(instr, sizeof instr, "instruction %d", r->instruction_id);
-		const char *event = *r->event_name ? r->event_name : instr;
+		snprintf(del, sizeof del, "%.60s event %.20s", r->delegate_backend, r->event_name);
+		const char *event = *r->delegate_backend ? del
+		                    : *r->event_name     ? r->event_name
+		                                         : instr;
 		const char *what = *r->ops ? r->ops : event;
 		fprintf(
 		    stderr,

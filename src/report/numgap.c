@@ -196,9 +196,10 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 		char instr[32];
 		snprintf(instr, sizeof instr, "instruction %d", r->instruction_id);
 		const char *what = *r->ops ? r->ops : *r->event_name ? r->event_name : instr;
-		fprintf(f, "\nFirst divergence: row %ld, %s%s%s%s (debug handles %s, %s%s%d)\n",
+		fprintf(f, "\nFirst divergence: row %ld, %s%s%s%s (debug handles %s, %s%s%s%s%d)\n",
 		        first, *r->nodes ? "node " : "", r->nodes, *r->nodes ? ": " : "", what,
-		        b.p ? b.p : "()", r->event_name,
+		        b.p ? b.p : "()", r->delegate_backend,
+		        *r->delegate_backend ? " event " : "", r->event_name,
 		        *r->event_name ? ", instruction " : "instruction ", r->instruction_id);
 		fprintf(f, "  %s: %s\n", etc_row_status_str(r->status), r->reason);
 		fprintf(f, "  source: %s\n", *r->source_line ? r->source_line : "(unknown)");
@@ -572,6 +573,7 @@ void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng)
 		json_kv(b, "runtime_op_types", r->ops);
 		json_kv(b, "aot_op_types", r->reference_ops);
 		json_kv(b, "runtime_nodes", r->nodes);
+		json_kv(b, "delegate_backend", r->delegate_backend);
 		json_kv(b, "layout", r->layout);
 		json_kv(b, "quant_source", etc_numgap_quant_source_name(r->quant_source));
 		json_kv(b, "quant", r->quant);
