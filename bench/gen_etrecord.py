@@ -16,8 +16,13 @@ UNION = ["as_none", "as_tensor", "as_tensors", "as_int", "as_ints", "as_float", 
          "as_string", "as_strings", "as_sym_int", "as_sym_ints", "as_scalar_type",
          "as_memory_format", "as_layout", "as_device", "as_bool", "as_bools", "as_sym_bool",
          "as_sym_bools", "as_graph", "as_optional_tensors", "as_custom_obj"]
-OPS = ["aten.convolution.default", "aten.relu.default", "aten.add.Tensor", "aten.mul.Tensor",
-       "aten.addmm.default", "aten.permute_copy.default"]
+# the kernels bench/gen_etdump names its instructions after, in its order
+# (native_call_<op>.out): etcompare refuses a record whose ops contradict them
+OPS = ["aten.convolution.default", "aten.add.Tensor", "aten.mul.Tensor", "aten.relu.default",
+       "aten.addmm.default", "aten.linear.default", "aten._softmax.default",
+       "aten.native_layer_norm.default", "aten.view_copy.default", "aten.permute_copy.default",
+       "aten.bmm.default", "aten.gelu.default", "aten.mean.dim", "aten.sub.Tensor",
+       "aten.div.Tensor", "aten.clone.default"]
 
 
 def arg(**kw):

@@ -203,15 +203,17 @@ def test_chain(d):
         want = "pass" if i < BAD else "FAIL"
         if r["status"] != want or r["first_divergence"] != (i == BAD):
             bad.append(f"row {i} status {r['status']}")
-        if r["runtime_ops"] != op_name(i) or r["aot_ops"] != op_name(i):
+        # upstream's columns: aot_ops are FX node names, runtime_ops event names
+        if (r["runtime_op_types"] != op_name(i) or r["aot_ops"] != [f"op{i}"] or
+                r["runtime_ops"] != [f"native_call_{op_name(i).split('.')[1]}.out"]):
             bad.append(f"row {i} ops {r['runtime_ops']}/{r['aot_ops']}")
-        if not close(r["gap"], exp["mse"]):
+        if len(r["gap"] or []) != 1 or not close(r["gap"][0], exp["mse"]):
             bad.append(f"row {i} gap")
     check("chain: every row's metrics match float64, pass before 9, fail from 9 on",
           not bad, "; ".join(bad[:5]))
     r9 = rows[BAD] if len(rows) > BAD else {}
     check("chain: row 9 carries upstream's stacktraces and source line",
-          r9.get("stacktraces", {}).get("native_call_relu.out", "").endswith(
+          r9.get("stacktraces", {}).get("op9", "").endswith(
               "x = self.layer9(x)\n") and r9.get("source_line", "").endswith("model.py:109"),
           json.dumps(r9)[:500])
     with open(tsv, newline="") as f:
@@ -376,12 +378,12 @@ def test_grouping(d):
         exp = metrics([f32(x + 0.05) for x in v[5]], v[5])
         check("group: fused delegate group compared with reference handle 5 (the last)",
               r["reference_shape"] == "[6]" and close(r["metrics"]["mse"], exp["mse"]) and
-              r["runtime_ops"] == "aten.linear.default, aten.relu.default, aten.add.default",
+              r["runtime_op_types"] == "aten.linear.default, aten.relu.default, aten.add.default",
               json.dumps(r)[:400])
         check("group: multi-output instruction picks the output matching shape and dtype",
               rows[2]["shape"] == "[6]" and rows[2]["metrics"]["identical"], rows[2])
         check("group: overlapping runtime keys merged, later instruction wins",
-              rows[3]["runtime_ops"] == "aten.add.default, aten.mul.default" and
+              rows[3]["runtime_op_types"] == "aten.add.default, aten.mul.default" and
               rows[3]["metrics"]["identical"], rows[3])
         check("group: identical pairs pass, first divergence is the delegate group",
               ng.get("first_divergence") == 1 and rc == 1 and
@@ -545,10 +547,11 @@ def test_group_output_choice(d):
     # the later instruction wins.
     a, b, c, e = vals(6, 50), vals(6, 51), vals(6, 52), vals(6, 53)
     dm = Dump()
-    dm.op(0, "native_call_a.out", [dm.tensor("FLOAT", a, [6])])
-    dm.op(1, "native_call_b.out", [dm.tensor("FLOAT", b, [6])])
-    dm.op(2, "native_call_c.out", [dm.tensor("FLOAT", c, [6])])
-    dm.op(3, "native_call_d.out", [dm.tensor("FLOAT", e, [6])])
+    # kernel names contain their op's name (a record that does not fit is refused)
+    dm.op(0, "native_call_op8.out", [dm.tensor("FLOAT", a, [6])])
+    dm.op(1, "native_call_op7.out", [dm.tensor("FLOAT", b, [6])])
+    dm.op(2, "native_call_op20.out", [dm.tensor("FLOAT", c, [6])])
+    dm.op(3, "native_call_op20.out", [dm.tensor("FLOAT", e, [6])])
     etdp, dbg = dm.write(d, "rtmax")
     rec = os.path.join(d, "rtmax.etrecord")
     nodes = [G.node(f"n{h}", f"aten.op{h}.default", handle=h) for h in (7, 8, 9, 20)]
@@ -561,7 +564,8 @@ def test_group_output_choice(d):
     got = [(r["event_name"], r["merged_items"], r["metrics"]["identical"])
            for r in ng.get("rows", [])]
     check("group output: runtime items merge; the largest handle, then the later, wins",
-          rc == 0 and got == [("native_call_a.out", 2, True), ("native_call_d.out", 2, True)],
+          rc == 0 and got == [("native_call_op8.out", 2, True), ("native_call_op20.out", 2, True)]
+          and [r["instruction_id"] for r in ng.get("rows", [])] == [0, 3],
           f"rc={rc} {err} {got}")
 
 
@@ -689,19 +693,29 @@ def test_reference_etrecord(d):
                            "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
                            "--reference-etrecord", other, "--min-snr", "40")
     rows = ng.get("rows", [])
-    check("reference etrecord: aot_ops from it, runtime_ops from the runtime's",
+    check("reference etrecord: aot op types from it, runtime op types from the runtime's",
           rc == 1 and len(rows) == NOPS and
-          [r["aot_ops"] for r in rows] == ["refns." + op_name(i).split(".")[1]
-                                           for i in range(NOPS)] and
-          [r["runtime_ops"] for r in rows] == [op_name(i) for i in range(NOPS)],
+          [r["aot_op_types"] for r in rows] == ["refns." + op_name(i).split(".")[1]
+                                                for i in range(NOPS)] and
+          [r["runtime_op_types"] for r in rows] == [op_name(i) for i in range(NOPS)],
           f"rc={rc} {err} {[r['aot_ops'] for r in rows[:3]]}")
     # instructions 0 and 1 of the reference both log handle 1
     dhm = {str(i): [i + 1] for i in range(NOPS)}
     dhm["1"] = [1]
     twice = ref_record(os.path.join(d, "re_twice.etrecord"), dhm)
+    # instruction 1 (native_call_relu.out) is then linked to a linear node: refused...
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                       "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
+                       "--reference-etrecord", twice, "--min-snr", "40")
+    check("reference record that contradicts its event names: exit 3 naming the flag",
+          rc == 3 and "--reference-etrecord" in err and "re_ref.etdp" in err and
+          "native_call_relu.out" in err, f"rc={rc} {err}")
+    # ... unless forced, with the warning
     rc, out, err, ng = gap(d, "re2", "--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
                            "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
-                           "--reference-etrecord", twice, "--min-snr", "40")
+                           "--reference-etrecord", twice, "--min-snr", "40", "--force")
+    check("--force: compared anyway, with a warning", "warning:" in err and "--force" in err,
+          err)
     rows = ng.get("rows", [])
     un = {(u["side"], u["name"]): u for u in ng.get("unmatched", [])}
     exp = metrics(ref[1], dev[0])
@@ -775,7 +789,7 @@ def test_debug_only_names(d):
           "()" not in err, f"rc={rc} {err}")
     check("debug-only: table and summary name the instruction",
           "First divergence: row 1, instruction 1 (debug handles (), instruction 1)" in out and
-          "│ 1 │ instruction 1 │" in out, out[-1200:])
+          "│ 1 │ -    │ instruction 1 │" in out, out[-1200:])
 
 
 def main():

@@ -34,6 +34,19 @@ typedef struct etc_module_frame {
 	const char *type; /**< module type, e.g. "torch.nn.modules.conv.Conv2d" */
 } etc_module_frame;
 
+/**
+ * One argument of a graph node as serialized. `kind` is the set member of
+ * the argument union ("as_tensor", "as_tensors", "as_float", "as_floats",
+ * "as_int", "as_ints", "as_none", ...; "" when the argument is not a union);
+ * `value` is its rendering: a tensor's node name, "[a, b]" for tensor lists,
+ * a literal as written ("0.5", "[0.5, 0.25]", "-3"). Never NULL.
+ */
+typedef struct etc_graph_arg {
+	const char *name; /**< the argument's name, e.g. "scale" ("" when absent) */
+	const char *kind;
+	const char *value;
+} etc_graph_arg;
+
 /** A node of an Edge program graph. Strings are never NULL ("" when absent). */
 typedef struct etc_graph_node {
 	const char *name; /**< the node's output name, e.g. "aten_mul_tensor" */
@@ -48,6 +61,8 @@ typedef struct etc_graph_node {
 	uint32_t module_depth;
 	const etc_module_frame *modules; /**< decoded nn_module_stack */
 	const char *source_line;         /**< last "File ..., line N" of the stack trace, or "" */
+	uint32_t arg_count;              /**< the node's inputs, in order */
+	const etc_graph_arg *args;
 } etc_graph_node;
 
 /** Delegate information of one instruction (a DELEGATE_CALL). */

@@ -11,6 +11,46 @@
  * same of a second ETDump with its debug buffer, or an `.npz` whose arrays
  * are named by debug handle: "12", or "12,13" for a group.
  *
+ * Delegates (upstream's _get_runtime_intermediate_outputs_and_op_names):
+ * events a delegate logs inside its partition (log_intermediate_output_
+ * delegate) are items of their own, keyed through the ETRecord's
+ * delegate_map by their int or string delegate id (with upstream's
+ * substring fallback, see etc_inspector_link). A DELEGATE_CALL is left out
+ * when delegated events of its backend that have op types and debug data
+ * share one of its handles; otherwise it keeps its fused group. The runtime
+ * logs every argument of a DELEGATE_CALL, inputs first: only its last
+ * num_outputs values (instruction_id_to_num_outs_map; the last one without
+ * that map) are its outputs.
+ *
+ * Quantization and layout: an integer runtime tensor (uint8, int8, int16,
+ * uint16, int32 and the quantized codes) against a floating reference is
+ * read as (q - zero_point) * scale, per tensor or per channel along an axis
+ * of the reference's shape, with parameters from options.quant_params (a
+ * JSON object keyed by the handles of either side, like the .npz names) or
+ * else from the ETRecord graph: the node of the compared event's largest
+ * handle, or its single user, being a quantized_decomposed quantize or
+ * dequantize op (per tensor .default/.tensor, or per channel) with literal
+ * scale and zero point. Without parameters the row is a dtype mismatch
+ * "needs quantization parameters (--quant-params)". Two shapes that are
+ * channels-last forms of each other (rank 3-5: NLC/NCL, NHWC/NCHW,
+ * NDHWC/NCDHW) are compared by reading the runtime in the reference's
+ * order (options.layout AUTO); max_abs_index then indexes the reference.
+ * Both are streaming readers in the metrics' own pass: no copy is made.
+ *
+ * SNR drop: with the runtime's ETRecord graph, each compared row gets the
+ * lowest SNR of the compared producers of its nodes' inputs (graph inputs
+ * and constants count as +inf; a producer that was not compared passes on
+ * the lowest SNR of its own producers) minus its own SNR: exact over exact is 0, exact inputs and
+ * an inexact output +inf. An op that amplifies inherited error shows a drop too.
+ *
+ * Records that do not belong: with an ETRecord on a side, more than half
+ * of that side's events with intermediate outputs without a debug handle,
+ * or a named, non-delegated event none of whose linked nodes' base op names
+ * ("mul" of aten.mul.Scalar) appears in the event name, make
+ * etc_numgap_run fail with ETC_ERR_MISMATCH naming the ETDump, the ETRecord
+ * and the flag (--etrecord, --reference-etrecord); options.force turns
+ * this into a warning (etc_numgap_warning).
+ *
  * Alignment by debug handle (an ETRecord linked to the runtime inspector,
  * and to a reference inspector): each item is keyed by the debug handles of
  * its event (debug_handle_map, or delegate_map for delegated events). Items
@@ -21,7 +61,10 @@
  * group with items on both sides is one row. Each side is represented by
  * its item with the largest debug handle (upstream keeps the value of the
  * key whose last handle is highest): on a tie, the later one (instruction
- * in execution order, array in file order). The group's other reference
+ * in execution order, array in file order). Upstream keeps, per runtime
+ * key, the event with the largest instruction id; for the same key
+ * etcompare keeps the later one in execution order, which is the same
+ * event in a run where instruction ids grow along execution. The group's other reference
  * items are listed as unmatched ("merged into the group of handles ...");
  * its other runtime items are counted in item_count. Op names come from
  * each side's ETRecord (the reference ETDump's own when it is linked to
@@ -73,13 +116,31 @@ typedef struct etc_numgap_reference {
 	const char *name;          /**< for messages */
 } etc_numgap_reference;
 
+/** The distance in the `gap` column (upstream's calculate_numeric_gap(distance)). */
+typedef enum etc_numgap_distance {
+	ETC_NUMGAP_MSE = 0, /**< mean((a - r)^2) */
+	ETC_NUMGAP_L1 = 1,  /**< sum(|a - r|), upstream's L1 (etc_metrics.l1 is the mean) */
+	ETC_NUMGAP_SNR = 2  /**< 10 log10(mean(r^2) / mean((a - r)^2)) dB */
+} etc_numgap_distance;
+
+/** Whether shapes that are channels-last forms of each other are compared. */
+typedef enum etc_numgap_layout {
+	ETC_NUMGAP_LAYOUT_AUTO = 0, /**< NHWC against NCHW (rank 3-5): compare after permuting */
+	ETC_NUMGAP_LAYOUT_NONE = 1  /**< different shapes are a shape mismatch */
+} etc_numgap_layout;
+
 typedef struct etc_numgap_options {
 	const char *block; /**< EventBlock of both sides, default "Execute" (borrowed) */
 	/* Thresholds, as etc_accuracy_options; NAN disables one. */
 	double min_snr, max_mse, min_cosine, max_abs;
+	int distance;             /**< etc_numgap_distance of `gap`, default MSE */
+	int layout;               /**< etc_numgap_layout, default AUTO */
+	const char *quant_params; /**< JSON file of quantization parameters, or NULL */
+	/** Go on (with warnings) when an ETRecord does not fit its ETDump. */
+	bool force;
 } etc_numgap_options;
 
-/** Fills `opt` with the defaults (block "Execute", no thresholds). */
+/** Fills `opt` with the defaults (block "Execute", no thresholds, MSE, layout auto). */
 ETC_API void etc_numgap_options_init(etc_numgap_options *opt);
 
 /** How the two sides were aligned. */
@@ -87,6 +148,13 @@ typedef enum etc_numgap_alignment {
 	ETC_NUMGAP_BY_HANDLE = 0,     /**< debug handles through the ETRecord */
 	ETC_NUMGAP_BY_INSTRUCTION = 1 /**< same program: instruction id and output position */
 } etc_numgap_alignment;
+
+/** Where the parameters that dequantized a runtime tensor came from. */
+typedef enum etc_numgap_quant_source {
+	ETC_NUMGAP_QUANT_NONE = 0,    /**< not dequantized */
+	ETC_NUMGAP_QUANT_FILE = 1,    /**< etc_numgap_options.quant_params */
+	ETC_NUMGAP_QUANT_ETRECORD = 2 /**< a quantize/dequantize node of the ETRecord graph */
+} etc_numgap_quant_source;
 
 /** One compared pair, in execution order. Strings are never NULL. */
 typedef struct etc_numgap_row {
@@ -100,6 +168,9 @@ typedef struct etc_numgap_row {
 	const char *event_name;    /**< the runtime event compared, e.g. "native_call_add.out";
 	                              "" in debug-only ETDumps (reports show the instruction) */
 	int32_t instruction_id;    /**< of that event */
+	/** the backend of a delegated event (its event_name is then its delegate
+	 *  id), "" for others */
+	const char *delegate_backend;
 	uint32_t item_count;       /**< runtime items merged into the group (one compared) */
 	uint32_t output;           /**< output position within the runtime item */
 	uint32_t reference_output; /**< output position within the reference item */
@@ -113,6 +184,23 @@ typedef struct etc_numgap_row {
 	etc_metrics metrics;
 	int status;       /**< etc_row_status (accuracy.h): pass, FAIL or why not compared */
 	char reason[160]; /**< why it failed or was not compared */
+	/* graph node names (FX node.name) of each side's handles, ", "-joined,
+	 * in handle order ("" without an ETRecord); reference_nodes is
+	 * upstream's aot_ops */
+	const char *nodes, *reference_nodes;
+	/* the graph nodes behind reference_nodes (for upstream's stacktraces) */
+	uint32_t reference_node_count;
+	const etc_graph_node *const *reference_node_list;
+	double gap;       /**< the chosen distance (options.distance); NAN when not compared */
+	char layout[32];  /**< "" or the permutation applied to the runtime, e.g. "NHWC->NCHW" */
+	int quant_source; /**< etc_numgap_quant_source */
+	char quant[160];  /**< "" or how the runtime tensor was dequantized */
+	/**
+	 * SNR lost at this row: the lowest SNR of the compared producers of its
+	 * graph inputs (graph inputs and constants +inf) minus its own SNR;
+	 * NAN when not compared or without a graph.
+	 */
+	double snr_drop;
 } etc_numgap_row;
 
 /** Which side an unmatched item is on. */
@@ -129,6 +217,7 @@ typedef struct etc_numgap_unmatched {
 	char shape[96];
 	const char *dtype;
 	char reason[200];
+	const char *nodes; /**< graph node names of its handles, ", "-joined ("" unknown) */
 } etc_numgap_unmatched;
 
 typedef struct etc_numgap etc_numgap;
@@ -162,6 +251,18 @@ ETC_API long etc_numgap_first_divergence(const etc_numgap *ng);
 ETC_API size_t etc_numgap_failures(const etc_numgap *ng);
 ETC_API size_t etc_numgap_unmatched_count(const etc_numgap *ng);
 ETC_API const etc_numgap_unmatched *etc_numgap_unmatched_at(const etc_numgap *ng, size_t i);
+/**
+ * Warnings of the run (with options.force: what would have stopped it),
+ * each a sentence naming the file.
+ */
+ETC_API size_t etc_numgap_warning_count(const etc_numgap *ng);
+ETC_API const char *etc_numgap_warning(const etc_numgap *ng, size_t i);
+/** "mse", "l1" or "snr"; etc_numgap_distance_parse returns 0 or ETC_ERR_USAGE. */
+ETC_API const char *etc_numgap_distance_name(int distance);
+ETC_API int etc_numgap_distance_parse(const char *name, int *out);
+/** "etrecord", "quant-params" or "" for an etc_numgap_quant_source. */
+ETC_API const char *etc_numgap_quant_source_name(int source);
+
 /** The compared values of row i (rows with metrics), e.g. for heat maps. 0 or ETC_ERR_USAGE. */
 ETC_API int etc_numgap_row_values(const etc_numgap *ng, size_t i, etc_values *actual,
                                   etc_values *reference);

@@ -12,6 +12,8 @@
 #include "analysis/metrics_private.h"
 #include "format/npz_private.h"
 #include "analysis/numgap_private.h"
+#include "analysis/values_private.h"
+#include "core/fmt.h"
 
 #include <errno.h>
 #include <math.h>
@@ -120,11 +122,19 @@ typedef struct gather {
 	size_t nt, capt;
 } gather;
 
+/* How a row's runtime values are read: permuted and/or dequantized. */
+typedef struct rowx {
+	bool permute, dequant;
+	etc_permuted perm;
+	etc_dequant dq;
+} rowx;
+
 struct etc_numgap {
 	etc_arena arena;
 	int alignment;
 	etc_numgap_row *rows;
 	etc_tensor *act, *ref; /* per row */
+	rowx *xf;              /* per row */
 	size_t nrows, caprows;
 	etc_numgap_unmatched *un;
 	size_t nun, capun;
@@ -134,6 +144,11 @@ struct etc_numgap {
 	const etc_etrecord *rec, *ref_rec;
 	int method, ref_method;
 	const etc_npz *npz; /* the .npz reference, for its CRC checks */
+	etc_ng_graph g_rt;  /* the runtime ETRecord's graph: quantize nodes, SNR drops */
+	etc_ng_qfile qfile;
+	bool has_qfile;
+	const char **warn;
+	size_t nwarn, capwarn;
 };
 
 static void *grow(void *p, size_t *cap, size_t need, size_t size)
@@ -218,6 +233,43 @@ static bool same_instruction(const etc_inspector_event *a, const etc_inspector_e
 	               a->delegate_debug_id_str.len);
 }
 
+static bool is_delegate_call(const etc_inspector_event *ev)
+{
+	return !ev->is_delegated_op && ev->name.len == 13 &&
+	       !memcmp(ev->name.ptr, "DELEGATE_CALL", 13);
+}
+
+static bool share_handle(const etc_inspector_event *a, const etc_inspector_event *b)
+{
+	/* both lists are short and ascending in practice; a merge walk needs sorted input */
+	for (uint32_t i = 0; i < a->debug_handle_count; i++)
+		for (uint32_t j = 0; j < b->debug_handle_count; j++)
+			if (a->debug_handles[i] == b->debug_handles[j])
+				return true;
+	return false;
+}
+
+/*
+ * Upstream's rule: a DELEGATE_CALL is left out when events of the same
+ * backend that are delegated, have op types (linked nodes) and carry debug
+ * data cover any of its handles: their per-op outputs are compared instead.
+ */
+static bool delegate_call_covered(const etc_event_block *blk, const etc_inspector_event *dc)
+{
+	if (!dc->delegate_backend_name)
+		return false;
+	for (size_t e = 0; e < blk->event_count; e++) {
+		const etc_inspector_event *ev = &blk->events[e];
+		if (!ev->is_delegated_op || !ev->node_count || !ev->debug_count ||
+		    !ev->delegate_backend_name ||
+		    strcmp(ev->delegate_backend_name, dc->delegate_backend_name))
+			continue;
+		if (share_handle(ev, dc))
+			return true;
+	}
+	return false;
+}
+
 /* The items of one inspector: each instruction (or delegate event) with debug data once. */
 static int gather_inspector(etc_numgap *ng, gather *g, const etc_inspector *insp, int side,
                             const char *block, const char *what, etc_error *err)
@@ -242,6 +294,8 @@ static int gather_inspector(etc_numgap *ng, gather *g, const etc_inspector *insp
 		if (last && same_instruction(last, ev))
 			continue;
 		last = ev;
+		if (is_delegate_call(ev) && delegate_call_covered(blk, ev))
+			continue;
 		item *it;
 		ETC_TRY(push_item(g, &it, err));
 		it->side = side;
@@ -272,6 +326,11 @@ static int gather_inspector(etc_numgap *ng, gather *g, const etc_inspector *insp
 		if (ev->num_outputs > 0 && (uint64_t)ev->num_outputs < it->nout) {
 			it->first += it->nout - (uint32_t)ev->num_outputs;
 			it->nout = (uint32_t)ev->num_outputs;
+		} else if (ev->num_outputs <= 0 && is_delegate_call(ev) && it->nout > 1) {
+			/* the runtime logs every argument of a delegate call, inputs
+			 * first: without the count of outputs only the last is one */
+			it->first += it->nout - 1;
+			it->nout = 1;
 		}
 		if (!it->nout)
 			g->n--; /* only scalars: nothing to compare */
@@ -405,18 +464,25 @@ static int push_row(etc_numgap *ng, etc_numgap_row **out, etc_error *err)
 	etc_tensor *act = rows ? grow(ng->act, &c2, need, sizeof *act) : NULL;
 	ng->act = act ? act : ng->act;
 	etc_tensor *ref = act ? grow(ng->ref, &c3, need, sizeof *ref) : NULL;
-	if (!ref)
+	ng->ref = ref ? ref : ng->ref;
+	size_t c4 = ng->caprows;
+	rowx *xf = ref ? grow(ng->xf, &c4, need, sizeof *xf) : NULL;
+	if (!xf)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-	ng->ref = ref;
-	ng->caprows = c3;
+	ng->xf = xf;
+	ng->caprows = c4;
 	etc_numgap_row *r = &ng->rows[ng->nrows];
 	memset(r, 0, sizeof *r);
 	memset(&ng->act[ng->nrows], 0, sizeof *ng->act);
 	memset(&ng->ref[ng->nrows], 0, sizeof *ng->ref);
+	memset(&ng->xf[ng->nrows], 0, sizeof *ng->xf);
 	ng->nrows++;
 	r->ops = r->reference_ops = r->event_name = r->stack_trace = r->source_line =
 	    r->module_path = "";
 	r->dtype = r->reference_dtype = "";
+	r->nodes = r->reference_nodes = r->delegate_backend = "";
+	r->gap = NAN;
+	r->snr_drop = NAN;
 	*out = r;
 	return 0;
 }
@@ -426,6 +492,8 @@ static int push_unmatched(etc_numgap *ng, const item *it, const otensor *o, etc_
 
 static const char *ops_of(etc_numgap *ng, int side, const int64_t *h, size_t nh,
                           const char *fallback);
+static const char *nodes_of(etc_numgap *ng, int side, const int64_t *h, size_t nh,
+                            const etc_graph_node *const **list, uint32_t *count);
 
 static int push_unmatched(etc_numgap *ng, const item *it, const otensor *o, etc_error *err,
                           const char *fmt, ...)
@@ -442,6 +510,7 @@ static int push_unmatched(etc_numgap *ng, const item *it, const otensor *o, etc_
 	u->name = it->name;
 	u->instruction_id = it->ev ? it->ev->instruction_id : -1;
 	u->ops = ops_of(ng, it->side, it->handles, it->nh, it->ev ? it->name : "");
+	u->nodes = nodes_of(ng, it->side, it->handles, it->nh, NULL, NULL);
 	etc_shape_str_(&o->t, u->shape, sizeof u->shape);
 	u->dtype = etc_scalar_type_name(o->t.scalar_type);
 	va_list ap;
@@ -492,6 +561,42 @@ static const char *ops_of(etc_numgap *ng, int side, const int64_t *h, size_t nh,
 	return s ? s : fallback;
 }
 
+/* The node names of handles h in `side`'s ETRecord, ", "-joined in handle
+ * order, and (list != NULL) the nodes themselves, in the arena. */
+static const char *nodes_of(etc_numgap *ng, int side, const int64_t *h, size_t nh,
+                            const etc_graph_node *const **list, uint32_t *count)
+{
+	const etc_etrecord *rec = side == ETC_NUMGAP_RUNTIME ? ng->rec : ng->ref_rec;
+	int method = side == ETC_NUMGAP_RUNTIME ? ng->method : ng->ref_method;
+	if (list)
+		*list = NULL, *count = 0;
+	if (!rec || method < 0 || !nh)
+		return "";
+	size_t total = 0;
+	for (size_t i = 0; i < nh; i++) {
+		const etc_graph_node *const *nodes;
+		total += etc_etrecord_nodes_for_handle(rec, (size_t)method, h[i], &nodes);
+	}
+	if (!total)
+		return "";
+	const etc_graph_node **v = etc_arena_alloc(&ng->arena, total, sizeof *v);
+	etc_sbuf b = {0};
+	size_t k = 0;
+	for (size_t i = 0; v && i < nh; i++) {
+		const etc_graph_node *const *nodes;
+		size_t n = etc_etrecord_nodes_for_handle(rec, (size_t)method, h[i], &nodes);
+		for (size_t j = 0; j < n; j++) {
+			v[k++] = nodes[j];
+			etc_sbuf_printf(&b, "%s%s", b.len ? ", " : "", nodes[j]->name);
+		}
+	}
+	const char *s = b.p && !b.failed ? etc_arena_strdup(&ng->arena, b.p, b.len) : NULL;
+	etc_sbuf_free(&b);
+	if (list && v)
+		*list = v, *count = (uint32_t)k;
+	return s ? s : "";
+}
+
 /* The group's last op: the node of the largest handle of the compared runtime item. */
 static void last_op(etc_numgap *ng, const item *it, etc_numgap_row *row)
 {
@@ -536,12 +641,136 @@ static int verify_ref(const etc_numgap *ng, otensor *r, etc_error *err)
 	return 0;
 }
 
-static void compare_pair(const etc_numgap *ng, etc_numgap_row *row, etc_tensor *act,
-                         etc_tensor *ref, const otensor *a, otensor *r, const etc_gate *gate,
-                         etc_error *err, int *rc)
+static bool is_int_code(int st)
 {
-	*act = a->t;
-	*ref = r->t;
+	return st == ETC_BYTE || st == ETC_CHAR || st == ETC_SHORT || st == ETC_UINT16 ||
+	       st == ETC_INT || st == ETC_QINT8 || st == ETC_QUINT8 || st == ETC_QINT32;
+}
+
+/* The runtime values of row i: the tensor, permuted and dequantized as decided. */
+static void row_chain(etc_numgap *ng, size_t i, etc_values *out)
+{
+	rowx *x = &ng->xf[i];
+	etc_values v;
+	etc_values_from_tensor(&v, &ng->act[i]);
+	if (x->permute) {
+		x->perm.base = v;
+		x->perm.t = &ng->act[i];
+		etc_values_permuted_(&v, &x->perm);
+	}
+	if (x->dequant) {
+		x->dq.base = v;
+		etc_values_dequant_(&v, &x->dq);
+	}
+	*out = v;
+}
+
+static void tensor_sizes(const etc_tensor *t, int64_t *s, uint32_t cap)
+{
+	for (uint32_t k = 0; k < t->ndim && k < cap; k++)
+		s[k] = etc_tensor_size(t, k);
+}
+
+/* A layout that makes the runtime read like the reference, or false. */
+static bool layout_match(const etc_numgap *ng, const etc_tensor *a, const etc_tensor *r, rowx *x,
+                         etc_numgap_row *row)
+{
+	if (ng->opt.layout != ETC_NUMGAP_LAYOUT_AUTO || a->ndim != r->ndim ||
+	    a->numel != r->numel || a->ndim > ETC_PERMUTE_MAX_DIMS)
+		return false;
+	int64_t sa[ETC_PERMUTE_MAX_DIMS], sr[ETC_PERMUTE_MAX_DIMS];
+	tensor_sizes(a, sa, ETC_PERMUTE_MAX_DIMS);
+	tensor_sizes(r, sr, ETC_PERMUTE_MAX_DIMS);
+	if (!etc_channels_last_match_(sa, sr, a->ndim, &x->perm, row->layout, sizeof row->layout))
+		return false;
+	x->permute = true;
+	return true;
+}
+
+/* Quantization parameters for the runtime side of `row` (0 found, 1 not: reason set). */
+static int find_qparams(etc_numgap *ng, const etc_numgap_row *row, const item *it,
+                        etc_ng_qparams *q, char *why, size_t cap)
+{
+	const etc_ng_qparams *f = NULL;
+	if (ng->has_qfile) {
+		f = etc_ng_qfile_find_(&ng->qfile, row->handles, row->handle_count);
+		if (!f)
+			f = etc_ng_qfile_find_(&ng->qfile, row->reference_handles,
+			                       row->reference_handle_count);
+	}
+	if (f) {
+		*q = *f;
+		return ETC_NUMGAP_QUANT_FILE;
+	}
+	snprintf(why, cap,
+	         "needs quantization parameters (--quant-params): no quantize or "
+	         "dequantize node with literal scale and zero point in the ETRecord");
+	/* the node of the largest handle of the compared event, or its single user */
+	const etc_graph_node *best = NULL;
+	if (it->ev)
+		for (uint32_t k = 0; k < it->ev->node_count; k++)
+			if (!best || it->ev->nodes[k]->debug_handle >= best->debug_handle)
+				best = it->ev->nodes[k];
+	long idx = best ? etc_ng_graph_index_(&ng->g_rt, best) : -1;
+	if (etc_ng_qgraph_find_(&ng->g_rt, idx, &ng->arena, q, why, cap))
+		return ETC_NUMGAP_QUANT_ETRECORD;
+	return ETC_NUMGAP_QUANT_NONE;
+}
+
+/* Sets up the dequantization of row i along the reference's layout; false with the reason. */
+static bool setup_dequant(etc_numgap *ng, size_t i, const item *it, const etc_tensor *ref)
+{
+	etc_numgap_row *row = &ng->rows[i];
+	rowx *x = &ng->xf[i];
+	etc_ng_qparams q;
+	char why[160];
+	int src = find_qparams(ng, row, it, &q, why, sizeof why);
+	if (src == ETC_NUMGAP_QUANT_NONE) {
+		row->status = ETC_ROW_DTYPE_MISMATCH;
+		snprintf(row->reason, sizeof row->reason, "%s", why);
+		return false;
+	}
+	uint64_t inner = 1;
+	if (q.channels > 1) {
+		int64_t axis = q.axis < 0 ? q.axis + (int64_t)ref->ndim : q.axis;
+		if (axis < 0 || axis >= (int64_t)ref->ndim ||
+		    etc_tensor_size(ref, (uint32_t)axis) != (int64_t)q.channels) {
+			row->status = ETC_ROW_DTYPE_MISMATCH;
+			snprintf(
+			    row->reason, sizeof row->reason,
+			    "quantization parameters do not fit: %u channels along axis %lld of "
+			    "shape %.40s",
+			    q.channels, (long long)q.axis, row->reference_shape);
+			return false;
+		}
+		for (uint32_t k = (uint32_t)axis + 1; k < ref->ndim; k++)
+			inner *= (uint64_t)etc_tensor_size(ref, k);
+	}
+	x->dequant = true;
+	x->dq.scale = q.scale;
+	x->dq.zero_point = q.zero_point;
+	x->dq.channels = q.channels;
+	x->dq.inner = inner ? inner : 1;
+	row->quant_source = src;
+	snprintf(row->quant, sizeof row->quant, "%s", q.source);
+	return true;
+}
+
+static double distance_of(int d, const etc_metrics *m)
+{
+	if (d == ETC_NUMGAP_L1)
+		return m->count ? m->l1 * (double)m->count : 0.0;
+	if (d == ETC_NUMGAP_SNR)
+		return m->snr_db;
+	return m->mse;
+}
+
+static void compare_pair(etc_numgap *ng, size_t i, const item *ait, const otensor *a, otensor *r,
+                         const etc_gate *gate, etc_error *err, int *rc)
+{
+	etc_numgap_row *row = &ng->rows[i];
+	ng->act[i] = a->t;
+	ng->ref[i] = r->t;
 	row->dtype = etc_scalar_type_name(a->t.scalar_type);
 	row->reference_dtype = etc_scalar_type_name(r->t.scalar_type);
 	etc_shape_str_(&a->t, row->shape, sizeof row->shape);
@@ -552,21 +781,26 @@ static void compare_pair(const etc_numgap *ng, etc_numgap_row *row, etc_tensor *
 		         !a->has_data ? "runtime" : "reference", !a->has_data ? a->why : r->why);
 		return;
 	}
-	if (a->t.numel != r->t.numel || strcmp(row->shape, row->reference_shape) != 0) {
+	if ((a->t.numel != r->t.numel || strcmp(row->shape, row->reference_shape) != 0) &&
+	    !layout_match(ng, &a->t, &r->t, &ng->xf[i], row)) {
 		row->status = ETC_ROW_SHAPE_MISMATCH;
 		snprintf(row->reason, sizeof row->reason, "shape %.60s against reference %.60s",
 		         row->shape, row->reference_shape);
 		return;
 	}
-	if (etc_scalar_type_is_float_(a->t.scalar_type) !=
-	    etc_scalar_type_is_float_(r->t.scalar_type)) {
+	bool af = etc_scalar_type_is_float_(a->t.scalar_type);
+	bool rf = etc_scalar_type_is_float_(r->t.scalar_type);
+	if (!af && rf && is_int_code(a->t.scalar_type)) {
+		if (!setup_dequant(ng, i, ait, &r->t))
+			return;
+	} else if (af != rf) {
 		row->status = ETC_ROW_DTYPE_MISMATCH;
 		snprintf(row->reason, sizeof row->reason, "dtype %s against reference %s",
 		         row->dtype, row->reference_dtype);
 		return;
 	}
 	etc_values va, vr;
-	etc_values_from_tensor(&va, &a->t);
+	row_chain(ng, i, &va);
 	etc_values_from_tensor(&vr, &r->t);
 	if (r->check.pending) {
 		/* the reference bytes are checksummed in the comparison's own pass */
@@ -585,6 +819,7 @@ static void compare_pair(const etc_numgap *ng, etc_numgap_row *row, etc_tensor *
 	if (*rc < 0)
 		return;
 	row->has_metrics = true;
+	row->gap = distance_of(ng->opt.distance, &row->metrics);
 	row->status = etc_gate_judge_(&row->metrics, gate, row->reason, sizeof row->reason);
 }
 
@@ -643,6 +878,10 @@ static int emit_group(etc_numgap *ng, gather *g, const group *gr, const etc_gate
 		row->reference_handle_count = gr->nfh;
 		row->event_name = a->name;
 		row->instruction_id = a->ev ? a->ev->instruction_id : -1;
+		if (a->ev && a->ev->is_delegated_op)
+			row->delegate_backend = a->ev->delegate_backend_name
+			                            ? a->ev->delegate_backend_name
+			                            : "delegate";
 		row->item_count = gr->rt_items;
 		row->output = pa;
 		row->reference_output = pr;
@@ -654,10 +893,14 @@ static int emit_group(etc_numgap *ng, gather *g, const group *gr, const etc_gate
 			row->ops = a->name;
 			row->reference_ops = r->name;
 		}
+		row->nodes = nodes_of(ng, ETC_NUMGAP_RUNTIME, gr->rh, gr->nrh, NULL, NULL);
+		row->reference_nodes =
+		    nodes_of(ng, ETC_NUMGAP_REFERENCE, gr->fh, gr->nfh, &row->reference_node_list,
+		             &row->reference_node_count);
 		last_op(ng, a, row);
 		int rc = 0;
-		compare_pair(ng, row, &ng->act[i], &ng->ref[i], &g->ts[a->first + pa],
-		             &g->ts[r->first + pr], gate, err, &rc);
+		compare_pair(ng, i, a, &g->ts[a->first + pa], &g->ts[r->first + pr], gate, err,
+		             &rc);
 		ETC_TRY(rc);
 	}
 	/* outputs left over on either side */
@@ -967,12 +1210,223 @@ static int nothing_aligned(const gather *g, size_t nrt, bool by_handle, const ch
 	                nrt, hr, nref, hf);
 }
 
+/* --- refusing an ETRecord that is not the ETDump's own ------------------------------------- */
+
+static int warn(etc_numgap *ng, etc_error *err, const char *fmt, ...) ETC_PRINTF(3, 4);
+
+static int warn(etc_numgap *ng, etc_error *err, const char *fmt, ...)
+{
+	char buf[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	const char **w = grow(ng->warn, &ng->capwarn, ng->nwarn + 1, sizeof *w);
+	if (!w)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	ng->warn = w;
+	w[ng->nwarn] = etc_arena_strdup(&ng->arena, buf, strlen(buf));
+	if (!w[ng->nwarn])
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	ng->nwarn++;
+	return 0;
+}
+
+/* Does the event name contain the base name of one of its linked nodes' ops? */
+static bool name_fits(const etc_inspector_event *ev, const char **op)
+{
+	char name[256], base[128];
+	size_t l = ev->name.len < sizeof name - 1 ? ev->name.len : sizeof name - 1;
+	memcpy(name, ev->name.ptr, l);
+	name[l] = '\0';
+	*op = "";
+	for (uint32_t k = 0; k < ev->node_count; k++) {
+		etc_ng_op_base_(ev->nodes[k]->op, base, sizeof base);
+		if (*base && strstr(name, base))
+			return true;
+		*op = ev->nodes[k]->op;
+	}
+	return ev->node_count == 0;
+}
+
+/*
+ * The ETRecord linked to one side must be its own: more than half of the
+ * events with intermediate outputs without a debug handle, or an event
+ * whose name contains none of its linked nodes' op names, stop the run
+ * (ETC_ERR_MISMATCH naming the files and the flag), or warn with force.
+ */
+static int check_record(etc_numgap *ng, const gather *g, size_t from, size_t to,
+                        const etc_inspector *insp, const char *flag, etc_error *err)
+{
+	const etc_etrecord *rec = etc_inspector_etrecord(insp);
+	if (!rec || from == to)
+		return 0;
+	const char *dump = etc_etdump_name(etc_inspector_etdump(insp));
+	const char *rname = etc_etrecord_name(rec);
+	size_t unlinked = 0, total = 0;
+	const item *bad = NULL;
+	const char *bad_op = "";
+	for (size_t i = from; i < to; i++) {
+		const item *it = &g->items[i];
+		if (!it->ev)
+			continue;
+		total++;
+		unlinked += it->nh == 0;
+		const etc_inspector_event *ev = it->ev;
+		/* delegated events are named by their delegate id; DELEGATE_CALL and
+		 * OPERATOR_CALL by their kind */
+		if (bad || ev->is_delegated_op || !ev->name.len || is_delegate_call(ev) ||
+		    (ev->name.len == 13 && !memcmp(ev->name.ptr, "OPERATOR_CALL", 13)))
+			continue;
+		const char *op;
+		if (!name_fits(ev, &op))
+			bad = it, bad_op = op;
+	}
+	char msg[600];
+	if (unlinked * 2 > total)
+		snprintf(
+		    msg, sizeof msg,
+		    "%s: %zu of the %zu events with intermediate outputs have no debug handle "
+		    "in ETRecord %s: it is not the record of this ETDump; give its own with %s",
+		    dump, unlinked, total, rname, flag);
+	else if (bad)
+		snprintf(
+		    msg, sizeof msg,
+		    "%s: instruction %d \"%s\" is linked by ETRecord %s to %s, which it does not "
+		    "run: the record is not the one of this ETDump; give its own with %s",
+		    dump, bad->ev->instruction_id, bad->name, rname, bad_op, flag);
+	else
+		return 0;
+	if (!ng->opt.force)
+		return etc_fail(err, ETC_ERR_MISMATCH, NULL, -1,
+		                "%s (or --force to compare anyway)", msg);
+	return warn(ng, err, "%s (--force: compared anyway)", msg);
+}
+
+/* --- each row's share of the error -------------------------------------------------------- */
+
+static double own_snr(const etc_numgap_row *r)
+{
+	return r->metrics.identical ? INFINITY : r->metrics.snr_db;
+}
+
+/* SNR drop of every compared row through the runtime's graph (NaN without one). */
+static int snr_drops(etc_numgap *ng, etc_error *err)
+{
+	const etc_ng_graph *g = &ng->g_rt;
+	if (!g->n)
+		return 0;
+	double *snr = malloc(g->n * sizeof *snr), *eff = malloc(g->n * sizeof *eff);
+	uint32_t *mark = calloc(g->n, sizeof *mark), *mine = malloc(g->n * sizeof *mine);
+	if (!snr || !eff || !mark || !mine) {
+		free(snr), free(eff), free(mark), free(mine);
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	}
+	for (size_t i = 0; i < g->n; i++)
+		snr[i] = NAN;
+	/* a node's SNR: the lowest of the compared rows that hold its handle */
+	for (size_t i = 0; i < ng->nrows; i++) {
+		const etc_numgap_row *r = &ng->rows[i];
+		if (!r->has_metrics)
+			continue;
+		double v = own_snr(r);
+		for (uint32_t h = 0; h < r->handle_count; h++) {
+			const etc_graph_node *const *nodes;
+			size_t n =
+			    etc_etrecord_nodes_for_handle(g->rec, g->method, r->handles[h], &nodes);
+			for (size_t k = 0; k < n; k++) {
+				long x = etc_ng_graph_index_(g, nodes[k]);
+				if (x >= 0 && (isnan(snr[x]) || v < snr[x]))
+					snr[x] = isnan(v) ? INFINITY : v;
+			}
+		}
+	}
+	etc_ng_graph_effective_snr_(g, snr, eff, err);
+	for (size_t i = 0; i < ng->nrows; i++) {
+		etc_numgap_row *r = &ng->rows[i];
+		if (!r->has_metrics)
+			continue;
+		/* mark the row's own nodes (their edges between each other are internal) */
+		uint32_t stamp = (uint32_t)i + 1;
+		size_t nmine = 0;
+		for (uint32_t h = 0; h < r->handle_count; h++) {
+			const etc_graph_node *const *nodes;
+			size_t n =
+			    etc_etrecord_nodes_for_handle(g->rec, g->method, r->handles[h], &nodes);
+			for (size_t k = 0; k < n; k++) {
+				long x = etc_ng_graph_index_(g, nodes[k]);
+				if (x >= 0 && mark[x] != stamp) {
+					mark[x] = stamp;
+					mine[nmine++] = (uint32_t)x;
+				}
+			}
+		}
+		if (!nmine)
+			continue;
+		double in = INFINITY;
+		for (size_t m = 0; m < nmine; m++) {
+			uint32_t x = mine[m];
+			for (uint32_t k = g->in_start[x]; k < g->in_start[x + 1]; k++)
+				if (mark[g->in[k]] != stamp && eff[g->in[k]] < in)
+					in = eff[g->in[k]];
+		}
+		double own = own_snr(r);
+		if (isnan(own))
+			r->snr_drop = NAN;
+		else if (isinf(in) && isinf(own))
+			r->snr_drop = 0.0; /* exact over exact inputs */
+		else
+			r->snr_drop = in - own;
+	}
+	free(snr);
+	free(eff);
+	free(mark);
+	free(mine);
+	return 0;
+}
+
 /* --- public ------------------------------------------------------------------------------- */
 
 void etc_numgap_options_init(etc_numgap_options *o)
 {
+	memset(o, 0, sizeof *o);
 	o->block = "Execute";
 	o->min_snr = o->max_mse = o->min_cosine = o->max_abs = NAN;
+	o->distance = ETC_NUMGAP_MSE;
+	o->layout = ETC_NUMGAP_LAYOUT_AUTO;
+}
+
+const char *etc_numgap_distance_name(int d)
+{
+	return d == ETC_NUMGAP_L1 ? "l1" : d == ETC_NUMGAP_SNR ? "snr" : "mse";
+}
+
+int etc_numgap_distance_parse(const char *name, int *out)
+{
+	static const char *const names[] = {"mse", "l1", "snr"};
+	for (int i = 0; i < 3; i++)
+		if (name && !strcmp(name, names[i])) {
+			*out = i;
+			return 0;
+		}
+	return ETC_ERR_USAGE;
+}
+
+const char *etc_numgap_quant_source_name(int s)
+{
+	return s == ETC_NUMGAP_QUANT_FILE       ? "quant-params"
+	       : s == ETC_NUMGAP_QUANT_ETRECORD ? "etrecord"
+	                                        : "";
+}
+
+size_t etc_numgap_warning_count(const etc_numgap *ng)
+{
+	return ng->nwarn;
+}
+
+const char *etc_numgap_warning(const etc_numgap *ng, size_t i)
+{
+	return i < ng->nwarn ? ng->warn[i] : NULL;
 }
 
 int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap_reference *ref,
@@ -1029,12 +1483,23 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
 		}
 	}
 	gather g = {0};
-	int rc = gather_inspector(ng, &g, insp, ETC_NUMGAP_RUNTIME, block, "runtime ETDump", err);
+	int rc = etc_ng_graph_init_(&ng->g_rt, ng->rec, ng->method, err);
+	if (rc == 0 && opt->quant_params) {
+		rc = etc_ng_qfile_load_(&ng->qfile, &ng->arena, opt->quant_params, err);
+		ng->has_qfile = rc == 0;
+	}
+	if (rc == 0)
+		rc = gather_inspector(ng, &g, insp, ETC_NUMGAP_RUNTIME, block, "runtime ETDump",
+		                      err);
 	size_t nrt = g.n;
 	if (rc == 0)
 		rc = ref->npz ? gather_npz(ng, &g, ref->npz, ref_name, err)
 		              : gather_inspector(ng, &g, ref->insp, ETC_NUMGAP_REFERENCE, block,
 		                                 "reference ETDump", err);
+	if (rc == 0 && by_handle)
+		rc = check_record(ng, &g, 0, nrt, insp, "--etrecord", err);
+	if (rc == 0 && by_handle && ref->insp)
+		rc = check_record(ng, &g, nrt, g.n, ref->insp, "--reference-etrecord", err);
 	etc_gate gate = {opt->min_snr, opt->max_mse, opt->min_cosine, opt->max_abs};
 	if (rc == 0)
 		rc = by_handle ? align_by_handle(ng, &g, &gate, err)
@@ -1044,6 +1509,8 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
 		rc = verify_ref(ng, &g.ts[i], err);
 	if (rc == 0 && ng->nrows == 0)
 		rc = nothing_aligned(&g, nrt, by_handle, block, rt_name, ref_name, err);
+	if (rc == 0)
+		rc = snr_drops(ng, err);
 	free(g.items);
 	free(g.ts);
 	if (rc < 0) {
@@ -1063,10 +1530,13 @@ void etc_numgap_free(etc_numgap *ng)
 {
 	if (!ng)
 		return;
+	etc_ng_graph_free_(&ng->g_rt);
 	etc_arena_release(&ng->arena);
 	free(ng->rows);
 	free(ng->act);
 	free(ng->ref);
+	free(ng->xf);
+	free(ng->warn);
 	free(ng->un);
 	free(ng);
 }
@@ -1118,7 +1588,8 @@ int etc_numgap_row_values(const etc_numgap *ng, size_t i, etc_values *actual, et
 {
 	if (i >= ng->nrows || !ng->rows[i].has_metrics)
 		return ETC_ERR_USAGE;
-	etc_values_from_tensor(actual, &ng->act[i]);
+	/* the contexts live in the gap: reading through them does not change it */
+	row_chain((etc_numgap *)ng, i, actual);
 	etc_values_from_tensor(reference, &ng->ref[i]);
 	return 0;
 }

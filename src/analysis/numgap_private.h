@@ -7,7 +7,10 @@
 #define ETC_NUMGAP_PRIVATE_H
 
 #include "etcompare/common.h"
+#include "etcompare/etrecord.h"
+#include "core/internal.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,5 +30,70 @@ typedef struct etc_ng_key {
  */
 int etc_numgap_components_(const etc_ng_key *keys, size_t n, uint32_t *comp, size_t *ncomp,
                            etc_error *err);
+
+/* --- the graph of one ETRecord method (numgap_graph.c) ---------------------- */
+
+/* Node indexes by name and the producer/user edges of tensor arguments. */
+typedef struct etc_ng_graph {
+	const etc_etrecord *rec;
+	size_t method, n;
+	const etc_graph_node *nodes;    /* etc_etrecord_node(rec, method, 0) */
+	const etc_graph_node **by_name; /* nodes sorted by name */
+	uint32_t *in_start, *in;        /* producers of node i: in[in_start[i] .. in_start[i+1]) */
+	uint32_t *out_start, *out;      /* users of node i */
+} etc_ng_graph;
+
+/* Builds the index (0 or ETC_ERR_NOMEM); an empty graph when rec is NULL. */
+int etc_ng_graph_init_(etc_ng_graph *g, const etc_etrecord *rec, int method, etc_error *err);
+void etc_ng_graph_free_(etc_ng_graph *g);
+/* Index of the node named `name` (len bytes), or -1. */
+long etc_ng_graph_find_(const etc_ng_graph *g, const char *name, size_t len);
+/* Index of a node pointer of this graph, or -1. */
+long etc_ng_graph_index_(const etc_ng_graph *g, const etc_graph_node *nd);
+
+/*
+ * The SNR drop of every node: eff[i] is the SNR node i hands on: its own
+ * when compared (snr[i] not NaN), else the lowest of its producers' (+inf
+ * without producers: graph inputs, constants). Filled in graph order.
+ */
+int etc_ng_graph_effective_snr_(const etc_ng_graph *g, const double *snr, double *eff,
+                                etc_error *err);
+
+/* The base name of an op ("aten.mul.Scalar" -> "mul") into buf. */
+void etc_ng_op_base_(const char *op, char *buf, size_t cap);
+
+/* --- quantization parameters (numgap_quant.c) ------------------------------------ */
+
+typedef struct etc_ng_qparams {
+	uint32_t channels; /* 1 per tensor */
+	int64_t axis;      /* -1 per tensor */
+	double *scale, *zero_point;
+	const char *source; /* what to say in the row */
+} etc_ng_qparams;
+
+typedef struct etc_ng_qentry {
+	int64_t *handles; /* ascending */
+	uint32_t nh;
+	etc_ng_qparams q;
+} etc_ng_qentry;
+
+typedef struct etc_ng_qfile {
+	const char *path;
+	etc_ng_qentry *e;
+	size_t n;
+} etc_ng_qfile;
+
+/* Reads a --quant-params JSON file into `a` (ETC_ERR_IO, ETC_ERR_FORMAT naming the key). */
+int etc_ng_qfile_load_(etc_ng_qfile *f, etc_arena *a, const char *path, etc_error *err);
+/* The entry keyed by exactly these handles, or NULL. */
+const etc_ng_qparams *etc_ng_qfile_find_(const etc_ng_qfile *f, const int64_t *h, size_t n);
+/*
+ * Parameters from the graph: node `nd` or its single user is a quantize or
+ * dequantize op with literal scale and zero point. 1 found (in `a`), 0 not;
+ * `why` says what was missing when a quantization node was found but its
+ * parameters were not literals.
+ */
+int etc_ng_qgraph_find_(const etc_ng_graph *g, long node, etc_arena *a, etc_ng_qparams *out,
+                        char *why, size_t cap);
 
 #endif

@@ -92,6 +92,12 @@ static const char usage_text[] =
     "                            reference intermediates, arrays named by debug handle\n"
     "                            (\"12\", or \"12,13\" for a fused group); needs --etrecord\n"
     "  --numgap-tsv FILE         the gap as TSV (upstream calculate_numeric_gap columns)\n"
+    "  --distance mse|l1|snr     the gap column's distance (default mse; l1 is a sum)\n"
+    "  --quant-params FILE.json  scale/zero_point (per tensor, or lists with \"axis\") by\n"
+    "                            debug handle, to dequantize integer runtime tensors\n"
+    "                            (default: the ETRecord's quantize/dequantize nodes)\n"
+    "  --layout auto|none        compare NHWC against NCHW after permuting (default auto)\n"
+    "  --force                   compare even when an ETRecord does not fit its ETDump\n"
     "  --min-snr, --max-mse, --min-cosine, --max-abs and --plot apply too; exit 1 at the\n"
     "  first diverging operator (printed with its stack trace)\n"
     "  FILE may be - for standard output. Files are replaced atomically.\n"
@@ -165,6 +171,9 @@ int cli_parse(int argc, char **argv, args *a)
 	    {"--reference-etrecord", offsetof(args, numgap.reference_etrecord)},
 	    {"--reference-intermediates", offsetof(args, numgap.reference_intermediates)},
 	    {"--numgap-tsv", offsetof(args, numgap.tsv)},
+	    {"--distance", offsetof(args, numgap.distance)},
+	    {"--quant-params", offsetof(args, numgap.quant_params)},
+	    {"--layout", offsetof(args, numgap.layout)},
 
 	    {"--legacy-profile", offsetof(args, legacy_profile)},
 	    {"--legacy-time-scale", offsetof(args, legacy_time_scale)},
@@ -186,6 +195,7 @@ int cli_parse(int argc, char **argv, args *a)
 	    {"--show-references", offsetof(args, show_references)},
 	    {"--compare", offsetof(args, compare)},
 	    {"--compare_results", offsetof(args, compare)},
+	    {"--force", offsetof(args, numgap.force)},
 	};
 	memset(a, 0, sizeof *a);
 	a->max_values = 8;

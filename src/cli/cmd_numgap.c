@@ -25,6 +25,16 @@ int numgap_check_args(const numgap_args *a, bool have_etdump)
 	if (a->reference_etdump && !a->reference_debug_buffer)
 		return usage_error("%s", "--reference-etdump needs --reference-debug-buffer (the "
 		                         "reference's intermediate outputs)");
+	if ((a->distance || a->quant_params || a->layout || a->force) && !numgap_wanted(a))
+		return usage_error("%s",
+		                   "--distance, --quant-params, --layout and --force belong to "
+		                   "the numeric gap: give --reference-etdump or "
+		                   "--reference-intermediates");
+	int d;
+	if (a->distance && etc_numgap_distance_parse(a->distance, &d) < 0)
+		return usage_error("--distance %s: expected mse, l1 or snr", a->distance);
+	if (a->layout && strcmp(a->layout, "auto") && strcmp(a->layout, "none"))
+		return usage_error("--layout %s: expected auto or none", a->layout);
 	if (a->tsv && !numgap_wanted(a))
 		return usage_error("%s", "--numgap-tsv needs --reference-etdump or "
 		                         "--reference-intermediates");
@@ -94,6 +104,12 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		return EXIT_USAGE;
 	if (a->block)
 		o.block = a->block;
+	if (a->distance)
+		etc_numgap_distance_parse(a->distance, &o.distance);
+	if (a->layout && !strcmp(a->layout, "none"))
+		o.layout = ETC_NUMGAP_LAYOUT_NONE;
+	o.quant_params = a->quant_params;
+	o.force = a->force;
 	if (!etc_inspector_debug_buffer(insp))
 		return usage_error("%s", "the numeric gap needs --debug_buffer (the intermediate "
 		                         "outputs' values)");
@@ -108,6 +124,8 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		return usage_error("%s", err.message);
 	if (rc < 0)
 		return input_error(&err);
+	for (size_t i = 0; i < etc_numgap_warning_count(st->ng); i++)
+		fprintf(stderr, "etcompare: warning: %s\n", etc_numgap_warning(st->ng, i));
 	if (etc_report_numgap(stdout, st->ng, &err) < 0) {
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
 		return EXIT_OUTPUT;
@@ -117,16 +135,20 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 	if (first >= 0) {
 		const etc_numgap_row *r = etc_numgap_row_at(st->ng, (size_t)first);
 		/* debug-only ETDumps have no event names: the instruction says which */
-		char instr[32];
+		char instr[32], del[96];
 		snprintf(instr, sizeof instr, "instruction %d", r->instruction_id);
-		const char *event = *r->event_name ? r->event_name : instr;
+		snprintf(del, sizeof del, "%.60s event %.20s", r->delegate_backend, r->event_name);
+		const char *event = *r->delegate_backend ? del
+		                    : *r->event_name     ? r->event_name
+		                                         : instr;
 		const char *what = *r->ops ? r->ops : event;
-		fprintf(stderr,
-		        "etcompare: numeric gap: first divergence at row %ld of %zu: %s%s%s%s%s%s: "
-		        "%s\n",
-		        first, n, what, what != event ? " (" : "", what != event ? event : "",
-		        what != event ? ")" : "", *r->source_line ? " at " : "", r->source_line,
-		        r->reason);
+		fprintf(
+		    stderr,
+		    "etcompare: numeric gap: first divergence at row %ld of %zu: %s%s%s%s%s%s%s%s: "
+		    "%s\n",
+		    first, n, *r->nodes ? r->nodes : "", *r->nodes ? " " : "", what,
+		    what != event ? " (" : "", what != event ? event : "", what != event ? ")" : "",
+		    *r->source_line ? " at " : "", r->source_line, r->reason);
 		*gate = EXIT_GATE;
 	} else {
 		fprintf(stderr,

@@ -16,6 +16,8 @@ typedef struct numgap_args {
 	const char *reference_intermediates, *tsv;
 	const char *block, *method;
 	const char *min_snr, *max_mse, *min_cosine, *max_abs;
+	const char *distance, *quant_params, *layout;
+	bool force;
 } numgap_args;
 
 /* What the command opened, freed by numgap_free. */

@@ -24,6 +24,8 @@ typedef struct ctx {
 	etc_arena *a;
 	etc_sbuf args;
 	const char *first_name; /* for outputs: first "name" string seen */
+	etc_graph_arg *argv;    /* the current node's arguments (copied to the arena) */
+	size_t argc, argcap;
 } ctx;
 
 static void put_limited(etc_sbuf *b, const char *s, size_t n)
@@ -215,6 +217,74 @@ static int parse_metadata(ctx *c, etc_graph_node *nd, size_t i)
 	}
 }
 
+/* The rendered text args[from..] (what one argument wrote) in the arena. */
+static const char *rendered_since(ctx *c, size_t from)
+{
+	size_t to = c->args.len;
+	if (from > to || !c->args.p)
+		return "";
+	char *s = etc_arena_strdup(c->a, c->args.p + from, to - from);
+	return s ? s : "";
+}
+
+/* An argument union {"as_<kind>": value, ...}: its first set member is
+ * rendered, and its key kept as the argument's kind. */
+static int render_arg(ctx *c, etc_graph_arg *ga)
+{
+	etc_jtok t;
+	ETC_TRY(etc_jscan_next(&c->j, &t));
+	size_t from = c->args.len;
+	if (t != ETC_J_OBJECT) {
+		ETC_TRY(render(c, t, false));
+		ga->value = rendered_since(c, from);
+		return 0;
+	}
+	bool shown = false;
+	for (;;) {
+		ETC_TRY(etc_jscan_next(&c->j, &t));
+		if (t == ETC_J_OBJECT_END)
+			break;
+		bool is_name =
+		    etc_jscan_key_is(&c->j, "name") || etc_jscan_key_is(&c->j, "as_name");
+		bool is_none = etc_jscan_key_is(&c->j, "as_none");
+		const char *ks = c->j.escaped ? NULL : c->j.s; /* the span stays in the text */
+		size_t kl = c->j.len;
+		ETC_TRY(etc_jscan_next(&c->j, &t));
+		if (shown || t == ETC_J_NULL) {
+			ETC_TRY(etc_jscan_skip(&c->j, t));
+			continue;
+		}
+		if (is_none) {
+			ETC_TRY(etc_jscan_skip(&c->j, t));
+			put_limited(&c->args, "None", 4);
+		} else {
+			ETC_TRY(render(c, t, is_name));
+		}
+		char *key = ks ? etc_arena_strdup(c->a, ks, kl) : NULL;
+		ga->kind = key ? key : "";
+		shown = true;
+	}
+	if (!shown)
+		put_limited(&c->args, "None", 4);
+	ga->value = rendered_since(c, from);
+	return 0;
+}
+
+static int push_arg(ctx *c, etc_graph_arg **out)
+{
+	if (c->argc == c->argcap) {
+		size_t nc = c->argcap ? c->argcap * 2 : 8;
+		etc_graph_arg *v = realloc(c->argv, nc * sizeof *v);
+		if (!v)
+			return etc_fail(c->j.err, ETC_ERR_NOMEM, c->j.file, -1, "out of memory");
+		c->argv = v;
+		c->argcap = nc;
+	}
+	*out = &c->argv[c->argc++];
+	**out = (etc_graph_arg){"", "", ""};
+	return 0;
+}
+
 static int parse_inputs(ctx *c, size_t i)
 {
 	etc_jtok t;
@@ -231,6 +301,8 @@ static int parse_inputs(ctx *c, size_t i)
 			return etc_jscan_fail(&c->j, "node %zu: an input is not an object", i);
 		if (!first)
 			put_limited(&c->args, ", ", 2);
+		etc_graph_arg *ga = NULL;
+		ETC_TRY(push_arg(c, &ga));
 		for (;;) {
 			ETC_TRY(etc_jscan_next(&c->j, &t));
 			if (t == ETC_J_OBJECT_END)
@@ -240,12 +312,13 @@ static int parse_inputs(ctx *c, size_t i)
 				if (t == ETC_J_STRING) {
 					put_limited(&c->args, c->j.s, c->j.len);
 					put_limited(&c->args, "=", 1);
+					const char *nm = etc_jscan_string(&c->j, c->a);
+					ga->name = nm ? nm : "";
 				} else {
 					ETC_TRY(etc_jscan_skip(&c->j, t));
 				}
 			} else if (etc_jscan_key_is(&c->j, "arg")) {
-				ETC_TRY(etc_jscan_next(&c->j, &t));
-				ETC_TRY(render(c, t, false));
+				ETC_TRY(render_arg(c, ga));
 			} else {
 				ETC_TRY(etc_jscan_next(&c->j, &t));
 				ETC_TRY(etc_jscan_skip(&c->j, t));
@@ -262,6 +335,7 @@ static int parse_node(ctx *c, etc_graph_node *nd, size_t i)
 	nd->debug_handle = -1;
 	etc_sbuf_reset(&c->args);
 	c->first_name = NULL;
+	c->argc = 0;
 	for (;;) {
 		ETC_TRY(etc_jscan_next(&c->j, &t));
 		if (t == ETC_J_OBJECT_END)
@@ -298,6 +372,14 @@ static int parse_node(ctx *c, etc_graph_node *nd, size_t i)
 		nd->nn_module_stack = "";
 	if (!nd->source_fn_stack)
 		nd->source_fn_stack = "";
+	if (c->argc) {
+		etc_graph_arg *av = etc_arena_alloc(c->a, c->argc, sizeof *av);
+		if (!av)
+			return etc_fail(c->j.err, ETC_ERR_NOMEM, c->j.file, -1, "out of memory");
+		memcpy(av, c->argv, c->argc * sizeof *av);
+		nd->args = av;
+		nd->arg_count = (uint32_t)c->argc;
+	}
 	if (!nd->name || !nd->inputs || c->args.failed)
 		return etc_fail(c->j.err, ETC_ERR_NOMEM, c->j.file, -1, "out of memory");
 	return 0;
@@ -406,6 +488,7 @@ int etc_edge_program_parse(etc_arena *a, const char *data, size_t size, const ch
 		*count = n;
 	}
 	free(v);
+	free(c.argv);
 	etc_sbuf_free(&c.args);
 	return rc;
 }

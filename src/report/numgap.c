@@ -35,16 +35,81 @@ static void clip(char *dst, size_t cap, const char *s)
 	memcpy(dst + k, "...", 4);
 }
 
-#define NCOL 12
+#define NCOL 14
 #define CELL 128
+
+/* "+inf", "12.3" or "-" for an SNR drop. */
+static void fmt_drop(char *buf, size_t cap, double v)
+{
+	if (isnan(v))
+		snprintf(buf, cap, "-");
+	else if (isinf(v))
+		snprintf(buf, cap, "%sinf", v > 0 ? "+" : "-");
+	else
+		etc_fmt_metric_(buf, cap, v);
+}
+
+/* Rows by SNR drop, largest first (NaN last), ties in execution order. */
+static int cmp_drop(const void *a, const void *b, const etc_numgap *ng)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	double x = etc_numgap_row_at(ng, i)->snr_drop, y = etc_numgap_row_at(ng, j)->snr_drop;
+	if (isnan(x) != isnan(y))
+		return isnan(x) ? 1 : -1;
+	if (!isnan(x) && x != y)
+		return x > y ? -1 : 1;
+	return (i > j) - (i < j);
+}
+
+/* The top rows by SNR drop: "where the error enters". */
+static void print_drops(FILE *f, const etc_numgap *ng)
+{
+	size_t n = etc_numgap_row_count(ng), top[5], nt = 0;
+	/* a partial selection: n can be large, 5 is small */
+	for (size_t i = 0; i < n; i++) {
+		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
+		if (isnan(r->snr_drop) || r->snr_drop <= 0)
+			continue;
+		size_t k = nt < 5 ? nt++ : 5;
+		if (k == 5) {
+			if (cmp_drop(&i, &top[4], ng) >= 0)
+				continue;
+			k = 4;
+		}
+		top[k] = i;
+		for (; k > 0 && cmp_drop(&top[k], &top[k - 1], ng) < 0; k--) {
+			size_t t = top[k];
+			top[k] = top[k - 1];
+			top[k - 1] = t;
+		}
+	}
+	bool any = false;
+	for (size_t i = 0; i < n && !any; i++)
+		any = !isnan(etc_numgap_row_at(ng, i)->snr_drop);
+	if (!any)
+		return;
+	fprintf(f, "\nWhere the error enters (largest SNR drop: lowest input SNR - own SNR):\n");
+	if (!nt)
+		fprintf(f, "  no row loses SNR against its inputs\n");
+	for (size_t k = 0; k < nt; k++) {
+		const etc_numgap_row *r = etc_numgap_row_at(ng, top[k]);
+		char drop[40], snr[40];
+		fmt_drop(drop, sizeof drop, r->snr_drop);
+		etc_fmt_metric_(snr, sizeof snr, r->metrics.snr_db);
+		fprintf(f, "  %zu. row %zu %s (%s): SNR drop %s dB to %s dB%s%s\n", k + 1, top[k],
+		        *r->nodes ? r->nodes : r->event_name, *r->ops ? r->ops : r->event_name,
+		        drop, snr, *r->source_line ? " at " : "", r->source_line);
+	}
+}
 
 int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 {
 	static const char *const hdr[NCOL] = {
-	    "#",        "runtime ops", "runtime handles", "reference ops", "shape",  "dtype",
-	    "SNR (dB)", "MSE",         "cosine",          "max abs",       "source", "verdict"};
-	static const bool right[NCOL] = {true, false, false, false, false, false,
-	                                 true, true,  true,  true,  false, false};
+	    "#",      "node",    "runtime ops", "runtime handles", "reference ops",
+	    "shape",  "dtype",   "SNR (dB)",    "SNR drop",        "MSE",
+	    "cosine", "max abs", "source",      "verdict"};
+	static const bool right[NCOL] = {true, false, false, false, false, false, false,
+	                                 true, true,  true,  true,  true,  false, false};
 	size_t n = etc_numgap_row_count(ng);
 	long first = etc_numgap_first_divergence(ng);
 	char(*cells)[NCOL][CELL] = calloc(n ? n : 1, sizeof *cells);
@@ -59,41 +124,51 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
 		char(*c)[CELL] = cells[i];
 		snprintf(c[0], CELL, "%zu", i);
+		clip(c[1], 32, *r->nodes ? r->nodes : "-");
 		if (*r->ops)
-			clip(c[1], 48, r->ops);
+			clip(c[2], 48, r->ops);
 		else /* no ETRecord and a debug-only ETDump: no names at all */
-			snprintf(c[1], CELL, "instruction %d", r->instruction_id);
+			snprintf(c[2], CELL, "instruction %d", r->instruction_id);
 		etc_sbuf_reset(&b);
 		handles_tuple(&b, r->handles, r->handle_count);
-		clip(c[2], 40, b.p ? b.p : "");
-		clip(c[3], 48, r->reference_ops);
+		clip(c[3], 40, b.p ? b.p : "");
+		clip(c[4], 48, r->reference_ops);
 		/* the reference's shape and dtype only where they differ */
 		if (strcmp(r->shape, r->reference_shape))
-			snprintf(c[4], CELL, "%.40s vs %.40s", r->shape, r->reference_shape);
+			snprintf(c[5], CELL, "%.40s vs %.40s", r->shape, r->reference_shape);
 		else
-			snprintf(c[4], CELL, "%s", r->shape);
+			snprintf(c[5], CELL, "%s", r->shape);
 		if (strcmp(r->dtype, r->reference_dtype))
-			snprintf(c[5], CELL, "%s vs %s", r->dtype, r->reference_dtype);
+			snprintf(c[6], CELL, "%s vs %s", r->dtype, r->reference_dtype);
 		else
-			snprintf(c[5], CELL, "%s", r->dtype);
+			snprintf(c[6], CELL, "%s", r->dtype);
 		if (r->has_metrics) {
-			etc_fmt_metric_(c[6], CELL, r->metrics.snr_db);
-			etc_fmt_metric_(c[7], CELL, r->metrics.mse);
-			etc_fmt_metric_(c[8], CELL, r->metrics.cosine);
-			etc_fmt_metric_(c[9], CELL, r->metrics.max_abs);
+			etc_fmt_metric_(c[7], CELL, r->metrics.snr_db);
+			fmt_drop(c[8], CELL, r->snr_drop);
+			etc_fmt_metric_(c[9], CELL, r->metrics.mse);
+			etc_fmt_metric_(c[10], CELL, r->metrics.cosine);
+			etc_fmt_metric_(c[11], CELL, r->metrics.max_abs);
 		} else {
-			for (int k = 6; k < 10; k++)
+			for (int k = 7; k < 12; k++)
 				snprintf(c[k], CELL, "-");
 		}
-		clip(c[10], 56, r->source_line);
+		clip(c[12], 56, r->source_line);
+		/* how the runtime values were read, when not as they are */
+		char how[40] = "";
+		if (*r->layout || r->quant_source)
+			snprintf(how, sizeof how, " [%.12s%s%s%s]", r->layout,
+			         *r->layout && r->quant_source ? ", " : "",
+			         r->quant_source ? "deq. " : "",
+			         etc_numgap_quant_source_name(r->quant_source));
 		if (r->status == ETC_ROW_PASS)
-			snprintf(c[11], CELL, "%s",
+			snprintf(c[13], CELL, "%s%s",
 			         r->has_metrics && r->metrics.identical ? "pass (identical)"
-			                                                : "pass");
+			                                                : "pass",
+			         how);
 		else
-			snprintf(c[11], CELL, "%s%s: %.80s",
+			snprintf(c[13], CELL, "%s%.16s: %.52s%s",
 			         (long)i == first ? "FIRST DIVERGENCE " : "",
-			         etc_row_status_str(r->status), r->reason);
+			         etc_row_status_str(r->status), r->reason, how);
 		for (int k = 0; k < NCOL; k++)
 			ptrs[i * NCOL + (size_t)k] = c[k];
 	}
@@ -121,10 +196,19 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 		char instr[32];
 		snprintf(instr, sizeof instr, "instruction %d", r->instruction_id);
 		const char *what = *r->ops ? r->ops : *r->event_name ? r->event_name : instr;
-		fprintf(f, "\nFirst divergence: row %ld, %s (debug handles %s, %s%s%d)\n", first,
-		        what, b.p ? b.p : "()", r->event_name,
+		fprintf(f, "\nFirst divergence: row %ld, %s%s%s%s (debug handles %s, %s%s%s%s%d)\n",
+		        first, *r->nodes ? "node " : "", r->nodes, *r->nodes ? ": " : "", what,
+		        b.p ? b.p : "()", r->delegate_backend,
+		        *r->delegate_backend ? " event " : "", r->event_name,
 		        *r->event_name ? ", instruction " : "instruction ", r->instruction_id);
 		fprintf(f, "  %s: %s\n", etc_row_status_str(r->status), r->reason);
+		fprintf(f, "  source: %s\n", *r->source_line ? r->source_line : "(unknown)");
+		if (*r->layout)
+			fprintf(f,
+			        "  layout: runtime %s (max-abs index in the reference's layout)\n",
+			        r->layout);
+		if (r->quant_source)
+			fprintf(f, "  dequantized: %s\n", r->quant);
 		fprintf(f, "  reference ops: %s\n", r->reference_ops);
 		fprintf(f, "  module: %s\n", *r->module_path ? r->module_path : "(unknown)");
 		if (*r->stack_trace) {
@@ -141,6 +225,7 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 			fprintf(f, "  stack trace: (none: no ETRecord, or the node has none)\n");
 		}
 	}
+	print_drops(f, ng);
 	size_t nu = etc_numgap_unmatched_count(ng);
 	if (nu)
 		fprintf(f, "\nUnmatched intermediate outputs (%zu):\n", nu);
@@ -183,16 +268,53 @@ static void num_field(FILE *f, bool has, double v)
 	field(f, buf, false);
 }
 
-/* upstream's stacktraces: {op: trace} of the group's last op */
+/* upstream's stacktraces: {node name: stack trace} of every AOT node */
 static void stacktraces_str(etc_sbuf *b, const etc_numgap_row *r)
 {
 	etc_sbuf_puts(b, "{");
-	if (*r->stack_trace) {
-		etc_sbuf_pyrepr_str(b, r->event_name, strlen(r->event_name));
+	for (uint32_t k = 0; k < r->reference_node_count; k++) {
+		const etc_graph_node *nd = r->reference_node_list[k];
+		etc_sbuf_puts(b, k ? ", " : "");
+		etc_sbuf_pyrepr_str(b, nd->name, strlen(nd->name));
 		etc_sbuf_puts(b, ": ");
-		etc_sbuf_pyrepr_str(b, r->stack_trace, strlen(r->stack_trace));
+		etc_sbuf_pyrepr_str(b, nd->stack_trace, strlen(nd->stack_trace));
 	}
 	etc_sbuf_puts(b, "}");
+}
+
+/* upstream's aot_ops: the Python list of the AOT node names */
+static const char *node_list(etc_sbuf *b, const etc_numgap_row *r)
+{
+	etc_sbuf_reset(b);
+	etc_sbuf_puts(b, "[");
+	for (uint32_t k = 0; k < r->reference_node_count; k++) {
+		const char *nm = r->reference_node_list[k]->name;
+		etc_sbuf_puts(b, k ? ", " : "");
+		etc_sbuf_pyrepr_str(b, nm, strlen(nm));
+	}
+	etc_sbuf_puts(b, "]");
+	return b->p ? b->p : "[]";
+}
+
+/* upstream's runtime_ops: the list of runtime event names */
+static const char *event_list(etc_sbuf *b, const etc_numgap_row *r)
+{
+	etc_sbuf_reset(b);
+	etc_sbuf_puts(b, "[");
+	etc_sbuf_pyrepr_str(b, r->event_name, strlen(r->event_name));
+	etc_sbuf_puts(b, "]");
+	return b->p ? b->p : "[]";
+}
+
+/* "+inf", a number, or "" */
+static void drop_field(FILE *f, double v, bool last)
+{
+	char buf[40] = "";
+	if (isinf(v))
+		snprintf(buf, sizeof buf, "%sinf", v > 0 ? "" : "-");
+	else if (!isnan(v))
+		etc_format_double(buf, v);
+	field(f, buf, last);
 }
 
 /* A tensor's one-line summary, or "dtype shape" when it was not compared. */
@@ -237,24 +359,47 @@ int etc_report_numgap_tsv(FILE *f, const etc_numgap *ng, etc_error *err)
 	                                   "max_rel",
 	                                   "source_line",
 	                                   "module_path",
-	                                   "first_divergence"};
+	                                   "first_divergence",
+	                                   "runtime_op_types",
+	                                   "aot_op_types",
+	                                   "event_name",
+	                                   "runtime_nodes",
+	                                   "distance",
+	                                   "layout",
+	                                   "quant_source",
+	                                   "quant",
+	                                   "snr_drop"};
 	const size_t ncols = sizeof cols / sizeof cols[0];
-	etc_sbuf b = {0};
+	etc_sbuf b = {0}, b2 = {0};
 	long first = etc_numgap_first_divergence(ng);
 	for (size_t c = 0; c < ncols; c++)
 		field(f, cols[c], c + 1 == ncols);
 	for (size_t i = 0; i < etc_numgap_row_count(ng); i++) {
 		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
 		field(f, tuple(&b, r->reference_handles, r->reference_handle_count), false);
-		field(f, r->reference_ops, false);
+		field(f, node_list(&b, r), false);
 		field(f,
 		      summary(&b, etc_numgap_row_reference_tensor(ng, i), r->reference_dtype,
 		              r->reference_shape),
 		      false);
-		field(f, r->ops, false);
+		field(f, event_list(&b, r), false);
 		field(f, tuple(&b, r->handles, r->handle_count), false);
 		field(f, summary(&b, etc_numgap_row_tensor(ng, i), r->dtype, r->shape), false);
-		num_field(f, r->has_metrics, r->metrics.mse);
+		{
+			char g[48] = "";
+			if (r->has_metrics) {
+				if (isinf(r->gap))
+					snprintf(g, sizeof g, "[%sinf]", r->gap > 0 ? "" : "-");
+				else if (isnan(r->gap))
+					snprintf(g, sizeof g, "[nan]");
+				else {
+					g[0] = '[';
+					etc_format_double(g + 1, r->gap);
+					strcat(g, "]");
+				}
+			}
+			field(f, g, false);
+		}
 		etc_sbuf_reset(&b);
 		stacktraces_str(&b, r);
 		field(f, b.p ? b.p : "{}", false);
@@ -270,7 +415,16 @@ int etc_report_numgap_tsv(FILE *f, const etc_numgap *ng, etc_error *err)
 			num_field(f, r->has_metrics, m[k]);
 		field(f, r->source_line, false);
 		field(f, r->module_path, false);
-		field(f, (long)i == first ? "True" : "False", true);
+		field(f, (long)i == first ? "True" : "False", false);
+		field(f, r->ops, false);
+		field(f, r->reference_ops, false);
+		field(f, r->event_name, false);
+		field(f, r->nodes, false);
+		field(f, etc_numgap_distance_name(etc_numgap_options_get(ng)->distance), false);
+		field(f, r->layout, false);
+		field(f, etc_numgap_quant_source_name(r->quant_source), false);
+		field(f, r->quant, false);
+		drop_field(f, r->snr_drop, true);
 	}
 	/* unmatched items: their side's columns, the other side's empty */
 	for (size_t i = 0; i < etc_numgap_unmatched_count(ng); i++) {
@@ -278,9 +432,23 @@ int etc_report_numgap_tsv(FILE *f, const etc_numgap *ng, etc_error *err)
 		bool rt = u->side == ETC_NUMGAP_RUNTIME;
 		const char *h = tuple(&b, u->handles, u->handle_count);
 		field(f, rt ? "" : h, false);
-		field(f, rt ? "" : u->ops, false);
+		/* upstream's lists: node names (the reference), event names (the runtime) */
+		etc_sbuf_reset(&b2);
+		etc_sbuf_puts(&b2, "[");
+		for (const char *p = u->nodes; *p && !rt;) {
+			size_t l = strcspn(p, ",");
+			etc_sbuf_puts(&b2, p == u->nodes ? "" : ", ");
+			etc_sbuf_pyrepr_str(&b2, p, l);
+			p += l;
+			while (*p == ',' || *p == ' ')
+				p++;
+		}
+		if (rt)
+			etc_sbuf_pyrepr_str(&b2, u->name, strlen(u->name));
+		etc_sbuf_puts(&b2, "]");
+		field(f, rt ? "" : b2.p ? b2.p : "[]", false);
 		field(f, "", false);
-		field(f, rt ? u->ops : "", false);
+		field(f, rt ? (b2.p ? b2.p : "[]") : "", false);
 		field(f, rt ? h : "", false);
 		for (int k = 0; k < 3; k++) /* output summary, gap, stacktraces */
 			field(f, k == 2 ? "{}" : "", false);
@@ -292,14 +460,21 @@ int etc_report_numgap_tsv(FILE *f, const etc_numgap *ng, etc_error *err)
 		field(f, rt ? "" : u->dtype, false);
 		for (int k = 0; k < 8; k++) /* metrics, source line, module path */
 			field(f, "", false);
-		field(f, "False", true);
+		field(f, "False", false);
+		field(f, rt ? u->ops : "", false);
+		field(f, rt ? "" : u->ops, false);
+		field(f, u->instruction_id >= 0 ? u->name : "", false);
+		for (int k = 0; k < 5; k++) /* nodes, distance, layout, quant source, quant */
+			field(f, "", false);
+		field(f, "", true);
 	}
 	int rc = 0;
-	if (b.failed)
+	if (b.failed || b2.failed)
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	else if (ferror(f))
 		rc = etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the numeric gap TSV");
 	etc_sbuf_free(&b);
+	etc_sbuf_free(&b2);
 	return rc;
 }
 
@@ -332,9 +507,10 @@ void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng)
 {
 	const etc_numgap_options *o = etc_numgap_options_get(ng);
 	long first = etc_numgap_first_divergence(ng);
-	etc_sbuf_printf(b, "{\"alignment\": \"%s\", \"block\": ",
+	etc_sbuf_printf(b, "{\"alignment\": \"%s\", \"distance\": \"%s\", \"block\": ",
 	                etc_numgap_alignment_get(ng) == ETC_NUMGAP_BY_HANDLE ? "debug_handle"
-	                                                                     : "instruction");
+	                                                                     : "instruction",
+	                etc_numgap_distance_name(o->distance));
 	etc_sbuf_json_str(b, o->block, strlen(o->block));
 	etc_sbuf_puts(b, ", \"thresholds\": {");
 	json_threshold(b, "min_snr", o->min_snr);
@@ -355,13 +531,21 @@ void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng)
 		etc_sbuf_puts(b, i ? ",\n      {\"aot_debug_handle\": "
 		                   : "\n      {\"aot_debug_handle\": ");
 		json_handles(b, r->reference_handles, r->reference_handle_count);
-		json_kv(b, "aot_ops", r->reference_ops);
+		etc_sbuf_puts(b, ", \"aot_ops\": [");
+		for (uint32_t k = 0; k < r->reference_node_count; k++) {
+			const char *nm = r->reference_node_list[k]->name;
+			etc_sbuf_puts(b, k ? ", " : "");
+			etc_sbuf_json_str(b, nm, strlen(nm));
+		}
+		etc_sbuf_puts(b, "]");
 		etc_sbuf_puts(b, ", \"aot_intermediate_output\": ");
 		if (rt)
 			etc_tensor_json_(b, rt, 8, NULL);
 		else
 			etc_sbuf_puts(b, "null");
-		json_kv(b, "runtime_ops", r->ops);
+		etc_sbuf_puts(b, ", \"runtime_ops\": [");
+		etc_sbuf_json_str(b, r->event_name, strlen(r->event_name));
+		etc_sbuf_puts(b, "]");
 		etc_sbuf_puts(b, ", \"runtime_debug_handle\": ");
 		json_handles(b, r->handles, r->handle_count);
 		etc_sbuf_puts(b, ", \"runtime_intermediate_output\": ");
@@ -370,17 +554,34 @@ void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng)
 		else
 			etc_sbuf_puts(b, "null");
 		etc_sbuf_puts(b, ", \"gap\": ");
-		if (r->has_metrics)
-			etc_json_num_(b, r->metrics.mse);
-		else
+		if (r->has_metrics) {
+			etc_sbuf_puts(b, "[");
+			etc_json_num_(b, r->gap);
+			etc_sbuf_puts(b, "]");
+		} else {
 			etc_sbuf_puts(b, "null");
+		}
 		etc_sbuf_puts(b, ", \"stacktraces\": {");
-		if (*r->stack_trace) {
-			etc_sbuf_json_str(b, r->event_name, strlen(r->event_name));
+		for (uint32_t k = 0; k < r->reference_node_count; k++) {
+			const etc_graph_node *nd = r->reference_node_list[k];
+			etc_sbuf_puts(b, k ? ", " : "");
+			etc_sbuf_json_str(b, nd->name, strlen(nd->name));
 			etc_sbuf_puts(b, ": ");
-			etc_sbuf_json_str(b, r->stack_trace, strlen(r->stack_trace));
+			etc_sbuf_json_str(b, nd->stack_trace, strlen(nd->stack_trace));
 		}
 		etc_sbuf_puts(b, "}");
+		json_kv(b, "runtime_op_types", r->ops);
+		json_kv(b, "aot_op_types", r->reference_ops);
+		json_kv(b, "runtime_nodes", r->nodes);
+		json_kv(b, "delegate_backend", r->delegate_backend);
+		json_kv(b, "layout", r->layout);
+		json_kv(b, "quant_source", etc_numgap_quant_source_name(r->quant_source));
+		json_kv(b, "quant", r->quant);
+		etc_sbuf_puts(b, ", \"snr_drop\": ");
+		if (isnan(r->snr_drop))
+			etc_sbuf_puts(b, "null");
+		else
+			etc_json_num_(b, r->snr_drop);
 		json_kv(b, "event_name", r->event_name);
 		etc_sbuf_printf(b,
 		                ", \"instruction_id\": %d, \"merged_items\": %u, \"output\": %u, "
@@ -416,6 +617,7 @@ void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng)
 		else
 			etc_sbuf_puts(b, "null");
 		json_kv(b, "ops", u->ops);
+		json_kv(b, "nodes", u->nodes);
 		json_kv(b, "shape", u->shape);
 		json_kv(b, "dtype", u->dtype);
 		json_kv(b, "reason", u->reason);
@@ -435,8 +637,12 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 	const char **labels = calloc(n ? n : 1, sizeof *labels);
 	char(*names)[64] = calloc(n ? n : 1, sizeof *names);
 	double *snr = calloc(n ? n : 1, sizeof *snr), *cos = calloc(n ? n : 1, sizeof *cos);
+	double *drop = calloc(n ? n : 1, sizeof *drop);
+	/* the SNR drop points at nodes: its labels name them */
+	const char **nlabels = calloc(n ? n : 1, sizeof *nlabels);
+	char(*nnames)[64] = calloc(n ? n : 1, sizeof *nnames);
 	int rc = 0;
-	if (!labels || !names || !snr || !cos) {
+	if (!labels || !names || !snr || !cos || !drop || !nlabels || !nnames) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 		goto done;
 	}
@@ -448,6 +654,12 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 		labels[k] = names[k];
 		snr[k] = r->has_metrics ? r->metrics.snr_db : NAN;
 		cos[k] = r->has_metrics ? r->metrics.cosine : NAN;
+		drop[k] = r->snr_drop;
+		snprintf(nnames[k], sizeof nnames[k], "%zu %.40s", i,
+		         *r->nodes ? r->nodes
+		         : *r->ops ? r->ops
+		                   : r->event_name);
+		nlabels[k] = nnames[k];
 		if ((long)i == first)
 			marked = (long)k;
 		k++;
@@ -462,6 +674,34 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 			    "cosine similarity of each intermediate output, execution "
 			    "order",
 			    "cosine", k, labels, cos, opt->min_cosine, marked, res, err);
+		/* an infinite drop (exact inputs, inexact output) is drawn above the
+		 * largest finite one, and the title says where */
+		double top = 0;
+		bool any = false, inf = false;
+		for (size_t i = 0; i < k; i++) {
+			any = any || !isnan(drop[i]);
+			if (isfinite(drop[i]) && drop[i] > top)
+				top = drop[i];
+			inf = inf || (isinf(drop[i]) && drop[i] > 0);
+		}
+		double at = top > 0 ? top * 1.25 + 1 : 10;
+		for (size_t i = 0; i < k; i++)
+			if (isinf(drop[i]))
+				drop[i] = drop[i] > 0 ? at : NAN;
+		char title[160];
+		if (inf)
+			snprintf(
+			    title, sizeof title,
+			    "SNR drop of each intermediate output (lowest input SNR - own SNR), "
+			    "+inf drawn at %.3g",
+			    at);
+		else
+			snprintf(
+			    title, sizeof title,
+			    "SNR drop of each intermediate output (lowest input SNR - own SNR)");
+		if (rc == 0 && any)
+			rc = etc_plot_lines(o, "numgap_snr_drop", title, "SNR drop (dB)", k,
+			                    nlabels, drop, NAN, marked, res, err);
 	}
 	if (rc < 0 || first < 0)
 		goto done;
@@ -491,5 +731,8 @@ done:
 	free(names);
 	free(snr);
 	free(cos);
+	free(drop);
+	free(nlabels);
+	free(nnames);
 	return rc;
 }
