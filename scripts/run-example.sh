@@ -6,5 +6,5 @@ set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" >/dev/null
+cmake --build build -j"$(nproc)" --target etcompare_cli >/dev/null
 exec ./build/etcompare --example --show-outputs --max-values 4 "$@"

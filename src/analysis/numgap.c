@@ -242,7 +242,7 @@ static int gather_inspector(etc_numgap *ng, gather *g, const etc_inspector *insp
 		if (last && same_instruction(last, ev))
 			continue;
 		last = ev;
-		item *it;
+		item *it = NULL;
 		ETC_TRY(push_item(g, &it, err));
 		it->side = side;
 		it->order = (uint32_t)(g->n - 1);
@@ -255,7 +255,7 @@ static int gather_inspector(etc_numgap *ng, gather *g, const etc_inspector *insp
 			if (v->type != ETC_VALUE_TENSOR && v->type != ETC_VALUE_TENSOR_LIST)
 				continue; /* scalars are not intermediate tensors */
 			for (uint32_t i = 0; i < v->tensor_count; i++) {
-				otensor *o;
+				otensor *o = NULL;
 				ETC_TRY(push_tensor(g, &o, err));
 				int rc = etc_value_tensor(v, i, buf, &o->t, err);
 				if (rc < 0 && rc != ETC_ERR_UNSUPPORTED)
@@ -362,7 +362,7 @@ static int gather_npz(etc_numgap *ng, gather *g, const etc_npz *z, const char *n
 			              an);
 			break;
 		}
-		item *it;
+		item *it = NULL;
 		if ((rc = push_item(g, &it, err)) < 0)
 			break;
 		it->side = ETC_NUMGAP_REFERENCE;
@@ -370,7 +370,7 @@ static int gather_npz(etc_numgap *ng, gather *g, const etc_npz *z, const char *n
 		it->name = an;
 		if ((rc = set_handles(&ng->arena, it, h, nh, err)) < 0)
 			break;
-		otensor *o;
+		otensor *o = NULL;
 		if ((rc = push_tensor(g, &o, err)) < 0)
 			break;
 		/* the CRC-32 is checked in the comparison's pass, or at the end */
