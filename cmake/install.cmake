@@ -58,11 +58,10 @@ if(NOT CMAKE_CROSSCOMPILING)
   if(ETC_HELP2MAN)
     set(ETC_MAN ${CMAKE_CURRENT_BINARY_DIR}/etcompare.1)
     add_custom_command(OUTPUT ${ETC_MAN}
-      COMMAND ${ETC_HELP2MAN} --no-info --section=1
-              "--name=numerical debugging and profiling of ExecuTorch runs"
-              --include=${CMAKE_CURRENT_SOURCE_DIR}/cmake/etcompare.h2m
-              --output=${ETC_MAN} $<TARGET_FILE:etcompare_cli>
-      DEPENDS etcompare_cli cmake/etcompare.h2m
+      COMMAND ${CMAKE_COMMAND} -DETC=$<TARGET_FILE:etcompare_cli> -DHELP2MAN=${ETC_HELP2MAN}
+              -DINCLUDE=${CMAKE_CURRENT_SOURCE_DIR}/cmake/etcompare.h2m -DOUT=${ETC_MAN}
+              -P ${CMAKE_CURRENT_SOURCE_DIR}/cmake/manpage.cmake
+      DEPENDS etcompare_cli cmake/etcompare.h2m cmake/manpage.cmake
       COMMENT "Generating the man page from --help (help2man)")
     add_custom_target(etcompare_man ALL DEPENDS ${ETC_MAN})
     install(FILES ${ETC_MAN} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
