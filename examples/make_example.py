@@ -31,6 +31,14 @@ in float64 (tiny, harmless differences). Files written to examples/:
   example_intermediates.npz the AOT reference intermediates of input 0,
                             one array per debug handle ("1" ... "7")
 
+Also, for the README's recipes (not compiled in):
+
+  example_ref.etdp          a reference run: input 0 on the CPU (portable
+  example_ref_debug.bin     kernels), with its debug buffer
+  example_baseline.etdp     timings of the previous build, whose layer_norm
+                            was faster (the performance diff's baseline)
+  prof_result.bin           the same model under the pre-ETDump profiler
+
 Input 0 has small activations, where the wrong eps matters: its outputs
 fail --min-snr 30 and the numeric gap names layer_norm (tiny_net.py line
 15) as the first diverging operator. Input 1 passes.
@@ -52,6 +60,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(SRC, "tests"))
 sys.path.insert(0, os.path.join(SRC, "tests", "data", "npz"))
 import etrecord_gen as G  # noqa: E402
+import legacy_gen as L  # noqa: E402
 import make_npz as NPZ  # noqa: E402
 
 OUT_CHAIN = 18446744073709551615  # chain_index of program outputs
@@ -148,32 +157,79 @@ class Dump:
                 data = f.read()
         with open(os.path.join(HERE, stem + ".etdp"), "wb") as f:
             f.write(data)
-        with open(os.path.join(HERE, stem + "_debug.bin"), "wb") as f:
-            f.write(bytes(self.buf))
+        if self.buf:
+            with open(os.path.join(HERE, stem + "_debug.bin"), "wb") as f:
+                f.write(bytes(self.buf))
 
 
-def execute_run(d, index, outs, rng, t):
+def execute_run(d, index, outs, rng, t, times=TIMES):
     """One run of the Execute block starting at t ns: each operator's timing
-    and output, then the program output."""
+    and (unless outs is None) output, then the program output."""
     events, start = [], t
     t += 800
     for i, (_, _, event, *_rest) in enumerate(OPS):
-        dur = int(TIMES[i] * rng.uniform(0.92, 1.12))
+        dur = int(times[i] * rng.uniform(0.92, 1.12))
         events.append({"profile_event": {"name": event, "chain_index": 0, "instruction_id": i,
                                          "start_time": t, "end_time": t + dur}})
-        events.append({"debug_event": {"chain_index": 0, "instruction_id": i, "debug_entry": {
-            "val": "Tensor", "tensor": d.tensor(outs[i])}}})
+        if outs is not None:
+            events.append({"debug_event": {"chain_index": 0, "instruction_id": i,
+                                           "debug_entry": {"val": "Tensor",
+                                                           "tensor": d.tensor(outs[i])}}})
         t += dur + int(rng.uniform(300, 700))
-    events.append({"debug_event": {"chain_index": OUT_CHAIN, "instruction_id": 0,
-                                   "debug_entry": {"val": "Tensor", "tensor": d.tensor(outs[-1]),
-                                                   "output": {"bool_val": True}}}})
+    if outs is not None:
+        events.append({"debug_event": {"chain_index": OUT_CHAIN, "instruction_id": 0,
+                                       "debug_entry": {"val": "Tensor",
+                                                       "tensor": d.tensor(outs[-1]),
+                                                       "output": {"bool_val": True}}}})
     events.append({"profile_event": {"name": "Method::execute", "chain_index": -1,
                                      "instruction_id": 0, "start_time": start,
                                      "end_time": t + 500}})
-    return {"name": "Execute", "bundled_input_index": index, "events": events}
+    run = {"name": "Execute", "events": events}
+    if index is not None:
+        run["bundled_input_index"] = index
+    return run
 
 
-def device_etdump(inputs, w):
+def reference_run(inputs, w):
+    """The same model on the CPU with the portable kernels: input 0, once."""
+    d = Dump()
+    rng = np.random.default_rng(12)
+    d.runs.append(execute_run(d, None, forward(inputs[0], w, device=False), rng, 100000,
+                              [3 * t for t in TIMES]))
+    d.write("example_ref")
+
+
+def baseline_etdump(inputs):
+    """Timings only of the previous build, whose layer_norm kernel was faster
+    (the same runs and jitter as the device ETDump otherwise)."""
+    noise = (0.98, 1.01, 1.02, None, 0.99, 1.01, 0.97)
+    times = [int(t * f) if f else 5200 for t, f in zip(TIMES, noise)]
+    device_etdump(inputs, None, "example_baseline", times)
+
+
+def legacy_dump():
+    """prof_result.bin of the same model on a runtime from before ETDump:
+    a Default block (load) and 3 iterations of Execute."""
+    rng = np.random.default_rng(14)
+    data = L.block("Default", [("Program::load_method", -1, 0, 1000, 61000)],
+                   [("method_allocator", 1), ("planned_memory", 2)], [(1, 512), (2, 1024)])
+    t = 100000
+    for _ in range(3):
+        events, start = [], t
+        t += 800
+        for i, (_, _, event, *_rest) in enumerate(OPS):
+            dur = int(TIMES[i] * rng.uniform(0.92, 1.12))
+            events.append((event.replace("native_layer_norm", "layer_norm"), 0, i, t, t + dur))
+            t += dur + int(rng.uniform(300, 700))
+        events.insert(0, ("Method::execute", -1, 0, start, t + 500))
+        data += L.block("Execute", events, [], [(2, 256)])
+        t += 250000
+    with open(os.path.join(HERE, "prof_result.bin"), "wb") as f:
+        f.write(data)
+
+
+def device_etdump(inputs, w, stem="example", times=TIMES):
+    """The device's runs; without weights w, timings only (no debug data)."""
     rng = np.random.default_rng(11)
     d = Dump()
     d.runs.append({"name": "Default", "events": [
@@ -184,9 +240,10 @@ def device_etdump(inputs, w):
     t = 100000
     for rep in range(REPEAT):
         for k, x in enumerate(inputs):
-            d.runs.append(execute_run(d, k, forward(x, w, device=True), rng, t))
+            outs = forward(x, w, device=True) if w is not None else None
+            d.runs.append(execute_run(d, k, outs, rng, t, times))
             t += 250000
-    d.write("example")
+    d.write(stem)
 
 
 def etrecord(inputs, w):
@@ -222,12 +279,16 @@ def main():
     device_etdump(inputs, w)
     etrecord(inputs, w)
     intermediates(inputs[0], w)
+    reference_run(inputs, w)
+    baseline_etdump(inputs)
+    legacy_dump()
     for k, x in enumerate(inputs):
         ref, dev = forward(x, w, False), forward(x, w, True)
         print(f"input {k}: SNR per op " +
               " ".join(f"{snr(r, d):.1f}" for r, d in zip(ref, dev)) + " dB")
     for name in ("example.etdp", "example_debug.bin", "example.etrecord",
-                 "example_intermediates.npz"):
+                 "example_intermediates.npz", "example_ref.etdp", "example_ref_debug.bin",
+                 "example_baseline.etdp", "prof_result.bin"):
         print(f"{name}: {os.path.getsize(os.path.join(HERE, name))} bytes")
 
 
