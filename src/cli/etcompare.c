@@ -480,6 +480,9 @@ int main(int argc, char **argv)
 			    dir);
 	}
 	status = gate;
+	if (a.example && a.plot)
+		fprintf(stderr, "etcompare: example: plots written to %s/\n",
+		        a.plot_dir ? a.plot_dir : "etcompare-plots");
 	if (a.example && gate == EXIT_GATE) {
 		/* a demo that ran is a success: the verdict is shown, not returned */
 		fprintf(stderr, "etcompare: example: exit status 0 (on your own files this "
