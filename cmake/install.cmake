@@ -18,6 +18,12 @@ install(TARGETS etcompare EXPORT etcompareTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS etcompare_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# A shared build's CLI finds its library wherever the prefix is moved
+# (-DCMAKE_SKIP_INSTALL_RPATH=ON for a distribution's /usr).
+if(NOT ETC_STATIC AND NOT DEFINED CMAKE_INSTALL_RPATH)
+  set_target_properties(etcompare_cli PROPERTIES
+    INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+endif()
 install(DIRECTORY include/etcompare DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 set(ETC_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/etcompare)

@@ -45,7 +45,8 @@ C
 export PKG_CONFIG_PATH="$libdir"
 check "pkg-config client builds" cc -std=c11 -Wall -Werror $(pkg-config --cflags etcompare) \
 	"$prefix/client/client.c" -o "$prefix/client/client-pc" $(pkg-config --libs --static etcompare)
-check "pkg-config client runs" "$prefix/client/client-pc"
+# (pkg-config gives no run path: a shared library is found through LD_LIBRARY_PATH)
+check "pkg-config client runs" env LD_LIBRARY_PATH="$(dirname "$libdir")" "$prefix/client/client-pc"
 
 # find_package
 cat > "$prefix/client/CMakeLists.txt" <<'CM'
@@ -67,7 +68,7 @@ if cmake -S "$prefix/client" -B "$prefix/client/b9" -DCMAKE_PREFIX_PATH="$prefix
 else
 	ok "find_package(etcompare 9.0) is refused"
 fi
-"$prefix/bin/etcompare" --version
+check "the installed etcompare runs" "$prefix/bin/etcompare" --version
 
 # man page
 man1="$prefix/share/man/man1/etcompare.1"
