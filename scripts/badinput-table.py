@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""badinput-table.py - the README's table of bad inputs tried, derived from
+"""badinput-table.py - the table of bad inputs tried (docs/hardening.md), derived from
 the tests: it runs them against a build and counts per category.
 
   tests/test_badinput.py      one row per case group (ETDump, debug buffer,
@@ -16,7 +16,7 @@ the tests: it runs them against a build and counts per category.
 
 Usage: scripts/badinput-table.py [BUILD_DIR]   (default build)
 Prints the table and rewrites the block between the markers
-<!-- badinput-table:begin --> and <!-- badinput-table:end --> in README.md.
+<!-- badinput-table:begin --> and <!-- badinput-table:end --> in docs/hardening.md.
 Exits 1 when any counted check failed (the table then says so).
 """
 import os
@@ -155,7 +155,7 @@ def main():
     table = "\n".join(lines)
     print(table)
 
-    readme = os.path.join(ROOT, "README.md")
+    readme = os.path.join(ROOT, "docs", "hardening.md")
     text = open(readme).read()
     begin, end = "<!-- badinput-table:begin -->", "<!-- badinput-table:end -->"
     if begin in text and end in text:
@@ -164,7 +164,8 @@ def main():
         with open(readme, "w") as f:
             f.write(text)
     else:
-        print(f"README.md has no {begin} ... {end} block: not updated", file=sys.stderr)
+        print(f"docs/hardening.md has no {begin} ... {end} block: not updated",
+              file=sys.stderr)
     return 1 if failures else 0
 
 

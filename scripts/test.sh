@@ -1,7 +1,10 @@
 #!/bin/sh
 # Installs what is missing, builds etcompare and runs the whole test suite
 # twice: a normal build, then one with AddressSanitizer and
-# UndefinedBehaviorSanitizer. No arguments. Exits non-zero on any failure.
+# UndefinedBehaviorSanitizer; then builds (tests and benchmarks included)
+# with gcc Release (-O3) and clang Release, where other warnings show up.
+# Every build has -DETC_WERROR=ON. No arguments. Exits non-zero on any
+# failure or warning.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh --tests
@@ -17,6 +20,14 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DETC_SANITIZE=ON -DETC_BUILD_
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j"$jobs")
+
+echo "== build only: gcc Release (-O3), warnings are errors"
+cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DETC_WERROR=ON >/dev/null
+cmake --build build-release -j"$jobs"
+
+echo "== build only: clang Release, warnings are errors"
+CC=clang cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Release -DETC_WERROR=ON >/dev/null
+cmake --build build-clang -j"$jobs"
 
 echo "== reentrancy under ThreadSanitizer (8 threads)"
 ./scripts/tsan.sh

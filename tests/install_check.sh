@@ -1,15 +1,32 @@
 #!/bin/sh
-# Installs the build into a scratch prefix and compiles, links and runs a
-# client found only through pkg-config. Args: BUILD_DIR PREFIX
+# Installs the build into a scratch prefix, then checks what a packager and a
+# user get: a client compiled against the library through pkg-config and
+# through find_package(etcompare) (CMake package, target
+# etcompare::etcompare) builds and runs; the man page renders with `man -l`;
+# the bash completion loads and completes options, values and files.
+# Args: BUILD_DIR PREFIX
 set -eu
 build=$1 prefix=$2
+passed=0 failed=0
+ok() { passed=$((passed + 1)); echo "ok   $1"; }
+fail() { failed=$((failed + 1)); echo "FAIL $1"; }
+check() { # check NAME COMMAND...: the command's success is the check
+	name=$1
+	shift
+	if "$@"; then ok "$name"; else fail "$name"; fi
+}
+
 rm -rf "$prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir=$(find "$prefix" -name etcompare.pc -printf '%h\n' | head -1)
-[ -n "$libdir" ] || { echo "FAIL: etcompare.pc not installed"; exit 1; }
-[ -x "$prefix/bin/etcompare" ] || { echo "FAIL: etcompare not installed"; exit 1; }
-export PKG_CONFIG_PATH="$libdir"
-cat > "$prefix/client.c" <<'C'
+check "etcompare.pc installed" test -n "$libdir"
+check "bin/etcompare installed" test -x "$prefix/bin/etcompare"
+cmakedir=$(find "$prefix" -name etcompareConfig.cmake -printf '%h\n' | head -1)
+check "etcompareConfig.cmake and its version file installed" \
+	test -n "$cmakedir" -a -f "$cmakedir/etcompareConfigVersion.cmake"
+
+mkdir -p "$prefix/client"
+cat > "$prefix/client/client.c" <<'C'
 #include <etcompare/etcompare.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,9 +41,79 @@ int main(void)
 	return strstr(err.message, "too short") ? 0 : 1;
 }
 C
-cc -std=c11 -Wall -Werror $(pkg-config --cflags etcompare) "$prefix/client.c" \
-	-o "$prefix/client" $(pkg-config --libs --static etcompare)
-out=$("$prefix/client")
-echo "client: $out"
-"$prefix/bin/etcompare" --version
-echo "1 passed, 0 failed"
+# pkg-config
+export PKG_CONFIG_PATH="$libdir"
+check "pkg-config client builds" cc -std=c11 -Wall -Werror $(pkg-config --cflags etcompare) \
+	"$prefix/client/client.c" -o "$prefix/client/client-pc" $(pkg-config --libs --static etcompare)
+# (pkg-config gives no run path: a shared library is found through LD_LIBRARY_PATH)
+check "pkg-config client runs" env LD_LIBRARY_PATH="$(dirname "$libdir")" "$prefix/client/client-pc"
+
+# find_package
+cat > "$prefix/client/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.18)
+project(client C)
+find_package(etcompare 0.1 REQUIRED)
+add_executable(client client.c)
+target_link_libraries(client PRIVATE etcompare::etcompare)
+CM
+unset PKG_CONFIG_PATH
+check "find_package(etcompare) client configures" cmake -S "$prefix/client" -B "$prefix/client/b" \
+	-DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
+check "find_package(etcompare) client builds" cmake --build "$prefix/client/b"
+check "find_package(etcompare) client runs" "$prefix/client/b/client"
+sed -i 's/find_package(etcompare 0.1 REQUIRED)/find_package(etcompare 9.0 REQUIRED)/' \
+	"$prefix/client/CMakeLists.txt"
+if cmake -S "$prefix/client" -B "$prefix/client/b9" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null 2>&1; then
+	fail "find_package(etcompare 9.0) is refused"
+else
+	ok "find_package(etcompare 9.0) is refused"
+fi
+check "the installed etcompare runs" "$prefix/bin/etcompare" --version
+
+# man page
+man1="$prefix/share/man/man1/etcompare.1"
+if [ "${ETC_HAVE_HELP2MAN:-1}" = 0 ]; then
+	echo "skip man page: help2man was not found when configuring"
+elif ! command -v man >/dev/null 2>&1; then
+	check "man page installed" test -s "$man1"
+	echo "skip man -l: man is not installed (Debian package man-db)"
+else
+	page=$(MANWIDTH=80 man -l "$man1" 2>&1 || true)
+	check "man -l renders the page (NAME, --etdump, --reference-outputs)" sh -c '
+		printf "%s" "$1" | grep -q "^NAME" &&
+		printf "%s" "$1" | grep -q -- "--etdump FILE" &&
+		printf "%s" "$1" | grep -q -- "--reference-outputs FILE"' sh "$page"
+fi
+
+# bash completion: sourced by a bash with bash-completion loaded (as the
+# completion loader would), then asked what it offers.
+comp="$prefix/share/bash-completion/completions/etcompare"
+check "bash completion installed" test -s "$comp"
+mkdir -p "$prefix/files" && : > "$prefix/files/model.etdp" && mkdir -p "$prefix/files/plots"
+offers() { # offers WORD... : what the completion offers for the last word
+	(cd "$prefix/files" && bash -c '
+		[ -f /usr/share/bash-completion/bash_completion ] &&
+			. /usr/share/bash-completion/bash_completion
+		. "$0"
+		COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+		COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+		_etcompare etcompare "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+		printf "%s\n" "${COMPREPLY[@]}" | sort' "$comp" etcompare "$@")
+}
+got=$(offers --reference-o)
+check "completes --reference-o to --reference-outputs (got: $got)" test "$got" = "--reference-outputs"
+got=$(offers --etdump mod)
+check "completes a file after --etdump (got: $got)" test "$got" = "model.etdp"
+got=$(offers --target_time_scale m)
+check "completes a time unit (got: $got)" test "$got" = "ms"
+got=$(offers --plot pl)
+check "completes a directory after --plot (got: $got)" test "$got" = "plots"
+# every option --help names is offered (the completion is generated from it)
+missing=""
+for o in $("$prefix/bin/etcompare" --help | grep -o -- '--[A-Za-z][A-Za-z0-9_-]*' | sort -u); do
+	printf "%s\n" "$(offers "$o")" | grep -qx -- "$o" || missing="$missing $o"
+done
+check "every option of --help completes${missing:+ (missing:$missing)}" test -z "$missing"
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ] && [ "$passed" -gt 0 ]

@@ -16,35 +16,28 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 import xml.etree.ElementTree as ET
 import zipfile
 import zlib
 
-ETC = os.environ["ETCOMPARE"]
-FLATC = os.environ["ETC_FLATC"]
-SRC = os.environ["ETC_SRC"]
-FBS = os.path.join(SRC, "schema", "etdump.fbs")
-REPORT_SCHEMA = os.path.join(SRC, "schema", "etcompare-report.schema.json")
 sys.dont_write_bytecode = True  # import the helpers without writing into the source tree
-sys.path.insert(0, os.path.join(SRC, "tests"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The shared helpers (tests/common.py); other tests import them from here too.
+import common  # noqa: E402
+from common import (ETC, FBS, FLATC, OUT_CHAIN, REPORT_SCHEMA, SRC, check,  # noqa: E402,F401
+                    load_json, run)
 sys.path.insert(0, os.path.join(SRC, "tests", "data", "npz"))
 import etrecord_gen as G  # noqa: E402
 import make_npz as NPZ  # noqa: E402
 
-OUT_CHAIN = 18446744073709551615
 REL = 1e-12
-passed = failed = 0
 
 
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name} {detail}")
+def __getattr__(name):
+    """test_accuracy.passed / .failed: the live counters of common.check()."""
+    if name in ("passed", "failed"):
+        return getattr(common, name)
+    raise AttributeError(name)
 
 
 def f32(x):
@@ -188,19 +181,6 @@ def etrecord(d, stem, refs):
 
 def T(values, shape=None, dtype="float32"):
     return G.Tensor(dtype, values, shape=shape)
-
-
-def run(*args):
-    p = subprocess.run([ETC, *args], capture_output=True)
-    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
-
-
-def load_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        return {"_error": str(e)}
 
 
 def acc_rows(rep):
@@ -1076,10 +1056,7 @@ def case_special_values(d):
 
 
 def main():
-    base = os.environ.get("ETC_WORK")
-    if base:
-        os.makedirs(base, exist_ok=True)
-    d = tempfile.mkdtemp(prefix="accuracy-", dir=base)
+    d = common.work_dir("accuracy")
     try:
         etdp, dbg, rec = case_pass(d)
         case_fail(d)
@@ -1098,12 +1075,7 @@ def main():
         import traceback
         traceback.print_exc()
         check("test harness ran to the end", False, repr(e))
-    print(f"{passed} passed, {failed} failed")
-    if failed == 0:
-        shutil.rmtree(d, ignore_errors=True)
-    else:
-        print(f"work files kept in {d}")
-    sys.exit(1 if failed else 0)
+    common.finish(d)
 
 
 if __name__ == "__main__":

@@ -6,38 +6,19 @@ exactly."""
 import json
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 
-ETC = os.environ["ETCOMPARE"]
-FLATC = os.environ["ETC_FLATC"]
-SRC = os.environ["ETC_SRC"]
-SCHEMA = os.path.join(SRC, "schema", "etdump.fbs")
-TUTORIAL = os.path.join(SRC, "tests", "data", "tutorial.etdp")
-passed = failed = 0
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import DATA, check, flatc_build as build, summary  # noqa: E402
+from common import call as _call  # noqa: E402
 
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name} {detail}")
+TUTORIAL = os.path.join(DATA, "tutorial.etdp")
 
 
 def run(*args):
-    return subprocess.run([ETC, *args], capture_output=True)
-
-
-def build(tmp, name, doc):
-    src = os.path.join(tmp, name + ".json")
-    with open(src, "w") as f:
-        json.dump(doc, f)
-    subprocess.run([FLATC, "-b", "--size-prefixed", "-o", tmp, SCHEMA, src], check=True)
-    return os.path.join(tmp, name + ".etdp")  # schema file_extension
+    return _call(*args, text=False)
 
 
 def prof(name, instr, start, end, **kw):
@@ -118,5 +99,4 @@ with tempfile.TemporaryDirectory() as tmp:
             "--max-values", "0")
     check("--max-values 0", b"[... (3 values)]" in p.stdout, p.stdout.decode())
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(summary())

@@ -28,7 +28,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,18 +35,13 @@ sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import etrecord_gen as G  # noqa: E402
 
-SRC = os.environ.get("ETC_SRC") or os.path.dirname(HERE)
-ETC = os.environ.get("ETCOMPARE") or os.path.join(SRC, "build", "etcompare")
-FLATC = os.environ.get("ETC_FLATC") or "flatc"
-FBS = os.path.join(SRC, "schema", "etdump.fbs")
-DATA = os.path.join(SRC, "tests", "data")
+import common  # noqa: E402
+from common import DATA, ETC, FBS, FLATC, SRC  # noqa: E402,F401
+
 REAL = os.path.join(DATA, "etrecord_2023.bin")
 TUTORIAL = os.path.join(DATA, "tutorial.etdp")
 
-_base = os.environ.get("ETC_WORK")
-if _base:
-    os.makedirs(_base, exist_ok=True)
-WORK = tempfile.mkdtemp(prefix="etrecord-", dir=_base)
+WORK = common.work_dir("etrecord")
 
 # Cases that fail because of a known bug outside this test's files (none
 # now: the delegate-id matching and debug_handle overflow bugs are fixed, and

@@ -41,15 +41,13 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.environ.get("ETC_SRC") or os.path.dirname(HERE)
-ETC = os.environ.get("ETCOMPARE") or os.path.join(SRC, "build", "etcompare")
-FLATC = os.environ.get("ETC_FLATC") or "flatc"
+sys.dont_write_bytecode = True
+sys.path.insert(0, HERE)
+from common import ETC, FBS, FLATC, REPORT_SCHEMA, SRC, work_dir  # noqa: E402,F401
+
 FIXTURES = os.path.join(SRC, "tests", "fixtures")
-FBS = os.path.join(SRC, "schema", "etdump.fbs")
-REPORT_SCHEMA = os.path.join(SRC, "schema", "etcompare-report.schema.json")
 
 # schema name -> (struct code, element size, name in the report)
 DTYPES = {
@@ -80,13 +78,6 @@ STATS = ("p10", "p50", "p90", "avg", "min", "max")
 
 
 # --- helpers shared with test_roundtrip.py -----------------------------------
-
-def work_dir(tag):
-    base = os.environ.get("ETC_WORK")
-    if base:
-        os.makedirs(base, exist_ok=True)
-    return tempfile.mkdtemp(prefix=tag + "-", dir=base)
-
 
 def fixture_paths():
     return sorted(p for p in glob.glob(os.path.join(FIXTURES, "*.json"))

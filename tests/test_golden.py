@@ -10,10 +10,10 @@ import subprocess
 import sys
 import tempfile
 
-ETC = os.environ["ETCOMPARE"]
-SRC = os.environ["ETC_SRC"]
-DATA = os.path.join(SRC, "tests", "data")
-GOLD = os.path.join(SRC, "golden")
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import DATA, ETC, GOLD, check, summary  # noqa: E402
+
 UPSTREAM = {"tutorial.table.txt", "tutorial.tsv", "runs5_ops12.table.txt", "runs5_ops12.tsv",
             "misaligned.table.txt", "misaligned.tsv"}
 
@@ -45,7 +45,6 @@ CASES = [
                          "--tsv", "{out}"], "tutorial.tables.txt", "tutorial.tables.tsv"),
 ]
 
-failures = 0
 regen = os.environ.get("ETC_REGENERATE") == "1"
 for name, args, out_gold, file_gold in CASES:
     with tempfile.TemporaryDirectory() as tmp:
@@ -60,19 +59,12 @@ for name, args, out_gold, file_gold in CASES:
         if file_gold:
             data = open(out, "rb").read() if os.path.exists(out) else b"<not written>"
             checks.append((file_gold, data))
-        if p.returncode != 0:
-            print(f"FAIL {name}: exit {p.returncode}: {p.stderr.decode()}")
-            failures += 1
+        if not check(f"{name}: exit 0", p.returncode == 0, f"exit {p.returncode}: {p.stderr.decode()}"):
             continue
         for gold, got in checks:
             path = os.path.join(GOLD, gold)
             if regen and gold not in UPSTREAM:
                 open(path, "wb").write(got)
             want = open(path, "rb").read() if os.path.exists(path) else None
-            if got != want:
-                print(f"FAIL {name}: output differs from golden/{gold}")
-                failures += 1
-            else:
-                print(f"ok   {name}: golden/{gold}")
-print(f"{len(CASES) - failures if failures <= len(CASES) else 0} passed, {failures} failed")
-sys.exit(1 if failures else 0)
+            check(f"{name}: golden/{gold}", got == want, "output differs")
+sys.exit(summary())

@@ -11,33 +11,20 @@ import json
 import os
 import shutil
 import struct
-import subprocess
 import sys
-import tempfile
 import zipfile
 import zlib
 
-ETC = os.environ["ETCOMPARE"]
-SRC = os.path.abspath(os.environ["ETC_SRC"])
-FLATC = os.environ.get("ETC_FLATC", "flatc")
-FBS = os.path.join(SRC, "schema", "etdump.fbs")
-DATA = os.path.join(SRC, "tests", "data")
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import DATA, check, flatc_build  # noqa: E402
+
 GiB4 = 1 << 32
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name} {detail}")
 
 
 def run(*args):
-    return subprocess.run([ETC, *args], capture_output=True, text=True)
+    return common.call(*args)
 
 
 def tensor_event(offset, sizes, output=False, instruction=0):
@@ -51,13 +38,7 @@ def tensor_event(offset, sizes, output=False, instruction=0):
 
 
 def build_etdump(tmp, name, events):
-    js = os.path.join(tmp, name + ".json")
-    with open(js, "w") as f:
-        json.dump({"version": 0, "run_data": [{"name": "Execute", "events": events}]}, f)
-    p = subprocess.run([FLATC, "-b", "--size-prefixed", "-o", tmp, FBS, js],
-                       capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
-    return os.path.join(tmp, name + ".etdp")
+    return flatc_build(tmp, name, {"version": 0, "run_data": [{"name": "Execute", "events": events}]})
 
 
 def npy(values):
@@ -268,17 +249,13 @@ def zip64_cases(tmp):
 
 
 def main():
-    base = os.environ.get("ETC_WORK")
-    if base:
-        os.makedirs(base, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix="large-", dir=base)
+    tmp = common.work_dir("large")
     try:
         debug_buffer_cases(tmp)
         zip64_cases(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return common.summary()
 
 
 if __name__ == "__main__":

@@ -14,22 +14,17 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 from legacy_gen import block  # noqa: E402
-
-SRC = os.environ.get("ETC_SRC") or os.path.dirname(HERE)
-ETC = os.environ.get("ETCOMPARE") or os.path.join(SRC, "build", "etcompare")
-
-failures = []
+import common  # noqa: E402
+from common import ETC  # noqa: E402
 
 
 def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+    common.check(what, cond)
 
 
 def etc(*args):
@@ -92,7 +87,7 @@ def expected_tax(its, scale):
 
 
 def main():
-    tmp = tempfile.mkdtemp(prefix="etc_legacy_")
+    tmp = common.work_dir("legacy")
     try:
         data, its = main_dump()
         path = os.path.join(tmp, "prof_result.bin")
@@ -251,11 +246,7 @@ def main():
         check(p.returncode == 3 and "missing.bin" in p.stderr, "missing file: exit 3")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    if failures:
-        print(f"{len(failures)} failure(s)")
-        return 1
-    print("legacy: all checks passed")
-    return 0
+    return common.summary()
 
 
 if __name__ == "__main__":

@@ -9,20 +9,11 @@ import sys
 import tempfile
 import threading
 
-ETC = os.environ["ETCOMPARE"]
-DATA = os.path.join(os.environ["ETC_SRC"], "tests", "data")
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import DATA, ETC, check, summary  # noqa: E402
+
 ETDUMP = os.path.join(DATA, "tutorial.etdp")
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name} {detail}")
 
 
 def run(*args):
@@ -76,5 +67,4 @@ with tempfile.TemporaryDirectory() as tmp:
     leftovers = [f for f in os.listdir(tmp) if f.startswith(".")]
     check("no temporary files left", not leftovers, str(leftovers))
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(summary())

@@ -17,27 +17,15 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import zipfile
 
-ETC = os.environ["ETCOMPARE"]
-SRC = os.path.abspath(os.environ["ETC_SRC"])
-FLATC = os.environ.get("ETC_FLATC", "flatc")
-DATA = os.path.join(SRC, "tests", "data")
-FBS = os.path.join(SRC, "schema", "etdump.fbs")
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import DATA, ETC, FBS, FLATC, check, summary  # noqa: E402
+
 RECORD = os.path.join(DATA, "example_refs.etrecord")
 PRECIOUS = b"precious\n"
-passed = failed = 0
-
-
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name} {detail}")
 
 
 def small_files():
@@ -199,18 +187,14 @@ def hostile_names(tmp):
 
 
 def main():
-    base = os.environ.get("ETC_WORK")
-    if base:
-        os.makedirs(base, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix="outsafe-", dir=base)
+    tmp = common.work_dir("outsafe")
     try:
         write_failures(tmp)
         bad_input(tmp)
         hostile_names(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

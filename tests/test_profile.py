@@ -19,7 +19,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import jsonschema
 
@@ -28,18 +27,12 @@ sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True
 import etrecord_gen as G  # noqa: E402
 
-SRC = os.environ.get("ETC_SRC") or os.path.dirname(HERE)
-ETC = os.environ.get("ETCOMPARE") or os.path.join(SRC, "build", "etcompare")
-FLATC = os.environ.get("ETC_FLATC") or "flatc"
-FBS = os.path.join(SRC, "schema", "etdump.fbs")
-GOLD = os.path.join(SRC, "golden")
-SCHEMA = json.load(open(os.path.join(SRC, "schema", "etcompare-report.schema.json")))
-REGEN = os.environ.get("ETC_REGENERATE") == "1"
+import common  # noqa: E402
+from common import ETC, FBS, FLATC, GOLD, REPORT_SCHEMA, SRC  # noqa: E402,F401
 
-_base = os.environ.get("ETC_WORK")
-if _base:
-    os.makedirs(_base, exist_ok=True)
-WORK = tempfile.mkdtemp(prefix="profile-", dir=_base)
+SCHEMA = json.load(open(REPORT_SCHEMA))
+REGEN = os.environ.get("ETC_REGENERATE") == "1"
+WORK = common.work_dir("profile")
 
 passed = failed = 0
 

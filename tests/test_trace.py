@@ -16,21 +16,16 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.environ.get("ETC_SRC") or os.path.dirname(HERE)
-ETC = os.environ.get("ETCOMPARE") or os.path.join(SRC, "build", "etcompare")
-FLATC = os.environ.get("ETC_FLATC") or "flatc"
-FBS = os.path.join(SRC, "schema", "etdump.fbs")
-
-failures = []
+sys.dont_write_bytecode = True
+sys.path.insert(0, HERE)
+import common  # noqa: E402
+from common import ETC, FBS, FLATC, SRC  # noqa: E402
 
 
 def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+    common.check(what, cond)
 
 
 def pe(name, chain, instr, start, end, **kw):
@@ -113,7 +108,7 @@ def nesting_ok(events):
 
 
 def main():
-    tmp = tempfile.mkdtemp(prefix="etc_trace_")
+    tmp = common.work_dir("trace")
     try:
         dump = build(tmp, "trace", FIXTURE)
         out = os.path.join(tmp, "t.json")
@@ -243,11 +238,7 @@ def main():
         check(p.returncode == 2, "--trace without a value is a usage error")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    if failures:
-        print(f"{len(failures)} failure(s)")
-        return 1
-    print("trace: all checks passed")
-    return 0
+    return common.summary()
 
 
 if __name__ == "__main__":

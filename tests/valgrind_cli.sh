@@ -24,7 +24,7 @@ expect() {
 	fi
 }
 dump="--etdump $data/runs5_ops12.etdp --debug_buffer $data/runs5_ops12.bin"
-expect 0 --example
+expect 0 --example --plot "$work/plots"
 expect 0 $dump --show-outputs --tsv "$work/t.tsv" --csv "$work/t.csv" --json "$work/t.json"
 expect 0 $dump --etrecord "$data/example_refs.etrecord" --graph --show-references --module conv1
 expect 1 $dump --etrecord "$data/example_refs.etrecord" --min-snr 40 --junit "$work/j.xml" \

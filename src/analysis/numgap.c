@@ -296,7 +296,7 @@ static int gather_inspector(etc_numgap *ng, gather *g, const etc_inspector *insp
 		last = ev;
 		if (is_delegate_call(ev) && delegate_call_covered(blk, ev))
 			continue;
-		item *it;
+		item *it = NULL;
 		ETC_TRY(push_item(g, &it, err));
 		it->side = side;
 		it->order = (uint32_t)(g->n - 1);
@@ -309,7 +309,7 @@ static int gather_inspector(etc_numgap *ng, gather *g, const etc_inspector *insp
 			if (v->type != ETC_VALUE_TENSOR && v->type != ETC_VALUE_TENSOR_LIST)
 				continue; /* scalars are not intermediate tensors */
 			for (uint32_t i = 0; i < v->tensor_count; i++) {
-				otensor *o;
+				otensor *o = NULL;
 				ETC_TRY(push_tensor(g, &o, err));
 				int rc = etc_value_tensor(v, i, buf, &o->t, err);
 				if (rc < 0 && rc != ETC_ERR_UNSUPPORTED)
@@ -421,7 +421,7 @@ static int gather_npz(etc_numgap *ng, gather *g, const etc_npz *z, const char *n
 			              an);
 			break;
 		}
-		item *it;
+		item *it = NULL;
 		if ((rc = push_item(g, &it, err)) < 0)
 			break;
 		it->side = ETC_NUMGAP_REFERENCE;
@@ -429,7 +429,7 @@ static int gather_npz(etc_numgap *ng, gather *g, const etc_npz *z, const char *n
 		it->name = an;
 		if ((rc = set_handles(&ng->arena, it, h, nh, err)) < 0)
 			break;
-		otensor *o;
+		otensor *o = NULL;
 		if ((rc = push_tensor(g, &o, err)) < 0)
 			break;
 		/* the CRC-32 is checked in the comparison's pass, or at the end */

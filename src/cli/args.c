@@ -14,11 +14,14 @@
 
 static const char usage_text[] =
     "Usage: etcompare --etdump FILE [--debug_buffer FILE] [--etrecord FILE] [options]\n"
-    "       etcompare --etrecord FILE --graph [METHOD] | --show-references\n"
-    "       etcompare --legacy-profile prof_result.bin [--legacy-time-scale U]\n"
+    "  or:  etcompare --etrecord FILE --graph [METHOD] | --show-references\n"
+    "  or:  etcompare --legacy-profile prof_result.bin [--legacy-time-scale U]\n"
+    "  or:  etcompare --example\n"
     "\n"
-    "Reads an ExecuTorch ETDump (and its debug buffer) and prints the Inspector's\n"
-    "profiling table. Without arguments it shows the bundled example.\n"
+    "Numerical debugging and profiling of ExecuTorch runs. Jobs: --etdump alone profiles;\n"
+    "a threshold (--min-snr...) with --etrecord or --reference-outputs compares outputs;\n"
+    "--reference-etdump or --reference-intermediates finds the numeric gap op by op;\n"
+    "--baseline-etdump diffs performance; --legacy-profile reads prof_result.bin.\n"
     "\n"
     "Inputs:\n"
     "  --etdump FILE             ETDump written by the runtime (.etdp); alias --etdump_path\n"
@@ -26,7 +29,9 @@ static const char usage_text[] =
     "  --etrecord FILE           ETRecord written at export: links events to graph nodes,\n"
     "                            stack traces and modules; alias --etrecord_path\n"
     "  --method NAME             the ETRecord method to link (forward)\n"
-    "  --example                 use the bundled example ETDump and debug buffer\n"
+    "  --example                 run the bundled example (examples/): profile, accuracy gate,\n"
+    "                            numeric gap, plots; exits 0 when it ran (bare etcompare:\n"
+    "                            the same without plots)\n"
     "\n"
     "Timing:\n"
     "  --source_time_scale U     unit of the ETDump timestamps: ns us ms s cycles (ns)\n"
@@ -106,7 +111,19 @@ static const char usage_text[] =
     "  -V, --version             show the version\n"
     "\n"
     "Exit status: 0 ok, 1 a gate failed (accuracy, numeric gap or regression), 2 usage\n"
-    "error, 3 unreadable or invalid input, 4 an output file could not be written.\n";
+    "error, 3 unreadable or invalid input, 4 an output file could not be written.\n"
+    "\n"
+    "Examples:\n"
+    "  # where the time goes: every operator's p10..max over the runs\n"
+    "  etcompare --etdump model.etdp --etrecord model.etrecord\n"
+    "  # gate CI on accuracy: exit 1 when an output's SNR is under 30 dB\n"
+    "  etcompare --etdump model.etdp --debug_buffer debug.bin --etrecord model.etrecord \\\n"
+    "      --min-snr 30 --junit accuracy.xml\n"
+    "  # the first operator whose output diverges from the AOT reference\n"
+    "  etcompare --etdump model.etdp --debug_buffer debug.bin --etrecord model.etrecord \\\n"
+    "      --reference-intermediates aot.npz --min-snr 30\n"
+    "  # performance against a baseline: exit 1 past a 10% regression\n"
+    "  etcompare --etdump new.etdp --baseline-etdump old.etdp --max-regression 10\n";
 
 int usage_error(const char *fmt, const char *arg)
 {
@@ -278,9 +295,10 @@ int cli_parse(int argc, char **argv, args *a)
 	if (a->compare || a->reference_outputs || a->junit || a->pair_by || a->metrics ||
 	    (a->block && !numgap_wanted(&a->numgap)))
 		a->compare = a->compare_explicit = true;
-	if ((a->compare || a->min_snr || a->max_mse || a->min_cosine || a->max_abs) && !a->etdump)
+	if ((a->compare || a->min_snr || a->max_mse || a->min_cosine || a->max_abs) && !a->etdump &&
+	    !a->example)
 		return usage_error("%s", "the comparison needs --etdump (and --debug_buffer)");
-	if (numgap_check_args(&a->numgap, a->etdump != NULL))
+	if (numgap_check_args(&a->numgap, a->etdump || a->example))
 		return EXIT_USAGE;
 	if (a->module && !(a->etrecord && a->etdump))
 		return usage_error("%s", "--module needs --etdump and --etrecord");

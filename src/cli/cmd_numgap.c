@@ -50,7 +50,8 @@ static int open_reference(const numgap_args *a, const etc_etrecord *rec,
 	etc_error err;
 	etc_error_clear(&err);
 	if (a->reference_intermediates) {
-		if (etc_npz_open(&st->npz, a->reference_intermediates, &err) < 0)
+		/* already open: the bundled example's, compiled in */
+		if (!st->npz && etc_npz_open(&st->npz, a->reference_intermediates, &err) < 0)
 			return input_error(&err);
 		ref->npz = st->npz;
 		ref->name = a->reference_intermediates;
@@ -130,6 +131,7 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
 		return EXIT_OUTPUT;
 	}
+	fflush(stdout); /* the table before its verdict, also in one 2>&1 stream */
 	long first = etc_numgap_first_divergence(st->ng);
 	size_t n = etc_numgap_row_count(st->ng);
 	if (first >= 0) {

@@ -908,7 +908,7 @@ int etc_npz_find(const etc_npz *z, const char *name)
 
 int etc_npz_array(const etc_npz *z, size_t i, etc_tensor *out, etc_error *err)
 {
-	etc_npz_crc check;
+	etc_npz_crc check = {0};
 	ETC_TRY(etc_npz_array_deferred_(z, i, out, &check, err));
 	if (!check.pending)
 		return 0;

@@ -738,7 +738,7 @@ static int load_from_bytes(vm *m, const etc_pyobj *args, etc_pyobj **out)
 
 static int op_reduce(vm *m)
 {
-	etc_pyobj *args, *fn, *res = NULL;
+	etc_pyobj *args = NULL, *fn = NULL, *res = NULL;
 	ETC_TRY(pop(m, &args, "REDUCE"));
 	ETC_TRY(pop(m, &fn, "REDUCE"));
 	if (args->kind != ETC_PY_TUPLE)
@@ -832,7 +832,7 @@ static int resolve_global(vm *m, const char *name)
 {
 	for (size_t i = 0; i < sizeof whitelist / sizeof whitelist[0]; i++) {
 		if (strcmp(whitelist[i].name, name) == 0) {
-			etc_pyobj *g;
+			etc_pyobj *g = NULL;
 			ETC_TRY(new_obj(m, ETC_PY_GLOBAL, &g));
 			g->u.global = &whitelist[i];
 			return push(m, g);
@@ -903,7 +903,7 @@ static int op_stack_global(vm *m)
 
 static int op_build(vm *m)
 {
-	etc_pyobj *state, *inst;
+	etc_pyobj *state = NULL, *inst = NULL;
 	ETC_TRY(pop(m, &state, "BUILD"));
 	ETC_TRY(top(m, &inst, "BUILD"));
 	if (inst->kind != ETC_PY_DICT)
@@ -926,7 +926,7 @@ static int op_build(vm *m)
 static int make_tuple(vm *m, size_t start)
 {
 	size_t n = m->sp - start;
-	etc_pyobj *t;
+	etc_pyobj *t = NULL;
 	ETC_TRY(new_obj(m, ETC_PY_TUPLE, &t));
 	if (n) {
 		t->u.items = etc_arena_alloc(m->arena, n, sizeof *t->u.items);
@@ -941,7 +941,7 @@ static int make_tuple(vm *m, size_t start)
 
 static int memo_put(vm *m, size_t idx)
 {
-	etc_pyobj *o;
+	etc_pyobj *o = NULL;
 	ETC_TRY(top(m, &o, "PUT"));
 	if (idx >= m->max_memo)
 		return vfail(m, ETC_ERR_LIMIT, "memo index %zu exceeds the limit %zu", idx,
@@ -990,7 +990,7 @@ static int op_long1(vm *m)
 	size_t len = k; /* drop redundant sign-extension bytes */
 	while (len > 1 && b[len - 1] == sign && ((b[len - 2] & 0x80) ? 0xff : 0x00) == sign)
 		len--;
-	etc_pyobj *o;
+	etc_pyobj *o = NULL;
 	if (len <= 8) {
 		uint64_t v = sign ? UINT64_MAX : 0;
 		for (size_t i = 0; i < len; i++) {
@@ -1040,7 +1040,7 @@ static int op_binunicode(vm *m, size_t width, const char *op)
 	if (!utf8_ok(s, k))
 		return vfail(m, ETC_ERR_FORMAT, "%s: string is not valid UTF-8", op);
 	m->pos += k;
-	etc_pyobj *o;
+	etc_pyobj *o = NULL;
 	ETC_TRY(scalar(m, ETC_PY_STR, &o));
 	char *copy = etc_arena_strdup(m->arena, (const char *)s, k);
 	if (!copy)
@@ -1193,7 +1193,7 @@ static int check_graph(vm *m, etc_pyobj *root)
 
 static int run(vm *m, const etc_pyobj **root, size_t *used)
 {
-	etc_pyobj *o, *a, *b, *c;
+	etc_pyobj *o = NULL, *a = NULL, *b = NULL, *c = NULL;
 	size_t start = 0;
 	for (;;) {
 		m->op_pos = m->pos;

@@ -30,7 +30,9 @@ static char *path_of(const char *dir, const char *file)
 	static char buf[4][1024];
 	static int k;
 	char *p = buf[k++ % 4];
-	snprintf(p, sizeof buf[0], "%s/%s", dir, file);
+	int n = snprintf(p, sizeof buf[0], "%s/%s", dir, file);
+	if (n < 0 || (size_t)n >= sizeof buf[0])
+		abort();
 	return p;
 }
 

@@ -1083,6 +1083,8 @@ typedef struct buf {
 
 static void b_put(buf *b, const void *p, size_t n)
 {
+	if (n > SIZE_MAX / 4 || b->n > SIZE_MAX / 4)
+		exit(2); /* also tells gcc -O3 that b->n + n + 1 cannot wrap */
 	if (b->n + n + 1 > b->cap) {
 		size_t cap = b->cap ? b->cap : 256;
 		while (cap < b->n + n + 1)

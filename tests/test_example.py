@@ -1,0 +1,90 @@
+"""The bundled example (examples/make_example.py, compiled into the CLI):
+`etcompare --example` runs the whole flow on it and shows what a user has to
+see: the profiling table, the accuracy comparison with its verdict (input 0
+fails --min-snr 30 in its 3 runs, input 1 passes), the numeric gap naming
+layer_norm at tiny_net.py:15 as the first diverging operator, and the plots.
+It exits 0 (a demo that ran), says a real run would exit 1, and honours the
+options given with it."""
+import os
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+from common import ETC, check  # noqa: E402
+
+
+def run_in(cwd, *args):
+    p = subprocess.run([ETC, *args], capture_output=True, text=True, cwd=cwd)
+    return p.returncode, p.stdout, p.stderr
+
+
+def plot_written(d, stem):
+    """gnuplot may be missing: then the .gp script and its data stand in."""
+    return os.path.exists(os.path.join(d, stem + ".png")) or \
+        os.path.exists(os.path.join(d, stem + ".gp"))
+
+
+def main():
+    work = common.work_dir("example")
+    rc, out, err = run_in(work, "--example")
+    check("--example exits 0", rc == 0, f"rc={rc} {err}")
+    check("profiling table: the operators with percentiles over runs",
+          "p50 (ms)" in out and "native_call_native_layer_norm.out" in out and
+          "['aten.native_layer_norm.default']" in out and "Method::execute" in out, out[:2000])
+    rows = [ln for ln in out.splitlines() if ln.startswith("│ Execute │")]
+    verdicts = [(ln.split("│")[2].strip(), ln.split("│")[3].strip(), ln.split("│")[-2].strip())
+                for ln in rows]
+    want = [(str(r), str((r - 1) % 2), "FAIL: SNR 24.83 dB below 30 dB" if r % 2 else "pass")
+            for r in range(1, 7)]
+    check("accuracy table: the 3 runs of input 0 fail, the 3 of input 1 pass",
+          verdicts == want and "3 of 6 outputs pass" in out, f"{verdicts}")
+    check("accuracy verdict on stderr",
+          "etcompare: accuracy gate FAILED: 3 of 6 outputs fail" in err, err)
+    check("numeric gap: first diverging op with its source line and stack trace",
+          "First divergence: row 3, aten.native_layer_norm.default" in out and
+          'File "/home/user/tiny_net/tiny_net.py", line 15, in forward' in out and
+          "h = self.norm(h)" in out, out[-1500:])
+    check("numeric gap verdict on stderr names the op and tiny_net.py:15",
+          "first divergence at row 3 of 7: aten.native_layer_norm.default "
+          "(native_call_native_layer_norm.out) at tiny_net.py:15" in err, err)
+    check("the ops before layer_norm pass",
+          out.count("FIRST DIVERGENCE") == 1 and "tiny_net.py:14 │ pass" in out, out[-3000:])
+    check("says the exit status a real run would have",
+          "example: exit status 0 (on your own files this verdict exits 1)" in err, err)
+    plots = os.path.join(work, "etcompare-plots")
+    missing = [s for s in ("metric_snr", "numgap_snr", "numgap_first_divergence_error_hist",
+                           "ops_top", "timeline") if not plot_written(plots, s)]
+    check("plots written to ./etcompare-plots", not missing, f"missing {missing}")
+
+    # a bare etcompare shows the example but writes nothing
+    bare = os.path.join(work, "bare")
+    os.makedirs(bare)
+    rc, out, err = run_in(bare)
+    check("bare etcompare: the example's verdicts, exit 0, no plots",
+          rc == 0 and "bundled example" in err and "accuracy gate FAILED" in err and
+          "first divergence at row 3" in err and not os.listdir(bare), f"rc={rc} {err}")
+
+    # options given win: a looser gate passes, --plot DIR, --no-table
+    mine = os.path.join(work, "mine")
+    rc, out, err = run_in(work, "--example", "--min-snr", "10", "--plot", mine, "--no-table")
+    check("--example --min-snr 10: everything passes, exit 0",
+          rc == 0 and "accuracy: 6 of 6 outputs pass" in err and
+          "numeric gap: 7 intermediate outputs pass" in err and "p50 (ms)" not in out,
+          f"rc={rc} {err}")
+    check("--example --plot DIR writes there", plot_written(mine, "numgap_snr"))
+    # with an output option the example only supplies the inputs
+    tsv = os.path.join(work, "t.tsv")
+    rc, out, err = run_in(work, "--example", "--tsv", tsv, "--no-table")
+    check("--example --tsv FILE: just the TSV (linked to the ETRecord), no verdicts",
+          rc == 0 and os.path.exists(tsv) and "aten.native_layer_norm.default" in
+          open(tsv).read() and "accuracy" not in err and "numeric gap" not in err,
+          f"rc={rc} {err}")
+    rc, out, err = run_in(work, "--example", "--etdump", "x.etdp")
+    check("--example with --etdump is a usage error", rc == 2, f"rc={rc} {err}")
+    common.finish(work)
+
+
+if __name__ == "__main__":
+    main()
