@@ -43,11 +43,11 @@ def main():
     check("accuracy verdict on stderr",
           "etcompare: accuracy gate FAILED: 3 of 6 outputs fail" in err, err)
     check("numeric gap: first diverging op with its source line and stack trace",
-          "First divergence: row 3, aten.native_layer_norm.default" in out and
+          "First divergence: row 3, node native_layer_norm: aten.native_layer_norm.default" in out and
           'File "/home/user/tiny_net/tiny_net.py", line 15, in forward' in out and
           "h = self.norm(h)" in out, out[-1500:])
     check("numeric gap verdict on stderr names the op and tiny_net.py:15",
-          "first divergence at row 3 of 7: aten.native_layer_norm.default "
+          "first divergence at row 3 of 7: native_layer_norm aten.native_layer_norm.default "
           "(native_call_native_layer_norm.out) at tiny_net.py:15" in err, err)
     check("the ops before layer_norm pass",
           out.count("FIRST DIVERGENCE") == 1 and "tiny_net.py:14 │ pass" in out, out[-3000:])
