@@ -528,27 +528,31 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 		              "the ETDump has no run of block \"%s\" to compare", opt->block);
 		goto done;
 	}
-	a->rule = opt->pair_by == ETC_PAIR_AUTO ? (any_index ? ETC_PAIR_INDEX : ETC_PAIR_ORDER)
-	                                        : opt->pair_by;
-	if (a->rule == ETC_PAIR_ORDER) {
-		if (nruns != r.count) {
-			rc = etc_fail(err, ETC_ERR_MISMATCH, set->name, -1,
-			              "cannot pair by order: %zu run%s of block \"%s\" but %zu "
-			              "reference output set%s",
-			              nruns, nruns == 1 ? "" : "s", opt->block, r.count,
-			              r.count == 1 ? "" : "s");
-			goto done;
-		}
+	a->rule = opt->pair_by;
+	if (a->rule == ETC_PAIR_AUTO)
+		a->rule = any_index                   ? ETC_PAIR_INDEX
+		          : r.count == 1 && nruns > 1 ? ETC_PAIR_ALL
+		                                      : ETC_PAIR_ORDER;
+	const char *why = opt->pair_by != ETC_PAIR_AUTO ? "(--pair-by)"
+	                  : any_index                   ? "(runs carry a bundled_input_index)"
+	                                                : "(runs carry no bundled_input_index)";
+	if (a->rule == ETC_PAIR_ALL)
 		snprintf(a->note, sizeof a->note,
-		         "%s: run k of block \"%s\" (ETDump order) is paired with reference k",
-		         any_index ? "pairing by order (forced)"
-		                   : "runs carry no bundled_input_index, pairing by order",
-		         opt->block);
-	} else {
+		         "%zu run%s of block \"%s\" and %zu reference output set%s: every run is "
+		         "compared with reference 0 %s",
+		         nruns, nruns == 1 ? "" : "s", opt->block, r.count, r.count == 1 ? "" : "s",
+		         why);
+	else if (a->rule == ETC_PAIR_ORDER)
 		snprintf(a->note, sizeof a->note,
-		         "pairing by bundled_input_index: block \"%s\" runs with reference[index]",
-		         opt->block);
-	}
+		         "pairing by order %s: run k of block \"%s\" (ETDump order) with reference "
+		         "k; %zu run%s, %zu reference set%s",
+		         why, opt->block, nruns, nruns == 1 ? "" : "s", r.count,
+		         r.count == 1 ? "" : "s");
+	else
+		snprintf(
+		    a->note, sizeof a->note,
+		    "pairing by bundled_input_index %s: block \"%s\" runs with reference[index]",
+		    why, opt->block);
 
 	/* Bytes to compare, for progress: every run output counted twice (both sides). */
 	uint64_t total = 0, done_bytes = 0;
@@ -566,7 +570,9 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 	}
 	for (size_t i = 0; i < nruns && rc == 0; i++) {
 		const etc_event_block *blk = etc_inspector_block(insp, runs[i].block);
-		long ref = a->rule == ETC_PAIR_ORDER ? (long)i : (long)runs[i].bidx;
+		long ref = a->rule == ETC_PAIR_ORDER ? (long)i
+		           : a->rule == ETC_PAIR_ALL ? 0
+		                                     : (long)runs[i].bidx;
 		if (ref >= 0 && (size_t)ref < r.count)
 			used[ref] = true;
 		size_t na, nr = 0;
@@ -634,9 +640,15 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 		row->reference = (int32_t)k;
 		row->etdump_run = UINT32_MAX;
 		row->status = ETC_ROW_MISSING_OUTPUT;
-		snprintf(row->reason, sizeof row->reason,
-		         "reference %zu: no run of block \"%.40s\" has bundled_input_index %zu", k,
-		         opt->block, k);
+		if (a->rule == ETC_PAIR_INDEX)
+			snprintf(
+			    row->reason, sizeof row->reason,
+			    "reference %zu: no run of block \"%.40s\" has bundled_input_index %zu",
+			    k, opt->block, k);
+		else
+			snprintf(row->reason, sizeof row->reason,
+			         "reference %zu: no run %zu of block \"%.40s\" (it has %zu)", k, k,
+			         opt->block, nruns);
 	}
 	free(used);
 done:

@@ -713,14 +713,14 @@ static int add_run(etc_inspector *in, group *g, uint32_t r, const etc_run *run, 
 				return etc_fail(err, ETC_ERR_MISMATCH, etc_etdump_name(in->dump),
 				                -1,
 				                "block \"%.*s\", event %u (%.*s, instruction %d): "
-				                "run %u logged different debug data than run %u",
+				                "run %u logged different debug data than run 0",
 				                (int)g->name.len, g->name.ptr, i, (int)nm.len,
-				                nm.ptr, sig->instruction_id, r, g->runs[0]);
+				                nm.ptr, sig->instruction_id, row);
 			warn(in,
 			     "block \"%.*s\", event %u (%.*s, instruction %d): run %u logged "
-			     "different debug data than run %u; the first run's data is shown",
+			     "different debug data than run 0; the first run's data is shown",
 			     (int)g->name.len, g->name.ptr, i, (int)nm.len, nm.ptr,
-			     sig->instruction_id, r, g->runs[0]);
+			     sig->instruction_id, row);
 		}
 	}
 
@@ -734,9 +734,9 @@ static int add_run(etc_inspector *in, group *g, uint32_t r, const etc_run *run, 
 		if (!same)
 			warn(
 			    in,
-			    "block \"%.*s\": program outputs of run %u differ from those of run %u "
+			    "block \"%.*s\": program outputs of run %u differ from those of run 0 "
 			    "(expected when the runs had different inputs); each run keeps its own",
-			    (int)g->name.len, g->name.ptr, r, g->runs[0]);
+			    (int)g->name.len, g->name.ptr, row);
 	}
 	for (uint32_t k = 0; k < s->nouts; k++)
 		ETC_TRY(push_value(&g->outputs, &s->outs[k], err));

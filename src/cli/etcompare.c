@@ -141,7 +141,7 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		else if (!strcmp(a->pair_by, "order"))
 			ao.pair_by = ETC_PAIR_ORDER;
 		else
-			return usage_error("--pair-by takes index or order, not '%s'", a->pair_by);
+			ao.pair_by = ETC_PAIR_ALL; /* checked by cli_parse */
 	}
 	unsigned mask = 0x1 | 0x2 | 0x4 | 0x10;
 	if (a->metrics && etc_metric_mask_parse(a->metrics, &mask) < 0)
@@ -196,11 +196,10 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		if (r->status == ETC_ROW_PASS)
 			snprintf(worst, sizeof worst,
 			         "; worst: %.*s run %u output %u at SNR %.4g dB", (int)b->name.len,
-			         b->name.ptr, r->etdump_run, r->output, r->metrics.snr_db);
+			         b->name.ptr, r->run, r->output, r->metrics.snr_db);
 		else
 			snprintf(worst, sizeof worst, "; worst: %.*s run %u output %u: %s",
-			         (int)b->name.len, b->name.ptr, r->etdump_run, r->output,
-			         r->reason);
+			         (int)b->name.len, b->name.ptr, r->run, r->output, r->reason);
 	}
 	if (fails) {
 		fprintf(stderr, "etcompare: accuracy gate FAILED: %zu of %zu outputs fail%s\n",
