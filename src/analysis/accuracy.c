@@ -336,6 +336,20 @@ static int run_items(const etc_inspector *insp, const etc_event_block *b, uint32
 
 /* --- the gate ----------------------------------------------------------------- */
 
+/*
+ * The value and the threshold it failed, with the fewest significant digits
+ * (at least 4) that print them differently: "cosine 1 below 1" says nothing.
+ */
+static void distinct_pair(char *x, char *y, double value, double limit)
+{
+	for (int digits = 4; digits <= 17; digits++) {
+		snprintf(x, 40, "%.*g", digits, value);
+		snprintf(y, 40, "%.*g", digits, limit);
+		if (strcmp(x, y) != 0)
+			return;
+	}
+}
+
 int etc_gate_judge_(const etc_metrics *m, const etc_gate *o, char *why, size_t cap)
 {
 	if (m->nan_mismatch_count) {
@@ -360,16 +374,27 @@ int etc_gate_judge_(const etc_metrics *m, const etc_gate *o, char *why, size_t c
 		}
 		return ETC_ROW_PASS;
 	}
-	if (!isnan(o->min_snr) && !(m->snr_db >= o->min_snr))
-		snprintf(why, cap, "SNR %.4g dB below %.4g dB", m->snr_db, o->min_snr);
-	else if (!isnan(o->max_mse) && !(m->mse <= o->max_mse))
-		snprintf(why, cap, "MSE %.4g above %.4g", m->mse, o->max_mse);
-	else if (!isnan(o->min_cosine) && !(m->cosine >= o->min_cosine))
-		snprintf(why, cap, "cosine %.6g below %.6g", m->cosine, o->min_cosine);
-	else if (!isnan(o->max_abs) && !(m->max_abs <= o->max_abs))
-		snprintf(why, cap, "max abs error %.4g above %.4g at index %llu", m->max_abs,
-		         o->max_abs, (unsigned long long)m->max_abs_index);
-	else
+	char x[40], y[40];
+	if (!isnan(o->min_snr) && !(m->snr_db >= o->min_snr)) {
+		distinct_pair(x, y, m->snr_db, o->min_snr);
+		snprintf(why, cap, "SNR %s dB below %s dB", x, y);
+	} else if (!isnan(o->max_mse) && !(m->mse <= o->max_mse)) {
+		distinct_pair(x, y, m->mse, o->max_mse);
+		snprintf(why, cap, "MSE %s above %s", x, y);
+	} else if (!isnan(o->min_cosine) && !(m->cosine >= o->min_cosine)) {
+		/* near 1 the distance to 1 is what tells the two apart */
+		if (o->min_cosine > 0.999 && m->cosine > 0.999) {
+			distinct_pair(x, y, 1 - m->cosine, 1 - o->min_cosine);
+			snprintf(why, cap, "1 - cosine = %s above %s", x, y);
+		} else {
+			distinct_pair(x, y, m->cosine, o->min_cosine);
+			snprintf(why, cap, "cosine %s below %s", x, y);
+		}
+	} else if (!isnan(o->max_abs) && !(m->max_abs <= o->max_abs)) {
+		distinct_pair(x, y, m->max_abs, o->max_abs);
+		snprintf(why, cap, "max abs error %s above %s at index %llu", x, y,
+		         (unsigned long long)m->max_abs_index);
+	} else
 		return ETC_ROW_PASS;
 	return ETC_ROW_FAIL;
 }

@@ -25,6 +25,7 @@
 #include "cmd_numgap.h"
 #include "cmd_profile.h"
 #include "cmd_trace.h"
+#include "inputs.h"
 #include "example_data.h"
 
 typedef int (*writer_fn)(FILE *, const etc_inspector *, const etc_report_options *, etc_error *);
@@ -217,6 +218,8 @@ int main(int argc, char **argv)
 	int rc = cli_parse(argc, argv, &a);
 	if (rc)
 		return rc == CLI_DONE ? EXIT_OK : rc;
+	if ((rc = check_inputs(&a)) != 0)
+		return rc;
 	if (a.legacy_profile) {
 		rc = etc_cli_legacy(a.legacy_profile, a.legacy_time_scale);
 		if (rc || (!a.etdump && !a.example && !a.etrecord))
