@@ -471,8 +471,7 @@ def module_total(rep, key):
             if not any(key in k for n in nodes_for(handles) for k, _, _ in n.mods):
                 continue
             spec = by_name[name]
-            delegated = spec[2] is not None
-            raw = [d if delegated else d / 1e6 for d in spec[3]]
+            raw = [d / 1e6 for d in spec[3]]  # delegated events are scaled too (issue 13)
             s = 0.0
             for v in raw:
                 s += v

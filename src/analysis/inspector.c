@@ -123,6 +123,27 @@ void etc_inspector_options_init(etc_inspector_options *opt)
 	opt->source_time_scale = ETC_TIME_NS;
 	opt->target_time_scale = ETC_TIME_MS;
 	opt->strict = false;
+	opt->delegate_time_scale = -1;
+	opt->delegate_time_scale_of = NULL;
+	opt->delegate_time_scale_ctx = NULL;
+}
+
+/* The unit the delegated events of an instruction were logged in. */
+static int delegate_unit(const etc_inspector_options *o, int32_t instruction_id)
+{
+	int u = o->delegate_time_scale_of
+	            ? o->delegate_time_scale_of(o->delegate_time_scale_ctx, instruction_id)
+	            : -1;
+	if (u < 0 || u > ETC_TIME_CYCLES)
+		u = o->delegate_time_scale;
+	return u >= 0 && u <= ETC_TIME_CYCLES ? u : o->source_time_scale;
+}
+
+/* The unit a duration logged in `unit` is shown in: the target, when it converts. */
+static int shown_unit(const etc_inspector_options *o, int unit)
+{
+	bool cycles = unit == ETC_TIME_CYCLES;
+	return cycles == (o->target_time_scale == ETC_TIME_CYCLES) ? o->target_time_scale : unit;
 }
 
 /* --- hashing -------------------------------------------------------------- */
@@ -297,7 +318,10 @@ static int duration(const etc_inspector *in, uint32_t run, uint32_t e, const etc
 		elapsed = t - s;
 	}
 	if (delegated) {
-		*out = (double)elapsed;
+		/* upstream's converter scales both timestamps, then subtracts */
+		int unit = delegate_unit(&in->opt, p->instruction_id);
+		double f = time_scale_factor[unit] / time_scale_factor[shown_unit(&in->opt, unit)];
+		*out = s <= t ? (double)t / f - (double)s / f : (double)elapsed / f;
 	} else {
 		double factor = time_scale_factor[in->opt.source_time_scale] /
 		                time_scale_factor[in->opt.target_time_scale];
@@ -855,6 +879,10 @@ static int finish_group(etc_inspector *in, group *g, etc_event_block *b, etc_err
 			st[k] = g->start[(size_t)k * g->nsig + i];
 		}
 		ev->has_perf = true;
+		ev->time_scale =
+		    ev->is_delegated_op
+		        ? shown_unit(&in->opt, delegate_unit(&in->opt, ev->instruction_id))
+		        : in->opt.target_time_scale;
 		ev->raw = raw;
 		ev->start_times = st;
 		etc_perf_stats_compute(raw, g->nruns, &ev->stats);
@@ -895,7 +923,8 @@ int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_
 	else
 		etc_inspector_options_init(&o);
 	if (o.source_time_scale < 0 || o.source_time_scale > ETC_TIME_CYCLES ||
-	    o.target_time_scale < 0 || o.target_time_scale > ETC_TIME_CYCLES)
+	    o.target_time_scale < 0 || o.target_time_scale > ETC_TIME_CYCLES ||
+	    o.delegate_time_scale < -1 || o.delegate_time_scale > ETC_TIME_CYCLES)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "invalid time scale");
 	if ((o.source_time_scale == ETC_TIME_CYCLES) != (o.target_time_scale == ETC_TIME_CYCLES))
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,

@@ -510,7 +510,9 @@ static int compute_modules(etc_profile *p, etc_error *err)
 						*tail = id;
 						strmap_put(&m, slot, h, (size_t)id);
 					}
-					if (counts && ev->is_delegated_op)
+					if (counts && ev->is_delegated_op &&
+					    ev->time_scale !=
+					        etc_inspector_options_get(in)->target_time_scale)
 						p->mods_delegated = true;
 					if (counts && mods[id].stamp != serial) {
 						mods[id].stamp = serial;

@@ -31,6 +31,10 @@ static const char usage_text[] =
     "Timing:\n"
     "  --source_time_scale U     unit of the ETDump timestamps: ns us ms s cycles (ns)\n"
     "  --target_time_scale U     unit of the reported times (ms)\n"
+    "  --delegate-time-scale U, --delegate-time-scale BACKEND=U\n"
+    "                            unit of delegated events' timestamps, for all or one\n"
+    "                            backend (repeatable; default: the source unit, scaled as\n"
+    "                            the current Inspector does); cycles stay cycles\n"
     "\n"
     "Output:\n"
     "  --tsv FILE                write the table as TSV (upstream save_data_to_tsv);\n"
@@ -72,8 +76,9 @@ static const char usage_text[] =
     "  --reference-outputs FILE  references from a torch.save file or an .npz, instead of\n"
     "                            the ETRecord's reference_outputs\n"
     "  --block NAME              EventBlock to compare (Execute)\n"
-    "  --pair-by index|order     pair runs with references by bundled_input_index or by\n"
-    "                            order (default: index when runs carry one, else order)\n"
+    "  --pair-by index|order|all pair runs with references by bundled_input_index, by\n"
+    "                            order, or every run with reference 0 (default: index\n"
+    "                            when runs carry one, all for one reference, else order)\n"
     "  --min-snr DB, --max-mse X, --min-cosine X, --max-abs X\n"
     "                            the gate: exit 1 when an output fails one\n"
     "  --metrics LIST            columns: snr,mse,cosine,l1,max_abs,max_rel "
@@ -456,6 +461,12 @@ int cli_parse(int argc, char **argv, args *a)
 		    "%s", "the thresholds need something to compare: --debug_buffer and an "
 		          "--etrecord with reference outputs, --reference-outputs FILE, or a "
 		          "numeric gap reference (--reference-etdump, --reference-intermediates)");
+	for (unsigned k = 0; k < a->delegate_scale_count; k++)
+		if (strchr(a->delegate_scales[k], '=') && !a->etrecord)
+			return usage_error(
+			    "--delegate-time-scale %s needs --etrecord (its delegate_map "
+			    "names the backend of each delegated event)",
+			    a->delegate_scales[k]);
 	if (a->module && !(a->etrecord && a->etdump))
 		return usage_error("%s", "--module needs --etdump and --etrecord");
 	if ((a->graph || a->show_references) && !a->etrecord)

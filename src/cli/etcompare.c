@@ -25,6 +25,7 @@
 #include "cmd_numgap.h"
 #include "cmd_profile.h"
 #include "cmd_trace.h"
+#include "delegate_scale.h"
 #include "inputs.h"
 #include "example_data.h"
 
@@ -248,6 +249,8 @@ int main(int argc, char **argv)
 	if ((io.source_time_scale == ETC_TIME_CYCLES) != (io.target_time_scale == ETC_TIME_CYCLES))
 		return usage_error("%s", "for cycles both --source_time_scale and "
 		                         "--target_time_scale have to be cycles");
+	delegate_scales ds;
+	delegate_scales_init(&ds, &a, &io);
 
 	etc_error err;
 	etc_error_clear(&err);
@@ -274,6 +277,7 @@ int main(int argc, char **argv)
 		}
 		for (size_t i = 0; i < etc_etrecord_warning_count(rec); i++)
 			fprintf(stderr, "etcompare: warning: %s\n", etc_etrecord_warning(rec, i));
+		delegate_scales_link(&ds, rec, a.method);
 		if (a.graph &&
 		    (rc = etc_report_graph(stdout, rec, a.graph_method ? a.graph_method : a.method,
 		                           &err)) < 0) {

@@ -110,7 +110,9 @@ static int event_json(etc_sbuf *b, const etc_inspector_event *ev, size_t idx,
 				etc_sbuf_puts(b, ", ");
 			etc_json_num_(b, ev->raw[k]);
 		}
-		etc_sbuf_puts(b, "]");
+		etc_sbuf_puts(b, "], \"unit\": ");
+		const char *u = etc_time_scale_name(ev->time_scale);
+		etc_sbuf_json_str(b, u, strlen(u));
 		for (int i = 0; i < 6; i++) {
 			etc_sbuf_printf(b, ", \"%s\": ", names[i]);
 			etc_json_num_(b, v[i]);
@@ -121,9 +123,10 @@ static int event_json(etc_sbuf *b, const etc_inspector_event *ev, size_t idx,
 			                (unsigned long long)ev->start_times[k]);
 		etc_sbuf_puts(b, "]");
 	} else {
-		etc_sbuf_puts(b,
-		              ", \"raw\": null, \"p10\": null, \"p50\": null, \"p90\": null, "
-		              "\"avg\": null, \"min\": null, \"max\": null, \"start_time\": null");
+		etc_sbuf_puts(
+		    b,
+		    ", \"raw\": null, \"unit\": null, \"p10\": null, \"p50\": null, \"p90\": null, "
+		    "\"avg\": null, \"min\": null, \"max\": null, \"start_time\": null");
 	}
 	link_json(b, ev);
 	etc_sbuf_puts(b, ", \"delegate_debug_metadata\": ");
