@@ -483,8 +483,7 @@ def module_total(rep, key):
 @case("--module totals")
 def _():
     rec, dump = main_inputs()
-    for key, want_count in (("block", 3), ("lowered", 5), ("conv1", 1), ("L__self__", 11), ("layers_0", 2),
-                            ("no_such_module", 0)):
+    for key, want_count in (("block", 3), ("lowered", 5), ("conv1", 1), ("L__self__", 11), ("layers_0", 2)):
         p, rep, _ = etcompare_json(["--etdump", dump, "--etrecord", rec, "--module", key,
                                     "--no-table"], "module-" + key)
         total, count = module_total(rep, key)
@@ -499,6 +498,9 @@ def _():
            f"{key}: total {got!r}, expected {total!r}")
     p = run(["--etdump", dump, "--module", "block"])
     expect_exit(p, 2, "--module")
+    # issue 13: a name that matches nothing is an input error listing close names
+    p = run(["--etdump", dump, "--etrecord", rec, "--module", "no_such_module"])
+    expect_exit(p, 3, "the closest:")
 
 
 # two methods ----------------------------------------------------------------------

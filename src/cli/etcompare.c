@@ -361,13 +361,9 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (a.module) {
-		size_t count;
-		double total = etc_inspector_module_total(insp, a.module, &count);
-		char num[40];
-		etc_format_double(num, total);
-		printf("find_total_for_module(\"%s\") = %s %s (%zu event%s)\n", a.module, num,
-		       etc_time_scale_name(io.target_time_scale), count, count == 1 ? "" : "s");
+	if (a.module && (rc = cmd_profile_module(insp, a.module)) != 0) {
+		status = rc;
+		goto out;
 	}
 	if (!a.compare_explicit) {
 		bool thresholds = a.min_snr || a.max_mse || a.min_cosine || a.max_abs;
