@@ -26,6 +26,7 @@
 #include "cmd_profile.h"
 #include "cmd_trace.h"
 #include "delegate_scale.h"
+#include "dir_snapshot.h"
 #include "inputs.h"
 #include "example_data.h"
 
@@ -424,17 +425,31 @@ int main(int argc, char **argv)
 		const char *dir = a.plot_dir ? a.plot_dir : "etcompare-plots";
 		etc_plot_options po = {dir, NULL, NULL};
 		etc_plot_result pr = {0, 0, false};
+		if (!buf)
+			fprintf(stderr,
+			        "etcompare: note: --plot without --debug_buffer draws the "
+			        "profiling plots only: the comparison plots (accuracy, numeric "
+			        "gap) need the debug buffer's values\n");
+		dir_snapshot before;
+		dir_snapshot_take(&before, dir);
+		rc = 0;
 		if (ro.accuracy && etc_report_accuracy_plots(&po, ro.accuracy, a.metric_mask, insp,
 		                                             &pr, &err) < 0) {
 			fprintf(stderr, "etcompare: error: %s\n", err.message);
-			status = err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
-			goto out;
+			rc = err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
 		}
-		if ((ng.ng && (rc = numgap_plots(&ng, dir, &pr)) != 0) ||
-		    (rc = cmd_profile_plots(&pc, insp, dir, &pr)) != 0) {
+		if (rc == 0 && ng.ng)
+			rc = numgap_plots(&ng, dir, &pr);
+		if (rc == 0)
+			rc = cmd_profile_plots(&pc, insp, dir, &pr);
+		size_t pngs, files = dir_snapshot_changed(&before, dir, &pngs);
+		dir_snapshot_free(&before);
+		if (rc != 0) {
 			status = rc;
 			goto out;
 		}
+		fprintf(stderr, "etcompare: plots: %zu file%s written to %s/ (%zu PNG)\n", files,
+		        files == 1 ? "" : "s", dir, pngs);
 		if (pr.gnuplot_missing)
 			fprintf(
 			    stderr,
