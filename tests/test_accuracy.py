@@ -190,8 +190,20 @@ def T(values, shape=None, dtype="float32"):
     return G.Tensor(dtype, values, shape=shape)
 
 
+# None: options as written; "-" or "_": every long option respelled with it (issue 13:
+# both spellings are accepted, and main() runs every case with each)
+SPELLING = None
+
+
+def respell(a):
+    if SPELLING is None or not a.startswith("--"):
+        return a
+    name, eq, value = a.partition("=")
+    return "--" + name[2:].replace("_" if SPELLING == "-" else "-", SPELLING) + eq + value
+
+
 def run(*args):
-    p = subprocess.run([ETC, *args], capture_output=True)
+    p = subprocess.run([ETC, *map(respell, args)], capture_output=True)
     return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
 
 
@@ -841,7 +853,7 @@ def run_on_tty(*args):
     """Runs etcompare with stderr on a pseudo-terminal; returns (rc, stderr text)."""
     import pty
     master, slave = pty.openpty()
-    p = subprocess.Popen([ETC, *args], stdout=subprocess.DEVNULL, stderr=slave)
+    p = subprocess.Popen([ETC, *map(respell, args)], stdout=subprocess.DEVNULL, stderr=slave)
     os.close(slave)
     chunks = []
     while True:
@@ -884,8 +896,9 @@ def case_progress_and_gnuplot(d):
     # later, the libpng heat map all the same.
     rec = etrecord(d, "nognuplot", [[T(R1, [2, 3])]])
     pdir = os.path.join(d, "plots_nognuplot")
-    p = subprocess.run([ETC, "--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
-                        "--no-table", "--plot", pdir], capture_output=True,
+    p = subprocess.run([ETC, *map(respell, ["--etdump", etdp, "--debug_buffer", dbg,
+                                            "--etrecord", rec, "--no-table", "--plot", pdir])],
+                       capture_output=True,
                        env={"PATH": "/nonexistent"})
     err = p.stderr.decode(errors="replace")
     names = sorted(os.listdir(pdir)) if os.path.isdir(pdir) else []
@@ -1083,30 +1096,35 @@ def main():
     base = os.environ.get("ETC_WORK")
     if base:
         os.makedirs(base, exist_ok=True)
-    d = tempfile.mkdtemp(prefix="accuracy-", dir=base)
+    top = tempfile.mkdtemp(prefix="accuracy-", dir=base)
+    global SPELLING
     try:
-        etdp, dbg, rec = case_pass(d)
-        case_fail(d)
-        case_json_schema(d, etdp, dbg, rec)
-        case_near_identical(d)
-        case_pair_by_index(d)
-        case_count_mismatch(d)
-        case_missing_rows(d)
-        case_shape_and_ints(d)
-        case_reference_files(d, etdp, dbg)
-        case_plots(d)
-        case_usage(d, etdp, dbg, rec)
-        case_special_values(d)
-        case_progress_and_gnuplot(d)
+        for SPELLING in ("-", "_"):
+            print(f"# every long option spelled with '{SPELLING}'")
+            d = os.path.join(top, "hyphens" if SPELLING == "-" else "underscores")
+            os.makedirs(d)
+            etdp, dbg, rec = case_pass(d)
+            case_fail(d)
+            case_json_schema(d, etdp, dbg, rec)
+            case_near_identical(d)
+            case_pair_by_index(d)
+            case_count_mismatch(d)
+            case_missing_rows(d)
+            case_shape_and_ints(d)
+            case_reference_files(d, etdp, dbg)
+            case_plots(d)
+            case_usage(d, etdp, dbg, rec)
+            case_special_values(d)
+            case_progress_and_gnuplot(d)
     except Exception as e:  # a crash in the harness is a failure, not a pass
         import traceback
         traceback.print_exc()
         check("test harness ran to the end", False, repr(e))
     print(f"{passed} passed, {failed} failed")
     if failed == 0:
-        shutil.rmtree(d, ignore_errors=True)
+        shutil.rmtree(top, ignore_errors=True)
     else:
-        print(f"work files kept in {d}")
+        print(f"work files kept in {top}")
     sys.exit(1 if failed else 0)
 
 
