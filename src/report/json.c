@@ -333,8 +333,8 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 		}
 		etc_sbuf_puts(&b, "],\n     \"program_outputs\": [");
 		for (uint32_t r = 0; r < blk->run_count && rc == 0; r++) {
-			etc_sbuf_printf(&b, "%s{\"run\": %u, \"outputs\": [", r ? ", " : "",
-			                blk->runs[r]);
+			etc_sbuf_printf(&b, "%s{\"run\": %u, \"etdump_run\": %u, \"outputs\": [",
+			                r ? ", " : "", r, blk->runs[r]);
 			for (uint32_t k = blk->output_start[r];
 			     k < blk->output_start[r + 1] && rc == 0; k++) {
 				if (k > blk->output_start[r])
@@ -346,8 +346,8 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 		}
 		etc_sbuf_puts(&b, "],\n     \"allocators\": [");
 		for (uint32_t r = 0; r < blk->run_count; r++) {
-			etc_sbuf_printf(&b, "%s{\"run\": %u, \"allocators\": [", r ? ", " : "",
-			                blk->runs[r]);
+			etc_sbuf_printf(&b, "%s{\"run\": %u, \"etdump_run\": %u, \"allocators\": [",
+			                r ? ", " : "", r, blk->runs[r]);
 			for (uint32_t k = blk->alloc_start[r]; k < blk->alloc_start[r + 1]; k++) {
 				const etc_allocator_usage *u = &blk->allocators[k];
 				etc_sbuf_puts(&b, k > blk->alloc_start[r] ? ", {\"name\": "
