@@ -8,7 +8,8 @@
  *  - operator time of a run: the native_call_* events of its block (when
  *    the block has none, its OPERATOR_CALL events); delegate-call time: its
  *    DELEGATE_CALL events. Events with a delegate id run on the backend's
- *    clock, unscaled, and are never added to framework times.
+ *    clock (scaled as the others unless etc_inspector_options says
+ *    otherwise) and are never added to framework times.
  *  - framework tax of a run = Method::execute - operator time - delegate-call
  *    time, and that as a percentage of Method::execute.
  *  - operators: every timed event that is not a framework event
