@@ -254,6 +254,11 @@ def delegate_timing(d, etdp, rec):
     rc, out, err = run("--etdump", etdp, "--delegate-time-scale", "XnnpackBackend=cycles")
     check("delegates: BACKEND=UNIT without --etrecord is a usage error",
           rc == 2 and "needs --etrecord" in err, err)
+    rc, out, err = run("--etdump", etdp, "--etrecord", rec, "--delegate-time-scale",
+                       "XNNPACKBackend=cycles")
+    check("delegates: a BACKEND no delegated event has is exit 3 naming the backends seen",
+          rc == 3 and out == "" and 'no delegated event of backend "XNNPACKBackend"' in err and
+          "XnnpackBackend, VulkanBackend" in err, f"rc={rc} {err}")
 
 
 # --- --module -----------------------------------------------------------------------------------

@@ -27,4 +27,11 @@ void delegate_scales_init(delegate_scales *ds, const args *a, etc_inspector_opti
 /* The ETRecord and method whose delegate_map names each instruction's backend. */
 void delegate_scales_link(delegate_scales *ds, const etc_etrecord *rec, const char *method);
 
+/*
+ * After linking: every BACKEND of a BACKEND=UNIT must name the backend of
+ * some delegated event, else a typo would leave its rows silently in the
+ * default unit. 0, or EXIT_INPUT with the message (and the backends seen).
+ */
+int delegate_scales_check(const delegate_scales *ds, const etc_inspector *insp);
+
 #endif

@@ -330,6 +330,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
 		goto out;
 	}
+	if ((rc = delegate_scales_check(&ds, insp)) != 0) {
+		status = rc;
+		goto out;
+	}
 	if (etc_etdump_trailing_bytes(dump))
 		fprintf(stderr,
 		        "etcompare: warning: %s: %llu bytes after the size-prefixed ETDump are "
