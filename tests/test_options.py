@@ -60,6 +60,13 @@ def bad_values(d, etdp, dbg, rec):
     check("options: thresholds without references -> exit 2 before any table",
           rc == 2 and out == "" and "the thresholds need something to compare" in err,
           f"rc={rc} {out[:100]!r} {err}")
+    for label, extra, needle in (
+            ("--compare", ["--etrecord", rec, "--compare"], "the comparison needs --debug_buffer"),
+            ("a numeric gap", ["--reference-etdump", etdp, "--reference-debug-buffer", dbg],
+             "the numeric gap needs --debug_buffer")):
+        rc, out, err = run("--etdump", etdp, *extra)
+        check(f"options: {label} without --debug_buffer -> exit 2 before any table",
+              rc == 2 and out == "" and needle in err, f"rc={rc} {out[:100]!r} {err}")
     # the edges of the ranges are values
     for extra in (["--min-cosine", "1"], ["--min-cosine", "-1"], ["--max-mse", "0"],
                   ["--min-snr", "-5"], ["--max-abs", "0"]):

@@ -457,6 +457,14 @@ int cli_parse(int argc, char **argv, args *a)
 		return usage_error("%s", "the comparison needs --etdump (and --debug_buffer)");
 	if (numgap_check_args(&a->numgap, a->etdump != NULL))
 		return EXIT_USAGE;
+	/* the values to compare are in the debug buffer: say so before any table */
+	if (!a->debug_buffer && !a->example && (a->compare || numgap_wanted(&a->numgap)))
+		return usage_error("%s",
+		                   numgap_wanted(&a->numgap)
+		                       ? "the numeric gap needs --debug_buffer (the intermediate "
+		                         "outputs' values)"
+		                       : "the comparison needs --debug_buffer (the outputs' "
+		                         "values)");
 	if ((a->min_snr || a->max_mse || a->min_cosine || a->max_abs) && !a->etrecord &&
 	    !a->reference_outputs && !numgap_wanted(&a->numgap))
 		return usage_error(
