@@ -868,6 +868,7 @@ static int finish_group(etc_inspector *in, group *g, etc_event_block *b, etc_err
 		ev->debug = g->debug[i];
 		ev->debug_count = g->ndebug[i];
 		ev->first_run_event = g->first_event[i];
+		ev->time_scale = in->opt.target_time_scale;
 		if (!sig->prof.present)
 			continue;
 		double *raw = etc_arena_alloc(a, g->nruns, sizeof *raw);
@@ -879,10 +880,9 @@ static int finish_group(etc_inspector *in, group *g, etc_event_block *b, etc_err
 			st[k] = g->start[(size_t)k * g->nsig + i];
 		}
 		ev->has_perf = true;
-		ev->time_scale =
-		    ev->is_delegated_op
-		        ? shown_unit(&in->opt, delegate_unit(&in->opt, ev->instruction_id))
-		        : in->opt.target_time_scale;
+		if (ev->is_delegated_op)
+			ev->time_scale =
+			    shown_unit(&in->opt, delegate_unit(&in->opt, ev->instruction_id));
 		ev->raw = raw;
 		ev->start_times = st;
 		etc_perf_stats_compute(raw, g->nruns, &ev->stats);
