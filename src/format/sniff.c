@@ -67,7 +67,7 @@ static bool is_json(const uint8_t *p, size_t len)
 	while (i < n && strchr(" \t\r\n", p[i]))
 		i++;
 	if (i >= n)
-		return len == n; /* "{" alone at the end of a short file is not JSON */
+		return false; /* a brace and nothing after it in the first bytes */
 	if (open == '{')
 		return p[i] == '"' || p[i] == '}';
 	return strchr("{[\"-0123456789tfn]", p[i]) != NULL;
