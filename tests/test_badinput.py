@@ -644,9 +644,9 @@ expect("missing value at the end", ["--etdump", MISP, "--tsv"], 2,
        "option '--tsv' needs a value")
 expect("empty option value", ["--etdump="], 2, "option '--etdump' has an empty value")
 expect("bad source time scale", ["--etdump", MISP, "--source_time_scale", "parsecs"], 2,
-       "unknown time scale 'parsecs'")
+       "--source_time_scale takes ns, us, ms, s or cycles, not 'parsecs'")
 expect("bad target time scale", ["--etdump", MISP, "--target_time_scale=MS"], 2,
-       "unknown time scale 'MS'")
+       "--target_time_scale takes ns, us, ms, s or cycles, not 'MS'")
 expect("cycles on one side only", ["--etdump", MISP, "--source_time_scale", "cycles"], 2,
        "for cycles both --source_time_scale and --target_time_scale have to be cycles")
 expect("--example with --etdump", ["--example", "--etdump", "x"], 2,

@@ -310,11 +310,11 @@ def check_report(rep, entries, seen, max_values, stderr, errs):
     for bi, b in enumerate(rep["blocks"]):
         bp = f"blocks[{bi}]"
         n = len(b["runs"])
-        if [p["run"] for p in b["program_outputs"]] != b["runs"]:
-            errs.append(f"{bp}.program_outputs: runs {[p['run'] for p in b['program_outputs']]}"
-                        f" != {b['runs']}")
-        if [p["run"] for p in b["allocators"]] != b["runs"]:
-            errs.append(f"{bp}.allocators: runs differ from {b['runs']}")
+        # runs 0-based within the block, as upstream's lists; etdump_run their run_data index
+        for key in ("program_outputs", "allocators"):
+            if [(p["run"], p["etdump_run"]) for p in b[key]] != list(enumerate(b["runs"])):
+                errs.append(f"{bp}.{key}: runs {[(p['run'], p['etdump_run']) for p in b[key]]}"
+                            f" != {list(enumerate(b['runs']))}")
         for k, po in enumerate(b["program_outputs"]):
             for j, v in enumerate(po["outputs"]):
                 check_value(v, f"{bp}.program_outputs[{k}].outputs[{j}]", True, entries, seen,

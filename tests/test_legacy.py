@@ -237,7 +237,7 @@ def main():
 
         # usage
         for args, msg in [(["--legacy-profile", path, "--legacy-time-scale", "s"],
-                           "unknown legacy time scale 's'"),
+                           "--legacy-time-scale takes ns, us, ms or cycles, not 's'"),
                           (["--legacy-time-scale", "us"], "needs --legacy-profile"),
                           (["--legacy-profile", path, "--tsv", "x.tsv"], "need --etdump")]:
             p = etc(*args)

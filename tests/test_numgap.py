@@ -796,18 +796,21 @@ def main():
     work = os.environ.get("ETC_WORK")
     if work:
         os.makedirs(work, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=work) as d:
-        test_chain(d)
-        test_grouping(d)
-        test_multi_output_by_position(d)
-        test_npz_kinds(d)
-        test_group_output_choice(d)
-        test_nothing_aligned(d)
-        test_npz_crc(d)
-        test_extra_reference_items(d)
-        test_reference_etrecord(d)
-        test_names_brackets(d)
-        test_debug_only_names(d)
+    # issue 13: every case once with each spelling of the long options
+    for A.SPELLING in ("-", "_"):
+        print(f"# every long option spelled with '{A.SPELLING}'")
+        with tempfile.TemporaryDirectory(dir=work) as d:
+            test_chain(d)
+            test_grouping(d)
+            test_multi_output_by_position(d)
+            test_npz_kinds(d)
+            test_group_output_choice(d)
+            test_nothing_aligned(d)
+            test_npz_crc(d)
+            test_extra_reference_items(d)
+            test_reference_etrecord(d)
+            test_names_brackets(d)
+            test_debug_only_names(d)
     print(f"{A.passed} passed, {A.failed} failed")
     sys.exit(1 if A.failed or not A.passed else 0)
 

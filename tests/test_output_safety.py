@@ -146,7 +146,9 @@ def bad_input(tmp):
     bad_dump = os.path.join(tmp, "bad.etdp")
     with open(bad_dump, "wb") as f:
         f.write(b"\x10\x00\x00\x00" + b"\xff" * 60)
-    p = run(["--etdump", bad_dump] + args)
+    a = base_args()
+    a[a.index("--etdump") + 1] = bad_dump
+    p = run(a + args)
     check("corrupt ETDump: exit 3", p.returncode == 3, f"{p.returncode} {p.stderr}")
     check("corrupt ETDump: every output untouched", tree(out) == before)
 

@@ -187,7 +187,9 @@ def model_etrecord():
 
 
 def ms(durs, delegated):
-    return [d if delegated else d / 1e6 for d in durs]
+    """ns -> ms; delegated events are scaled alike, as the current upstream Inspector
+    does by default (issue 13: they used to stay unscaled)."""
+    return [d / 1e6 for d in durs]
 
 
 def event_nodes(name, instr, did):

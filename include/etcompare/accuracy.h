@@ -6,10 +6,13 @@
  * Pairing: a block of the execution (name "Execute" by default) whose run
  * carries a bundled_input_index is paired with reference[method][index].
  * The current runtime writer never records the index, so when no run has
- * one, the k-th run (in ETDump order) is paired with reference k if the
- * counts agree (ETC_PAIR_ORDER, said in the report). Outputs pair in order;
- * a TensorList output counts as its tensors in order. Every unpaired item
- * becomes a row saying why; nothing is skipped silently.
+ * one: with exactly one reference set every run is compared with it
+ * (ETC_PAIR_ALL: the same input run N times), otherwise the k-th run (in
+ * ETDump order) is paired with reference k (ETC_PAIR_ORDER). The rule used
+ * is said in the report. Outputs pair in order; a TensorList output counts
+ * as its tensors in order. Every unpaired item (a run without a reference,
+ * a reference without a run, an output without its counterpart) becomes a
+ * failing row saying why; nothing is skipped silently.
  */
 #ifndef ETCOMPARE_ACCURACY_H
 #define ETCOMPARE_ACCURACY_H
@@ -29,7 +32,8 @@ extern "C" {
 typedef enum etc_pair_rule {
 	ETC_PAIR_AUTO = 0,  /**< by index when runs carry one, else by order */
 	ETC_PAIR_INDEX = 1, /**< bundled_input_index only */
-	ETC_PAIR_ORDER = 2  /**< k-th run with reference k */
+	ETC_PAIR_ORDER = 2, /**< k-th run with reference k */
+	ETC_PAIR_ALL = 3    /**< every run with reference 0 */
 } etc_pair_rule;
 
 /** Where reference outputs come from (exactly one set). */
@@ -90,9 +94,10 @@ typedef struct etc_accuracy etc_accuracy;
 
 /**
  * Pairs and compares. Rows are in block, run, output order.
- * @return 0 (inspect the rows for failures); ETC_ERR_MISMATCH when pairing by
- *         order and the run and reference counts differ (the message gives
- *         both); ETC_ERR_FORMAT for a reference set of the wrong shape.
+ * @return 0 (inspect the rows for failures; counts that differ give failing
+ *         rows for the unpaired runs or references); ETC_ERR_MISMATCH when
+ *         the ETDump has no run of the block; ETC_ERR_FORMAT for a reference
+ *         set of the wrong shape.
  */
 ETC_API int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp,
                              const etc_reference_set *refs, const etc_accuracy_options *opt,
@@ -101,7 +106,7 @@ ETC_API void etc_accuracy_free(etc_accuracy *acc);
 
 ETC_API size_t etc_accuracy_row_count(const etc_accuracy *acc);
 ETC_API const etc_accuracy_row *etc_accuracy_row_at(const etc_accuracy *acc, size_t i);
-/** The rule used ("index" or "order") and a sentence saying why. */
+/** The rule used (etc_pair_rule, never AUTO) and a sentence saying why. */
 ETC_API int etc_accuracy_pair_rule(const etc_accuracy *acc);
 ETC_API const char *etc_accuracy_pair_note(const etc_accuracy *acc);
 /**

@@ -25,6 +25,7 @@
 #include "plot.h"
 #include "profile.h"
 #include "report.h"
+#include "sniff.h"
 #include "tensor.h"
 #include "torchsave.h"
 #include "trace.h"

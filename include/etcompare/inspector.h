@@ -43,9 +43,25 @@ typedef struct etc_inspector_options {
 	int source_time_scale; /**< unit of the ETDump's timestamps (default ns) */
 	int target_time_scale; /**< unit of the reported durations (default ms) */
 	bool strict;           /**< merged runs with different debug data are an error */
+	/**
+	 * Unit of the timestamps of delegated events (those with a delegate id).
+	 * -1 (default): the source unit, as the current upstream Inspector's
+	 * default delegate_time_scale_converter, so they are scaled to the
+	 * target unit like every other event. A unit that does not convert to
+	 * the target (cycles against a time) is kept: those events' durations
+	 * stay in it, and etc_inspector_event.time_scale says so.
+	 */
+	int delegate_time_scale;
+	/**
+	 * Optional per-instruction unit of delegated events (e.g. by backend,
+	 * through the ETRecord's delegate_map): a unit, or -1 for
+	 * delegate_time_scale. Called while the inspector is created.
+	 */
+	int (*delegate_time_scale_of)(void *ctx, int32_t instruction_id);
+	void *delegate_time_scale_ctx;
 } etc_inspector_options;
 
-/** Fills `opt` with the defaults (ns -> ms, not strict). */
+/** Fills `opt` with the defaults (ns -> ms, delegated events scaled alike, not strict). */
 ETC_API void etc_inspector_options_init(etc_inspector_options *opt);
 
 /** Percentile statistics of an event's durations (numpy's linear method). */
@@ -62,9 +78,13 @@ typedef struct etc_inspector_event {
 	bool is_delegated_op;
 	bool has_perf;               /**< a profile event exists (raw/stats valid) */
 	uint32_t run_count;          /**< entries in raw/start_times (= block's run count) */
-	const double *raw;           /**< durations in the target unit, one per run */
+	const double *raw;           /**< durations in `time_scale`, one per run */
 	const uint64_t *start_times; /**< raw start timestamps, one per run */
 	etc_perf_stats stats;
+	/** Unit of raw and stats: the target unit, except for delegated events
+	 * logged in a unit that does not convert to it (see
+	 * etc_inspector_options.delegate_time_scale). */
+	int time_scale;
 	/** Delegate debug metadata of each run (NULL when no run had any). */
 	const uint8_t *const *metadata;
 	const uint32_t *metadata_len;

@@ -8,7 +8,8 @@
  *  - operator time of a run: the native_call_* events of its block (when
  *    the block has none, its OPERATOR_CALL events); delegate-call time: its
  *    DELEGATE_CALL events. Events with a delegate id run on the backend's
- *    clock, unscaled, and are never added to framework times.
+ *    clock (scaled as the others unless etc_inspector_options says
+ *    otherwise) and are never added to framework times.
  *  - framework tax of a run = Method::execute - operator time - delegate-call
  *    time, and that as a percentage of Method::execute.
  *  - operators: every timed event that is not a framework event
@@ -150,11 +151,29 @@ ETC_API size_t etc_profile_module_count(const etc_profile *p);
 ETC_API const etc_module_row *etc_profile_module(const etc_profile *p, size_t i);
 
 /**
- * True when a module total includes delegated events, whose averages are in
- * the backend's own (unscaled) unit: find_total_for_module adds them as
- * they are.
+ * True when a module total includes delegated events whose averages are in
+ * their own unit (--delegate-time-scale cycles): find_total_for_module adds
+ * them as they are.
  */
 ETC_API bool etc_profile_modules_mix_units(const etc_profile *p);
+
+/** How etc_profile_module_total matched a module name. */
+typedef enum etc_module_match {
+	ETC_MODULE_PATH = 1,         /**< the dotted path the modules table prints ("head.fc") */
+	ETC_MODULE_KEY = 2,          /**< the nn_module_stack key ("L__self___head_fc") */
+	ETC_MODULE_TYPE = 3,         /**< a type, full or its last component ("Linear") */
+	ETC_MODULE_KEY_SUBSTRING = 4 /**< part of a key, as upstream's find_total_for_module */
+} etc_module_match;
+
+/**
+ * find_total_for_module by the names users see: the total average time of
+ * the events (OPERATOR_CALL excluded, each once) with a module matching
+ * `name`, tried in etc_module_match order; *match says which (may be NULL).
+ * Needs a linked inspector. @return 0; ETC_ERR_MISMATCH when nothing
+ * matches, the message listing up to five close module names.
+ */
+ETC_API int etc_profile_module_total(const etc_inspector *insp, const char *name, double *total,
+                                     size_t *count, int *match, etc_error *err);
 
 /** Sorted by total, largest first. */
 ETC_API size_t etc_profile_delegate_count(const etc_profile *p);

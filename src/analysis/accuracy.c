@@ -336,6 +336,20 @@ static int run_items(const etc_inspector *insp, const etc_event_block *b, uint32
 
 /* --- the gate ----------------------------------------------------------------- */
 
+/*
+ * The value and the threshold it failed, with the fewest significant digits
+ * (at least 4) that print them differently: "cosine 1 below 1" says nothing.
+ */
+static void distinct_pair(char *x, char *y, double value, double limit)
+{
+	for (int digits = 4; digits <= 17; digits++) {
+		snprintf(x, 40, "%.*g", digits, value);
+		snprintf(y, 40, "%.*g", digits, limit);
+		if (strcmp(x, y) != 0)
+			return;
+	}
+}
+
 int etc_gate_judge_(const etc_metrics *m, const etc_gate *o, char *why, size_t cap)
 {
 	if (m->nan_mismatch_count) {
@@ -360,16 +374,27 @@ int etc_gate_judge_(const etc_metrics *m, const etc_gate *o, char *why, size_t c
 		}
 		return ETC_ROW_PASS;
 	}
-	if (!isnan(o->min_snr) && !(m->snr_db >= o->min_snr))
-		snprintf(why, cap, "SNR %.4g dB below %.4g dB", m->snr_db, o->min_snr);
-	else if (!isnan(o->max_mse) && !(m->mse <= o->max_mse))
-		snprintf(why, cap, "MSE %.4g above %.4g", m->mse, o->max_mse);
-	else if (!isnan(o->min_cosine) && !(m->cosine >= o->min_cosine))
-		snprintf(why, cap, "cosine %.6g below %.6g", m->cosine, o->min_cosine);
-	else if (!isnan(o->max_abs) && !(m->max_abs <= o->max_abs))
-		snprintf(why, cap, "max abs error %.4g above %.4g at index %llu", m->max_abs,
-		         o->max_abs, (unsigned long long)m->max_abs_index);
-	else
+	char x[40], y[40];
+	if (!isnan(o->min_snr) && !(m->snr_db >= o->min_snr)) {
+		distinct_pair(x, y, m->snr_db, o->min_snr);
+		snprintf(why, cap, "SNR %s dB below %s dB", x, y);
+	} else if (!isnan(o->max_mse) && !(m->mse <= o->max_mse)) {
+		distinct_pair(x, y, m->mse, o->max_mse);
+		snprintf(why, cap, "MSE %s above %s", x, y);
+	} else if (!isnan(o->min_cosine) && !(m->cosine >= o->min_cosine)) {
+		/* near 1 the distance to 1 is what tells the two apart */
+		if (o->min_cosine > 0.999 && m->cosine > 0.999) {
+			distinct_pair(x, y, 1 - m->cosine, 1 - o->min_cosine);
+			snprintf(why, cap, "1 - cosine = %s above %s", x, y);
+		} else {
+			distinct_pair(x, y, m->cosine, o->min_cosine);
+			snprintf(why, cap, "cosine %s below %s", x, y);
+		}
+	} else if (!isnan(o->max_abs) && !(m->max_abs <= o->max_abs)) {
+		distinct_pair(x, y, m->max_abs, o->max_abs);
+		snprintf(why, cap, "max abs error %s above %s at index %llu", x, y,
+		         (unsigned long long)m->max_abs_index);
+	} else
 		return ETC_ROW_PASS;
 	return ETC_ROW_FAIL;
 }
@@ -528,27 +553,31 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 		              "the ETDump has no run of block \"%s\" to compare", opt->block);
 		goto done;
 	}
-	a->rule = opt->pair_by == ETC_PAIR_AUTO ? (any_index ? ETC_PAIR_INDEX : ETC_PAIR_ORDER)
-	                                        : opt->pair_by;
-	if (a->rule == ETC_PAIR_ORDER) {
-		if (nruns != r.count) {
-			rc = etc_fail(err, ETC_ERR_MISMATCH, set->name, -1,
-			              "cannot pair by order: %zu run%s of block \"%s\" but %zu "
-			              "reference output set%s",
-			              nruns, nruns == 1 ? "" : "s", opt->block, r.count,
-			              r.count == 1 ? "" : "s");
-			goto done;
-		}
+	a->rule = opt->pair_by;
+	if (a->rule == ETC_PAIR_AUTO)
+		a->rule = any_index                   ? ETC_PAIR_INDEX
+		          : r.count == 1 && nruns > 1 ? ETC_PAIR_ALL
+		                                      : ETC_PAIR_ORDER;
+	const char *why = opt->pair_by != ETC_PAIR_AUTO ? "(--pair-by)"
+	                  : any_index                   ? "(runs carry a bundled_input_index)"
+	                                                : "(runs carry no bundled_input_index)";
+	if (a->rule == ETC_PAIR_ALL)
 		snprintf(a->note, sizeof a->note,
-		         "%s: run k of block \"%s\" (ETDump order) is paired with reference k",
-		         any_index ? "pairing by order (forced)"
-		                   : "runs carry no bundled_input_index, pairing by order",
-		         opt->block);
-	} else {
+		         "%zu run%s of block \"%s\" and %zu reference output set%s: every run is "
+		         "compared with reference 0 %s",
+		         nruns, nruns == 1 ? "" : "s", opt->block, r.count, r.count == 1 ? "" : "s",
+		         why);
+	else if (a->rule == ETC_PAIR_ORDER)
 		snprintf(a->note, sizeof a->note,
-		         "pairing by bundled_input_index: block \"%s\" runs with reference[index]",
-		         opt->block);
-	}
+		         "pairing by order %s: run k of block \"%s\" (ETDump order) with reference "
+		         "k; %zu run%s, %zu reference set%s",
+		         why, opt->block, nruns, nruns == 1 ? "" : "s", r.count,
+		         r.count == 1 ? "" : "s");
+	else
+		snprintf(
+		    a->note, sizeof a->note,
+		    "pairing by bundled_input_index %s: block \"%s\" runs with reference[index]",
+		    why, opt->block);
 
 	/* Bytes to compare, for progress: every run output counted twice (both sides). */
 	uint64_t total = 0, done_bytes = 0;
@@ -566,7 +595,9 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 	}
 	for (size_t i = 0; i < nruns && rc == 0; i++) {
 		const etc_event_block *blk = etc_inspector_block(insp, runs[i].block);
-		long ref = a->rule == ETC_PAIR_ORDER ? (long)i : (long)runs[i].bidx;
+		long ref = a->rule == ETC_PAIR_ORDER ? (long)i
+		           : a->rule == ETC_PAIR_ALL ? 0
+		                                     : (long)runs[i].bidx;
 		if (ref >= 0 && (size_t)ref < r.count)
 			used[ref] = true;
 		size_t na, nr = 0;
@@ -634,9 +665,15 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 		row->reference = (int32_t)k;
 		row->etdump_run = UINT32_MAX;
 		row->status = ETC_ROW_MISSING_OUTPUT;
-		snprintf(row->reason, sizeof row->reason,
-		         "reference %zu: no run of block \"%.40s\" has bundled_input_index %zu", k,
-		         opt->block, k);
+		if (a->rule == ETC_PAIR_INDEX)
+			snprintf(
+			    row->reason, sizeof row->reason,
+			    "reference %zu: no run of block \"%.40s\" has bundled_input_index %zu",
+			    k, opt->block, k);
+		else
+			snprintf(row->reason, sizeof row->reason,
+			         "reference %zu: no run %zu of block \"%.40s\" (it has %zu)", k, k,
+			         opt->block, nruns);
 	}
 	free(used);
 done:

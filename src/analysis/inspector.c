@@ -123,6 +123,27 @@ void etc_inspector_options_init(etc_inspector_options *opt)
 	opt->source_time_scale = ETC_TIME_NS;
 	opt->target_time_scale = ETC_TIME_MS;
 	opt->strict = false;
+	opt->delegate_time_scale = -1;
+	opt->delegate_time_scale_of = NULL;
+	opt->delegate_time_scale_ctx = NULL;
+}
+
+/* The unit the delegated events of an instruction were logged in. */
+static int delegate_unit(const etc_inspector_options *o, int32_t instruction_id)
+{
+	int u = o->delegate_time_scale_of
+	            ? o->delegate_time_scale_of(o->delegate_time_scale_ctx, instruction_id)
+	            : -1;
+	if (u < 0 || u > ETC_TIME_CYCLES)
+		u = o->delegate_time_scale;
+	return u >= 0 && u <= ETC_TIME_CYCLES ? u : o->source_time_scale;
+}
+
+/* The unit a duration logged in `unit` is shown in: the target, when it converts. */
+static int shown_unit(const etc_inspector_options *o, int unit)
+{
+	bool cycles = unit == ETC_TIME_CYCLES;
+	return cycles == (o->target_time_scale == ETC_TIME_CYCLES) ? o->target_time_scale : unit;
 }
 
 /* --- hashing -------------------------------------------------------------- */
@@ -297,7 +318,10 @@ static int duration(const etc_inspector *in, uint32_t run, uint32_t e, const etc
 		elapsed = t - s;
 	}
 	if (delegated) {
-		*out = (double)elapsed;
+		/* upstream's converter scales both timestamps, then subtracts */
+		int unit = delegate_unit(&in->opt, p->instruction_id);
+		double f = time_scale_factor[unit] / time_scale_factor[shown_unit(&in->opt, unit)];
+		*out = s <= t ? (double)t / f - (double)s / f : (double)elapsed / f;
 	} else {
 		double factor = time_scale_factor[in->opt.source_time_scale] /
 		                time_scale_factor[in->opt.target_time_scale];
@@ -713,14 +737,14 @@ static int add_run(etc_inspector *in, group *g, uint32_t r, const etc_run *run, 
 				return etc_fail(err, ETC_ERR_MISMATCH, etc_etdump_name(in->dump),
 				                -1,
 				                "block \"%.*s\", event %u (%.*s, instruction %d): "
-				                "run %u logged different debug data than run %u",
+				                "run %u logged different debug data than run 0",
 				                (int)g->name.len, g->name.ptr, i, (int)nm.len,
-				                nm.ptr, sig->instruction_id, r, g->runs[0]);
+				                nm.ptr, sig->instruction_id, row);
 			warn(in,
 			     "block \"%.*s\", event %u (%.*s, instruction %d): run %u logged "
-			     "different debug data than run %u; the first run's data is shown",
+			     "different debug data than run 0; the first run's data is shown",
 			     (int)g->name.len, g->name.ptr, i, (int)nm.len, nm.ptr,
-			     sig->instruction_id, r, g->runs[0]);
+			     sig->instruction_id, row);
 		}
 	}
 
@@ -734,9 +758,9 @@ static int add_run(etc_inspector *in, group *g, uint32_t r, const etc_run *run, 
 		if (!same)
 			warn(
 			    in,
-			    "block \"%.*s\": program outputs of run %u differ from those of run %u "
+			    "block \"%.*s\": program outputs of run %u differ from those of run 0 "
 			    "(expected when the runs had different inputs); each run keeps its own",
-			    (int)g->name.len, g->name.ptr, r, g->runs[0]);
+			    (int)g->name.len, g->name.ptr, row);
 	}
 	for (uint32_t k = 0; k < s->nouts; k++)
 		ETC_TRY(push_value(&g->outputs, &s->outs[k], err));
@@ -844,6 +868,7 @@ static int finish_group(etc_inspector *in, group *g, etc_event_block *b, etc_err
 		ev->debug = g->debug[i];
 		ev->debug_count = g->ndebug[i];
 		ev->first_run_event = g->first_event[i];
+		ev->time_scale = in->opt.target_time_scale;
 		if (!sig->prof.present)
 			continue;
 		double *raw = etc_arena_alloc(a, g->nruns, sizeof *raw);
@@ -855,6 +880,9 @@ static int finish_group(etc_inspector *in, group *g, etc_event_block *b, etc_err
 			st[k] = g->start[(size_t)k * g->nsig + i];
 		}
 		ev->has_perf = true;
+		if (ev->is_delegated_op)
+			ev->time_scale =
+			    shown_unit(&in->opt, delegate_unit(&in->opt, ev->instruction_id));
 		ev->raw = raw;
 		ev->start_times = st;
 		etc_perf_stats_compute(raw, g->nruns, &ev->stats);
@@ -895,7 +923,8 @@ int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_
 	else
 		etc_inspector_options_init(&o);
 	if (o.source_time_scale < 0 || o.source_time_scale > ETC_TIME_CYCLES ||
-	    o.target_time_scale < 0 || o.target_time_scale > ETC_TIME_CYCLES)
+	    o.target_time_scale < 0 || o.target_time_scale > ETC_TIME_CYCLES ||
+	    o.delegate_time_scale < -1 || o.delegate_time_scale > ETC_TIME_CYCLES)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "invalid time scale");
 	if ((o.source_time_scale == ETC_TIME_CYCLES) != (o.target_time_scale == ETC_TIME_CYCLES))
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,

@@ -510,7 +510,9 @@ static int compute_modules(etc_profile *p, etc_error *err)
 						*tail = id;
 						strmap_put(&m, slot, h, (size_t)id);
 					}
-					if (counts && ev->is_delegated_op)
+					if (counts && ev->is_delegated_op &&
+					    ev->time_scale !=
+					        etc_inspector_options_get(in)->target_time_scale)
 						p->mods_delegated = true;
 					if (counts && mods[id].stamp != serial) {
 						mods[id].stamp = serial;
@@ -768,4 +770,162 @@ size_t etc_profile_delegate_count(const etc_profile *p)
 const etc_delegate_row *etc_profile_delegate(const etc_profile *p, size_t i)
 {
 	return i < p->ndels ? &p->dels[i] : NULL;
+}
+
+/* --- --module: a module by the names users see --------------------------- */
+
+static bool is_operator_call(etc_str name)
+{
+	return name.len == 13 && memcmp(name.ptr, "OPERATOR_CALL", 13) == 0;
+}
+
+/* The last dotted component of a type ("Linear" of "torch.nn.modules.linear.Linear"). */
+static const char *short_type(const char *type)
+{
+	const char *dot = strrchr(type, '.');
+	return dot ? dot + 1 : type;
+}
+
+static bool frame_matches(const etc_module_frame *f, const char *name, int how)
+{
+	switch (how) {
+	case ETC_MODULE_PATH:
+		return *f->path && strcmp(f->path, name) == 0;
+	case ETC_MODULE_KEY:
+		return strcmp(f->key, name) == 0;
+	case ETC_MODULE_TYPE:
+		return *f->type &&
+		       (strcmp(f->type, name) == 0 || strcmp(short_type(f->type), name) == 0);
+	}
+	return strstr(f->key, name) != NULL; /* upstream's find_total_for_module */
+}
+
+/* Sum of the average times of the events with a frame matching `name` as `how`. */
+static double module_sum(const etc_inspector *in, const char *name, int how, size_t *count)
+{
+	double total = 0;
+	*count = 0;
+	for (size_t b = 0; b < etc_inspector_block_count(in); b++) {
+		const etc_event_block *blk = etc_inspector_block(in, b);
+		for (size_t e = 0; e < blk->event_count; e++) {
+			const etc_inspector_event *ev = &blk->events[e];
+			if (!ev->has_perf || is_operator_call(ev->name))
+				continue;
+			bool found = false;
+			for (uint32_t k = 0; k < ev->node_count && !found; k++)
+				for (uint32_t f = 0; f < ev->nodes[k]->module_depth && !found; f++)
+					found = frame_matches(&ev->nodes[k]->modules[f], name, how);
+			if (found) {
+				total += ev->stats.avg;
+				(*count)++;
+			}
+		}
+	}
+	return total;
+}
+
+/* Edit distance, case-insensitive, of strings up to 127 bytes (else a large number). */
+static size_t name_distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b), row[128];
+	if (n > 127 || m > 127)
+		return 1000;
+	for (size_t j = 0; j <= m; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= n; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= m; j++) {
+			char x = a[i - 1], y = b[j - 1];
+			x = x >= 'A' && x <= 'Z' ? (char)(x - 'A' + 'a') : x;
+			y = y >= 'A' && y <= 'Z' ? (char)(y - 'A' + 'a') : y;
+			size_t best = diag + (x != y);
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = row[j];
+			row[j] = best;
+		}
+	}
+	return row[m];
+}
+
+#define CLOSE_NAMES 5
+
+/* Keeps the CLOSE_NAMES names nearest to `name` (distinct, nearest first). */
+static void consider_name(const char *cand, const char *name, const char **best, size_t *dist,
+                          size_t *n)
+{
+	if (!*cand)
+		return;
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(best[i], cand) == 0)
+			return;
+	size_t d = name_distance(cand, name);
+	/* a name that contains what was typed, or is contained in it, is close */
+	if (strstr(cand, name) || strstr(name, cand))
+		d = d < 2 ? d : 2;
+	size_t at = *n < CLOSE_NAMES ? (*n)++ : CLOSE_NAMES;
+	if (at == CLOSE_NAMES) {
+		if (d >= dist[CLOSE_NAMES - 1])
+			return;
+		at = CLOSE_NAMES - 1;
+	}
+	while (at > 0 && dist[at - 1] > d) {
+		best[at] = best[at - 1];
+		dist[at] = dist[at - 1];
+		at--;
+	}
+	best[at] = cand;
+	dist[at] = d;
+}
+
+int etc_profile_module_total(const etc_inspector *insp, const char *name, double *total,
+                             size_t *count, int *match, etc_error *err)
+{
+	if (!insp || !name || !total || !count)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "etc_profile_module_total: NULL argument");
+	static const int order[] = {ETC_MODULE_PATH, ETC_MODULE_KEY, ETC_MODULE_TYPE,
+	                            ETC_MODULE_KEY_SUBSTRING};
+	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+		*total = module_sum(insp, name, order[i], count);
+		if (*count) {
+			if (match)
+				*match = order[i];
+			return 0;
+		}
+	}
+	/* nothing matched: the nearest module paths and type names */
+	const char *best[CLOSE_NAMES];
+	size_t dist[CLOSE_NAMES], n = 0, frames = 0;
+	for (size_t b = 0; b < etc_inspector_block_count(insp); b++) {
+		const etc_event_block *blk = etc_inspector_block(insp, b);
+		for (size_t e = 0; e < blk->event_count; e++) {
+			const etc_inspector_event *ev = &blk->events[e];
+			for (uint32_t k = 0; k < ev->node_count; k++)
+				for (uint32_t f = 0; f < ev->nodes[k]->module_depth; f++) {
+					const etc_module_frame *fr = &ev->nodes[k]->modules[f];
+					consider_name(fr->path, name, best, dist, &n);
+					consider_name(short_type(fr->type), name, best, dist, &n);
+					frames++;
+				}
+		}
+	}
+	if (!frames)
+		return etc_fail(
+		    err, ETC_ERR_MISMATCH, NULL, -1,
+		    "no module \"%s\": no event is linked to a graph node with a module "
+		    "hierarchy (nn_module_stack)",
+		    name);
+	char list[512];
+	size_t len = 0;
+	list[0] = '\0';
+	for (size_t i = 0; i < n && len < sizeof list; i++)
+		len +=
+		    (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", best[i]);
+	return etc_fail(err, ETC_ERR_MISMATCH, NULL, -1,
+	                "no module \"%s\" (as a module path, stack key or type); the closest: %s",
+	                name, list);
 }

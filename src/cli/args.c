@@ -36,6 +36,10 @@ static const char usage_text[] =
     "Timing:\n"
     "  --source_time_scale U     unit of the ETDump timestamps: ns us ms s cycles (ns)\n"
     "  --target_time_scale U     unit of the reported times (ms)\n"
+    "  --delegate-time-scale U, --delegate-time-scale BACKEND=U\n"
+    "                            unit of delegated events' timestamps, for all or one\n"
+    "                            backend (repeatable; default: the source unit, scaled as\n"
+    "                            the current Inspector does); cycles stay cycles\n"
     "\n"
     "Output:\n"
     "  --tsv FILE                write the table as TSV (upstream save_data_to_tsv);\n"
@@ -77,8 +81,10 @@ static const char usage_text[] =
     "  --reference-outputs FILE  references from a torch.save file or an .npz, instead of\n"
     "                            the ETRecord's reference_outputs\n"
     "  --block NAME              EventBlock to compare (Execute)\n"
-    "  --pair-by index|order     pair runs with references by bundled_input_index or by\n"
-    "                            order (default: index when runs carry one, else order)\n"
+    "  --pair-by index|order|all\n"
+    "                            pair runs with references by bundled_input_index, by\n"
+    "                            order, or every run with reference 0 (default: index\n"
+    "                            when runs carry one, all for one reference, else order)\n"
     "  --min-snr DB, --max-mse X, --min-cosine X, --max-abs X\n"
     "                            the gate: exit 1 when an output fails one\n"
     "  --metrics LIST            columns: snr,mse,cosine,l1,max_abs,max_rel "
@@ -106,6 +112,7 @@ static const char usage_text[] =
     "  --min-snr, --max-mse, --min-cosine, --max-abs and --plot apply too; exit 1 at the\n"
     "  first diverging operator (printed with its stack trace)\n"
     "  FILE may be - for standard output. Files are replaced atomically.\n"
+    "  Every long option may be spelled with '_' or '-' (--debug_buffer, --debug-buffer).\n"
     "\n"
     "  -h, --help                show this help\n"
     "  -V, --version             show the version\n"
@@ -133,19 +140,43 @@ int usage_error(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
+/* "etcompare: OPTION takes WHAT, not 'VALUE'" and the --help hint. */
+static int bad_value(const char *option, const char *what, const char *value)
+{
+	fprintf(stderr, "etcompare: %s takes %s, not '%s'\nTry 'etcompare --help'.\n", option, what,
+	        value);
+	return EXIT_USAGE;
+}
+
+/*
+ * Length of the option name in `arg` ("--name" or "--name=VALUE") when it is
+ * `name` in either spelling: '_' and '-' are the same character after the
+ * leading "--" (upstream's tools use underscores). 0 when it is not.
+ */
+static size_t option_match(const char *arg, const char *name)
+{
+	if (arg[0] != '-' || arg[1] != '-')
+		return 0;
+	size_t i = 2;
+	for (; name[i]; i++) {
+		char x = arg[i] == '_' ? '-' : arg[i], y = name[i] == '_' ? '-' : name[i];
+		if (x != y)
+			return 0;
+	}
+	return arg[i] == '\0' || arg[i] == '=' ? i : 0;
+}
+
 /* Matches "--name VALUE" and "--name=VALUE"; returns 1 on match, -1 if the value is missing. */
 static int value_opt(int argc, char **argv, int *i, const char *name, const char **out)
 {
 	const char *a = argv[*i];
-	size_t n = strlen(name);
-	if (strncmp(a, name, n) != 0)
+	size_t n = option_match(a, name);
+	if (!n)
 		return 0;
 	if (a[n] == '=') {
 		*out = a + n + 1;
 		return 1;
 	}
-	if (a[n] != '\0')
-		return 0;
 	/* A following option is not a value: "--tsv --strict" is a missing value,
 	 * not a file named "--strict" (use --tsv=--strict for that). */
 	if (*i + 1 >= argc || (argv[*i + 1][0] == '-' && argv[*i + 1][1] == '-'))
@@ -154,95 +185,241 @@ static int value_opt(int argc, char **argv, int *i, const char *name, const char
 	return 1;
 }
 
+/*
+ * The options. Adding one is one line in `valued` (it takes a value, kept
+ * as a string in `args`) or in `flags` (a bool), plus its check in
+ * check_values() when its value has a form. Every name is matched in both
+ * spellings ("--min-snr" and "--min_snr").
+ */
+typedef struct option_field {
+	const char *name;
+	size_t field;
+} option_field;
+
+static const option_field valued[] = {
+    {"--etdump", offsetof(args, etdump)},
+    {"--etdump_path", offsetof(args, etdump)},
+    {"--debug_buffer", offsetof(args, debug_buffer)},
+    {"--debug_buffer_path", offsetof(args, debug_buffer)},
+    {"--tsv", offsetof(args, tsv)},
+    {"--tsv_path", offsetof(args, tsv)},
+    {"--csv", offsetof(args, csv)},
+    {"--json", offsetof(args, json)},
+    {"--source_time_scale", offsetof(args, source_scale)},
+    {"--target_time_scale", offsetof(args, target_scale)},
+    {"--etrecord", offsetof(args, etrecord)},
+    {"--etrecord_path", offsetof(args, etrecord)},
+    {"--method", offsetof(args, method)},
+    {"--module", offsetof(args, module)},
+    {"--reference-outputs", offsetof(args, reference_outputs)},
+    {"--block", offsetof(args, block)},
+    {"--pair-by", offsetof(args, pair_by)},
+    {"--metrics", offsetof(args, metrics)},
+    {"--junit", offsetof(args, junit)},
+    {"--min-snr", offsetof(args, min_snr)},
+    {"--max-mse", offsetof(args, max_mse)},
+    {"--min-cosine", offsetof(args, min_cosine)},
+    {"--max-abs", offsetof(args, max_abs)},
+    {"--reference-etdump", offsetof(args, numgap.reference_etdump)},
+    {"--reference-debug-buffer", offsetof(args, numgap.reference_debug_buffer)},
+    {"--reference-etrecord", offsetof(args, numgap.reference_etrecord)},
+    {"--reference-intermediates", offsetof(args, numgap.reference_intermediates)},
+    {"--numgap-tsv", offsetof(args, numgap.tsv)},
+    {"--distance", offsetof(args, numgap.distance)},
+    {"--quant-params", offsetof(args, numgap.quant_params)},
+    {"--layout", offsetof(args, numgap.layout)},
+
+    {"--legacy-profile", offsetof(args, legacy_profile)},
+    {"--legacy-time-scale", offsetof(args, legacy_time_scale)},
+    {"--trace", offsetof(args, trace)},
+    {"--tables", offsetof(args, tables)},
+    {"--baseline-etdump", offsetof(args, baseline_etdump)},
+    {"--max-regression", offsetof(args, max_regression)},
+    {"--min-event-time", offsetof(args, min_event_time)},
+};
+
+static const option_field flags[] = {
+    {"--include_delegate_debug_data", offsetof(args, include_delegate_debug_data)},
+    {"--show-outputs", offsetof(args, show_outputs)},
+    {"--strict", offsetof(args, strict)},
+    {"--example", offsetof(args, example)},
+    {"--no-table", offsetof(args, no_table)},
+    {"--show-references", offsetof(args, show_references)},
+    {"--compare", offsetof(args, compare)},
+    {"--compare_results", offsetof(args, compare)},
+    {"--force", offsetof(args, numgap.force)},
+};
+
+/* The options cli_parse reads by hand (optional or repeated values). */
+static const char *const special[] = {"--plot", "--graph",  "--max-values", "--delegate-time-scale",
+                                      "--help", "--version"};
+
+/* Edit distance of a and b (up to 63 characters; '_' == '-'), for suggestions. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b), row[64];
+	if (n > 63 || m > 63)
+		return 64;
+	for (size_t j = 0; j <= m; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= n; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= m; j++) {
+			char x = a[i - 1] == '_' ? '-' : a[i - 1],
+			     y = b[j - 1] == '_' ? '-' : b[j - 1];
+			size_t best = diag + (x != y);
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = row[j];
+			row[j] = best;
+		}
+	}
+	return row[m];
+}
+
+static void consider(const char *typed, const char *name, const char **best, size_t *best_d)
+{
+	size_t d = distance(typed, name);
+	if (d < *best_d)
+		*best = name, *best_d = d;
+}
+
+/* "unknown option '--tvs' (did you mean --tsv?)" when a known option is close. */
+static int unknown_option(const char *arg)
+{
+	char typed[64];
+	size_t n = strcspn(arg, "=");
+	snprintf(typed, sizeof typed, "%.*s", (int)(n < 63 ? n : 63), arg);
+	const char *best = NULL;
+	size_t best_d = 64;
+	for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+		consider(typed, valued[k].name, &best, &best_d);
+	for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
+		consider(typed, flags[k].name, &best, &best_d);
+	for (size_t k = 0; k < sizeof special / sizeof special[0]; k++)
+		consider(typed, special[k], &best, &best_d);
+	/* a few typos, or a word left out of a long name */
+	size_t limit = strlen(typed) > 12 ? 4 : 2;
+	if (best && best_d <= limit) {
+		fprintf(stderr,
+		        "etcompare: unknown option '%s' (did you mean %s?)\nTry 'etcompare "
+		        "--help'.\n",
+		        typed, best);
+		return EXIT_USAGE;
+	}
+	return usage_error("unknown option '%s'", typed);
+}
+
+/* A finite number within [lo, hi], or the message naming the option and the value. */
+static int check_number(const char *option, const char *v, double lo, double hi, const char *what)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (*end || end == v || errno == ERANGE || !isfinite(x) || x < lo || x > hi)
+		return bad_value(option, what, v);
+	return 0;
+}
+
+/* One --delegate-time-scale value: "UNIT" or "BACKEND=UNIT". */
+static int check_delegate_scale(const char *v)
+{
+	const char *eq = strrchr(v, '=');
+	int s;
+	if (eq == v || etc_time_scale_parse(eq ? eq + 1 : v, &s) < 0)
+		return bad_value("--delegate-time-scale",
+		                 "UNIT or BACKEND=UNIT, UNIT one of ns, us, ms, s, cycles", v);
+	return 0;
+}
+
+/*
+ * Every value that has a form is checked here, before any file is read:
+ * numbers and their ranges, names from a list, units.
+ */
+static int check_values(const args *a)
+{
+	int s;
+	unsigned mask;
+	const double inf = INFINITY;
+	if ((a->min_snr && check_number("--min-snr", a->min_snr, -inf, inf, "a number (dB)")) ||
+	    (a->max_mse && check_number("--max-mse", a->max_mse, 0, inf, "a number >= 0")) ||
+	    (a->min_cosine &&
+	     check_number("--min-cosine", a->min_cosine, -1, 1, "a number from -1 to 1")) ||
+	    (a->max_abs && check_number("--max-abs", a->max_abs, 0, inf, "a number >= 0")) ||
+	    (a->max_regression && check_number("--max-regression", a->max_regression, 0, inf,
+	                                       "a number >= 0 (percent)")) ||
+	    (a->min_event_time &&
+	     check_number("--min-event-time", a->min_event_time, 0, inf, "a number >= 0")))
+		return EXIT_USAGE;
+	if (a->metrics && etc_metric_mask_parse(a->metrics, &mask) < 0)
+		return bad_value("--metrics", "a list of snr,mse,cosine,l1,max_abs,max_rel",
+		                 a->metrics);
+	if (a->pair_by && strcmp(a->pair_by, "index") && strcmp(a->pair_by, "order") &&
+	    strcmp(a->pair_by, "all"))
+		return bad_value("--pair-by", "index, order or all", a->pair_by);
+	if (a->tables && etc_profile_tables_parse(a->tables, &mask) < 0)
+		return bad_value("--tables",
+		                 "a list of profile,tax,memory,ops,modules,delegates,all",
+		                 a->tables);
+	int src = ETC_TIME_NS, dst = ETC_TIME_MS;
+	if (a->source_scale && etc_time_scale_parse(a->source_scale, &src) < 0)
+		return bad_value("--source_time_scale", "ns, us, ms, s or cycles", a->source_scale);
+	if (a->target_scale && etc_time_scale_parse(a->target_scale, &dst) < 0)
+		return bad_value("--target_time_scale", "ns, us, ms, s or cycles", a->target_scale);
+	if ((src == ETC_TIME_CYCLES) != (dst == ETC_TIME_CYCLES))
+		return usage_error("%s", "for cycles both --source_time_scale and "
+		                         "--target_time_scale have to be cycles");
+	if (a->legacy_time_scale && etc_legacy_time_scale_parse(a->legacy_time_scale, &s) < 0)
+		return bad_value("--legacy-time-scale", "ns, us, ms or cycles",
+		                 a->legacy_time_scale);
+	for (unsigned k = 0; k < a->delegate_scale_count; k++)
+		if (check_delegate_scale(a->delegate_scales[k]))
+			return EXIT_USAGE;
+	if (a->numgap.distance && etc_numgap_distance_parse(a->numgap.distance, &s) < 0)
+		return bad_value("--distance", "mse, l1 or snr", a->numgap.distance);
+	if (a->numgap.layout && strcmp(a->numgap.layout, "auto") &&
+	    strcmp(a->numgap.layout, "none"))
+		return bad_value("--layout", "auto or none", a->numgap.layout);
+	return 0;
+}
+
+/* --plot DIR / --graph METHOD: an optional value (never one that starts with '-'). */
+static bool optional_value(int argc, char **argv, int *i, const char *name, const char **out)
+{
+	size_t n = option_match(argv[*i], name);
+	if (!n)
+		return false;
+	if (argv[*i][n] == '=')
+		*out = argv[*i] + n + 1;
+	else if (*i + 1 < argc && argv[*i + 1][0] != '-')
+		*out = argv[++*i];
+	return true;
+}
+
 int cli_parse(int argc, char **argv, args *a)
 {
-	static const struct {
-		const char *name;
-		size_t field;
-	} valued[] = {
-	    {"--etdump", offsetof(args, etdump)},
-	    {"--etdump_path", offsetof(args, etdump)},
-	    {"--debug_buffer", offsetof(args, debug_buffer)},
-	    {"--debug_buffer_path", offsetof(args, debug_buffer)},
-	    {"--tsv", offsetof(args, tsv)},
-	    {"--tsv_path", offsetof(args, tsv)},
-	    {"--csv", offsetof(args, csv)},
-	    {"--json", offsetof(args, json)},
-	    {"--source_time_scale", offsetof(args, source_scale)},
-	    {"--target_time_scale", offsetof(args, target_scale)},
-	    {"--etrecord", offsetof(args, etrecord)},
-	    {"--etrecord_path", offsetof(args, etrecord)},
-	    {"--method", offsetof(args, method)},
-	    {"--module", offsetof(args, module)},
-	    {"--reference-outputs", offsetof(args, reference_outputs)},
-	    {"--block", offsetof(args, block)},
-	    {"--pair-by", offsetof(args, pair_by)},
-	    {"--metrics", offsetof(args, metrics)},
-	    {"--junit", offsetof(args, junit)},
-	    {"--min-snr", offsetof(args, min_snr)},
-	    {"--max-mse", offsetof(args, max_mse)},
-	    {"--min-cosine", offsetof(args, min_cosine)},
-	    {"--max-abs", offsetof(args, max_abs)},
-	    {"--reference-etdump", offsetof(args, numgap.reference_etdump)},
-	    {"--reference-debug-buffer", offsetof(args, numgap.reference_debug_buffer)},
-	    {"--reference-etrecord", offsetof(args, numgap.reference_etrecord)},
-	    {"--reference-intermediates", offsetof(args, numgap.reference_intermediates)},
-	    {"--numgap-tsv", offsetof(args, numgap.tsv)},
-	    {"--distance", offsetof(args, numgap.distance)},
-	    {"--quant-params", offsetof(args, numgap.quant_params)},
-	    {"--layout", offsetof(args, numgap.layout)},
-
-	    {"--legacy-profile", offsetof(args, legacy_profile)},
-	    {"--legacy-time-scale", offsetof(args, legacy_time_scale)},
-	    {"--trace", offsetof(args, trace)},
-	    {"--tables", offsetof(args, tables)},
-	    {"--baseline-etdump", offsetof(args, baseline_etdump)},
-	    {"--max-regression", offsetof(args, max_regression)},
-	    {"--min-event-time", offsetof(args, min_event_time)},
-	};
-	static const struct {
-		const char *name;
-		size_t field;
-	} flags[] = {
-	    {"--include_delegate_debug_data", offsetof(args, include_delegate_debug_data)},
-	    {"--show-outputs", offsetof(args, show_outputs)},
-	    {"--strict", offsetof(args, strict)},
-	    {"--example", offsetof(args, example)},
-	    {"--no-table", offsetof(args, no_table)},
-	    {"--show-references", offsetof(args, show_references)},
-	    {"--compare", offsetof(args, compare)},
-	    {"--compare_results", offsetof(args, compare)},
-	    {"--force", offsetof(args, numgap.force)},
-	};
 	memset(a, 0, sizeof *a);
 	a->max_values = 8;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
-		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+		if (!strcmp(arg, "-h") || option_match(arg, "--help")) {
 			fputs(usage_text, stdout);
 			return CLI_DONE;
 		}
-		if (!strcmp(arg, "-V") || !strcmp(arg, "--version")) {
+		if (!strcmp(arg, "-V") || option_match(arg, "--version")) {
 			printf("etcompare %s\n", etc_version());
 			return CLI_DONE;
 		}
 		bool matched = false;
-		/* --plot takes an optional directory: --plot, --plot=DIR, --plot DIR */
-		if (!strcmp(arg, "--plot") || !strncmp(arg, "--plot=", 7)) {
+		if (optional_value(argc, argv, &i, "--plot", &a->plot_dir)) {
 			a->plot = true;
-			if (arg[6] == '=')
-				a->plot_dir = arg + 7;
-			else if (i + 1 < argc && argv[i + 1][0] != '-')
-				a->plot_dir = argv[++i];
 			continue;
 		}
-		/* --graph takes an optional method: --graph, --graph=M, --graph M */
-		if (!strcmp(arg, "--graph") || !strncmp(arg, "--graph=", 8)) {
+		if (optional_value(argc, argv, &i, "--graph", &a->graph_method)) {
 			a->graph = true;
-			if (arg[7] == '=')
-				a->graph_method = arg + 8;
-			else if (i + 1 < argc && argv[i + 1][0] != '-')
-				a->graph_method = argv[++i];
 			continue;
 		}
 		for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !matched; k++) {
@@ -258,35 +435,48 @@ int cli_parse(int argc, char **argv, args *a)
 				matched = true;
 			}
 		}
-		for (size_t k = 0; k < sizeof flags / sizeof flags[0] && !matched; k++)
-			if (!strcmp(arg, flags[k].name)) {
+		for (size_t k = 0; k < sizeof flags / sizeof flags[0] && !matched; k++) {
+			size_t n = option_match(arg, flags[k].name);
+			if (n && arg[n] == '=')
+				return usage_error("option '%s' takes no value", flags[k].name);
+			if (n) {
 				*(bool *)((char *)a + flags[k].field) = true;
 				matched = true;
 			}
-		if (!matched) {
-			const char *v;
-			int m = value_opt(argc, argv, &i, "--max-values", &v);
-			if (m < 0)
-				return usage_error("option '%s' needs a value", "--max-values");
-			if (m > 0) {
-				char *end;
-				errno = 0;
-				unsigned long n = strtoul(v, &end, 10);
-				if (*v == '-' || *end || errno || n > 1000000)
-					return usage_error("--max-values takes a number from 0 to "
-					                   "1000000, not '%s'",
-					                   v);
-				a->max_values = (unsigned)n;
-				matched = true;
-			}
+		}
+		const char *v;
+		int m = matched ? 0 : value_opt(argc, argv, &i, "--delegate-time-scale", &v);
+		if (m < 0)
+			return usage_error("option '%s' needs a value", "--delegate-time-scale");
+		if (m > 0) {
+			if (a->delegate_scale_count == ARGS_MAX_DELEGATE_SCALES)
+				return usage_error("%s",
+				                   "--delegate-time-scale is given too often");
+			a->delegate_scales[a->delegate_scale_count++] = v;
+			matched = true;
+		}
+		m = matched ? 0 : value_opt(argc, argv, &i, "--max-values", &v);
+		if (m < 0)
+			return usage_error("option '%s' needs a value", "--max-values");
+		if (m > 0) {
+			char *end;
+			errno = 0;
+			unsigned long n = strtoul(v, &end, 10);
+			if (*v == '-' || *end || end == v || errno || n > 1000000)
+				return bad_value("--max-values", "a number from 0 to 1000000", v);
+			a->max_values = (unsigned)n;
+			matched = true;
 		}
 		if (!matched) {
 			if (arg[0] == '-')
-				return usage_error("unknown option '%s'", arg);
+				return unknown_option(arg);
 			return usage_error("unexpected argument '%s' (did you mean --etdump?)",
 			                   arg);
 		}
 	}
+	int rc = check_values(a);
+	if (rc)
+		return rc;
 	if (a->example && a->etdump)
 		return usage_error("%s", "--example and --etdump cannot be combined");
 	/* Flags only the accuracy comparison uses turn it on. Thresholds and
@@ -300,6 +490,26 @@ int cli_parse(int argc, char **argv, args *a)
 		return usage_error("%s", "the comparison needs --etdump (and --debug_buffer)");
 	if (numgap_check_args(&a->numgap, a->etdump || a->example))
 		return EXIT_USAGE;
+	/* the values to compare are in the debug buffer: say so before any table */
+	if (!a->debug_buffer && !a->example && (a->compare || numgap_wanted(&a->numgap)))
+		return usage_error("%s",
+		                   numgap_wanted(&a->numgap)
+		                       ? "the numeric gap needs --debug_buffer (the intermediate "
+		                         "outputs' values)"
+		                       : "the comparison needs --debug_buffer (the outputs' "
+		                         "values)");
+	if ((a->min_snr || a->max_mse || a->min_cosine || a->max_abs) && !a->etrecord &&
+	    !a->reference_outputs && !numgap_wanted(&a->numgap))
+		return usage_error(
+		    "%s", "the thresholds need something to compare: --debug_buffer and an "
+		          "--etrecord with reference outputs, --reference-outputs FILE, or a "
+		          "numeric gap reference (--reference-etdump, --reference-intermediates)");
+	for (unsigned k = 0; k < a->delegate_scale_count; k++)
+		if (strchr(a->delegate_scales[k], '=') && !a->etrecord)
+			return usage_error(
+			    "--delegate-time-scale %s needs --etrecord (its delegate_map "
+			    "names the backend of each delegated event)",
+			    a->delegate_scales[k]);
 	if (a->module && !(a->etrecord && a->etdump))
 		return usage_error("%s", "--module needs --etdump and --etrecord");
 	if ((a->graph || a->show_references) && !a->etrecord)

@@ -13,6 +13,8 @@
 /* cli_parse's answer when --help or --version was printed: exit 0. */
 #define CLI_DONE (-1)
 
+#define ARGS_MAX_DELEGATE_SCALES 32
+
 typedef struct args {
 	const char *etdump, *debug_buffer, *tsv, *csv, *json;
 	const char *source_scale, *target_scale;
@@ -28,6 +30,9 @@ typedef struct args {
 
 	numgap_args numgap;
 	unsigned max_values;
+	/* --delegate-time-scale UNIT or BACKEND=UNIT, in the order given */
+	const char *delegate_scales[ARGS_MAX_DELEGATE_SCALES];
+	unsigned delegate_scale_count;
 } args;
 
 /*

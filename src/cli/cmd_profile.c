@@ -168,6 +168,25 @@ int cmd_profile_plots(profile_cmd *pc, const etc_inspector *insp, const char *di
 	return 0;
 }
 
+int cmd_profile_module(const etc_inspector *insp, const char *name)
+{
+	static const char *const how[] = {"", "module path", "module stack key", "module type",
+	                                  "part of a module stack key"};
+	etc_error err;
+	etc_error_clear(&err);
+	double total;
+	size_t count;
+	int match = 0;
+	if (etc_profile_module_total(insp, name, &total, &count, &match, &err) < 0)
+		return fail(&err, EXIT_INPUT);
+	char num[40];
+	etc_format_double(num, total);
+	printf("find_total_for_module(\"%s\") = %s %s (%zu event%s) [%s]\n", name, num,
+	       etc_time_scale_name(etc_inspector_options_get(insp)->target_time_scale), count,
+	       count == 1 ? "" : "s", how[match >= 1 && match <= 4 ? match : 0]);
+	return 0;
+}
+
 void cmd_profile_free(profile_cmd *pc)
 {
 	etc_perfdiff_free(pc->diff);

@@ -47,6 +47,13 @@ int cmd_profile_tsv(FILE *f, const etc_inspector *insp, const etc_report_options
 int cmd_profile_plots(profile_cmd *pc, const etc_inspector *insp, const char *dir,
                       etc_plot_result *pr);
 
+/*
+ * --module NAME: its total average time (upstream find_total_for_module) by
+ * path, stack key or type; a name that matches nothing is EXIT_INPUT with
+ * the closest names.
+ */
+int cmd_profile_module(const etc_inspector *insp, const char *name);
+
 void cmd_profile_free(profile_cmd *pc);
 
 #endif

@@ -25,6 +25,9 @@
 #include "cmd_numgap.h"
 #include "cmd_profile.h"
 #include "cmd_trace.h"
+#include "delegate_scale.h"
+#include "dir_snapshot.h"
+#include "inputs.h"
 #include "example_data.h"
 
 typedef int (*writer_fn)(FILE *, const etc_inspector *, const etc_report_options *, etc_error *);
@@ -141,7 +144,7 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		else if (!strcmp(a->pair_by, "order"))
 			ao.pair_by = ETC_PAIR_ORDER;
 		else
-			return usage_error("--pair-by takes index or order, not '%s'", a->pair_by);
+			ao.pair_by = ETC_PAIR_ALL; /* checked by cli_parse */
 	}
 	unsigned mask = 0x1 | 0x2 | 0x4 | 0x10;
 	if (a->metrics && etc_metric_mask_parse(a->metrics, &mask) < 0)
@@ -196,11 +199,10 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		if (r->status == ETC_ROW_PASS)
 			snprintf(worst, sizeof worst,
 			         "; worst: %.*s run %u output %u at SNR %.4g dB", (int)b->name.len,
-			         b->name.ptr, r->etdump_run, r->output, r->metrics.snr_db);
+			         b->name.ptr, r->run, r->output, r->metrics.snr_db);
 		else
 			snprintf(worst, sizeof worst, "; worst: %.*s run %u output %u: %s",
-			         (int)b->name.len, b->name.ptr, r->etdump_run, r->output,
-			         r->reason);
+			         (int)b->name.len, b->name.ptr, r->run, r->output, r->reason);
 	}
 	fflush(stdout); /* the table before its verdict, also in one 2>&1 stream */
 	if (fails) {
@@ -258,6 +260,8 @@ int main(int argc, char **argv)
 	int rc = cli_parse(argc, argv, &a);
 	if (rc)
 		return rc == CLI_DONE ? EXIT_OK : rc;
+	if ((rc = check_inputs(&a)) != 0)
+		return rc;
 	if (a.legacy_profile) {
 		rc = etc_cli_legacy(a.legacy_profile, a.legacy_time_scale);
 		if (rc || (!a.etdump && !a.example && !a.etrecord))
@@ -288,6 +292,8 @@ int main(int argc, char **argv)
 	if ((io.source_time_scale == ETC_TIME_CYCLES) != (io.target_time_scale == ETC_TIME_CYCLES))
 		return usage_error("%s", "for cycles both --source_time_scale and "
 		                         "--target_time_scale have to be cycles");
+	delegate_scales ds;
+	delegate_scales_init(&ds, &a, &io);
 
 	etc_error err;
 	etc_error_clear(&err);
@@ -314,6 +320,7 @@ int main(int argc, char **argv)
 		}
 		for (size_t i = 0; i < etc_etrecord_warning_count(rec); i++)
 			fprintf(stderr, "etcompare: warning: %s\n", etc_etrecord_warning(rec, i));
+		delegate_scales_link(&ds, rec, a.method);
 		if (a.graph &&
 		    (rc = etc_report_graph(stdout, rec, a.graph_method ? a.graph_method : a.method,
 		                           &err)) < 0) {
@@ -362,6 +369,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
 		goto out;
 	}
+	if ((rc = delegate_scales_check(&ds, insp)) != 0) {
+		status = rc;
+		goto out;
+	}
 	if (etc_etdump_trailing_bytes(dump))
 		fprintf(stderr,
 		        "etcompare: warning: %s: %llu bytes after the size-prefixed ETDump are "
@@ -394,13 +405,9 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (a.module) {
-		size_t count;
-		double total = etc_inspector_module_total(insp, a.module, &count);
-		char num[40];
-		etc_format_double(num, total);
-		printf("find_total_for_module(\"%s\") = %s %s (%zu event%s)\n", a.module, num,
-		       etc_time_scale_name(io.target_time_scale), count, count == 1 ? "" : "s");
+	if (a.module && (rc = cmd_profile_module(insp, a.module)) != 0) {
+		status = rc;
+		goto out;
 	}
 	if (!a.compare_explicit) {
 		bool thresholds = a.min_snr || a.max_mse || a.min_cosine || a.max_abs;
@@ -461,17 +468,31 @@ int main(int argc, char **argv)
 		const char *dir = a.plot_dir ? a.plot_dir : "etcompare-plots";
 		etc_plot_options po = {dir, NULL, NULL};
 		etc_plot_result pr = {0, 0, false};
+		if (!buf)
+			fprintf(stderr,
+			        "etcompare: note: --plot without --debug_buffer draws the "
+			        "profiling plots only: the comparison plots (accuracy, numeric "
+			        "gap) need the debug buffer's values\n");
+		dir_snapshot before;
+		dir_snapshot_take(&before, dir);
+		rc = 0;
 		if (ro.accuracy && etc_report_accuracy_plots(&po, ro.accuracy, a.metric_mask, insp,
 		                                             &pr, &err) < 0) {
 			fprintf(stderr, "etcompare: error: %s\n", err.message);
-			status = err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
-			goto out;
+			rc = err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
 		}
-		if ((ng.ng && (rc = numgap_plots(&ng, dir, &pr)) != 0) ||
-		    (rc = cmd_profile_plots(&pc, insp, dir, &pr)) != 0) {
+		if (rc == 0 && ng.ng)
+			rc = numgap_plots(&ng, dir, &pr);
+		if (rc == 0)
+			rc = cmd_profile_plots(&pc, insp, dir, &pr);
+		size_t pngs, files = dir_snapshot_changed(&before, dir, &pngs);
+		dir_snapshot_free(&before);
+		if (rc != 0) {
 			status = rc;
 			goto out;
 		}
+		fprintf(stderr, "etcompare: plots: %zu file%s written to %s/ (%zu PNG)\n", files,
+		        files == 1 ? "" : "s", dir, pngs);
 		if (pr.gnuplot_missing)
 			fprintf(
 			    stderr,

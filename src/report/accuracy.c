@@ -155,7 +155,7 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 		if (r->etdump_run == UINT32_MAX)
 			snprintf(cells[i][c++], 112, "-"); /* a reference no run used */
 		else
-			snprintf(cells[i][c++], 112, "%u", r->etdump_run);
+			snprintf(cells[i][c++], 112, "%u", r->run);
 		if (r->reference >= 0)
 			snprintf(cells[i][c++], 112, "%d", r->reference);
 		else
@@ -224,8 +224,11 @@ void etc_metrics_json_(etc_sbuf *b, const etc_metrics *m)
 
 void etc_accuracy_json_(etc_sbuf *b, const etc_accuracy *acc, const etc_inspector *insp)
 {
+	int rule = etc_accuracy_pair_rule(acc);
 	etc_sbuf_printf(b, "{\"pair_by\": \"%s\", \"note\": ",
-	                etc_accuracy_pair_rule(acc) == ETC_PAIR_ORDER ? "order" : "index");
+	                rule == ETC_PAIR_ORDER ? "order"
+	                : rule == ETC_PAIR_ALL ? "all"
+	                                       : "index");
 	etc_sbuf_json_str(b, etc_accuracy_pair_note(acc), strlen(etc_accuracy_pair_note(acc)));
 	size_t n = etc_accuracy_row_count(acc);
 	etc_sbuf_printf(b, ", \"outputs\": %zu, \"failures\": %zu, \"worst\": ", n,
@@ -242,9 +245,10 @@ void etc_accuracy_json_(etc_sbuf *b, const etc_accuracy *acc, const etc_inspecto
 		etc_sbuf_puts(b, i ? ",\n      {\"block\": " : "\n      {\"block\": ");
 		etc_sbuf_json_str(b, blk->name.ptr, blk->name.len);
 		if (r->etdump_run == UINT32_MAX)
-			etc_sbuf_puts(b, ", \"run\": null, \"reference\": ");
+			etc_sbuf_puts(b, ", \"run\": null, \"etdump_run\": null, \"reference\": ");
 		else
-			etc_sbuf_printf(b, ", \"run\": %u, \"reference\": ", r->etdump_run);
+			etc_sbuf_printf(b, ", \"run\": %u, \"etdump_run\": %u, \"reference\": ",
+			                r->run, r->etdump_run);
 		if (r->reference >= 0)
 			etc_sbuf_printf(b, "%d", r->reference);
 		else
@@ -316,7 +320,7 @@ int etc_report_junit(FILE *f, const etc_accuracy *acc, const etc_inspector *insp
 			         r->reference);
 		else
 			snprintf(cls, sizeof cls, "%.*s.run%u", (int)b->name.len, b->name.ptr,
-			         r->etdump_run);
+			         r->run);
 		snprintf(tname, sizeof tname, "output %u", r->output);
 		fprintf(f, "    <testcase classname=\"");
 		xml_attr(f, cls);
@@ -384,7 +388,7 @@ int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc
 			continue;
 		const etc_event_block *b = etc_inspector_block(insp, r->block);
 		snprintf(names[k], sizeof names[k], "%.*s_run%u_out%u",
-		         (int)(b->name.len > 32 ? 32 : b->name.len), b->name.ptr, r->etdump_run,
+		         (int)(b->name.len > 32 ? 32 : b->name.len), b->name.ptr, r->run,
 		         r->output);
 		for (char *c = names[k]; *c; c++)
 			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||

@@ -110,7 +110,9 @@ static int event_json(etc_sbuf *b, const etc_inspector_event *ev, size_t idx,
 				etc_sbuf_puts(b, ", ");
 			etc_json_num_(b, ev->raw[k]);
 		}
-		etc_sbuf_puts(b, "]");
+		etc_sbuf_puts(b, "], \"unit\": ");
+		const char *u = etc_time_scale_name(ev->time_scale);
+		etc_sbuf_json_str(b, u, strlen(u));
 		for (int i = 0; i < 6; i++) {
 			etc_sbuf_printf(b, ", \"%s\": ", names[i]);
 			etc_json_num_(b, v[i]);
@@ -121,9 +123,10 @@ static int event_json(etc_sbuf *b, const etc_inspector_event *ev, size_t idx,
 			                (unsigned long long)ev->start_times[k]);
 		etc_sbuf_puts(b, "]");
 	} else {
-		etc_sbuf_puts(b,
-		              ", \"raw\": null, \"p10\": null, \"p50\": null, \"p90\": null, "
-		              "\"avg\": null, \"min\": null, \"max\": null, \"start_time\": null");
+		etc_sbuf_puts(
+		    b,
+		    ", \"raw\": null, \"unit\": null, \"p10\": null, \"p50\": null, \"p90\": null, "
+		    "\"avg\": null, \"min\": null, \"max\": null, \"start_time\": null");
 	}
 	link_json(b, ev);
 	etc_sbuf_puts(b, ", \"delegate_debug_metadata\": ");
@@ -330,8 +333,8 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 		}
 		etc_sbuf_puts(&b, "],\n     \"program_outputs\": [");
 		for (uint32_t r = 0; r < blk->run_count && rc == 0; r++) {
-			etc_sbuf_printf(&b, "%s{\"run\": %u, \"outputs\": [", r ? ", " : "",
-			                blk->runs[r]);
+			etc_sbuf_printf(&b, "%s{\"run\": %u, \"etdump_run\": %u, \"outputs\": [",
+			                r ? ", " : "", r, blk->runs[r]);
 			for (uint32_t k = blk->output_start[r];
 			     k < blk->output_start[r + 1] && rc == 0; k++) {
 				if (k > blk->output_start[r])
@@ -343,8 +346,8 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 		}
 		etc_sbuf_puts(&b, "],\n     \"allocators\": [");
 		for (uint32_t r = 0; r < blk->run_count; r++) {
-			etc_sbuf_printf(&b, "%s{\"run\": %u, \"allocators\": [", r ? ", " : "",
-			                blk->runs[r]);
+			etc_sbuf_printf(&b, "%s{\"run\": %u, \"etdump_run\": %u, \"allocators\": [",
+			                r ? ", " : "", r, blk->runs[r]);
 			for (uint32_t k = blk->alloc_start[r]; k < blk->alloc_start[r + 1]; k++) {
 				const etc_allocator_usage *u = &blk->allocators[k];
 				etc_sbuf_puts(&b, k > blk->alloc_start[r] ? ", {\"name\": "

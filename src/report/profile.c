@@ -231,7 +231,7 @@ int etc_report_profile_tables(FILE *f, const etc_profile *p, unsigned mask, bool
 			rc = etc_grid_write_(&t.g, f);
 		if (rc == 0 && bit == ETC_TABLE_MODULES && etc_profile_modules_mix_units(p))
 			fprintf(f, "(as find_total_for_module, totals include delegated events' "
-			           "times in the backend's own unit, unscaled)\n");
+			           "times in their own unit: see --delegate-time-scale)\n");
 		etc_grid_free_(&t.g);
 		if (rc < 0 || ferror(f))
 			return write_error(rc, err);

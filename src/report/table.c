@@ -79,11 +79,36 @@ static bool any_metadata(const etc_inspector *insp)
 	return false;
 }
 
+/*
+ * "ms", or "ms; delegated: cycles" when delegated rows were logged in a unit
+ * that does not convert to the target (--delegate-time-scale cycles).
+ */
+static void units_text(const etc_inspector *insp, char *buf, size_t cap)
+{
+	int target = etc_inspector_options_get(insp)->target_time_scale;
+	unsigned others = 0;
+	for (size_t i = 0; i < etc_inspector_block_count(insp); i++) {
+		const etc_event_block *b = etc_inspector_block(insp, i);
+		for (size_t e = 0; e < b->event_count; e++) {
+			const etc_inspector_event *ev = &b->events[e];
+			if (ev->has_perf && !hidden(ev) && ev->time_scale != target)
+				others |= 1u << ev->time_scale;
+		}
+	}
+	size_t n = (size_t)snprintf(buf, cap, "%s", etc_time_scale_name(target));
+	for (int u = 0; u <= ETC_TIME_CYCLES && n < cap; u++)
+		if (others & (1u << u))
+			n += (size_t)snprintf(
+			    buf + n, cap - n, "%s%s",
+			    n == strlen(etc_time_scale_name(target)) ? "; delegated: " : "/",
+			    etc_time_scale_name(u));
+}
+
 static size_t headers(const row_ctx *c, etc_sbuf *h)
 {
 	static const char *const stats[NSTATS] = {"p10", "p50", "p90", "avg", "min", "max"};
-	const char *unit =
-	    etc_time_scale_name(etc_inspector_options_get(c->insp)->target_time_scale);
+	char unit[64];
+	units_text(c->insp, unit, sizeof unit);
 	size_t n = 0;
 	etc_sbuf_reset(&h[n++]);
 	etc_sbuf_puts(&h[n++], "event_block_name");
