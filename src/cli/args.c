@@ -112,7 +112,7 @@ static const char usage_text[] =
     "  --min-snr, --max-mse, --min-cosine, --max-abs and --plot apply too; exit 1 at the\n"
     "  first diverging operator (printed with its stack trace)\n"
     "  FILE may be - for standard output. Files are replaced atomically.\n"
-    "  Every long option may be spelled with '_' or '-' (--debug_buffer, --debug-buffer).\n"
+    "  Every long option may be spelled with '_' or '-' between its words.\n"
     "\n"
     "  -h, --help                show this help\n"
     "  -V, --version             show the version\n"
@@ -499,7 +499,7 @@ int cli_parse(int argc, char **argv, args *a)
 		                       : "the comparison needs --debug_buffer (the outputs' "
 		                         "values)");
 	if ((a->min_snr || a->max_mse || a->min_cosine || a->max_abs) && !a->etrecord &&
-	    !a->reference_outputs && !numgap_wanted(&a->numgap))
+	    !a->reference_outputs && !numgap_wanted(&a->numgap) && !a->example)
 		return usage_error(
 		    "%s", "the thresholds need something to compare: --debug_buffer and an "
 		          "--etrecord with reference outputs, --reference-outputs FILE, or a "
