@@ -58,6 +58,49 @@ typedef struct owned_refs {
 	etc_npz *npz;
 } owned_refs;
 
+/*
+ * All plots of the run in `dir` with one gnuplot process; the batch is
+ * returned in *keep (the caller frees it) when keep is not NULL. Returns 0
+ * or an exit code after printing the error.
+ */
+static int cli_plots(const char *dir, const args *a, const etc_accuracy *acc,
+                     const etc_inspector *insp, numgap_state *ng, profile_cmd *pc,
+                     etc_plot_result *pr, etc_plot_batch **keep)
+{
+	etc_error err;
+	etc_error_clear(&err);
+	etc_plot_batch *batch = NULL;
+	if (etc_plot_batch_create(&batch, &err) < 0) {
+		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		return EXIT_OUTPUT;
+	}
+	etc_plot_options po = {dir, NULL, NULL, batch, NULL};
+	int rc = 0;
+	if (acc && etc_report_accuracy_plots(&po, acc, a->metric_mask, insp, pr, &err) < 0) {
+		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		rc = err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
+	}
+	if (rc == 0 && ng->ng)
+		rc = numgap_plots(ng, &po, pr);
+	if (rc == 0)
+		rc = cmd_profile_plots(pc, insp, &po, pr);
+	if (rc == 0 && (etc_plot_batch_run(batch, &po, pr, &err) < 0 ||
+	                etc_plot_batch_write_index(batch, dir, &err) < 0)) {
+		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		rc = EXIT_OUTPUT;
+	}
+	if (rc == 0 && pr->gnuplot_missing)
+		fprintf(stderr,
+		        "etcompare: note: gnuplot not found: wrote the .gp scripts and .dat data "
+		        "in %s for later\n",
+		        dir);
+	if (keep && rc == 0)
+		*keep = batch;
+	else
+		etc_plot_batch_free(batch);
+	return rc;
+}
+
 static int write_junit(const char *path, const etc_accuracy *acc, const etc_inspector *insp)
 {
 	etc_error err;
@@ -420,25 +463,11 @@ int main(int argc, char **argv)
 	/* Plots last: a plot failure must not cost the gate's verdict or the reports. */
 	if (a.plot) {
 		const char *dir = a.plot_dir ? a.plot_dir : "etcompare-plots";
-		etc_plot_options po = {dir, NULL, NULL};
 		etc_plot_result pr = {0, 0, false};
-		if (ro.accuracy && etc_report_accuracy_plots(&po, ro.accuracy, a.metric_mask, insp,
-		                                             &pr, &err) < 0) {
-			fprintf(stderr, "etcompare: error: %s\n", err.message);
-			status = err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
-			goto out;
-		}
-		if ((ng.ng && (rc = numgap_plots(&ng, dir, &pr)) != 0) ||
-		    (rc = cmd_profile_plots(&pc, insp, dir, &pr)) != 0) {
+		if ((rc = cli_plots(dir, &a, ro.accuracy, insp, &ng, &pc, &pr, NULL)) != 0) {
 			status = rc;
 			goto out;
 		}
-		if (pr.gnuplot_missing)
-			fprintf(
-			    stderr,
-			    "etcompare: note: gnuplot not found: wrote the .gp scripts and .dat "
-			    "data in %s for later\n",
-			    dir);
 	}
 	status = gate;
 out:
