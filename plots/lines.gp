@@ -10,6 +10,8 @@
 #   n_plottable                points with a finite or capped value
 #   n_capped                   infinite values (and zeros on a log axis), capped in grey
 #   has_threshold, threshold   1 and the threshold value, or 0
+#   threshold_label            the threshold's key text
+#   label_margin               left margin (characters) so the first tick label fits
 #   marked, marked_label       index and label of the marked operator, or -1
 #   log_y                      1 for a logarithmic value axis (values <= 0 capped)
 # Data columns: 1 index, 2 finite value (NaN otherwise), 3 label,
@@ -22,6 +24,9 @@ set grid
 set key outside top center horizontal
 set xrange [-0.5:n_points - 0.5]
 set ytics nomirror
+if (n_points <= 40) {
+	set lmargin label_margin
+}
 if (log_y) {
 	set logscale y
 	set format y '%.0e'
@@ -38,7 +43,7 @@ if (marked >= 0) {
 		set label 1 marked_label at marked, graph 0.96 right offset -0.5, 0 tc rgb '#d62728' front
 	}
 }
-thr_title = has_threshold ? sprintf('threshold %g', threshold) : ''
+thr_title = has_threshold ? threshold_label : ''
 if (n_points <= 40) {
 	set xtics rotate by 30 right nomirror
 	plot datafile using 1:2:xtic(3) with linespoints pt 7 ps 0.6 lc rgb '#3b78b0' title plot_ylabel, \
