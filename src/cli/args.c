@@ -82,6 +82,8 @@ static const char usage_text[] =
     "  --plot [DIR]              bar charts, error histograms and heat maps (./etcompare-plots);\n"
     "                            with an ETDump also the profiling plots: top operators,\n"
     "                            per-run box plots, framework tax per run, a timeline\n"
+    "  --report FILE.html        one self-contained HTML report of the run (any mode): verdict,\n"
+    "                            command, inputs, tables, numeric gap and the plots embedded\n"
     "\n"
     "Numeric gap (intermediate outputs op by op against a reference run):\n"
     "  --reference-etdump FILE   the reference run's ETDump (e.g. portable CPU kernels)\n"
@@ -156,6 +158,7 @@ int cli_parse(int argc, char **argv, args *a)
 	    {"--pair-by", offsetof(args, pair_by)},
 	    {"--metrics", offsetof(args, metrics)},
 	    {"--junit", offsetof(args, junit)},
+	    {"--report", offsetof(args, report)},
 	    {"--min-snr", offsetof(args, min_snr)},
 	    {"--max-mse", offsetof(args, max_mse)},
 	    {"--min-cosine", offsetof(args, min_cosine)},

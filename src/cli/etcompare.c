@@ -24,6 +24,7 @@
 #include "cmd_legacy.h"
 #include "cmd_numgap.h"
 #include "cmd_profile.h"
+#include "cmd_report.h"
 #include "cmd_trace.h"
 #include "example_data.h"
 
@@ -57,49 +58,6 @@ typedef struct owned_refs {
 	etc_torchsave *ts;
 	etc_npz *npz;
 } owned_refs;
-
-/*
- * All plots of the run in `dir` with one gnuplot process; the batch is
- * returned in *keep (the caller frees it) when keep is not NULL. Returns 0
- * or an exit code after printing the error.
- */
-static int cli_plots(const char *dir, const args *a, const etc_accuracy *acc,
-                     const etc_inspector *insp, numgap_state *ng, profile_cmd *pc,
-                     etc_plot_result *pr, etc_plot_batch **keep)
-{
-	etc_error err;
-	etc_error_clear(&err);
-	etc_plot_batch *batch = NULL;
-	if (etc_plot_batch_create(&batch, &err) < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
-		return EXIT_OUTPUT;
-	}
-	etc_plot_options po = {dir, NULL, NULL, batch, NULL};
-	int rc = 0;
-	if (acc && etc_report_accuracy_plots(&po, acc, a->metric_mask, insp, pr, &err) < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
-		rc = err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
-	}
-	if (rc == 0 && ng->ng)
-		rc = numgap_plots(ng, &po, pr);
-	if (rc == 0)
-		rc = cmd_profile_plots(pc, insp, &po, pr);
-	if (rc == 0 && (etc_plot_batch_run(batch, &po, pr, &err) < 0 ||
-	                etc_plot_batch_write_index(batch, dir, &err) < 0)) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
-		rc = EXIT_OUTPUT;
-	}
-	if (rc == 0 && pr->gnuplot_missing)
-		fprintf(stderr,
-		        "etcompare: note: gnuplot not found: wrote the .gp scripts and .dat data "
-		        "in %s for later\n",
-		        dir);
-	if (keep && rc == 0)
-		*keep = batch;
-	else
-		etc_plot_batch_free(batch);
-	return rc;
-}
 
 static int write_junit(const char *path, const etc_accuracy *acc, const etc_inspector *insp)
 {
@@ -351,7 +309,8 @@ int main(int argc, char **argv)
 	}
 	/* A trace alone needs no Inspector: write it straight from the ETDump. */
 	if (a.trace && a.no_table && !a.tsv && !a.csv && !a.json && !a.show_outputs && !rec &&
-	    !a.compare && !a.plot && !a.min_snr && !a.max_mse && !a.min_cosine && !a.max_abs) {
+	    !a.compare && !a.plot && !a.report && !a.min_snr && !a.max_mse && !a.min_cosine &&
+	    !a.max_abs) {
 		status = etc_cli_trace(a.trace, dump, io.source_time_scale);
 		goto out;
 	}
@@ -409,7 +368,7 @@ int main(int argc, char **argv)
 	if (!a.compare_explicit) {
 		bool thresholds = a.min_snr || a.max_mse || a.min_cosine || a.max_abs;
 		bool refs = rec && etc_etrecord_reference_outputs(rec) && buf;
-		if ((thresholds || a.plot) && refs)
+		if ((thresholds || a.plot || a.report) && refs)
 			a.compare = true;
 		else if (thresholds && !numgap_wanted(&a.numgap)) {
 			status = usage_error(
@@ -461,10 +420,30 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* Plots last: a plot failure must not cost the gate's verdict or the reports. */
-	if (a.plot) {
-		const char *dir = a.plot_dir ? a.plot_dir : "etcompare-plots";
-		etc_plot_result pr = {0, 0, false};
-		if ((rc = cli_plots(dir, &a, ro.accuracy, insp, &ng, &pc, &pr, NULL)) != 0) {
+	if (a.plot || a.report) {
+		report_input in[8];
+		size_t nin = 0;
+		if (a.example) {
+			in[nin++] = (report_input){"ETDump", "example.etdp", etc_example_etdump,
+			                           sizeof etc_example_etdump};
+			in[nin++] = (report_input){"debug buffer", "example_debug.bin",
+			                           etc_example_debug, sizeof etc_example_debug};
+		}
+		const char *const files[][2] = {
+		    {"ETDump", a.example ? NULL : a.etdump},
+		    {"debug buffer", a.example ? NULL : a.debug_buffer},
+		    {"ETRecord", a.etrecord},
+		    {"reference outputs", a.reference_outputs},
+		    {"reference ETDump", a.numgap.reference_etdump},
+		    {"reference debug buffer", a.numgap.reference_debug_buffer},
+		    {"reference ETRecord", a.numgap.reference_etrecord},
+		    {"reference intermediates", a.numgap.reference_intermediates},
+		    {"baseline ETDump", a.baseline_etdump}};
+		for (size_t i = 0; i < sizeof files / sizeof files[0] && nin < 8; i++)
+			if (files[i][1])
+				in[nin++] = (report_input){files[i][0], files[i][1], NULL, 0};
+		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin};
+		if ((rc = cli_plots_and_report(argc, argv, &a, &res)) != 0) {
 			status = rc;
 			goto out;
 		}
