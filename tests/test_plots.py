@@ -224,6 +224,32 @@ def case_sample(d):
     return pdir
 
 
+def case_ops_with_etrecord(d):
+    """With an ETRecord the ops are op types: OPERATOR_CALL is not added to the
+    kernel's time (it was counted twice): 5 runs x min <= total <= 5 x max."""
+    pdir = os.path.join(d, "ops")
+    data = os.path.join(SRC, "tests", "data")
+    p = subprocess.run([ETC, "--etdump", os.path.join(data, "runs5_ops12.etdp"), "--etrecord",
+                        os.path.join(data, "example_refs.etrecord"), "--no-table", "--plot",
+                        pdir], capture_output=True, text=True)
+    check("ops with ETRecord: exit 0", p.returncode == 0, p.stderr)
+    top = {ln.split('"')[1]: float(ln.split()[1]) for ln in open(os.path.join(pdir, "ops_top.dat"))
+           if not ln.startswith("#")}
+    runs = [ln for ln in open(os.path.join(pdir, "ops_runs.dat")) if not ln.startswith("#")]
+    bad = []
+    for ln in runs:
+        f = ln.split()
+        name = ln.split('"')[1]
+        lo, hi = float(f[1]), float(f[5])
+        if not (5 * lo <= top[name] * (1 + 1e-9) and top[name] <= 5 * hi * (1 + 1e-9)):
+            bad.append((name, lo, hi, top[name]))
+    check("ops with ETRecord: per-run times add up to the total (no double count)",
+          runs and not bad, str(bad))
+    v = gp_vars(os.path.join(pdir, "ops_runs.gp"))
+    check("ops with 5 runs: box plots, '5 runs'",
+          v.get("points_only") == "0" and "(5 runs)" in v.get("plot_title", ""), str(v)[:300])
+
+
 def case_remake(pdir):
     """Each plot can be remade alone from its .gp and .dat."""
     if not shutil.which("gnuplot"):
@@ -244,6 +270,7 @@ def main():
     with tempfile.TemporaryDirectory(dir=work) as d:
         pdir = case_sample(d)
         case_remake(pdir)
+        case_ops_with_etrecord(d)
     print(f"{A.passed} passed, {A.failed} failed")
     return 1 if A.failed else 0
 
