@@ -157,7 +157,7 @@ def case_numgap(d):
     self_contained("numgap", doc)
     op = N.op_name(N.BAD)
     check("numgap: the diverging node named with its row",
-          f"First divergence: row {N.BAD}, {op}" in doc.all_text, doc.all_text[:2000])
+          f"First divergence: row {N.BAD}, {op}: SNR" in doc.all_text, doc.all_text[:2000])
     check("numgap: where the error enters lists it", "Where the error enters" in doc.all_text
           and f"row {N.BAD}" in doc.all_text)
     check("numgap: source line and stack trace in collapsible details",

@@ -477,12 +477,11 @@ static void write_numgap(FILE *f, const etc_html_report *h)
 		etc_fmt_metric_(snr, sizeof snr, r->has_metrics ? r->metrics.snr_db : NAN);
 		fprintf(f, "<div class=\"verdict fail\">First divergence: row %ld, ", first);
 		put_row_ops(f, r);
-		fprintf(f, ", SNR %s dB", snr);
-		if (r->reason[0]) {
-			fputs(" (", f);
+		fputs(": ", f);
+		if (r->reason[0])
 			put_esc(f, r->reason);
-			fputs(")", f);
-		}
+		else
+			fprintf(f, "SNR %s dB", snr);
 		fputs("</div>\n", f);
 		put_trace(f, r);
 	} else {
