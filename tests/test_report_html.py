@@ -191,6 +191,11 @@ def case_modes(d):
           p.stderr)
     if doc:
         self_contained("example", doc)
+    p = run("--etrecord", os.path.join(DATA, "example_refs.etrecord"), "--graph", "--report",
+            os.path.join(d, "none.html"))
+    check("--report without an ETDump: usage error (exit 2), nothing written",
+          p.returncode == 2 and "--report needs --etdump" in p.stderr and
+          not os.path.exists(os.path.join(d, "none.html")), p.stderr)
     # without gnuplot: the tables, and the report says there are no plots
     out = os.path.join(d, "nognuplot.html")
     etdp, dbg, rec = make_sample(d, "nog")

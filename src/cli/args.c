@@ -282,6 +282,8 @@ int cli_parse(int argc, char **argv, args *a)
 	if (a->etrecord && !a->etdump && !a->graph && !a->show_references)
 		return usage_error("%s", "--etrecord without --etdump needs --graph or "
 		                         "--show-references");
+	if (a->report && !a->etdump && !a->example)
+		return usage_error("%s", "--report needs --etdump (or --example)");
 	if (!a->etdump && a->debug_buffer)
 		return usage_error("%s", "--debug_buffer needs --etdump");
 	if (a->legacy_time_scale && !a->legacy_profile)
