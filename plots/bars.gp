@@ -39,7 +39,7 @@ if (has_threshold) {
 if (n_capped > 0) {
 	plot datafile using 1:($5 > 0 ? NaN : $2):xtic(3) with boxes lc rgb '#3b78b0' title (n_failing > 0 ? 'pass' : ''), \
 		'' using 1:($5 > 0 ? $2 : NaN) with boxes lc rgb '#d62728' title (n_failing > 0 ? 'fail' : ''), \
-		'' using 1:4 with boxes fs pattern 4 lc rgb '#909090' title 'capped', \
+		'' using 1:4 with boxes fs pattern 4 lc rgb '#909090' title (log_y ? 'zero or inf, capped' : 'inf, capped'), \
 		'' using 1:4 with points pt 9 ps 1.6 lc rgb '#505050' notitle, \
 		'' using 1:4:6 with labels offset 0, 1.1 tc rgb '#303030' notitle
 } else {
