@@ -19,7 +19,7 @@ set title plot_title
 set ylabel plot_ylabel
 unset xlabel
 set grid ytics
-set key outside right top vertical
+set key below horizontal
 set style fill solid 1.0 border -1
 set boxwidth 0.7
 set xrange [-0.5:n_points - 0.5]
@@ -33,7 +33,8 @@ set ytics nomirror
 set lmargin label_margin
 if (has_threshold) {
 	set arrow 1 from graph 0, first threshold to graph 1, first threshold nohead dt 2 lw 1.5 lc rgb '#ff7f0e' front
-	set label 1 threshold_label at graph 0.01, first threshold left offset 0, 0.7 tc rgb '#c55a00' front
+	set style textbox opaque noborder
+	set label 1 threshold_label at graph 0.01, first threshold left offset 0, 0.7 tc rgb '#c55a00' front boxed
 }
 # (gnuplot 5.4 crashes on a labels plot with no point: drawn only with markers)
 if (n_capped > 0) {

@@ -111,7 +111,8 @@ static void series_scan(series *s)
 			lo = 1e-12;
 			hi = 1;
 		}
-		double dlo = floor(log10(lo)), dhi = ceil(log10(hi));
+		/* a third of a decade at least between the values and the edges */
+		double dlo = floor(log10(lo / 2)), dhi = ceil(log10(hi * 2));
 		if (dhi <= dlo)
 			dhi = dlo + 1;
 		s->cap_lo = pow(10, dlo - 0.5);
