@@ -22,7 +22,7 @@
 #define SIDE_MIN          40 /* the thinnest map side in pixels */
 #define MARGIN_LEFT       100
 #define MARGIN_RIGHT      160 /* colour bar, its ticks and its label */
-#define MARGIN_TOP        70  /* two title lines */
+#define MARGIN_TOP        84  /* three title lines */
 #define MARGIN_BOTTOM     60
 #define WIDTH_MIN         640
 #define MARGIN_RIGHT_FLAT 40

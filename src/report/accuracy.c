@@ -388,6 +388,28 @@ static void map_axes(const etc_tensor *t, char *x, char *y, size_t cap)
 		         (unsigned long long)(t->numel / (uint64_t)etc_tensor_size(t, d - 1)));
 }
 
+/* "; largest at [1, 0, 123, 77]" for a flat index of a tensor of 3 or more
+ * dimensions (the heat map's rows flatten the leading ones); "" otherwise. */
+static void where_text(const etc_tensor *t, uint64_t flat, char *buf, size_t cap)
+{
+	buf[0] = '\0';
+	if (t->ndim < 3 || flat >= t->numel || cap < 32)
+		return;
+	uint64_t idx[16];
+	uint32_t d = t->ndim > 16 ? 16 : t->ndim;
+	for (uint32_t i = d; i-- > 0;) {
+		uint64_t size = (uint64_t)etc_tensor_size(t, i);
+		idx[i] = size ? flat % size : 0;
+		flat = size ? flat / size : 0;
+	}
+	size_t at = (size_t)snprintf(buf, cap, "\nlargest at element [");
+	for (uint32_t i = 0; i < d && at < cap; i++)
+		at += (size_t)snprintf(buf + at, cap - at, "%s%llu", i ? ", " : "",
+		                       (unsigned long long)idx[i]);
+	if (at < cap)
+		snprintf(buf + at, cap - at, "]");
+}
+
 /* Does metric m of `v` pass threshold `thr` (NaN: no threshold)? */
 static bool metric_fails(size_t m, double v, double thr, const etc_accuracy_row *r)
 {
@@ -504,8 +526,10 @@ int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc
 			continue;
 		uint64_t cols = (uint64_t)etc_tensor_size(t, t->ndim - 1);
 		snprintf(name, sizeof name, "heatmap_%s", names[j]);
-		snprintf(title, sizeof title, "|actual \xe2\x88\x92 reference|, %s %s", labels[j],
-		         r->shape);
+		char where[96];
+		where_text(t, r->metrics.max_abs_index, where, sizeof where);
+		snprintf(title, sizeof title, "|actual \xe2\x88\x92 reference|, %s %s%s", labels[j],
+		         r->shape, where);
 		map_axes(t, xl, yl, sizeof xl);
 		d.absolute = true;
 		rc = etc_plot_error_map(o, name, title, xl, yl, NULL, etc_plot_read_diff_, &d,

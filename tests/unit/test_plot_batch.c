@@ -102,7 +102,7 @@ static void test_layout(void)
 	CHECK(etc_plot_error_map_layout(4, 64, &l, &err) == 0);
 	/* 64 columns of 11 px, a strip 44 px tall with its colour bar below */
 	CHECK(l.block_rows == 1 && l.block_cols == 1 && l.map_rows == 4 && l.map_cols == 64);
-	CHECK(l.cell_w == 11 && l.cell_h == 11 && l.width == 844 && l.height == 238);
+	CHECK(l.cell_w == 11 && l.cell_h == 11 && l.width == 844 && l.height == 252);
 	CHECK(l.bar_w > l.bar_h && l.bar_y > l.map_y + 44);
 	CHECK(etc_plot_error_map_layout(2, 3, &l, &err) == 0);
 	CHECK(l.cell_w == 64 && l.cell_h == 64 && l.width == 640); /* enlarged, centred */
