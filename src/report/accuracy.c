@@ -504,7 +504,7 @@ int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc
 	for (size_t j = 0; j < k && rc == 0; j++) {
 		const etc_accuracy_row *r = etc_accuracy_row_at(acc, rows[j]);
 		etc_diff_ctx d;
-		char name[96], title[200], xl[64], yl[64];
+		char name[96], title[400], xl[64], yl[64];
 		if (etc_accuracy_row_values(acc, rows[j], &d.a, &d.r) < 0 || !d.a.count)
 			continue;
 		if (r->metrics.identical) {
