@@ -7,6 +7,8 @@
 #   plot_title, plot_xlabel    free text
 #   plot_width, plot_height    PNG size in pixels
 #   n_points                   number of bars
+#   value_tics                 '' or the value ticks as a gnuplot list, labelled with
+#                              SI prefixes (e.g. ('0' 0, '0.5 ms' 0.0005, '1 ms' 0.001))
 # Data columns: 1 row (0 on top), 2 value (NaN when not finite), 3 label.
 
 set title plot_title
@@ -17,6 +19,10 @@ unset key
 set style fill solid 1.0 border -1
 set yrange [n_points - 0.5:-0.5]
 set xrange [0:*]
+set offsets 0, graph 0.05, 0, 0
 set ytics nomirror
 set xtics nomirror
+if (strlen(value_tics) > 0) {
+	eval('set xtics ' . value_tics)
+}
 plot datafile using (0.5 * $2):1:(0.5 * $2):(0.35):ytic(3) with boxxyerror lc rgb '#3b78b0' notitle

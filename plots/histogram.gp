@@ -12,7 +12,11 @@
 #   err_mean, err_std          mean and standard deviation of the finite errors
 # Data columns: 1 bin centre, 2 count, 3 bin low edge, 4 bin high edge.
 
-set title plot_title
+stats_line = sprintf('n = %d, mean = %.4g, std = %.4g', n_values - n_nonfinite, err_mean, err_std)
+if (n_nonfinite > 0) {
+	stats_line = stats_line . sprintf(' (%d non-finite not shown)', n_nonfinite)
+}
+set title plot_title . "\n" . stats_line
 set xlabel plot_xlabel
 set ylabel 'count'
 set grid ytics
@@ -23,10 +27,4 @@ set xrange [hist_lo:hist_hi]
 set yrange [0:*]
 set xtics nomirror
 set ytics nomirror
-set label 1 sprintf("n = %d\nmean = %.4g\nstd = %.4g", n_values - n_nonfinite, err_mean, err_std) \
-	at graph 0.98, graph 0.94 right front
-if (n_nonfinite > 0) {
-	set label 2 sprintf('%d non-finite errors not shown', n_nonfinite) \
-		at graph 0.98, graph 0.74 right front
-}
 plot datafile using 1:2 with boxes lc rgb '#3b78b0' notitle

@@ -8,9 +8,12 @@
 #   plot_width, plot_height    PNG size in pixels
 #   n_points                   number of operators
 #   n_plottable                points with a finite or capped value
-#   n_capped                   infinite values, drawn capped in grey
+#   n_capped                   infinite values (and zeros on a log axis), capped in grey
 #   has_threshold, threshold   1 and the threshold value, or 0
+#   threshold_label            the threshold's key text
+#   label_margin               left margin (characters) so the first tick label fits
 #   marked, marked_label       index and label of the marked operator, or -1
+#   log_y                      1 for a logarithmic value axis (values <= 0 capped)
 # Data columns: 1 index, 2 finite value (NaN otherwise), 3 label,
 # 4 infinite value capped just beyond the finite range (NaN otherwise).
 
@@ -21,9 +24,17 @@ set grid
 set key outside top center horizontal
 set xrange [-0.5:n_points - 0.5]
 set ytics nomirror
-if (n_plottable == 0 && !has_threshold) {
-	set yrange [0:1]
+if (n_points <= 40) {
+	set lmargin label_margin
 }
+if (log_y) {
+	set logscale y
+	set format y '%.0e'
+}
+if (n_plottable == 0 && !has_threshold) {
+	set yrange [log_y ? 1e-12 : 0:1]
+}
+cap_title = n_capped > 0 ? (log_y ? 'zero or infinite (capped)' : 'infinite (capped)') : ''
 if (marked >= 0) {
 	set arrow 1 from marked, graph 0 to marked, graph 1 nohead dt 2 lw 1.5 lc rgb '#d62728' front
 	if (marked < n_points / 2.0) {
@@ -32,15 +43,15 @@ if (marked >= 0) {
 		set label 1 marked_label at marked, graph 0.96 right offset -0.5, 0 tc rgb '#d62728' front
 	}
 }
-thr_title = has_threshold ? sprintf('threshold %g', threshold) : ''
+thr_title = has_threshold ? threshold_label : ''
 if (n_points <= 40) {
 	set xtics rotate by 30 right nomirror
 	plot datafile using 1:2:xtic(3) with linespoints pt 7 ps 0.6 lc rgb '#3b78b0' title plot_ylabel, \
-		'' using 1:4 with points pt 9 ps 1.2 lc rgb '#a0a0a0' title (n_capped > 0 ? 'infinite (capped)' : ''), \
+		'' using 1:4 with points pt 9 ps 1.2 lc rgb '#a0a0a0' title cap_title, \
 		(has_threshold ? threshold : NaN) with lines dt 2 lc rgb '#ff7f0e' title thr_title
 } else {
 	set xtics nomirror
 	plot datafile using 1:2 with linespoints pt 7 ps 0.4 lc rgb '#3b78b0' title plot_ylabel, \
-		'' using 1:4 with points pt 9 ps 1.2 lc rgb '#a0a0a0' title (n_capped > 0 ? 'infinite (capped)' : ''), \
+		'' using 1:4 with points pt 9 ps 1.2 lc rgb '#a0a0a0' title cap_title, \
 		(has_threshold ? threshold : NaN) with lines dt 2 lc rgb '#ff7f0e' title thr_title
 }

@@ -55,7 +55,7 @@ def main():
     check("says the exit status a real run would have",
           "example: exit status 0 (on your own files this verdict exits 1)" in err, err)
     plots = os.path.join(work, "etcompare-plots")
-    missing = [s for s in ("metric_snr", "numgap_snr", "numgap_first_divergence_error_hist",
+    missing = [s for s in ("metric_snr", "numgap_snr", "numgap_first_divergence_heatmap",
                            "ops_top", "timeline") if not plot_written(plots, s)]
     check("plots written to ./etcompare-plots", not missing, f"missing {missing}")
 

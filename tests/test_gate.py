@@ -123,11 +123,13 @@ def zero_based(d):
         names = [repr(e)]
     check("0-based: JUnit classnames Execute.run0-2", names[:3] == ["Execute.run0", "Execute.run1",
                                                                     "Execute.run2"], str(names))
-    files = sorted(os.listdir(pdir)) if os.path.isdir(pdir) else []
-    check("0-based: plot files name run0-run2",
-          "error_hist_Execute_run0_out0.dat" in files and
-          "error_hist_Execute_run2_out0.dat" in files and
-          not any("run3" in f for f in files), str(files))
+    try:
+        with open(os.path.join(pdir, "metric_snr.dat")) as f:
+            bars = f.read()
+    except OSError as e:
+        bars = repr(e)
+    check("0-based: plot labels name run 0-2",
+          '"run 0 out 0"' in bars and '"run 2 out 0"' in bars and "run 3" not in bars, bars)
     check("0-based: the merge warning speaks of runs 1 and 0 of the block",
           "program outputs of run 1 differ from those of run 0" in err and
           "run 2 differ from those of run 1" not in err, err)

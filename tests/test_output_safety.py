@@ -67,7 +67,7 @@ def etdump_named(tmp, block):
 
 # The writers, each with its flag and the files it makes in `out`.
 PLOT_FILES = ["metric_snr.dat", "metric_snr.gp", "metric_snr.png",
-              "error_hist_Execute_run1_out0.dat", "heatmap_Execute_run1_out0.png"]
+              "heatmap_Execute_run1_out0.dat", "heatmap_Execute_run1_out0.png"]
 WRITERS = [("tsv", ["--tsv"], ["t.tsv"]), ("csv", ["--csv"], ["t.csv"]),
            ("json", ["--json"], ["t.json"]), ("junit", ["--junit"], ["t.xml"]),
            ("plot", ["--plot"], PLOT_FILES)]

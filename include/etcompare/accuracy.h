@@ -118,6 +118,9 @@ ETC_API int etc_accuracy_row_values(const etc_accuracy *acc, size_t i, etc_value
 /** The actual output tensor of row i (shape for heat maps), or NULL for scalars. */
 ETC_API const etc_tensor *etc_accuracy_row_tensor(const etc_accuracy *acc, size_t i);
 
+/** The options of the run (thresholds for plots; block and method as given). */
+ETC_API const etc_accuracy_options *etc_accuracy_options_get(const etc_accuracy *acc);
+
 /** Rows that fail the gate (FAIL and every unpaired or mismatched row). */
 ETC_API size_t etc_accuracy_failures(const etc_accuracy *acc);
 /** Index of the worst row (lowest SNR among compared rows, else the first failure), or -1. */

@@ -15,6 +15,7 @@
 #include "common.h"
 #include "etdump.h"
 #include "etrecord.h"
+#include "html.h"
 #include "inspector.h"
 #include "legacy.h"
 #include "metrics.h"

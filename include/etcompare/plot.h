@@ -18,7 +18,8 @@
  *
  * Templates. The built-in templates are C string constants kept identical,
  * byte for byte, to the files plots/<kind>.gp of the source tree (bars,
- * histogram, lines, hbars, boxes, timeline; a unit test compares them), so the
+ * histogram, lines, hbars, boxes, timeline, heatmap; a unit test compares
+ * them; plots/gen_templates.py writes src/plot/templates.c from them), so the
  * library needs no data files at run time. etc_plot_options.template_dir
  * names a directory holding <kind>.gp files to use instead (for example the
  * source tree's plots/ while editing a template).
@@ -35,6 +36,12 @@
  * still written, no PNG is made, the call returns 0 and sets
  * etc_plot_result.gnuplot_missing; the caller says so once. When gnuplot runs
  * but fails, the call returns ETC_ERR_IO with the first line gnuplot printed.
+ *
+ * Batches. One gnuplot process per etcompare run: with
+ * etc_plot_options.batch set, the calls only write the scripts; one
+ * etc_plot_batch_run feeds them all to one gnuplot (a combined script read
+ * as its standard input, so an error costs only that plot) and renames each
+ * PNG into place. Without a batch, each call is a batch of one.
  *
  * Results accumulate: each call adds to pngs_written and scripts_written and
  * only ever sets gnuplot_missing, so one zero-initialised etc_plot_result can
@@ -56,11 +63,35 @@
 extern "C" {
 #endif
 
+typedef struct etc_plot_batch etc_plot_batch;
+
+/**
+ * The look of one plot, for the calls that use it (others ignore it).
+ * Zero-initialise, then set threshold to NAN unless one is drawn.
+ */
+typedef struct etc_plot_style {
+	double threshold; /**< bars: a dashed line at this value, with its text; NaN: none */
+	const char *threshold_label; /**< the line's text; NULL: "threshold <value>" */
+	const bool *failing; /**< bars and lines: n flags, true draws the bar red; NULL: none */
+	bool log_scale;      /**< bars, lines: logarithmic value axis; values <= 0 drawn as a
+	                          capped marker "0" */
+	const char *si_unit; /**< hbars, boxes: values in this base unit ("s"), ticks with SI
+	                          prefixes (50 us); NULL: plain numbers */
+	bool points_only;    /**< boxes: min and max as points, no box (fewer than 3 samples) */
+} etc_plot_style;
+
 /** Where and how to plot. NULL options mean all defaults. */
 typedef struct etc_plot_options {
 	const char *dir;     /**< output directory, created (with parents) if missing; NULL = "." */
 	const char *gnuplot; /**< gnuplot executable: a path, or NULL for "gnuplot" on PATH */
 	const char *template_dir; /**< directory of <kind>.gp templates; NULL = built-in */
+	/**
+	 * NULL: each call runs gnuplot at once. Otherwise each call writes its
+	 * .gp and .dat and queues the plot here; etc_plot_batch_run then makes
+	 * every PNG with one gnuplot process.
+	 */
+	etc_plot_batch *batch;
+	const etc_plot_style *style; /**< NULL: the default look */
 } etc_plot_options;
 
 /** What the plot calls did; accumulated over calls (see above). */
@@ -81,7 +112,7 @@ typedef int (*etc_plot_read_fn)(void *ctx, uint64_t first, size_t count, double 
 
 /**
  * The built-in text of template `kind` ("bars", "histogram", "lines",
- * "hbars", "boxes" or "timeline"),
+ * "hbars", "boxes", "timeline" or "heatmap"),
  * identical to plots/<kind>.gp; NULL for any other kind.
  */
 ETC_API const char *etc_plot_template(const char *kind);
@@ -236,6 +267,63 @@ ETC_API int etc_plot_heatmap(const char *png_path, const double *abs_err, uint64
  */
 ETC_API int etc_plot_heatmap_read(const char *png_path, etc_plot_read_fn read, void *ctx,
                                   uint64_t rows, uint64_t cols, const char *title, etc_error *err);
+
+/** One queued plot: its name, title and PNG path; made once its PNG exists. */
+typedef struct etc_plot_item {
+	const char *name, *title, *png;
+	bool made;
+} etc_plot_item;
+
+ETC_API int etc_plot_batch_create(etc_plot_batch **out, etc_error *err);
+ETC_API void etc_plot_batch_free(etc_plot_batch *b);
+/**
+ * Runs one gnuplot (o->gnuplot, or "gnuplot" on PATH) on every queued plot
+ * not made yet. Without gnuplot: returns 0 and sets res->gnuplot_missing.
+ * When some plots fail, the others are still made and the first failure is
+ * returned (ETC_ERR_IO, with gnuplot's error line and the script's path).
+ */
+ETC_API int etc_plot_batch_run(etc_plot_batch *b, const etc_plot_options *o, etc_plot_result *res,
+                               etc_error *err);
+ETC_API size_t etc_plot_batch_count(const etc_plot_batch *b);
+ETC_API const etc_plot_item *etc_plot_batch_item(const etc_plot_batch *b, size_t i);
+/** A line for the index (e.g. the outputs that got no plot and why); at most 64 kept. */
+ETC_API int etc_plot_batch_note(etc_plot_batch *b, const char *text, etc_error *err);
+ETC_API size_t etc_plot_batch_note_count(const etc_plot_batch *b);
+ETC_API const char *etc_plot_batch_note_at(const etc_plot_batch *b, size_t i);
+/**
+ * Writes <dir>/index.txt: one line per queued plot (<name>.png, or <name>.gp
+ * when no PNG was made, a tab, its title), then "note: " and each note.
+ */
+ETC_API int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_error *err);
+
+/**
+ * The layout of etc_plot_error_map's PNG for a rows x cols matrix: matrices
+ * beyond 240 cells a side are max-pooled in blocks; map cells are square,
+ * 1 to 64 pixels, as large as fits 720 x 560 (a side thinner than 40 pixels
+ * is stretched to 40); the PNG is at least 640 x 280 with the map centred
+ * in the space left of the colour bar. bar_* is where gnuplot is expected
+ * to draw the colour bar. ETC_ERR_USAGE when rows or cols is 0 or
+ * rows * cols overflows.
+ */
+ETC_API int etc_plot_error_map_layout(uint64_t rows, uint64_t cols, etc_heatmap_layout *out,
+                                      etc_error *err);
+
+/**
+ * A heat map of |v| for the rows x cols values supplied by `read` (flat,
+ * row-major; a tensor's last two dimensions, the others flattened into
+ * rows), drawn by gnuplot (template "heatmap"): the map pooled as
+ * etc_plot_error_map_layout says, each map cell the largest finite |v| of
+ * its block; colours from dark purple (68,1,84) at 0 to yellow (253,231,37)
+ * at the largest value; non-finite values are left out (white) and counted
+ * in the title. The title is `title`, then a line "max M at row R, column
+ * C"; the axes are labelled `xlabel` and `ylabel` (NULL: "column", "row"),
+ * the colour bar `cblabel` (NULL: "|actual − reference|"). The .dat holds
+ * the pooled map only.
+ */
+ETC_API int etc_plot_error_map(const etc_plot_options *o, const char *name, const char *title,
+                               const char *xlabel, const char *ylabel, const char *cblabel,
+                               etc_plot_read_fn read, void *ctx, uint64_t rows, uint64_t cols,
+                               etc_plot_result *res, etc_error *err);
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,7 @@ struct etc_accuracy {
 	size_t count, cap;
 	int rule;
 	char note[256];
+	etc_accuracy_options opt; /* as given: block and method borrowed */
 };
 
 static void scalar_read(const void *src, uint64_t start, size_t n, double *dst)
@@ -553,6 +554,7 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 		              "the ETDump has no run of block \"%s\" to compare", opt->block);
 		goto done;
 	}
+	a->opt = *opt;
 	a->rule = opt->pair_by;
 	if (a->rule == ETC_PAIR_AUTO)
 		a->rule = any_index                   ? ETC_PAIR_INDEX
@@ -757,4 +759,9 @@ long etc_accuracy_worst(const etc_accuracy *a)
 	if (first_fail >= 0 && (worst < 0 || a->rows[worst].status == ETC_ROW_PASS))
 		return first_fail;
 	return worst;
+}
+
+const etc_accuracy_options *etc_accuracy_options_get(const etc_accuracy *acc)
+{
+	return &acc->opt;
 }

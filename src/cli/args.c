@@ -93,6 +93,8 @@ static const char usage_text[] =
     "  --plot [DIR]              bar charts, error histograms and heat maps (./etcompare-plots);\n"
     "                            with an ETDump also the profiling plots: top operators,\n"
     "                            per-run box plots, framework tax per run, a timeline\n"
+    "  --report FILE.html        one self-contained HTML report of the run (any mode): verdict,\n"
+    "                            command, inputs, tables, numeric gap and the plots embedded\n"
     "\n"
     "Numeric gap (intermediate outputs op by op against a reference run):\n"
     "  --reference-etdump FILE   the reference run's ETDump (e.g. portable CPU kernels)\n"
@@ -216,6 +218,7 @@ static const option_field valued[] = {
     {"--pair-by", offsetof(args, pair_by)},
     {"--metrics", offsetof(args, metrics)},
     {"--junit", offsetof(args, junit)},
+    {"--report", offsetof(args, report)},
     {"--min-snr", offsetof(args, min_snr)},
     {"--max-mse", offsetof(args, max_mse)},
     {"--min-cosine", offsetof(args, min_cosine)},
@@ -517,6 +520,8 @@ int cli_parse(int argc, char **argv, args *a)
 	if (a->etrecord && !a->etdump && !a->graph && !a->show_references)
 		return usage_error("%s", "--etrecord without --etdump needs --graph or "
 		                         "--show-references");
+	if (a->report && !a->etdump && !a->example)
+		return usage_error("%s", "--report needs --etdump (or --example)");
 	if (!a->etdump && a->debug_buffer)
 		return usage_error("%s", "--debug_buffer needs --etdump");
 	if (a->legacy_time_scale && !a->legacy_profile)

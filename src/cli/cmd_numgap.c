@@ -162,12 +162,11 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 	return 0;
 }
 
-int numgap_plots(const numgap_state *st, const char *dir, etc_plot_result *pr)
+int numgap_plots(const numgap_state *st, const etc_plot_options *po, etc_plot_result *pr)
 {
-	etc_plot_options po = {dir, NULL, NULL};
 	etc_error err;
 	etc_error_clear(&err);
-	if (etc_report_numgap_plots(&po, st->ng, pr, &err) < 0) {
+	if (etc_report_numgap_plots(po, st->ng, pr, &err) < 0) {
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
 		return err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
 	}

@@ -48,8 +48,8 @@ int numgap_check_args(const numgap_args *a, bool have_etdump);
 int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
                const etc_inspector_options *io, numgap_state *st, int *gate);
 
-/* Plots of the gap in `dir`; 0 or an exit code. */
-int numgap_plots(const numgap_state *st, const char *dir, etc_plot_result *pr);
+/* Plots of the gap as `po` says; 0 or an exit code. */
+int numgap_plots(const numgap_state *st, const etc_plot_options *po, etc_plot_result *pr);
 
 void numgap_free(numgap_state *st);
 

@@ -154,7 +154,7 @@ int cmd_profile_tsv(FILE *f, const etc_inspector *insp, const etc_report_options
 	return etc_report_profile_tsv(f, ro->profile, more, err);
 }
 
-int cmd_profile_plots(profile_cmd *pc, const etc_inspector *insp, const char *dir,
+int cmd_profile_plots(profile_cmd *pc, const etc_inspector *insp, const etc_plot_options *po,
                       etc_plot_result *pr)
 {
 	int rc = ensure_profile(pc, insp);
@@ -162,8 +162,7 @@ int cmd_profile_plots(profile_cmd *pc, const etc_inspector *insp, const char *di
 		return rc;
 	etc_error err;
 	etc_error_clear(&err);
-	etc_plot_options po = {dir, NULL, NULL};
-	if (etc_report_profile_plots(&po, pc->profile, 10, pr, &err) < 0)
+	if (etc_report_profile_plots(po, pc->profile, 10, pr, &err) < 0)
 		return fail(&err, err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT);
 	return 0;
 }

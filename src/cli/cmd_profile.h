@@ -43,8 +43,8 @@ int cmd_profile_print(profile_cmd *pc, const etc_inspector *insp, bool no_table,
 int cmd_profile_tsv(FILE *f, const etc_inspector *insp, const etc_report_options *ro,
                     etc_error *err);
 
-/* The profiling plots in `dir`; returns 0 or an exit code after printing the error. */
-int cmd_profile_plots(profile_cmd *pc, const etc_inspector *insp, const char *dir,
+/* The profiling plots as `po` says; returns 0 or an exit code after printing the error. */
+int cmd_profile_plots(profile_cmd *pc, const etc_inspector *insp, const etc_plot_options *po,
                       etc_plot_result *pr);
 
 /*

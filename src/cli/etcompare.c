@@ -24,6 +24,7 @@
 #include "cmd_legacy.h"
 #include "cmd_numgap.h"
 #include "cmd_profile.h"
+#include "cmd_report.h"
 #include "cmd_trace.h"
 #include "delegate_scale.h"
 #include "dir_snapshot.h"
@@ -354,7 +355,8 @@ int main(int argc, char **argv)
 	}
 	/* A trace alone needs no Inspector: write it straight from the ETDump. */
 	if (a.trace && a.no_table && !a.tsv && !a.csv && !a.json && !a.show_outputs && !rec &&
-	    !a.compare && !a.plot && !a.min_snr && !a.max_mse && !a.min_cosine && !a.max_abs) {
+	    !a.compare && !a.plot && !a.report && !a.min_snr && !a.max_mse && !a.min_cosine &&
+	    !a.max_abs) {
 		status = etc_cli_trace(a.trace, dump, io.source_time_scale);
 		goto out;
 	}
@@ -412,7 +414,7 @@ int main(int argc, char **argv)
 	if (!a.compare_explicit) {
 		bool thresholds = a.min_snr || a.max_mse || a.min_cosine || a.max_abs;
 		bool refs = rec && etc_etrecord_reference_outputs(rec) && buf;
-		if ((thresholds || a.plot) && refs)
+		if ((thresholds || a.plot || a.report) && refs)
 			a.compare = true;
 		else if (thresholds && !numgap_wanted(&a.numgap)) {
 			status = usage_error(
@@ -464,46 +466,58 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* Plots last: a plot failure must not cost the gate's verdict or the reports. */
-	if (a.plot) {
+	if (a.plot || a.report) {
+		report_input in[12];
+		size_t nin = 0;
+		if (a.example) {
+			in[nin++] = (report_input){"ETDump", "example.etdp", etc_example_etdump,
+			                           sizeof etc_example_etdump};
+			in[nin++] = (report_input){"debug buffer", "example_debug.bin",
+			                           etc_example_debug, sizeof etc_example_debug};
+			in[nin++] =
+			    (report_input){"ETRecord", "example.etrecord", etc_example_etrecord,
+			                   sizeof etc_example_etrecord};
+			in[nin++] = (report_input){"reference intermediates", "example_ref.npz",
+			                           etc_example_npz, sizeof etc_example_npz};
+		}
+		const char *const files[][2] = {
+		    {"ETDump", a.example ? NULL : a.etdump},
+		    {"debug buffer", a.example ? NULL : a.debug_buffer},
+		    {"ETRecord", a.etrecord},
+		    {"reference outputs", a.reference_outputs},
+		    {"reference ETDump", a.numgap.reference_etdump},
+		    {"reference debug buffer", a.numgap.reference_debug_buffer},
+		    {"reference ETRecord", a.numgap.reference_etrecord},
+		    {"reference intermediates", a.numgap.reference_intermediates},
+		    {"baseline ETDump", a.baseline_etdump}};
+		for (size_t i = 0; i < sizeof files / sizeof files[0] && nin < 12; i++)
+			if (files[i][1] && !a.example) /* the example's files are built in */
+				in[nin++] = (report_input){files[i][0], files[i][1], NULL, 0};
+		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin};
 		const char *dir = a.plot_dir ? a.plot_dir : "etcompare-plots";
-		etc_plot_options po = {dir, NULL, NULL};
-		etc_plot_result pr = {0, 0, false};
-		if (!buf)
+		if (a.plot && !buf)
 			fprintf(stderr,
 			        "etcompare: note: --plot without --debug_buffer draws the "
 			        "profiling plots only: the comparison plots (accuracy, numeric "
 			        "gap) need the debug buffer's values\n");
 		dir_snapshot before;
-		dir_snapshot_take(&before, dir);
-		rc = 0;
-		if (ro.accuracy && etc_report_accuracy_plots(&po, ro.accuracy, a.metric_mask, insp,
-		                                             &pr, &err) < 0) {
-			fprintf(stderr, "etcompare: error: %s\n", err.message);
-			rc = err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
+		if (a.plot)
+			dir_snapshot_take(&before, dir);
+		rc = cli_plots_and_report(argc, argv, &a, &res);
+		if (a.plot) {
+			size_t pngs, files = dir_snapshot_changed(&before, dir, &pngs);
+			dir_snapshot_free(&before);
+			if (rc == 0)
+				fprintf(stderr,
+				        "etcompare: plots: %zu file%s written to %s/ (%zu PNG)\n",
+				        files, files == 1 ? "" : "s", dir, pngs);
 		}
-		if (rc == 0 && ng.ng)
-			rc = numgap_plots(&ng, dir, &pr);
-		if (rc == 0)
-			rc = cmd_profile_plots(&pc, insp, dir, &pr);
-		size_t pngs, files = dir_snapshot_changed(&before, dir, &pngs);
-		dir_snapshot_free(&before);
 		if (rc != 0) {
 			status = rc;
 			goto out;
 		}
-		fprintf(stderr, "etcompare: plots: %zu file%s written to %s/ (%zu PNG)\n", files,
-		        files == 1 ? "" : "s", dir, pngs);
-		if (pr.gnuplot_missing)
-			fprintf(
-			    stderr,
-			    "etcompare: note: gnuplot not found: wrote the .gp scripts and .dat "
-			    "data in %s for later\n",
-			    dir);
 	}
 	status = gate;
-	if (a.example && a.plot)
-		fprintf(stderr, "etcompare: example: plots written to %s/\n",
-		        a.plot_dir ? a.plot_dir : "etcompare-plots");
 	if (a.example && gate == EXIT_GATE) {
 		/* a demo that ran is a success: the verdict is shown, not returned */
 		fprintf(stderr, "etcompare: example: exit status 0 (on your own files this "

@@ -1,12 +1,70 @@
 /*
- * plot_private.h - what plot.c and png_write.c share.
+ * plot_private.h - what the files of the plot layer share: one plot as a
+ * job (.dat and .gp writers, its size), the text helpers for gnuplot
+ * scripts and data, and the queue of scripts run by one gnuplot process.
  */
 #ifndef ETC_PLOT_PRIVATE_H
 #define ETC_PLOT_PRIVATE_H
 
 #include "etcompare/plot.h"
 
+#include <stdbool.h>
+#include <stdio.h>
+
+#define PLOT_NAME_MAX 128
+#define PLOT_CHUNK    16384
+#define PLOT_HEIGHT   480
+
 /* An etc_plot_read_fn over a plain array of doubles: ctx is the array. */
 int etc_plot_read_doubles_(void *ctx, uint64_t first, size_t count, double *dst, etc_error *err);
+
+/* One gnuplot plot: <dir>/<name>.dat and .gp from template `kind`. */
+typedef struct plot_job {
+	const etc_plot_options *o;
+	const char *dir, *name, *kind, *title;
+	int width, height;
+	void (*write_dat)(FILE *f, const void *ctx);
+	void (*write_vars)(FILE *f, const void *ctx);
+	const void *ctx;
+} plot_job;
+
+plot_job etc_plot_job_init_(const etc_plot_options *o, const char *name, const char *kind,
+                            const char *title);
+
+/*
+ * Writes the .dat and the .gp of `j`, then queues it in o->batch, or (no
+ * batch) runs gnuplot on it at once through a batch of one.
+ */
+int etc_plot_job_run_(const plot_job *j, etc_plot_result *res, etc_error *err);
+
+/* The look asked for by the caller (o->style), or the defaults. */
+const etc_plot_style *etc_plot_style_of_(const etc_plot_options *o);
+
+/* Queues <dir>/<name>.gp (already written) to make <dir>/<name>.png. */
+int etc_plot_batch_add_(etc_plot_batch *b, const char *dir, const char *name, const char *title,
+                        etc_error *err);
+
+/* Text for gnuplot: a single-quoted string, a data-file string (the label,
+ * then `suffix`), a float gnuplot reads as a float, "var = value" lines. */
+void etc_plot_put_gp_str_(FILE *f, const char *s);
+void etc_plot_put_dat_str_(FILE *f, const char *s, const char *suffix);
+void etc_plot_put_num_(FILE *f, double v);
+void etc_plot_var_str_(FILE *f, const char *var, const char *s);
+void etc_plot_var_num_(FILE *f, const char *var, double v);
+void etc_plot_var_int_(FILE *f, const char *var, long long v);
+
+/* value_tics = '' or a list of ticks from about lo to hi labelled with SI
+ * prefixes of `unit` (NULL: '') */
+void etc_plot_var_si_tics_(FILE *f, const char *unit, double lo, double hi);
+
+long long etc_plot_clamp_(uint64_t v, long long lo, long long hi);
+
+/* "<dir>/<prefix><name><ext>", malloc'ed; NULL when out of memory. */
+char *etc_plot_join_(const char *dir, const char *prefix, const char *name, const char *ext);
+
+/* mkdir -p */
+int etc_plot_make_dirs_(const char *dir, etc_error *err);
+
+int etc_plot_check_name_(const char *name, etc_error *err);
 
 #endif

@@ -369,19 +369,85 @@ int etc_plot_read_diff_(void *ctx, uint64_t first, size_t count, double *dst, et
 	return 0;
 }
 
+/* "run 0, output 1" style label text for the plots of row r of block b. */
+static void plot_label(char *buf, size_t cap, const etc_event_block *b, const etc_accuracy_row *r,
+                       bool with_block)
+{
+	if (with_block)
+		snprintf(buf, cap, "%.*s run %u out %u", (int)(b->name.len > 24 ? 24 : b->name.len),
+		         b->name.ptr, r->run, r->output);
+	else
+		snprintf(buf, cap, "run %u out %u", r->run, r->output);
+}
+
+/* The axis labels of a heat map of `t`: its last two dimensions. */
+static void map_axes(const etc_tensor *t, char *x, char *y, size_t cap)
+{
+	uint32_t d = t->ndim;
+	snprintf(x, cap, "dim %u (%lld)", d - 1, (long long)etc_tensor_size(t, d - 1));
+	if (d == 2)
+		snprintf(y, cap, "dim 0 (%lld)", (long long)etc_tensor_size(t, 0));
+	else
+		snprintf(y, cap, "dims 0-%u flattened (%llu)", d - 2,
+		         (unsigned long long)(t->numel / (uint64_t)etc_tensor_size(t, d - 1)));
+}
+
+/* "; largest at [1, 0, 123, 77]" for a flat index of a tensor of 3 or more
+ * dimensions (the heat map's rows flatten the leading ones); "" otherwise. */
+static void where_text(const etc_tensor *t, uint64_t flat, char *buf, size_t cap)
+{
+	buf[0] = '\0';
+	if (t->ndim < 3 || flat >= t->numel || cap < 32)
+		return;
+	uint64_t idx[16];
+	uint32_t d = t->ndim > 16 ? 16 : t->ndim;
+	for (uint32_t i = d; i-- > 0;) {
+		uint64_t size = (uint64_t)etc_tensor_size(t, i);
+		idx[i] = size ? flat % size : 0;
+		flat = size ? flat / size : 0;
+	}
+	size_t at = (size_t)snprintf(buf, cap, "\nlargest at element [");
+	for (uint32_t i = 0; i < d && at < cap; i++)
+		at += (size_t)snprintf(buf + at, cap - at, "%s%llu", i ? ", " : "",
+		                       (unsigned long long)idx[i]);
+	if (at < cap)
+		snprintf(buf + at, cap - at, "]");
+}
+
+/* Does metric m of `v` pass threshold `thr` (NaN: no threshold)? */
+static bool metric_fails(size_t m, double v, double thr, const etc_accuracy_row *r)
+{
+	if (isnan(thr))
+		return r->status == ETC_ROW_FAIL;
+	if (m == 0)
+		return !(v >= thr);
+	if (m == 2)
+		return !(v <= thr); /* drawn as 1 - cosine */
+	return !(v <= thr);
+}
+
 int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc, unsigned metrics,
                               const etc_inspector *insp, etc_plot_result *res, etc_error *err)
 {
 	size_t n = etc_accuracy_row_count(acc), k = 0;
+	const etc_accuracy_options *ao = etc_accuracy_options_get(acc);
 	const char **labels = calloc(n ? n : 1, sizeof *labels);
 	char(*names)[64] = calloc(n ? n : 1, sizeof *names);
+	char(*texts)[80] = calloc(n ? n : 1, sizeof *texts);
 	double *vals = calloc(n ? n : 1, sizeof *vals);
+	bool *failing = calloc(n ? n : 1, sizeof *failing);
 	size_t *rows = calloc(n ? n : 1, sizeof *rows);
+	etc_sbuf same = {0}, tiny = {0};
+	size_t nsame = 0, ntiny = 0;
 	int rc = 0;
-	if (!labels || !names || !vals || !rows) {
+	if (!labels || !names || !texts || !vals || !failing || !rows) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 		goto done;
 	}
+	bool many_blocks = false;
+	for (size_t i = 1; i < n; i++)
+		many_blocks |=
+		    etc_accuracy_row_at(acc, i)->block != etc_accuracy_row_at(acc, 0)->block;
 	for (size_t i = 0; i < n; i++) {
 		const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
 		if (!r->has_metrics)
@@ -394,58 +460,106 @@ int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc
 			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
 			      (*c >= '0' && *c <= '9') || *c == '_' || *c == '-' || *c == '.'))
 				*c = '_';
-		labels[k] = names[k];
+		plot_label(texts[k], sizeof texts[k], b, r, many_blocks);
+		labels[k] = texts[k];
 		rows[k++] = i;
 	}
 	static const struct {
 		size_t index;
-		const char *file, *title, *ylabel;
-	} bars[] = {{0, "metric_snr", "SNR per output", "SNR (dB)"},
-	            {1, "metric_mse", "MSE per output", "MSE"},
-	            {2, "metric_cosine", "cosine similarity per output", "cosine"},
-	            {3, "metric_l1", "mean abs error per output", "mean |actual - reference|"},
-	            {4, "metric_max_abs", "max abs error per output", "max |actual - reference|"},
+		const char *file, *title, *ylabel, *thr_fmt;
+		bool log;
+	} bars[] = {{0, "metric_snr", "SNR per output", "SNR (dB)", "min SNR %.6g dB", false},
+	            {1, "metric_mse", "MSE per output", "MSE (log scale)", "max MSE %.6g", true},
+	            {2, "metric_cosine", "1 \xe2\x88\x92 cosine similarity per output",
+	             "1 \xe2\x88\x92 cosine (log scale)", "min cosine %.9g", true},
+	            {3, "metric_l1", "mean abs error per output",
+	             "mean |actual \xe2\x88\x92 reference|", NULL, true},
+	            {4, "metric_max_abs", "max abs error per output",
+	             "max |actual \xe2\x88\x92 reference|", "max abs %.6g", true},
 	            {5, "metric_max_rel", "max relative error per output",
-	             "max |actual - reference| / |reference|"}};
+	             "max |actual \xe2\x88\x92 reference| / |reference|", NULL, true}};
 	if (!metrics)
 		metrics = 0x1 | 0x2 | 0x4 | 0x10;
+	const double thresholds[6] = {ao->min_snr, ao->max_mse, ao->min_cosine,
+	                              NAN,         ao->max_abs, NAN};
 	for (size_t m = 0; m < sizeof bars / sizeof bars[0] && rc == 0 && k; m++) {
-		if (!(metrics & (1u << bars[m].index)))
+		size_t mi = bars[m].index;
+		if (!(metrics & (1u << mi)))
 			continue;
-		for (size_t j = 0; j < k; j++)
-			vals[j] = metric_value(&etc_accuracy_row_at(acc, rows[j])->metrics,
-			                       bars[m].index);
-		rc = etc_plot_bars(o, bars[m].file, bars[m].title, bars[m].ylabel, k, labels, vals,
-		                   res, err);
+		double thr = thresholds[mi];
+		if (mi == 2 && !isnan(thr))
+			thr = 1 - thr;
+		for (size_t j = 0; j < k; j++) {
+			const etc_accuracy_row *r = etc_accuracy_row_at(acc, rows[j]);
+			vals[j] = metric_value(&r->metrics, mi);
+			if (mi == 2)
+				vals[j] = 1 - vals[j];
+			failing[j] = metric_fails(mi, vals[j], thr, r);
+		}
+		char thr_text[96] = "";
+		if (!isnan(thr) && bars[m].thr_fmt)
+			snprintf(thr_text, sizeof thr_text, bars[m].thr_fmt, thresholds[mi]);
+		etc_plot_style st = {thr, thr_text, failing, bars[m].log, NULL, false};
+		etc_plot_options po = *o;
+		po.style = &st;
+		rc = etc_plot_bars(&po, bars[m].file, bars[m].title, bars[m].ylabel, k, labels,
+		                   vals, res, err);
 	}
 	for (size_t j = 0; j < k && rc == 0; j++) {
+		const etc_accuracy_row *r = etc_accuracy_row_at(acc, rows[j]);
 		etc_diff_ctx d;
-		char name[96], title[160];
+		char name[96], title[400], xl[64], yl[64];
 		if (etc_accuracy_row_values(acc, rows[j], &d.a, &d.r) < 0 || !d.a.count)
 			continue;
-		d.absolute = false;
-		snprintf(name, sizeof name, "error_hist_%s", names[j]);
-		snprintf(title, sizeof title, "actual - reference, %s", names[j]);
-		rc = etc_plot_histogram_read(o, name, title, etc_plot_read_diff_, &d, d.a.count, 50,
-		                             res, err);
+		if (r->metrics.identical) {
+			etc_sbuf_printf(&same, "%s%s", nsame++ ? ", " : "", labels[j]);
+			continue;
+		}
 		const etc_tensor *t = etc_accuracy_row_tensor(acc, rows[j]);
-		if (rc < 0 || !t || t->ndim < 2)
+		if (d.a.count > 16) {
+			d.absolute = false;
+			snprintf(name, sizeof name, "error_hist_%s", names[j]);
+			snprintf(title, sizeof title, "actual \xe2\x88\x92 reference, %s %s",
+			         labels[j], r->shape);
+			rc = etc_plot_histogram_read(o, name, title, etc_plot_read_diff_, &d,
+			                             d.a.count, 50, res, err);
+		} else {
+			etc_sbuf_printf(&tiny, "%s%s", ntiny++ ? ", " : "", labels[j]);
+		}
+		if (rc < 0 || !t || t->ndim < 2 || !etc_tensor_size(t, t->ndim - 1))
 			continue;
 		uint64_t cols = (uint64_t)etc_tensor_size(t, t->ndim - 1);
-		if (!cols)
-			continue;
-		char path[4096];
-		snprintf(path, sizeof path, "%s/heatmap_%s.png", o && o->dir ? o->dir : ".",
-		         names[j]);
-		snprintf(title, sizeof title, "|actual - reference|, %s", names[j]);
+		snprintf(name, sizeof name, "heatmap_%s", names[j]);
+		char where[96];
+		where_text(t, r->metrics.max_abs_index, where, sizeof where);
+		snprintf(title, sizeof title, "|actual \xe2\x88\x92 reference|, %s %s%s", labels[j],
+		         r->shape, where);
+		map_axes(t, xl, yl, sizeof xl);
 		d.absolute = true;
-		rc = etc_plot_heatmap_read(path, etc_plot_read_diff_, &d, t->numel / cols, cols,
-		                           title, err);
+		rc = etc_plot_error_map(o, name, title, xl, yl, NULL, etc_plot_read_diff_, &d,
+		                        t->numel / cols, cols, res, err);
+	}
+	if (rc == 0 && o && o->batch && nsame) {
+		char line[1024];
+		snprintf(line, sizeof line,
+		         "identical to the reference (no heat map, no histogram): %s",
+		         same.p ? same.p : "");
+		rc = etc_plot_batch_note(o->batch, line, err);
+	}
+	if (rc == 0 && o && o->batch && ntiny) {
+		char line[1024];
+		snprintf(line, sizeof line, "16 elements or fewer (no histogram): %s",
+		         tiny.p ? tiny.p : "");
+		rc = etc_plot_batch_note(o->batch, line, err);
 	}
 done:
+	etc_sbuf_free(&same);
+	etc_sbuf_free(&tiny);
 	free(labels);
 	free(names);
+	free(texts);
 	free(vals);
+	free(failing);
 	free(rows);
 	return rc;
 }

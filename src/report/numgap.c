@@ -668,12 +668,21 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 		rc = etc_plot_lines(o, "numgap_snr",
 		                    "SNR of each intermediate output, execution order", "SNR (dB)",
 		                    k, labels, snr, opt->min_snr, marked, res, err);
+		/* cosines near 1 read as "1": 1 - cosine on a log axis */
+		for (size_t i = 0; i < k; i++)
+			cos[i] = 1 - cos[i];
+		char thr[96];
+		snprintf(thr, sizeof thr, "min cosine %.9g", opt->min_cosine);
+		etc_plot_style st = {NAN, thr, NULL, true, NULL, false};
+		etc_plot_options po = *o;
+		po.style = &st;
 		if (rc == 0)
-			rc = etc_plot_lines(
-			    o, "numgap_cosine",
-			    "cosine similarity of each intermediate output, execution "
-			    "order",
-			    "cosine", k, labels, cos, opt->min_cosine, marked, res, err);
+			rc = etc_plot_lines(&po, "numgap_cosine",
+			                    "1 \xe2\x88\x92 cosine similarity of each intermediate "
+			                    "output, execution order",
+			                    "1 \xe2\x88\x92 cosine (log scale)", k, labels, cos,
+			                    isnan(opt->min_cosine) ? NAN : 1 - opt->min_cosine,
+			                    marked, res, err);
 		/* an infinite drop (exact inputs, inexact output) is drawn above the
 		 * largest finite one, and the title says where */
 		double top = 0;
@@ -708,24 +717,36 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 	etc_diff_ctx d;
 	if (etc_numgap_row_values(ng, (size_t)first, &d.a, &d.r) < 0 || !d.a.count)
 		goto done;
-	char title[160];
-	snprintf(title, sizeof title, "runtime - reference, first divergence (row %ld)", first);
-	d.absolute = false;
-	rc = etc_plot_histogram_read(o, "numgap_first_divergence_error_hist", title,
-	                             etc_plot_read_diff_, &d, d.a.count, 50, res, err);
+	char title[200];
+	const etc_numgap_row *fr = etc_numgap_row_at(ng, (size_t)first);
+	const char *what = *fr->ops ? fr->ops : fr->event_name;
+	if (d.a.count > 16) {
+		snprintf(title, sizeof title,
+		         "runtime \xe2\x88\x92 reference, first divergence: row %ld, %.60s", first,
+		         what);
+		d.absolute = false;
+		rc = etc_plot_histogram_read(o, "numgap_first_divergence_error_hist", title,
+		                             etc_plot_read_diff_, &d, d.a.count, 50, res, err);
+	}
 	const etc_tensor *t = etc_numgap_row_tensor(ng, (size_t)first);
 	if (rc < 0 || !t || t->ndim < 2)
 		goto done;
 	uint64_t cols = (uint64_t)etc_tensor_size(t, t->ndim - 1);
 	if (!cols)
 		goto done;
-	char path[4096];
-	snprintf(path, sizeof path, "%s/numgap_first_divergence_heatmap.png",
-	         o && o->dir ? o->dir : ".");
-	snprintf(title, sizeof title, "|runtime - reference|, first divergence (row %ld)", first);
+	char xl[64], yl[64];
+	snprintf(xl, sizeof xl, "dim %u (%llu)", t->ndim - 1, (unsigned long long)cols);
+	if (t->ndim == 2)
+		snprintf(yl, sizeof yl, "dim 0 (%lld)", (long long)etc_tensor_size(t, 0));
+	else
+		snprintf(yl, sizeof yl, "dims 0-%u flattened (%llu)", t->ndim - 2,
+		         (unsigned long long)(t->numel / cols));
+	snprintf(title, sizeof title,
+	         "|runtime \xe2\x88\x92 reference|, first divergence: row %ld, %.60s", first, what);
 	d.absolute = true;
-	rc =
-	    etc_plot_heatmap_read(path, etc_plot_read_diff_, &d, t->numel / cols, cols, title, err);
+	rc = etc_plot_error_map(o, "numgap_first_divergence_heatmap", title, xl, yl,
+	                        "|runtime \xe2\x88\x92 reference|", etc_plot_read_diff_, &d,
+	                        t->numel / cols, cols, res, err);
 done:
 	free(labels);
 	free(names);

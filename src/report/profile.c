@@ -386,9 +386,14 @@ void etc_profile_json_(etc_sbuf *b, const etc_profile *p, unsigned mask)
 /* --- plots -------------------------------------------------------------------- */
 
 /* Is `ev` one of the events of op row `name` (as profile.c keys them)? */
-static bool is_op_event(const etc_profile *p, const etc_inspector_event *ev, const char *name)
+static bool is_op_event(const etc_profile *p, const etc_inspector_event *ev, const char *name,
+                        bool has_native)
 {
 	if (!ev->has_perf || ev->is_delegated_op)
+		return false;
+	/* With native_call_* events, OPERATOR_CALL wraps them: counting both
+	 * would count the kernel's time twice (the op table does not either). */
+	if (has_native && ev->name.len == 13 && !memcmp(ev->name.ptr, "OPERATOR_CALL", 13))
 		return false;
 	if (etc_profile_ops_by_type(p) && ev->node_count == 1)
 		return strcmp(ev->nodes[0]->op, name) == 0;
@@ -452,20 +457,37 @@ static int plot_ops(const etc_plot_options *o, const etc_profile *p, size_t top,
 		labels[i] = etc_profile_op(p, i)->name;
 		vals[i] = etc_profile_op(p, i)->total;
 	}
-	char title[128], xlabel[64];
-	snprintf(title, sizeof title, "top %zu %s by total time over all runs", n,
-	         etc_profile_ops_by_type(p) ? "op types" : "operators");
-	snprintf(xlabel, sizeof xlabel, "total time (%s)", unit_of(p));
-	rc = etc_plot_hbars(o, "ops_top", title, xlabel, n, labels, vals, res, err);
+	/* Seconds, so that gnuplot writes the ticks with SI prefixes (50 us). */
+	static const double to_s[] = {1e-9, 1e-6, 1e-3, 1, 1};
+	int ts = etc_inspector_options_get(in)->target_time_scale;
+	bool cycles = ts == ETC_TIME_CYCLES || ts < 0 || ts > ETC_TIME_CYCLES;
+	double scale = cycles ? 1 : to_s[ts];
+	for (size_t i = 0; i < n; i++)
+		vals[i] *= scale;
+	etc_plot_style st = {NAN, NULL, NULL, false, cycles ? NULL : "s", false};
+	etc_plot_options po = *o;
+	po.style = &st;
+	char title[160], xlabel[64];
+	const char *what = etc_profile_ops_by_type(p) ? "op type" : "operator";
+	if (n == 1)
+		snprintf(title, sizeof title, "the %s with the most time over all runs", what);
+	else
+		snprintf(title, sizeof title, "top %zu %ss by total time over all runs", n, what);
+	snprintf(xlabel, sizeof xlabel, "total time%s", cycles ? " (cycles)" : "");
+	rc = etc_plot_hbars(&po, "ops_top", title, xlabel, n, labels, vals, res, err);
 	if (rc < 0 || !runs)
 		goto done;
+	bool has_native = false;
+	for (size_t e = 0; e < blk->event_count; e++)
+		has_native |= blk->events[e].name.len > 12 &&
+		              !memcmp(blk->events[e].name.ptr, "native_call_", 12);
 	/* per run: the op's time summed over its events in that run */
 	for (size_t e = 0; e < blk->event_count; e++) {
 		const etc_inspector_event *ev = &blk->events[e];
 		for (size_t i = 0; i < n; i++)
-			if (is_op_event(p, ev, labels[i])) {
+			if (is_op_event(p, ev, labels[i], has_native)) {
 				for (uint32_t k = 0; k < runs; k++)
-					per_run[i * runs + k] += ev->raw[k];
+					per_run[i * runs + k] += ev->raw[k] * scale;
 				break;
 			}
 	}
@@ -478,10 +500,17 @@ static int plot_ops(const etc_plot_options *o, const etc_profile *p, size_t top,
 		boxes[i].q3 = etc_percentile_sorted_(v, runs, 75);
 		boxes[i].max = v[runs - 1];
 	}
-	snprintf(title, sizeof title, "time per run of the top %zu, block %.*s (%u runs)", n,
-	         (int)(blk->name.len > 40 ? 40 : blk->name.len), blk->name.ptr, runs);
-	snprintf(xlabel, sizeof xlabel, "time per run (%s)", unit_of(p));
-	rc = etc_plot_boxes(o, "ops_runs", title, xlabel, n, labels, boxes, res, err);
+	char top_text[48];
+	if (n == 1)
+		snprintf(top_text, sizeof top_text, "the top %s", what);
+	else
+		snprintf(top_text, sizeof top_text, "the top %zu %ss", n, what);
+	snprintf(title, sizeof title, "time per run of %s, block %.*s (%u run%s%s)", top_text,
+	         (int)(blk->name.len > 40 ? 40 : blk->name.len), blk->name.ptr, runs,
+	         runs == 1 ? "" : "s", runs < 3 ? ": points, no boxes" : "");
+	snprintf(xlabel, sizeof xlabel, "time per run%s", cycles ? " (cycles)" : "");
+	st.points_only = runs < 3;
+	rc = etc_plot_boxes(&po, "ops_runs", title, xlabel, n, labels, boxes, res, err);
 done:
 	free(labels);
 	free(vals);

@@ -1,0 +1,41 @@
+# heatmap.gp - etcompare template: a heat map of |actual - reference| of one
+# output (its last two dimensions; the others flattened into rows), max-pooled
+# in blocks when large, so that one bad element stays visible.
+#
+# etcompare writes <name>.gp as a preamble that sets the variables below,
+# picks the PNG terminal and opens the output, followed by this text:
+#   datafile, outfile          data file and PNG file names
+#   plot_title, plot_xlabel, plot_ylabel, plot_cblabel   free text
+#   plot_width, plot_height    PNG size in pixels
+#   map_rows, map_cols         cells of the map (after pooling)
+#   block_rows, block_cols     source elements per map cell
+#   map_left, map_right, map_top, map_bottom   the map's edges (screen fractions)
+#   cb_max                     the largest finite value: the top of the colour bar
+#   cb_below, cb_x, cb_y, cb_w, cb_h   1 for a horizontal colour bar below the
+#                              map (else on its right), its box (screen fractions)
+#   xtic_step, ytic_step       tick spacing in source elements
+# Data: the map as a matrix, one line per map row, a value per map column.
+
+set title plot_title
+set xlabel plot_xlabel
+set ylabel plot_ylabel
+set cblabel plot_cblabel
+unset key
+set lmargin at screen map_left
+set rmargin at screen map_right
+set tmargin at screen map_top
+set bmargin at screen map_bottom
+set xrange [-0.5 * block_cols:(map_cols - 0.5) * block_cols]
+set yrange [(map_rows - 0.5) * block_rows:-0.5 * block_rows]
+set cbrange [0:cb_max]
+set xtics xtic_step out nomirror
+set ytics ytic_step out nomirror
+set cbtics out
+if (cb_below) {
+	set colorbox user horizontal origin screen cb_x, screen cb_y size screen cb_w, screen cb_h
+	set cblabel offset 0, 0.3
+} else {
+	set colorbox user vertical origin screen cb_x, screen cb_y size screen cb_w, screen cb_h
+}
+set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 '#21918c', 0.75 '#5ec962', 1 '#fde725')
+plot datafile matrix using ($1 * block_cols):($2 * block_rows):3 with image notitle

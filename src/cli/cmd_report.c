@@ -1,0 +1,187 @@
+#define _GNU_SOURCE
+/*
+ * cmd_report.c - the CLI's plots and HTML report: see cmd_report.h.
+ */
+#include "cmd_report.h"
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int fail(const etc_error *err, int code)
+{
+	fprintf(stderr, "etcompare: error: %s\n", err->message);
+	return code;
+}
+
+/* All plots of the run in `dir` with one gnuplot process, queued in `batch`. */
+static int make_plots(const char *dir, const args *a, const run_results *r, etc_plot_batch *batch,
+                      etc_plot_result *pr)
+{
+	etc_error err;
+	etc_error_clear(&err);
+	etc_plot_options po = {dir, NULL, NULL, batch, NULL};
+	if (r->acc && etc_report_accuracy_plots(&po, r->acc, a->metric_mask, r->insp, pr, &err) < 0)
+		return fail(&err, err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT);
+	int rc = 0;
+	if (r->ng->ng && (rc = numgap_plots(r->ng, &po, pr)) != 0)
+		return rc;
+	if ((rc = cmd_profile_plots(r->pc, r->insp, &po, pr)) != 0)
+		return rc;
+	if (etc_plot_batch_run(batch, &po, pr, &err) < 0 ||
+	    etc_plot_batch_write_index(batch, dir, &err) < 0)
+		return fail(&err, EXIT_OUTPUT);
+	return 0;
+}
+
+/* Removes what make_plots wrote in the temporary directory `dir`. */
+static void remove_plots(const char *dir, const etc_plot_batch *batch)
+{
+	static const char *const ext[] = {".gp", ".dat", ".png"};
+	for (size_t i = 0; i < etc_plot_batch_count(batch); i++)
+		for (size_t e = 0; e < 3; e++) {
+			char path[4096];
+			snprintf(path, sizeof path, "%s/%s%s", dir,
+			         etc_plot_batch_item(batch, i)->name, ext[e]);
+			unlink(path);
+		}
+	char path[4096];
+	snprintf(path, sizeof path, "%s/index.txt", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void verdict_text(const run_results *r, char *buf, size_t cap)
+{
+	size_t at = 0;
+	buf[0] = '\0';
+	if (r->acc) {
+		size_t n = etc_accuracy_row_count(r->acc), f = etc_accuracy_failures(r->acc);
+		at += (size_t)snprintf(buf + at, cap - at, "accuracy: %zu of %zu output%s fail%s",
+		                       f, n, n == 1 ? "" : "s", f == 1 ? "s" : "");
+	}
+	if (r->ng->ng && at < cap) {
+		long first = etc_numgap_first_divergence(r->ng->ng);
+		if (first >= 0) {
+			const etc_numgap_row *row = etc_numgap_row_at(r->ng->ng, (size_t)first);
+			at += (size_t)snprintf(buf + at, cap - at,
+			                       "%snumeric gap: first divergence at "
+			                       "row %ld (%.80s)",
+			                       at ? "; " : "", first,
+			                       *row->ops ? row->ops : row->event_name);
+		} else {
+			at += (size_t)snprintf(buf + at, cap - at, "%snumeric gap: no divergence",
+			                       at ? "; " : "");
+		}
+	}
+	if (r->pc->diff && at < cap) {
+		size_t f = etc_perfdiff_failures(r->pc->diff);
+		at += (size_t)snprintf(buf + at, cap - at, "%sperformance: %zu regression%s",
+		                       at ? "; " : "", f, f == 1 ? "" : "s");
+	}
+	if (!at)
+		snprintf(buf, cap, "profile only: no gate");
+}
+
+static int write_report(int argc, char **argv, const args *a, const run_results *r,
+                        const etc_plot_batch *batch, const etc_plot_result *pr)
+{
+	etc_error err;
+	etc_error_clear(&err);
+	etc_html_report *h = NULL;
+	etc_profile *own = NULL;
+	int rc = 0;
+	char verdict[512], text[600];
+	verdict_text(r, verdict, sizeof verdict);
+	snprintf(text, sizeof text, "%s: %s", r->gate ? "FAILED" : "OK", verdict);
+	if (etc_html_report_create(&h, "etcompare report", &err) < 0 ||
+	    etc_html_report_command(h, argc, argv, &err) < 0 ||
+	    etc_html_report_verdict(h, r->gate != 0, text, &err) < 0) {
+		rc = fail(&err, EXIT_OUTPUT);
+		goto done;
+	}
+	for (size_t i = 0; i < r->ninputs; i++) {
+		const report_input *in = &r->inputs[i];
+		int e = in->data ? etc_html_report_input_bytes(h, in->role, in->path, in->data,
+		                                               in->size, &err)
+		                 : etc_html_report_input(h, in->role, in->path, &err);
+		if (e < 0) {
+			rc = fail(&err, EXIT_INPUT);
+			goto done;
+		}
+	}
+	if (r->acc)
+		etc_html_report_accuracy(h, r->acc, r->insp);
+	if (r->ng->ng)
+		etc_html_report_numgap(h, r->ng->ng);
+	const etc_profile *p = r->pc->profile;
+	if (!p && etc_profile_create(&own, r->insp, &err) == 0)
+		p = own;
+	if (p)
+		etc_html_report_profile(h, p, r->pc->tables | ETC_TABLE_OPS);
+	if (r->pc->diff)
+		etc_html_report_perfdiff(h, r->pc->diff);
+	if (pr->gnuplot_missing)
+		rc = etc_html_report_note(
+		    h, "gnuplot was not found: no plots (the tables need none)", &err);
+	for (size_t i = 0; batch && rc == 0 && i < etc_plot_batch_count(batch); i++) {
+		const etc_plot_item *it = etc_plot_batch_item(batch, i);
+		if (it->made && etc_html_report_image(h, it->title, it->png, &err) < 0)
+			rc = fail(&err, EXIT_OUTPUT);
+	}
+	for (size_t i = 0; batch && rc == 0 && i < etc_plot_batch_note_count(batch); i++)
+		if (etc_html_report_note(h, etc_plot_batch_note_at(batch, i), &err) < 0)
+			rc = fail(&err, EXIT_OUTPUT);
+	if (rc == 0 && etc_html_report_write(h, a->report, &err) < 0)
+		rc = fail(&err, EXIT_OUTPUT);
+done:
+	etc_profile_free(own);
+	etc_html_report_free(h);
+	return rc;
+}
+
+int cli_plots_and_report(int argc, char **argv, const args *a, const run_results *r)
+{
+	etc_error err;
+	etc_error_clear(&err);
+	etc_plot_batch *batch = NULL;
+	if (etc_plot_batch_create(&batch, &err) < 0)
+		return fail(&err, EXIT_OUTPUT);
+	etc_plot_result pr = {0, 0, false};
+	char tmp[4096] = "";
+	const char *dir = a->plot_dir ? a->plot_dir : "etcompare-plots";
+	if (!a->plot) {
+		const char *t = getenv("TMPDIR");
+		snprintf(tmp, sizeof tmp, "%s/etcompare-report-XXXXXX", t && *t ? t : "/tmp");
+		if (!mkdtemp(tmp)) {
+			fprintf(stderr,
+			        "etcompare: error: cannot create a temporary plot directory in "
+			        "%s\n",
+			        t && *t ? t : "/tmp");
+			etc_plot_batch_free(batch);
+			return EXIT_OUTPUT;
+		}
+		dir = tmp;
+	}
+	/* A plot that fails does not cost the report: it is written all the same. */
+	int rc = make_plots(dir, a, r, batch, &pr);
+	if (rc == 0 && pr.gnuplot_missing && a->plot)
+		fprintf(
+		    stderr,
+		    "etcompare: note: gnuplot not found: wrote the .gp scripts and .dat data in "
+		    "%s for later\n",
+		    dir);
+	if (a->report) {
+		if (pr.gnuplot_missing)
+			fprintf(stderr,
+			        "etcompare: note: gnuplot not found: the report has no plots\n");
+		int wrc = write_report(argc, argv, a, r, batch, &pr);
+		rc = rc ? rc : wrc;
+	}
+	if (tmp[0])
+		remove_plots(tmp, batch);
+	etc_plot_batch_free(batch);
+	return rc;
+}

@@ -1,0 +1,246 @@
+/*
+ * errmap.c - the heat map of |actual - reference| drawn by gnuplot: a title
+ * with the largest error and where it is, axis labels, a labelled colour
+ * bar. The matrix is max-pooled here in one chunked pass (at most
+ * MAP_MAX x MAP_MAX cells are written), so one bad element always shows;
+ * small maps get large square cells. The map's place in the PNG is fixed
+ * by screen margins computed from the same layout the caller can query
+ * (etc_plot_error_map_layout), so a cell's pixels are known.
+ */
+#include "etcompare/plot.h"
+#include "core/internal.h"
+#include "plot/plot_private.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define MAP_MAX           240 /* map cells a side */
+#define AREA_W            720 /* the largest map in pixels */
+#define AREA_H            560
+#define CELL_MAX          64
+#define SIDE_MIN          40 /* the thinnest map side in pixels */
+#define MARGIN_LEFT       100
+#define MARGIN_RIGHT      160 /* colour bar, its ticks and its label */
+#define MARGIN_TOP        84  /* three title lines */
+#define MARGIN_BOTTOM     60
+#define WIDTH_MIN         640
+#define MARGIN_RIGHT_FLAT 40
+#define BAR_BELOW_UNDER   160 /* maps less tall than this get the bar below */
+#define BAR_BELOW_SPACE   64
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+	return a / b + (a % b != 0);
+}
+
+int etc_plot_error_map_layout(uint64_t rows, uint64_t cols, etc_heatmap_layout *out, etc_error *err)
+{
+	if (!out)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "etc_plot_error_map_layout: out is NULL");
+	if (rows == 0 || cols == 0)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "heat map of %llu x %llu: nothing to draw",
+		                (unsigned long long)rows, (unsigned long long)cols);
+	if (rows > UINT64_MAX / cols)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "heat map of %llu x %llu: too large",
+		                (unsigned long long)rows, (unsigned long long)cols);
+	etc_heatmap_layout l = {0};
+	l.block_rows = ceil_div(rows, MAP_MAX);
+	l.block_cols = ceil_div(cols, MAP_MAX);
+	l.map_rows = (uint32_t)ceil_div(rows, l.block_rows);
+	l.map_cols = (uint32_t)ceil_div(cols, l.block_cols);
+	uint32_t cw = AREA_W / l.map_cols, ch = AREA_H / l.map_rows;
+	uint32_t cell = cw < ch ? cw : ch;
+	cell = cell > CELL_MAX ? CELL_MAX : cell < 1 ? 1 : cell;
+	l.cell_w = l.cell_h = cell;
+	/* A long thin strip keeps a readable thickness. */
+	if (l.map_rows * l.cell_h < SIDE_MIN)
+		l.cell_h = (SIDE_MIN + l.map_rows - 1) / l.map_rows;
+	if (l.map_cols * l.cell_w < SIDE_MIN)
+		l.cell_w = (SIDE_MIN + l.map_cols - 1) / l.map_cols;
+	uint32_t mw = l.map_cols * l.cell_w, mh = l.map_rows * l.cell_h;
+	/* A flat map gets its colour bar below it, a tall one on its right. */
+	bool below = mh < BAR_BELOW_UNDER;
+	uint32_t right = below ? MARGIN_RIGHT_FLAT : MARGIN_RIGHT;
+	uint32_t bottom = below ? MARGIN_BOTTOM + BAR_BELOW_SPACE : MARGIN_BOTTOM;
+	uint32_t need_w = MARGIN_LEFT + mw + right, need_h = MARGIN_TOP + mh + bottom;
+	l.width = need_w < WIDTH_MIN ? WIDTH_MIN : need_w;
+	l.height = need_h;
+	l.map_x = MARGIN_LEFT + (l.width - need_w) / 2;
+	l.map_y = MARGIN_TOP;
+	if (below) {
+		l.bar_w = mw < 240 ? 240 : mw > 480 ? 480 : mw;
+		l.bar_h = 14;
+		l.bar_x = l.map_x + mw / 2 > l.bar_w / 2 ? l.map_x + mw / 2 - l.bar_w / 2 : 10;
+		l.bar_y = l.map_y + mh + MARGIN_BOTTOM;
+	} else {
+		l.bar_x = l.map_x + mw + 16;
+		l.bar_y = l.map_y;
+		l.bar_w = 18;
+		l.bar_h = mh;
+	}
+	*out = l;
+	return 0;
+}
+
+typedef struct errmap {
+	etc_heatmap_layout l;
+	double *cells; /* map_rows x map_cols, NaN: no finite value */
+	double max;
+	uint64_t max_row, max_col, nonfinite;
+	const char *xlabel, *ylabel, *cblabel;
+} errmap;
+
+static int pool(errmap *m, etc_plot_read_fn read, void *ctx, uint64_t rows, uint64_t cols,
+                etc_error *err)
+{
+	double *buf = malloc(PLOT_CHUNK * sizeof *buf);
+	if (!buf)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	size_t nc = (size_t)m->l.map_rows * m->l.map_cols;
+	for (size_t i = 0; i < nc; i++)
+		m->cells[i] = NAN;
+	m->max = -1;
+	uint64_t total = rows * cols;
+	for (uint64_t first = 0; first < total;) {
+		size_t k = total - first < PLOT_CHUNK ? (size_t)(total - first) : PLOT_CHUNK;
+		int rc = read(ctx, first, k, buf, err);
+		if (rc < 0) {
+			free(buf);
+			return rc;
+		}
+		for (size_t i = 0; i < k; i++) {
+			uint64_t at = first + i, r = at / cols, c = at % cols;
+			double v = fabs(buf[i]);
+			if (!isfinite(v)) {
+				m->nonfinite++;
+				continue;
+			}
+			double *cell = &m->cells[(size_t)(r / m->l.block_rows) * m->l.map_cols +
+			                         (size_t)(c / m->l.block_cols)];
+			if (isnan(*cell) || v > *cell)
+				*cell = v;
+			if (v > m->max) {
+				m->max = v;
+				m->max_row = r;
+				m->max_col = c;
+			}
+		}
+		first += k;
+	}
+	free(buf);
+	return 0;
+}
+
+static void map_dat(FILE *f, const void *ctx)
+{
+	const errmap *m = ctx;
+	fputs("# the max-pooled map: one line per map row, one value per map column\n", f);
+	for (uint32_t r = 0; r < m->l.map_rows; r++) {
+		for (uint32_t c = 0; c < m->l.map_cols; c++) {
+			double v = m->cells[(size_t)r * m->l.map_cols + c];
+			if (c)
+				fputc(' ', f);
+			if (isnan(v))
+				fputs("NaN", f);
+			else
+				fprintf(f, "%.9g", v);
+		}
+		fputc('\n', f);
+	}
+}
+
+static double tic_step(uint64_t n)
+{
+	double raw = (double)n / 8, step = 1;
+	while (step < raw) {
+		if (step * 2 >= raw)
+			return step * 2;
+		if (step * 5 >= raw)
+			return step * 5;
+		step *= 10;
+	}
+	return step;
+}
+
+static void map_vars(FILE *f, const void *ctx)
+{
+	const errmap *m = ctx;
+	const etc_heatmap_layout *l = &m->l;
+	double w = l->width, h = l->height;
+	etc_plot_var_str_(f, "plot_xlabel", m->xlabel);
+	etc_plot_var_str_(f, "plot_ylabel", m->ylabel);
+	etc_plot_var_str_(f, "plot_cblabel", m->cblabel);
+	etc_plot_var_int_(f, "map_rows", l->map_rows);
+	etc_plot_var_int_(f, "map_cols", l->map_cols);
+	etc_plot_var_int_(f, "block_rows", (long long)l->block_rows);
+	etc_plot_var_int_(f, "block_cols", (long long)l->block_cols);
+	etc_plot_var_num_(f, "map_left", l->map_x / w);
+	etc_plot_var_num_(f, "map_right", (l->map_x + l->map_cols * l->cell_w) / w);
+	etc_plot_var_num_(f, "map_top", 1 - l->map_y / h);
+	etc_plot_var_num_(f, "map_bottom", 1 - (l->map_y + l->map_rows * l->cell_h) / h);
+	etc_plot_var_int_(f, "cb_below", l->bar_h < l->bar_w);
+	etc_plot_var_num_(f, "cb_x", l->bar_x / w);
+	etc_plot_var_num_(f, "cb_y", 1 - (l->bar_y + l->bar_h) / h);
+	etc_plot_var_num_(f, "cb_w", l->bar_w / w);
+	etc_plot_var_num_(f, "cb_h", l->bar_h / h);
+	etc_plot_var_num_(f, "cb_max", m->max > 0 ? m->max : 1.0);
+	etc_plot_var_num_(f, "xtic_step", tic_step(l->map_cols * l->block_cols));
+	etc_plot_var_num_(f, "ytic_step", tic_step(l->map_rows * l->block_rows));
+}
+
+int etc_plot_error_map(const etc_plot_options *o, const char *name, const char *title,
+                       const char *xlabel, const char *ylabel, const char *cblabel,
+                       etc_plot_read_fn read, void *ctx, uint64_t rows, uint64_t cols,
+                       etc_plot_result *res, etc_error *err)
+{
+	ETC_TRY(etc_plot_check_name_(name, err));
+	if (!read)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_plot_error_map: no values");
+	errmap m = {0};
+	ETC_TRY(etc_plot_error_map_layout(rows, cols, &m.l, err));
+	m.xlabel = xlabel ? xlabel : "column";
+	m.ylabel = ylabel ? ylabel : "row";
+	m.cblabel = cblabel ? cblabel : "|actual \xe2\x88\x92 reference|";
+	m.cells = malloc((size_t)m.l.map_rows * m.l.map_cols * sizeof *m.cells);
+	if (!m.cells)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	int rc = pool(&m, read, ctx, rows, cols, err);
+	char full[512];
+	if (rc == 0) {
+		int k = snprintf(full, sizeof full, "%s\n", title ? title : "");
+		if (k < 0 || (size_t)k >= sizeof full)
+			k = (int)strlen(full);
+		size_t at = (size_t)k;
+		if (m.max > 0)
+			snprintf(full + at, sizeof full - at, "max %.4g at row %llu, column %llu",
+			         m.max, (unsigned long long)m.max_row,
+			         (unsigned long long)m.max_col);
+		else if (m.max == 0)
+			snprintf(full + at, sizeof full - at, "all zero");
+		else
+			snprintf(full + at, sizeof full - at, "no finite value");
+		if (m.nonfinite) {
+			size_t n = strlen(full);
+			snprintf(full + n, sizeof full - n, "; %llu non-finite (white)",
+			         (unsigned long long)m.nonfinite);
+		}
+		if (m.l.block_rows > 1 || m.l.block_cols > 1) {
+			size_t n = strlen(full);
+			snprintf(full + n, sizeof full - n, "; max of %llu x %llu blocks",
+			         (unsigned long long)m.l.block_rows,
+			         (unsigned long long)m.l.block_cols);
+		}
+		plot_job j = etc_plot_job_init_(o, name, "heatmap", full);
+		j.width = (int)m.l.width;
+		j.height = (int)m.l.height;
+		j.write_dat = map_dat;
+		j.write_vars = map_vars;
+		j.ctx = &m;
+		rc = etc_plot_job_run_(&j, res, err);
+	}
+	free(m.cells);
+	return rc;
+}

@@ -1,0 +1,558 @@
+/*
+ * gnuplot.c - the gnuplot process: the queue of plot scripts of one run
+ * (etc_plot_batch) and the one gnuplot child that makes all their PNGs.
+ *
+ * The queue becomes one combined script, a temporary file in the first
+ * plot's directory, given to gnuplot as its standard input (posix_spawn, no
+ * shell). Read that way, gnuplot goes on after an error, so one bad script
+ * costs only its own PNG. Each plot's part prints a marker, changes to the
+ * plot's directory (absolute), sets `outfile` to a temporary name, loads
+ * <name>.gp and resets the session. gnuplot's stderr, read through a pipe,
+ * is cut at the markers to tell which plot an error belongs to; a PNG is
+ * renamed into place only when it is not empty and its part printed no error.
+ */
+#define _GNU_SOURCE
+#include "etcompare/plot.h"
+#include "etcompare/report.h"
+#include "core/internal.h"
+#include "plot/plot_private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define MARKER    "etcompare-plot "
+#define ERR_KEEP  (1u << 20) /* bytes of gnuplot's stderr kept */
+#define NOTES_MAX 64
+
+typedef struct batch_item {
+	etc_plot_item pub;
+	char *dir; /* absolute */
+	char *tmp; /* temporary PNG while running */
+} batch_item;
+
+struct etc_plot_batch {
+	batch_item *items;
+	size_t n, cap;
+	char *notes[NOTES_MAX];
+	size_t nnotes;
+};
+
+int etc_plot_batch_create(etc_plot_batch **out, etc_error *err)
+{
+	*out = calloc(1, sizeof **out);
+	if (!*out)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	return 0;
+}
+
+void etc_plot_batch_free(etc_plot_batch *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->n; i++) {
+		free((char *)b->items[i].pub.name);
+		free((char *)b->items[i].pub.title);
+		free((char *)b->items[i].pub.png);
+		free(b->items[i].dir);
+		if (b->items[i].tmp)
+			unlink(b->items[i].tmp);
+		free(b->items[i].tmp);
+	}
+	for (size_t i = 0; i < b->nnotes; i++)
+		free(b->notes[i]);
+	free(b->items);
+	free(b);
+}
+
+size_t etc_plot_batch_count(const etc_plot_batch *b)
+{
+	return b ? b->n : 0;
+}
+
+const etc_plot_item *etc_plot_batch_item(const etc_plot_batch *b, size_t i)
+{
+	return b && i < b->n ? &b->items[i].pub : NULL;
+}
+
+int etc_plot_batch_note(etc_plot_batch *b, const char *text, etc_error *err)
+{
+	if (b->nnotes == NOTES_MAX)
+		return 0;
+	char *s = strdup(text ? text : "");
+	if (!s)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	b->notes[b->nnotes++] = s;
+	return 0;
+}
+
+size_t etc_plot_batch_note_count(const etc_plot_batch *b)
+{
+	return b ? b->nnotes : 0;
+}
+
+const char *etc_plot_batch_note_at(const etc_plot_batch *b, size_t i)
+{
+	return b && i < b->nnotes ? b->notes[i] : NULL;
+}
+
+int etc_plot_batch_add_(etc_plot_batch *b, const char *dir, const char *name, const char *title,
+                        etc_error *err)
+{
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 32;
+		batch_item *it = realloc(b->items, cap * sizeof *it);
+		if (!it)
+			return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		b->items = it;
+		b->cap = cap;
+	}
+	batch_item *it = &b->items[b->n];
+	memset(it, 0, sizeof *it);
+	it->dir = realpath(dir, NULL);
+	it->pub.name = strdup(name);
+	it->pub.title = strdup(title ? title : "");
+	it->pub.png = etc_plot_join_(dir, "", name, ".png");
+	if (!it->dir || !it->pub.name || !it->pub.title || !it->pub.png) {
+		int e = errno;
+		free(it->dir);
+		free((char *)it->pub.name);
+		free((char *)it->pub.title);
+		free((char *)it->pub.png);
+		if (e == ENOMEM)
+			return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		return etc_fail(err, ETC_ERR_IO, dir, -1, "cannot resolve the plot directory: %s",
+		                strerror(e));
+	}
+	b->n++;
+	return 0;
+}
+
+/* The executable for `prog` (a path, or a name looked up on PATH) as an
+ * absolute path, malloc'ed; NULL when there is none. */
+static char *find_exe(const char *prog)
+{
+	struct stat st;
+	if (strchr(prog, '/')) {
+		char *r = realpath(prog, NULL);
+		if (r && stat(r, &st) == 0 && S_ISREG(st.st_mode) && access(r, X_OK) == 0)
+			return r;
+		free(r);
+		return NULL;
+	}
+	if (!*prog)
+		return NULL;
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	size_t plen = strlen(prog);
+	char *cand = malloc(strlen(path) + plen + 3);
+	if (!cand)
+		return NULL;
+	for (const char *p = path;; p++) {
+		const char *end = strchr(p, ':');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		if (n == 0) {
+			cand[0] = '.';
+			n = 1;
+		} else {
+			memcpy(cand, p, n);
+		}
+		cand[n] = '/';
+		memcpy(cand + n + 1, prog, plen + 1);
+		char *r = realpath(cand, NULL);
+		if (r && stat(r, &st) == 0 && S_ISREG(st.st_mode) && access(r, X_OK) == 0) {
+			free(cand);
+			return r;
+		}
+		free(r);
+		if (!end)
+			break;
+		p = end;
+	}
+	free(cand);
+	return NULL;
+}
+
+/* Starts `exe` with stdin from `script`, stdout on /dev/null and stderr on
+ * `errfd`. Returns 0 or an errno value. */
+static int spawn(pid_t *pid, const char *exe, const char *script, int errfd)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	int rc = posix_spawn_file_actions_init(&fa);
+	if (rc)
+		return rc;
+	rc = posix_spawnattr_init(&attr);
+	if (rc) {
+		posix_spawn_file_actions_destroy(&fa);
+		return rc;
+	}
+	sigset_t none, dfl;
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	rc = posix_spawnattr_setsigmask(&attr, &none);
+	if (!rc)
+		rc = posix_spawnattr_setsigdefault(&attr, &dfl);
+	if (!rc)
+		rc =
+		    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	if (!rc)
+		rc = posix_spawn_file_actions_adddup2(&fa, errfd, 2);
+	if (!rc)
+		rc = posix_spawn_file_actions_addopen(&fa, 0, script, O_RDONLY, 0);
+	if (!rc)
+		rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	char *argv[] = {(char *)exe, "-d", NULL};
+	if (!rc)
+		rc = posix_spawn(pid, exe, &fa, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	return rc;
+}
+
+/* The first error line in gnuplot's stderr text `s` (n bytes), trimmed into
+ * `buf`; false when there is none (warnings do not count). */
+static bool first_error(const char *s, size_t n, char *buf, size_t cap)
+{
+	const char *end = s + n;
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		const char *le = nl ? nl : end;
+		size_t len = (size_t)(le - s);
+		bool err_line = false;
+		for (const char *q = s; q + 5 < le; q++)
+			if (!memcmp(q, "line ", 5) && q[5] >= '0' && q[5] <= '9') {
+				err_line = true;
+				break;
+			}
+		if (err_line && !memmem(s, len, "warning:", 8)) {
+			while (len && (*s == ' ' || *s == '\t')) {
+				s++;
+				len--;
+			}
+			size_t k = len < cap - 1 ? len : cap - 1;
+			for (size_t i = 0; i < k; i++)
+				buf[i] = (unsigned char)s[i] < 0x20 ? ' ' : s[i];
+			buf[k] = '\0';
+			return true;
+		}
+		s = nl ? nl + 1 : end;
+	}
+	return false;
+}
+
+/* Writes the combined script; returns its path (malloc'ed) or NULL after err. */
+static char *write_script(etc_plot_batch *b, size_t from, etc_error *err)
+{
+	char *path = etc_plot_join_(b->items[0].dir, ".", "etcompare-plots", ".gp.XXXXXX");
+	if (!path) {
+		etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		return NULL;
+	}
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		int e = errno;
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+		etc_fail(err, ETC_ERR_IO, path, -1, "cannot write the gnuplot script: %s",
+		         strerror(e));
+		free(path);
+		return NULL;
+	}
+	for (size_t i = from; i < b->n; i++) {
+		batch_item *it = &b->items[i];
+		if (!it->tmp)
+			continue;
+		fprintf(f, "print '" MARKER "%zu'\ncd ", i);
+		etc_plot_put_gp_str_(f, it->dir);
+		fputs("\noutfile = ", f);
+		etc_plot_put_gp_str_(f, strrchr(it->tmp, '/') + 1);
+		fputs("\nload ", f);
+		fprintf(f, "'%s.gp'\nreset session\n", it->pub.name);
+	}
+	fprintf(f, "print '" MARKER "end'\n");
+	if (fclose(f) != 0) {
+		etc_fail(err, ETC_ERR_IO, path, -1, "cannot write the gnuplot script");
+		unlink(path);
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
+/* gnuplot's stderr, the last ERR_KEEP bytes, into a malloc'ed string. */
+static char *read_all(int fd, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	char *s = malloc(cap + 1);
+	for (;;) {
+		if (s && n == cap && cap < ERR_KEEP) {
+			char *t = realloc(s, 2 * cap + 1);
+			if (t) {
+				s = t;
+				cap *= 2;
+			}
+		}
+		char chunk[4096];
+		ssize_t got = read(fd, chunk, sizeof chunk);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		if (!s)
+			continue;
+		size_t g = (size_t)got;
+		if (n + g > cap) { /* keep the tail */
+			size_t drop = n + g - cap;
+			if (drop > n)
+				drop = n;
+			memmove(s, s + drop, n - drop);
+			n -= drop;
+			if (g > cap)
+				g = cap;
+		}
+		memcpy(s + n, chunk, g);
+		n += g;
+	}
+	if (s)
+		s[n] = '\0';
+	*len = s ? n : 0;
+	return s;
+}
+
+/* The part of gnuplot's stderr that belongs to item i. */
+static void segment(const char *s, size_t n, size_t i, const char **at, size_t *len)
+{
+	char mark[48];
+	snprintf(mark, sizeof mark, MARKER "%zu\n", i);
+	const char *p = s ? memmem(s, n, mark, strlen(mark)) : NULL;
+	if (!p) {
+		*at = "";
+		*len = 0;
+		return;
+	}
+	p += strlen(mark);
+	const char *q = memmem(p, (size_t)(s + n - p), MARKER, strlen(MARKER));
+	*at = p;
+	*len = q ? (size_t)(q - p) : (size_t)(s + n - p);
+}
+
+/* The index of the last marker gnuplot printed, or -1. */
+static long last_marker(const char *s, size_t n)
+{
+	long last = -1;
+	for (const char *p = s; p && (p = memmem(p, (size_t)(s + n - p), MARKER, strlen(MARKER)));
+	     p += strlen(MARKER)) {
+		char *end;
+		long k = strtol(p + strlen(MARKER), &end, 10);
+		if (end != p + strlen(MARKER))
+			last = k;
+	}
+	return last;
+}
+
+/* Renames item i's PNG into place, or records why not (first failure in err). */
+static void settle(batch_item *it, const char *msg, size_t mlen, size_t i, int *rc,
+                   etc_plot_result *res, etc_error *err)
+{
+	const char *at;
+	size_t len;
+	char line[512];
+	segment(msg, mlen, i, &at, &len);
+	struct stat st;
+	bool made = stat(it->tmp, &st) == 0 && st.st_size > 0;
+	bool failed = first_error(at, len, line, sizeof line);
+	if (!made || failed) {
+		if (*rc == 0) {
+			char *gp = etc_plot_join_(it->dir, "", it->pub.name, ".gp");
+			*rc = etc_fail(err, ETC_ERR_IO, gp ? gp : it->pub.name, -1,
+			               "gnuplot %s: %s", made ? "failed" : "wrote no PNG",
+			               failed ? line : "(no message)");
+			free(gp);
+		}
+		return;
+	}
+	int fd = open(it->tmp, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+	if (rename(it->tmp, it->pub.png) != 0) {
+		int e = errno;
+		if (*rc == 0)
+			*rc = etc_fail(err, ETC_ERR_IO, it->pub.png, -1, "cannot write: %s",
+			               strerror(e));
+		return;
+	}
+	free(it->tmp);
+	it->tmp = NULL;
+	it->pub.made = true;
+	if (res)
+		res->pngs_written++;
+}
+
+/*
+ * One gnuplot process for the items from `from` on. Returns 0 or an error
+ * that stops the batch; *next is where a following process starts (b->n
+ * when all were tried: gnuplot crashing on one plot costs only that plot).
+ */
+static int run_once(etc_plot_batch *b, const char *exe, size_t from, size_t *next, int *rc,
+                    etc_plot_result *res, etc_error *err)
+{
+	*next = b->n;
+	char *script = write_script(b, from, err);
+	if (!script)
+		return err->status;
+	int pfd[2] = {-1, -1}, stop = 0;
+	char *msg = NULL;
+	size_t mlen = 0;
+	if (pipe2(pfd, O_CLOEXEC) != 0) {
+		int e = errno;
+		stop = etc_fail(err, ETC_ERR_IO, script, -1, "cannot run gnuplot: pipe: %s",
+		                strerror(e));
+		goto done;
+	}
+	pid_t pid;
+	int e = spawn(&pid, exe, script, pfd[1]);
+	close(pfd[1]);
+	if (e == ENOENT || e == EACCES || e == ENOEXEC) {
+		if (res)
+			res->gnuplot_missing = true;
+		goto done;
+	}
+	if (e) {
+		stop = etc_fail(err, ETC_ERR_IO, script, -1, "cannot run %s: %s", exe, strerror(e));
+		goto done;
+	}
+	msg = read_all(pfd[0], &mlen);
+	int status = 0;
+	pid_t w;
+	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	long crashed = -1;
+	if (w >= 0 && WIFSIGNALED(status)) {
+		crashed = last_marker(msg, mlen);
+		if (crashed < (long)from) { /* died before the first plot */
+			stop = etc_fail(err, ETC_ERR_IO, script, -1,
+			                "gnuplot was killed by signal %d", WTERMSIG(status));
+			goto done;
+		}
+		*next = (size_t)crashed + 1;
+	}
+	for (size_t i = from; i < *next; i++) {
+		batch_item *it = &b->items[i];
+		if (!it->tmp)
+			continue;
+		if ((long)i == crashed) {
+			if (*rc == 0) {
+				char *gp = etc_plot_join_(it->dir, "", it->pub.name, ".gp");
+				*rc = etc_fail(err, ETC_ERR_IO, gp ? gp : it->pub.name, -1,
+				               "gnuplot was killed by signal %d on this plot",
+				               WTERMSIG(status));
+				free(gp);
+			}
+			continue;
+		}
+		settle(it, msg, mlen, i, rc, res, err);
+	}
+done:
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	unlink(script);
+	free(script);
+	free(msg);
+	return stop;
+}
+
+int etc_plot_batch_run(etc_plot_batch *b, const etc_plot_options *o, etc_plot_result *res,
+                       etc_error *err)
+{
+	if (!b || b->n == 0)
+		return 0;
+	const char *prog = o && o->gnuplot ? o->gnuplot : "gnuplot";
+	char *exe = find_exe(prog);
+	if (!exe) {
+		if (res)
+			res->gnuplot_missing = true;
+		return 0;
+	}
+	int rc = 0;
+	for (size_t i = 0; i < b->n && rc == 0; i++) {
+		batch_item *it = &b->items[i];
+		if (it->pub.made || it->tmp)
+			continue;
+		it->tmp = etc_plot_join_(it->dir, ".", it->pub.name, ".png.XXXXXX");
+		if (!it->tmp) {
+			rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+			break;
+		}
+		int fd = mkstemp(it->tmp);
+		if (fd < 0) {
+			int e = errno;
+			rc = etc_fail(err, ETC_ERR_IO, it->pub.png, -1,
+			              "cannot create output file: %s", strerror(e));
+			free(it->tmp);
+			it->tmp = NULL;
+			break;
+		}
+		fchmod(fd, 0644);
+		close(fd);
+	}
+	bool prepared = rc == 0;
+	for (size_t from = 0; prepared && from < b->n;) {
+		size_t next;
+		int stop = run_once(b, exe, from, &next, &rc, res, err);
+		if (stop) {
+			rc = stop;
+			break;
+		}
+		from = next;
+	}
+	for (size_t i = 0; i < b->n; i++)
+		if (b->items[i].tmp) {
+			unlink(b->items[i].tmp);
+			free(b->items[i].tmp);
+			b->items[i].tmp = NULL;
+		}
+	free(exe);
+	return rc;
+}
+
+int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_error *err)
+{
+	char *path = etc_plot_join_(dir && *dir ? dir : ".", "", "index", ".txt");
+	if (!path)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	etc_output *out;
+	int rc = etc_output_open(&out, path, err);
+	free(path);
+	ETC_TRY(rc);
+	FILE *f = etc_output_stream(out);
+	fputs("# index.txt - written by etcompare: each plot's PNG (or, without gnuplot,\n"
+	      "# its script) and title; run `gnuplot NAME.gp` here to remake one.\n",
+	      f);
+	for (size_t i = 0; i < b->n; i++) {
+		const etc_plot_item *it = &b->items[i].pub;
+		fprintf(f, "%s.%s\t", it->name, it->made ? "png" : "gp");
+		for (const char *s = it->title; *s; s++)
+			fputc((unsigned char)*s < 0x20 ? ' ' : *s, f);
+		fputc('\n', f);
+	}
+	for (size_t i = 0; i < b->nnotes; i++)
+		fprintf(f, "note: %s\n", b->notes[i]);
+	return etc_output_commit(out, err);
+}

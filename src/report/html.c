@@ -1,0 +1,693 @@
+/*
+ * html.c - the self-contained HTML report (--report): see etcompare/html.h.
+ *
+ * Written in one pass at etc_html_report_write from the objects collected:
+ * inline CSS, tables with a data-v attribute per numeric cell for the
+ * inline sorting script, plots as base64 data: URIs. Every string that
+ * comes from an input goes through put_esc.
+ */
+#define _GNU_SOURCE
+#include "etcompare/html.h"
+#include "etcompare/report.h"
+#include "core/internal.h"
+#include "core/fmt.h"
+#include "report/report_private.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define MAX_ITEMS  256
+#define IMAGE_MAX  (64u << 20)
+#define ENTERS_MAX 5
+
+typedef struct html_input {
+	char *role, *name;
+	uint64_t size;
+	uint32_t crc;
+} html_input;
+
+typedef struct html_image {
+	char *caption;
+	uint8_t *png;
+	size_t size;
+} html_image;
+
+struct etc_html_report {
+	char *title, *command, *verdict;
+	bool failed, has_verdict;
+	html_input inputs[MAX_ITEMS];
+	size_t ninputs;
+	html_image images[MAX_ITEMS];
+	size_t nimages;
+	char *notes[MAX_ITEMS];
+	size_t nnotes;
+	const etc_accuracy *acc;
+	const etc_inspector *acc_insp;
+	const etc_numgap *ng;
+	const etc_profile *profile;
+	unsigned profile_mask;
+	const etc_perfdiff *diff;
+};
+
+static int nomem(etc_error *err)
+{
+	return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+}
+
+int etc_html_report_create(etc_html_report **out, const char *title, etc_error *err)
+{
+	etc_html_report *h = calloc(1, sizeof *h);
+	if (!h || !(h->title = strdup(title ? title : "etcompare report"))) {
+		free(h);
+		return nomem(err);
+	}
+	*out = h;
+	return 0;
+}
+
+void etc_html_report_free(etc_html_report *h)
+{
+	if (!h)
+		return;
+	free(h->title);
+	free(h->command);
+	free(h->verdict);
+	for (size_t i = 0; i < h->ninputs; i++) {
+		free(h->inputs[i].role);
+		free(h->inputs[i].name);
+	}
+	for (size_t i = 0; i < h->nimages; i++) {
+		free(h->images[i].caption);
+		free(h->images[i].png);
+	}
+	for (size_t i = 0; i < h->nnotes; i++)
+		free(h->notes[i]);
+	free(h);
+}
+
+/* Appends `s` quoted for a POSIX shell when it needs it. */
+static void put_shell_word(etc_sbuf *b, const char *s)
+{
+	bool plain = *s != '\0';
+	for (const char *p = s; *p && plain; p++)
+		plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		        (*p >= '0' && *p <= '9') || strchr("-_./=:,+@%", *p);
+	if (plain) {
+		etc_sbuf_puts(b, s);
+		return;
+	}
+	etc_sbuf_puts(b, "'");
+	for (const char *p = s; *p; p++)
+		if (*p == '\'')
+			etc_sbuf_puts(b, "'\\''");
+		else
+			etc_sbuf_put(b, p, 1);
+	etc_sbuf_puts(b, "'");
+}
+
+int etc_html_report_command(etc_html_report *h, int argc, char *const *argv, etc_error *err)
+{
+	etc_sbuf b = {0};
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			etc_sbuf_puts(&b, " ");
+		put_shell_word(&b, argv[i] ? argv[i] : "");
+	}
+	if (b.failed || !b.p) {
+		etc_sbuf_free(&b);
+		return nomem(err);
+	}
+	free(h->command);
+	h->command = b.p;
+	return 0;
+}
+
+int etc_html_report_verdict(etc_html_report *h, bool failed, const char *text, etc_error *err)
+{
+	char *t = strdup(text ? text : "");
+	if (!t)
+		return nomem(err);
+	free(h->verdict);
+	h->verdict = t;
+	h->failed = failed;
+	h->has_verdict = true;
+	return 0;
+}
+
+int etc_html_report_input_bytes(etc_html_report *h, const char *role, const char *name,
+                                const void *data, size_t size, etc_error *err)
+{
+	if (h->ninputs == MAX_ITEMS)
+		return 0;
+	html_input *in = &h->inputs[h->ninputs];
+	in->role = strdup(role ? role : "");
+	in->name = strdup(name ? name : "");
+	if (!in->role || !in->name) {
+		free(in->role);
+		free(in->name);
+		return nomem(err);
+	}
+	in->size = size;
+	in->crc = etc_crc32(0, data, size);
+	h->ninputs++;
+	return 0;
+}
+
+int etc_html_report_input(etc_html_report *h, const char *role, const char *path, etc_error *err)
+{
+	etc_map m;
+	ETC_TRY(etc_map_open(&m, path, err));
+	int rc = etc_html_report_input_bytes(h, role, path, m.data, m.size, err);
+	etc_map_close(&m);
+	return rc;
+}
+
+void etc_html_report_accuracy(etc_html_report *h, const etc_accuracy *acc,
+                              const etc_inspector *insp)
+{
+	h->acc = acc;
+	h->acc_insp = insp;
+}
+
+void etc_html_report_numgap(etc_html_report *h, const etc_numgap *ng)
+{
+	h->ng = ng;
+}
+
+void etc_html_report_profile(etc_html_report *h, const etc_profile *p, unsigned mask)
+{
+	h->profile = p;
+	h->profile_mask = mask;
+}
+
+void etc_html_report_perfdiff(etc_html_report *h, const etc_perfdiff *d)
+{
+	h->diff = d;
+}
+
+int etc_html_report_image(etc_html_report *h, const char *caption, const char *png_path,
+                          etc_error *err)
+{
+	if (h->nimages == MAX_ITEMS)
+		return 0;
+	etc_map m;
+	ETC_TRY(etc_map_open(&m, png_path, err));
+	int rc = 0;
+	html_image *im = &h->images[h->nimages];
+	if (m.size > IMAGE_MAX || m.size < 8 || memcmp(m.data, "\x89PNG\r\n\x1a\n", 8) != 0) {
+		rc = etc_fail(err, ETC_ERR_FORMAT, png_path, 0, "not a PNG of at most %u bytes",
+		              IMAGE_MAX);
+	} else {
+		im->png = malloc(m.size);
+		im->caption = strdup(caption ? caption : "");
+		if (!im->png || !im->caption) {
+			free(im->png);
+			free(im->caption);
+			rc = nomem(err);
+		} else {
+			memcpy(im->png, m.data, m.size);
+			im->size = m.size;
+			h->nimages++;
+		}
+	}
+	etc_map_close(&m);
+	return rc;
+}
+
+int etc_html_report_note(etc_html_report *h, const char *text, etc_error *err)
+{
+	if (h->nnotes == MAX_ITEMS)
+		return 0;
+	if (!(h->notes[h->nnotes] = strdup(text ? text : "")))
+		return nomem(err);
+	h->nnotes++;
+	return 0;
+}
+
+/* ---- writing ---- */
+
+/* `s` (n bytes) HTML-escaped; control characters but \n and \t as U+FFFD. */
+static void put_esc_n(FILE *f, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		switch (c) {
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&#39;", f);
+			break;
+		default:
+			if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+				fputs("\xef\xbf\xbd", f);
+			else
+				fputc(c, f);
+		}
+	}
+}
+
+static void put_esc(FILE *f, const char *s)
+{
+	put_esc_n(f, s ? s : "", s ? strlen(s) : 0);
+}
+
+static void put_base64(FILE *f, const uint8_t *p, size_t n)
+{
+	static const char tbl[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16;
+		if (i + 1 < n)
+			v |= (uint32_t)p[i + 1] << 8;
+		if (i + 2 < n)
+			v |= p[i + 2];
+		fputc(tbl[(v >> 18) & 63], f);
+		fputc(tbl[(v >> 12) & 63], f);
+		fputc(i + 1 < n ? tbl[(v >> 6) & 63] : '=', f);
+		fputc(i + 2 < n ? tbl[v & 63] : '=', f);
+	}
+}
+
+/* A numeric cell: the shown text and a data-v for sorting (inf sorts last). */
+static void num_cell(FILE *f, double v, const char *cls)
+{
+	char buf[48];
+	etc_fmt_metric_(buf, sizeof buf, v);
+	fprintf(f, "<td class=\"n%s%s\" data-v=\"%s\">%s</td>", cls ? " " : "", cls ? cls : "",
+	        isnan(v)   ? "NaN"
+	        : isinf(v) ? (v > 0 ? "Infinity" : "-Infinity")
+	                   : buf,
+	        buf);
+}
+
+static void text_cell(FILE *f, const char *s)
+{
+	fputs("<td>", f);
+	put_esc(f, s);
+	fputs("</td>", f);
+}
+
+static void table_head(FILE *f, const char *id, const char *const *cols, size_t n)
+{
+	fprintf(f, "<table class=\"sortable\" id=\"%s\"><thead><tr>", id);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "<th>%s</th>", cols[i]);
+	fputs("</tr></thead><tbody>\n", f);
+}
+
+static const char css[] =
+    "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;"
+    "max-width:1200px;padding:16px 24px;color:#1d1d1f;background:#fff}"
+    "h1{font-size:22px;margin:0 0 8px}h2{font-size:18px;margin:28px 0 8px;"
+    "border-bottom:1px solid #ddd;padding-bottom:4px}"
+    ".verdict{padding:10px 14px;border-radius:6px;font-weight:600;font-size:16px}"
+    ".pass{background:#e6f4ea;color:#1e5631}.fail{background:#fde7e7;color:#8a1c1c}"
+    "pre,code{font:12px/1.4 ui-monospace,'DejaVu Sans Mono',monospace}"
+    "pre{background:#f6f8fa;padding:8px;overflow-x:auto;border-radius:4px}"
+    "table{border-collapse:collapse;margin:6px 0;font-size:13px}"
+    "th,td{border:1px solid #d8dee4;padding:3px 8px;text-align:left;vertical-align:top}"
+    "th{background:#f0f3f6;cursor:pointer;white-space:nowrap}td.n{text-align:right;"
+    "font-variant-numeric:tabular-nums}tr.bad td{background:#fdecec}"
+    "tr.bad td.st{color:#b00020;font-weight:600}"
+    ".plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:12px}"
+    "figure{margin:0}figure img{width:100%;height:auto;border:1px solid #e3e3e3}"
+    "figcaption{font-size:12px;color:#555}details{margin:4px 0}summary{cursor:pointer}"
+    ".muted{color:#666}\n";
+
+/* Sorts a table by the clicked column: numbers by data-v, text otherwise. */
+static const char script[] =
+    "document.querySelectorAll('table.sortable th').forEach(function(th,i){"
+    "th.addEventListener('click',function(){var tb=th.closest('table').tBodies[0];"
+    "var up=th.dataset.dir!=='up';th.dataset.dir=up?'up':'down';"
+    "var rows=Array.prototype.slice.call(tb.rows);rows.sort(function(a,b){"
+    "var x=a.cells[i],y=b.cells[i];var p=x.dataset.v,q=y.dataset.v;"
+    "var r=(p!==undefined&&q!==undefined)?(parseFloat(p)-parseFloat(q)||0)"
+    ":x.textContent.localeCompare(y.textContent);return up?r:-r;});"
+    "rows.forEach(function(r){tb.appendChild(r);});});});\n";
+
+static void write_inputs(FILE *f, const etc_html_report *h)
+{
+	if (!h->ninputs)
+		return;
+	fputs("<h2>Inputs</h2>\n", f);
+	static const char *const cols[] = {"role", "file", "bytes", "CRC-32"};
+	table_head(f, "inputs", cols, 4);
+	for (size_t i = 0; i < h->ninputs; i++) {
+		const html_input *in = &h->inputs[i];
+		fputs("<tr>", f);
+		text_cell(f, in->role);
+		text_cell(f, in->name);
+		fprintf(
+		    f, "<td class=\"n\" data-v=\"%llu\">%llu</td><td><code>%08x</code></td></tr>\n",
+		    (unsigned long long)in->size, (unsigned long long)in->size, in->crc);
+	}
+	fputs("</tbody></table>\n", f);
+}
+
+static void write_accuracy(FILE *f, const etc_html_report *h)
+{
+	const etc_accuracy *acc = h->acc;
+	size_t n = etc_accuracy_row_count(acc);
+	fprintf(f,
+	        "<h2>Accuracy: program outputs against references</h2>\n<p>%zu of %zu output%s "
+	        "fail. ",
+	        etc_accuracy_failures(acc), n, n == 1 ? "" : "s");
+	put_esc(f, etc_accuracy_pair_note(acc));
+	fputs("</p>\n", f);
+	static const char *const cols[] = {"block",    "run", "output", "shape",   "dtype",
+	                                   "SNR (dB)", "MSE", "cosine", "max abs", "verdict"};
+	table_head(f, "accuracy", cols, 10);
+	/* failing rows first, each group in its order */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++) {
+			const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
+			bool bad = r->status != ETC_ROW_PASS;
+			if (bad != (pass == 0))
+				continue;
+			fputs(bad ? "<tr class=\"bad\">" : "<tr>", f);
+			const etc_event_block *b =
+			    h->acc_insp && r->block < etc_inspector_block_count(h->acc_insp)
+			        ? etc_inspector_block(h->acc_insp, r->block)
+			        : NULL;
+			fputs("<td>", f);
+			if (b)
+				put_esc_n(f, b->name.ptr, b->name.len);
+			fputs("</td>", f);
+			fprintf(f, "<td class=\"n\" data-v=\"%u\">%u</td>", r->etdump_run,
+			        r->etdump_run);
+			fprintf(f, "<td class=\"n\" data-v=\"%u\">%u</td>", r->output, r->output);
+			text_cell(f, r->shape);
+			text_cell(f, r->dtype);
+			const etc_metrics *m = &r->metrics;
+			double v[4] = {m->snr_db, m->mse, m->cosine, m->max_abs};
+			for (int k = 0; k < 4; k++)
+				if (r->has_metrics)
+					num_cell(f, v[k], NULL);
+				else
+					fputs("<td></td>", f);
+			fputs("<td class=\"st\">", f);
+			put_esc(f, etc_row_status_str(r->status));
+			if (r->reason[0]) {
+				fputs(": ", f);
+				put_esc(f, r->reason);
+			} else if (r->has_metrics && m->identical) {
+				fputs(" (identical)", f);
+			}
+			fputs("</td></tr>\n", f);
+		}
+	fputs("</tbody></table>\n", f);
+}
+
+static void put_row_ops(FILE *f, const etc_numgap_row *r)
+{
+	put_esc(f, *r->ops ? r->ops : *r->event_name ? r->event_name : "(unnamed)");
+}
+
+static void put_trace(FILE *f, const etc_numgap_row *r)
+{
+	if (*r->source_line) {
+		fputs("<div><code>", f);
+		put_esc(f, r->source_line);
+		fputs("</code></div>", f);
+	}
+	if (*r->module_path) {
+		fputs("<div class=\"muted\">module ", f);
+		put_esc(f, r->module_path);
+		fputs("</div>", f);
+	}
+	if (*r->stack_trace) {
+		fputs("<details><summary>stack trace</summary><pre>", f);
+		put_esc(f, r->stack_trace);
+		fputs("</pre></details>", f);
+	}
+}
+
+/* The rows whose SNR is lowest relative to the compared row before them,
+ * largest drop first, at most ENTERS_MAX; drops of 3 dB or less are noise. */
+static size_t error_entries(const etc_numgap *ng, size_t *out, double *drop)
+{
+	size_t n = etc_numgap_row_count(ng), k = 0;
+	double prev = INFINITY;
+	for (size_t i = 0; i < n; i++) {
+		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
+		if (!r->has_metrics || isnan(r->metrics.snr_db))
+			continue;
+		double s = r->metrics.snr_db, d = isinf(prev) && isinf(s) ? 0 : prev - s;
+		prev = s;
+		if (!(d > 3))
+			continue;
+		if (k < ENTERS_MAX)
+			k++;
+		else if (!(d > drop[k - 1]))
+			continue;
+		size_t j = k - 1;
+		for (; j > 0 && drop[j - 1] < d; j--) {
+			out[j] = out[j - 1];
+			drop[j] = drop[j - 1];
+		}
+		out[j] = i;
+		drop[j] = d;
+	}
+	return k;
+}
+
+static void write_numgap(FILE *f, const etc_html_report *h)
+{
+	const etc_numgap *ng = h->ng;
+	size_t n = etc_numgap_row_count(ng);
+	long first = etc_numgap_first_divergence(ng);
+	fprintf(f,
+	        "<h2>Numeric gap: intermediate outputs against the reference</h2>\n<p>%zu "
+	        "pair%s compared, %zu fail, %zu unmatched.</p>\n",
+	        n, n == 1 ? "" : "s", etc_numgap_failures(ng), etc_numgap_unmatched_count(ng));
+	if (first >= 0) {
+		const etc_numgap_row *r = etc_numgap_row_at(ng, (size_t)first);
+		char snr[48];
+		etc_fmt_metric_(snr, sizeof snr, r->has_metrics ? r->metrics.snr_db : NAN);
+		fprintf(f, "<div class=\"verdict fail\">First divergence: row %ld, ", first);
+		put_row_ops(f, r);
+		fputs(": ", f);
+		if (r->reason[0])
+			put_esc(f, r->reason);
+		else
+			fprintf(f, "SNR %s dB", snr);
+		fputs("</div>\n", f);
+		put_trace(f, r);
+	} else {
+		fputs("<div class=\"verdict pass\">No divergence.</div>\n", f);
+	}
+	size_t at[ENTERS_MAX];
+	double drop[ENTERS_MAX];
+	size_t k = error_entries(ng, at, drop);
+	if (k) {
+		fputs("<h3>Where the error enters</h3>\n<p class=\"muted\">The largest SNR drops "
+		      "from one compared output to the next (over 3 dB).</p><ol>\n",
+		      f);
+		for (size_t i = 0; i < k; i++) {
+			const etc_numgap_row *r = etc_numgap_row_at(ng, at[i]);
+			fprintf(f, "<li><b>row %zu</b> ", at[i]);
+			put_row_ops(f, r);
+			char snr[48];
+			etc_fmt_metric_(snr, sizeof snr, r->metrics.snr_db);
+			if (isinf(drop[i]))
+				fprintf(f, ": SNR %s dB, the first inexact output", snr);
+			else
+				fprintf(f, ": SNR %s dB, %.1f dB below the output before", snr,
+				        drop[i]);
+			put_trace(f, r);
+			fputs("</li>\n", f);
+		}
+		fputs("</ol>\n", f);
+	}
+	static const char *const cols[] = {"row",         "runtime ops", "reference ops", "shape",
+	                                   "SNR (dB)",    "MSE",         "cosine",        "max abs",
+	                                   "source line", "verdict"};
+	table_head(f, "numgap", cols, 10);
+	for (size_t i = 0; i < n; i++) {
+		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
+		bool bad = r->status != ETC_ROW_PASS;
+		fputs(bad ? "<tr class=\"bad\">" : "<tr>", f);
+		fprintf(f, "<td class=\"n\" data-v=\"%zu\">%zu%s</td>", i, i,
+		        (long)i == first ? " &#9664;" : "");
+		fputs("<td>", f);
+		put_row_ops(f, r);
+		fputs("</td>", f);
+		text_cell(f, r->reference_ops);
+		text_cell(f, r->shape);
+		const etc_metrics *m = &r->metrics;
+		double v[4] = {m->snr_db, m->mse, m->cosine, m->max_abs};
+		for (int c = 0; c < 4; c++)
+			if (r->has_metrics)
+				num_cell(f, v[c], NULL);
+			else
+				fputs("<td></td>", f);
+		text_cell(f, r->source_line);
+		fputs("<td class=\"st\">", f);
+		put_esc(f, etc_row_status_str(r->status));
+		if (r->reason[0]) {
+			fputs(": ", f);
+			put_esc(f, r->reason);
+		}
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+}
+
+/* The text a report writer prints, escaped in a <pre>. */
+static void pre_of(FILE *f, int (*fn)(FILE *, const void *, etc_error *), const void *ctx)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m)
+		return;
+	etc_error err;
+	int rc = fn(m, ctx, &err);
+	fclose(m);
+	if (rc == 0 && len) {
+		fputs("<pre>", f);
+		put_esc_n(f, buf, len);
+		fputs("</pre>\n", f);
+	}
+	free(buf);
+}
+
+typedef struct tables_ctx {
+	const etc_profile *p;
+	unsigned mask;
+} tables_ctx;
+
+static int print_tables(FILE *f, const void *ctx, etc_error *err)
+{
+	const tables_ctx *t = ctx;
+	return etc_report_profile_tables(f, t->p, t->mask, true, err);
+}
+
+static int print_inspector(FILE *f, const void *ctx, etc_error *err)
+{
+	etc_report_options ro;
+	etc_report_options_init(&ro);
+	return etc_report_table(f, ctx, &ro, err);
+}
+
+static int print_perfdiff(FILE *f, const void *ctx, etc_error *err)
+{
+	return etc_report_perfdiff(f, ctx, 0, err);
+}
+
+static void write_profile(FILE *f, const etc_html_report *h)
+{
+	const etc_profile *p = h->profile;
+	const etc_inspector *in = etc_profile_inspector(p);
+	const char *unit = etc_time_scale_name(etc_inspector_options_get(in)->target_time_scale);
+	fputs("<h2>Profile</h2>\n", f);
+	size_t n = etc_profile_op_count(p);
+	if (n) {
+		fprintf(f, "<h3>%s</h3>\n", etc_profile_ops_by_type(p) ? "Op types" : "Operators");
+		char c2[48], c3[48], c4[48];
+		snprintf(c2, sizeof c2, "total (%s)", unit);
+		snprintf(c3, sizeof c3, "mean (%s)", unit);
+		snprintf(c4, sizeof c4, "p50 (%s)", unit);
+		const char *const cols[] = {"name", "count", c2, c3, c4, "share of execute"};
+		table_head(f, "ops", cols, 6);
+		for (size_t i = 0; i < n; i++) {
+			const etc_op_row *r = etc_profile_op(p, i);
+			fputs("<tr>", f);
+			text_cell(f, r->name);
+			fprintf(f, "<td class=\"n\" data-v=\"%llu\">%llu</td>",
+			        (unsigned long long)r->count, (unsigned long long)r->count);
+			num_cell(f, r->total, NULL);
+			num_cell(f, r->mean, NULL);
+			num_cell(f, r->p50, NULL);
+			char share[48];
+			snprintf(share, sizeof share, "%.1f %%", 100 * r->share);
+			fprintf(f, "<td class=\"n\" data-v=\"%.17g\">%s</td></tr>\n",
+			        isfinite(r->share) ? r->share : 0.0,
+			        isfinite(r->share) ? share : "");
+		}
+		fputs("</tbody></table>\n", f);
+	}
+	tables_ctx t = {p, h->profile_mask & ~(unsigned)(ETC_TABLE_PROFILE | ETC_TABLE_OPS)};
+	if (t.mask)
+		pre_of(f, print_tables, &t);
+	fputs("<details><summary>the Inspector's table</summary>\n", f);
+	pre_of(f, print_inspector, in);
+	fputs("</details>\n", f);
+}
+
+static int write_all(FILE *f, const etc_html_report *h)
+{
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
+	      f);
+	put_esc(f, h->title);
+	fprintf(f, "</title>\n<style>%s</style></head><body>\n<h1>", css);
+	put_esc(f, h->title);
+	fputs("</h1>\n", f);
+	if (h->has_verdict) {
+		fprintf(f, "<div class=\"verdict %s\" id=\"verdict\">",
+		        h->failed ? "fail" : "pass");
+		put_esc(f, h->verdict);
+		fputs("</div>\n", f);
+	}
+	if (h->command) {
+		fputs("<p>Command: <code id=\"command\">", f);
+		put_esc(f, h->command);
+		fprintf(f, "</code><br><span class=\"muted\">etcompare %s</span></p>\n",
+		        ETC_VERSION_STRING);
+	}
+	write_inputs(f, h);
+	if (h->acc)
+		write_accuracy(f, h);
+	if (h->ng)
+		write_numgap(f, h);
+	if (h->profile)
+		write_profile(f, h);
+	if (h->diff) {
+		fputs("<h2>Performance diff</h2>\n", f);
+		pre_of(f, print_perfdiff, h->diff);
+	}
+	if (h->nimages || h->nnotes) {
+		fputs("<h2>Plots</h2>\n", f);
+		for (size_t i = 0; i < h->nnotes; i++) {
+			fputs("<p class=\"muted\">", f);
+			put_esc(f, h->notes[i]);
+			fputs("</p>\n", f);
+		}
+		fputs("<div class=\"plots\">\n", f);
+		for (size_t i = 0; i < h->nimages; i++) {
+			fputs("<figure><img alt=\"", f);
+			put_esc(f, h->images[i].caption);
+			fputs("\" src=\"data:image/png;base64,", f);
+			put_base64(f, h->images[i].png, h->images[i].size);
+			fputs("\"><figcaption>", f);
+			put_esc(f, h->images[i].caption);
+			fputs("</figcaption></figure>\n", f);
+		}
+		fputs("</div>\n", f);
+	}
+	fprintf(f, "<script>%s</script>\n</body></html>\n", script);
+	return ferror(f) ? -1 : 0;
+}
+
+int etc_html_report_write(const etc_html_report *h, const char *path, etc_error *err)
+{
+	etc_output *out;
+	ETC_TRY(etc_output_open(&out, path, err));
+	if (write_all(etc_output_stream(out), h) < 0) {
+		etc_output_abort(out);
+		return etc_fail(err, ETC_ERR_IO, path, -1, "cannot write the HTML report");
+	}
+	return etc_output_commit(out, err);
+}

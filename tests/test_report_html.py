@@ -1,0 +1,253 @@
+"""--report FILE.html (issue 15): one self-contained HTML file, parsed with
+html.parser:
+  - no external src/href (plots are data: PNG), one inline script only;
+  - strings from inputs are escaped: an ETDump block named <script>... and an
+    input file named <img src=x onerror=...> appear as text, never as tags;
+  - the failing output with its SNR (as --json gives it), failing rows first;
+  - the numeric gap's diverging node, its source line and stack trace;
+  - every mode: accuracy, numeric gap, profiling only, perf diff, the
+    bundled example; without gnuplot the tables are there and it says so;
+  - headless Chromium renders it (skipped, saying why, without chromium):
+    the screenshot is not blank.
+"""
+import html
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from html.parser import HTMLParser
+
+SRC = os.environ["ETC_SRC"]
+ETC = os.environ["ETCOMPARE"]
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(SRC, "tests"))
+from test_accuracy import check  # noqa: E402
+import test_accuracy as A  # noqa: E402
+from plot_sample import BAD, make_sample  # noqa: E402
+from test_plots import decode_png  # noqa: E402
+
+DATA = os.path.join(SRC, "tests", "data")
+EVIL_BLOCK = "Ex<script>alert(1)</script>"
+EVIL_FILE = "<img src=x onerror=alert(2)>.etdp"
+
+
+class Doc(HTMLParser):
+    """Tags with attributes, the text, and per-row cell texts of each table."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags, self.text, self.tables = [], [], {}
+        self._table = self._row = self._cell = None
+        self._row_class = ""
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append((tag, a))
+        if tag == "table":
+            self._table = a.get("id", "")
+            self.tables[self._table] = []
+        elif tag == "tr" and self._table is not None:
+            self._row = []
+            self._row_class = a.get("class", "")
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self._row.append("".join(self._cell))
+            self._cell = None
+        elif tag == "tr" and self._row is not None:
+            self.tables[self._table].append((self._row_class, self._row))
+            self._row = None
+        elif tag == "table":
+            self._table = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def parse(path):
+    d = Doc()
+    with open(path, encoding="utf-8") as f:
+        raw = f.read()
+    d.feed(raw)
+    d.raw = raw
+    d.all_text = "".join(d.text)
+    return d
+
+
+def self_contained(name, d):
+    ext = [(t, a) for t, a in d.tags for k in ("src", "href")
+           if k in a and not (a[k] or "").startswith(("data:", "#"))]
+    check(f"{name}: no external src/href", not ext, str(ext[:3]))
+    scripts = [a for t, a in d.tags if t == "script"]
+    check(f"{name}: one inline script, no src", len(scripts) == 1 and "src" not in scripts[0],
+          str(scripts))
+    check(f"{name}: no <link>, no <iframe>, no <object>",
+          not [t for t, _ in d.tags if t in ("link", "iframe", "object", "embed")])
+
+
+def run(*args, env=None):
+    return subprocess.run([ETC, *args], capture_output=True, text=True, env=env)
+
+
+def case_accuracy(d):
+    etdp, dbg, rec = make_sample(d, "evil", block=EVIL_BLOCK)
+    evil = os.path.join(d, EVIL_FILE)
+    shutil.copyfile(etdp, evil)
+    out, js = os.path.join(d, "acc.html"), os.path.join(d, "acc.json")
+    p = run("--etdump", evil, "--debug_buffer", dbg, "--etrecord", rec, "--block", EVIL_BLOCK,
+            "--min-snr", "90", "--no-table", "--json", js, "--report", out)
+    check("accuracy: exit 1 (the gate fails) and the report written",
+          p.returncode == 1 and os.path.exists(out), p.stderr)
+    if not os.path.exists(out):
+        return
+    doc = parse(out)
+    self_contained("accuracy", doc)
+    check("accuracy: the <script> block name is text, escaped in the source",
+          EVIL_BLOCK in doc.all_text and "&lt;script&gt;alert(1)" in doc.raw and
+          "<script>alert(1)" not in doc.raw, "")
+    check("accuracy: the <img> file name is text, not an element",
+          EVIL_FILE in doc.all_text and not [a for t, a in doc.tags if t == "img" and
+                                             a.get("src") == "x"])
+    with open(js) as f:
+        rows = json.load(f)["accuracy"]["rows"]
+    snr = rows[BAD]["metrics"]["snr"]
+    table = doc.tables.get("accuracy", [])[1:]
+    first = table[0][1] if table else []
+    check("accuracy: failing rows first, the failing output with its SNR",
+          table and table[0][0] == "bad" and first[2] == str(BAD) and
+          abs(float(first[5]) - snr) < 1e-4 * abs(snr) and "FAIL" in first[9],
+          f"{first} {snr}")
+    check("accuracy: passing rows after the failing ones",
+          [c for c, _ in table] == sorted([c for c, _ in table], key=lambda c: c != "bad"))
+    verdict = [a for t, a in doc.tags if a.get("id") == "verdict"]
+    check("accuracy: the verdict says FAILED", verdict and "FAILED: accuracy: 2 of 12 outputs"
+          in doc.all_text, doc.all_text[:300])
+    check("accuracy: the exact command line", "--min-snr 90" in doc.all_text and
+          "--report" in doc.all_text)
+    imgs = [a for t, a in doc.tags if t == "img"]
+    check("accuracy: plots embedded as data: PNG",
+          len(imgs) >= 8 and all(a["src"].startswith("data:image/png;base64,") for a in imgs),
+          str(len(imgs)))
+    check("accuracy: inputs with sizes and checksums",
+          len(doc.tables.get("inputs", [])) == 4 and str(os.path.getsize(evil)) in doc.all_text)
+    return out
+
+
+def case_numgap(d):
+    import test_numgap as N
+    ref, dev = N.chain(False), N.chain(True)
+    rec = N.chain_etrecord(d)
+    ref_etdp, ref_dbg = N.chain_dump(d, "ref", ref)
+    dev_etdp, dev_dbg = N.chain_dump(d, "dev", dev)
+    out = os.path.join(d, "ng.html")
+    p = run("--etdump", dev_etdp, "--debug_buffer", dev_dbg, "--etrecord", rec,
+            "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
+            "--min-snr", "40", "--no-table", "--report", out)
+    check("numgap: exit 1 and the report written", p.returncode == 1 and os.path.exists(out),
+          p.stderr)
+    if not os.path.exists(out):
+        return
+    doc = parse(out)
+    self_contained("numgap", doc)
+    op = N.op_name(N.BAD)
+    check("numgap: the diverging node named with its row",
+          f"First divergence: row {N.BAD}, {op}: SNR" in doc.all_text, doc.all_text[:2000])
+    check("numgap: where the error enters lists it", "Where the error enters" in doc.all_text
+          and f"row {N.BAD}" in doc.all_text)
+    check("numgap: source line and stack trace in collapsible details",
+          f"line {100 + N.BAD}" in doc.all_text and
+          [t for t, _ in doc.tags if t == "details"], "")
+    rows = doc.tables.get("numgap", [])[1:]
+    check("numgap: a row per compared op, the first divergence marked bad",
+          len(rows) == N.NOPS and rows[N.BAD][0] == "bad", str(len(rows)))
+
+
+def case_modes(d):
+    out = os.path.join(d, "prof.html")
+    p = run("--etdump", os.path.join(DATA, "runs5_ops12.etdp"), "--no-table", "--report", out)
+    doc = parse(out) if os.path.exists(out) else None
+    check("profiling only: exit 0, operators table, plots",
+          p.returncode == 0 and doc and "ops" in doc.tables and len(doc.tables["ops"]) > 5 and
+          "profile only" in doc.all_text, p.stderr)
+    if doc:
+        self_contained("profiling only", doc)
+    out = os.path.join(d, "diff.html")
+    et = os.path.join(DATA, "runs5_ops12.etdp")
+    p = run("--etdump", et, "--baseline-etdump", et, "--no-table", "--report", out)
+    doc = parse(out) if os.path.exists(out) else None
+    check("perf diff: exit 0 and its section",
+          p.returncode == 0 and doc and "Performance diff" in doc.all_text and
+          "Method::execute" in doc.all_text, p.stderr)
+    out = os.path.join(d, "example.html")
+    p = run("--example", "--no-table", "--report", out)
+    doc = parse(out) if os.path.exists(out) else None
+    check("--example --report: exit 0, self-contained", p.returncode == 0 and doc is not None,
+          p.stderr)
+    if doc:
+        self_contained("example", doc)
+    p = run("--etrecord", os.path.join(DATA, "example_refs.etrecord"), "--graph", "--report",
+            os.path.join(d, "none.html"))
+    check("--report without an ETDump: usage error (exit 2), nothing written",
+          p.returncode == 2 and "--report needs --etdump" in p.stderr and
+          not os.path.exists(os.path.join(d, "none.html")), p.stderr)
+    # without gnuplot: the tables, and the report says there are no plots
+    out = os.path.join(d, "nognuplot.html")
+    etdp, dbg, rec = make_sample(d, "nog")
+    p = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec, "--no-table",
+            "--report", out, env=dict(os.environ, PATH="/nonexistent", TMPDIR=d))
+    doc = parse(out) if os.path.exists(out) else None
+    check("no gnuplot: exit 0, tables, says so, no image",
+          p.returncode == 0 and doc and "accuracy" in doc.tables and
+          "gnuplot was not found" in doc.all_text and
+          not [t for t, _ in doc.tags if t == "img"], p.stderr)
+    check("no gnuplot: no temporary plot directory left",
+          not [n for n in os.listdir(d) if n.startswith("etcompare-report-")])
+    return os.path.join(d, "example.html")
+
+
+def case_chromium(d, path):
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not exe:
+        print("SKIP chromium: no chromium on PATH (Debian package chromium; "
+              "scripts/install-deps.sh --tests installs it)")
+        return
+    if not path or not os.path.exists(path):
+        check("chromium: a report to render", False)
+        return
+    shot = os.path.join(d, "shot.png")
+    p = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu",
+                        f"--screenshot={shot}", "--window-size=1280,1600",
+                        "file://" + os.path.abspath(path)], capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, HOME=d))
+    check("chromium: screenshot written", os.path.exists(shot), p.stderr[-500:])
+    if not os.path.exists(shot):
+        return
+    w, h, rows = decode_png(shot)
+    px = [rows[y][x] for y in range(0, h, 4) for x in range(0, w, 4)]
+    dark = sum(1 for q in px if sum(q) < 600)
+    colours = len(set(px))
+    check("chromium: the screenshot is not blank (text and colours)",
+          (w, h) == (1280, 1600) and dark > 0.01 * len(px) and colours > 50,
+          f"{w}x{h} dark {dark} of {len(px)}, {colours} colours")
+
+
+def main():
+    work = os.environ.get("ETC_WORK", tempfile.gettempdir())
+    os.makedirs(work, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=work) as d:
+        acc = case_accuracy(d)
+        case_numgap(d)
+        case_modes(d)
+        case_chromium(d, acc)
+    print(f"{A.passed} passed, {A.failed} failed")
+    return 1 if A.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,235 @@
+/*
+ * test_plot_batch.c - one gnuplot process for many plots (etc_plot_batch)
+ * and the gnuplot heat map (etc_plot_error_map): its layout, and its PNG
+ * decoded with libpng (the cell of the largest error is the hottest colour).
+ * The gnuplot parts are skipped, saying so, when gnuplot is not on PATH.
+ */
+#define _GNU_SOURCE
+#include "etcompare/etcompare.h"
+#include "check.h"
+#include "plot/plot_private.h"
+
+#include <dirent.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char root[512];
+
+static const char *sub(const char *name)
+{
+	static char buf[8][700];
+	static int k;
+	char *p = buf[k++ % 8];
+	snprintf(p, 700, "%s/%s", root, name);
+	return p;
+}
+
+static bool exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0;
+}
+
+static int hidden_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	if (d)
+		closedir(d);
+	return n;
+}
+
+typedef struct image {
+	uint32_t w, h;
+	uint8_t *rgb;
+} image;
+
+static bool read_png(const char *path, image *im)
+{
+	memset(im, 0, sizeof *im);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return false;
+	png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+	png_infop info = png ? png_create_info_struct(png) : NULL;
+	png_bytep *volatile rows = NULL;
+	if (!png || !info || setjmp(png_jmpbuf(png))) {
+		png_destroy_read_struct(&png, &info, NULL);
+		free(rows);
+		free(im->rgb);
+		im->rgb = NULL;
+		fclose(f);
+		return false;
+	}
+	png_init_io(png, f);
+	png_read_info(png, info);
+	im->w = png_get_image_width(png, info);
+	im->h = png_get_image_height(png, info);
+	png_set_expand(png);
+	png_set_strip_16(png);
+	png_set_strip_alpha(png);
+	png_set_gray_to_rgb(png);
+	png_read_update_info(png, info);
+	im->rgb = malloc((size_t)im->w * im->h * 3);
+	rows = malloc(im->h * sizeof *rows);
+	if (!im->rgb || !rows)
+		png_error(png, "out of memory");
+	for (uint32_t y = 0; y < im->h; y++)
+		rows[y] = im->rgb + (size_t)y * im->w * 3;
+	png_read_image(png, rows);
+	png_destroy_read_struct(&png, &info, NULL);
+	free(rows);
+	fclose(f);
+	return true;
+}
+
+static bool near(const uint8_t *p, int r, int g, int b, int tol)
+{
+	return abs(p[0] - r) <= tol && abs(p[1] - g) <= tol && abs(p[2] - b) <= tol;
+}
+
+static void test_layout(void)
+{
+	etc_error err;
+	etc_heatmap_layout l;
+	CHECK(etc_plot_error_map_layout(4, 64, &l, &err) == 0);
+	/* 64 columns of 11 px, a strip 44 px tall with its colour bar below */
+	CHECK(l.block_rows == 1 && l.block_cols == 1 && l.map_rows == 4 && l.map_cols == 64);
+	CHECK(l.cell_w == 11 && l.cell_h == 11 && l.width == 844 && l.height == 252);
+	CHECK(l.bar_w > l.bar_h && l.bar_y > l.map_y + 44);
+	CHECK(etc_plot_error_map_layout(2, 3, &l, &err) == 0);
+	CHECK(l.cell_w == 64 && l.cell_h == 64 && l.width == 640); /* enlarged, centred */
+	CHECK(etc_plot_error_map_layout(1000, 1000, &l, &err) == 0);
+	CHECK(l.block_rows == 5 && l.map_rows == 200 && l.cell_w == 2 && l.bar_h > l.bar_w);
+	CHECK(etc_plot_error_map_layout(1, 1000000, &l, &err) == 0);
+	CHECK(l.map_cols <= 240 && l.map_rows * l.cell_h >= 40); /* a strip stays visible */
+	CHECK(etc_plot_error_map_layout(0, 5, &l, &err) == ETC_ERR_USAGE);
+	CHECK(etc_plot_error_map_layout(UINT64_MAX, 3, &l, &err) == ETC_ERR_USAGE);
+}
+
+static void test_error_map(void)
+{
+	etc_error err;
+	double v[15] = {0};
+	for (int i = 0; i < 15; i++)
+		v[i] = 0.01 * i;
+	v[1 * 5 + 3] = -2.5; /* |v| largest at row 1, column 3 */
+	etc_plot_result res = {0};
+	etc_plot_options o = {sub("map"), NULL, NULL, NULL, NULL};
+	int rc = etc_plot_error_map(&o, "m", "out 0 [3, 5]", "dim 1 (5)", "dim 0 (3)", NULL,
+	                            etc_plot_read_doubles_, v, 3, 5, &res, &err);
+	if (rc)
+		fprintf(stderr, "etc_plot_error_map: %s\n", err.message);
+	CHECK(rc == 0 && res.pngs_written == 1);
+	etc_heatmap_layout l;
+	CHECK(etc_plot_error_map_layout(3, 5, &l, &err) == 0);
+	image im;
+	CHECK(read_png(sub("map/m.png"), &im));
+	if (im.rgb) {
+		CHECK(im.w == l.width && im.h == l.height);
+		uint32_t x = l.map_x + 3 * l.cell_w + l.cell_w / 2,
+		         y = l.map_y + l.cell_h + l.cell_h / 2;
+		const uint8_t *p = im.rgb + ((size_t)y * im.w + x) * 3;
+		CHECK(near(p, 253, 231, 37, 6)); /* the hottest colour */
+		x = l.map_x + l.cell_w / 2;
+		y = l.map_y + l.cell_h / 2;
+		p = im.rgb + ((size_t)y * im.w + x) * 3;
+		CHECK(near(p, 68, 1, 84, 6)); /* 0: the coolest */
+		free(im.rgb);
+	}
+	FILE *f = fopen(sub("map/m.gp"), "r");
+	char buf[8192] = "";
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	buf[n] = '\0';
+	if (f)
+		fclose(f);
+	CHECK(strstr(buf, "max 2.5 at row 1, column 3") != NULL);
+}
+
+static void test_batch(void)
+{
+	etc_error err;
+	/* a template that fails for the plot titled 'b' only */
+	mkdir(sub("tpl"), 0777);
+	FILE *f = fopen(sub("tpl/bars.gp"), "w");
+	if (f) {
+		fputs("if (plot_title eq 'b') {\n\tplot datafile using 1:2 with no_such_style\n} "
+		      "else {\n\tplot datafile using 1:2 with boxes notitle\n}\n",
+		      f);
+		fclose(f);
+	}
+	etc_plot_batch *b = NULL;
+	CHECK(etc_plot_batch_create(&b, &err) == 0);
+	etc_plot_options o = {sub("batch"), NULL, sub("tpl"), b, NULL};
+	etc_plot_result res = {0};
+	double v[3] = {1, 2, 3};
+	CHECK(etc_plot_bars(&o, "a", "a", "y", 3, NULL, v, &res, &err) == 0);
+	CHECK(etc_plot_bars(&o, "b", "b", "y", 3, NULL, v, &res, &err) == 0);
+	CHECK(etc_plot_bars(&o, "c", "c", "y", 3, NULL, v, &res, &err) == 0);
+	/* queued: scripts written, no PNG yet */
+	CHECK(res.scripts_written == 3 && res.pngs_written == 0 && !exists(sub("batch/a.png")));
+	CHECK(etc_plot_batch_note(b, "one note", &err) == 0);
+	int rc = etc_plot_batch_run(b, &o, &res, &err);
+	CHECK(rc == ETC_ERR_IO);
+	if (rc)
+		CHECK(strstr(err.message, "b.gp") && strstr(err.message, "unrecognized plot type"));
+	CHECK(res.pngs_written == 2);
+	CHECK(exists(sub("batch/a.png")) && !exists(sub("batch/b.png")) &&
+	      exists(sub("batch/c.png")));
+	CHECK(etc_plot_batch_count(b) == 3);
+	CHECK(etc_plot_batch_item(b, 0)->made && !etc_plot_batch_item(b, 1)->made &&
+	      etc_plot_batch_item(b, 2)->made);
+	CHECK(etc_plot_batch_item(b, 3) == NULL);
+	CHECK(etc_plot_batch_write_index(b, sub("batch"), &err) == 0);
+	f = fopen(sub("batch/index.txt"), "r");
+	char buf[2048] = "";
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	buf[n] = '\0';
+	if (f)
+		fclose(f);
+	CHECK(strstr(buf, "a.png\ta\n") && strstr(buf, "b.gp\tb\n") &&
+	      strstr(buf, "note: one note\n"));
+	CHECK(hidden_entries(sub("batch")) == 0);
+	/* running again makes nothing twice */
+	etc_plot_result again = {0};
+	etc_plot_batch_run(b, &o, &again, &err);
+	CHECK(again.pngs_written == 0);
+	etc_plot_batch_free(b);
+	/* without gnuplot: nothing made, said once through the result */
+	CHECK(etc_plot_batch_create(&b, &err) == 0);
+	etc_plot_options m = {sub("missing"), "/nonexistent/gnuplot", NULL, b, NULL};
+	etc_plot_result r2 = {0};
+	CHECK(etc_plot_bars(&m, "a", "a", "y", 3, NULL, v, &r2, &err) == 0);
+	CHECK(etc_plot_batch_run(b, &m, &r2, &err) == 0);
+	CHECK(r2.gnuplot_missing && r2.pngs_written == 0 && exists(sub("missing/a.gp")));
+	etc_plot_batch_free(b);
+}
+
+int main(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(root, sizeof root, "%s/etc_test_plot_batch_XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(root)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_layout();
+	if (system("command -v gnuplot > /dev/null 2>&1") == 0) {
+		test_error_map();
+		test_batch();
+	} else {
+		printf("skip: gnuplot not on PATH: the batch and heat map PNG checks\n");
+	}
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", root);
+	return check_report("test_plot_batch");
+}
