@@ -97,7 +97,6 @@ class Event:
 
     def __init__(self, block, ev, handles, converter=None):
         self._h = handles
-        self._block = block
         self.name = ev.name.text()
         self._instruction_id = ev.instruction_id if ev.instruction_id >= 0 else None
         if ev.delegate_debug_id_int >= 0:
@@ -111,7 +110,7 @@ class Event:
             stats = _lib.PerfStats.from_buffer_copy(ev.stats)
             self._start_time = [int(x) for x in ev.start_times[:n]]
             if converter is not None and self.is_delegated_op:
-                raw = [_elapsed(converter(self.name, s), converter(self.name, s + _ticks(r, block)))
+                raw = [_elapsed(converter(self.name, s), converter(self.name, s + round(r * block._factor)))
                        for s, r in zip(self._start_time, raw)]
                 stats = None
             self.perf_data = PerfData(list(raw), stats)
@@ -124,8 +123,8 @@ class Event:
                      if ev.metadata[k] else "" for k in range(n)]
             if any(metas):
                 self._delegate_debug_metadatas = metas
-        handles_n = ev.debug_handle_count
-        self.debug_handles = list(ev.debug_handles[:handles_n]) if handles_n else None
+        self.debug_handles = (list(ev.debug_handles[:ev.debug_handle_count])
+                              if ev.debug_handles else None)
         self.op_types, self.stack_traces, self.module_hierarchy = [], {}, {}
         self._nodes = []
         for k in range(ev.node_count):
@@ -195,12 +194,6 @@ class Event:
     def __repr__(self):
         return (f"Event(name={self.name!r}, perf_data={self.perf_data!r}, "
                 f"op_types={self.op_types!r}, debug_handles={self.debug_handles!r})")
-
-
-def _ticks(duration, block):
-    """A duration in the target unit back in source ticks (exact for integer
-    tick counts below 2^52)."""
-    return round(duration * block._factor)
 
 
 def _elapsed(start, end):
