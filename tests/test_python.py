@@ -515,6 +515,56 @@ def test_compare(E, tmp):
               "debug buffer" in str(e), e)
 
 
+def test_converter(E, tmp):
+    """delegate_time_scale_converter applies to delegated events only, on
+    their raw start and end times, as upstream."""
+    import test_fixtures as TF
+    etdp = TF.build_etdump(os.path.join(SRC, "tests", "fixtures", "delegate.json"), tmp)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = E.Inspector(etdump_path=etdp)
+        conv = E.Inspector(etdump_path=etdp,
+                           delegate_time_scale_converter=lambda name, t: t * 2 if name == "7"
+                           else t / 1000)
+    p = {e.name: e for e in plain.event_blocks[0].events}
+    c = {e.name: e for e in conv.event_blocks[0].events}
+    check("converter: delegated events use it on start and end times (upstream)",
+          c["7"].perf_data.raw == [3000, 4000] and c["conv_1"].perf_data.raw == [3400 / 1000 - 3000 / 1000, 3500 / 1000 - 3000 / 1000] and
+          c["7"].perf_data.p50 == 3500 and c["7"].perf_data.max == 4000,
+          (c["7"].perf_data.raw, c["conv_1"].perf_data.raw))
+    check("converter: other events keep the time scale",
+          c["native_call_relu.out"].perf_data.raw == p["native_call_relu.out"].perf_data.raw ==
+          [0.25, 0.5] and c["DELEGATE_CALL"].perf_data.raw == p["DELEGATE_CALL"].perf_data.raw)
+    check("delegate: upstream's identifiers, names and metadata",
+          p["7"].delegate_debug_identifier == 7 and p["7"].is_delegated_op and
+          p["conv_1"].delegate_debug_identifier == "conv_1" and
+          p["fused_add"].name == "fused_add" and
+          p["7"].delegate_debug_metadatas == ["\x01\x02\x03", "\x04\x05"],
+          p["7"].delegate_debug_metadatas)
+
+
+def test_pip(E, tmp):
+    """pip install ./python works offline: no index, default build isolation."""
+    if subprocess.run([sys.executable, "-m", "pip", "--version"],
+                      capture_output=True).returncode != 0:
+        print("skip pip install: python3 -m pip is not available (Debian python3-pip)")
+        return
+    target = os.path.join(tmp, "site")
+    src = os.path.join(tmp, "src")
+    shutil.copytree(PYDIR, src, ignore=shutil.ignore_patterns("__pycache__", "build"))
+    p = subprocess.run([sys.executable, "-m", "pip", "install", "--no-index", "--no-deps",
+                        "--disable-pip-version-check", "--target", target, src],
+                       capture_output=True, text=True)
+    check("pip install ./python: offline, no build isolation needed", p.returncode == 0,
+          p.stdout[-500:] + p.stderr[-800:])
+    code = "import etcompare, sys; print(etcompare.__file__); print(etcompare.Inspector)"
+    q = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=target), cwd=tmp)
+    check("pip install ./python: the installed package imports and loads the library",
+          q.returncode == 0 and q.stdout.startswith(os.path.join(target, "etcompare")) and
+          os.path.exists(os.path.join(target, "bin", "etcompare-batch")), q.stdout + q.stderr)
+
+
 def test_loading(E, tmp):
     check("library: found through ETCOMPARE_LIBRARY",
           os.environ.get("ETCOMPARE_LIBRARY") in (None, E.library_path), E.library_path)
@@ -552,7 +602,7 @@ def main():
     if work:
         os.makedirs(work, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=work) as tmp:
-        for t in (test_loading, test_fixtures, test_goldens, test_zero_copy,
+        for t in (test_loading, test_pip, test_converter, test_fixtures, test_goldens, test_zero_copy,
                   test_errors_and_options, test_etrecord, test_compare):
             d = os.path.join(tmp, t.__name__)
             os.makedirs(d)

@@ -110,7 +110,9 @@ class Event:
             stats = _lib.PerfStats.from_buffer_copy(ev.stats)
             self._start_time = [int(x) for x in ev.start_times[:n]]
             if converter is not None and self.is_delegated_op:
-                raw = [_elapsed(converter(self.name, s), converter(self.name, s + round(r * block._factor)))
+                # the library reports delegated durations in raw ticks (README:
+                # "Delegated events are reported unscaled"), so end = start + raw
+                raw = [_elapsed(converter(self.name, s), converter(self.name, s + round(r)))
                        for s, r in zip(self._start_time, raw)]
                 stats = None
             self.perf_data = PerfData(list(raw), stats)
@@ -206,9 +208,6 @@ def _elapsed(start, end):
     return end - start
 
 
-_FACTORS = {0: 1e9, 1: 1e6, 2: 1e3, 3: 1.0, 4: 1.0}
-
-
 class EventBlock:
     """A group of runs with the same signature (upstream's EventBlock)."""
 
@@ -218,7 +217,6 @@ class EventBlock:
         self.index = index
         self.name = b.name.text()
         self.source_time_scale, self.target_time_scale = source, target
-        self._factor = _FACTORS[_scale(source, "source")] / _FACTORS[_scale(target, "target")]
         # upstream keeps the writer's value: -1 when the runtime omitted it
         self.bundled_input_index = b.bundled_input_index
         self.reference_output = reference
