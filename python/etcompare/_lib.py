@@ -8,8 +8,6 @@ is checked against the library's own etc_struct_size, so a library built
 from other headers is an error at import, never a wrong number.
 """
 import ctypes
-import ctypes.util
-import glob
 import os
 
 c_int, c_uint32, c_int32, c_int64, c_uint64 = (ctypes.c_int, ctypes.c_uint32, ctypes.c_int32,
@@ -240,12 +238,14 @@ def _candidates():
         yield env, "ETCOMPARE_LIBRARY"
         return
     here = os.path.dirname(os.path.abspath(__file__))
-    for path in sorted(glob.glob(os.path.join(here, "libetcompare.so*"))):
-        yield path, "the package directory"
+    for name in sorted(os.listdir(here)):
+        if name.startswith("libetcompare.so"):
+            yield os.path.join(here, name), "the package directory"
     build = os.path.join(os.path.dirname(os.path.dirname(here)), "build")
     for name in ("libetcompare.so", "libetcompare.so.0"):
         if os.path.exists(os.path.join(build, name)):
             yield os.path.join(build, name), "the checkout's build/"
+    import ctypes.util  # only here: it costs imports at every start
     found = ctypes.util.find_library("etcompare")
     for name in ([found] if found else []) + ["libetcompare.so.0", "libetcompare.so"]:
         yield name, "the system loader path"

@@ -327,6 +327,8 @@ def parse_args(argv):
 
 def main(argv=None):
     a = parse_args(sys.argv[1:] if argv is None else argv)
+    # one process per CPU already: BLAS threads in each would only compete
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     gate = {k: getattr(a, k) for k in ("min_snr", "max_mse", "min_cosine", "max_abs")
             if getattr(a, k) is not None}
     specs = discover(a.inputs)
