@@ -508,7 +508,10 @@ def test_compare(E, tmp):
           r2.passed and [x["snr"] for x in r2.rows] == [x["snr"] for x in
                                                        insp.compare(min_snr=60).rows])
     try:
-        E.Inspector(etdump_path=etdp).compare()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            nobuf = E.Inspector(etdump_path=etdp)
+        nobuf.compare()
         check("compare: without a debug buffer raises", False)
     except E.Error as e:
         check("compare: without a debug buffer raises etcompare.Error naming it",
@@ -541,6 +544,14 @@ def test_converter(E, tmp):
           p["fused_add"].name == "fused_add" and
           p["7"].delegate_debug_metadatas == ["\x01\x02\x03", "\x04\x05"],
           p["7"].delegate_debug_metadatas)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parsed = E.Inspector(etdump_path=etdp, delegate_metadata_parser=lambda m: {"n": len(m)})
+    q = {e.name: e for e in parsed.event_blocks[0].events}
+    check("delegate_metadata_parser: parses delegated events' metadata, as upstream",
+          q["7"].delegate_debug_metadatas == {"n": 2} and
+          q["7"].raw_delegate_debug_metadatas == ["\x01\x02\x03", "\x04\x05"] and
+          q["DELEGATE_CALL"].delegate_debug_metadatas == [])
 
 
 def test_pip(E, tmp):

@@ -95,8 +95,9 @@ class Event:
     with its durations over the block's runs, its intermediate outputs and
     what the ETRecord says about it."""
 
-    def __init__(self, block, ev, handles, converter=None):
+    def __init__(self, block, ev, handles, converter=None, parser=None):
         self._h = handles
+        self._parser = parser
         self.name = ev.name.text()
         self._instruction_id = ev.instruction_id if ev.instruction_id >= 0 else None
         if ev.delegate_debug_id_int >= 0:
@@ -162,7 +163,11 @@ class Event:
 
     @property
     def delegate_debug_metadatas(self):
-        return self._delegate_debug_metadatas
+        """Parsed by delegate_metadata_parser when one was given (delegated
+        events only), else the raw strings, as upstream."""
+        if not self.is_delegated_op or self._parser is None:
+            return self._delegate_debug_metadatas
+        return self._parser(self._delegate_debug_metadatas)
 
     @property
     def raw_delegate_debug_metadatas(self):
@@ -211,7 +216,8 @@ def _elapsed(start, end):
 class EventBlock:
     """A group of runs with the same signature (upstream's EventBlock)."""
 
-    def __init__(self, index, b, handles, source, target, converter=None, reference=None):
+    def __init__(self, index, b, handles, source, target, converter=None, reference=None,
+                 parser=None):
         self._h = handles
         self._b = b
         self.index = index
@@ -221,6 +227,7 @@ class EventBlock:
         self.bundled_input_index = b.bundled_input_index
         self.reference_output = reference
         self._converter = converter
+        self._parser = parser
         self._events = None
         self._run_output = None
 
@@ -229,7 +236,8 @@ class EventBlock:
         if self._events is None:
             b = self._b
             self._events = [Event(self, _lib.at(b.events, i, _lib.InspectorEvent, "inspector_event"),
-                                  self._h, self._converter) for i in range(b.event_count)]
+                                  self._h, self._converter, self._parser)
+                            for i in range(b.event_count)]
         return self._events
 
     @property
@@ -353,7 +361,7 @@ class Inspector:
             h = self._h
             self._event_blocks = [
                 EventBlock(i, lib.inspector_block(h.insp, i).contents, h, self._source_time_scale,
-                           self._target_time_scale, self._converter)
+                           self._target_time_scale, self._converter, parser=self._parser)
                 for i in range(lib.inspector_block_count(h.insp))]
             self._attach_references(self._event_blocks)
         return self._event_blocks
