@@ -43,6 +43,8 @@ def setup():
         if asan and "ETC_ASAN_REEXEC" not in os.environ:
             env = dict(os.environ, LD_PRELOAD=asan[0], ETC_ASAN_REEXEC="1",
                        ASAN_OPTIONS="detect_leaks=0:" + os.environ.get("ASAN_OPTIONS", ""))
+            print(f"note: the library is built with AddressSanitizer: re-running with "
+                  f"LD_PRELOAD={asan[0]}")
             sys.stdout.flush()
             os.execve(sys.executable, [sys.executable] + sys.argv, env)
     sys.path.insert(0, PYDIR)
