@@ -366,11 +366,13 @@ def main(argv=None):
         os.replace(tmp, a.output)
     else:
         sys.stdout.write("".join(ln + "\n" for ln in lines))
-    statuses = {json.loads(ln).get("status") for ln in collected}
-    print(f"etcompare.batch: {len(collected)} runs analysed, {len(specs) - len(todo)} skipped "
-          f"(--resume); " + ", ".join(f"{sum(json.loads(ln)['status'] == s for ln in collected)} "
-                                       f"{s}" for s in ("ok", "gate_failed", "error")),
-          file=sys.stderr)
+    statuses = [json.loads(ln).get("status") for ln in collected]
+    n = len(collected)
+    msg = f"etcompare.batch: {n} run{'' if n == 1 else 's'} analysed (" + ", ".join(
+        f"{statuses.count(s)} {s}" for s in ("ok", "gate_failed", "error")) + ")"
+    if a.resume:
+        msg += f"; {len(specs) - len(todo)} skipped, already in {a.output}"
+    print(msg, file=sys.stderr)
     return 3 if "error" in statuses else 1 if "gate_failed" in statuses else 0
 
 
