@@ -534,7 +534,8 @@ def test_converter(E, tmp):
     p = {e.name: e for e in plain.event_blocks[0].events}
     c = {e.name: e for e in conv.event_blocks[0].events}
     check("converter: delegated events use it on start and end times (upstream)",
-          c["7"].perf_data.raw == [3000, 4000] and c["conv_1"].perf_data.raw == [3400 / 1000 - 3000 / 1000, 3500 / 1000 - 3000 / 1000] and
+          c["7"].perf_data.raw == [3000, 4000] and
+          c["conv_1"].perf_data.raw == [3400 / 1000 - 3000 / 1000, 3500 / 1000 - 3000 / 1000] and
           c["7"].perf_data.p50 == 3500 and c["7"].perf_data.max == 4000,
           (c["7"].perf_data.raw, c["conv_1"].perf_data.raw))
     check("converter: other events keep the time scale",
@@ -615,8 +616,8 @@ def main():
     if work:
         os.makedirs(work, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=work) as tmp:
-        for t in (test_loading, test_pip, test_converter, test_fixtures, test_goldens, test_zero_copy,
-                  test_errors_and_options, test_etrecord, test_compare):
+        for t in (test_loading, test_pip, test_converter, test_fixtures, test_goldens,
+                  test_zero_copy, test_errors_and_options, test_etrecord, test_compare):
             d = os.path.join(tmp, t.__name__)
             os.makedirs(d)
             try:

@@ -7,7 +7,6 @@ facade's and numpy's; a CSV manifest gives the same lines; --resume skips
 what is done. The Dask half is skipped, with the reason printed, when dask
 or distributed is not importable."""
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -140,7 +139,8 @@ def main():
                             if not r["etdump"].endswith("tutorial.etdp")))
         rc, _out, err = batch("-o", res, "--resume", "--min-snr", "40", "--workers", "2", f)
         check("batch --resume: analyses only the missing input, the summary is complete, sorted",
-              "1 run analysed" in err and "5 skipped" in err and strip(lines(res)) == strip(rows), err)
+              "1 run analysed" in err and "5 skipped" in err and
+              strip(lines(res)) == strip(rows), err)
         # Dask
         try:
             import dask  # noqa: F401

@@ -1,7 +1,6 @@
 """Output comparison: upstream's compare_results() at full precision, and
 Inspector.compare(), the library's accuracy gate (etcompare/accuracy.h)."""
 import ctypes
-import math
 import os
 
 from . import _lib, _tensor

@@ -235,9 +235,9 @@ class EventBlock:
     def events(self):
         if self._events is None:
             b = self._b
-            self._events = [Event(self, _lib.at(b.events, i, _lib.InspectorEvent, "inspector_event"),
-                                  self._h, self._converter, self._parser)
-                            for i in range(b.event_count)]
+            self._events = [
+                Event(self, _lib.at(b.events, i, _lib.InspectorEvent, "inspector_event"), self._h,
+                      self._converter, self._parser) for i in range(b.event_count)]
         return self._events
 
     @property

@@ -12,7 +12,8 @@ import os
 
 c_int, c_uint32, c_int32, c_int64, c_uint64 = (ctypes.c_int, ctypes.c_uint32, ctypes.c_int32,
                                                ctypes.c_int64, ctypes.c_uint64)
-c_bool, c_double, c_float, c_size_t = ctypes.c_bool, ctypes.c_double, ctypes.c_float, ctypes.c_size_t
+c_bool, c_double, c_float = ctypes.c_bool, ctypes.c_double, ctypes.c_float
+c_size_t = ctypes.c_size_t
 c_char_p, c_void_p, POINTER = ctypes.c_char_p, ctypes.c_void_p, ctypes.POINTER
 
 
@@ -274,8 +275,6 @@ class _Lib:
             try:
                 fn = getattr(dll, name)
             except AttributeError:
-                if name in OPTIONAL:
-                    continue
                 raise ImportError(f"etcompare: {self.path} has no {name}: the library is older "
                                   "than this package")
             fn.restype, fn.argtypes = res, args

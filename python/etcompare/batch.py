@@ -130,11 +130,14 @@ def _worst(rows):
     if not rows:
         return None
 
-    def key(x):
+    def low(x):  # NaN counts as the worst value
         return -math.inf if math.isnan(x) else x
-    return {"snr": _num(min((r["snr"] for r in rows), key=key)),
-            "mse": _num(max((r["mse"] for r in rows), key=lambda x: math.inf if math.isnan(x) else x)),
-            "cosine": _num(min((r["cosine"] for r in rows), key=key)),
+
+    def high(x):
+        return math.inf if math.isnan(x) else x
+    return {"snr": _num(min((r["snr"] for r in rows), key=low)),
+            "mse": _num(max((r["mse"] for r in rows), key=high)),
+            "cosine": _num(min((r["cosine"] for r in rows), key=low)),
             "outputs": len(rows)}
 
 
