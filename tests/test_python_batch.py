@@ -169,6 +169,27 @@ def main():
             check("batch --scheduler tcp://127.0.0.1:PORT: the same JSONL from a running cluster",
                   p.returncode == 3 and os.path.exists(dk + "2") and
                   strip(lines(dk + "2")) == strip(rows), p.stderr[-1500:])
+        # a worker that dies (a crash in native code) costs one error line only
+        import etcompare.batch as B
+        real = B.analyze
+
+        def crashing(spec, gate):
+            if spec["etdump"].endswith("misaligned.etdp"):
+                os._exit(9)
+            return real(spec, gate)
+        B.analyze = crashing  # the pool's workers are forked with it
+        got = []
+        try:
+            B._run_pool(B._chunks(B.discover([f]), 2), {"min_snr": 40.0}, 2, got.extend)
+        finally:
+            B.analyze = real
+        got = sorted((json.loads(ln) for ln in got), key=lambda r: r["etdump"])
+        dead = [r for r in got if "worker process died" in (r["message"] or "")]
+        check("batch pool: a worker that dies is an error line for its ETDump only, the rest "
+              "as before", [os.path.basename(r["etdump"]) for r in dead] == ["misaligned.etdp"] and
+              strip(r for r in got if r not in dead) ==
+              strip(r for r in rows if not r["etdump"].endswith("misaligned.etdp")) and
+              not [e for r in dead for e in validator.iter_errors(r)], [r["message"] for r in dead])
         rc, _out, err = batch("--workers", "0", f)
         check("batch usage: --workers 0 is exit 2", rc == 2 and "--workers" in err, err)
     print(f"{T.passed} passed, {T.failed} failed")

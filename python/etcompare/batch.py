@@ -257,11 +257,34 @@ def _chunks(specs, workers):
     return [specs[i:i + size] for i in range(0, len(specs), size)]
 
 
+def _died(spec, why):
+    out = {k: spec.get(k) for k in FIELDS}
+    out.update({"status": "error", "message": f"the worker process died analysing it ({why})",
+                "blocks": None, "runs": None, "time_unit": "ms", "execute_p50": None,
+                "execute_avg": None, "worst_output": None, "first_divergence": None,
+                "elapsed_s": 0.0})
+    return json.dumps(out)
+
+
 def _run_pool(chunks, gate, workers, emit):
+    """Chunks on a process pool. A worker that dies (a crash in native code)
+    breaks the pool: the chunks it took down are then run one ETDump per
+    fresh single-worker pool, so only the ETDump that kills a worker alone
+    becomes an error line."""
+    failed = []
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as ex:
-        futures = [ex.submit(analyze_chunk, c, gate) for c in chunks]
+        futures = {ex.submit(analyze_chunk, c, gate): c for c in chunks}
         for f in concurrent.futures.as_completed(futures):
-            emit(f.result())
+            try:
+                emit(f.result())
+            except concurrent.futures.process.BrokenProcessPool:
+                failed.extend(futures[f])
+    for spec in failed:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=1) as ex:
+            try:
+                emit(ex.submit(analyze_chunk, [spec], gate).result())
+            except concurrent.futures.process.BrokenProcessPool as e:
+                emit([_died(spec, e)])
 
 
 def _run_dask(chunks, gate, workers, scheduler, emit):
@@ -283,8 +306,22 @@ def _run_dask(chunks, gate, workers, scheduler, emit):
         client = Client(scheduler)
     try:
         futures = client.map(analyze_chunk, chunks, gate=gate, pure=False)
+        index = {f.key: c for f, c in zip(futures, chunks)}
         for f in as_completed(futures):
-            emit(f.result())
+            try:
+                emit(f.result())
+            except Exception as e:  # e.g. KilledWorker: the chunk killed its workers
+                failed = index[f.key]
+                if len(failed) == 1:
+                    emit([_died(failed[0], f"{type(e).__name__}: {e}")])
+                else:  # find which ETDump: one task each
+                    more = client.map(analyze_chunk, [[s] for s in failed], gate=gate, pure=False)
+                    index.update({g.key: [s] for g, s in zip(more, failed)})
+                    for g in more:
+                        try:
+                            emit(g.result())
+                        except Exception as e2:
+                            emit([_died(index[g.key][0], f"{type(e2).__name__}: {e2}")])
     finally:
         client.close()
         if cluster is not None:
