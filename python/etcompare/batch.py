@@ -19,7 +19,8 @@ Each line (schema/batch-summary.schema.json) has the inputs, the status
 (ok, gate_failed, or error with its message), block and run counts,
 Method::execute p50/avg, the worst output SNR, MSE and cosine, the first
 divergence (node, handle, SNR) against a reference run and the elapsed
-time. One bad file is an error line, never the end of the batch. Lines are
+time. One bad file is an error line, never the end of the batch (also one
+that kills its worker process). Lines are
 written as runs complete and sorted by ETDump path at the end; --resume
 skips the inputs already in the summary.
 
