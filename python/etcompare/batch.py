@@ -50,7 +50,11 @@ OUTPUT_REFERENCE_SUFFIXES = (".npz", ".npy", ".pt", ".pth")
 
 # --- inputs ----------------------------------------------------------------------------------
 
-def _first(*paths):
+def _first(*paths, present=None):
+    """The first of `paths` that exists (in `present`, a set of the folder's
+    paths, when given: one listing instead of a stat per name)."""
+    if present is not None:
+        return next((p for p in paths if p in present), None)
     return next((p for p in paths if os.path.isfile(p)), None)
 
 
@@ -59,18 +63,21 @@ def _stem(path):
     return base if ext in ETDUMP_SUFFIXES else path
 
 
-def by_convention(etdump):
+def by_convention(etdump, present=None):
     """The run of ETDump `etdump` with its companions found by name."""
     s = _stem(etdump)
     spec = {"etdump": etdump,
-            "debug_buffer": _first(s + ".bin", s + "_debug.bin", s + ".debug.bin"),
-            "etrecord": _first(s + ".etrecord", s + "_etrecord.bin"),
-            "reference": _first(s + ".ref.etdp", s + ".ref.etdump"),
+            "debug_buffer": _first(s + ".bin", s + "_debug.bin", s + ".debug.bin",
+                                   present=present),
+            "etrecord": _first(s + ".etrecord", s + "_etrecord.bin", present=present),
+            "reference": _first(s + ".ref.etdp", s + ".ref.etdump", present=present),
             "reference_debug_buffer": None}
     if spec["reference"]:
-        spec["reference_debug_buffer"] = _first(s + ".ref.bin", s + ".ref_debug.bin")
+        spec["reference_debug_buffer"] = _first(s + ".ref.bin", s + ".ref_debug.bin",
+                                                present=present)
     else:
-        spec["reference"] = _first(*(s + ".ref" + x for x in OUTPUT_REFERENCE_SUFFIXES))
+        spec["reference"] = _first(*(s + ".ref" + x for x in OUTPUT_REFERENCE_SUFFIXES),
+                                   present=present)
     return spec
 
 
@@ -100,10 +107,11 @@ def discover(inputs):
     specs = []
     for path in inputs:
         if os.path.isdir(path):
-            for name in sorted(os.listdir(path)):
-                full = os.path.join(path, name)
-                if name.endswith(ETDUMP_SUFFIXES) and not _is_reference_name(full):
-                    specs.append(by_convention(full))
+            with os.scandir(path) as it:
+                present = {e.path for e in it if e.is_file()}
+            for full in sorted(present):
+                if full.endswith(ETDUMP_SUFFIXES) and not _is_reference_name(full):
+                    specs.append(by_convention(full, present))
         elif path.endswith(".csv"):
             specs.extend(from_manifest(path))
         else:
