@@ -10,24 +10,13 @@ from other headers is an error at import, never a wrong number.
 import ctypes
 import os
 
+from ._errors import Error
+
 c_int, c_uint32, c_int32, c_int64, c_uint64 = (ctypes.c_int, ctypes.c_uint32, ctypes.c_int32,
                                                ctypes.c_int64, ctypes.c_uint64)
 c_bool, c_double, c_float = ctypes.c_bool, ctypes.c_double, ctypes.c_float
 c_size_t = ctypes.c_size_t
 c_char_p, c_void_p, POINTER = ctypes.c_char_p, ctypes.c_void_p, ctypes.POINTER
-
-
-class Error(ValueError):
-    """A failure reported by libetcompare: `message` names the file, the byte
-    offset and the field; `status` is the library's status name, `file` and
-    `offset` where the problem is (offset -1 when none)."""
-
-    def __init__(self, message, status="error", file="", offset=-1):
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.file = file
-        self.offset = offset
 
 
 # --- mirrors of the public structs --------------------------------------------------------

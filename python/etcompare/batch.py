@@ -377,6 +377,7 @@ def parse_args(argv):
 def main(argv=None):
     a = parse_args(sys.argv[1:] if argv is None else argv)
     # one process per CPU already: BLAS threads in each would only compete
+    # (set before any process of the batch loads the library)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     gate = {k: getattr(a, k) for k in ("min_snr", "max_mse", "min_cosine", "max_abs")
             if getattr(a, k) is not None}
@@ -415,7 +416,7 @@ def main(argv=None):
         os.replace(tmp, a.output)
     else:
         sys.stdout.write("".join(ln + "\n" for ln in lines))
-    statuses = [json.loads(ln).get("status") for ln in collected]
+    statuses = [json.loads(ln)["status"] for ln in collected]
     n = len(collected)
     msg = f"etcompare.batch: {n} run{'' if n == 1 else 's'} analysed (" + ", ".join(
         f"{statuses.count(s)} {s}" for s in ("ok", "gate_failed", "error")) + ")"
