@@ -5,7 +5,7 @@ a libetcompare.so* in this package's directory; the checkout's build/
 (python/../build); the system loader path. The public structs are mirrored
 here field by field (include/etcompare/*.h); at load time each mirror's size
 is checked against the library's own etc_struct_size, so a library built
-from other headers is an error at import, never a wrong number.
+from other headers is an ImportError, never a wrong number.
 """
 import ctypes
 import os
