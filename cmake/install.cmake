@@ -18,6 +18,11 @@ install(TARGETS etcompare EXPORT etcompareTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS etcompare_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET etcompare_shared)
+  # Runtime library only (no libetcompare.so link), so -letcompare still
+  # picks the static library; the Python package loads libetcompare.so.0.
+  install(TARGETS etcompare_shared LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_SKIP)
+endif()
 # A shared build's CLI finds its library wherever the prefix is moved
 # (-DCMAKE_SKIP_INSTALL_RPATH=ON for a distribution's /usr).
 if(NOT ETC_STATIC AND NOT DEFINED CMAKE_INSTALL_RPATH)
@@ -43,7 +48,7 @@ file(RELATIVE_PATH ETC_PC_TO_PREFIX /root/${CMAKE_INSTALL_LIBDIR}/pkgconfig /roo
 configure_file(cmake/etcompare.pc.in ${CMAKE_CURRENT_BINARY_DIR}/etcompare.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/etcompare.pc
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
-install(FILES schema/etdump.fbs schema/etcompare-report.schema.json
+install(FILES schema/etdump.fbs schema/etcompare-report.schema.json schema/batch-summary.schema.json
   DESTINATION ${CMAKE_INSTALL_DATADIR}/etcompare)
 
 # Man page and bash completion: both generated from `etcompare --help` once the

@@ -12,6 +12,7 @@
 #define ETCOMPARE_ETCOMPARE_H
 
 #include "accuracy.h"
+#include "binding.h"
 #include "common.h"
 #include "etdump.h"
 #include "etrecord.h"

@@ -1,0 +1,1 @@
+/* Empty: the shared library is the static library linked whole (CMakeLists.txt). */

@@ -1,0 +1,41 @@
+"""etcompare: the ExecuTorch Inspector API on libetcompare.
+
+    from etcompare import Inspector
+    insp = Inspector(etdump_path="model.etdp", debug_buffer_path="debug.bin",
+                     etrecord="model.etrecord")
+    insp.print_data_tabular()
+
+Names, defaults and return shapes are upstream's
+(executorch.devtools.Inspector); see docs/python.md for the differences and
+for what is beyond upstream (Inspector.compare, the numeric gap against any
+reference, python3 -m etcompare.batch).
+
+The library is loaded on first use of a name below, not at import, so that
+`python3 -m etcompare.batch` can start its workers first.
+"""
+import importlib
+
+from ._errors import Error
+
+_EXPORTS = {"Inspector": "_inspector", "EventBlock": "_inspector", "Event": "_inspector",
+            "PerfData": "_inspector", "TimeScale": "_inspector", "AccuracyResult": "_compare",
+            "compare_results": "_compare"}
+
+__all__ = ["Inspector", "EventBlock", "Event", "PerfData", "TimeScale", "Error",
+           "AccuracyResult", "compare_results", "__version__", "library_path"]
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module("." + _EXPORTS[name], __name__), name)
+    elif name in ("__version__", "library_path"):
+        lib = importlib.import_module("._lib", __name__).lib
+        value = lib.version if name == "__version__" else lib.path
+    else:
+        raise AttributeError(f"module 'etcompare' has no attribute '{name}'")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

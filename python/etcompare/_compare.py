@@ -1,0 +1,162 @@
+"""Output comparison: upstream's compare_results() at full precision, and
+Inspector.compare(), the library's accuracy gate (etcompare/accuracy.h)."""
+import ctypes
+import os
+
+from . import _lib, _tensor
+from ._lib import Error, lib
+
+_PAIR = {"auto": 0, "index": 1, "order": 2}
+_METRICS = {"snr": "snr_db", "mse": "mse", "cosine_similarity": "cosine"}
+
+
+def _flat(x):
+    """A tensor-like (numpy array, torch tensor, list, scalar) as float64
+    numpy data, flattened, C-contiguous."""
+    np = _tensor._np()
+    if hasattr(x, "detach"):  # torch.Tensor without importing torch
+        x = x.detach().cpu().numpy()
+    return np.ascontiguousarray(np.asarray(x, dtype=np.float64).reshape(-1))
+
+
+def metrics_of(reference, actual):
+    """The library's metrics (etc_metrics) of `actual` against `reference`."""
+    r, a = _flat(reference), _flat(actual)
+    vr, va, m = _lib.Values(), _lib.Values(), _lib.Metrics()
+    dp = ctypes.POINTER(ctypes.c_double)
+    lib.values_from_doubles(ctypes.byref(vr), r.ctypes.data_as(dp), r.size)
+    lib.values_from_doubles(ctypes.byref(va), a.ctypes.data_as(dp), a.size)
+    err = _lib.new_error()
+    _lib.check(lib.metrics_compare(ctypes.byref(vr), ctypes.byref(va), ctypes.byref(m),
+                                   ctypes.byref(err)), err)
+    return m
+
+
+def compare_results(reference_output, run_output, metrics=None, plot=False):
+    """Upstream's compare_results: each pair of outputs compared, returned as
+    {"snr": [...], "mse": [...], "cosine_similarity": [...]}, one value per
+    output, at full precision (upstream rounds to 2 decimals)."""
+    if plot:
+        raise Error("compare_results(plot=True): draw the plots with Inspector.compare() and "
+                    "the CLI's --plot DIR", "unsupported")
+    wanted = [k for k in _METRICS if metrics is None or k in metrics]
+    out = {k: [] for k in wanted}
+    if not isinstance(reference_output, (list, tuple)):
+        reference_output = [reference_output]
+    if not isinstance(run_output, (list, tuple)):
+        run_output = [run_output]
+    if len(reference_output) != len(run_output):
+        raise Error(f"compare_results: {len(reference_output)} reference outputs but "
+                    f"{len(run_output)} run outputs", "mismatch")
+    for ref, res in zip(reference_output, run_output):
+        m = metrics_of(ref, res)
+        for k in wanted:
+            out[k].append(getattr(m, _METRICS[k]))
+    return out
+
+
+class _Acc:
+    def __init__(self):
+        self.acc = self.ts = self.npz = None
+        self.keep = []
+
+    def __del__(self):
+        if lib is None:
+            return
+        lib.accuracy_free(self.acc)
+        lib.torchsave_free(self.ts)
+        lib.npz_free(self.npz)
+
+
+_METRIC_FIELDS = ("count", "snr_db", "mse", "cosine", "l1", "max_abs", "max_rel", "max_abs_index",
+                  "nan_count", "nan_mismatch_count", "mismatch_count", "identical", "exact")
+
+
+class AccuracyResult:
+    """The outcome of Inspector.compare(): `passed` (every output paired and
+    within the thresholds), `rows` (one dict per output pair), `failures`,
+    `worst` (the row with the lowest SNR) and str() the CLI's grid."""
+
+    def __init__(self, owner, insp):
+        self._o, self._insp = owner, insp
+        acc = owner.acc
+        self.rows = []
+        for i in range(lib.accuracy_row_count(acc)):
+            r = lib.accuracy_row_at(acc, i).contents
+            b = lib.inspector_block(insp._h.insp, r.block).contents
+            row = {"block": b.name.text(), "run": r.run, "etdump_run": r.etdump_run,
+                   "reference": r.reference if r.reference >= 0 else None, "output": r.output,
+                   "shape": _lib.cstr(r.shape), "reference_shape": _lib.cstr(r.reference_shape),
+                   "dtype": _lib.cstr(r.dtype), "reference_dtype": _lib.cstr(r.reference_dtype),
+                   "status": _lib.cstr(lib.row_status_str(r.status)),
+                   "reason": _lib.cstr(r.reason)}
+            if r.has_metrics:
+                row.update({("snr" if k == "snr_db" else k): getattr(r.metrics, k)
+                            for k in _METRIC_FIELDS})
+            self.rows.append(row)
+        self.failures = lib.accuracy_failures(acc)
+        self.passed = self.failures == 0 and bool(self.rows)
+        w = lib.accuracy_worst(acc)
+        self.worst = self.rows[w] if w >= 0 else None
+        self.pairing = _lib.cstr(lib.accuracy_pair_note(acc))
+
+    def __bool__(self):
+        return self.passed
+
+    def __str__(self):
+        err = _lib.new_error()
+        return _lib.capture(lambda f: _lib.check(
+            lib.report_accuracy(f, self._o.acc, self._insp._h.insp, 0x1 | 0x2 | 0x4 | 0x10,
+                                ctypes.byref(err)), err))
+
+    def __repr__(self):
+        return (f"AccuracyResult(passed={self.passed}, outputs={len(self.rows)}, "
+                f"failures={self.failures})")
+
+
+def accuracy(insp, reference, thresholds, block, method, pair_by):
+    h = insp._h
+    if not h.buf:
+        raise Error("compare() needs the debug buffer (debug_buffer_path=...): the outputs' "
+                    "values are there", "usage error")
+    o = _Acc()
+    o.keep.append(h)
+    err = _lib.new_error()
+    refs = _lib.options("reference_set", None)
+    if reference is not None:
+        path = os.fspath(reference)
+        p = ctypes.c_void_p()
+        if path.endswith((".npz", ".npy")):
+            _lib.check(lib.npz_open(ctypes.byref(p), _lib.path_arg(path), ctypes.byref(err)), err)
+            o.npz = refs.npz = p.value
+        else:
+            _lib.check(lib.torchsave_open(ctypes.byref(p), _lib.path_arg(path), ctypes.byref(err)),
+                       err)
+            o.ts = refs.torchsave = p.value
+        name = path.encode()
+    elif h.etrecord and lib.etrecord_reference_outputs(h.etrecord):
+        refs.torchsave = lib.etrecord_reference_outputs(h.etrecord)
+        name = b"ETRecord reference_outputs"
+    else:
+        raise Error("compare() needs reference outputs: reference=FILE (.npz or torch.save) or "
+                    "an ETRecord that has them", "usage error")
+    o.keep.append(name)
+    refs.name = name
+    opt = _lib.options("accuracy_options", lib.accuracy_options_init)
+    blk = block.encode()
+    meth = method.encode() if method else None
+    o.keep += [blk, meth]
+    opt.block = blk
+    if meth:
+        opt.method = meth
+    if pair_by not in _PAIR:
+        raise Error(f"pair_by must be auto, index or order, not '{pair_by}'", "usage error")
+    opt.pair_by = _PAIR[pair_by]
+    for k, v in thresholds.items():
+        if v is not None:
+            setattr(opt, k, float(v))
+    p = ctypes.c_void_p()
+    _lib.check(lib.accuracy_run(ctypes.byref(p), h.insp, ctypes.byref(refs), ctypes.byref(opt),
+                                ctypes.byref(err)), err)
+    o.acc = p.value
+    return AccuracyResult(o, insp)

@@ -1,0 +1,82 @@
+"""get_exported_program(): the ETRecord's Edge program as a printable graph
+of nodes (name, op, inputs, debug handle, stack trace, module)."""
+import ctypes
+
+from . import _lib
+from ._lib import Error, lib
+
+
+class Node:
+    """One node of an Edge program graph."""
+
+    def __init__(self, n):
+        self.name = _lib.cstr(n.name)
+        self.op = _lib.cstr(n.op)
+        self.target = _lib.cstr(n.target)
+        self.inputs = _lib.cstr(n.inputs)
+        self.debug_handle = n.debug_handle if n.debug_handle >= 0 else None
+        self.stack_trace = _lib.cstr(n.stack_trace) or None
+        self.source_line = _lib.cstr(n.source_line) or None
+        self.module_hierarchy = {}
+        for j in range(n.module_depth):
+            fr = _lib.at(n.modules, j, _lib.ModuleFrame, "module_frame")
+            self.module_hierarchy[_lib.cstr(fr.key)] = (_lib.cstr(fr.path), _lib.cstr(fr.type))
+
+    @property
+    def module(self):
+        """The innermost module path, e.g. "body.layer3" ("" at the root)."""
+        return list(self.module_hierarchy.values())[-1][0] if self.module_hierarchy else ""
+
+    def __repr__(self):
+        return (f"Node(name={self.name!r}, op={self.op!r}, inputs={self.inputs!r}, "
+                f"debug_handle={self.debug_handle!r})")
+
+
+class Graph:
+    """The nodes of one program of the ETRecord, in graph order. str() gives
+    one line per node, as `etcompare --show-graph` prints it."""
+
+    def __init__(self, handles, graph=None, method=None):
+        self._h = handles
+        rec = handles.etrecord
+        err = _lib.new_error()
+        if graph is None:
+            m = (lib.etrecord_method_index(rec, method.encode()) if method
+                 else lib.etrecord_default_method(rec))
+            if m < 0:
+                raise Error(f"the ETRecord has no program for method '{method or 'forward'}'",
+                            "usage error")
+            self.name = _lib.cstr(lib.etrecord_method(rec, m))
+            self._arg = self.name.encode()
+            self.nodes = [Node(lib.etrecord_node(rec, m, i).contents)
+                          for i in range(lib.etrecord_node_count(rec, m))]
+        else:
+            ptr, count = ctypes.c_void_p(), ctypes.c_size_t()
+            _lib.check(lib.etrecord_graph_nodes(rec, graph.encode(), ctypes.byref(ptr),
+                                                ctypes.byref(count), ctypes.byref(err)), err)
+            self.name = graph
+            self._arg = graph.encode()
+            self.nodes = [Node(_lib.at(ptr.value, i, _lib.GraphNode, "graph_node"))
+                          for i in range(count.value)]
+
+    def __iter__(self):
+        return iter(self.nodes)
+
+    def __len__(self):
+        return len(self.nodes)
+
+    def node_for_handle(self, handle):
+        """The nodes carrying debug handle `handle`."""
+        return [n for n in self.nodes if n.debug_handle == handle]
+
+    def __str__(self):
+        err = _lib.new_error()
+        return _lib.capture(lambda f: _lib.check(lib.report_graph(f, self._h.etrecord, self._arg,
+                                                                  ctypes.byref(err)), err))
+
+    def __repr__(self):
+        return f"<etcompare.Graph {self.name}: {len(self.nodes)} nodes>"
+
+    def print_readable(self, file=None):
+        import sys
+        (file or sys.stdout).write(str(self))

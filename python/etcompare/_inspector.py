@@ -1,0 +1,487 @@
+"""The upstream Inspector API (executorch.devtools.Inspector) on libetcompare:
+Inspector, EventBlock, Event, PerfData and TimeScale, spelled and shaped as
+upstream's devtools/inspector/_inspector.py.
+"""
+import ctypes
+import enum
+import os
+import sys
+import warnings
+
+from . import _lib, _tensor
+from ._lib import Error, lib
+
+RESERVED_FRAMEWORK_EVENT_NAMES = ("Method::init", "Program::load_method", "Method::execute")
+
+
+class TimeScale(enum.Enum):
+    """Upstream's TimeScale: the unit of timestamps and durations."""
+    NS = "ns"
+    US = "us"
+    MS = "ms"
+    S = "s"
+    CYCLES = "cycles"
+
+
+def _scale(v, what):
+    name = v.value if isinstance(v, TimeScale) else str(v)
+    out = ctypes.c_int()
+    if lib.time_scale_parse(name.encode(), ctypes.byref(out)) < 0:
+        raise Error(f"{what}: unknown time scale '{name}' (ns, us, ms, s or cycles)",
+                    "usage error")
+    return out.value
+
+
+class _Handles:
+    """The library objects behind one Inspector. Numpy arrays handed out hold
+    a reference to this object, so the mapping lives as long as they do."""
+
+    def __init__(self):
+        self.etdump = self.buf = self.etrecord = self.insp = None
+        self.data = None  # bytes given as etdump_data (the dump points into them)
+
+    def __del__(self):
+        if lib is None:  # interpreter shutdown
+            return
+        lib.inspector_free(self.insp)
+        lib.etrecord_free(self.etrecord)
+        lib.debug_buffer_free(self.buf)
+        lib.etdump_free(self.etdump)
+
+
+class PerfData:
+    """Durations of one event, one per run (`raw`), and their statistics
+    (numpy's percentile with linear interpolation, mean, min, max)."""
+
+    def __init__(self, raw, stats=None):
+        self.raw = raw
+        self._stats = stats
+
+    def _stat(self, name):
+        if self._stats is not None:
+            return getattr(self._stats, name)
+        st = _lib.PerfStats()
+        _perf_stats(self.raw, st)
+        self._stats = st
+        return getattr(st, name)
+
+    p10 = property(lambda self: self._stat("p10"))
+    p50 = property(lambda self: self._stat("p50"))
+    p90 = property(lambda self: self._stat("p90"))
+    avg = property(lambda self: self._stat("avg"))
+    min = property(lambda self: self._stat("min"))
+    max = property(lambda self: self._stat("max"))
+
+    def __repr__(self):
+        return f"PerfData(raw={self.raw!r})"
+
+
+def _perf_stats(raw, out):
+    fn = lib.dll.etc_perf_stats_compute
+    fn.restype, fn.argtypes = None, [ctypes.POINTER(ctypes.c_double), ctypes.c_size_t,
+                                    ctypes.POINTER(_lib.PerfStats)]
+    arr = (ctypes.c_double * len(raw))(*raw)
+    fn(arr, len(raw), ctypes.byref(out))
+
+
+def _truncated(ops):
+    if len(ops) < 5:
+        return ops
+    return f"['{ops[0]}', '{ops[1]}' ... '{ops[-1]}'] ({len(ops)} total)"
+
+
+class Event:
+    """One event of an EventBlock (upstream's Event): an operator instance
+    with its durations over the block's runs, its intermediate outputs and
+    what the ETRecord says about it."""
+
+    def __init__(self, block, ev, handles, converter=None, parser=None):
+        self._h = handles
+        self._parser = parser
+        self.name = ev.name.text()
+        self._instruction_id = ev.instruction_id if ev.instruction_id >= 0 else None
+        if ev.delegate_debug_id_int >= 0:
+            self.delegate_debug_identifier = ev.delegate_debug_id_int
+        else:
+            self.delegate_debug_identifier = ev.delegate_debug_id_str.text() or None
+        self.is_delegated_op = bool(ev.is_delegated_op)
+        n = ev.run_count
+        if ev.has_perf:
+            raw = ev.raw[:n]
+            stats = _lib.PerfStats.from_buffer_copy(ev.stats)
+            self._start_time = [int(x) for x in ev.start_times[:n]]
+            if converter is not None and self.is_delegated_op:
+                # the library reports delegated durations in raw ticks (README:
+                # "Delegated events are reported unscaled"), so end = start + raw
+                raw = [_elapsed(converter(self.name, s), converter(self.name, s + round(r)))
+                       for s, r in zip(self._start_time, raw)]
+                stats = None
+            self.perf_data = PerfData(list(raw), stats)
+        else:
+            self.perf_data = None
+            self._start_time = None
+        self._delegate_debug_metadatas = []
+        if ev.metadata:
+            metas = [ctypes.string_at(ev.metadata[k], ev.metadata_len[k]).decode("utf-8", "replace")
+                     if ev.metadata[k] else "" for k in range(n)]
+            if any(metas):
+                self._delegate_debug_metadatas = metas
+        self.debug_handles = (list(ev.debug_handles[:ev.debug_handle_count])
+                              if ev.debug_handles else None)
+        self.op_types, self.stack_traces, self.module_hierarchy = [], {}, {}
+        self._nodes = []
+        for k in range(ev.node_count):
+            node = _lib.GraphNode.from_address(ev.nodes[k])
+            name = _lib.cstr(node.name)
+            self._nodes.append(node)
+            self.stack_traces[name] = _lib.cstr(node.stack_trace) or None
+            frames = {}
+            for j in range(node.module_depth):
+                fr = _lib.at(node.modules, j, _lib.ModuleFrame, "module_frame")
+                frames[_lib.cstr(fr.key)] = (_lib.cstr(fr.path), _lib.cstr(fr.type))
+            self.module_hierarchy[name] = frames or None
+            if node.op:
+                self.op_types.append(_lib.cstr(node.op))
+        self.delegate_backend_name = (ev.delegate_backend_name.decode("utf-8", "replace")
+                                      if ev.delegate_backend_name is not None else None)
+        self.num_outputs = ev.num_outputs if ev.num_outputs >= 0 else None
+        self._debug_ptr, self._debug_count = ev.debug, ev.debug_count
+        self._debug_data = None
+
+    @property
+    def debug_data(self):
+        """Intermediate outputs of the block's first run: numpy arrays
+        (zero-copy views into the debug buffer) and Python scalars."""
+        if self._debug_data is None:
+            self._debug_data = _tensor.values(self._debug_ptr, 0, self._debug_count, self._h.buf,
+                                              self._h) if self._debug_count else []
+        return self._debug_data
+
+    @property
+    def start_time(self):
+        return self._start_time
+
+    @property
+    def delegate_debug_metadatas(self):
+        """Parsed by delegate_metadata_parser when one was given (delegated
+        events only), else the raw strings, as upstream."""
+        if not self.is_delegated_op or self._parser is None:
+            return self._delegate_debug_metadatas
+        return self._parser(self._delegate_debug_metadatas)
+
+    @property
+    def raw_delegate_debug_metadatas(self):
+        return self._delegate_debug_metadatas
+
+    def asdict(self, _units=""):
+        p = self.perf_data
+        return {
+            "event_name": self.name,
+            "raw": [p.raw if p else None],
+            "p10" + _units: p.p10 if p else None,
+            "p50" + _units: p.p50 if p else None,
+            "p90" + _units: p.p90 if p else None,
+            "avg" + _units: p.avg if p else None,
+            "min" + _units: p.min if p else None,
+            "max" + _units: p.max if p else None,
+            "op_types": [_truncated(self.op_types)],
+            "delegate_debug_identifier": self.delegate_debug_identifier,
+            "stack_traces": [self.stack_traces],
+            "module_hierarchy": [self.module_hierarchy],
+            "is_delegated_op": self.is_delegated_op,
+            "delegate_backend_name": self.delegate_backend_name,
+            "debug_data": [self.debug_data],
+            "start_time": [self._start_time],
+        }
+
+    def to_dataframe(self, _units=""):
+        import pandas as pd
+        return pd.DataFrame(self.asdict(_units=_units))
+
+    def __repr__(self):
+        return (f"Event(name={self.name!r}, perf_data={self.perf_data!r}, "
+                f"op_types={self.op_types!r}, debug_handles={self.debug_handles!r})")
+
+
+def _elapsed(start, end):
+    max_uint32 = 2 ** 32 - 1
+    if start > end:
+        if start > max_uint32 or end > max_uint32:
+            raise Error(f"Expected start_time ({start}) and end_time ({end}) to be less than "
+                        f"{max_uint32} for cases where there is wrap-around of time values.")
+        return (max_uint32 - start) + end
+    return end - start
+
+
+class EventBlock:
+    """A group of runs with the same signature (upstream's EventBlock)."""
+
+    def __init__(self, index, b, handles, source, target, converter=None, reference=None,
+                 parser=None):
+        self._h = handles
+        self._b = b
+        self.index = index
+        self.name = b.name.text()
+        self.source_time_scale, self.target_time_scale = source, target
+        # upstream keeps the writer's value: -1 when the runtime omitted it
+        self.bundled_input_index = b.bundled_input_index
+        self.reference_output = reference
+        self._converter = converter
+        self._parser = parser
+        self._events = None
+        self._run_output = None
+
+    @property
+    def events(self):
+        if self._events is None:
+            b = self._b
+            self._events = [
+                Event(self, _lib.at(b.events, i, _lib.InspectorEvent, "inspector_event"), self._h,
+                      self._converter, self._parser) for i in range(b.event_count)]
+        return self._events
+
+    @property
+    def run_count(self):
+        return self._b.run_count
+
+    @property
+    def runs(self):
+        """The ETDump run_data index of each run merged into this block."""
+        return list(self._b.runs[:self._b.run_count])
+
+    def run_outputs(self, run=0):
+        """Program outputs of run `run` of the block (upstream's run_output is run 0's)."""
+        b = self._b
+        if not 0 <= run < b.run_count:
+            raise IndexError(f"block {self.name} has {b.run_count} runs")
+        start, end = b.output_start[run], b.output_start[run + 1]
+        return _tensor.values(b.outputs, start, end, self._h.buf, self._h)
+
+    @property
+    def run_output(self):
+        if self._run_output is None:
+            self._run_output = self.run_outputs(0) if self._b.run_count else []
+        return self._run_output
+
+    def to_dataframe(self, include_units=False, include_delegate_debug_data=False):
+        import pandas as pd
+        units = f" ({TimeScale(self.target_time_scale).value})" if include_units else ""
+        rows = []
+        for e in self.events:
+            d = e.asdict(_units=units)
+            row = {"event_block_name": self.name}
+            row.update({k: (v[0] if isinstance(v, list) else v) for k, v in d.items()})
+            if include_delegate_debug_data and e.delegate_debug_metadatas:
+                row["delegate_debug_metadata"] = e.delegate_debug_metadatas
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def __repr__(self):
+        return f"EventBlock(name={self.name!r}, events={len(self._b.event_count and self.events)})"
+
+
+def _tscale(v):
+    if isinstance(v, TimeScale):
+        return v
+    try:
+        return TimeScale(str(v).lower())
+    except ValueError:
+        raise Error(f"unknown time scale '{v}' (ns, us, ms, s or cycles)", "usage error") from None
+
+
+class Inspector:
+    """Upstream's Inspector on libetcompare.
+
+    Inspector(etdump_path=None, etdump_data=None, etrecord=None,
+              source_time_scale=TimeScale.NS, target_time_scale=TimeScale.MS,
+              debug_buffer_path=None, delegate_metadata_parser=None,
+              delegate_time_scale_converter=None, enable_module_hierarchy=False)
+
+    Beyond upstream: `method` (the ETRecord method, default "forward") and
+    `strict` (merged runs with different debug data are an error).
+    """
+
+    def __init__(self, etdump_path=None, etdump_data=None, etrecord=None,
+                 source_time_scale=TimeScale.NS, target_time_scale=TimeScale.MS,
+                 debug_buffer_path=None, delegate_metadata_parser=None,
+                 delegate_time_scale_converter=None, enable_module_hierarchy=False,
+                 method=None, strict=False):
+        if (etdump_path is None) == (etdump_data is None):
+            raise Error("Expecting exactly one of etdump_path or etdump_data to be specified.",
+                        "usage error")
+        self._source_time_scale = _tscale(source_time_scale)
+        self._target_time_scale = _tscale(target_time_scale)
+        h = self._h = _Handles()
+        err = _lib.new_error()
+        p = ctypes.c_void_p()
+        if etdump_path is not None:
+            _lib.check(lib.etdump_open(ctypes.byref(p), _lib.path_arg(etdump_path),
+                                       ctypes.byref(err)), err)
+        else:
+            h.data = bytes(etdump_data)
+            _lib.check(lib.etdump_wrap(ctypes.byref(p), ctypes.c_char_p(h.data), len(h.data),
+                                       b"etdump_data", ctypes.byref(err)), err)
+        h.etdump = p.value
+        if debug_buffer_path is not None:
+            p = ctypes.c_void_p()
+            _lib.check(lib.debug_buffer_open(ctypes.byref(p), _lib.path_arg(debug_buffer_path),
+                                             ctypes.byref(err)), err)
+            h.buf = p.value
+        else:
+            warnings.warn("Output Buffer not found. Tensor Debug Data will not be available.",
+                          stacklevel=2)
+        opt = _lib.options("inspector_options", lib.inspector_options_init)
+        opt.source_time_scale = _scale(self._source_time_scale, "source_time_scale")
+        opt.target_time_scale = _scale(self._target_time_scale, "target_time_scale")
+        opt.strict = bool(strict)
+        p = ctypes.c_void_p()
+        _lib.check(lib.inspector_create(ctypes.byref(p), h.etdump, h.buf, ctypes.byref(opt),
+                                        ctypes.byref(err)), err)
+        h.insp = p.value
+        self._method = method
+        if etrecord is not None:
+            if not isinstance(etrecord, (str, bytes, os.PathLike)):
+                raise TypeError("Unsupported ETRecord type: give the path of the ETRecord file")
+            p = ctypes.c_void_p()
+            _lib.check(lib.etrecord_open(ctypes.byref(p), _lib.path_arg(etrecord),
+                                         ctypes.byref(err)), err)
+            h.etrecord = p.value
+            _lib.check(lib.inspector_link(h.insp, h.etrecord,
+                                          method.encode() if method else None,
+                                          ctypes.byref(err)), err)
+        self._converter = delegate_time_scale_converter
+        self._parser = delegate_metadata_parser
+        self._event_blocks = None
+
+    # --- the data ------------------------------------------------------------------------
+
+    @property
+    def event_blocks(self):
+        if self._event_blocks is None:
+            h = self._h
+            self._event_blocks = [
+                EventBlock(i, lib.inspector_block(h.insp, i).contents, h, self._source_time_scale,
+                           self._target_time_scale, self._converter, parser=self._parser)
+                for i in range(lib.inspector_block_count(h.insp))]
+            self._attach_references(self._event_blocks)
+        return self._event_blocks
+
+    def _attach_references(self, blocks):
+        """reference_output of each block as upstream: the ETRecord's
+        reference_outputs[method][bundled_input_index] with Python indexing,
+        so the runtime's -1 (index not written) is the last reference."""
+        h = self._h
+        if not h.etrecord or not lib.etrecord_reference_outputs(h.etrecord):
+            return
+        method = (self._method or "forward").encode()
+        count = None
+        for b in blocks:
+            idx = b.bundled_input_index
+            if idx < 0:
+                if count is None:
+                    count = 0
+                    while count < 1 << 16 and self._reference(method, count) is not None:
+                        count += 1
+                idx += count
+            if idx >= 0:
+                b.reference_output = self._reference(method, idx)
+
+    def _reference(self, method, index):
+        h = self._h
+        err = _lib.new_error()
+        count = ctypes.c_size_t()
+        if lib.etrecord_reference(h.etrecord, method, index, None, 0, ctypes.byref(count),
+                                  ctypes.byref(err)) < 0:
+            return None
+        ptrs = (ctypes.c_void_p * max(count.value, 1))()
+        if lib.etrecord_reference(h.etrecord, method, index, ptrs, count.value,
+                                  ctypes.byref(count), ctypes.byref(err)) < 0:
+            return None
+        return [_tensor.pytensor_array(_lib.PyTensor.from_address(ptrs[k]), h)
+                for k in range(count.value)]
+
+    @property
+    def warnings(self):
+        """The library's warnings (e.g. merged runs whose debug data differ)."""
+        h = self._h
+        return [lib.inspector_warning(h.insp, i).decode("utf-8", "replace")
+                for i in range(lib.inspector_warning_count(h.insp))]
+
+    def _report_options(self, include_units=True, include_delegate_debug_data=False):
+        opt = _lib.options("report_options", lib.report_options_init)
+        opt.include_units = bool(include_units)
+        opt.include_delegate_debug_data = bool(include_delegate_debug_data)
+        return opt
+
+    # --- upstream's methods -----------------------------------------------------------------
+
+    def to_dataframe(self, include_units=True, include_delegate_debug_data=False):
+        import pandas as pd
+        frames = [b.to_dataframe(include_units, include_delegate_debug_data)
+                  for b in self.event_blocks]
+        if not frames:
+            return pd.DataFrame()
+        return pd.concat(frames, ignore_index=True)
+
+    def _text(self, fn, include_units, include_delegate_debug_data):
+        if self._converter is not None:
+            warnings.warn("print_data_tabular/save_data_to_tsv print the library's durations: "
+                          "delegate_time_scale_converter only changes Event.perf_data",
+                          stacklevel=3)
+        opt = self._report_options(include_units, include_delegate_debug_data)
+        err = _lib.new_error()
+        return _lib.capture(lambda f: _lib.check(fn(f, self._h.insp, ctypes.byref(opt),
+                                                    ctypes.byref(err)), err))
+
+    def print_data_tabular(self, file=None, include_units=True, include_delegate_debug_data=False):
+        """The profiling table, as upstream prints it (and the CLI)."""
+        text = self._text(lib.report_table, include_units, include_delegate_debug_data)
+        (file or sys.stdout).write(text)
+
+    def save_data_to_tsv(self, file, include_units=True, include_delegate_debug_data=False):
+        """The same rows as TSV (pandas to_csv with sep "\\t"). `file` is a
+        path or an open text file."""
+        text = self._text(lib.report_tsv, include_units, include_delegate_debug_data)
+        if isinstance(file, (str, bytes, os.PathLike)):
+            with open(file, "w", newline="") as f:
+                f.write(text)
+        else:
+            file.write(text)
+
+    def find_total_for_module(self, module_name):
+        """Sum of the average times of the events inside module `module_name`."""
+        return lib.inspector_module_total(self._h.insp, module_name.encode(), None)
+
+    def get_op_list(self, event_block, show_delegated_ops=True):
+        return {}  # upstream: not implemented
+
+    def get_exported_program(self, graph=None):
+        """The ETRecord's Edge program (or graph_map program `graph`): a
+        printable Graph whose nodes carry name, op, inputs, handle, stack
+        trace and module. None without an ETRecord (upstream logs a warning)."""
+        if not self._h.etrecord:
+            warnings.warn("Exported program is only available when a valid etrecord_path was "
+                          "provided at the time of Inspector construction", stacklevel=2)
+            return None
+        from ._graph import Graph
+        return Graph(self._h, graph, self._method)
+
+    def calculate_numeric_gap(self, distance="MSE", reference=None, block="Execute", **thresholds):
+        """Intermediate outputs against a reference, op by op (upstream's
+        calculate_numeric_gap). `reference`: an .npz of AOT intermediates keyed
+        by debug handle ("12", "12,13"), or another Inspector (a reference run
+        with its debug buffer). Returns a pandas DataFrame (a list of dicts
+        without pandas) with upstream's columns first."""
+        from ._numgap import numeric_gap
+        return numeric_gap(self, distance, reference, block, thresholds)
+
+    def compare(self, reference=None, min_snr=None, max_mse=None, min_cosine=None, max_abs=None,
+                block="Execute", method=None, pair_by="auto"):
+        """Program outputs against reference outputs (an .npz, a torch.save
+        file, or None for the ETRecord's reference_outputs) with the accuracy
+        gate: an AccuracyResult whose `passed` says whether every output
+        passed."""
+        from ._compare import accuracy
+        return accuracy(self, reference, dict(min_snr=min_snr, max_mse=max_mse,
+                                              min_cosine=min_cosine, max_abs=max_abs),
+                        block, method or self._method, pair_by)

@@ -1,0 +1,343 @@
+"""Loading libetcompare and describing its C API to ctypes.
+
+The library is looked for, in order: the file named by ETCOMPARE_LIBRARY;
+a libetcompare.so* in this package's directory; the checkout's build/
+(python/../build); the system loader path. The public structs are mirrored
+here field by field (include/etcompare/*.h); at load time each mirror's size
+is checked against the library's own etc_struct_size, so a library built
+from other headers is an ImportError, never a wrong number.
+"""
+import ctypes
+import os
+
+from ._errors import Error
+
+c_int, c_uint32, c_int32, c_int64, c_uint64 = (ctypes.c_int, ctypes.c_uint32, ctypes.c_int32,
+                                               ctypes.c_int64, ctypes.c_uint64)
+c_bool, c_double, c_float = ctypes.c_bool, ctypes.c_double, ctypes.c_float
+c_size_t = ctypes.c_size_t
+c_char_p, c_void_p, POINTER = ctypes.c_char_p, ctypes.c_void_p, ctypes.POINTER
+
+
+# --- mirrors of the public structs --------------------------------------------------------
+
+class EtcError(ctypes.Structure):
+    _fields_ = [("status", c_int), ("offset", c_int64), ("file", ctypes.c_char * 256),
+                ("message", ctypes.c_char * 1024)]
+
+
+class EtcStr(ctypes.Structure):
+    _fields_ = [("ptr", c_void_p), ("len", c_size_t)]
+
+    def text(self):
+        return ctypes.string_at(self.ptr, self.len).decode("utf-8", "replace") if self.len else ""
+
+
+class PerfStats(ctypes.Structure):
+    _fields_ = [(k, c_double) for k in ("p10", "p50", "p90", "avg", "min", "max")]
+
+
+class Value(ctypes.Structure):
+    _fields_ = [("type", c_int), ("is_output", c_bool), ("has_output", c_bool),
+                ("int_val", c_int64), ("bool_val", c_bool), ("float_val", c_float),
+                ("double_val", c_double), ("tensor_count", c_uint32), ("dump_", c_void_p),
+                ("tensors_pos_", c_size_t), ("run_", c_uint32), ("event_", c_uint32)]
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("scalar_type", c_int), ("ndim", c_uint32), ("nstrides", c_uint32),
+                ("sizes_le", c_void_p), ("strides_le", c_void_p), ("offset", c_int64),
+                ("numel", c_uint64), ("nbytes", c_uint64), ("data", c_void_p)]
+
+
+class PyTensor(ctypes.Structure):
+    _fields_ = [("tensor", Tensor), ("storage", c_void_p), ("storage_nbytes", c_uint64),
+                ("storage_offset", c_int64), ("storage_key", c_char_p), ("location", c_char_p),
+                ("contiguous", c_bool), ("is_parameter", c_bool), ("requires_grad", c_bool)]
+
+
+class ModuleFrame(ctypes.Structure):
+    _fields_ = [("key", c_char_p), ("path", c_char_p), ("type", c_char_p)]
+
+
+class GraphNode(ctypes.Structure):
+    _fields_ = [("name", c_char_p), ("target", c_char_p), ("op", c_char_p), ("inputs", c_char_p),
+                ("debug_handle", c_int64), ("stack_trace", c_char_p),
+                ("source_fn_stack", c_char_p), ("nn_module_stack", c_char_p),
+                ("module_depth", c_uint32), ("modules", c_void_p), ("source_line", c_char_p)]
+
+
+class InspectorEvent(ctypes.Structure):
+    _fields_ = [("name", EtcStr), ("instruction_id", c_int32), ("delegate_debug_id_int", c_int32),
+                ("delegate_debug_id_str", EtcStr), ("is_delegated_op", c_bool),
+                ("has_perf", c_bool), ("run_count", c_uint32), ("raw", POINTER(c_double)),
+                ("start_times", POINTER(c_uint64)), ("stats", PerfStats),
+                ("metadata", POINTER(c_void_p)), ("metadata_len", POINTER(c_uint32)),
+                ("debug_count", c_uint32), ("debug", c_void_p), ("first_run_event", c_uint32),
+                ("debug_handle_count", c_uint32), ("debug_handles", POINTER(c_int64)),
+                ("node_count", c_uint32), ("nodes", POINTER(c_void_p)),
+                ("delegate_backend_name", c_char_p), ("num_outputs", c_int64)]
+
+
+class AllocatorUsage(ctypes.Structure):
+    _fields_ = [("name", EtcStr), ("count", c_uint64), ("bytes", c_uint64)]
+
+
+class EventBlock(ctypes.Structure):
+    _fields_ = [("name", EtcStr), ("bundled_input_index", c_int32), ("run_count", c_uint32),
+                ("runs", POINTER(c_uint32)), ("event_count", c_size_t), ("events", c_void_p),
+                ("outputs", c_void_p), ("output_start", POINTER(c_uint32)),
+                ("allocators", c_void_p), ("alloc_start", POINTER(c_uint32))]
+
+
+class InspectorOptions(ctypes.Structure):
+    _fields_ = [("source_time_scale", c_int), ("target_time_scale", c_int), ("strict", c_bool)]
+
+
+class Metrics(ctypes.Structure):
+    _fields_ = [("count", c_uint64), ("snr_db", c_double), ("mse", c_double), ("cosine", c_double),
+                ("l1", c_double), ("max_abs", c_double), ("max_rel", c_double),
+                ("max_abs_index", c_uint64), ("nan_count", c_uint64),
+                ("nan_mismatch_count", c_uint64), ("mismatch_count", c_uint64),
+                ("identical", c_bool), ("exact", c_bool), ("notes", ctypes.c_uint)]
+
+
+class Values(ctypes.Structure):
+    _fields_ = [("count", c_uint64), ("scalar_type", c_int), ("read", c_void_p), ("src", c_void_p)]
+
+
+class ReferenceSet(ctypes.Structure):
+    _fields_ = [("torchsave", c_void_p), ("npz", c_void_p), ("name", c_char_p)]
+
+
+class AccuracyOptions(ctypes.Structure):
+    _fields_ = [("block", c_char_p), ("method", c_char_p), ("pair_by", c_int),
+                ("min_snr", c_double), ("max_mse", c_double), ("min_cosine", c_double),
+                ("max_abs", c_double), ("progress", c_void_p), ("progress_ctx", c_void_p)]
+
+
+class AccuracyRow(ctypes.Structure):
+    _fields_ = [("block", c_uint32), ("run", c_uint32), ("etdump_run", c_uint32),
+                ("reference", c_int32), ("output", c_uint32), ("shape", ctypes.c_char * 96),
+                ("reference_shape", ctypes.c_char * 96), ("dtype", c_char_p),
+                ("reference_dtype", c_char_p), ("has_metrics", c_bool), ("metrics", Metrics),
+                ("status", c_int), ("reason", ctypes.c_char * 160)]
+
+
+class NumgapReference(ctypes.Structure):
+    _fields_ = [("insp", c_void_p), ("npz", c_void_p), ("name", c_char_p)]
+
+
+class NumgapOptions(ctypes.Structure):
+    _fields_ = [("block", c_char_p), ("min_snr", c_double), ("max_mse", c_double),
+                ("min_cosine", c_double), ("max_abs", c_double)]
+
+
+class ReportOptions(ctypes.Structure):
+    _fields_ = [("include_units", c_bool), ("include_delegate_debug_data", c_bool),
+                ("max_values", c_uint32), ("accuracy", c_void_p), ("numgap", c_void_p),
+                ("profile", c_void_p), ("profile_tables", ctypes.c_uint), ("perfdiff", c_void_p)]
+
+
+# Structs read in arrays or whole: their size must be the library's exactly.
+EXACT = {"error": EtcError, "str": EtcStr, "value": Value, "tensor": Tensor, "pytensor": PyTensor,
+         "module_frame": ModuleFrame, "graph_node": GraphNode, "inspector_event": InspectorEvent,
+         "allocator_usage": AllocatorUsage, "event_block": EventBlock, "metrics": Metrics,
+         "values": Values, "accuracy_row": AccuracyRow, "perf_stats": PerfStats}
+# Option structs: filled by the library's *_init in a buffer of the library's
+# size; only their leading fields are set here, so the library may add fields.
+PREFIX = {"inspector_options": InspectorOptions, "accuracy_options": AccuracyOptions,
+          "numgap_options": NumgapOptions, "report_options": ReportOptions,
+          "reference_set": ReferenceSet, "numgap_reference": NumgapReference}
+
+# (name, restype, argtypes): the functions this package calls.
+_P = c_void_p
+_PP = POINTER(c_void_p)
+_E = POINTER(EtcError)
+FUNCTIONS = [
+    ("etc_version", c_char_p, []),
+    ("etc_status_str", c_char_p, [c_int]),
+    ("etc_struct_size", c_size_t, [c_char_p]),
+    ("etc_time_scale_parse", c_int, [c_char_p, POINTER(c_int)]),
+    ("etc_time_scale_name", c_char_p, [c_int]),
+    ("etc_etdump_open", c_int, [_PP, c_char_p, _E]),
+    ("etc_etdump_wrap", c_int, [_PP, c_void_p, c_size_t, c_char_p, _E]),
+    ("etc_etdump_free", None, [_P]),
+    ("etc_etdump_run_count", c_uint32, [_P]),
+    ("etc_debug_buffer_open", c_int, [_PP, c_char_p, _E]),
+    ("etc_debug_buffer_free", None, [_P]),
+    ("etc_debug_buffer_size", c_uint64, [_P]),
+    ("etc_etrecord_open", c_int, [_PP, c_char_p, _E]),
+    ("etc_etrecord_free", None, [_P]),
+    ("etc_etrecord_method_index", c_int, [_P, c_char_p]),
+    ("etc_etrecord_default_method", c_int, [_P]),
+    ("etc_etrecord_method", c_char_p, [_P, c_size_t]),
+    ("etc_etrecord_node_count", c_size_t, [_P, c_size_t]),
+    ("etc_etrecord_node", POINTER(GraphNode), [_P, c_size_t, c_size_t]),
+    ("etc_etrecord_graph_nodes", c_int, [_P, c_char_p, POINTER(c_void_p), POINTER(c_size_t), _E]),
+    ("etc_etrecord_graph_count", c_size_t, [_P]),
+    ("etc_etrecord_graph_name", c_char_p, [_P, c_size_t]),
+    ("etc_etrecord_reference_outputs", c_void_p, [_P]),
+    ("etc_etrecord_reference", c_int, [_P, c_char_p, c_size_t, POINTER(c_void_p), c_size_t,
+                                       POINTER(c_size_t), _E]),
+    ("etc_inspector_options_init", None, [_P]),
+    ("etc_inspector_create", c_int, [_PP, _P, _P, _P, _E]),
+    ("etc_inspector_free", None, [_P]),
+    ("etc_inspector_link", c_int, [_P, _P, c_char_p, _E]),
+    ("etc_inspector_block_count", c_size_t, [_P]),
+    ("etc_inspector_block", POINTER(EventBlock), [_P, c_size_t]),
+    ("etc_inspector_module_total", c_double, [_P, c_char_p, POINTER(c_size_t)]),
+    ("etc_inspector_warning_count", c_size_t, [_P]),
+    ("etc_inspector_warning", c_char_p, [_P, c_size_t]),
+    ("etc_value_tensor", c_int, [_P, c_uint32, _P, POINTER(Tensor), _E]),
+    ("etc_tensor_to_double", None, [_P, c_uint64, c_size_t, POINTER(c_double)]),
+    ("etc_report_options_init", None, [_P]),
+    ("etc_report_table", c_int, [_P, _P, _P, _E]),
+    ("etc_report_tsv", c_int, [_P, _P, _P, _E]),
+    ("etc_report_graph", c_int, [_P, _P, c_char_p, _E]),
+    ("etc_report_accuracy", c_int, [_P, _P, _P, ctypes.c_uint, _E]),
+    ("etc_report_numgap", c_int, [_P, _P, _E]),
+    ("etc_report_numgap_json", c_int, [_P, _P, _E]),
+    ("etc_torchsave_open", c_int, [_PP, c_char_p, _E]),
+    ("etc_torchsave_free", None, [_P]),
+    ("etc_npz_open", c_int, [_PP, c_char_p, _E]),
+    ("etc_npz_free", None, [_P]),
+    ("etc_accuracy_options_init", None, [_P]),
+    ("etc_accuracy_run", c_int, [_PP, _P, _P, _P, _E]),
+    ("etc_accuracy_free", None, [_P]),
+    ("etc_accuracy_row_count", c_size_t, [_P]),
+    ("etc_accuracy_row_at", POINTER(AccuracyRow), [_P, c_size_t]),
+    ("etc_accuracy_failures", c_size_t, [_P]),
+    ("etc_accuracy_worst", ctypes.c_long, [_P]),
+    ("etc_accuracy_pair_note", c_char_p, [_P]),
+    ("etc_row_status_str", c_char_p, [c_int]),
+    ("etc_numgap_options_init", None, [_P]),
+    ("etc_numgap_run", c_int, [_PP, _P, _P, _P, _E]),
+    ("etc_numgap_free", None, [_P]),
+    ("etc_numgap_row_count", c_size_t, [_P]),
+    ("etc_numgap_row_tensor", POINTER(Tensor), [_P, c_size_t]),
+    ("etc_numgap_row_reference_tensor", POINTER(Tensor), [_P, c_size_t]),
+    ("etc_values_from_doubles", None, [POINTER(Values), POINTER(c_double), c_uint64]),
+    ("etc_metrics_compare", c_int, [POINTER(Values), POINTER(Values), POINTER(Metrics), _E]),
+]
+
+
+def _candidates():
+    env = os.environ.get("ETCOMPARE_LIBRARY")
+    if env:
+        yield env, "ETCOMPARE_LIBRARY"
+        return
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in sorted(os.listdir(here)):
+        if name.startswith("libetcompare.so"):
+            yield os.path.join(here, name), "the package directory"
+    build = os.path.join(os.path.dirname(os.path.dirname(here)), "build")
+    for name in ("libetcompare.so", "libetcompare.so.0"):
+        if os.path.exists(os.path.join(build, name)):
+            yield os.path.join(build, name), "the checkout's build/"
+    import ctypes.util  # only here: it costs imports at every start
+    found = ctypes.util.find_library("etcompare")
+    for name in ([found] if found else []) + ["libetcompare.so.0", "libetcompare.so"]:
+        yield name, "the system loader path"
+
+
+class _Lib:
+    """The loaded library: its functions as attributes, plus the path and
+    the sizes of its structs (`stride`)."""
+
+    def __init__(self):
+        tried = []
+        dll = None
+        for path, where in _candidates():
+            try:
+                dll = ctypes.CDLL(path)
+                self.path, self.found_in = path, where
+                break
+            except OSError as e:
+                tried.append(f"{path} ({where}): {e}")
+        if dll is None:
+            raise ImportError("etcompare: cannot load libetcompare: build it "
+                              "(cmake --build build) or set ETCOMPARE_LIBRARY; tried " +
+                              "; ".join(tried))
+        self.dll = dll
+        for name, res, args in FUNCTIONS:
+            try:
+                fn = getattr(dll, name)
+            except AttributeError:
+                raise ImportError(f"etcompare: {self.path} has no {name}: the library is older "
+                                  "than this package")
+            fn.restype, fn.argtypes = res, args
+            setattr(self, name[4:], fn)
+        self.stride = {}
+        for name, struct in list(EXACT.items()) + list(PREFIX.items()):
+            size = self.struct_size(name.encode())
+            mine = ctypes.sizeof(struct)
+            if name in EXACT and size != mine or size < mine:
+                raise ImportError(f"etcompare: {self.path}: struct etc_{name} is {size} bytes "
+                                  f"there but {mine} in this package: the package and the "
+                                  "library come from different versions")
+            self.stride[name] = size
+        self.version = self.version().decode()
+
+
+lib = _Lib()
+libc = ctypes.CDLL(None)
+libc.open_memstream.restype = c_void_p
+libc.open_memstream.argtypes = [POINTER(c_void_p), POINTER(c_size_t)]
+libc.fclose.argtypes = [c_void_p]
+libc.fflush.argtypes = [c_void_p]
+libc.free.argtypes = [c_void_p]
+STATUS = {0: "ok", -1: "usage error", -2: "I/O error", -3: "format error", -4: "out of memory",
+          -5: "limit exceeded", -6: "unsupported", -7: "mismatch"}
+
+
+def new_error():
+    return EtcError()
+
+
+def check(rc, err):
+    """Raises Error with the library's message when `rc` is a failure."""
+    if rc < 0:
+        msg = err.message.decode("utf-8", "replace") or lib.status_str(rc).decode()
+        raise Error(msg, lib.status_str(rc).decode(), err.file.decode("utf-8", "replace"),
+                    err.offset)
+    return rc
+
+
+def options(name, init):
+    """A library options struct: a zeroed buffer of the library's size, filled
+    by its *_init, seen through the mirror of its leading fields."""
+    buf = (ctypes.c_char * lib.stride[name])()
+    if init is not None:
+        init(buf)
+    view = PREFIX[name].from_buffer(buf)
+    view._buf = buf  # the view keeps the buffer alive
+    return view
+
+
+def at(ptr, i, struct, name):
+    """Element i of a library array of `struct` starting at address `ptr`."""
+    return struct.from_address(ptr + i * lib.stride[name])
+
+
+def cstr(p):
+    return p.decode("utf-8", "replace") if p else ""
+
+
+def capture(write):
+    """Runs write(FILE *) into memory and returns the text written."""
+    buf, size = c_void_p(), c_size_t()
+    f = libc.open_memstream(ctypes.byref(buf), ctypes.byref(size))
+    if not f:
+        raise MemoryError("open_memstream failed")
+    try:
+        write(f)
+    finally:
+        libc.fclose(f)
+        text = ctypes.string_at(buf, size.value) if buf.value else b""
+        libc.free(buf)
+    return text.decode("utf-8", "replace")
+
+
+def path_arg(p):
+    return os.fsencode(os.fspath(p))

@@ -1,0 +1,152 @@
+"""calculate_numeric_gap(): the library's numeric gap (etcompare/numgap.h)
+as upstream's DataFrame. The rows come from the library's JSON
+(etc_report_numgap_json), so every column it provides is returned; the
+mapping to upstream's columns is in `_upstream_rows` alone."""
+import ctypes
+import json
+import math
+import os
+
+from . import _lib, _tensor
+from ._lib import Error, lib
+
+DISTANCES = ("MSE", "L1", "SNR")
+UPSTREAM_COLUMNS = ["aot_debug_handle", "aot_ops", "aot_intermediate_output",
+                    "runtime_debug_handle", "runtime_ops", "runtime_intermediate_output", "gap",
+                    "stacktraces"]
+
+
+class _Gap:
+    """Owns an etc_numgap and what it was computed from."""
+
+    def __init__(self):
+        self.ng = self.npz = None
+        self.keep = []
+
+    def __del__(self):
+        if lib is None:
+            return
+        lib.numgap_free(self.ng)
+        lib.npz_free(self.npz)
+
+
+def _num(v):
+    """A JSON number of the library ("nan", "inf", "-inf" are strings there)."""
+    if v is None:
+        return math.nan
+    return float(v)
+
+
+def _gap_value(metrics, distance):
+    """Upstream's gap for one output pair: MSE = mean((a-r)^2), L1 =
+    sum(|a-r|) (the library's l1 is the mean), SNR in dB."""
+    if metrics is None:
+        return math.nan
+    if distance == "MSE":
+        return _num(metrics.get("mse"))
+    if distance == "SNR":
+        return _num(metrics.get("snr"))
+    return _num(metrics.get("l1")) * metrics.get("count", 0)
+
+
+def _upstream_rows(doc, arrays, distance):
+    """Library rows (one per compared output pair) -> upstream rows (one per
+    matched group, `gap` a list with one value per output), upstream's
+    columns first, then etcompare's from the group's first failing output
+    (else its first)."""
+    groups = []
+    for i, r in enumerate(doc["rows"]):
+        key = (tuple(r["aot_debug_handle"]), tuple(r["runtime_debug_handle"]), r["event_name"],
+               r["instruction_id"])
+        if groups and groups[-1][0] == key:
+            groups[-1][1].append((i, r))
+        else:
+            groups.append((key, [(i, r)]))
+    out = []
+    for _key, members in groups:
+        first = members[0][1]
+        shown = next((r for _i, r in members if r["status"] != "pass"), first)
+        aot = [arrays[i][1] for i, _r in members]
+        rt = [arrays[i][0] for i, _r in members]
+        row = {
+            "aot_debug_handle": tuple(first["aot_debug_handle"]),
+            "aot_ops": _ops(first["aot_ops"]),
+            "aot_intermediate_output": aot[0] if len(aot) == 1 else aot,
+            "runtime_debug_handle": tuple(first["runtime_debug_handle"]),
+            "runtime_ops": _ops(first["runtime_ops"]),
+            "runtime_intermediate_output": rt[0] if len(rt) == 1 else rt,
+            "gap": [_gap_value(r["metrics"], distance) for _i, r in members],
+            "stacktraces": first["stacktraces"],
+        }
+        for k, v in shown.items():
+            if k in row or k in ("aot_debug_handle", "runtime_debug_handle"):
+                continue
+            if k == "metrics":
+                for mk, mv in (v or {}).items():
+                    row[mk] = float(mv) if mv in ("nan", "inf", "-inf") else mv
+            else:
+                row[k] = v
+        row["outputs"] = len(members)
+        out.append(row)
+    return out
+
+
+def _ops(s):
+    return [x for x in s.split(", ") if x] if isinstance(s, str) else s
+
+
+def numeric_gap(insp, distance, reference, block, thresholds):
+    dist = str(distance).upper()
+    if dist not in DISTANCES:
+        raise Error(f"distance must be one of MSE, L1, SNR, not '{distance}'", "usage error")
+    if reference is None:
+        raise Error("calculate_numeric_gap needs reference=: an .npz of AOT intermediates keyed "
+                    "by debug handle, or the Inspector of a reference run (etcompare does not "
+                    "run the graph on the representative inputs)", "usage error")
+    g = _Gap()
+    g.keep.append(insp._h)
+    err = _lib.new_error()
+    ref = _lib.options("numgap_reference", None)
+    if hasattr(reference, "_h") and hasattr(reference, "event_blocks"):
+        ref.insp = reference._h.insp
+        g.keep.append(reference._h)
+        name = "reference inspector"
+    else:
+        p = ctypes.c_void_p()
+        _lib.check(lib.npz_open(ctypes.byref(p), _lib.path_arg(reference), ctypes.byref(err)), err)
+        g.npz = ref.npz = p.value
+        name = os.fspath(reference)
+    ref.name = name.encode() if isinstance(name, str) else name
+    opt = _lib.options("numgap_options", lib.numgap_options_init)
+    blk = block.encode()
+    opt.block = blk
+    for k in ("min_snr", "max_mse", "min_cosine", "max_abs"):
+        v = thresholds.pop(k, None)
+        if v is not None:
+            setattr(opt, k, float(v))
+    if thresholds:
+        raise TypeError(f"unexpected argument(s): {', '.join(thresholds)}")
+    p = ctypes.c_void_p()
+    _lib.check(lib.numgap_run(ctypes.byref(p), insp._h.insp, ctypes.byref(ref), ctypes.byref(opt),
+                              ctypes.byref(err)), err)
+    g.ng = p.value
+    text = _lib.capture(lambda f: _lib.check(lib.report_numgap_json(f, g.ng, ctypes.byref(err)),
+                                             err))
+    doc = json.loads(text)
+    arrays = []
+    for i in range(len(doc["rows"])):
+        t = lib.numgap_row_tensor(g.ng, i)
+        r = lib.numgap_row_reference_tensor(g.ng, i)
+        arrays.append((_tensor.tensor_array(t.contents, g) if t else None,
+                       _tensor.tensor_array(r.contents, g) if r else None))
+    rows = _upstream_rows(doc, arrays, dist)
+    try:
+        import pandas as pd
+    except ImportError:
+        return rows
+    df = pd.DataFrame(rows)
+    df.attrs["first_divergence"] = next(
+        (i for i, r in enumerate(rows) if r.get("first_divergence")), None)
+    df.attrs["unmatched"] = doc.get("unmatched", [])
+    df.attrs["alignment"] = doc.get("alignment")
+    return df

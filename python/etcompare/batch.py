@@ -1,0 +1,430 @@
+"""python3 -m etcompare.batch: one summary line per ETDump, for the
+thousands of runs a device farm produces.
+
+    python3 -m etcompare.batch [-o summary.jsonl] [--workers N]
+                               [--scheduler local|tcp://HOST:PORT] [--resume]
+                               [--min-snr DB] [--max-mse X] [--min-cosine X]
+                               [--max-abs X] INPUT...
+
+An INPUT is an ETDump, a folder (its *.etdp files), or a CSV manifest with
+the columns etdump,debug_buffer,etrecord,reference,reference_debug_buffer
+(relative paths are relative to the manifest). Beside an ETDump X.etdp the
+other files are found by name (docs/python.md):
+  debug buffer          X.bin, X_debug.bin or X.debug.bin
+  ETRecord              X.etrecord or X_etrecord.bin
+  reference run         X.ref.etdp, with its debug buffer X.ref.bin or X.ref_debug.bin
+  reference outputs     X.ref.npz, X.ref.pt or X.ref.pth (when there is no reference run)
+
+Each line (schema/batch-summary.schema.json) has the inputs, the status
+(ok, gate_failed, or error with its message), block and run counts,
+Method::execute p50/avg, the worst output SNR, MSE and cosine, the first
+divergence (node, handle, SNR) against a reference run and the elapsed
+time. One bad file is an error line, never the end of the batch (also one
+that kills its worker process). Lines are
+written as runs complete and sorted by ETDump path at the end; --resume
+skips the inputs already in the summary.
+
+Without --scheduler the runs go to a local process pool of --workers
+processes; --scheduler local starts a Dask LocalCluster of --workers worker
+processes; --scheduler tcp://HOST:PORT submits to a running Dask cluster
+(whose workers must see the same paths, e.g. shared storage, and have
+etcompare installed).
+
+Exit status: 0 all ok, 1 some run failed the gate, 3 some input was bad,
+2 usage.
+"""
+import argparse
+import concurrent.futures
+import csv
+import json
+import math
+import os
+import sys
+import time
+import warnings
+
+ETDUMP_SUFFIXES = (".etdp", ".etdump")
+FIELDS = ("etdump", "debug_buffer", "etrecord", "reference", "reference_debug_buffer")
+OUTPUT_REFERENCE_SUFFIXES = (".npz", ".npy", ".pt", ".pth")
+
+
+# --- inputs ----------------------------------------------------------------------------------
+
+def _first(*paths, present=None):
+    """The first of `paths` that exists (in `present`, a set of the folder's
+    paths, when given: one listing instead of a stat per name)."""
+    if present is not None:
+        return next((p for p in paths if p in present), None)
+    return next((p for p in paths if os.path.isfile(p)), None)
+
+
+def _stem(path):
+    base, ext = os.path.splitext(path)
+    return base if ext in ETDUMP_SUFFIXES else path
+
+
+def by_convention(etdump, present=None):
+    """The run of ETDump `etdump` with its companions found by name."""
+    s = _stem(etdump)
+    spec = {"etdump": etdump,
+            "debug_buffer": _first(s + ".bin", s + "_debug.bin", s + ".debug.bin",
+                                   present=present),
+            "etrecord": _first(s + ".etrecord", s + "_etrecord.bin", present=present),
+            "reference": _first(s + ".ref.etdp", s + ".ref.etdump", present=present),
+            "reference_debug_buffer": None}
+    if spec["reference"]:
+        spec["reference_debug_buffer"] = _first(s + ".ref.bin", s + ".ref_debug.bin",
+                                                present=present)
+    else:
+        spec["reference"] = _first(*(s + ".ref" + x for x in OUTPUT_REFERENCE_SUFFIXES),
+                                   present=present)
+    return spec
+
+
+def _is_reference_name(path):
+    return _stem(path).endswith(".ref")
+
+
+def from_manifest(path):
+    base = os.path.dirname(os.path.abspath(path))
+    out = []
+    with open(path, newline="") as f:
+        rows = csv.DictReader(f)
+        if not rows.fieldnames or "etdump" not in rows.fieldnames:
+            raise SystemExit(f"etcompare.batch: {path}: a manifest needs a header line with "
+                             f"the columns {','.join(FIELDS)}")
+        for row in rows:
+            spec = {}
+            for k in FIELDS:
+                v = (row.get(k) or "").strip()
+                spec[k] = os.path.normpath(os.path.join(base, v)) if v else None
+            if spec["etdump"]:
+                out.append(spec)
+    return out
+
+
+def discover(inputs):
+    specs = []
+    for path in inputs:
+        if os.path.isdir(path):
+            with os.scandir(path) as it:
+                present = {e.path for e in it if e.is_file()}
+            for full in sorted(present):
+                if full.endswith(ETDUMP_SUFFIXES) and not _is_reference_name(full):
+                    specs.append(by_convention(full, present))
+        elif path.endswith(".csv"):
+            specs.extend(from_manifest(path))
+        else:
+            specs.append(by_convention(path))
+    return specs
+
+
+# --- one run ---------------------------------------------------------------------------------
+
+def _num(v):
+    """A float for JSON: non-finite values as the strings the report uses."""
+    if v is None:
+        return None
+    v = float(v)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+def _worst(rows):
+    """Lowest SNR and cosine, highest MSE over compared outputs."""
+    rows = [r for r in rows if r.get("snr") is not None]
+    if not rows:
+        return None
+
+    def low(x):  # NaN counts as the worst value
+        return -math.inf if math.isnan(x) else x
+
+    def high(x):
+        return math.inf if math.isnan(x) else x
+    return {"snr": _num(min((r["snr"] for r in rows), key=low)),
+            "mse": _num(max((r["mse"] for r in rows), key=high)),
+            "cosine": _num(min((r["cosine"] for r in rows), key=low)),
+            "outputs": len(rows)}
+
+
+def _fails(m, gate):
+    """True when metrics `m` (snr, mse, cosine, max_abs) fail a threshold."""
+    def bad(v, lim, lower_is_bad):
+        if lim is None:
+            return False
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return True
+        return v < lim if lower_is_bad else v > lim
+    return (bad(m.get("snr"), gate.get("min_snr"), True) or
+            bad(m.get("mse"), gate.get("max_mse"), False) or
+            bad(m.get("cosine"), gate.get("min_cosine"), True) or
+            bad(m.get("max_abs"), gate.get("max_abs"), False))
+
+
+def _execute_stats(insp):
+    for b in insp.event_blocks:
+        for e in b.events:
+            if e.name == "Method::execute" and e.perf_data is not None:
+                return e.perf_data.p50, e.perf_data.avg
+    return None, None
+
+
+def _first_divergence(gap):
+    rows = gap.to_dict("records") if hasattr(gap, "to_dict") else gap
+    for i, r in enumerate(rows):
+        if r.get("status") != "pass":
+            node = ", ".join(r.get("runtime_ops") or []) or r.get("event_name") or \
+                f"instruction {r.get('instruction_id')}"
+            return {"row": i, "node": node, "handle": list(r.get("runtime_debug_handle") or ()),
+                    "snr": _num(r.get("snr")), "status": r.get("status")}
+    return None
+
+
+def analyze(spec, gate):
+    """The summary of one run: never raises (a bad input is an error line)."""
+    from . import Inspector, compare_results
+    from ._lib import Error
+    t0 = time.perf_counter()
+    out = {k: spec.get(k) for k in FIELDS}
+    out.update({"status": "ok", "message": None, "blocks": None, "runs": None,
+                "time_unit": "ms", "execute_p50": None, "execute_avg": None,
+                "worst_output": None, "first_divergence": None})
+    failed = []
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            insp = Inspector(etdump_path=spec["etdump"], debug_buffer_path=spec.get("debug_buffer"),
+                             etrecord=spec.get("etrecord"))
+            blocks = insp.event_blocks
+            out["blocks"] = len(blocks)
+            out["runs"] = sum(b.run_count for b in blocks)
+            p50, avg = _execute_stats(insp)
+            out["execute_p50"], out["execute_avg"] = _num(p50), _num(avg)
+            ref = spec.get("reference")
+            has_buffer = bool(spec.get("debug_buffer"))
+            if ref and not ref.endswith(OUTPUT_REFERENCE_SUFFIXES):
+                rinsp = Inspector(etdump_path=ref,
+                                  debug_buffer_path=spec.get("reference_debug_buffer"),
+                                  etrecord=spec.get("etrecord"))
+                rows = _outputs_against_run(insp, rinsp, compare_results)
+                out["worst_output"] = _worst(rows)
+                failed += [f"output {r['output']}" for r in rows if _fails(r, gate)]
+                if has_buffer and spec.get("reference_debug_buffer"):
+                    gap = insp.calculate_numeric_gap(reference=rinsp, **gate)
+                    out["first_divergence"] = _first_divergence(gap)
+                    if out["first_divergence"]:
+                        failed.append("first divergence")
+            elif has_buffer and (ref or _has_references(insp)):
+                acc = insp.compare(reference=ref, **gate)
+                out["worst_output"] = _worst(acc.rows)
+                if not acc.passed:
+                    failed.append(f"{acc.failures} outputs")
+    except Error as e:
+        out["status"], out["message"] = "error", str(e)
+    except Exception as e:  # a run must never end the batch
+        out["status"], out["message"] = "error", f"{type(e).__name__}: {e}"
+    if out["status"] == "ok" and failed:
+        out["status"], out["message"] = "gate_failed", "failed: " + ", ".join(failed)
+    out["elapsed_s"] = round(time.perf_counter() - t0, 6)
+    return out
+
+
+def _has_references(insp):
+    from ._lib import lib
+    h = insp._h
+    return bool(h.etrecord and lib.etrecord_reference_outputs(h.etrecord))
+
+
+def _outputs_against_run(insp, rinsp, compare_results):
+    """Program outputs of the first run of each Execute block against the
+    reference run's, output by output."""
+    def outs(i):
+        b = next((b for b in i.event_blocks if b.name == "Execute" and b.run_count), None)
+        return [] if b is None else b.run_output
+    a, r = outs(insp), outs(rinsp)
+    rows = []
+    for k, (x, y) in enumerate(zip(a, r)):
+        if x is None or y is None:
+            continue
+        m = compare_results([y], [x])
+        rows.append({"output": k, "snr": m["snr"][0], "mse": m["mse"][0],
+                     "cosine": m["cosine_similarity"][0]})
+    return rows
+
+
+def analyze_chunk(specs, gate):
+    return [json.dumps(analyze(s, gate)) for s in specs]
+
+
+# --- the batch -------------------------------------------------------------------------------
+
+def _chunks(specs, workers):
+    size = max(1, min(64, len(specs) // (workers * 8) or 1))
+    return [specs[i:i + size] for i in range(0, len(specs), size)]
+
+
+def _died(spec, why):
+    out = {k: spec.get(k) for k in FIELDS}
+    out.update({"status": "error", "message": f"the worker process died analysing it ({why})",
+                "blocks": None, "runs": None, "time_unit": "ms", "execute_p50": None,
+                "execute_avg": None, "worst_output": None, "first_divergence": None,
+                "elapsed_s": 0.0})
+    return json.dumps(out)
+
+
+def _run_pool(chunks, gate, workers, emit):
+    """Chunks on a process pool. A worker that dies (a crash in native code)
+    breaks the pool: the chunks it took down are then run one ETDump per
+    fresh single-worker pool, so only the ETDump that kills a worker alone
+    becomes an error line."""
+    failed = []
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as ex:
+        futures = {ex.submit(analyze_chunk, c, gate): c for c in chunks}
+        for f in concurrent.futures.as_completed(futures):
+            try:
+                emit(f.result())
+            except concurrent.futures.process.BrokenProcessPool:
+                failed.extend(futures[f])
+    for spec in failed:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=1) as ex:
+            try:
+                emit(ex.submit(analyze_chunk, [spec], gate).result())
+            except concurrent.futures.process.BrokenProcessPool as e:
+                emit([_died(spec, e)])
+
+
+def _run_dask(chunks, gate, workers, scheduler, emit):
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError as e:
+        raise SystemExit(f"etcompare.batch: --scheduler needs Dask (Debian python3-dask and "
+                         f"python3-distributed): {e}")
+    # worker processes import etcompare from where this one did
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [here] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    cluster = None
+    if scheduler == "local":
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               host="127.0.0.1", dashboard_address=None)
+        client = Client(cluster)
+    else:
+        client = Client(scheduler)
+    try:
+        futures = client.map(analyze_chunk, chunks, gate=gate, pure=False)
+        index = {f.key: c for f, c in zip(futures, chunks)}
+        for f in as_completed(futures):
+            try:
+                emit(f.result())
+            except Exception as e:  # e.g. KilledWorker: the chunk killed its workers
+                failed = index[f.key]
+                if len(failed) == 1:
+                    emit([_died(failed[0], f"{type(e).__name__}: {e}")])
+                else:  # find which ETDump: one task each
+                    more = client.map(analyze_chunk, [[s] for s in failed], gate=gate, pure=False)
+                    index.update({g.key: [s] for g, s in zip(more, failed)})
+                    for g in more:
+                        try:
+                            emit(g.result())
+                        except Exception as e2:
+                            emit([_died(index[g.key][0], f"{type(e2).__name__}: {e2}")])
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _key(line):
+    try:
+        return (json.loads(line).get("etdump") or "", line)
+    except ValueError:
+        return ("", line)
+
+
+def _read_lines(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [ln.rstrip("\n") for ln in f if ln.strip()]
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="python3 -m etcompare.batch",
+                                description="One JSON summary line per ETDump "
+                                            "(schema/batch-summary.schema.json).")
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="ETDump, folder of ETDumps, or CSV manifest")
+    p.add_argument("-o", "--output", default="-", help="summary JSONL file (default: stdout)")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                   help="worker processes (default: the CPU count)")
+    p.add_argument("--scheduler", help="'local' (a Dask LocalCluster) or the address of a "
+                                       "Dask scheduler, e.g. tcp://10.0.0.5:8786")
+    p.add_argument("--resume", action="store_true",
+                   help="skip inputs already in the summary (-o)")
+    for name in ("min-snr", "max-mse", "min-cosine", "max-abs"):
+        p.add_argument("--" + name, type=float, help="accuracy gate threshold")
+    a = p.parse_args(argv)
+    if a.workers < 1:
+        p.error("--workers must be at least 1")
+    if a.resume and a.output == "-":
+        p.error("--resume needs -o FILE")
+    return a
+
+
+def main(argv=None):
+    a = parse_args(sys.argv[1:] if argv is None else argv)
+    # one process per CPU already: BLAS threads in each would only compete
+    # (set before any process of the batch loads the library)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    gate = {k: getattr(a, k) for k in ("min_snr", "max_mse", "min_cosine", "max_abs")
+            if getattr(a, k) is not None}
+    specs = discover(a.inputs)
+    to_file = a.output != "-"
+    done = set()
+    if a.resume:
+        done = {json.loads(ln).get("etdump") for ln in _read_lines(a.output)}
+    todo = [s for s in specs if s["etdump"] not in done]
+    collected = []
+    sink = open(a.output, "a" if a.resume else "w") if to_file else None
+
+    def emit(lines):
+        collected.extend(lines)
+        if sink:
+            sink.write("".join(ln + "\n" for ln in lines))
+            sink.flush()
+
+    try:
+        chunks = _chunks(todo, a.workers)
+        if not chunks:
+            pass
+        elif a.scheduler:
+            _run_dask(chunks, gate, a.workers, a.scheduler, emit)
+        else:
+            _run_pool(chunks, gate, a.workers, emit)
+    finally:
+        if sink:
+            sink.close()
+    lines = _read_lines(a.output) if to_file else collected
+    lines.sort(key=_key)
+    if to_file:
+        tmp = a.output + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("".join(ln + "\n" for ln in lines))
+        os.replace(tmp, a.output)
+    else:
+        sys.stdout.write("".join(ln + "\n" for ln in lines))
+    statuses = [json.loads(ln)["status"] for ln in collected]
+    n = len(collected)
+    msg = f"etcompare.batch: {n} run{'' if n == 1 else 's'} analysed (" + ", ".join(
+        f"{statuses.count(s)} {s}" for s in ("ok", "gate_failed", "error")) + ")"
+    if a.resume:
+        msg += f"; {len(specs) - len(todo)} skipped, already in {a.output}"
+    print(msg, file=sys.stderr)
+    return 3 if "error" in statuses else 1 if "gate_failed" in statuses else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
