@@ -71,9 +71,10 @@ typedef struct group {
 	event_sig *sigs;
 	uint64_t hash;
 	uint32_t nruns, cap;
+	uint32_t first_cap; /* runs the first allocation holds */
 	uint32_t *runs;
-	double *dur;          /* [run][sig] */
-	uint64_t *start;      /* [run][sig] */
+	double *dur;          /* [sig][cap]: the events' raw durations, moved, not copied */
+	uint64_t *start;      /* [sig][cap] */
 	const uint8_t **meta; /* [run][sig], allocated on first metadata */
 	uint32_t *meta_len;
 	etc_value **debug; /* per sig: first run's debug values */
@@ -87,7 +88,14 @@ typedef struct group {
 	struct group *next_in_bucket;
 } group;
 
+/* A heap block the finished events point into, freed with the Inspector. */
+typedef struct owned_block {
+	struct owned_block *next;
+	void *p;
+} owned_block;
+
 struct etc_inspector {
+	owned_block *owned;
 	const etc_etdump *dump;
 	const etc_debug_buffer *buf;
 	etc_inspector_options opt;
@@ -333,6 +341,8 @@ static int duration(const etc_inspector *in, uint32_t run, uint32_t e, const etc
 
 static void group_free(group *g)
 {
+	if (!g)
+		return;
 	free(g->sigs);
 	free(g->runs);
 	free(g->dur);
@@ -349,22 +359,37 @@ static void group_free(group *g)
 	free(g);
 }
 
+/*
+ * Makes room for one more run. Durations and start times are kept per
+ * signature ([sig][cap]), so the finished events point into them without a
+ * copy; the first allocation holds first_cap runs (usually every run left in
+ * the ETDump: all of them merge), later ones double and move the columns.
+ */
 static int grow_rows(group *g, etc_error *err)
 {
 	if (g->nruns < g->cap)
 		return 0;
-	uint32_t cap = g->cap ? g->cap * 2 : 4;
-	size_t rows = (size_t)cap * (g->nsig ? g->nsig : 1);
+	uint32_t cap = g->cap ? g->cap * 2 : g->first_cap;
+	size_t nsig = g->nsig ? g->nsig : 1, rows = (size_t)cap * nsig;
 	void *p;
 	if (!(p = realloc(g->runs, cap * sizeof *g->runs)))
 		goto nomem;
 	g->runs = p;
-	if (!(p = realloc(g->dur, rows * sizeof *g->dur)))
+	double *dur = malloc(rows * sizeof *dur);
+	uint64_t *start = malloc(rows * sizeof *start);
+	if (!dur || !start) {
+		free(dur);
+		free(start);
 		goto nomem;
-	g->dur = p;
-	if (!(p = realloc(g->start, rows * sizeof *g->start)))
-		goto nomem;
-	g->start = p;
+	}
+	for (size_t i = 0; g->nruns && i < g->nsig; i++) {
+		memcpy(dur + i * cap, g->dur + i * g->cap, g->nruns * sizeof *dur);
+		memcpy(start + i * cap, g->start + i * g->cap, g->nruns * sizeof *start);
+	}
+	free(g->dur);
+	free(g->start);
+	g->dur = dur;
+	g->start = start;
 	if (g->meta) {
 		if (!(p = realloc(g->meta, rows * sizeof *g->meta)))
 			goto nomem;
@@ -642,8 +667,11 @@ static bool run_matches(const group *g, const etc_run *run, const scratch *s, ui
 	return true;
 }
 
-static int group_create(const etc_run *run, const scratch *s, uint64_t h, group **out,
-                        etc_error *err)
+/* Cells of durations a group reserves at first for the runs still to come. */
+#define FIRST_CELLS ((uint64_t)1 << 22)
+
+static int group_create(const etc_run *run, const scratch *s, uint64_t h, uint32_t runs_left,
+                        group **out, etc_error *err)
 {
 	group *g = calloc(1, sizeof *g);
 	if (!g)
@@ -652,6 +680,9 @@ static int group_create(const etc_run *run, const scratch *s, uint64_t h, group 
 	g->bidx = run->bundled_input_index;
 	g->nsig = s->nslots;
 	g->hash = h;
+	g->first_cap = runs_left;
+	if ((uint64_t)runs_left * (g->nsig ? g->nsig : 1) > FIRST_CELLS)
+		g->first_cap = runs_left < 4 ? runs_left : 4;
 	size_t n = g->nsig ? g->nsig : 1;
 	g->sigs = malloc(n * sizeof *g->sigs);
 	g->debug = calloc(n, sizeof *g->debug);
@@ -673,8 +704,9 @@ static int add_run(etc_inspector *in, group *g, uint32_t r, const etc_run *run, 
 	ETC_TRY(grow_rows(g, err));
 	uint32_t row = g->nruns;
 	bool first = row == 0;
-	double *dur = g->dur + (size_t)row * g->nsig;
-	uint64_t *start = g->start + (size_t)row * g->nsig;
+	double *dur = g->dur + row;
+	uint64_t *start = g->start + row;
+	size_t stride = g->cap;
 	if (first)
 		g->output_start[0] = 0, g->alloc_start[0] = 0;
 
@@ -682,15 +714,16 @@ static int add_run(etc_inspector *in, group *g, uint32_t r, const etc_run *run, 
 		const slot *sl = &s->slots[i];
 		const instr_event *ie = &s->ies[sl->ie];
 		etc_event ev;
-		dur[i] = NAN;
-		start[i] = 0;
+		dur[i * stride] = NAN;
+		start[i * stride] = 0;
 		if (sl->prof_event != NONE) {
 			etc_etdump_event(in->dump, r, sl->prof_event, &ev);
 			const etc_profile_event *p = &ev.profile;
 			bool delegated =
 			    p->delegate_debug_id_int != -1 || p->delegate_debug_id_str.len;
-			ETC_TRY(duration(in, r, sl->prof_event, p, delegated, &dur[i], err));
-			start[i] = p->start_time;
+			ETC_TRY(
+			    duration(in, r, sl->prof_event, p, delegated, &dur[i * stride], err));
+			start[i * stride] = p->start_time;
 			if (p->has_metadata && p->metadata_len && !g->meta) {
 				size_t rows = (size_t)g->cap * g->nsig;
 				g->meta = calloc(rows, sizeof *g->meta);
@@ -869,14 +902,8 @@ static int finish_group(etc_inspector *in, group *g, etc_event_block *b, etc_err
 		ev->first_run_event = g->first_event[i];
 		if (!sig->prof.present)
 			continue;
-		double *raw = etc_arena_alloc(a, g->nruns, sizeof *raw);
-		uint64_t *st = etc_arena_alloc(a, g->nruns, sizeof *st);
-		if (!raw || !st)
-			return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-		for (uint32_t k = 0; k < g->nruns; k++) {
-			raw[k] = g->dur[(size_t)k * g->nsig + i];
-			st[k] = g->start[(size_t)k * g->nsig + i];
-		}
+		const double *raw = g->dur + (size_t)i * g->cap;
+		const uint64_t *st = g->start + (size_t)i * g->cap;
 		ev->has_perf = true;
 		ev->raw = raw;
 		ev->start_times = st;
@@ -901,6 +928,15 @@ static int finish_group(etc_inspector *in, group *g, etc_event_block *b, etc_err
 		}
 	}
 	b->events = evs;
+	/* the events point into the duration columns: the Inspector owns them now */
+	owned_block *od = etc_arena_alloc(a, 2, sizeof *od);
+	if (!od)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	od[0] = (owned_block){&od[1], g->dur};
+	od[1] = (owned_block){in->owned, g->start};
+	in->owned = od;
+	g->dur = NULL;
+	g->start = NULL;
 	return 0;
 }
 
@@ -960,7 +996,7 @@ int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_
 		while (g && !run_matches(g, &run, &s, h))
 			g = g->next_in_bucket;
 		if (!g) {
-			if ((rc = group_create(&run, &s, h, &g, err)) < 0)
+			if ((rc = group_create(&run, &s, h, nruns - r, &g, err)) < 0)
 				goto done;
 			g->next_in_bucket = table[h & (tsize - 1)];
 			table[h & (tsize - 1)] = g;
@@ -969,14 +1005,18 @@ int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_
 		if ((rc = add_run(in, g, r, &run, &s, err)) < 0)
 			goto done;
 	}
+	scratch_free(&s); /* before the events are built: the peak is lower */
 	in->blocks = etc_arena_alloc(&in->arena, ngroups ? ngroups : 1, sizeof *in->blocks);
 	if (!in->blocks) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 		goto done;
 	}
-	for (uint32_t i = 0; i < ngroups; i++)
+	for (uint32_t i = 0; i < ngroups; i++) {
 		if ((rc = finish_group(in, groups[i], &in->blocks[i], err)) < 0)
 			goto done;
+		group_free(groups[i]);
+		groups[i] = NULL;
+	}
 	in->nblocks = ngroups;
 done:
 	scratch_free(&s);
@@ -997,6 +1037,8 @@ void etc_inspector_free(etc_inspector *in)
 {
 	if (!in)
 		return;
+	for (owned_block *o = in->owned; o; o = o->next)
+		free(o->p);
 	etc_arena_release(&in->arena);
 	free(in);
 }
