@@ -12,6 +12,7 @@
 #include "analysis/metrics_private.h"
 #include "format/npz_private.h"
 #include "analysis/numgap_private.h"
+#include "analysis/numgap_compare.h"
 
 #include <errno.h>
 #include <math.h>
@@ -134,6 +135,7 @@ struct etc_numgap {
 	const etc_etrecord *rec, *ref_rec;
 	int method, ref_method;
 	const etc_npz *npz; /* the .npz reference, for its CRC checks */
+	etc_ng_pending pending; /* rows compared after alignment, on several threads */
 };
 
 static void *grow(void *p, size_t *cap, size_t need, size_t size)
@@ -536,9 +538,10 @@ static int verify_ref(const etc_numgap *ng, otensor *r, etc_error *err)
 	return 0;
 }
 
+/* Sets *deferred when the pair is left to etc_ng_compare_rows_ (numgap_compare.c). */
 static void compare_pair(const etc_numgap *ng, etc_numgap_row *row, etc_tensor *act,
                          etc_tensor *ref, const otensor *a, otensor *r, const etc_gate *gate,
-                         etc_error *err, int *rc)
+                         etc_error *err, int *rc, bool *deferred)
 {
 	*act = a->t;
 	*ref = r->t;
@@ -580,7 +583,8 @@ static void compare_pair(const etc_numgap *ng, etc_numgap_row *row, etc_tensor *
 		if (*rc == 0)
 			*rc = verify_ref(ng, r, err);
 	} else {
-		*rc = etc_metrics_compare(&vr, &va, &row->metrics, err);
+		*deferred = true;
+		return;
 	}
 	if (*rc < 0)
 		return;
@@ -656,9 +660,12 @@ static int emit_group(etc_numgap *ng, gather *g, const group *gr, const etc_gate
 		}
 		last_op(ng, a, row);
 		int rc = 0;
+		bool deferred = false;
 		compare_pair(ng, row, &ng->act[i], &ng->ref[i], &g->ts[a->first + pa],
-		             &g->ts[r->first + pr], gate, err, &rc);
+		             &g->ts[r->first + pr], gate, err, &rc, &deferred);
 		ETC_TRY(rc);
+		if (deferred)
+			ETC_TRY(etc_ng_pending_add_(&ng->pending, i, err));
 	}
 	/* outputs left over on either side */
 	const item *many = a->nout > 1 ? a : r;
@@ -1039,6 +1046,8 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
 	if (rc == 0)
 		rc = by_handle ? align_by_handle(ng, &g, &gate, err)
 		               : align_by_instruction(ng, &g, nrt, rt_name, ref_name, &gate, err);
+	if (rc == 0)
+		rc = etc_ng_compare_rows_(ng->rows, ng->act, ng->ref, &ng->pending, &gate, err);
 	/* reference arrays not compared are verified too, before any report */
 	for (size_t i = 0; i < g.nt && rc == 0; i++)
 		rc = verify_ref(ng, &g.ts[i], err);
@@ -1064,6 +1073,7 @@ void etc_numgap_free(etc_numgap *ng)
 	if (!ng)
 		return;
 	etc_arena_release(&ng->arena);
+	etc_ng_pending_free_(&ng->pending);
 	free(ng->rows);
 	free(ng->act);
 	free(ng->ref);
