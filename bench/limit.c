@@ -103,7 +103,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		fs[i].bytes = (size_t)st.st_size;
-		void *m = fs[i].bytes ? mmap(NULL, fs[i].bytes, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+		void *m =
+		    fs[i].bytes ? mmap(NULL, fs[i].bytes, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
 		close(fd);
 		if (m == MAP_FAILED) {
 			perror("mmap");
@@ -124,9 +125,9 @@ int main(int argc, char **argv)
 		double t0 = now();
 		for (int i = 0; i < nf; i++) {
 			int fd = open(argv[first + i], O_RDONLY);
-			void *m = fs[i].bytes && fd >= 0 ? mmap(NULL, fs[i].bytes, PROT_READ,
-			                                        MAP_PRIVATE, fd, 0)
-			                                 : MAP_FAILED;
+			void *m = fs[i].bytes && fd >= 0
+			              ? mmap(NULL, fs[i].bytes, PROT_READ, MAP_PRIVATE, fd, 0)
+			              : MAP_FAILED;
 			if (fd >= 0)
 				close(fd);
 			if (m == MAP_FAILED)

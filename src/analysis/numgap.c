@@ -134,7 +134,7 @@ struct etc_numgap {
 	/* for op names and stack traces: each side's ETRecord and method */
 	const etc_etrecord *rec, *ref_rec;
 	int method, ref_method;
-	const etc_npz *npz; /* the .npz reference, for its CRC checks */
+	const etc_npz *npz;     /* the .npz reference, for its CRC checks */
 	etc_ng_pending pending; /* rows compared after alignment, on several threads */
 };
 
