@@ -24,13 +24,17 @@
 
 #define MAX_STORED_WARNINGS 1000
 
-/* One side (profile or debug) of an event signature. -1 / "" mean unset. */
+/*
+ * One side (profile or debug) of an event signature. -1 / "" mean unset.
+ * Strings are interned (strtab below): a signature is a few integers, hashed
+ * and compared without touching the strings, 44 bytes a signature.
+ */
 typedef struct side_sig {
 	bool present;
-	etc_str name;
+	uint32_t name; /* strtab id */
 	int32_t instruction_id;
 	int32_t del_int;
-	etc_str del_str;
+	uint32_t del_str; /* strtab id */
 } side_sig;
 
 typedef struct event_sig {
@@ -43,7 +47,7 @@ typedef struct instr_event {
 	int32_t instruction_id, del_int;
 	bool chain_neg; /* profile chain_index < 0 (never equal to a debug chain) */
 	uint64_t chain;
-	etc_str del_str;
+	uint32_t del_str; /* strtab id */
 	uint64_t hash;
 	uint32_t prof_head, prof_tail, dbg_head, dbg_tail, ndbg;
 } instr_event;
@@ -94,8 +98,21 @@ typedef struct owned_block {
 	void *p;
 } owned_block;
 
+/*
+ * Interned strings: id k stands for strs[k], id 0 for "". Built while the
+ * Inspector is created and freed after it (the events keep the etc_str).
+ */
+typedef struct strtab {
+	etc_str *strs;
+	uint32_t n, cap;
+	uint32_t *table;  /* open addressing: id, or 0 for an empty slot */
+	uint64_t *hashes; /* per id */
+	uint32_t mask;
+} strtab;
+
 struct etc_inspector {
 	owned_block *owned;
+	strtab strs;
 	const etc_etdump *dump;
 	const etc_debug_buffer *buf;
 	etc_inspector_options opt;
@@ -159,10 +176,10 @@ static uint64_t hash_side(uint64_t h, const side_sig *s)
 {
 	if (!s->present)
 		return mix(h, 0x5a5a);
-	h = hash_str(h, s->name);
+	h = mix(h, s->name);
 	h = mix(h, (uint32_t)s->instruction_id);
 	h = mix(h, (uint32_t)s->del_int);
-	return hash_str(h, s->del_str);
+	return mix(h, s->del_str);
 }
 
 static uint64_t hash_sig(const event_sig *s)
@@ -178,7 +195,7 @@ static bool side_eq(const side_sig *a, const side_sig *b)
 	if (!a->present)
 		return true;
 	return a->instruction_id == b->instruction_id && a->del_int == b->del_int &&
-	       str_eq(a->name, b->name) && str_eq(a->del_str, b->del_str);
+	       a->name == b->name && a->del_str == b->del_str;
 }
 
 static bool sig_eq(const event_sig *a, const event_sig *b)
@@ -188,6 +205,71 @@ static bool sig_eq(const event_sig *a, const event_sig *b)
 }
 
 /* --- warnings ------------------------------------------------------------- */
+
+/* --- interned strings ---------------------------------------------------- */
+
+static void strtab_free(strtab *t)
+{
+	free(t->strs);
+	free(t->table);
+	free(t->hashes);
+	memset(t, 0, sizeof *t);
+}
+
+static int strtab_grow(strtab *t, etc_error *err)
+{
+	uint32_t cap = t->cap ? 2 * t->cap : 256;
+	etc_str *strs = realloc(t->strs, cap * sizeof *strs);
+	if (strs)
+		t->strs = strs;
+	uint64_t *hashes = strs ? realloc(t->hashes, cap * sizeof *hashes) : NULL;
+	if (hashes)
+		t->hashes = hashes;
+	uint32_t *table = hashes ? calloc(2 * (size_t)cap, sizeof *table) : NULL;
+	if (!table)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	free(t->table);
+	t->table = table;
+	t->cap = cap;
+	t->mask = 2 * cap - 1;
+	if (t->n == 0) {
+		t->strs[0] = (etc_str){"", 0};
+		t->hashes[0] = 0;
+		t->n = 1;
+	}
+	for (uint32_t id = 1; id < t->n; id++) {
+		uint32_t i = (uint32_t)t->hashes[id] & t->mask;
+		while (t->table[i])
+			i = (i + 1) & t->mask;
+		t->table[i] = id;
+	}
+	return 0;
+}
+
+/* The id of string s (0 for ""), added when new. */
+static int intern(strtab *t, etc_str s, uint32_t *id, etc_error *err)
+{
+	*id = 0;
+	if (s.len == 0)
+		return 0;
+	if (t->n + 1 >= t->cap)
+		ETC_TRY(strtab_grow(t, err));
+	uint64_t h = hash_str(0x51, s);
+	uint32_t i = (uint32_t)h & t->mask;
+	for (; t->table[i]; i = (i + 1) & t->mask) {
+		uint32_t k = t->table[i];
+		if (t->hashes[k] == h && str_eq(t->strs[k], s)) {
+			*id = k;
+			return 0;
+		}
+	}
+	uint32_t k = t->n++;
+	t->strs[k] = s;
+	t->hashes[k] = h;
+	t->table[i] = k;
+	*id = k;
+	return 0;
+}
 
 static void warn(etc_inspector *in, const char *fmt, ...) ETC_PRINTF(2, 3);
 static void warn(etc_inspector *in, const char *fmt, ...)
@@ -487,10 +569,10 @@ static int scratch_reserve(scratch *s, uint32_t n, uint32_t nallocs, etc_error *
 }
 
 static uint32_t find_ie(scratch *s, int32_t instr, bool neg, uint64_t chain, int32_t del_int,
-                        etc_str del_str)
+                        uint32_t del_str)
 {
 	uint64_t h = mix(mix(mix(mix(0x77, (uint32_t)instr), chain), neg), (uint32_t)del_int);
-	h = hash_str(h, del_str);
+	h = mix(h, del_str);
 	uint32_t i = (uint32_t)h & s->ie_mask;
 	for (;;) {
 		uint32_t k = s->ie_table[i];
@@ -498,7 +580,7 @@ static uint32_t find_ie(scratch *s, int32_t instr, bool neg, uint64_t chain, int
 			break;
 		instr_event *ie = &s->ies[k];
 		if (ie->hash == h && ie->instruction_id == instr && ie->chain_neg == neg &&
-		    ie->chain == chain && ie->del_int == del_int && str_eq(ie->del_str, del_str))
+		    ie->chain == chain && ie->del_int == del_int && ie->del_str == del_str)
 			return k;
 		i = (i + 1) & s->ie_mask;
 	}
@@ -550,22 +632,22 @@ static void put_slot(scratch *s, const event_sig *sig, uint32_t ie, uint32_t pro
 	s->slot_table[i] = k;
 }
 
-static void side_from_profile(side_sig *sd, const etc_profile_event *p)
+static int side_from_profile(strtab *t, side_sig *sd, const etc_profile_event *p, etc_error *err)
 {
 	sd->present = true;
-	sd->name = p->name;
 	sd->instruction_id = p->instruction_id;
 	sd->del_int = p->delegate_debug_id_int;
-	sd->del_str = p->delegate_debug_id_str;
+	ETC_TRY(intern(t, p->name, &sd->name, err));
+	return intern(t, p->delegate_debug_id_str, &sd->del_str, err);
 }
 
-static void side_from_debug(side_sig *sd, const etc_debug_event *d)
+static int side_from_debug(strtab *t, side_sig *sd, const etc_debug_event *d, etc_error *err)
 {
 	sd->present = true;
-	sd->name = d->name;
 	sd->instruction_id = d->instruction_id;
 	sd->del_int = d->delegate_debug_id_int;
-	sd->del_str = d->delegate_debug_id_str;
+	ETC_TRY(intern(t, d->name, &sd->name, err));
+	return intern(t, d->delegate_debug_id_str, &sd->del_str, err);
 }
 
 /* Collates run `r` into s->ies and s->slots; collects outputs and allocations. */
@@ -584,9 +666,11 @@ static int collate_run(etc_inspector *in, uint32_t r, const etc_run *run, scratc
 		etc_etdump_event(in->dump, r, e, &ev);
 		if (ev.kind == ETC_EVENT_PROFILE) {
 			const etc_profile_event *p = &ev.profile;
+			uint32_t ds;
+			ETC_TRY(intern(&in->strs, p->delegate_debug_id_str, &ds, err));
 			uint32_t k = find_ie(s, p->instruction_id, p->chain_index < 0,
 			                     (uint64_t)(int64_t)p->chain_index,
-			                     p->delegate_debug_id_int, p->delegate_debug_id_str);
+			                     p->delegate_debug_id_int, ds);
 			append(s, &s->ies[k].prof_head, &s->ies[k].prof_tail, e);
 		} else if (ev.kind == ETC_EVENT_DEBUG) {
 			const etc_debug_event *d = &ev.debug;
@@ -596,8 +680,10 @@ static int collate_run(etc_inspector *in, uint32_t r, const etc_run *run, scratc
 				s->outs[s->nouts++] = d->value;
 				continue;
 			}
+			uint32_t ds;
+			ETC_TRY(intern(&in->strs, d->delegate_debug_id_str, &ds, err));
 			uint32_t k = find_ie(s, d->instruction_id, false, d->chain_index,
-			                     d->delegate_debug_id_int, d->delegate_debug_id_str);
+			                     d->delegate_debug_id_int, ds);
 			append(s, &s->ies[k].dbg_head, &s->ies[k].dbg_tail, e);
 			s->ies[k].ndbg++;
 		} else if (ev.kind == ETC_EVENT_ALLOCATION) {
@@ -632,7 +718,7 @@ static int collate_run(etc_inspector *in, uint32_t r, const etc_run *run, scratc
 		if (ie->dbg_head != NONE) {
 			etc_event ev;
 			etc_etdump_event(in->dump, r, ie->dbg_head, &ev);
-			side_from_debug(&sig.dbg, &ev.debug);
+			ETC_TRY(side_from_debug(&in->strs, &sig.dbg, &ev.debug, err));
 		}
 		if (ie->prof_head == NONE) {
 			put_slot(s, &sig, k, NONE);
@@ -641,7 +727,7 @@ static int collate_run(etc_inspector *in, uint32_t r, const etc_run *run, scratc
 		for (uint32_t e = ie->prof_head; e != NONE; e = s->next[e]) {
 			etc_event ev;
 			etc_etdump_event(in->dump, r, e, &ev);
-			side_from_profile(&sig.prof, &ev.profile);
+			ETC_TRY(side_from_profile(&in->strs, &sig.prof, &ev.profile, err));
 			put_slot(s, &sig, k, e);
 		}
 	}
@@ -764,7 +850,8 @@ static int add_run(etc_inspector *in, group *g, uint32_t r, const etc_run *run, 
 		}
 		if (!same) {
 			const event_sig *sig = &g->sigs[i];
-			etc_str nm = sig->prof.present ? sig->prof.name : sig->dbg.name;
+			etc_str nm =
+			    in->strs.strs[sig->prof.present ? sig->prof.name : sig->dbg.name];
 			if (in->opt.strict)
 				return etc_fail(err, ETC_ERR_MISMATCH, etc_etdump_name(in->dump),
 				                -1,
@@ -834,23 +921,23 @@ static etc_str arena_str(etc_arena *a, const char *s)
 }
 
 /* Name and delegate id by upstream's rule: a set delegate id names the event. */
-static void apply_side(etc_arena *a, const side_sig *sd, etc_inspector_event *ev)
+static void apply_side(etc_arena *a, const strtab *t, const side_sig *sd, etc_inspector_event *ev)
 {
 	char buf[32];
 	etc_str name;
 	if (!sd->present)
 		return;
 	ev->delegate_debug_id_int = sd->del_int;
-	ev->delegate_debug_id_str = sd->del_str;
+	ev->delegate_debug_id_str = t->strs[sd->del_str];
 	if (sd->del_int != -1) {
 		snprintf(buf, sizeof buf, "%d", sd->del_int);
 		name = arena_str(a, buf);
 		ev->is_delegated_op = true;
-	} else if (sd->del_str.len) {
-		name = sd->del_str;
+	} else if (sd->del_str) {
+		name = t->strs[sd->del_str];
 		ev->is_delegated_op = true;
 	} else {
-		name = sd->name;
+		name = t->strs[sd->name];
 		ev->is_delegated_op = false;
 	}
 	if (name.len)
@@ -893,8 +980,8 @@ static int finish_group(etc_inspector *in, group *g, etc_event_block *b, etc_err
 		ev->instruction_id = sig->instruction_id;
 		ev->delegate_debug_id_int = -1;
 		ev->delegate_debug_id_str.ptr = "";
-		apply_side(a, &sig->prof, ev);
-		apply_side(a, &sig->dbg, ev);
+		apply_side(a, &in->strs, &sig->prof, ev);
+		apply_side(a, &in->strs, &sig->dbg, ev);
 		ev->run_count = g->nruns;
 		ev->num_outputs = -1;
 		ev->debug = g->debug[i];
@@ -979,7 +1066,9 @@ int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_
 	group **table = calloc(tsize, sizeof *table);
 	scratch s;
 	memset(&s, 0, sizeof s);
-	int rc = 0;
+	int rc = strtab_grow(&in->strs, err);
+	if (rc < 0)
+		goto done;
 	if (!groups || !table || !in->warnings) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 		goto done;
@@ -1020,6 +1109,7 @@ int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_
 	in->nblocks = ngroups;
 done:
 	scratch_free(&s);
+	strtab_free(&in->strs);
 	if (groups)
 		for (uint32_t i = 0; i < ngroups; i++)
 			group_free(groups[i]);
