@@ -316,9 +316,9 @@ if [[ -z ${SKIP_BIG:-} ]]; then
 		"$gbs GB/s = $frac% of mmap-and-sum ($best_limit GB/s, 1 core)" \
 		">= 70% of mmap-and-sum, <= 64 MiB beyond the inputs" "$verdict"
 	if [[ -x $build/bench/bench_metrics ]]; then
-		while IFS= read -r line; do
-			notes+=("etc_metrics_compare alone (bench/bench_metrics, 2 x 1 GiB float32 in mapped files, limits measured in the same process, best of 3): $line")
-		done < <("$build/bench/bench_metrics" --repeat 3 2>&1 | grep -E "limit|compare|threads|memory")
+		metrics_lines=$("$build/bench/bench_metrics" --repeat "$repeat" 2>&1 |
+			grep -E "limit|compare|threads|memory" | sed 's/  */ /g' | paste -sd ';' | sed 's/;/; /g')
+		notes+=("etc_metrics_compare alone (bench/bench_metrics, 2 x 1 GiB float32 in mapped files, the limits measured in the same process, alternating, best of $repeat): $metrics_lines.")
 	fi
 	notes+=("End to end, the reference member's CRC-32 is checked in the comparison's own pass (VPCLMULQDQ carry-less multiplication, per segment, combined in order): the reference is read once. The comparison uses both cores (ETC_THREADS, default the online processors up to 8) and gives the same bits for any thread count.")
 	rm -f "$work/debug.bin" "$work/ref.npz" "$work/d.etdp" "$work/d.json"
