@@ -753,11 +753,18 @@ static bool run_matches(const group *g, const etc_run *run, const scratch *s, ui
 	return true;
 }
 
-/* Cells of durations a group reserves at first for the runs still to come. */
-#define FIRST_CELLS ((uint64_t)1 << 22)
+/*
+ * Cells of durations (one per signature and run) that groups may reserve
+ * for runs still to come, all groups together: a group reserves room for
+ * every run left in the ETDump while this budget lasts (the usual case: one
+ * block takes every run, with no regrowth and no waste), else it starts
+ * with 4 runs and doubles. Many distinct blocks then cost no more than
+ * their runs.
+ */
+#define RESERVE_CELLS ((uint64_t)1 << 22)
 
 static int group_create(const etc_run *run, const scratch *s, uint64_t h, uint32_t runs_left,
-                        group **out, etc_error *err)
+                        uint64_t *budget, group **out, etc_error *err)
 {
 	group *g = calloc(1, sizeof *g);
 	if (!g)
@@ -766,9 +773,13 @@ static int group_create(const etc_run *run, const scratch *s, uint64_t h, uint32
 	g->bidx = run->bundled_input_index;
 	g->nsig = s->nslots;
 	g->hash = h;
-	g->first_cap = runs_left;
-	if ((uint64_t)runs_left * (g->nsig ? g->nsig : 1) > FIRST_CELLS)
+	uint64_t cells = (uint64_t)runs_left * (g->nsig ? g->nsig : 1);
+	if (cells <= *budget) {
+		g->first_cap = runs_left;
+		*budget -= cells;
+	} else {
 		g->first_cap = runs_left < 4 ? runs_left : 4;
+	}
 	size_t n = g->nsig ? g->nsig : 1;
 	g->sigs = malloc(n * sizeof *g->sigs);
 	g->debug = calloc(n, sizeof *g->debug);
@@ -1066,6 +1077,7 @@ int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_
 	group **table = calloc(tsize, sizeof *table);
 	scratch s;
 	memset(&s, 0, sizeof s);
+	uint64_t budget = RESERVE_CELLS;
 	int rc = strtab_grow(&in->strs, err);
 	if (rc < 0)
 		goto done;
@@ -1085,7 +1097,7 @@ int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_
 		while (g && !run_matches(g, &run, &s, h))
 			g = g->next_in_bucket;
 		if (!g) {
-			if ((rc = group_create(&run, &s, h, nruns - r, &g, err)) < 0)
+			if ((rc = group_create(&run, &s, h, nruns - r, &budget, &g, err)) < 0)
 				goto done;
 			g->next_in_bucket = table[h & (tsize - 1)];
 			table[h & (tsize - 1)] = g;
