@@ -484,9 +484,42 @@ __attribute__((target("avx512f"))) static void f32_pass_avx512(const uint8_t *rp
 #undef F32_STEP_512
 #endif
 
+#ifdef ETC_METRICS_X86
+/* f32_find, 4 elements a step. */
+__attribute__((target("avx2"))) static size_t f32_find_avx2(const uint8_t *rp, const uint8_t *ap,
+                                                            size_t n, double target)
+{
+	const float *fr = (const float *)(const void *)rp;
+	const float *fa = (const float *)(const void *)ap;
+	const __m256d want = _mm256_set1_pd(target);
+	const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+	size_t k = 0;
+	for (; k + 4 <= n; k += 4) {
+		__m256d r = _mm256_cvtps_pd(_mm_loadu_ps(fr + k));
+		__m256d a = _mm256_cvtps_pd(_mm_loadu_ps(fa + k));
+		__m256d d = _mm256_and_pd(_mm256_sub_pd(a, r), absmask);
+		__m256d hit = _mm256_and_pd(_mm256_cmp_pd(d, want, _CMP_EQ_OQ),
+		                            _mm256_cmp_pd(a, r, _CMP_NEQ_UQ));
+		int mask = _mm256_movemask_pd(hit);
+		if (mask)
+			return k + (size_t)__builtin_ctz((unsigned)mask);
+	}
+	for (; k < n; k++) {
+		double r = f32_at(rp + 4 * k), a = f32_at(ap + 4 * k);
+		if (a != r && fabs(a - r) == target)
+			return k;
+	}
+	return 0;
+}
+#endif
+
 /* The first k in [0, n) of the float32 chunk with |a - r| == target. */
 static size_t f32_find(const uint8_t *rp, const uint8_t *ap, size_t n, double target)
 {
+#ifdef ETC_METRICS_X86
+	if (__builtin_cpu_supports("avx2"))
+		return f32_find_avx2(rp, ap, n, target);
+#endif
 	for (size_t k = 0; k < n; k++) {
 		double r = f32_at(rp + 4 * k), a = f32_at(ap + 4 * k);
 		if (a != r && fabs(a - r) == target)
@@ -827,6 +860,10 @@ typedef struct job {
 
 typedef struct segment {
 	totals t;
+	/* the float32 chunk [find_at, find_at + find_n) holds max |d| first; its
+	 * index is looked up once, when the segment is done */
+	uint64_t find_at;
+	size_t find_n;
 	uint32_t crc; /* of the segment's reference bytes, from 0 (fold_crc) */
 	bool nomem;
 } segment;
@@ -881,9 +918,10 @@ static void dbl_chunk(const job *j, totals *t, uint64_t start, size_t n, double 
 }
 
 /* The float32 path of one chunk, straight from the raw bytes. */
-static void f32_chunk(const job *j, totals *t, uint64_t start, size_t n, double *R, double *A,
+static void f32_chunk(const job *j, segment *sg, uint64_t start, size_t n, double *R, double *A,
                       double *D, uint32_t *map)
 {
+	totals *t = &sg->t;
 	const uint8_t *rp = j->rf + 4 * start, *ap = j->af + 4 * start;
 	chunk_res res = {0, 0, 0, 0, 0, 0, t->max_rel, 0};
 	j->f32_pass(rp, ap, n, &res);
@@ -897,13 +935,15 @@ static void f32_chunk(const job *j, totals *t, uint64_t start, size_t n, double 
 		if (m && res.max_abs > t->max_abs) {
 			t->max_abs = res.max_abs;
 			t->max_abs_index = start + map[d_find(D, m, res.max_abs)];
+			sg->find_n = 0;
 		}
 		add_chunk(t, &res, m);
 		return;
 	}
 	if (res.max_abs > t->max_abs) {
 		t->max_abs = res.max_abs;
-		t->max_abs_index = start + f32_find(rp, ap, n, res.max_abs);
+		sg->find_at = start;
+		sg->find_n = n;
 	}
 	add_chunk(t, &res, n);
 }
@@ -917,10 +957,11 @@ static void run_segment(const job *j, segment *sg, uint64_t begin, uint64_t end,
 	size_t crc_bytes = 0;
 	memset(&sg->t, 0, sizeof sg->t);
 	sg->crc = 0;
+	sg->find_n = 0;
 	for (uint64_t start = begin; start < end;) {
 		size_t n = end - start < chunk ? (size_t)(end - start) : chunk;
 		if (j->rf && j->af) {
-			f32_chunk(j, &sg->t, start, n, R, A, D, map);
+			f32_chunk(j, sg, start, n, R, A, D, map);
 			crc_bytes += 4 * n;
 			if (j->fold_crc && (crc_bytes >= CRC_BATCH || start + n == end)) {
 				sg->crc = etc_crc32(sg->crc, crc_from, crc_bytes);
@@ -932,6 +973,10 @@ static void run_segment(const job *j, segment *sg, uint64_t begin, uint64_t end,
 		}
 		start += n;
 	}
+	if (sg->find_n)
+		sg->t.max_abs_index =
+		    sg->find_at + f32_find(j->rf + 4 * sg->find_at, j->af + 4 * sg->find_at,
+		                           sg->find_n, sg->t.max_abs);
 }
 
 /* etc_range_fn: segments [first, last) with scratch buffers of their own. */
