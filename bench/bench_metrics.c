@@ -304,7 +304,7 @@ int main(int argc, char **argv)
 		if (round_all(rp, ap, n, scratch, &vr, &va, &best, &sink))
 			return 1;
 	free(scratch);
-	printf("%-22s %6.2f GB/s (float sum of both inputs, one core)\n", "limit: mmap-and-sum",
+	printf("%-22s %6.2f GB/s (float sum of both mapped inputs, one core)\n", "limit: sum",
 	       best.sum);
 	printf("%-22s %6.2f GB/s (one input copied)\n", "limit: memcpy", best.copy);
 	printf("%-22s %6.2f GB/s = %3.0f%% of the sum rate  (SNR %.4f dB, cosine %.12f)\n",
