@@ -14,6 +14,9 @@
  *     block; each event gathers one duration per run.
  *
  * Every pass is linear in the number of events (hash maps, no search).
+ * Memory stays near the events themselves: signature strings are interned
+ * (strtab), durations are stored per signature so the finished events point
+ * into them, and the per-run scratch is freed before the events are built.
  */
 #include "etcompare/inspector.h"
 #include "core/internal.h"
