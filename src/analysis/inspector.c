@@ -14,6 +14,9 @@
  *     block; each event gathers one duration per run.
  *
  * Every pass is linear in the number of events (hash maps, no search).
+ * Memory stays near the events themselves: signature strings are interned
+ * (strtab), durations are stored per signature so the finished events point
+ * into them, and the per-run scratch is freed before the events are built.
  */
 #include "etcompare/inspector.h"
 #include "core/internal.h"
@@ -24,13 +27,17 @@
 
 #define MAX_STORED_WARNINGS 1000
 
-/* One side (profile or debug) of an event signature. -1 / "" mean unset. */
+/*
+ * One side (profile or debug) of an event signature. -1 / "" mean unset.
+ * Strings are interned (strtab below): a signature is a few integers, hashed
+ * and compared without touching the strings, 44 bytes a signature.
+ */
 typedef struct side_sig {
 	bool present;
-	etc_str name;
+	uint32_t name; /* strtab id */
 	int32_t instruction_id;
 	int32_t del_int;
-	etc_str del_str;
+	uint32_t del_str; /* strtab id */
 } side_sig;
 
 typedef struct event_sig {
@@ -43,7 +50,7 @@ typedef struct instr_event {
 	int32_t instruction_id, del_int;
 	bool chain_neg; /* profile chain_index < 0 (never equal to a debug chain) */
 	uint64_t chain;
-	etc_str del_str;
+	uint32_t del_str; /* strtab id */
 	uint64_t hash;
 	uint32_t prof_head, prof_tail, dbg_head, dbg_tail, ndbg;
 } instr_event;
@@ -71,9 +78,10 @@ typedef struct group {
 	event_sig *sigs;
 	uint64_t hash;
 	uint32_t nruns, cap;
+	uint32_t first_cap; /* runs the first allocation holds */
 	uint32_t *runs;
-	double *dur;          /* [run][sig] */
-	uint64_t *start;      /* [run][sig] */
+	double *dur;          /* [sig][cap]: the events' raw durations, moved, not copied */
+	uint64_t *start;      /* [sig][cap] */
 	const uint8_t **meta; /* [run][sig], allocated on first metadata */
 	uint32_t *meta_len;
 	etc_value **debug; /* per sig: first run's debug values */
@@ -87,7 +95,27 @@ typedef struct group {
 	struct group *next_in_bucket;
 } group;
 
+/* A heap block the finished events point into, freed with the Inspector. */
+typedef struct owned_block {
+	struct owned_block *next;
+	void *p;
+} owned_block;
+
+/*
+ * Interned strings: id k stands for strs[k], id 0 for "". Built while the
+ * Inspector is created and freed after it (the events keep the etc_str).
+ */
+typedef struct strtab {
+	etc_str *strs;
+	uint32_t n, cap;
+	uint32_t *table;  /* open addressing: id, or 0 for an empty slot */
+	uint64_t *hashes; /* per id */
+	uint32_t mask;
+} strtab;
+
 struct etc_inspector {
+	owned_block *owned;
+	strtab strs;
 	const etc_etdump *dump;
 	const etc_debug_buffer *buf;
 	etc_inspector_options opt;
@@ -172,10 +200,10 @@ static uint64_t hash_side(uint64_t h, const side_sig *s)
 {
 	if (!s->present)
 		return mix(h, 0x5a5a);
-	h = hash_str(h, s->name);
+	h = mix(h, s->name);
 	h = mix(h, (uint32_t)s->instruction_id);
 	h = mix(h, (uint32_t)s->del_int);
-	return hash_str(h, s->del_str);
+	return mix(h, s->del_str);
 }
 
 static uint64_t hash_sig(const event_sig *s)
@@ -191,7 +219,7 @@ static bool side_eq(const side_sig *a, const side_sig *b)
 	if (!a->present)
 		return true;
 	return a->instruction_id == b->instruction_id && a->del_int == b->del_int &&
-	       str_eq(a->name, b->name) && str_eq(a->del_str, b->del_str);
+	       a->name == b->name && a->del_str == b->del_str;
 }
 
 static bool sig_eq(const event_sig *a, const event_sig *b)
@@ -201,6 +229,71 @@ static bool sig_eq(const event_sig *a, const event_sig *b)
 }
 
 /* --- warnings ------------------------------------------------------------- */
+
+/* --- interned strings ---------------------------------------------------- */
+
+static void strtab_free(strtab *t)
+{
+	free(t->strs);
+	free(t->table);
+	free(t->hashes);
+	memset(t, 0, sizeof *t);
+}
+
+static int strtab_grow(strtab *t, etc_error *err)
+{
+	uint32_t cap = t->cap ? 2 * t->cap : 256;
+	etc_str *strs = realloc(t->strs, cap * sizeof *strs);
+	if (strs)
+		t->strs = strs;
+	uint64_t *hashes = strs ? realloc(t->hashes, cap * sizeof *hashes) : NULL;
+	if (hashes)
+		t->hashes = hashes;
+	uint32_t *table = hashes ? calloc(2 * (size_t)cap, sizeof *table) : NULL;
+	if (!table)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	free(t->table);
+	t->table = table;
+	t->cap = cap;
+	t->mask = 2 * cap - 1;
+	if (t->n == 0) {
+		t->strs[0] = (etc_str){"", 0};
+		t->hashes[0] = 0;
+		t->n = 1;
+	}
+	for (uint32_t id = 1; id < t->n; id++) {
+		uint32_t i = (uint32_t)t->hashes[id] & t->mask;
+		while (t->table[i])
+			i = (i + 1) & t->mask;
+		t->table[i] = id;
+	}
+	return 0;
+}
+
+/* The id of string s (0 for ""), added when new. */
+static int intern(strtab *t, etc_str s, uint32_t *id, etc_error *err)
+{
+	*id = 0;
+	if (s.len == 0)
+		return 0;
+	if (t->n + 1 >= t->cap)
+		ETC_TRY(strtab_grow(t, err));
+	uint64_t h = hash_str(0x51, s);
+	uint32_t i = (uint32_t)h & t->mask;
+	for (; t->table[i]; i = (i + 1) & t->mask) {
+		uint32_t k = t->table[i];
+		if (t->hashes[k] == h && str_eq(t->strs[k], s)) {
+			*id = k;
+			return 0;
+		}
+	}
+	uint32_t k = t->n++;
+	t->strs[k] = s;
+	t->hashes[k] = h;
+	t->table[i] = k;
+	*id = k;
+	return 0;
+}
 
 static void warn(etc_inspector *in, const char *fmt, ...) ETC_PRINTF(2, 3);
 static void warn(etc_inspector *in, const char *fmt, ...)
@@ -219,6 +312,29 @@ static void warn(etc_inspector *in, const char *fmt, ...)
 }
 
 /* --- value comparison ------------------------------------------------------ */
+
+/*
+ * memcmp(a, b, n) == 0 for the large tensors of merged runs: those of a
+ * later run are usually fresh from the page cache, so each side is
+ * requested PREFETCH_AHEAD bytes ahead (the hardware prefetchers stop at
+ * page boundaries) and the blocks are compared with memcmp.
+ */
+#define PREFETCH_AHEAD 2048
+#define EQUAL_BLOCK    1024
+
+static bool bytes_equal(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	size_t i = 0;
+	for (; i + EQUAL_BLOCK <= n; i += EQUAL_BLOCK) {
+		for (size_t k = 0; k < EQUAL_BLOCK; k += 64) {
+			__builtin_prefetch(a + i + k + PREFETCH_AHEAD);
+			__builtin_prefetch(b + i + k + PREFETCH_AHEAD);
+		}
+		if (memcmp(a + i, b + i, EQUAL_BLOCK) != 0)
+			return false;
+	}
+	return memcmp(a + i, b + i, n - i) == 0;
+}
 
 /* Bitwise equality of two logged values: same kind, shape, dtype and bytes. */
 static int values_equal(const etc_value *a, const etc_value *b, const etc_debug_buffer *buf,
@@ -259,7 +375,7 @@ static int values_equal(const etc_value *a, const etc_value *b, const etc_debug_
 				return 0;
 		if ((ta.data == NULL) != (tb.data == NULL))
 			return 0;
-		if (ta.data && ta.data != tb.data && memcmp(ta.data, tb.data, ta.nbytes) != 0)
+		if (ta.data && ta.data != tb.data && !bytes_equal(ta.data, tb.data, ta.nbytes))
 			return 0;
 	}
 	*eq = true;
@@ -334,6 +450,8 @@ static int duration(const etc_inspector *in, uint32_t run, uint32_t e, const etc
 
 static void group_free(group *g)
 {
+	if (!g)
+		return;
 	free(g->sigs);
 	free(g->runs);
 	free(g->dur);
@@ -350,22 +468,37 @@ static void group_free(group *g)
 	free(g);
 }
 
+/*
+ * Makes room for one more run. Durations and start times are kept per
+ * signature ([sig][cap]), so the finished events point into them without a
+ * copy; the first allocation holds first_cap runs (usually every run left in
+ * the ETDump: all of them merge), later ones double and move the columns.
+ */
 static int grow_rows(group *g, etc_error *err)
 {
 	if (g->nruns < g->cap)
 		return 0;
-	uint32_t cap = g->cap ? g->cap * 2 : 4;
-	size_t rows = (size_t)cap * (g->nsig ? g->nsig : 1);
+	uint32_t cap = g->cap ? g->cap * 2 : g->first_cap;
+	size_t nsig = g->nsig ? g->nsig : 1, rows = (size_t)cap * nsig;
 	void *p;
 	if (!(p = realloc(g->runs, cap * sizeof *g->runs)))
 		goto nomem;
 	g->runs = p;
-	if (!(p = realloc(g->dur, rows * sizeof *g->dur)))
+	double *dur = malloc(rows * sizeof *dur);
+	uint64_t *start = malloc(rows * sizeof *start);
+	if (!dur || !start) {
+		free(dur);
+		free(start);
 		goto nomem;
-	g->dur = p;
-	if (!(p = realloc(g->start, rows * sizeof *g->start)))
-		goto nomem;
-	g->start = p;
+	}
+	for (size_t i = 0; g->nruns && i < g->nsig; i++) {
+		memcpy(dur + i * cap, g->dur + i * g->cap, g->nruns * sizeof *dur);
+		memcpy(start + i * cap, g->start + i * g->cap, g->nruns * sizeof *start);
+	}
+	free(g->dur);
+	free(g->start);
+	g->dur = dur;
+	g->start = start;
 	if (g->meta) {
 		if (!(p = realloc(g->meta, rows * sizeof *g->meta)))
 			goto nomem;
@@ -463,10 +596,10 @@ static int scratch_reserve(scratch *s, uint32_t n, uint32_t nallocs, etc_error *
 }
 
 static uint32_t find_ie(scratch *s, int32_t instr, bool neg, uint64_t chain, int32_t del_int,
-                        etc_str del_str)
+                        uint32_t del_str)
 {
 	uint64_t h = mix(mix(mix(mix(0x77, (uint32_t)instr), chain), neg), (uint32_t)del_int);
-	h = hash_str(h, del_str);
+	h = mix(h, del_str);
 	uint32_t i = (uint32_t)h & s->ie_mask;
 	for (;;) {
 		uint32_t k = s->ie_table[i];
@@ -474,7 +607,7 @@ static uint32_t find_ie(scratch *s, int32_t instr, bool neg, uint64_t chain, int
 			break;
 		instr_event *ie = &s->ies[k];
 		if (ie->hash == h && ie->instruction_id == instr && ie->chain_neg == neg &&
-		    ie->chain == chain && ie->del_int == del_int && str_eq(ie->del_str, del_str))
+		    ie->chain == chain && ie->del_int == del_int && ie->del_str == del_str)
 			return k;
 		i = (i + 1) & s->ie_mask;
 	}
@@ -526,22 +659,22 @@ static void put_slot(scratch *s, const event_sig *sig, uint32_t ie, uint32_t pro
 	s->slot_table[i] = k;
 }
 
-static void side_from_profile(side_sig *sd, const etc_profile_event *p)
+static int side_from_profile(strtab *t, side_sig *sd, const etc_profile_event *p, etc_error *err)
 {
 	sd->present = true;
-	sd->name = p->name;
 	sd->instruction_id = p->instruction_id;
 	sd->del_int = p->delegate_debug_id_int;
-	sd->del_str = p->delegate_debug_id_str;
+	ETC_TRY(intern(t, p->name, &sd->name, err));
+	return intern(t, p->delegate_debug_id_str, &sd->del_str, err);
 }
 
-static void side_from_debug(side_sig *sd, const etc_debug_event *d)
+static int side_from_debug(strtab *t, side_sig *sd, const etc_debug_event *d, etc_error *err)
 {
 	sd->present = true;
-	sd->name = d->name;
 	sd->instruction_id = d->instruction_id;
 	sd->del_int = d->delegate_debug_id_int;
-	sd->del_str = d->delegate_debug_id_str;
+	ETC_TRY(intern(t, d->name, &sd->name, err));
+	return intern(t, d->delegate_debug_id_str, &sd->del_str, err);
 }
 
 /* Collates run `r` into s->ies and s->slots; collects outputs and allocations. */
@@ -560,9 +693,11 @@ static int collate_run(etc_inspector *in, uint32_t r, const etc_run *run, scratc
 		etc_etdump_event(in->dump, r, e, &ev);
 		if (ev.kind == ETC_EVENT_PROFILE) {
 			const etc_profile_event *p = &ev.profile;
+			uint32_t ds;
+			ETC_TRY(intern(&in->strs, p->delegate_debug_id_str, &ds, err));
 			uint32_t k = find_ie(s, p->instruction_id, p->chain_index < 0,
 			                     (uint64_t)(int64_t)p->chain_index,
-			                     p->delegate_debug_id_int, p->delegate_debug_id_str);
+			                     p->delegate_debug_id_int, ds);
 			append(s, &s->ies[k].prof_head, &s->ies[k].prof_tail, e);
 		} else if (ev.kind == ETC_EVENT_DEBUG) {
 			const etc_debug_event *d = &ev.debug;
@@ -572,8 +707,10 @@ static int collate_run(etc_inspector *in, uint32_t r, const etc_run *run, scratc
 				s->outs[s->nouts++] = d->value;
 				continue;
 			}
+			uint32_t ds;
+			ETC_TRY(intern(&in->strs, d->delegate_debug_id_str, &ds, err));
 			uint32_t k = find_ie(s, d->instruction_id, false, d->chain_index,
-			                     d->delegate_debug_id_int, d->delegate_debug_id_str);
+			                     d->delegate_debug_id_int, ds);
 			append(s, &s->ies[k].dbg_head, &s->ies[k].dbg_tail, e);
 			s->ies[k].ndbg++;
 		} else if (ev.kind == ETC_EVENT_ALLOCATION) {
@@ -608,7 +745,7 @@ static int collate_run(etc_inspector *in, uint32_t r, const etc_run *run, scratc
 		if (ie->dbg_head != NONE) {
 			etc_event ev;
 			etc_etdump_event(in->dump, r, ie->dbg_head, &ev);
-			side_from_debug(&sig.dbg, &ev.debug);
+			ETC_TRY(side_from_debug(&in->strs, &sig.dbg, &ev.debug, err));
 		}
 		if (ie->prof_head == NONE) {
 			put_slot(s, &sig, k, NONE);
@@ -617,7 +754,7 @@ static int collate_run(etc_inspector *in, uint32_t r, const etc_run *run, scratc
 		for (uint32_t e = ie->prof_head; e != NONE; e = s->next[e]) {
 			etc_event ev;
 			etc_etdump_event(in->dump, r, e, &ev);
-			side_from_profile(&sig.prof, &ev.profile);
+			ETC_TRY(side_from_profile(&in->strs, &sig.prof, &ev.profile, err));
 			put_slot(s, &sig, k, e);
 		}
 	}
@@ -643,8 +780,18 @@ static bool run_matches(const group *g, const etc_run *run, const scratch *s, ui
 	return true;
 }
 
-static int group_create(const etc_run *run, const scratch *s, uint64_t h, group **out,
-                        etc_error *err)
+/*
+ * Cells of durations (one per signature and run) that groups may reserve
+ * for runs still to come, all groups together: a group reserves room for
+ * every run left in the ETDump while this budget lasts (the usual case: one
+ * block takes every run, with no regrowth and no waste), else it starts
+ * with 4 runs and doubles. Many distinct blocks then cost no more than
+ * their runs.
+ */
+#define RESERVE_CELLS ((uint64_t)1 << 22)
+
+static int group_create(const etc_run *run, const scratch *s, uint64_t h, uint32_t runs_left,
+                        uint64_t *budget, group **out, etc_error *err)
 {
 	group *g = calloc(1, sizeof *g);
 	if (!g)
@@ -653,6 +800,13 @@ static int group_create(const etc_run *run, const scratch *s, uint64_t h, group 
 	g->bidx = run->bundled_input_index;
 	g->nsig = s->nslots;
 	g->hash = h;
+	uint64_t cells = (uint64_t)runs_left * (g->nsig ? g->nsig : 1);
+	if (cells <= *budget) {
+		g->first_cap = runs_left;
+		*budget -= cells;
+	} else {
+		g->first_cap = runs_left < 4 ? runs_left : 4;
+	}
 	size_t n = g->nsig ? g->nsig : 1;
 	g->sigs = malloc(n * sizeof *g->sigs);
 	g->debug = calloc(n, sizeof *g->debug);
@@ -674,8 +828,9 @@ static int add_run(etc_inspector *in, group *g, uint32_t r, const etc_run *run, 
 	ETC_TRY(grow_rows(g, err));
 	uint32_t row = g->nruns;
 	bool first = row == 0;
-	double *dur = g->dur + (size_t)row * g->nsig;
-	uint64_t *start = g->start + (size_t)row * g->nsig;
+	double *dur = g->dur + row;
+	uint64_t *start = g->start + row;
+	size_t stride = g->cap;
 	if (first)
 		g->output_start[0] = 0, g->alloc_start[0] = 0;
 
@@ -683,15 +838,16 @@ static int add_run(etc_inspector *in, group *g, uint32_t r, const etc_run *run, 
 		const slot *sl = &s->slots[i];
 		const instr_event *ie = &s->ies[sl->ie];
 		etc_event ev;
-		dur[i] = NAN;
-		start[i] = 0;
+		dur[i * stride] = NAN;
+		start[i * stride] = 0;
 		if (sl->prof_event != NONE) {
 			etc_etdump_event(in->dump, r, sl->prof_event, &ev);
 			const etc_profile_event *p = &ev.profile;
 			bool delegated =
 			    p->delegate_debug_id_int != -1 || p->delegate_debug_id_str.len;
-			ETC_TRY(duration(in, r, sl->prof_event, p, delegated, &dur[i], err));
-			start[i] = p->start_time;
+			ETC_TRY(
+			    duration(in, r, sl->prof_event, p, delegated, &dur[i * stride], err));
+			start[i * stride] = p->start_time;
 			if (p->has_metadata && p->metadata_len && !g->meta) {
 				size_t rows = (size_t)g->cap * g->nsig;
 				g->meta = calloc(rows, sizeof *g->meta);
@@ -732,7 +888,8 @@ static int add_run(etc_inspector *in, group *g, uint32_t r, const etc_run *run, 
 		}
 		if (!same) {
 			const event_sig *sig = &g->sigs[i];
-			etc_str nm = sig->prof.present ? sig->prof.name : sig->dbg.name;
+			etc_str nm =
+			    in->strs.strs[sig->prof.present ? sig->prof.name : sig->dbg.name];
 			if (in->opt.strict)
 				return etc_fail(err, ETC_ERR_MISMATCH, etc_etdump_name(in->dump),
 				                -1,
@@ -802,23 +959,23 @@ static etc_str arena_str(etc_arena *a, const char *s)
 }
 
 /* Name and delegate id by upstream's rule: a set delegate id names the event. */
-static void apply_side(etc_arena *a, const side_sig *sd, etc_inspector_event *ev)
+static void apply_side(etc_arena *a, const strtab *t, const side_sig *sd, etc_inspector_event *ev)
 {
 	char buf[32];
 	etc_str name;
 	if (!sd->present)
 		return;
 	ev->delegate_debug_id_int = sd->del_int;
-	ev->delegate_debug_id_str = sd->del_str;
+	ev->delegate_debug_id_str = t->strs[sd->del_str];
 	if (sd->del_int != -1) {
 		snprintf(buf, sizeof buf, "%d", sd->del_int);
 		name = arena_str(a, buf);
 		ev->is_delegated_op = true;
-	} else if (sd->del_str.len) {
-		name = sd->del_str;
+	} else if (sd->del_str) {
+		name = t->strs[sd->del_str];
 		ev->is_delegated_op = true;
 	} else {
-		name = sd->name;
+		name = t->strs[sd->name];
 		ev->is_delegated_op = false;
 	}
 	if (name.len)
@@ -861,8 +1018,8 @@ static int finish_group(etc_inspector *in, group *g, etc_event_block *b, etc_err
 		ev->instruction_id = sig->instruction_id;
 		ev->delegate_debug_id_int = -1;
 		ev->delegate_debug_id_str.ptr = "";
-		apply_side(a, &sig->prof, ev);
-		apply_side(a, &sig->dbg, ev);
+		apply_side(a, &in->strs, &sig->prof, ev);
+		apply_side(a, &in->strs, &sig->dbg, ev);
 		ev->run_count = g->nruns;
 		ev->num_outputs = -1;
 		ev->debug = g->debug[i];
@@ -871,14 +1028,8 @@ static int finish_group(etc_inspector *in, group *g, etc_event_block *b, etc_err
 		ev->time_scale = in->opt.target_time_scale;
 		if (!sig->prof.present)
 			continue;
-		double *raw = etc_arena_alloc(a, g->nruns, sizeof *raw);
-		uint64_t *st = etc_arena_alloc(a, g->nruns, sizeof *st);
-		if (!raw || !st)
-			return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-		for (uint32_t k = 0; k < g->nruns; k++) {
-			raw[k] = g->dur[(size_t)k * g->nsig + i];
-			st[k] = g->start[(size_t)k * g->nsig + i];
-		}
+		const double *raw = g->dur + (size_t)i * g->cap;
+		const uint64_t *st = g->start + (size_t)i * g->cap;
 		ev->has_perf = true;
 		if (ev->is_delegated_op)
 			ev->time_scale =
@@ -906,6 +1057,15 @@ static int finish_group(etc_inspector *in, group *g, etc_event_block *b, etc_err
 		}
 	}
 	b->events = evs;
+	/* the events point into the duration columns: the Inspector owns them now */
+	owned_block *od = etc_arena_alloc(a, 2, sizeof *od);
+	if (!od)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	od[0] = (owned_block){&od[1], g->dur};
+	od[1] = (owned_block){in->owned, g->start};
+	in->owned = od;
+	g->dur = NULL;
+	g->start = NULL;
 	return 0;
 }
 
@@ -949,7 +1109,10 @@ int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_
 	group **table = calloc(tsize, sizeof *table);
 	scratch s;
 	memset(&s, 0, sizeof s);
-	int rc = 0;
+	uint64_t budget = RESERVE_CELLS;
+	int rc = strtab_grow(&in->strs, err);
+	if (rc < 0)
+		goto done;
 	if (!groups || !table || !in->warnings) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 		goto done;
@@ -966,7 +1129,7 @@ int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_
 		while (g && !run_matches(g, &run, &s, h))
 			g = g->next_in_bucket;
 		if (!g) {
-			if ((rc = group_create(&run, &s, h, &g, err)) < 0)
+			if ((rc = group_create(&run, &s, h, nruns - r, &budget, &g, err)) < 0)
 				goto done;
 			g->next_in_bucket = table[h & (tsize - 1)];
 			table[h & (tsize - 1)] = g;
@@ -975,17 +1138,22 @@ int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_
 		if ((rc = add_run(in, g, r, &run, &s, err)) < 0)
 			goto done;
 	}
+	scratch_free(&s); /* before the events are built: the peak is lower */
 	in->blocks = etc_arena_alloc(&in->arena, ngroups ? ngroups : 1, sizeof *in->blocks);
 	if (!in->blocks) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 		goto done;
 	}
-	for (uint32_t i = 0; i < ngroups; i++)
+	for (uint32_t i = 0; i < ngroups; i++) {
 		if ((rc = finish_group(in, groups[i], &in->blocks[i], err)) < 0)
 			goto done;
+		group_free(groups[i]);
+		groups[i] = NULL;
+	}
 	in->nblocks = ngroups;
 done:
 	scratch_free(&s);
+	strtab_free(&in->strs);
 	if (groups)
 		for (uint32_t i = 0; i < ngroups; i++)
 			group_free(groups[i]);
@@ -1003,6 +1171,8 @@ void etc_inspector_free(etc_inspector *in)
 {
 	if (!in)
 		return;
+	for (owned_block *o = in->owned; o; o = o->next)
+		free(o->p);
 	etc_arena_release(&in->arena);
 	free(in);
 }

@@ -2,29 +2,36 @@
  * metrics.c - accuracy metrics of an output against its reference
  * (include/etcompare/metrics.h has the definitions and special cases).
  *
- * Both sides are converted to double CHUNK elements at a time into three
- * fixed buffers R, A and D. One pass of our own computes D = A - R (exactly
- * 0 where A == R, so equal infinities give no error) and, on the fly, the
- * count of D != 0, sum |d|, max |d| and max |d|/|r|; BLAS then gives r.r,
- * a.a, r.a and d.d (ddot) and, when a chunk raises max |d|, the index of its
- * first occurrence (idamax). For float32 tensors the conversion is fused into
- * that pass (AVX-512, AVX2 or SSE2, chosen at run time), which also
- * prefetches the next chunk so memory streams while BLAS runs. Chunk sums
- * are added with Neumaier's compensated summation, so the 2^18 partial sums
- * of a 1 GiB tensor lose nothing. NaN costs nothing until it appears: NaN
- * in r or a (and only there) makes d NaN, so d.d is NaN exactly for the
- * chunks holding one; those are compacted to their non-NaN positions (an
- * index map keeps the flat indexes) and computed again.
+ * Plain float32 on both sides (the common case) takes one streaming pass per
+ * chunk of 4096 elements that converts to double in registers and produces
+ * r.r, a.a, r.a, d.d, sum |d|, max |d|, the count of d != 0 and max |d|/|r|
+ * at once (AVX-512, AVX2+FMA or scalar, chosen at run time); nothing is
+ * written to memory, so the pass runs at the speed memory delivers the
+ * inputs. Every other source is converted to double 1024 elements at a time
+ * through its read function into L1-resident buffers, then passed over the
+ * same way. d = a - r is exactly 0 where a == r (equal infinities give no
+ * error) and the error energy is the sum of d^2, never r.r - 2 r.a + a.a.
+ * Chunk sums are added with Neumaier's compensated summation.
+ *
+ * NaN costs nothing until it appears: NaN in r or a (and only there) makes
+ * d NaN, so d.d is NaN exactly for the chunks holding one; those are
+ * compacted to their non-NaN positions (an index map keeps the flat
+ * indexes) and computed again.
+ *
+ * Large comparisons use several threads: the range is cut into fixed
+ * segments whose totals are merged in order, so the result has the same
+ * bits whatever the thread count (ETC_THREADS, core/parallel.h).
  */
 #include "etcompare/metrics.h"
 
 #include "core/internal.h"
+#include "core/parallel.h"
 #include "analysis/metrics_private.h"
 #include "format/zipread.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
+#include <zlib.h>
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
 #include <emmintrin.h>
@@ -35,14 +42,6 @@
 #include <immintrin.h>
 #define ETC_METRICS_X86 1
 #endif
-
-/*
- * Elements per chunk. R, A and D (3 x 8 KiB) stay in L1 across the passes;
- * measured on a Sapphire Rapids core, 1024 ran 1.6-2x faster than
- * 2048-8192 (which spill to L2) and beat 512 (call overhead). Under 10000,
- * OpenBLAS runs ddot on the calling thread.
- */
-#define CHUNK 1024
 
 /* ---- sources ------------------------------------------------------------- */
 
@@ -255,17 +254,283 @@ static const uint8_t *raw_f32(const etc_values *v)
 	return NULL;
 }
 
-/* ---- the per-chunk pass ---------------------------------------------------- */
+/* ---- the per-chunk passes ------------------------------------------------- */
 
-/* What a pass over one chunk found besides d. */
+/*
+ * What a pass over one chunk found: the four dot products, sum |d|, max |d|
+ * (its index is looked up afterwards, only when it raises the maximum), the
+ * count of d != 0, and max |d|/|r| over r != 0 (in, the value so far; out,
+ * updated: the running value screens blocks, see below).
+ */
 typedef struct chunk_res {
-	uint64_t ne;    /* positions where d != 0 */
-	double l1;      /* sum |d| over the chunk */
-	double max_abs; /* max |d| (its index is left to idamax) */
-	double rel;     /* max |d|/|r| over r != 0: in, the value so far; out, updated */
+	double rr, aa, ra, dd, l1, max_abs, rel;
+	uint64_t ne;
 } chunk_res;
 
-/* The scalar remainder of a pass: elements [i, n). */
+/* A float32 element at p (any alignment), as double. */
+static inline double f32_at(const uint8_t *p)
+{
+	union {
+		uint32_t u;
+		float f;
+	} x = {etc_le32(p)};
+	return x.f;
+}
+
+/* Raises res->rel from float32 elements [i, i+len) after a vector screen fired. */
+static void rel_block_f32(const uint8_t *rp, const uint8_t *ap, size_t i, size_t len,
+                          chunk_res *res)
+{
+	for (size_t k = i; k < i + len; k++) {
+		double r = f32_at(rp + 4 * k), a = f32_at(ap + 4 * k);
+		double d = a == r ? 0.0 : a - r;
+		if (r != 0 && fabs(d) / fabs(r) > res->rel)
+			res->rel = fabs(d) / fabs(r);
+	}
+}
+
+/* The scalar pass over float32 elements [i, n), added to res. */
+static void f32_tail(const uint8_t *rp, const uint8_t *ap, size_t i, size_t n, chunk_res *res)
+{
+	for (; i < n; i++) {
+		double r = f32_at(rp + 4 * i), a = f32_at(ap + 4 * i);
+		double d = a == r ? 0.0 : a - r;
+		res->rr += r * r;
+		res->aa += a * a;
+		res->ra += r * a;
+		res->dd += d * d;
+		res->ne += d != 0;
+		res->l1 += fabs(d);
+		if (fabs(d) > res->max_abs)
+			res->max_abs = fabs(d);
+		if (r != 0 && fabs(d) / fabs(r) > res->rel)
+			res->rel = fabs(d) / fabs(r);
+	}
+}
+
+/*
+ * The float32 kernels: one streaming pass over both inputs that converts to
+ * double in registers and produces every sum at once (nothing is stored).
+ * NaN input gives NaN in dd and garbage elsewhere: the caller detects it
+ * and redoes the chunk without the NaNs. The relative error is only divided
+ * out for a block in which some |d| > rel |r| with r != 0 (rare once rel
+ * nears its final value), so there is no division per element.
+ */
+typedef void (*f32_pass_fn)(const uint8_t *rp, const uint8_t *ap, size_t n, chunk_res *res);
+
+/* Portable: 8 lanes of partial sums, as the vector kernels (accuracy alike). */
+static void f32_pass_generic(const uint8_t *rp, const uint8_t *ap, size_t n, chunk_res *res)
+{
+	double rr[8] = {0}, aa[8] = {0}, ra[8] = {0}, dd[8] = {0}, l1[8] = {0};
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		for (int k = 0; k < 8; k++) {
+			double r = f32_at(rp + 4 * (i + k)), a = f32_at(ap + 4 * (i + k));
+			double d = a == r ? 0.0 : a - r;
+			rr[k] += r * r;
+			aa[k] += a * a;
+			ra[k] += r * a;
+			dd[k] += d * d;
+			l1[k] += fabs(d);
+			res->ne += d != 0;
+			if (fabs(d) > res->max_abs)
+				res->max_abs = fabs(d);
+			if (r != 0 && fabs(d) / fabs(r) > res->rel)
+				res->rel = fabs(d) / fabs(r);
+		}
+	}
+	for (int k = 0; k < 8; k++) {
+		res->rr += rr[k];
+		res->aa += aa[k];
+		res->ra += ra[k];
+		res->dd += dd[k];
+		res->l1 += l1[k];
+	}
+	f32_tail(rp, ap, i, n, res);
+}
+
+/*
+ * Software prefetch distance in bytes: the hardware prefetchers stop at page
+ * boundaries, so each side is requested a page ahead (prefetches never fault,
+ * past the end included).
+ */
+#define PREFETCH_AHEAD 4096
+
+#ifdef ETC_METRICS_X86
+/* One step of 4 elements at offset k, into accumulator set j. */
+#define F32_STEP_AVX2(k, j)                                                                        \
+	do {                                                                                       \
+		__m256d rv = _mm256_cvtps_pd(_mm_loadu_ps(fr + (k)));                              \
+		__m256d av = _mm256_cvtps_pd(_mm_loadu_ps(fa + (k)));                              \
+		__m256d ne = _mm256_cmp_pd(av, rv, _CMP_NEQ_UQ);                                   \
+		__m256d dv = _mm256_and_pd(ne, _mm256_sub_pd(av, rv));                             \
+		count += (unsigned)__builtin_popcount((unsigned)_mm256_movemask_pd(ne));           \
+		rr##j = _mm256_fmadd_pd(rv, rv, rr##j);                                            \
+		aa##j = _mm256_fmadd_pd(av, av, aa##j);                                            \
+		ra##j = _mm256_fmadd_pd(rv, av, ra##j);                                            \
+		dd##j = _mm256_fmadd_pd(dv, dv, dd##j);                                            \
+		__m256d ad = _mm256_and_pd(dv, absmask);                                           \
+		l1##j = _mm256_add_pd(l1##j, ad);                                                  \
+		mx##j = _mm256_max_pd(mx##j, ad);                                                  \
+		__m256d big =                                                                      \
+		    _mm256_cmp_pd(ad, _mm256_mul_pd(m, _mm256_and_pd(rv, absmask)), _CMP_GT_OQ);   \
+		win = _mm256_or_pd(win, _mm256_and_pd(big, _mm256_cmp_pd(rv, zero, _CMP_NEQ_OQ))); \
+	} while (0)
+
+__attribute__((target("avx"))) static inline double hsum256(__m256d v)
+{
+	double x[4];
+	_mm256_storeu_pd(x, v);
+	return (x[0] + x[1]) + (x[2] + x[3]);
+}
+
+__attribute__((target("avx2,fma"))) static void f32_pass_avx2(const uint8_t *rp, const uint8_t *ap,
+                                                              size_t n, chunk_res *res)
+{
+	const float *fr = (const float *)(const void *)rp;
+	const float *fa = (const float *)(const void *)ap;
+	const __m256d zero = _mm256_setzero_pd();
+	const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+	__m256d m = _mm256_set1_pd(res->rel);
+	__m256d rr0 = zero, aa0 = zero, ra0 = zero, dd0 = zero, l10 = zero, mx0 = zero;
+	__m256d rr1 = zero, aa1 = zero, ra1 = zero, dd1 = zero, l11 = zero, mx1 = zero;
+	uint64_t count = 0;
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		_mm_prefetch((const char *)rp + 4 * i + PREFETCH_AHEAD, _MM_HINT_T0);
+		_mm_prefetch((const char *)ap + 4 * i + PREFETCH_AHEAD, _MM_HINT_T0);
+		__m256d win = zero;
+		F32_STEP_AVX2(i, 0);
+		F32_STEP_AVX2(i + 4, 1);
+		F32_STEP_AVX2(i + 8, 0);
+		F32_STEP_AVX2(i + 12, 1);
+		if (_mm256_movemask_pd(win)) {
+			rel_block_f32(rp, ap, i, 16, res);
+			m = _mm256_set1_pd(res->rel);
+		}
+	}
+	res->rr += hsum256(_mm256_add_pd(rr0, rr1));
+	res->aa += hsum256(_mm256_add_pd(aa0, aa1));
+	res->ra += hsum256(_mm256_add_pd(ra0, ra1));
+	res->dd += hsum256(_mm256_add_pd(dd0, dd1));
+	res->l1 += hsum256(_mm256_add_pd(l10, l11));
+	res->ne += count;
+	double mx[4];
+	_mm256_storeu_pd(mx, _mm256_max_pd(mx0, mx1));
+	for (int k = 0; k < 4; k++)
+		if (mx[k] > res->max_abs)
+			res->max_abs = mx[k];
+	f32_tail(rp, ap, i, n, res);
+}
+#undef F32_STEP_AVX2
+
+/*
+ * AVX-512: a != r as a mask (NaN included) gives d by a masked subtraction
+ * and the count of d != 0 by popcount (a != r implies a - r != 0 in IEEE
+ * arithmetic with gradual underflow).
+ */
+#define F32_STEP_512(k, j)                                                                         \
+	do {                                                                                       \
+		__m512d rv = _mm512_cvtps_pd(_mm256_loadu_ps(fr + (k)));                           \
+		__m512d av = _mm512_cvtps_pd(_mm256_loadu_ps(fa + (k)));                           \
+		__mmask8 ne = _mm512_cmp_pd_mask(av, rv, _CMP_NEQ_UQ);                             \
+		__m512d dv = _mm512_maskz_sub_pd(ne, av, rv);                                      \
+		count += (unsigned)__builtin_popcount(ne);                                         \
+		rr##j = _mm512_fmadd_pd(rv, rv, rr##j);                                            \
+		aa##j = _mm512_fmadd_pd(av, av, aa##j);                                            \
+		ra##j = _mm512_fmadd_pd(rv, av, ra##j);                                            \
+		dd##j = _mm512_fmadd_pd(dv, dv, dd##j);                                            \
+		__m512d ad = _mm512_abs_pd(dv);                                                    \
+		l1##j = _mm512_add_pd(l1##j, ad);                                                  \
+		mx##j = _mm512_max_pd(mx##j, ad);                                                  \
+		__mmask8 rnz = _mm512_cmp_pd_mask(rv, zero, _CMP_NEQ_OQ);                          \
+		win |= _mm512_mask_cmp_pd_mask(rnz, ad, _mm512_mul_pd(m, _mm512_abs_pd(rv)),       \
+		                               _CMP_GT_OQ);                                        \
+	} while (0)
+
+__attribute__((target("avx512f"))) static void f32_pass_avx512(const uint8_t *rp, const uint8_t *ap,
+                                                               size_t n, chunk_res *res)
+{
+	const float *fr = (const float *)(const void *)rp;
+	const float *fa = (const float *)(const void *)ap;
+	const __m512d zero = _mm512_setzero_pd();
+	__m512d m = _mm512_set1_pd(res->rel);
+	__m512d rr0 = zero, aa0 = zero, ra0 = zero, dd0 = zero, l10 = zero, mx0 = zero;
+	__m512d rr1 = zero, aa1 = zero, ra1 = zero, dd1 = zero, l11 = zero, mx1 = zero;
+	uint64_t count = 0;
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16) {
+		_mm_prefetch((const char *)rp + 4 * i + PREFETCH_AHEAD, _MM_HINT_T0);
+		_mm_prefetch((const char *)ap + 4 * i + PREFETCH_AHEAD, _MM_HINT_T0);
+		__mmask8 win = 0;
+		F32_STEP_512(i, 0);
+		F32_STEP_512(i + 8, 1);
+		if (win) {
+			rel_block_f32(rp, ap, i, 16, res);
+			m = _mm512_set1_pd(res->rel);
+		}
+	}
+	res->rr += _mm512_reduce_add_pd(_mm512_add_pd(rr0, rr1));
+	res->aa += _mm512_reduce_add_pd(_mm512_add_pd(aa0, aa1));
+	res->ra += _mm512_reduce_add_pd(_mm512_add_pd(ra0, ra1));
+	res->dd += _mm512_reduce_add_pd(_mm512_add_pd(dd0, dd1));
+	res->l1 += _mm512_reduce_add_pd(_mm512_add_pd(l10, l11));
+	res->ne += count;
+	double mx = _mm512_reduce_max_pd(_mm512_max_pd(mx0, mx1));
+	if (mx > res->max_abs)
+		res->max_abs = mx;
+	f32_tail(rp, ap, i, n, res);
+}
+#undef F32_STEP_512
+#endif
+
+#ifdef ETC_METRICS_X86
+/* f32_find, 4 elements a step. */
+__attribute__((target("avx2"))) static size_t f32_find_avx2(const uint8_t *rp, const uint8_t *ap,
+                                                            size_t n, double target)
+{
+	const float *fr = (const float *)(const void *)rp;
+	const float *fa = (const float *)(const void *)ap;
+	const __m256d want = _mm256_set1_pd(target);
+	const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+	size_t k = 0;
+	for (; k + 4 <= n; k += 4) {
+		__m256d r = _mm256_cvtps_pd(_mm_loadu_ps(fr + k));
+		__m256d a = _mm256_cvtps_pd(_mm_loadu_ps(fa + k));
+		__m256d d = _mm256_and_pd(_mm256_sub_pd(a, r), absmask);
+		__m256d hit = _mm256_and_pd(_mm256_cmp_pd(d, want, _CMP_EQ_OQ),
+		                            _mm256_cmp_pd(a, r, _CMP_NEQ_UQ));
+		int mask = _mm256_movemask_pd(hit);
+		if (mask)
+			return k + (size_t)__builtin_ctz((unsigned)mask);
+	}
+	for (; k < n; k++) {
+		double r = f32_at(rp + 4 * k), a = f32_at(ap + 4 * k);
+		if (a != r && fabs(a - r) == target)
+			return k;
+	}
+	return 0;
+}
+#endif
+
+/* The first k in [0, n) of the float32 chunk with |a - r| == target. */
+static size_t f32_find(const uint8_t *rp, const uint8_t *ap, size_t n, double target)
+{
+#ifdef ETC_METRICS_X86
+	if (__builtin_cpu_supports("avx2"))
+		return f32_find_avx2(rp, ap, n, target);
+#endif
+	for (size_t k = 0; k < n; k++) {
+		double r = f32_at(rp + 4 * k), a = f32_at(ap + 4 * k);
+		if (a != r && fabs(a - r) == target)
+			return k;
+	}
+	return 0;
+}
+
+/* ---- the double passes (any source, converted by its read function) ------- */
+
+/* The scalar remainder of diff_pass: elements [i, n). */
 static void diff_tail(const double *r, const double *a, double *d, size_t i, size_t n,
                       chunk_res *res)
 {
@@ -290,12 +555,9 @@ static void rel_block(const double *r, const double *d, size_t i, size_t len, ch
 }
 
 /*
- * d[i] = a[i] - r[i], or 0 where a[i] == r[i], with the counts, sums and
- * maxima of chunk_res. The relative error is only divided out for a block
- * in which some |d| > rel |r| with r != 0 (rare once rel nears its final
- * value), so there is no division per element. NaN input gives NaN in d
- * and garbage in res: the caller detects it and redoes the chunk without
- * the NaNs.
+ * d[i] = a[i] - r[i], or 0 where a[i] == r[i], with the count of d != 0,
+ * sum |d|, max |d| and max |d|/|r| (screened by blocks as in the float32
+ * kernels).
  */
 static void diff_pass(const double *r, const double *a, double *d, size_t n, chunk_res *res)
 {
@@ -341,160 +603,37 @@ static void diff_pass(const double *r, const double *a, double *d, size_t n, chu
 	diff_tail(r, a, d, i, n, res);
 }
 
-/*
- * The float32 pair: converts n elements of each side into r and a and does
- * diff_pass, in one sweep. `next_r`/`next_a` (next_bytes each) are the next
- * chunk's inputs, prefetched into L2 a line per 16 elements so that memory
- * streams them in while BLAS works on this chunk.
- */
-typedef struct f32_pair {
-	const uint8_t *r, *a;
-	const uint8_t *next_r, *next_a;
-	size_t next_bytes;
-} f32_pair;
-
-typedef void (*f32_pass_fn)(const f32_pair *p, size_t n, double *r, double *a, double *d,
-                            chunk_res *res);
-
-static void f32_pass_generic(const f32_pair *p, size_t n, double *r, double *a, double *d,
-                             chunk_res *res)
+/* r.r, a.a, r.a and d.d of n doubles, added to res. */
+static void dots_pass(const double *r, const double *a, const double *d, size_t n, chunk_res *res)
 {
-	f32_to_double(p->r, n, r);
-	f32_to_double(p->a, n, a);
-	diff_pass(r, a, d, n, res);
-}
-
-#ifdef ETC_METRICS_X86
-/* One step of 4 elements at offset k, into accumulators mx and s. */
-#define F32_STEP_AVX2(k, mx, s)                                                                    \
-	do {                                                                                       \
-		__m256d rv = _mm256_cvtps_pd(_mm_loadu_ps(fr + (k)));                              \
-		__m256d av = _mm256_cvtps_pd(_mm_loadu_ps(fa + (k)));                              \
-		_mm256_storeu_pd(r + (k), rv);                                                     \
-		_mm256_storeu_pd(a + (k), av);                                                     \
-		__m256d dv =                                                                       \
-		    _mm256_andnot_pd(_mm256_cmp_pd(av, rv, _CMP_EQ_OQ), _mm256_sub_pd(av, rv));    \
-		_mm256_storeu_pd(d + (k), dv);                                                     \
-		__m256d nz = _mm256_cmp_pd(dv, zero, _CMP_NEQ_UQ);                                 \
-		cnt = _mm256_sub_epi64(cnt, _mm256_castpd_si256(nz));                              \
-		__m256d ad = _mm256_and_pd(dv, absmask);                                           \
-		s = _mm256_add_pd(s, ad);                                                          \
-		mx = _mm256_max_pd(mx, ad);                                                        \
-		__m256d big =                                                                      \
-		    _mm256_cmp_pd(ad, _mm256_mul_pd(m, _mm256_and_pd(rv, absmask)), _CMP_GT_OQ);   \
-		win = _mm256_or_pd(win, _mm256_and_pd(big, _mm256_cmp_pd(rv, zero, _CMP_NEQ_OQ))); \
-	} while (0)
-
-__attribute__((target("avx2"))) static void f32_pass_avx2(const f32_pair *p, size_t n, double *r,
-                                                          double *a, double *d, chunk_res *res)
-{
-	const float *fr = (const float *)(const void *)p->r;
-	const float *fa = (const float *)(const void *)p->a;
-	const char *pr = (const char *)p->next_r, *pa = (const char *)p->next_a;
-	size_t pf = p->next_bytes;
-	const __m256d zero = _mm256_setzero_pd();
-	const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
-	__m256i cnt = _mm256_setzero_si256();
-	__m256d m = _mm256_set1_pd(res->rel);
-	__m256d mx0 = _mm256_set1_pd(res->max_abs), mx1 = mx0, mx2 = mx0, mx3 = mx0;
-	__m256d s0 = zero, s1 = zero, s2 = zero, s3 = zero;
+	double rr[2] = {0, 0}, aa[2] = {0, 0}, ra[2] = {0, 0}, dd[2] = {0, 0};
 	size_t i = 0;
-	for (; i + 16 <= n; i += 16) {
-		if (4 * i < pf) {
-			_mm_prefetch(pr + 4 * i, _MM_HINT_T1);
-			_mm_prefetch(pa + 4 * i, _MM_HINT_T1);
+	for (; i + 2 <= n; i += 2)
+		for (int k = 0; k < 2; k++) {
+			rr[k] += r[i + k] * r[i + k];
+			aa[k] += a[i + k] * a[i + k];
+			ra[k] += r[i + k] * a[i + k];
+			dd[k] += d[i + k] * d[i + k];
 		}
-		__m256d win = zero;
-		F32_STEP_AVX2(i, mx0, s0);
-		F32_STEP_AVX2(i + 4, mx1, s1);
-		F32_STEP_AVX2(i + 8, mx2, s2);
-		F32_STEP_AVX2(i + 12, mx3, s3);
-		if (_mm256_movemask_pd(win)) {
-			rel_block(r, d, i, 16, res);
-			m = _mm256_set1_pd(res->rel);
-		}
+	for (; i < n; i++) {
+		rr[0] += r[i] * r[i];
+		aa[0] += a[i] * a[i];
+		ra[0] += r[i] * a[i];
+		dd[0] += d[i] * d[i];
 	}
-	uint64_t lanes[4];
-	double mx[4], sum[4];
-	_mm256_storeu_si256((__m256i *)(void *)lanes, cnt);
-	_mm256_storeu_pd(mx, _mm256_max_pd(_mm256_max_pd(mx0, mx1), _mm256_max_pd(mx2, mx3)));
-	_mm256_storeu_pd(sum, _mm256_add_pd(_mm256_add_pd(s0, s1), _mm256_add_pd(s2, s3)));
-	res->ne += lanes[0] + lanes[1] + lanes[2] + lanes[3];
-	res->l1 += (sum[0] + sum[1]) + (sum[2] + sum[3]);
-	for (int k = 0; k < 4; k++)
-		if (mx[k] > res->max_abs)
-			res->max_abs = mx[k];
-	f32_to_double(p->r + 4 * i, n - i, r + i);
-	f32_to_double(p->a + 4 * i, n - i, a + i);
-	diff_tail(r, a, d, i, n, res);
+	res->rr += rr[0] + rr[1];
+	res->aa += aa[0] + aa[1];
+	res->ra += ra[0] + ra[1];
+	res->dd += dd[0] + dd[1];
 }
-#undef F32_STEP_AVX2
 
-/*
- * AVX-512: a != r as a mask (NaN included) gives d by a masked subtraction
- * and the count of d != 0 by popcount (a != r implies a - r != 0 in IEEE
- * arithmetic with gradual underflow).
- */
-#define F32_STEP_512(k, mx, s)                                                                     \
-	do {                                                                                       \
-		__m512d rv = _mm512_cvtps_pd(_mm256_loadu_ps(fr + (k)));                           \
-		__m512d av = _mm512_cvtps_pd(_mm256_loadu_ps(fa + (k)));                           \
-		_mm512_storeu_pd(r + (k), rv);                                                     \
-		_mm512_storeu_pd(a + (k), av);                                                     \
-		__mmask8 ne = _mm512_cmp_pd_mask(av, rv, _CMP_NEQ_UQ);                             \
-		__m512d dv = _mm512_maskz_sub_pd(ne, av, rv);                                      \
-		_mm512_storeu_pd(d + (k), dv);                                                     \
-		count += (unsigned)__builtin_popcount(ne);                                         \
-		__m512d ad = _mm512_abs_pd(dv);                                                    \
-		s = _mm512_add_pd(s, ad);                                                          \
-		mx = _mm512_max_pd(mx, ad);                                                        \
-		__mmask8 rnz = _mm512_cmp_pd_mask(rv, zero, _CMP_NEQ_OQ);                          \
-		win |= _mm512_mask_cmp_pd_mask(rnz, ad, _mm512_mul_pd(m, _mm512_abs_pd(rv)),       \
-		                               _CMP_GT_OQ);                                        \
-	} while (0)
-
-__attribute__((target("avx512f"))) static void
-f32_pass_avx512(const f32_pair *p, size_t n, double *r, double *a, double *d, chunk_res *res)
+/* The first k in [0, n) with |d[k]| == target. */
+static size_t d_find(const double *d, size_t n, double target)
 {
-	const float *fr = (const float *)(const void *)p->r;
-	const float *fa = (const float *)(const void *)p->a;
-	const char *pr = (const char *)p->next_r, *pa = (const char *)p->next_a;
-	size_t pf = p->next_bytes;
-	const __m512d zero = _mm512_setzero_pd();
-	__m512d m = _mm512_set1_pd(res->rel);
-	__m512d mx0 = _mm512_set1_pd(res->max_abs), mx1 = mx0;
-	__m512d s0 = zero, s1 = zero;
-	uint64_t count = 0;
-	size_t i = 0;
-	for (; i + 16 <= n; i += 16) {
-		if (4 * i < pf) {
-			_mm_prefetch(pr + 4 * i, _MM_HINT_T1);
-			_mm_prefetch(pa + 4 * i, _MM_HINT_T1);
-		}
-		__mmask8 win = 0;
-		F32_STEP_512(i, mx0, s0);
-		F32_STEP_512(i + 8, mx1, s1);
-		if (win) {
-			rel_block(r, d, i, 16, res);
-			m = _mm512_set1_pd(res->rel);
-		}
-	}
-	res->ne += count;
-	res->l1 += _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
-	double mx = _mm512_reduce_max_pd(_mm512_max_pd(mx0, mx1));
-	if (mx > res->max_abs)
-		res->max_abs = mx;
-	f32_to_double(p->r + 4 * i, n - i, r + i);
-	f32_to_double(p->a + 4 * i, n - i, a + i);
-	diff_tail(r, a, d, i, n, res);
-}
-#undef F32_STEP_512
-#endif
-
-/* The exact-integer path: raises res->rel over the chunk. */
-static void rel_pass(const double *r, const double *d, size_t n, chunk_res *res)
-{
-	rel_block(r, d, 0, n, res);
+	for (size_t k = 0; k < n; k++)
+		if (fabs(d[k]) == target)
+			return k;
+	return 0;
 }
 
 /* d = a - r from raw 64-bit integers, exact until the final rounding. */
@@ -549,6 +688,13 @@ static void kadd(ksum *k, double x)
 			k->c += (x - t) + k->s;
 	}
 	k->s = t;
+}
+
+/* Adds the compensated sum b to a (its sum, then its correction). */
+static void kmerge(ksum *a, const ksum *b)
+{
+	kadd(a, b->s);
+	a->c += b->c;
 }
 
 static double ktotal(const ksum *k)
@@ -654,6 +800,12 @@ static bool has_data(const etc_values *v)
 	return true;
 }
 
+/* True for the read functions of this file (pure: safe on several threads). */
+static bool known_source(const etc_values *v)
+{
+	return v->read == read_tensor || v->read == read_pytensor || v->read == read_doubles;
+}
+
 /* The float32 kernels, best last; the unit tests pick one to check each. */
 enum { KERNEL_GENERIC, KERNEL_AVX2, KERNEL_AVX512, KERNEL_BEST };
 
@@ -662,51 +814,253 @@ static f32_pass_fn pick_kernel(int kernel)
 #ifdef ETC_METRICS_X86
 	if (kernel >= KERNEL_AVX512 && __builtin_cpu_supports("avx512f"))
 		return f32_pass_avx512;
-	if (kernel >= KERNEL_AVX2 && __builtin_cpu_supports("avx2"))
+	if (kernel >= KERNEL_AVX2 && __builtin_cpu_supports("avx2") &&
+	    __builtin_cpu_supports("fma"))
 		return f32_pass_avx2;
 #endif
 	(void)kernel;
 	return f32_pass_generic;
 }
 
+/* ---- segments and threads ----------------------------------------------------- */
+
+/*
+ * Elements per chunk. A chunk's sums are accumulated in registers (the
+ * float32 kernels) or in L1-resident double buffers (the other sources:
+ * 3 x 8 KiB at 1024), then added to the segment's compensated sums.
+ */
+#define CHUNK_F32 4096
+#define CHUNK_DBL 1024
+
+/*
+ * The range is cut into segments of SEGMENT elements whatever the thread
+ * count: each segment's totals start from zero and the segments are merged
+ * in order, so 1 or 8 threads give the same bits. Threads take contiguous
+ * runs of segments; below two segments the comparison stays on the calling
+ * thread.
+ */
+#define SEGMENT ((uint64_t)1 << 18)
+
+/*
+ * The CRC-32 of the reference bytes is taken every CRC_BATCH bytes, while
+ * they are still in the cache from the float32 pass; each segment's CRC
+ * starts from 0 and they are combined in order (zlib's crc32_combine).
+ */
+#define CRC_BATCH ((size_t)64 << 10)
+
+typedef struct job {
+	const etc_values *ref, *act;
+	const uint8_t *rf, *af;     /* raw float32 of each side, or NULL */
+	const uint8_t *rraw, *araw; /* raw 64-bit integers of each side, or NULL */
+	bool is_signed, check_rounding, fold_crc;
+	f32_pass_fn f32_pass;
+	uint64_t total;
+	struct segment *segs;
+} job;
+
+typedef struct segment {
+	totals t;
+	/* the float32 chunk [find_at, find_at + find_n) holds max |d| first; its
+	 * index is looked up once, when the segment is done */
+	uint64_t find_at;
+	size_t find_n;
+	uint32_t crc; /* of the segment's reference bytes, from 0 (fold_crc) */
+	bool nomem;
+} segment;
+
+/* Adds one chunk's pass to the segment totals; idx maps compacted positions. */
+static void add_chunk(totals *t, const chunk_res *res, uint64_t compared)
+{
+	if (compared) {
+		kadd(&t->dd, res->dd);
+		kadd(&t->rr, res->rr);
+		kadd(&t->aa, res->aa);
+		kadd(&t->ra, res->ra);
+		kadd(&t->l1, res->l1);
+	}
+	t->max_rel = res->rel;
+	t->mismatch += res->ne;
+	t->compared += compared;
+}
+
+/* The double path of one chunk: R, A (and D for exact integers) are filled. */
+static void dbl_chunk(const job *j, totals *t, uint64_t start, size_t n, double *R, double *A,
+                      double *D, uint32_t *map)
+{
+	chunk_res res = {0, 0, 0, 0, 0, 0, t->max_rel, 0};
+	j->ref->read(j->ref->src, start, n, R);
+	j->act->read(j->act->src, start, n, A);
+	if (j->rraw) {
+		int64_diff_pass(j->rraw + 8 * start, j->araw + 8 * start, j->is_signed, n, D, &res);
+		rel_block(R, D, 0, n, &res);
+	} else {
+		diff_pass(R, A, D, n, &res);
+	}
+	if (j->check_rounding && !t->rounded)
+		t->rounded = beyond_2p53(R, n) || beyond_2p53(A, n);
+	dots_pass(R, A, D, n, &res);
+	const uint32_t *idx = NULL;
+	size_t m = n;
+	if (isnan(res.dd)) {
+		/* only NaN in r or a makes d NaN (equal infinities give 0) */
+		m = compact(R, A, map, n, &t->nan, &t->nan_mismatch);
+		idx = map;
+		res = (chunk_res){0, 0, 0, 0, 0, 0, t->max_rel, 0};
+		diff_pass(R, A, D, m, &res);
+		dots_pass(R, A, D, m, &res);
+	}
+	if (m && res.max_abs > t->max_abs) {
+		size_t k = d_find(D, m, res.max_abs);
+		t->max_abs = res.max_abs;
+		t->max_abs_index = start + (idx ? idx[k] : k);
+	}
+	add_chunk(t, &res, m);
+}
+
+/* The float32 path of one chunk, straight from the raw bytes. */
+static void f32_chunk(const job *j, segment *sg, uint64_t start, size_t n, double *R, double *A,
+                      double *D, uint32_t *map)
+{
+	totals *t = &sg->t;
+	const uint8_t *rp = j->rf + 4 * start, *ap = j->af + 4 * start;
+	chunk_res res = {0, 0, 0, 0, 0, 0, t->max_rel, 0};
+	j->f32_pass(rp, ap, n, &res);
+	if (isnan(res.dd)) {
+		f32_to_double(rp, n, R);
+		f32_to_double(ap, n, A);
+		size_t m = compact(R, A, map, n, &t->nan, &t->nan_mismatch);
+		res = (chunk_res){0, 0, 0, 0, 0, 0, t->max_rel, 0};
+		diff_pass(R, A, D, m, &res);
+		dots_pass(R, A, D, m, &res);
+		if (m && res.max_abs > t->max_abs) {
+			t->max_abs = res.max_abs;
+			t->max_abs_index = start + map[d_find(D, m, res.max_abs)];
+			sg->find_n = 0;
+		}
+		add_chunk(t, &res, m);
+		return;
+	}
+	if (res.max_abs > t->max_abs) {
+		t->max_abs = res.max_abs;
+		sg->find_at = start;
+		sg->find_n = n;
+	}
+	add_chunk(t, &res, n);
+}
+
+static void run_segment(const job *j, segment *sg, uint64_t begin, uint64_t end, double *buf,
+                        uint32_t *map)
+{
+	double *R = buf, *A = buf + CHUNK_F32, *D = buf + 2 * CHUNK_F32;
+	size_t chunk = j->rf && j->af ? CHUNK_F32 : CHUNK_DBL;
+	const uint8_t *crc_from = j->fold_crc ? j->rf + 4 * begin : NULL;
+	size_t crc_bytes = 0;
+	memset(&sg->t, 0, sizeof sg->t);
+	sg->crc = 0;
+	sg->find_n = 0;
+	for (uint64_t start = begin; start < end;) {
+		size_t n = end - start < chunk ? (size_t)(end - start) : chunk;
+		if (j->rf && j->af) {
+			f32_chunk(j, sg, start, n, R, A, D, map);
+			crc_bytes += 4 * n;
+			if (j->fold_crc && (crc_bytes >= CRC_BATCH || start + n == end)) {
+				sg->crc = etc_crc32(sg->crc, crc_from, crc_bytes);
+				crc_from += crc_bytes;
+				crc_bytes = 0;
+			}
+		} else {
+			dbl_chunk(j, &sg->t, start, n, R, A, D, map);
+		}
+		start += n;
+	}
+	if (sg->find_n)
+		sg->t.max_abs_index =
+		    sg->find_at + f32_find(j->rf + 4 * sg->find_at, j->af + 4 * sg->find_at,
+		                           sg->find_n, sg->t.max_abs);
+}
+
+/* etc_range_fn: segments [first, last) with scratch buffers of their own. */
+static void run_segments(void *ctx, size_t first, size_t last)
+{
+	const job *j = ctx;
+	double *buf = malloc(3 * (size_t)CHUNK_F32 * sizeof *buf);
+	uint32_t *map = malloc((size_t)CHUNK_F32 * sizeof *map);
+	for (size_t s = first; s < last; s++) {
+		j->segs[s].nomem = !buf || !map;
+		if (buf && map) {
+			uint64_t begin = s * SEGMENT;
+			uint64_t end = j->total - begin < SEGMENT ? j->total : begin + SEGMENT;
+			run_segment(j, &j->segs[s], begin, end, buf, map);
+		}
+	}
+	free(buf);
+	free(map);
+}
+
+/* Adds segment b's totals to a; b comes after every segment already in a. */
+static void merge(totals *a, const totals *b)
+{
+	kmerge(&a->rr, &b->rr);
+	kmerge(&a->aa, &b->aa);
+	kmerge(&a->ra, &b->ra);
+	kmerge(&a->dd, &b->dd);
+	kmerge(&a->l1, &b->l1);
+	if (b->max_abs > a->max_abs) {
+		a->max_abs = b->max_abs;
+		a->max_abs_index = b->max_abs_index;
+	}
+	if (b->max_rel > a->max_rel)
+		a->max_rel = b->max_rel;
+	a->compared += b->compared;
+	a->nan += b->nan;
+	a->nan_mismatch += b->nan_mismatch;
+	a->mismatch += b->mismatch;
+	a->rounded = a->rounded || b->rounded;
+}
+
+/* ---- entry points ---------------------------------------------------------- */
+
 /*
  * Not exported: etc_metrics_compare with the float32 kernel chosen (0
  * generic, 1 AVX2, 2 AVX-512, 3 the best; one the CPU lacks falls back to
- * the next below), for the unit tests.
+ * the next below), for the unit tests; and with the thread count chosen
+ * too (0: etc_thread_count_), to check that it changes no bit.
  */
 int etc_metrics_compare_kernel_(const etc_values *reference, const etc_values *actual,
                                 etc_metrics *out, etc_error *err, int kernel);
+int etc_metrics_compare_threads_(const etc_values *reference, const etc_values *actual,
+                                 etc_metrics *out, etc_error *err, int kernel, unsigned threads);
 
 static int compare(const etc_values *reference, const etc_values *actual, etc_metrics *out,
-                   etc_error *err, int kernel, uint32_t *ref_crc, bool *crc_done);
+                   etc_error *err, int kernel, unsigned threads, uint32_t *ref_crc, bool *crc_done);
 
 int etc_metrics_compare(const etc_values *reference, const etc_values *actual, etc_metrics *out,
                         etc_error *err)
 {
-	return compare(reference, actual, out, err, KERNEL_BEST, NULL, NULL);
+	return compare(reference, actual, out, err, KERNEL_BEST, 0, NULL, NULL);
 }
 
 int etc_metrics_compare_kernel_(const etc_values *reference, const etc_values *actual,
                                 etc_metrics *out, etc_error *err, int kernel)
 {
-	return compare(reference, actual, out, err, kernel, NULL, NULL);
+	return compare(reference, actual, out, err, kernel, 0, NULL, NULL);
+}
+
+int etc_metrics_compare_threads_(const etc_values *reference, const etc_values *actual,
+                                 etc_metrics *out, etc_error *err, int kernel, unsigned threads)
+{
+	return compare(reference, actual, out, err, kernel, threads, NULL, NULL);
 }
 
 int etc_metrics_compare_crc_(const etc_values *reference, const etc_values *actual,
                              etc_metrics *out, uint32_t *ref_crc, bool *crc_done, etc_error *err)
 {
 	*crc_done = false;
-	return compare(reference, actual, out, err, KERNEL_BEST, ref_crc, crc_done);
+	return compare(reference, actual, out, err, KERNEL_BEST, 0, ref_crc, crc_done);
 }
 
-/*
- * The CRC-32 of the reference bytes is taken every CRC_BATCH bytes, while
- * they are still in the cache from the float32 pass.
- */
-#define CRC_BATCH ((size_t)64 << 10)
-
 static int compare(const etc_values *reference, const etc_values *actual, etc_metrics *out,
-                   etc_error *err, int kernel, uint32_t *ref_crc, bool *crc_done)
+                   etc_error *err, int kernel, unsigned threads, uint32_t *ref_crc, bool *crc_done)
 {
 	if (!reference || !actual || !out)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_metrics_compare: NULL argument");
@@ -724,103 +1078,65 @@ static int compare(const etc_values *reference, const etc_values *actual, etc_me
 		                (unsigned long long)reference->count,
 		                (unsigned long long)actual->count);
 
+	job j;
+	memset(&j, 0, sizeof j);
+	j.ref = reference;
+	j.act = actual;
+	j.total = reference->count;
 	bool exact = integer_like(reference->scalar_type) && integer_like(actual->scalar_type);
-	const uint8_t *rraw = NULL, *araw = NULL;
-	bool check_rounding = false;
 	if (exact && reference->scalar_type == actual->scalar_type) {
-		rraw = raw64(reference);
-		araw = raw64(actual);
-		if (!rraw || !araw)
-			rraw = araw = NULL;
+		j.rraw = raw64(reference);
+		j.araw = raw64(actual);
+		if (!j.rraw || !j.araw)
+			j.rraw = j.araw = NULL;
 	}
-	if (exact && !rraw &&
+	if (exact && !j.rraw &&
 	    (int64_kind(reference->scalar_type) || int64_kind(actual->scalar_type)))
-		check_rounding = true;
-	bool is_signed = reference->scalar_type == ETC_LONG;
-	const uint8_t *rf = raw_f32(reference), *af = raw_f32(actual);
-	f32_pass_fn f32_pass = pick_kernel(kernel);
+		j.check_rounding = true;
+	j.is_signed = reference->scalar_type == ETC_LONG;
+	j.rf = raw_f32(reference);
+	j.af = raw_f32(actual);
+	if (!j.rf || !j.af)
+		j.rf = j.af = NULL;
+	j.f32_pass = pick_kernel(kernel);
+	/* only the float32 pass streams the raw reference bytes */
+	j.fold_crc = ref_crc && j.rf;
 
 	totals t;
 	memset(&t, 0, sizeof t);
-	uint64_t total = reference->count;
-	double *buf = NULL;
-	uint32_t *map = NULL;
-	if (total) {
-		buf = malloc(3 * (size_t)CHUNK * sizeof *buf);
-		map = malloc((size_t)CHUNK * sizeof *map);
-		if (!buf || !map) {
-			free(buf);
-			free(map);
+	size_t nseg = (size_t)((j.total + SEGMENT - 1) / SEGMENT);
+	segment one, *segs = &one;
+	if (nseg > 1) {
+		segs = malloc(nseg * sizeof *segs);
+		if (!segs)
 			return etc_fail(err, ETC_ERR_NOMEM, NULL, -1,
 			                "etc_metrics_compare: out of memory");
+	}
+	j.segs = segs;
+	if (threads == 0)
+		threads = nseg > 1 && known_source(reference) && known_source(actual)
+		              ? etc_thread_count_()
+		              : 1;
+	etc_parallel_for_(nseg, threads, run_segments, &j);
+	bool nomem = false;
+	uint32_t crc = ref_crc ? *ref_crc : 0;
+	for (size_t s = 0; s < nseg; s++) {
+		nomem = nomem || segs[s].nomem;
+		merge(&t, &segs[s].t);
+		if (j.fold_crc) {
+			uint64_t begin = s * SEGMENT;
+			uint64_t len = j.total - begin < SEGMENT ? j.total - begin : SEGMENT;
+			crc = (uint32_t)crc32_combine(crc, segs[s].crc, (z_off_t)(4 * len));
 		}
 	}
-	double *R = buf, *A = buf + CHUNK, *D = buf + 2 * CHUNK;
-
-	/* only the float32 pass streams the raw reference bytes */
-	bool fold_crc = ref_crc && rf && af;
-	const uint8_t *crc_from = rf;
-	size_t crc_bytes = 0;
-	for (uint64_t start = 0; start < total;) {
-		size_t n = total - start < CHUNK ? (size_t)(total - start) : CHUNK;
-		chunk_res res = {0, 0, t.max_abs, t.max_rel};
-		if (rf && af) {
-			uint64_t next = total - start - n < CHUNK ? total - start - n : CHUNK;
-			f32_pair p = {rf + 4 * start, af + 4 * start, rf + 4 * (start + n),
-			              af + 4 * (start + n), 4 * (size_t)next};
-			f32_pass(&p, n, R, A, D, &res);
-			crc_bytes += 4 * n;
-			if (fold_crc && (crc_bytes >= CRC_BATCH || start + n == total)) {
-				*ref_crc = etc_crc32(*ref_crc, crc_from, crc_bytes);
-				crc_from += crc_bytes;
-				crc_bytes = 0;
-			}
-		} else {
-			reference->read(reference->src, start, n, R);
-			actual->read(actual->src, start, n, A);
-			if (rraw) {
-				int64_diff_pass(rraw + 8 * start, araw + 8 * start, is_signed, n, D,
-				                &res);
-				rel_pass(R, D, n, &res);
-			} else {
-				diff_pass(R, A, D, n, &res);
-			}
-			if (check_rounding && !t.rounded)
-				t.rounded = beyond_2p53(R, n) || beyond_2p53(A, n);
-		}
-		double dd = cblas_ddot((int)n, D, 1, D, 1);
-		const uint32_t *idx = NULL;
-		size_t m = n;
-		if (isnan(dd)) {
-			/* only NaN in r or a makes d NaN (equal infinities give 0) */
-			m = compact(R, A, map, n, &t.nan, &t.nan_mismatch);
-			idx = map;
-			res = (chunk_res){0, 0, t.max_abs, t.max_rel};
-			diff_pass(R, A, D, m, &res);
-			dd = m ? cblas_ddot((int)m, D, 1, D, 1) : 0;
-		}
-		if (m) {
-			kadd(&t.dd, dd);
-			kadd(&t.rr, cblas_ddot((int)m, R, 1, R, 1));
-			kadd(&t.aa, cblas_ddot((int)m, A, 1, A, 1));
-			kadd(&t.ra, cblas_ddot((int)m, R, 1, A, 1));
-			kadd(&t.l1, res.l1);
-			if (res.max_abs > t.max_abs) {
-				/* a new maximum: BLAS finds where its first occurrence is */
-				size_t k = cblas_idamax((int)m, D, 1);
-				t.max_abs = fabs(D[k]);
-				t.max_abs_index = start + (idx ? idx[k] : k);
-			}
-		}
-		t.max_rel = res.rel;
-		t.mismatch += res.ne;
-		t.compared += m;
-		start += n;
-	}
-	free(buf);
-	free(map);
+	if (segs != &one)
+		free(segs);
+	if (nomem)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "etc_metrics_compare: out of memory");
+	if (j.fold_crc)
+		*ref_crc = crc;
 	if (crc_done)
-		*crc_done = fold_crc || (ref_crc && total == 0);
+		*crc_done = j.fold_crc || (ref_crc && j.total == 0);
 	finish(&t, exact, out);
 	return 0;
 }

@@ -19,4 +19,12 @@
 int etc_metrics_compare_crc_(const etc_values *reference, const etc_values *actual,
                              etc_metrics *out, uint32_t *ref_crc, bool *crc_done, etc_error *err);
 
+/*
+ * etc_metrics_compare with the float32 kernel (0 generic, 1 AVX2, 2 AVX-512,
+ * 3 the best the CPU has) and the thread count (0: etc_thread_count_ for
+ * large pairs) chosen. The thread count never changes the result.
+ */
+int etc_metrics_compare_threads_(const etc_values *reference, const etc_values *actual,
+                                 etc_metrics *out, etc_error *err, int kernel, unsigned threads);
+
 #endif

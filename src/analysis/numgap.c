@@ -13,6 +13,7 @@
 #include "format/npz_private.h"
 #include "analysis/numgap_private.h"
 #include "analysis/values_private.h"
+#include "analysis/numgap_compare.h"
 #include "core/fmt.h"
 
 #include <errno.h>
@@ -149,6 +150,7 @@ struct etc_numgap {
 	bool has_qfile;
 	const char **warn;
 	size_t nwarn, capwarn;
+	etc_ng_pending pending; /* rows compared after alignment, on several threads */
 };
 
 static void *grow(void *p, size_t *cap, size_t need, size_t size)
@@ -665,6 +667,14 @@ static void row_chain(etc_numgap *ng, size_t i, etc_values *out)
 	*out = v;
 }
 
+/* The values row i compares (numgap_compare.c calls it from its threads). */
+static void row_values(void *ctx, size_t i, etc_values *actual, etc_values *reference)
+{
+	etc_numgap *ng = ctx;
+	row_chain(ng, i, actual);
+	etc_values_from_tensor(reference, &ng->ref[i]);
+}
+
 static void tensor_sizes(const etc_tensor *t, int64_t *s, uint32_t cap)
 {
 	for (uint32_t k = 0; k < t->ndim && k < cap; k++)
@@ -814,7 +824,9 @@ static void compare_pair(etc_numgap *ng, size_t i, const item *ait, const otenso
 		if (*rc == 0)
 			*rc = verify_ref(ng, r, err);
 	} else {
-		*rc = etc_metrics_compare(&vr, &va, &row->metrics, err);
+		/* compared after alignment, rows spread over the threads (numgap_compare.c) */
+		*rc = etc_ng_pending_add_(&ng->pending, i, err);
+		return;
 	}
 	if (*rc < 0)
 		return;
@@ -1504,6 +1516,12 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
 	if (rc == 0)
 		rc = by_handle ? align_by_handle(ng, &g, &gate, err)
 		               : align_by_instruction(ng, &g, nrt, rt_name, ref_name, &gate, err);
+	if (rc == 0)
+		rc = etc_ng_compare_rows_(ng->rows, row_values, ng, &ng->pending, &gate, err);
+	for (size_t k = 0; rc == 0 && k < ng->pending.n; k++) {
+		etc_numgap_row *row = &ng->rows[ng->pending.rows[k]];
+		row->gap = distance_of(ng->opt.distance, &row->metrics);
+	}
 	/* reference arrays not compared are verified too, before any report */
 	for (size_t i = 0; i < g.nt && rc == 0; i++)
 		rc = verify_ref(ng, &g.ts[i], err);
@@ -1532,6 +1550,7 @@ void etc_numgap_free(etc_numgap *ng)
 		return;
 	etc_ng_graph_free_(&ng->g_rt);
 	etc_arena_release(&ng->arena);
+	etc_ng_pending_free_(&ng->pending);
 	free(ng->rows);
 	free(ng->act);
 	free(ng->ref);

@@ -76,7 +76,8 @@ const char *etc_debug_buffer_name(const etc_debug_buffer *b)
 	return b->name;
 }
 
-int etc_tensor_attach_(etc_tensor *t, const etc_debug_buffer *b, const char *where, etc_error *err)
+int etc_tensor_attach_(etc_tensor *t, const etc_debug_buffer *b, uint32_t run, uint32_t event,
+                       uint32_t index, etc_error *err)
 {
 	t->data = NULL;
 	if (!b || t->nbytes == 0 || t->offset < 0)
@@ -85,9 +86,9 @@ int etc_tensor_attach_(etc_tensor *t, const etc_debug_buffer *b, const char *whe
 	if (!etc_add_u64((uint64_t)t->offset, t->nbytes, &end) || end > b->size)
 		return etc_fail(
 		    err, ETC_ERR_FORMAT, b->name, t->offset,
-		    "%s: tensor data [%lld, %llu) of %llu %s elements lies past the end "
-		    "of the debug buffer (%llu bytes)",
-		    where, (long long)t->offset, (unsigned long long)end,
+		    "run %u, event %u, tensor %u: tensor data [%lld, %llu) of %llu %s elements "
+		    "lies past the end of the debug buffer (%llu bytes)",
+		    run, event, index, (long long)t->offset, (unsigned long long)end,
 		    (unsigned long long)t->numel, etc_scalar_type_name(t->scalar_type),
 		    (unsigned long long)b->size);
 	t->data = b->data + t->offset;

@@ -593,12 +593,12 @@ int etc_value_tensor(const etc_value *v, uint32_t i, const etc_debug_buffer *dbu
 	for (uint32_t k = 0; k < out->ndim; k++)
 		out->numel *= (uint64_t)etc_tensor_size(out, k); /* verified: no overflow */
 
-	char where[96];
-	snprintf(where, sizeof where, "run %u, event %u, tensor %u", v->run_, v->event_, i);
+	/* the context of a message is formatted only when one is raised */
 	size_t esz = etc_scalar_type_size(out->scalar_type);
 	if (!esz)
 		return etc_fail(err, ETC_ERR_UNSUPPORTED, d->name, (int64_t)(d->base + tp),
-		                "%s: unsupported scalar type %d", where, out->scalar_type);
+		                "run %u, event %u, tensor %u: unsupported scalar type %d", v->run_,
+		                v->event_, i, out->scalar_type);
 	out->nbytes = out->numel * esz;
-	return etc_tensor_attach_(out, dbuf, where, err);
+	return etc_tensor_attach_(out, dbuf, v->run_, v->event_, i, err);
 }

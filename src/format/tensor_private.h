@@ -8,8 +8,9 @@
 #include "etcompare/tensor.h"
 
 /* Points t->data into `buf` after checking [offset, offset+nbytes) lies
- * inside it. `where` names the tensor in messages. buf may be NULL. */
-int etc_tensor_attach_(etc_tensor *t, const etc_debug_buffer *buf, const char *where,
-                       etc_error *err);
+ * inside it. run, event and index name the tensor in messages (formatted
+ * only when one is raised). buf may be NULL. */
+int etc_tensor_attach_(etc_tensor *t, const etc_debug_buffer *buf, uint32_t run, uint32_t event,
+                       uint32_t index, etc_error *err);
 
 #endif

@@ -1,0 +1,71 @@
+/*
+ * parallel.c - runs a range of independent items on a few threads
+ * (parallel.h). Threads are started per call and joined before it returns:
+ * nothing is left running, no pool spins between calls.
+ */
+#include "core/parallel.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define MAX_THREADS 64
+#define DEFAULT_CAP 8
+
+unsigned etc_thread_count_(void)
+{
+	const char *s = getenv("ETC_THREADS");
+	if (s && *s) {
+		char *end;
+		long v = strtol(s, &end, 10);
+		if (*end == '\0' && v >= 1 && v <= MAX_THREADS)
+			return (unsigned)v;
+	}
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		return 1;
+	return n > DEFAULT_CAP ? DEFAULT_CAP : (unsigned)n;
+}
+
+typedef struct part {
+	etc_range_fn fn;
+	void *ctx;
+	size_t begin, end;
+	pthread_t tid;
+	int started;
+} part;
+
+static void *run_part(void *arg)
+{
+	part *p = arg;
+	p->fn(p->ctx, p->begin, p->end);
+	return NULL;
+}
+
+void etc_parallel_for_(size_t n, unsigned threads, etc_range_fn fn, void *ctx)
+{
+	if (n == 0)
+		return;
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	if (threads > n)
+		threads = (unsigned)n;
+	if (threads <= 1) {
+		fn(ctx, 0, n);
+		return;
+	}
+	part parts[MAX_THREADS];
+	for (unsigned k = 0; k < threads; k++) {
+		parts[k] = (part){fn, ctx, n * k / threads, n * (k + 1) / threads, 0, 0};
+		if (k > 0)
+			parts[k].started =
+			    pthread_create(&parts[k].tid, NULL, run_part, &parts[k]) == 0;
+	}
+	fn(ctx, parts[0].begin, parts[0].end);
+	for (unsigned k = 1; k < threads; k++) {
+		if (parts[k].started)
+			pthread_join(parts[k].tid, NULL);
+		else
+			fn(ctx, parts[k].begin, parts[k].end);
+	}
+}
