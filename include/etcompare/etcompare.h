@@ -26,6 +26,7 @@
 #include "profile.h"
 #include "report.h"
 #include "tensor.h"
+#include "text.h"
 #include "torchsave.h"
 #include "trace.h"
 

@@ -189,18 +189,18 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 	}
 	size_t n = etc_accuracy_row_count(acc), fails = etc_accuracy_failures(acc);
 	long w = etc_accuracy_worst(acc);
-	char worst[256] = "";
+	char worst[768] = "", name[256], reason[256];
 	if (w >= 0) {
 		const etc_accuracy_row *r = etc_accuracy_row_at(acc, (size_t)w);
 		const etc_event_block *b = etc_inspector_block(insp, r->block);
+		etc_text_escape(name, sizeof name, b->name.ptr, b->name.len);
 		if (r->status == ETC_ROW_PASS)
-			snprintf(worst, sizeof worst,
-			         "; worst: %.*s run %u output %u at SNR %.4g dB", (int)b->name.len,
-			         b->name.ptr, r->etdump_run, r->output, r->metrics.snr_db);
+			snprintf(worst, sizeof worst, "; worst: %s run %u output %u at SNR %.4g dB",
+			         name, r->etdump_run, r->output, r->metrics.snr_db);
 		else
-			snprintf(worst, sizeof worst, "; worst: %.*s run %u output %u: %s",
-			         (int)b->name.len, b->name.ptr, r->etdump_run, r->output,
-			         r->reason);
+			snprintf(worst, sizeof worst, "; worst: %s run %u output %u: %s", name,
+			         r->etdump_run, r->output,
+			         etc_text_safe(reason, sizeof reason, r->reason));
 	}
 	if (fails) {
 		fprintf(stderr, "etcompare: accuracy gate FAILED: %zu of %zu outputs fail%s\n",
@@ -270,8 +270,10 @@ int main(int argc, char **argv)
 			status = input_error(&err);
 			goto out;
 		}
+		char safe[1024];
 		for (size_t i = 0; i < etc_etrecord_warning_count(rec); i++)
-			fprintf(stderr, "etcompare: warning: %s\n", etc_etrecord_warning(rec, i));
+			fprintf(stderr, "etcompare: warning: %s\n",
+			        etc_text_safe(safe, sizeof safe, etc_etrecord_warning(rec, i)));
 		if (a.graph &&
 		    (rc = etc_report_graph(stdout, rec, a.graph_method ? a.graph_method : a.method,
 		                           &err)) < 0) {
@@ -323,14 +325,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
 		goto out;
 	}
+	char safe[1024];
 	if (etc_etdump_trailing_bytes(dump))
 		fprintf(stderr,
 		        "etcompare: warning: %s: %llu bytes after the size-prefixed ETDump are "
 		        "ignored\n",
-		        etc_etdump_name(dump), (unsigned long long)etc_etdump_trailing_bytes(dump));
+		        etc_text_safe(safe, sizeof safe, etc_etdump_name(dump)),
+		        (unsigned long long)etc_etdump_trailing_bytes(dump));
 	if (etc_inspector_block_count(insp) == 0)
 		fprintf(stderr, "etcompare: note: %s has no run with events: the table is empty\n",
-		        etc_etdump_name(dump));
+		        etc_text_safe(safe, sizeof safe, etc_etdump_name(dump)));
 	for (size_t i = 0; i < etc_inspector_warning_count(insp); i++) {
 		if (i == 20) {
 			fprintf(stderr,
@@ -338,7 +342,9 @@ int main(int argc, char **argv)
 			        etc_inspector_warning_count(insp) - i);
 			break;
 		}
-		fprintf(stderr, "etcompare: warning: %s\n", etc_inspector_warning(insp, i));
+		char safe[1024];
+		fprintf(stderr, "etcompare: warning: %s\n",
+		        etc_text_safe(safe, sizeof safe, etc_inspector_warning(insp, i)));
 	}
 
 	if ((rc = cmd_profile_print(&pc, insp, a.no_table, &ro, &gate)) != 0) {
@@ -360,7 +366,9 @@ int main(int argc, char **argv)
 		double total = etc_inspector_module_total(insp, a.module, &count);
 		char num[40];
 		etc_format_double(num, total);
-		printf("find_total_for_module(\"%s\") = %s %s (%zu event%s)\n", a.module, num,
+		char safe_module[512];
+		printf("find_total_for_module(\"%s\") = %s %s (%zu event%s)\n",
+		       etc_text_safe(safe_module, sizeof safe_module, a.module), num,
 		       etc_time_scale_name(io.target_time_scale), count, count == 1 ? "" : "s");
 	}
 	if (!a.compare_explicit) {

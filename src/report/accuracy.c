@@ -85,9 +85,22 @@ static void grid_cell(FILE *f, const char *s, size_t w, bool right)
 int etc_grid_print_(FILE *f, size_t nc, const char *const *hdr, const bool *right, size_t n,
                     const char *const *cells)
 {
-	size_t *w = calloc(nc ? nc : 1, sizeof *w);
-	if (!w)
+	/* Cells quote names from files: escaped for the terminal first. */
+	size_t *w = calloc(nc ? nc : 1, sizeof *w), *at = malloc((n * nc + 1) * sizeof *at);
+	const char **esc = malloc((n * nc + 1) * sizeof *esc);
+	etc_sbuf text = {0};
+	for (size_t i = 0; at && i < n * nc; i++) {
+		at[i] = text.len;
+		etc_sbuf_term_str(&text, cells[i], strlen(cells[i]));
+		etc_sbuf_put(&text, "", 1);
+	}
+	if (!w || !at || !esc || text.failed) {
+		free(w), free(at), free(esc), etc_sbuf_free(&text);
 		return ETC_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < n * nc; i++)
+		esc[i] = text.p + at[i];
+	cells = esc;
 	for (size_t c = 0; c < nc; c++)
 		w[c] = text_width(hdr[c]);
 	for (size_t i = 0; i < n; i++)
@@ -121,7 +134,7 @@ int etc_grid_print_(FILE *f, size_t nc, const char *const *hdr, const bool *righ
 			fputc('\n', f);
 		}
 	}
-	free(w);
+	free(w), free(at), free(esc), etc_sbuf_free(&text);
 	return 0;
 }
 
@@ -189,7 +202,9 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 			ptrs[i * nc + c] = cells[i][c];
 	etc_grid_print_(f, nc, hdr, right, n, ptrs);
 	free(ptrs);
-	fprintf(f, "%s; %zu of %zu outputs pass\n", etc_accuracy_pair_note(acc),
+	char note[1024];
+	fprintf(f, "%s; %zu of %zu outputs pass\n",
+	        etc_text_safe(note, sizeof note, etc_accuracy_pair_note(acc)),
 	        n - etc_accuracy_failures(acc), n);
 	free(cells);
 	if (ferror(f))

@@ -8,17 +8,34 @@
 
 #include <math.h>
 
+/* A name from the ETRecord, escaped for the terminal. */
+static void put(FILE *f, const char *s)
+{
+	etc_text_fput(f, s, strlen(s));
+}
+
 static void graph_lines(FILE *f, const etc_graph_node *nodes, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		const etc_graph_node *nd = &nodes[i];
-		fprintf(f, "  %4zu  %s = %s(%s)", i, nd->name, nd->op, nd->inputs);
+		fprintf(f, "  %4zu  ", i);
+		put(f, nd->name);
+		fputs(" = ", f);
+		put(f, nd->op);
+		fputc('(', f);
+		put(f, nd->inputs);
+		fputc(')', f);
 		if (nd->debug_handle >= 0)
 			fprintf(f, "  debug_handle=%lld", (long long)nd->debug_handle);
-		if (*nd->source_line)
-			fprintf(f, "  %s", nd->source_line);
-		if (nd->module_depth)
-			fprintf(f, "  [%s]", nd->modules[nd->module_depth - 1].path);
+		if (*nd->source_line) {
+			fputs("  ", f);
+			put(f, nd->source_line);
+		}
+		if (nd->module_depth) {
+			fputs("  [", f);
+			put(f, nd->modules[nd->module_depth - 1].path);
+			fputc(']', f);
+		}
 		fputc('\n', f);
 	}
 }
@@ -34,7 +51,9 @@ int etc_report_graph(FILE *f, etc_etrecord *rec, const char *method, etc_error *
 			const etc_graph_node *nodes;
 			size_t n;
 			ETC_TRY(etc_etrecord_graph_nodes(rec, method, &nodes, &n, err));
-			fprintf(f, "Graph \"%s\" (%zu nodes)\n", method, n);
+			fputs("Graph \"", f);
+			put(f, method);
+			fprintf(f, "\" (%zu nodes)\n", n);
 			graph_lines(f, nodes, n);
 			return ferror(f)
 			           ? etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the graph")
@@ -56,14 +75,16 @@ int etc_report_graph(FILE *f, etc_etrecord *rec, const char *method, etc_error *
 		                method ? method : "forward", *list ? list : "none");
 	}
 	size_t n = etc_etrecord_node_count(rec, (size_t)m);
-	fprintf(f, "Edge program \"%s\" (%zu nodes)%s\n", etc_etrecord_method(rec, (size_t)m), n,
+	fputs("Edge program \"", f);
+	put(f, etc_etrecord_method(rec, (size_t)m));
+	fprintf(f, "\" (%zu nodes)%s\n", n,
 	        etc_etrecord_is_legacy(rec) ? ", single-program ETRecord layout" : "");
 	graph_lines(f, n ? etc_etrecord_node(rec, (size_t)m, 0) : NULL, n);
 	size_t g = etc_etrecord_graph_count(rec);
 	if (g) {
 		fprintf(f, "Other graphs (graph_map):");
 		for (size_t i = 0; i < g; i++)
-			fprintf(f, " %s", etc_etrecord_graph_name(rec, i));
+			fputc(' ', f), put(f, etc_etrecord_graph_name(rec, i));
 		fputc('\n', f);
 	}
 	if (ferror(f))

@@ -121,12 +121,18 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 		char instr[32];
 		snprintf(instr, sizeof instr, "instruction %d", r->instruction_id);
 		const char *what = *r->ops ? r->ops : *r->event_name ? r->event_name : instr;
+		/* names from the files, escaped for the terminal */
+		char s1[1024], s2[1024];
 		fprintf(f, "\nFirst divergence: row %ld, %s (debug handles %s, %s%s%d)\n", first,
-		        what, b.p ? b.p : "()", r->event_name,
+		        etc_text_safe(s1, sizeof s1, what), b.p ? b.p : "()",
+		        etc_text_safe(s2, sizeof s2, r->event_name),
 		        *r->event_name ? ", instruction " : "instruction ", r->instruction_id);
-		fprintf(f, "  %s: %s\n", etc_row_status_str(r->status), r->reason);
-		fprintf(f, "  reference ops: %s\n", r->reference_ops);
-		fprintf(f, "  module: %s\n", *r->module_path ? r->module_path : "(unknown)");
+		fprintf(f, "  %s: %s\n", etc_row_status_str(r->status),
+		        etc_text_safe(s1, sizeof s1, r->reason));
+		fprintf(f, "  reference ops: %s\n", etc_text_safe(s1, sizeof s1, r->reference_ops));
+		fprintf(f, "  module: %s\n",
+		        *r->module_path ? etc_text_safe(s1, sizeof s1, r->module_path)
+		                        : "(unknown)");
 		if (*r->stack_trace) {
 			fprintf(f, "  stack trace of its last op:\n");
 			/* indent every line of the trace */
@@ -134,7 +140,7 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 			while (*p) {
 				const char *e = strchr(p, '\n');
 				size_t l = e ? (size_t)(e - p) : strlen(p);
-				fprintf(f, "    %.*s\n", (int)l, p);
+				fprintf(f, "    %s\n", etc_text_escape(s1, sizeof s1, p, l));
 				p += l + (e ? 1 : 0);
 			}
 		} else {
@@ -148,12 +154,14 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 		const etc_numgap_unmatched *u = etc_numgap_unmatched_at(ng, i);
 		etc_sbuf_reset(&b);
 		handles_tuple(&b, u->handles, u->handle_count);
+		char s1[1024], s2[1024];
 		fprintf(f, "  %s %s", u->side == ETC_NUMGAP_RUNTIME ? "runtime  " : "reference",
-		        u->name);
+		        etc_text_safe(s1, sizeof s1, u->name));
 		if (u->instruction_id >= 0)
 			fprintf(f, " (instruction %d)", u->instruction_id);
-		fprintf(f, " handles %s %s %s: %s\n", b.p ? b.p : "()", u->dtype, u->shape,
-		        u->reason);
+		fprintf(f, " handles %s %s %s: %s\n", b.p ? b.p : "()", u->dtype,
+		        etc_text_safe(s2, sizeof s2, u->shape),
+		        etc_text_safe(s1, sizeof s1, u->reason));
 	}
 	if (b.failed)
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");

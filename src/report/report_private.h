@@ -8,6 +8,7 @@
 #include "etcompare/profile.h"
 #include "etcompare/report.h"
 #include "core/fmt.h"
+#include "core/text.h"
 
 #include <stdbool.h>
 
