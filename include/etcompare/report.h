@@ -91,9 +91,29 @@ ETC_API int etc_report_accuracy(FILE *out, const etc_accuracy *acc, const etc_in
                                 unsigned metric_mask, etc_error *err);
 /** Parses "snr,mse,cosine,l1,max_abs,max_rel" (any subset) into a column mask. */
 ETC_API int etc_metric_mask_parse(const char *list, unsigned *mask);
-/** JUnit XML: one testcase per output, failures with the reason. */
+/** JUnit XML of the accuracy gate alone (etc_report_junit_gates with accuracy only). */
 ETC_API int etc_report_junit(FILE *out, const etc_accuracy *acc, const etc_inspector *insp,
                              etc_error *err);
+
+/** The gates of one run for the JUnit report; a NULL gate was not run. */
+typedef struct etc_junit_gates {
+	const etc_accuracy *accuracy; /**< one testcase per compared output */
+	const etc_inspector *insp;    /**< the runtime's (names blocks); needed with accuracy */
+	const etc_numgap *numgap;     /**< one testcase per compared row, first divergence marked */
+	const etc_perfdiff *perfdiff; /**< one testcase per gated event */
+} etc_junit_gates;
+
+/**
+ * JUnit XML with one testsuite per gate run. Always well-formed: names are
+ * never cut inside a character, invalid UTF-8 becomes U+FFFD and characters
+ * XML 1.0 forbids are dropped; testcase names are unique within a suite.
+ */
+ETC_API int etc_report_junit_gates(FILE *out, const etc_junit_gates *g, etc_error *err);
+/**
+ * The failing testcases etc_report_junit_gates writes: the run's gate
+ * verdict. Non-zero exactly when one of the gates fails (exit code 1).
+ */
+ETC_API size_t etc_junit_failures(const etc_junit_gates *g);
 /**
  * Plots of the comparison in o->dir: a bar chart per metric of `metrics`
  * (a mask as from etc_metric_mask_parse; 0 for snr, mse, cosine and

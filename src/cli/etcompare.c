@@ -58,14 +58,14 @@ typedef struct owned_refs {
 	etc_npz *npz;
 } owned_refs;
 
-static int write_junit(const char *path, const etc_accuracy *acc, const etc_inspector *insp)
+static int write_junit(const char *path, const etc_junit_gates *gates)
 {
 	etc_error err;
 	etc_output *o;
 	etc_error_clear(&err);
 	o = NULL;
 	if (etc_output_open(&o, path, &err) < 0 ||
-	    etc_report_junit(etc_output_stream(o), acc, insp, &err) < 0) {
+	    etc_report_junit_gates(etc_output_stream(o), gates, &err) < 0) {
 		if (o)
 			etc_output_abort(o);
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
@@ -421,10 +421,6 @@ int main(int argc, char **argv)
 		status = rc;
 		goto out;
 	}
-	if (a.junit && ro.accuracy && (rc = write_junit(a.junit, ro.accuracy, insp)) != 0) {
-		status = rc;
-		goto out;
-	}
 	/* Plots last: a plot failure must not cost the gate's verdict or the reports. */
 	if (a.plot) {
 		const char *dir = a.plot_dir ? a.plot_dir : "etcompare-plots";
@@ -448,7 +444,19 @@ int main(int argc, char **argv)
 			    "data in %s for later\n",
 			    dir);
 	}
-	status = gate;
+	/* The JUnit report last, and the gate's verdict is its failure count:
+	 * the exit code and the XML cannot disagree. */
+	etc_junit_gates gates = {ro.accuracy, insp, ro.numgap, ro.perfdiff};
+	if (a.junit && (rc = write_junit(a.junit, &gates)) != 0) {
+		status = rc;
+		goto out;
+	}
+	status = etc_junit_failures(&gates) ? EXIT_GATE : EXIT_OK;
+	if ((status == EXIT_GATE) != (gate == EXIT_GATE)) {
+		fprintf(stderr, "etcompare: internal error: the gate verdict and the JUnit "
+		                "report disagree\n");
+		status = EXIT_GATE;
+	}
 out:
 	numgap_free(&ng);
 	cmd_profile_free(&pc);
