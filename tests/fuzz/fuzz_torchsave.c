@@ -5,6 +5,8 @@
  *
  * Input: the file's bytes.
  */
+#define _POSIX_C_SOURCE 200809L
+#include "fuzz_outputs.h"
 #include "fuzz.h"
 
 #include <etcompare/etcompare.h>
@@ -64,6 +66,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		long budget = WALK_BUDGET;
 		(void)etc_torchsave_prefix(ts);
 		walk(etc_torchsave_root(ts), 0, &budget);
+	} else {
+		fuzz_check_terminal(err.message, strlen(err.message));
 	}
 	etc_torchsave_free(ts);
 	free(copy);
