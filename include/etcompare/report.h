@@ -170,6 +170,18 @@ ETC_API int etc_output_commit(etc_output *o, etc_error *err);
 /** Discards the temporary file and frees `o`. NULL is a no-op. */
 ETC_API void etc_output_abort(etc_output *o);
 
+/**
+ * Checks the output paths of one run before anything is read or written
+ * (NULL entries are skipped): ETC_ERR_USAGE when two outputs are the same
+ * file (same device and inode, or the same canonical path for new files;
+ * /dev/null excepted), when an output is one of `inputs`, or when more than
+ * one output is "-"; ETC_ERR_IO when an output's directory is missing or
+ * not writable, an output is a directory, or a symlink would be followed
+ * against the protected_symlinks rule (docs/hardening-outputs.md).
+ */
+ETC_API int etc_output_check(const char *const *outputs, size_t n_outputs,
+                             const char *const *inputs, size_t n_inputs, etc_error *err);
+
 #ifdef __cplusplus
 }
 #endif

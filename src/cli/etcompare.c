@@ -212,12 +212,40 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 	return 0;
 }
 
+/* Every output path checked before any file is read or written. */
+static int check_outputs(const args *a)
+{
+	const char *out[] = {a->tsv, a->csv, a->json, a->trace, a->junit, a->numgap.tsv};
+	const char *in[] = {a->etdump,
+	                    a->debug_buffer,
+	                    a->etrecord,
+	                    a->reference_outputs,
+	                    a->baseline_etdump,
+	                    a->legacy_profile,
+	                    a->numgap.reference_etdump,
+	                    a->numgap.reference_debug_buffer,
+	                    a->numgap.reference_etrecord,
+	                    a->numgap.reference_intermediates};
+	etc_error err;
+	etc_error_clear(&err);
+	int rc = etc_output_check(out, sizeof out / sizeof *out, in, sizeof in / sizeof *in, &err);
+	if (rc == ETC_ERR_USAGE)
+		return usage_error("%s", err.message);
+	if (rc < 0) {
+		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		return EXIT_OUTPUT;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	args a;
 	int rc = cli_parse(argc, argv, &a);
 	if (rc)
 		return rc == CLI_DONE ? EXIT_OK : rc;
+	if ((rc = check_outputs(&a)) != 0)
+		return rc;
 	if (a.legacy_profile) {
 		rc = etc_cli_legacy(a.legacy_profile, a.legacy_time_scale);
 		if (rc || (!a.etdump && !a.example && !a.etrecord))
