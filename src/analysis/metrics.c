@@ -755,7 +755,8 @@ static int compare(const etc_values *reference, const etc_values *actual, etc_me
 			                "etc_metrics_compare: out of memory");
 		}
 	}
-	double *R = buf, *A = buf + CHUNK, *D = buf + 2 * CHUNK;
+	/* no buffer for an empty pair: no pointer arithmetic on NULL either */
+	double *R = buf, *A = buf ? buf + CHUNK : NULL, *D = buf ? buf + 2 * CHUNK : NULL;
 
 	/* only the float32 pass streams the raw reference bytes */
 	bool fold_crc = ref_crc && rf && af;

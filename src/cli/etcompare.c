@@ -114,6 +114,15 @@ static void show_progress(void *ctx, uint64_t done, uint64_t total)
 		fputc('\n', stderr);
 }
 
+/* The ETRecord has reference outputs, but they could not be read: bad input. */
+static int unreadable_references(const etc_etrecord *rec)
+{
+	char safe[1024];
+	fprintf(stderr, "etcompare: error: the ETRecord's reference_outputs cannot be read: %s\n",
+	        etc_text_safe(safe, sizeof safe, etc_etrecord_reference_error(rec)));
+	return EXIT_INPUT;
+}
+
 /*
  * The accuracy comparison: reference outputs from --reference-outputs or
  * the ETRecord, the table on stdout, the gate's verdict on stderr. Returns
@@ -167,6 +176,8 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 	} else if (rec && etc_etrecord_reference_outputs(rec)) {
 		set.torchsave = etc_etrecord_reference_outputs(rec);
 		set.name = etc_etrecord_name(rec);
+	} else if (rec && etc_etrecord_reference_error(rec)) {
+		return unreadable_references(rec);
 	} else {
 		return usage_error("%s", "the comparison needs reference outputs: an --etrecord "
 		                         "that has them, or --reference-outputs FILE");
@@ -302,6 +313,13 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < etc_etrecord_warning_count(rec); i++)
 			fprintf(stderr, "etcompare: warning: %s\n",
 			        etc_text_safe(safe, sizeof safe, etc_etrecord_warning(rec, i)));
+		/* a comparison that needs the unreadable references fails before any work */
+		if (a.etdump && !a.reference_outputs && !numgap_wanted(&a.numgap) &&
+		    (a.compare || a.min_snr || a.max_mse || a.min_cosine || a.max_abs) &&
+		    etc_etrecord_reference_error(rec)) {
+			status = unreadable_references(rec);
+			goto out;
+		}
 		if (a.graph &&
 		    (rc = etc_report_graph(stdout, rec, a.graph_method ? a.graph_method : a.method,
 		                           &err)) < 0) {
@@ -404,7 +422,11 @@ int main(int argc, char **argv)
 		bool refs = rec && etc_etrecord_reference_outputs(rec) && buf;
 		if ((thresholds || a.plot) && refs)
 			a.compare = true;
-		else if (thresholds && !numgap_wanted(&a.numgap)) {
+		else if (thresholds && !numgap_wanted(&a.numgap) && rec &&
+		         etc_etrecord_reference_error(rec)) {
+			status = unreadable_references(rec);
+			goto out;
+		} else if (thresholds && !numgap_wanted(&a.numgap)) {
 			status = usage_error(
 			    "%s", "the thresholds need something to compare: --debug_buffer and an "
 			          "--etrecord with reference outputs, or --reference-outputs FILE");
