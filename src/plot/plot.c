@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -566,6 +567,35 @@ static const char *last_line(char *s)
 	return *line ? line : "(no message)";
 }
 
+/* A PNG ends with its IEND chunk; gnuplot leaves a cut file when a write fails. */
+static bool png_complete(const char *path)
+{
+	static const unsigned char iend[8] = {'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+	unsigned char tail[8];
+	FILE *f = fopen(path, "rb");
+	bool ok = f && fseek(f, -8, SEEK_END) == 0 && fread(tail, 1, 8, f) == 8 &&
+	          memcmp(tail, iend, 8) == 0;
+	if (f)
+		fclose(f);
+	return ok;
+}
+
+/*
+ * gnuplot exited quietly but left no PNG, or a cut one: its PNG writer does not report a
+ * failed write, which happens when the disk is full or the quota reached.
+ */
+static int no_png(const char *gp_path, const char *dir, etc_error *err)
+{
+	struct statvfs vfs;
+	if (statvfs(dir, &vfs) == 0 && vfs.f_bavail == 0)
+		return etc_fail(err, ETC_ERR_IO, gp_path, -1,
+		                "gnuplot wrote no PNG: no space left on the device of %s", dir);
+	return etc_fail(err, ETC_ERR_IO, gp_path, -1,
+	                "gnuplot reported no error but its PNG is empty or cut short: writing "
+	                "in %s failed (disk full, quota or file size limit?)",
+	                dir);
+}
+
 /* Starts `argv` in `dir` with stdin and stdout on /dev/null and stderr on
  * `errfd`. Returns 0 or an errno value. */
 static int spawn_in(pid_t *pid, const char *exe, char *const argv[], const char *dir, int errfd)
@@ -705,7 +735,7 @@ static int run_gnuplot(const plot_job *j, etc_plot_result *res, const char *gp_p
 	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 		;
 	struct stat st;
-	bool made = stat(tmp, &st) == 0 && st.st_size > 0;
+	bool made = stat(tmp, &st) == 0 && st.st_size > 0 && png_complete(tmp);
 	/* waitpid fails with ECHILD when the caller ignores SIGCHLD: judge by
 	 * the output then. */
 	bool ok = w < 0 ? made : (WIFEXITED(status) && WEXITSTATUS(status) == 0 && made);
@@ -724,9 +754,8 @@ static int run_gnuplot(const plot_job *j, etc_plot_result *res, const char *gp_p
 			rc = etc_fail(err, ETC_ERR_IO, gp_path, -1,
 			              "gnuplot failed (exit status %d): %s", WEXITSTATUS(status),
 			              last_line(msg));
-		else
-			rc = etc_fail(err, ETC_ERR_IO, gp_path, -1, "gnuplot wrote no PNG: %s",
-			              last_line(msg));
+		else /* exit 0: what it printed were warnings, not the reason */
+			rc = no_png(gp_path, j->dir, err);
 		goto done;
 	}
 	fd = open(tmp, O_RDONLY | O_CLOEXEC);
