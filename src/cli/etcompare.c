@@ -323,7 +323,10 @@ int main(int argc, char **argv)
 		if (a.graph &&
 		    (rc = etc_report_graph(stdout, rec, a.graph_method ? a.graph_method : a.method,
 		                           &err)) < 0) {
-			status = rc == ETC_ERR_USAGE ? EXIT_USAGE : EXIT_OUTPUT;
+			/* usage only for a method named on the command line */
+			status = rc == ETC_ERR_USAGE && (a.graph_method || a.method) ? EXIT_USAGE
+			         : rc == ETC_ERR_IO                                  ? EXIT_OUTPUT
+			                                                             : EXIT_INPUT;
 			fprintf(stderr, "etcompare: error: %s\n", err.message);
 			goto out;
 		}
@@ -367,7 +370,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (rec && (rc = etc_inspector_link(insp, rec, a.method, &err)) < 0) {
-		status = rc == ETC_ERR_USAGE ? EXIT_USAGE : EXIT_INPUT;
+		status = rc == ETC_ERR_USAGE && a.method ? EXIT_USAGE : EXIT_INPUT;
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
 		goto out;
 	}
