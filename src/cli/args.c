@@ -105,8 +105,9 @@ static const char usage_text[] =
 
 int usage_error(const char *fmt, const char *arg)
 {
+	char safe[1024]; /* an argument may hold anything a file name can */
 	fprintf(stderr, "etcompare: ");
-	fprintf(stderr, fmt, arg);
+	fprintf(stderr, fmt, etc_text_safe(safe, sizeof safe, arg));
 	fprintf(stderr, "\nTry 'etcompare --help'.\n");
 	return EXIT_USAGE;
 }
