@@ -16,6 +16,7 @@ with the real PyTorch (values in its MANIFEST.json). Checks:
 """
 import json
 import os
+import re
 import pickle
 import struct
 import sys
@@ -52,6 +53,17 @@ def show_references(d):
         check(f"show p{p}: exit 0, no warning", rc == 0 and "warning" not in err, err[:300])
         lines = {ln.split(": ", 1)[0].strip(): ln.split(": ", 1)[1]
                  for ln in out.splitlines() if ln.startswith("  ") and ": " in ln}
+        # an object the pickle shares (memo) is printed once as "#k ..." and
+        # then as "<same as #k>": both stand for the same tensor here
+        labelled = {}
+        for k, v in list(lines.items()):
+            m = re.match(r"#(\d+) (.*)", v)
+            if m:
+                labelled[m.group(1)] = lines[k] = m.group(2)
+        for k, v in list(lines.items()):
+            m = re.fullmatch(r"<same as #(\d+)>", v)
+            if m and m.group(1) in labelled:
+                lines[k] = labelled[m.group(1)]
         bad = []
         for part in ("refs", "inputs"):
             for t in MANIFEST[f"{part}_p{p}.pkl"]["tensors"]:

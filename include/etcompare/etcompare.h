@@ -29,6 +29,7 @@
 #include "report.h"
 #include "sniff.h"
 #include "tensor.h"
+#include "text.h"
 #include "torchsave.h"
 #include "trace.h"
 

@@ -162,6 +162,12 @@ ETC_API bool etc_etrecord_has_handle_map(const etc_etrecord *rec, size_t m);
  */
 ETC_API const etc_torchsave *etc_etrecord_reference_outputs(const etc_etrecord *rec);
 ETC_API const etc_torchsave *etc_etrecord_representative_inputs(const etc_etrecord *rec);
+/**
+ * Why the record's reference_outputs member, which it has, could not be
+ * read (a warning at open); NULL when it was read or is absent. A
+ * comparison that needs it then fails as bad input.
+ */
+ETC_API const char *etc_etrecord_reference_error(const etc_etrecord *rec);
 
 /**
  * reference_outputs[method][index] as a flat list of tensors (a tuple or

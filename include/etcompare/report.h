@@ -91,9 +91,29 @@ ETC_API int etc_report_accuracy(FILE *out, const etc_accuracy *acc, const etc_in
                                 unsigned metric_mask, etc_error *err);
 /** Parses "snr,mse,cosine,l1,max_abs,max_rel" (any subset) into a column mask. */
 ETC_API int etc_metric_mask_parse(const char *list, unsigned *mask);
-/** JUnit XML: one testcase per output, failures with the reason. */
+/** JUnit XML of the accuracy gate alone (etc_report_junit_gates with accuracy only). */
 ETC_API int etc_report_junit(FILE *out, const etc_accuracy *acc, const etc_inspector *insp,
                              etc_error *err);
+
+/** The gates of one run for the JUnit report; a NULL gate was not run. */
+typedef struct etc_junit_gates {
+	const etc_accuracy *accuracy; /**< one testcase per compared output */
+	const etc_inspector *insp;    /**< the runtime's (names blocks); needed with accuracy */
+	const etc_numgap *numgap;     /**< one testcase per compared row, first divergence marked */
+	const etc_perfdiff *perfdiff; /**< one testcase per gated event */
+} etc_junit_gates;
+
+/**
+ * JUnit XML with one testsuite per gate run. Always well-formed: names are
+ * never cut inside a character, invalid UTF-8 becomes U+FFFD and characters
+ * XML 1.0 forbids are dropped; testcase names are unique within a suite.
+ */
+ETC_API int etc_report_junit_gates(FILE *out, const etc_junit_gates *g, etc_error *err);
+/**
+ * The failing testcases etc_report_junit_gates writes: the run's gate
+ * verdict. Non-zero exactly when one of the gates fails (exit code 1).
+ */
+ETC_API size_t etc_junit_failures(const etc_junit_gates *g);
 /**
  * Plots of the comparison in o->dir: a bar chart per metric of `metrics`
  * (a mask as from etc_metric_mask_parse; 0 for snr, mse, cosine and
@@ -149,6 +169,18 @@ ETC_API FILE *etc_output_stream(etc_output *o);
 ETC_API int etc_output_commit(etc_output *o, etc_error *err);
 /** Discards the temporary file and frees `o`. NULL is a no-op. */
 ETC_API void etc_output_abort(etc_output *o);
+
+/**
+ * Checks the output paths of one run before anything is read or written
+ * (NULL entries are skipped): ETC_ERR_USAGE when two outputs are the same
+ * file (same device and inode, or the same canonical path for new files;
+ * /dev/null excepted), when an output is one of `inputs`, or when more than
+ * one output is "-"; ETC_ERR_IO when an output's directory is missing or
+ * not writable, an output is a directory, or a symlink would be followed
+ * against the protected_symlinks rule (docs/hardening-outputs.md).
+ */
+ETC_API int etc_output_check(const char *const *outputs, size_t n_outputs,
+                             const char *const *inputs, size_t n_inputs, etc_error *err);
 
 #ifdef __cplusplus
 }

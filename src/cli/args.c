@@ -89,7 +89,8 @@ static const char usage_text[] =
     "                            the gate: exit 1 when an output fails one\n"
     "  --metrics LIST            columns: snr,mse,cosine,l1,max_abs,max_rel "
     "(snr,mse,cosine,max_abs)\n"
-    "  --junit FILE              JUnit XML, one testcase per output\n"
+    "  --junit FILE              JUnit XML of every gate run: one testcase per output, per\n"
+    "                            numeric-gap row and per gated event\n"
     "  --plot [DIR]              bar charts, error histograms and heat maps (./etcompare-plots);\n"
     "                            with an ETDump also the profiling plots: top operators,\n"
     "                            per-run box plots, framework tax per run, a timeline\n"
@@ -136,8 +137,9 @@ static const char usage_text[] =
 
 int usage_error(const char *fmt, const char *arg)
 {
+	char safe[1024]; /* an argument may hold anything a file name can */
 	fprintf(stderr, "etcompare: ");
-	fprintf(stderr, fmt, arg);
+	fprintf(stderr, fmt, etc_text_safe(safe, sizeof safe, arg));
 	fprintf(stderr, "\nTry 'etcompare --help'.\n");
 	return EXIT_USAGE;
 }
@@ -485,7 +487,8 @@ int cli_parse(int argc, char **argv, args *a)
 	/* Flags only the accuracy comparison uses turn it on. Thresholds and
 	 * --plot serve other analyses too: they turn it on only when reference
 	 * outputs are at hand (decided in main, once the ETRecord is read). */
-	if (a->compare || a->reference_outputs || a->junit || a->pair_by || a->metrics ||
+	if (a->compare || a->reference_outputs || a->pair_by || a->metrics ||
+	    (a->junit && !numgap_wanted(&a->numgap) && !a->baseline_etdump) ||
 	    (a->block && !numgap_wanted(&a->numgap)))
 		a->compare = a->compare_explicit = true;
 	if ((a->compare || a->min_snr || a->max_mse || a->min_cosine || a->max_abs) && !a->etdump &&

@@ -144,13 +144,17 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		                    : *r->event_name     ? r->event_name
 		                                         : instr;
 		const char *what = *r->ops ? r->ops : event;
+		char s0[512], s1[512], s2[512], s3[512], s4[512];
 		fprintf(
 		    stderr,
 		    "etcompare: numeric gap: first divergence at row %ld of %zu: %s%s%s%s%s%s%s%s: "
 		    "%s\n",
-		    first, n, *r->nodes ? r->nodes : "", *r->nodes ? " " : "", what,
-		    what != event ? " (" : "", what != event ? event : "", what != event ? ")" : "",
-		    *r->source_line ? " at " : "", r->source_line, r->reason);
+		    first, n, etc_text_safe(s0, sizeof s0, r->nodes), *r->nodes ? " " : "",
+		    etc_text_safe(s1, sizeof s1, what), what != event ? " (" : "",
+		    what != event ? etc_text_safe(s2, sizeof s2, event) : "",
+		    what != event ? ")" : "", *r->source_line ? " at " : "",
+		    etc_text_safe(s3, sizeof s3, r->source_line),
+		    etc_text_safe(s4, sizeof s4, r->reason));
 		*gate = EXIT_GATE;
 	} else {
 		fprintf(stderr,

@@ -85,8 +85,9 @@ static int diff(profile_cmd *pc, const etc_inspector *insp, etc_report_options *
 	if ((rc = etc_perfdiff_create(&pc->diff, pc->base_insp, insp, &pc->diff_opt, &err)) < 0)
 		return fail(&err, rc == ETC_ERR_USAGE ? EXIT_USAGE : EXIT_INPUT);
 	ro->perfdiff = pc->diff;
+	char safe[1024];
 	printf("Performance diff against %s (p50 per event, largest regression first):\n",
-	       pc->baseline);
+	       etc_text_safe(safe, sizeof safe, pc->baseline));
 	if (etc_report_perfdiff(stdout, pc->diff, 0, &err) < 0)
 		return fail(&err, EXIT_OUTPUT);
 	size_t fails = etc_perfdiff_failures(pc->diff);
@@ -97,13 +98,14 @@ static int diff(profile_cmd *pc, const etc_inspector *insp, etc_report_options *
 	for (size_t i = 0; i < etc_perfdiff_row_count(pc->diff) && !w; i++)
 		if (etc_perfdiff_row_at(pc->diff, i)->failed)
 			w = etc_perfdiff_row_at(pc->diff, i);
-	char pct[32];
+	char pct[32], block[256], name[256];
 	snprintf(pct, sizeof pct, "%+.2f", w->change_percent);
 	fprintf(stderr,
 	        "etcompare: performance gate FAILED: %zu event%s regress%s more than %g%%; "
-	        "worst: %.*s %.*s %s%%\n",
+	        "worst: %s %s %s%%\n",
 	        fails, fails == 1 ? "" : "s", fails == 1 ? "es" : "", pc->diff_opt.max_regression,
-	        (int)w->block.len, w->block.ptr, (int)w->name.len, w->name.ptr, pct);
+	        etc_text_escape(block, sizeof block, w->block.ptr, w->block.len),
+	        etc_text_escape(name, sizeof name, w->name.ptr, w->name.len), pct);
 	*gate = EXIT_GATE;
 	return 0;
 }

@@ -62,14 +62,14 @@ typedef struct owned_refs {
 	etc_npz *npz;
 } owned_refs;
 
-static int write_junit(const char *path, const etc_accuracy *acc, const etc_inspector *insp)
+static int write_junit(const char *path, const etc_junit_gates *gates)
 {
 	etc_error err;
 	etc_output *o;
 	etc_error_clear(&err);
 	o = NULL;
 	if (etc_output_open(&o, path, &err) < 0 ||
-	    etc_report_junit(etc_output_stream(o), acc, insp, &err) < 0) {
+	    etc_report_junit_gates(etc_output_stream(o), gates, &err) < 0) {
 		if (o)
 			etc_output_abort(o);
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
@@ -116,6 +116,15 @@ static void show_progress(void *ctx, uint64_t done, uint64_t total)
 	        secs > 0 ? (double)done / secs / 1e9 : 0.0);
 	if (done >= total)
 		fputc('\n', stderr);
+}
+
+/* The ETRecord has reference outputs, but they could not be read: bad input. */
+static int unreadable_references(const etc_etrecord *rec)
+{
+	char safe[1024];
+	fprintf(stderr, "etcompare: error: the ETRecord's reference_outputs cannot be read: %s\n",
+	        etc_text_safe(safe, sizeof safe, etc_etrecord_reference_error(rec)));
+	return EXIT_INPUT;
 }
 
 /*
@@ -171,6 +180,8 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 	} else if (rec && etc_etrecord_reference_outputs(rec)) {
 		set.torchsave = etc_etrecord_reference_outputs(rec);
 		set.name = etc_etrecord_name(rec);
+	} else if (rec && etc_etrecord_reference_error(rec)) {
+		return unreadable_references(rec);
 	} else {
 		return usage_error("%s", "the comparison needs reference outputs: an --etrecord "
 		                         "that has them, or --reference-outputs FILE");
@@ -193,17 +204,18 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 	}
 	size_t n = etc_accuracy_row_count(acc), fails = etc_accuracy_failures(acc);
 	long w = etc_accuracy_worst(acc);
-	char worst[256] = "";
+	char worst[768] = "", name[256], reason[256];
 	if (w >= 0) {
 		const etc_accuracy_row *r = etc_accuracy_row_at(acc, (size_t)w);
 		const etc_event_block *b = etc_inspector_block(insp, r->block);
+		etc_text_escape(name, sizeof name, b->name.ptr, b->name.len);
 		if (r->status == ETC_ROW_PASS)
-			snprintf(worst, sizeof worst,
-			         "; worst: %.*s run %u output %u at SNR %.4g dB", (int)b->name.len,
-			         b->name.ptr, r->run, r->output, r->metrics.snr_db);
+			snprintf(worst, sizeof worst, "; worst: %s run %u output %u at SNR %.4g dB",
+			         name, r->run, r->output, r->metrics.snr_db);
 		else
-			snprintf(worst, sizeof worst, "; worst: %.*s run %u output %u: %s",
-			         (int)b->name.len, b->name.ptr, r->run, r->output, r->reason);
+			snprintf(worst, sizeof worst, "; worst: %s run %u output %u: %s", name,
+			         r->run, r->output,
+			         etc_text_safe(reason, sizeof reason, r->reason));
 	}
 	fflush(stdout); /* the table before its verdict, also in one 2>&1 stream */
 	if (fails) {
@@ -255,12 +267,40 @@ static int example_open(args *a, bool plots, etc_etdump **dump, etc_debug_buffer
 	return 0;
 }
 
+/* Every output path checked before any file is read or written. */
+static int check_outputs(const args *a)
+{
+	const char *out[] = {a->tsv, a->csv, a->json, a->trace, a->junit, a->numgap.tsv, a->report};
+	const char *in[] = {a->etdump,
+	                    a->debug_buffer,
+	                    a->etrecord,
+	                    a->reference_outputs,
+	                    a->baseline_etdump,
+	                    a->legacy_profile,
+	                    a->numgap.reference_etdump,
+	                    a->numgap.reference_debug_buffer,
+	                    a->numgap.reference_etrecord,
+	                    a->numgap.reference_intermediates};
+	etc_error err;
+	etc_error_clear(&err);
+	int rc = etc_output_check(out, sizeof out / sizeof *out, in, sizeof in / sizeof *in, &err);
+	if (rc == ETC_ERR_USAGE)
+		return usage_error("%s", err.message);
+	if (rc < 0) {
+		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		return EXIT_OUTPUT;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	args a;
 	int rc = cli_parse(argc, argv, &a);
 	if (rc)
 		return rc == CLI_DONE ? EXIT_OK : rc;
+	if ((rc = check_outputs(&a)) != 0)
+		return rc;
 	if ((rc = check_inputs(&a)) != 0)
 		return rc;
 	if (a.legacy_profile) {
@@ -319,13 +359,25 @@ int main(int argc, char **argv)
 			status = input_error(&err);
 			goto out;
 		}
+		char safe[1024];
 		for (size_t i = 0; i < etc_etrecord_warning_count(rec); i++)
-			fprintf(stderr, "etcompare: warning: %s\n", etc_etrecord_warning(rec, i));
+			fprintf(stderr, "etcompare: warning: %s\n",
+			        etc_text_safe(safe, sizeof safe, etc_etrecord_warning(rec, i)));
 		delegate_scales_link(&ds, rec, a.method);
+		/* a comparison that needs the unreadable references fails before any work */
+		if (a.etdump && !a.reference_outputs && !numgap_wanted(&a.numgap) &&
+		    (a.compare || a.min_snr || a.max_mse || a.min_cosine || a.max_abs) &&
+		    etc_etrecord_reference_error(rec)) {
+			status = unreadable_references(rec);
+			goto out;
+		}
 		if (a.graph &&
 		    (rc = etc_report_graph(stdout, rec, a.graph_method ? a.graph_method : a.method,
 		                           &err)) < 0) {
-			status = rc == ETC_ERR_USAGE ? EXIT_USAGE : EXIT_OUTPUT;
+			/* usage only for a method named on the command line */
+			status = rc == ETC_ERR_USAGE && (a.graph_method || a.method) ? EXIT_USAGE
+			         : rc == ETC_ERR_IO                                  ? EXIT_OUTPUT
+			                                                             : EXIT_INPUT;
 			fprintf(stderr, "etcompare: error: %s\n", err.message);
 			goto out;
 		}
@@ -367,7 +419,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (rec && (rc = etc_inspector_link(insp, rec, a.method, &err)) < 0) {
-		status = rc == ETC_ERR_USAGE ? EXIT_USAGE : EXIT_INPUT;
+		status = rc == ETC_ERR_USAGE && a.method ? EXIT_USAGE : EXIT_INPUT;
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
 		goto out;
 	}
@@ -375,14 +427,16 @@ int main(int argc, char **argv)
 		status = rc;
 		goto out;
 	}
+	char safe[1024];
 	if (etc_etdump_trailing_bytes(dump))
 		fprintf(stderr,
 		        "etcompare: warning: %s: %llu bytes after the size-prefixed ETDump are "
 		        "ignored\n",
-		        etc_etdump_name(dump), (unsigned long long)etc_etdump_trailing_bytes(dump));
+		        etc_text_safe(safe, sizeof safe, etc_etdump_name(dump)),
+		        (unsigned long long)etc_etdump_trailing_bytes(dump));
 	if (etc_inspector_block_count(insp) == 0)
 		fprintf(stderr, "etcompare: note: %s has no run with events: the table is empty\n",
-		        etc_etdump_name(dump));
+		        etc_text_safe(safe, sizeof safe, etc_etdump_name(dump)));
 	for (size_t i = 0; i < etc_inspector_warning_count(insp); i++) {
 		if (i == 20) {
 			fprintf(stderr,
@@ -390,7 +444,9 @@ int main(int argc, char **argv)
 			        etc_inspector_warning_count(insp) - i);
 			break;
 		}
-		fprintf(stderr, "etcompare: warning: %s\n", etc_inspector_warning(insp, i));
+		char safe[1024];
+		fprintf(stderr, "etcompare: warning: %s\n",
+		        etc_text_safe(safe, sizeof safe, etc_inspector_warning(insp, i)));
 	}
 
 	if ((rc = cmd_profile_print(&pc, insp, a.no_table, &ro, &gate)) != 0) {
@@ -416,7 +472,11 @@ int main(int argc, char **argv)
 		bool refs = rec && etc_etrecord_reference_outputs(rec) && buf;
 		if ((thresholds || a.plot || a.report) && refs)
 			a.compare = true;
-		else if (thresholds && !numgap_wanted(&a.numgap)) {
+		else if (thresholds && !numgap_wanted(&a.numgap) && rec &&
+		         etc_etrecord_reference_error(rec)) {
+			status = unreadable_references(rec);
+			goto out;
+		} else if (thresholds && !numgap_wanted(&a.numgap)) {
 			status = usage_error(
 			    "%s", "the thresholds need something to compare: --debug_buffer and an "
 			          "--etrecord with reference outputs, or --reference-outputs FILE");
@@ -458,10 +518,6 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (a.trace && (rc = etc_cli_trace(a.trace, dump, io.source_time_scale)) != 0) {
-		status = rc;
-		goto out;
-	}
-	if (a.junit && ro.accuracy && (rc = write_junit(a.junit, ro.accuracy, insp)) != 0) {
 		status = rc;
 		goto out;
 	}
@@ -517,8 +573,20 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	status = gate;
-	if (a.example && gate == EXIT_GATE) {
+	/* The JUnit report last, and the gate's verdict is its failure count:
+	 * the exit code and the XML cannot disagree. */
+	etc_junit_gates gates = {ro.accuracy, insp, ro.numgap, ro.perfdiff};
+	if (a.junit && (rc = write_junit(a.junit, &gates)) != 0) {
+		status = rc;
+		goto out;
+	}
+	status = etc_junit_failures(&gates) ? EXIT_GATE : EXIT_OK;
+	if ((status == EXIT_GATE) != (gate == EXIT_GATE)) {
+		fprintf(stderr, "etcompare: internal error: the gate verdict and the JUnit "
+		                "report disagree\n");
+		status = EXIT_GATE;
+	}
+	if (a.example && status == EXIT_GATE && !a.junit) {
 		/* a demo that ran is a success: the verdict is shown, not returned */
 		fprintf(stderr, "etcompare: example: exit status 0 (on your own files this "
 		                "verdict exits 1)\n");

@@ -2,6 +2,7 @@
  * error.c - filling etc_error and naming statuses.
  */
 #include "core/internal.h"
+#include "core/text.h"
 
 #include <stdio.h>
 
@@ -40,13 +41,15 @@ int etc_fail(etc_error *err, int status, const char *file, int64_t offset, const
 	err->status = (etc_status)status;
 	err->offset = offset;
 	etc_strlcpy(err->file, file ? file : "", sizeof err->file);
+	/* Messages quote names from files and are printed: escaped once, here. */
+	char raw[sizeof err->message];
 	if (file && *file && offset >= 0)
-		snprintf(err->message, sizeof err->message, "%s: byte %lld: %s", file,
-		         (long long)offset, what);
+		snprintf(raw, sizeof raw, "%s: byte %lld: %s", file, (long long)offset, what);
 	else if (file && *file)
-		snprintf(err->message, sizeof err->message, "%s: %s", file, what);
+		snprintf(raw, sizeof raw, "%s: %s", file, what);
 	else
-		snprintf(err->message, sizeof err->message, "%s", what);
+		snprintf(raw, sizeof raw, "%s", what);
+	etc_text_safe(err->message, sizeof err->message, raw);
 	return status;
 }
 

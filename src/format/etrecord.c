@@ -77,6 +77,7 @@ struct etc_etrecord {
 	const char **graphs;
 	size_t graph_count;
 	etc_torchsave *reference_outputs, *representative_inputs;
+	const char *reference_error; /* why reference_outputs, present, was not read */
 	const char *warnings[8];
 	size_t warning_count;
 	/* graph_map programs parsed on request (etc_etrecord_graph_nodes) */
@@ -668,6 +669,8 @@ static int load(etc_etrecord *r, const uint8_t *data, size_t size, etc_error *er
 			/* The graph and maps are still worth reading. */
 			if (r->warning_count < sizeof r->warnings / sizeof r->warnings[0])
 				r->warnings[r->warning_count++] = dup(r, local.message);
+			if (i == 0)
+				r->reference_error = dup(r, local.message);
 			continue;
 		}
 		if (rc < 0) {
@@ -948,6 +951,11 @@ bool etc_etrecord_has_handle_map(const etc_etrecord *r, size_t m)
 const etc_torchsave *etc_etrecord_reference_outputs(const etc_etrecord *r)
 {
 	return r->reference_outputs;
+}
+
+const char *etc_etrecord_reference_error(const etc_etrecord *r)
+{
+	return r->reference_error;
 }
 
 const etc_torchsave *etc_etrecord_representative_inputs(const etc_etrecord *r)

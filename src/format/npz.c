@@ -629,16 +629,15 @@ static int load_npy(const npy_ctx *c, npz_item *it, etc_error *err)
 		             "'descr' is %s, not a dtype string or a list of fields",
 		             kind_names[hd.descr.kind]);
 
-	/* numel and byte size, overflow-checked (strides need the product of the
-	 * non-zero entries to fit int64 even when the array is empty) */
+	/* numel and byte size, overflow-checked; an array with a zero dimension
+	 * has no element whatever its other dimensions (numpy accepts
+	 * (0, 2**40, 2**40)), so only non-empty shapes must fit int64 */
 	uint64_t prod = 1;
 	bool empty = false;
 	char shape[96];
-	for (uint32_t d = 0; d < hd.ndim; d++) {
-		if (hd.dims[d] == 0) {
-			empty = true;
-			continue;
-		}
+	for (uint32_t d = 0; d < hd.ndim; d++)
+		empty |= hd.dims[d] == 0;
+	for (uint32_t d = 0; d < hd.ndim && !empty; d++) {
 		if (!etc_mul_u64(prod, (uint64_t)hd.dims[d], &prod) || prod > (uint64_t)INT64_MAX) {
 			shape_str(&hd, shape, sizeof shape);
 			return nfail(c, err, ETC_ERR_FORMAT, hoff + hd.shape.start,
@@ -692,8 +691,9 @@ static int load_npy(const npy_ctx *c, npz_item *it, etc_error *err)
 	for (uint32_t d = hd.ndim; d-- > 0;) {
 		put_le64(sizes + 8 * (size_t)d, (uint64_t)hd.dims[d]);
 		put_le64(strides + 8 * (size_t)d, stride);
-		if (hd.dims[d] > 1)
-			stride *= (uint64_t)hd.dims[d]; /* bounded by prod above */
+		/* bounded by prod above; an empty array's strides address nothing */
+		if (hd.dims[d] > 1 && !etc_mul_u64(stride, (uint64_t)hd.dims[d], &stride))
+			stride = 0;
 	}
 	etc_tensor *t = &it->tensor;
 	t->scalar_type = dt.scalar_type;

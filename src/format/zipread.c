@@ -275,12 +275,14 @@ static int walk_directory(etc_zip *z, uint64_t count, etc_error *err)
 			                e->name, (unsigned long long)e->csize,
 			                (unsigned long long)e->usize);
 		/* Cross-check with libzip's view of the same entry. */
-		const char *zn = zip_get_name(z->za, i, ZIP_FL_ENC_RAW);
+		const char *zn = z->za ? zip_get_name(z->za, i, ZIP_FL_ENC_RAW) : e->name;
 		zip_stat_t st;
 		zip_stat_init(&st);
-		if (!zn || strcmp(zn, e->name) != 0 || zip_stat_index(z->za, i, 0, &st) < 0 ||
-		    ((st.valid & ZIP_STAT_SIZE) && st.size != e->usize) ||
-		    ((st.valid & ZIP_STAT_COMP_SIZE) && st.comp_size != e->csize))
+		if (!z->za) /* diagnosing what libzip refused: our own checks only */
+			st.valid = 0;
+		else if (!zn || strcmp(zn, e->name) != 0 || zip_stat_index(z->za, i, 0, &st) < 0 ||
+		         ((st.valid & ZIP_STAT_SIZE) && st.size != e->usize) ||
+		         ((st.valid & ZIP_STAT_COMP_SIZE) && st.comp_size != e->csize))
 			return etc_fail(err, ETC_ERR_FORMAT, z->name, (int64_t)p,
 			                "central directory entry %llu (%s) is inconsistent",
 			                (unsigned long long)i, e->name);
@@ -329,8 +331,12 @@ int etc_zip_open(etc_zip **out, etc_arena *arena, const uint8_t *data, size_t si
 	}
 	z->za = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &ze);
 	if (!z->za) {
-		int rc = etc_fail(err, ETC_ERR_FORMAT, z->name, -1, "not a valid zip archive: %s",
-		                  zip_error_strerror(&ze));
+		/* libzip's reasons are terse ("No such file" for a member larger than
+		 * the archive): our own walk names the member and the sizes. */
+		int rc = walk_directory(z, count, err);
+		if (rc == 0)
+			rc = etc_fail(err, ETC_ERR_FORMAT, z->name, -1,
+			              "not a valid zip archive: %s", zip_error_strerror(&ze));
 		zip_source_free(src);
 		zip_error_fini(&ze);
 		return rc;

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -365,6 +366,36 @@ static long last_marker(const char *s, size_t n)
 	return last;
 }
 
+/* A PNG ends with its IEND chunk; gnuplot leaves a cut file when a write fails. */
+static bool png_complete(const char *path)
+{
+	static const unsigned char iend[8] = {'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+	unsigned char tail[8];
+	FILE *f = fopen(path, "rb");
+	bool ok = f && fseek(f, -8, SEEK_END) == 0 && fread(tail, 1, 8, f) == 8 &&
+	          memcmp(tail, iend, 8) == 0;
+	if (f)
+		fclose(f);
+	return ok;
+}
+
+/*
+ * gnuplot reported nothing but left no PNG, or a cut one: its PNG writer does
+ * not report a failed write, which happens when the disk is full or the quota
+ * reached.
+ */
+static int no_png(const char *gp_path, const char *dir, etc_error *err)
+{
+	struct statvfs vfs;
+	if (statvfs(dir, &vfs) == 0 && vfs.f_bavail == 0)
+		return etc_fail(err, ETC_ERR_IO, gp_path, -1,
+		                "gnuplot wrote no PNG: no space left on the device of %s", dir);
+	return etc_fail(err, ETC_ERR_IO, gp_path, -1,
+	                "gnuplot reported no error but its PNG is empty or cut short: writing "
+	                "in %s failed (disk full, quota or file size limit?)",
+	                dir);
+}
+
 /* Renames item i's PNG into place, or records why not (first failure in err). */
 static void settle(batch_item *it, const char *msg, size_t mlen, size_t i, int *rc,
                    etc_plot_result *res, etc_error *err)
@@ -374,14 +405,17 @@ static void settle(batch_item *it, const char *msg, size_t mlen, size_t i, int *
 	char line[512];
 	segment(msg, mlen, i, &at, &len);
 	struct stat st;
-	bool made = stat(it->tmp, &st) == 0 && st.st_size > 0;
+	bool made = stat(it->tmp, &st) == 0 && st.st_size > 0 && png_complete(it->tmp);
 	bool failed = first_error(at, len, line, sizeof line);
 	if (!made || failed) {
 		if (*rc == 0) {
 			char *gp = etc_plot_join_(it->dir, "", it->pub.name, ".gp");
-			*rc = etc_fail(err, ETC_ERR_IO, gp ? gp : it->pub.name, -1,
-			               "gnuplot %s: %s", made ? "failed" : "wrote no PNG",
-			               failed ? line : "(no message)");
+			if (failed)
+				*rc = etc_fail(err, ETC_ERR_IO, gp ? gp : it->pub.name, -1,
+				               "gnuplot %s: %s", made ? "failed" : "wrote no PNG",
+				               line);
+			else
+				*rc = no_png(gp ? gp : it->pub.name, it->dir, err);
 			free(gp);
 		}
 		return;
@@ -509,7 +543,10 @@ int etc_plot_batch_run(etc_plot_batch *b, const etc_plot_options *o, etc_plot_re
 			it->tmp = NULL;
 			break;
 		}
-		fchmod(fd, 0644);
+		/* mkstemp makes 0600: the PNG gets 0666 less the umask, as open() would */
+		mode_t mask = umask(0);
+		umask(mask);
+		fchmod(fd, 0666 & ~mask);
 		close(fd);
 	}
 	bool prepared = rc == 0;

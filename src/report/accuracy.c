@@ -85,9 +85,22 @@ static void grid_cell(FILE *f, const char *s, size_t w, bool right)
 int etc_grid_print_(FILE *f, size_t nc, const char *const *hdr, const bool *right, size_t n,
                     const char *const *cells)
 {
-	size_t *w = calloc(nc ? nc : 1, sizeof *w);
-	if (!w)
+	/* Cells quote names from files: escaped for the terminal first. */
+	size_t *w = calloc(nc ? nc : 1, sizeof *w), *at = malloc((n * nc + 1) * sizeof *at);
+	const char **esc = malloc((n * nc + 1) * sizeof *esc);
+	etc_sbuf text = {0};
+	for (size_t i = 0; at && i < n * nc; i++) {
+		at[i] = text.len;
+		etc_sbuf_term_str(&text, cells[i], strlen(cells[i]));
+		etc_sbuf_put(&text, "", 1);
+	}
+	if (!w || !at || !esc || text.failed) {
+		free(w), free(at), free(esc), etc_sbuf_free(&text);
 		return ETC_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < n * nc; i++)
+		esc[i] = text.p + at[i];
+	cells = esc;
 	for (size_t c = 0; c < nc; c++)
 		w[c] = text_width(hdr[c]);
 	for (size_t i = 0; i < n; i++)
@@ -121,7 +134,7 @@ int etc_grid_print_(FILE *f, size_t nc, const char *const *hdr, const bool *righ
 			fputc('\n', f);
 		}
 	}
-	free(w);
+	free(w), free(at), free(esc), etc_sbuf_free(&text);
 	return 0;
 }
 
@@ -189,7 +202,9 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 			ptrs[i * nc + c] = cells[i][c];
 	etc_grid_print_(f, nc, hdr, right, n, ptrs);
 	free(ptrs);
-	fprintf(f, "%s; %zu of %zu outputs pass\n", etc_accuracy_pair_note(acc),
+	char note[1024];
+	fprintf(f, "%s; %zu of %zu outputs pass\n",
+	        etc_text_safe(note, sizeof note, etc_accuracy_pair_note(acc)),
 	        n - etc_accuracy_failures(acc), n);
 	free(cells);
 	if (ferror(f))
@@ -273,79 +288,6 @@ void etc_accuracy_json_(etc_sbuf *b, const etc_accuracy *acc, const etc_inspecto
 		etc_sbuf_puts(b, "}");
 	}
 	etc_sbuf_puts(b, "]}");
-}
-
-static void xml_attr(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\n':
-			fputs("&#10;", f);
-			break;
-		default:
-			if ((unsigned char)*s >= 0x20)
-				fputc(*s, f);
-		}
-	}
-}
-
-int etc_report_junit(FILE *f, const etc_accuracy *acc, const etc_inspector *insp, etc_error *err)
-{
-	size_t n = etc_accuracy_row_count(acc), fails = etc_accuracy_failures(acc);
-	const char *name = etc_etdump_name(etc_inspector_etdump(insp));
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	fprintf(f, "<testsuites name=\"etcompare\" tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n",
-	        n, fails);
-	fprintf(f, "  <testsuite name=\"etcompare accuracy: ");
-	xml_attr(f, name);
-	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\">\n", n, fails);
-	for (size_t i = 0; i < n; i++) {
-		const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
-		const etc_event_block *b = etc_inspector_block(insp, r->block);
-		char cls[128], tname[128], detail[512];
-		if (r->etdump_run == UINT32_MAX)
-			snprintf(cls, sizeof cls, "%.*s.reference%d", (int)b->name.len, b->name.ptr,
-			         r->reference);
-		else
-			snprintf(cls, sizeof cls, "%.*s.run%u", (int)b->name.len, b->name.ptr,
-			         r->run);
-		snprintf(tname, sizeof tname, "output %u", r->output);
-		fprintf(f, "    <testcase classname=\"");
-		xml_attr(f, cls);
-		fprintf(f, "\" name=\"");
-		xml_attr(f, tname);
-		fprintf(f, "\" time=\"0\"");
-		if (r->status == ETC_ROW_PASS) {
-			fprintf(f, "/>\n");
-			continue;
-		}
-		fprintf(f, ">\n      <failure type=\"%s\" message=\"",
-		        etc_row_status_str(r->status));
-		xml_attr(f, r->reason);
-		snprintf(detail, sizeof detail, "shape %s dtype %s; reference %s %s", r->shape,
-		         r->dtype, r->reference_shape, r->reference_dtype);
-		fprintf(f, "\">");
-		xml_attr(f, detail);
-		fprintf(f, "</failure>\n    </testcase>\n");
-	}
-	fprintf(f, "    <system-out>");
-	xml_attr(f, etc_accuracy_pair_note(acc));
-	fprintf(f, "</system-out>\n  </testsuite>\n</testsuites>\n");
-	if (ferror(f))
-		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the JUnit report");
-	return 0;
 }
 
 /* --- plots ------------------------------------------------------------------ */

@@ -7,18 +7,36 @@
 #include "report/report_private.h"
 
 #include <math.h>
+#include <stdlib.h>
+
+/* A name from the ETRecord, escaped for the terminal. */
+static void put(FILE *f, const char *s)
+{
+	etc_text_fput(f, s, strlen(s));
+}
 
 static void graph_lines(FILE *f, const etc_graph_node *nodes, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		const etc_graph_node *nd = &nodes[i];
-		fprintf(f, "  %4zu  %s = %s(%s)", i, nd->name, nd->op, nd->inputs);
+		fprintf(f, "  %4zu  ", i);
+		put(f, nd->name);
+		fputs(" = ", f);
+		put(f, nd->op);
+		fputc('(', f);
+		put(f, nd->inputs);
+		fputc(')', f);
 		if (nd->debug_handle >= 0)
 			fprintf(f, "  debug_handle=%lld", (long long)nd->debug_handle);
-		if (*nd->source_line)
-			fprintf(f, "  %s", nd->source_line);
-		if (nd->module_depth)
-			fprintf(f, "  [%s]", nd->modules[nd->module_depth - 1].path);
+		if (*nd->source_line) {
+			fputs("  ", f);
+			put(f, nd->source_line);
+		}
+		if (nd->module_depth) {
+			fputs("  [", f);
+			put(f, nd->modules[nd->module_depth - 1].path);
+			fputc(']', f);
+		}
 		fputc('\n', f);
 	}
 }
@@ -34,7 +52,9 @@ int etc_report_graph(FILE *f, etc_etrecord *rec, const char *method, etc_error *
 			const etc_graph_node *nodes;
 			size_t n;
 			ETC_TRY(etc_etrecord_graph_nodes(rec, method, &nodes, &n, err));
-			fprintf(f, "Graph \"%s\" (%zu nodes)\n", method, n);
+			fputs("Graph \"", f);
+			put(f, method);
+			fprintf(f, "\" (%zu nodes)\n", n);
 			graph_lines(f, nodes, n);
 			return ferror(f)
 			           ? etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the graph")
@@ -56,14 +76,16 @@ int etc_report_graph(FILE *f, etc_etrecord *rec, const char *method, etc_error *
 		                method ? method : "forward", *list ? list : "none");
 	}
 	size_t n = etc_etrecord_node_count(rec, (size_t)m);
-	fprintf(f, "Edge program \"%s\" (%zu nodes)%s\n", etc_etrecord_method(rec, (size_t)m), n,
+	fputs("Edge program \"", f);
+	put(f, etc_etrecord_method(rec, (size_t)m));
+	fprintf(f, "\" (%zu nodes)%s\n", n,
 	        etc_etrecord_is_legacy(rec) ? ", single-program ETRecord layout" : "");
 	graph_lines(f, n ? etc_etrecord_node(rec, (size_t)m, 0) : NULL, n);
 	size_t g = etc_etrecord_graph_count(rec);
 	if (g) {
 		fprintf(f, "Other graphs (graph_map):");
 		for (size_t i = 0; i < g; i++)
-			fprintf(f, " %s", etc_etrecord_graph_name(rec, i));
+			fputc(' ', f), put(f, etc_etrecord_graph_name(rec, i));
 		fputc('\n', f);
 	}
 	if (ferror(f))
@@ -167,47 +189,167 @@ static void pytensor_line(FILE *f, const etc_pytensor *pt, uint32_t max_values)
 	fputs("]\n", f);
 }
 
-static void leaves(FILE *f, const etc_pyobj *o, char *path, size_t len, size_t cap,
-                   uint32_t max_values, int depth)
+/*
+ * The objects of a torch.save pickle form a DAG: the memo lets one list be
+ * reused anywhere, so a 20 KB file can describe an exponential tree. Each
+ * list, dict, tuple or tensor met more than once is printed the first time
+ * with a number (#k) and then only referred to ("<same as #k>"); the lines
+ * and the depth are bounded by the shared print budget.
+ */
+typedef struct seen_set {
+	const etc_pyobj **key;
+	uint32_t *refs, *id;
+	size_t cap, count;
+	bool failed;
+} seen_set;
+
+static bool shareable(int kind)
+{
+	return kind == ETC_PY_DICT || kind == ETC_PY_LIST || kind == ETC_PY_TUPLE ||
+	       kind == ETC_PY_TENSOR;
+}
+
+static size_t seen_slot(const seen_set *s, const etc_pyobj *o)
+{
+	size_t h = ((size_t)(uintptr_t)o >> 4) * 0x9e3779b97f4a7c15ull;
+	for (size_t i = h & (s->cap - 1);; i = (i + 1) & (s->cap - 1))
+		if (!s->key[i] || s->key[i] == o)
+			return i;
+}
+
+/* Counts one more reference to o; returns the count (0 when out of memory). */
+static uint32_t seen_add(seen_set *s, const etc_pyobj *o)
+{
+	if (2 * (s->count + 1) > s->cap) {
+		seen_set n = {0};
+		n.cap = s->cap ? 2 * s->cap : 256;
+		n.key = calloc(n.cap, sizeof *n.key);
+		n.refs = calloc(n.cap, sizeof *n.refs);
+		n.id = calloc(n.cap, sizeof *n.id);
+		if (!n.key || !n.refs || !n.id) {
+			free(n.key), free(n.refs), free(n.id);
+			s->failed = true;
+			return 0;
+		}
+		for (size_t i = 0; i < s->cap; i++)
+			if (s->key[i]) {
+				size_t j = seen_slot(&n, s->key[i]);
+				n.key[j] = s->key[i], n.refs[j] = s->refs[i], n.id[j] = s->id[i];
+			}
+		n.count = s->count;
+		free(s->key), free(s->refs), free(s->id);
+		*s = n;
+	}
+	size_t i = seen_slot(s, o);
+	if (!s->key[i])
+		s->key[i] = o, s->count++;
+	return ++s->refs[i];
+}
+
+static void seen_free(seen_set *s)
+{
+	free(s->key), free(s->refs), free(s->id);
+}
+
+/* Counts the references to every shareable object, each one walked once. */
+static void count_refs(seen_set *s, const etc_pyobj *o, int depth)
 {
 	int kind = etc_pyobj_kind(o);
-	if ((kind == ETC_PY_DICT || kind == ETC_PY_LIST || kind == ETC_PY_TUPLE) && depth < 32) {
+	if (!shareable(kind) || depth > ETC_PRINT_MAX_DEPTH || seen_add(s, o) != 1)
+		return;
+	if (kind == ETC_PY_TENSOR)
+		return;
+	size_t n = etc_pyobj_len(o);
+	for (size_t i = 0; i < n; i++)
+		count_refs(s,
+		           kind == ETC_PY_DICT ? etc_pyobj_dict_value(o, i) : etc_pyobj_item(o, i),
+		           depth + 1);
+}
+
+typedef struct leaf_ctx {
+	FILE *f;
+	uint32_t max_values;
+	seen_set seen;
+	etc_print_budget budget;
+	uint32_t next_id;
+} leaf_ctx;
+
+/* "#k " before a shared object's first print; false when it was printed already. */
+static bool first_print(leaf_ctx *c, const etc_pyobj *o, const char *path, size_t len)
+{
+	if (!shareable(etc_pyobj_kind(o)) || c->seen.failed || !c->seen.cap)
+		return true;
+	size_t i = seen_slot(&c->seen, o);
+	if (c->seen.key[i] != o || c->seen.refs[i] < 2)
+		return true;
+	if (c->seen.id[i]) {
+		fprintf(c->f, "  %s: <same as #%u>\n", len ? path : "(root)", c->seen.id[i]);
+		return false;
+	}
+	c->seen.id[i] = ++c->next_id;
+	fprintf(c->f, "  %s: #%u ", len ? path : "(root)", c->seen.id[i]);
+	return true;
+}
+
+static void leaves(leaf_ctx *c, const etc_pyobj *o, char *path, size_t len, size_t cap, int depth)
+{
+	FILE *f = c->f;
+	int kind = etc_pyobj_kind(o);
+	c->budget.nodes++;
+	bool container = kind == ETC_PY_DICT || kind == ETC_PY_LIST || kind == ETC_PY_TUPLE;
+	size_t before = c->next_id;
+	if (!first_print(c, o, path, len))
+		return;
+	bool numbered = c->next_id != before;
+	if (container && depth >= ETC_PRINT_MAX_DEPTH) {
+		if (!numbered)
+			fprintf(f, "  %s: ", len ? path : "(root)");
+		fprintf(f, "%s of %zu, nested deeper than %d levels: not shown\n",
+		        etc_pykind_name(kind), etc_pyobj_len(o), ETC_PRINT_MAX_DEPTH);
+		return;
+	}
+	if (container) {
 		size_t n = etc_pyobj_len(o);
-		if (!n)
-			fprintf(f, "  %s: empty %s\n", len ? path : "(root)",
-			        etc_pykind_name(kind));
+		if (!numbered && !n)
+			fprintf(f, "  %s: ", len ? path : "(root)");
+		if (numbered || !n)
+			fprintf(f, "%s%s\n", n ? "" : "empty ", etc_pykind_name(kind));
 		for (size_t i = 0; i < n; i++) {
+			if (c->budget.nodes >= ETC_PRINT_MAX_NODES) {
+				c->budget.hidden += n - i;
+				break;
+			}
 			size_t l = len;
+			char key[256];
 			if (kind == ETC_PY_DICT) {
 				const etc_pyobj *k = etc_pyobj_dict_key(o, i);
 				if (etc_pyobj_kind(k) == ETC_PY_STR) {
 					etc_str s = etc_pyobj_str(k);
-					l += (size_t)snprintf(path + len, cap - len,
-					                      len ? ".%.*s" : "%.*s", (int)s.len,
-					                      s.ptr);
+					l += (size_t)snprintf(
+					    path + len, cap - len, len ? ".%s" : "%s",
+					    etc_text_escape(key, sizeof key, s.ptr, s.len));
 				} else {
 					l += (size_t)snprintf(path + len, cap - len, "[%lld]",
 					                      (long long)etc_pyobj_int(k));
 				}
 				if (l >= cap)
 					l = cap - 1;
-				leaves(f, etc_pyobj_dict_value(o, i), path, l, cap, max_values,
-				       depth + 1);
+				leaves(c, etc_pyobj_dict_value(o, i), path, l, cap, depth + 1);
 			} else {
 				l += (size_t)snprintf(path + len, cap - len, "[%zu]", i);
 				if (l >= cap)
 					l = cap - 1;
-				leaves(f, etc_pyobj_item(o, i), path, l, cap, max_values,
-				       depth + 1);
+				leaves(c, etc_pyobj_item(o, i), path, l, cap, depth + 1);
 			}
 			path[len] = '\0';
 		}
 		return;
 	}
-	fprintf(f, "  %s: ", len ? path : "(root)");
+	if (!numbered)
+		fprintf(f, "  %s: ", len ? path : "(root)");
 	switch (kind) {
 	case ETC_PY_TENSOR:
-		pytensor_line(f, etc_pyobj_tensor(o), max_values);
+		pytensor_line(f, etc_pyobj_tensor(o), c->max_values);
 		return;
 	case ETC_PY_INT:
 		fprintf(f, "int %lld\n", (long long)etc_pyobj_int(o));
@@ -220,7 +362,8 @@ static void leaves(FILE *f, const etc_pyobj *o, char *path, size_t len, size_t c
 		return;
 	case ETC_PY_STR: {
 		etc_str s = etc_pyobj_str(o);
-		fprintf(f, "str '%.*s'\n", (int)(s.len > 60 ? 60 : s.len), s.ptr);
+		char text[72];
+		fprintf(f, "str '%s'\n", etc_text_escape(text, sizeof text, s.ptr, s.len));
 		return;
 	}
 	default:
@@ -247,8 +390,12 @@ int etc_report_references(FILE *f, const etc_etrecord *rec, const etc_report_opt
 		}
 		fprintf(f, "%s:\n", parts[i].title);
 		path[0] = '\0';
-		leaves(f, etc_torchsave_root(parts[i].ts), path, 0, sizeof path, opt->max_values,
-		       0);
+		leaf_ctx c = {f, opt->max_values, {0}, {0, 0}, 0};
+		count_refs(&c.seen, etc_torchsave_root(parts[i].ts), 0);
+		leaves(&c, etc_torchsave_root(parts[i].ts), path, 0, sizeof path, 0);
+		if (c.budget.hidden)
+			fprintf(f, "  \xe2\x80\xa6 (%zu more not shown)\n", c.budget.hidden);
+		seen_free(&c.seen);
 	}
 	if (ferror(f))
 		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the references");

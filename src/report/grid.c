@@ -56,15 +56,8 @@ void etc_grid_text_(etc_grid *g, const char *s)
 		return;
 	c->kind = GRID_TEXT;
 	c->at = g->text.len;
-	/* Control characters would break the grid and the TSV: shown escaped,
-	 * as the Inspector's table does. */
-	for (const char *p = s; *p; p++) {
-		unsigned char ch = (unsigned char)*p;
-		if (ch < 0x20 || ch == 0x7f)
-			etc_sbuf_printf(&g->text, "\\x%02x", ch);
-		else
-			etc_sbuf_put(&g->text, p, 1);
-	}
+	/* kept as given: the grid escapes for the terminal, the TSV as pandas */
+	etc_sbuf_puts(&g->text, s);
 	c->len = g->text.len - c->at;
 	if (g->text.failed)
 		g->failed = true;
@@ -142,10 +135,10 @@ int etc_grid_write_(const etc_grid *g, FILE *f)
 	return ferror(f) ? ETC_ERR_IO : 0;
 }
 
-/* A TSV field (headers are constants; cells were escaped when added). */
+/* A TSV field as pandas writes it. */
 static void put_field(FILE *f, const char *s, size_t n)
 {
-	fwrite(s, 1, n, f);
+	etc_csv_field_(f, s, n, '\t');
 }
 
 int etc_grid_write_tsv_(const etc_grid *g, FILE *f)

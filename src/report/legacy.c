@@ -28,13 +28,7 @@ static bool integral_scale(int scale)
 /* A block name in a title line: control characters shown escaped, as in cells. */
 static void put_name(FILE *f, etc_str name)
 {
-	for (size_t i = 0; i < name.len; i++) {
-		unsigned char c = (unsigned char)name.ptr[i];
-		if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\x%02x", c);
-		else
-			fputc(c, f);
-	}
+	etc_text_fput(f, name.ptr, name.len);
 }
 
 /* A time value: exact integer digits on the integer scales, else repr. */

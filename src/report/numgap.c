@@ -96,9 +96,12 @@ static void print_drops(FILE *f, const etc_numgap *ng)
 		char drop[40], snr[40];
 		fmt_drop(drop, sizeof drop, r->snr_drop);
 		etc_fmt_metric_(snr, sizeof snr, r->metrics.snr_db);
+		char s1[512], s2[512], s3[512];
 		fprintf(f, "  %zu. row %zu %s (%s): SNR drop %s dB to %s dB%s%s\n", k + 1, top[k],
-		        *r->nodes ? r->nodes : r->event_name, *r->ops ? r->ops : r->event_name,
-		        drop, snr, *r->source_line ? " at " : "", r->source_line);
+		        etc_text_safe(s1, sizeof s1, *r->nodes ? r->nodes : r->event_name),
+		        etc_text_safe(s2, sizeof s2, *r->ops ? r->ops : r->event_name), drop, snr,
+		        *r->source_line ? " at " : "",
+		        etc_text_safe(s3, sizeof s3, r->source_line));
 	}
 }
 
@@ -196,21 +199,30 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 		char instr[32];
 		snprintf(instr, sizeof instr, "instruction %d", r->instruction_id);
 		const char *what = *r->ops ? r->ops : *r->event_name ? r->event_name : instr;
+		/* names from the files, escaped for the terminal */
+		char s0[1024], s1[1024], s2[1024], s3[256];
 		fprintf(f, "\nFirst divergence: row %ld, %s%s%s%s (debug handles %s, %s%s%s%s%d)\n",
-		        first, *r->nodes ? "node " : "", r->nodes, *r->nodes ? ": " : "", what,
-		        b.p ? b.p : "()", r->delegate_backend,
-		        *r->delegate_backend ? " event " : "", r->event_name,
+		        first, *r->nodes ? "node " : "", etc_text_safe(s0, sizeof s0, r->nodes),
+		        *r->nodes ? ": " : "", etc_text_safe(s1, sizeof s1, what), b.p ? b.p : "()",
+		        etc_text_safe(s3, sizeof s3, r->delegate_backend),
+		        *r->delegate_backend ? " event " : "",
+		        etc_text_safe(s2, sizeof s2, r->event_name),
 		        *r->event_name ? ", instruction " : "instruction ", r->instruction_id);
-		fprintf(f, "  %s: %s\n", etc_row_status_str(r->status), r->reason);
-		fprintf(f, "  source: %s\n", *r->source_line ? r->source_line : "(unknown)");
+		fprintf(f, "  %s: %s\n", etc_row_status_str(r->status),
+		        etc_text_safe(s1, sizeof s1, r->reason));
+		fprintf(f, "  source: %s\n",
+		        *r->source_line ? etc_text_safe(s1, sizeof s1, r->source_line)
+		                        : "(unknown)");
 		if (*r->layout)
 			fprintf(f,
 			        "  layout: runtime %s (max-abs index in the reference's layout)\n",
 			        r->layout);
 		if (r->quant_source)
 			fprintf(f, "  dequantized: %s\n", r->quant);
-		fprintf(f, "  reference ops: %s\n", r->reference_ops);
-		fprintf(f, "  module: %s\n", *r->module_path ? r->module_path : "(unknown)");
+		fprintf(f, "  reference ops: %s\n", etc_text_safe(s1, sizeof s1, r->reference_ops));
+		fprintf(f, "  module: %s\n",
+		        *r->module_path ? etc_text_safe(s1, sizeof s1, r->module_path)
+		                        : "(unknown)");
 		if (*r->stack_trace) {
 			fprintf(f, "  stack trace of its last op:\n");
 			/* indent every line of the trace */
@@ -218,7 +230,7 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 			while (*p) {
 				const char *e = strchr(p, '\n');
 				size_t l = e ? (size_t)(e - p) : strlen(p);
-				fprintf(f, "    %.*s\n", (int)l, p);
+				fprintf(f, "    %s\n", etc_text_escape(s1, sizeof s1, p, l));
 				p += l + (e ? 1 : 0);
 			}
 		} else {
@@ -233,12 +245,14 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 		const etc_numgap_unmatched *u = etc_numgap_unmatched_at(ng, i);
 		etc_sbuf_reset(&b);
 		handles_tuple(&b, u->handles, u->handle_count);
+		char s1[1024], s2[1024];
 		fprintf(f, "  %s %s", u->side == ETC_NUMGAP_RUNTIME ? "runtime  " : "reference",
-		        u->name);
+		        etc_text_safe(s1, sizeof s1, u->name));
 		if (u->instruction_id >= 0)
 			fprintf(f, " (instruction %d)", u->instruction_id);
-		fprintf(f, " handles %s %s %s: %s\n", b.p ? b.p : "()", u->dtype, u->shape,
-		        u->reason);
+		fprintf(f, " handles %s %s %s: %s\n", b.p ? b.p : "()", u->dtype,
+		        etc_text_safe(s2, sizeof s2, u->shape),
+		        etc_text_safe(s1, sizeof s1, u->reason));
 	}
 	if (b.failed)
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");

@@ -291,7 +291,9 @@ int etc_report_outputs(FILE *f, const etc_inspector *insp, const etc_report_opti
 	int rc = 0;
 	for (size_t bi = 0; bi < etc_inspector_block_count(insp) && rc == 0; bi++) {
 		const etc_event_block *blk = etc_inspector_block(insp, bi);
-		fprintf(f, "Block %zu \"%.*s\": %u run%s", bi, (int)blk->name.len, blk->name.ptr,
+		char name[512];
+		fprintf(f, "Block %zu \"%s\": %u run%s", bi,
+		        etc_text_escape(name, sizeof name, blk->name.ptr, blk->name.len),
 		        blk->run_count, blk->run_count == 1 ? "" : "s");
 		if (blk->bundled_input_index >= 0)
 			fprintf(f, ", bundled_input_index %d", blk->bundled_input_index);
@@ -319,8 +321,9 @@ int etc_report_outputs(FILE *f, const etc_inspector *insp, const etc_report_opti
 				fprintf(f, "  Intermediate outputs (run 0):\n");
 				header = true;
 			}
-			fprintf(f, "    event %zu %.*s (instruction %d):\n", e, (int)ev->name.len,
-			        ev->name.ptr, ev->instruction_id);
+			fprintf(f, "    event %zu %s (instruction %d):\n", e,
+			        etc_text_escape(name, sizeof name, ev->name.ptr, ev->name.len),
+			        ev->instruction_id);
 			for (uint32_t k = 0; k < ev->debug_count && rc == 0; k++) {
 				etc_sbuf_reset(&b);
 				rc = etc_value_text_(&b, &ev->debug[k], buf, opt->max_values,

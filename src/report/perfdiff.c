@@ -77,9 +77,11 @@ int etc_report_perfdiff(FILE *f, const etc_perfdiff *d, size_t max_rows, etc_err
 		etc_fmt_g(a, r->base_p50);
 		etc_fmt_g(b, r->cur_p50);
 		pct_text(pct, sizeof pct, r->change_percent);
-		fprintf(f, "Method::execute (block %.*s): p50 %s -> %s %s (%s%%)%s\n",
-		        (int)(r->block.len > 100 ? 100 : r->block.len), r->block.ptr, a, b, unit,
-		        pct, r->failed ? ": regression beyond the gate" : "");
+		char name[512];
+		fprintf(f, "Method::execute (block %s): p50 %s -> %s %s (%s%%)%s\n",
+		        etc_text_escape(name, sizeof name, r->block.ptr,
+		                        r->block.len > 100 ? 100 : r->block.len),
+		        a, b, unit, pct, r->failed ? ": regression beyond the gate" : "");
 	}
 	fprintf(f, "%zu events matched, %zu only in the baseline, %zu only in the current ETDump",
 	        etc_perfdiff_row_count(d), etc_perfdiff_baseline_only(d),

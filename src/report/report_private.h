@@ -8,6 +8,7 @@
 #include "etcompare/profile.h"
 #include "etcompare/report.h"
 #include "core/fmt.h"
+#include "core/text.h"
 
 #include <stdbool.h>
 
@@ -28,6 +29,17 @@ typedef struct etc_summary_cache {
 	int scalar_type;
 	etc_tensor_summary summary;
 } etc_summary_cache;
+
+/*
+ * The budget every printer of nested input structures shares (the
+ * --show-references tree): at most this many nodes and this depth; past the
+ * budget the printer says "... (N more not shown)".
+ */
+enum { ETC_PRINT_MAX_NODES = 2000, ETC_PRINT_MAX_DEPTH = 32 };
+typedef struct etc_print_budget {
+	size_t nodes;  /* printed so far */
+	size_t hidden; /* items left out */
+} etc_print_budget;
 
 /* Appends a JSON object summarizing `v` (type, dtype, shape, stats, first values). */
 int etc_value_json_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf,

@@ -372,13 +372,7 @@ static void render_cell(const cell *c, int colkind, etc_sbuf *out)
 		return;
 	}
 	/* Control characters would break the grid; show them escaped. */
-	for (size_t i = 0; i < c->s->len; i++) {
-		unsigned char ch = (unsigned char)c->s->p[i];
-		if (ch < 0x20 || ch == 0x7f)
-			etc_sbuf_printf(out, "\\x%02x", ch);
-		else
-			etc_sbuf_put(out, (const char *)&ch, 1);
-	}
+	etc_sbuf_term_str(out, c->s->p, c->s->len);
 }
 
 static int cell_kind_for_type(const cell *c)
@@ -587,20 +581,32 @@ int etc_report_table(FILE *f, const etc_inspector *insp, const etc_report_option
 
 void etc_csv_field_(FILE *f, const char *s, size_t n, char sep)
 {
+	/* NUL and invalid UTF-8 become U+FFFD, as text decoded with
+	 * errors="replace" (pandas' reader would stop a field at a NUL). */
+	etc_sbuf clean = {0};
+	bool plain = true;
+	for (size_t i = 0; i < n && plain; i++)
+		plain = s[i] != 0 && (unsigned char)s[i] < 0x80;
+	if (!plain) {
+		etc_sbuf_csv_text(&clean, s, n);
+		if (!clean.failed)
+			s = clean.p, n = clean.len;
+	}
 	bool quote = false;
 	for (size_t i = 0; i < n && !quote; i++)
 		quote = s[i] == sep || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
 	if (!quote) {
 		fwrite(s, 1, n, f);
-		return;
+	} else {
+		fputc('"', f);
+		for (size_t i = 0; i < n; i++) {
+			if (s[i] == '"')
+				fputc('"', f);
+			fputc(s[i], f);
+		}
+		fputc('"', f);
 	}
-	fputc('"', f);
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '"')
-			fputc('"', f);
-		fputc(s[i], f);
-	}
-	fputc('"', f);
+	etc_sbuf_free(&clean);
 }
 
 static int separated(FILE *f, const etc_inspector *insp, const etc_report_options *opt, char sep,

@@ -3,9 +3,15 @@
  * verification, every event decoded, every tensor read from the debug
  * buffer and summarized, the Inspector's EventBlocks and the reports.
  *
+ * The terminal reports, the TSV and the JUnit of the numeric gap (the run
+ * against itself, a threshold chosen by the input) are checked for
+ * well-formedness (fuzz_outputs.h).
+ *
  * Input: a little-endian uint32 n, then n bytes of ETDump, then the debug
  * buffer (fuzz.h: fuzz_split).
  */
+#define _POSIX_C_SOURCE 200809L
+#include "fuzz_outputs.h"
 #include "fuzz.h"
 
 #include <etcompare/etcompare.h>
@@ -29,6 +35,48 @@ static void read_value(const etc_value *v, const etc_debug_buffer *buf)
 			etc_tensor_to_double(&tensor, 0, (size_t)n, first);
 		}
 	}
+}
+
+/* The numeric gap of the run against itself: terminal, TSV and JUnit. */
+static void numgap_outputs(const etc_inspector *insp, size_t size)
+{
+	etc_numgap_reference ref = {insp, NULL, "self"};
+	etc_numgap_options o;
+	etc_numgap_options_init(&o);
+	if (size & 2)
+		o.min_snr = 1e300; /* every compared row fails */
+	etc_numgap *ng = NULL;
+	etc_error err;
+	if (etc_numgap_run(&ng, insp, &ref, &o, &err) < 0) {
+		fuzz_check_terminal(err.message, strlen(err.message));
+		return;
+	}
+	fuzz_text t;
+	if (fuzz_text_open(&t)) {
+		(void)etc_report_numgap(t.f, ng, &err);
+		fuzz_text_close(&t);
+		fuzz_check_terminal(t.p, t.n);
+		free(t.p);
+	}
+	if (fuzz_text_open(&t)) {
+		int rc = etc_report_numgap_tsv(t.f, ng, &err);
+		fuzz_text_close(&t);
+		if (rc == 0)
+			fuzz_check_tsv(t.p, t.n);
+		free(t.p);
+	}
+	etc_junit_gates g = {NULL, insp, ng, NULL};
+	if (fuzz_text_open(&t)) {
+		int rc = etc_report_junit_gates(t.f, &g, &err);
+		fuzz_text_close(&t);
+		if (rc == 0)
+			fuzz_check_xml(t.p, t.n);
+		if (rc == 0 &&
+		    (etc_junit_failures(&g) > 0) != (etc_numgap_first_divergence(ng) >= 0))
+			fuzz_fail("junit: verdict and first divergence disagree", t.p, t.n, 0);
+		free(t.p);
+	}
+	etc_numgap_free(ng);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -63,16 +111,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	etc_inspector_options opt;
 	etc_inspector_options_init(&opt);
 	opt.strict = size & 1; /* either way, chosen by the input */
-	if (etc_inspector_create(&insp, dump, buf, &opt, &err) < 0)
+	if (etc_inspector_create(&insp, dump, buf, &opt, &err) < 0) {
+		fuzz_check_terminal(err.message, strlen(err.message));
 		goto done;
+	}
 	etc_report_options ro;
 	etc_report_options_init(&ro);
 	ro.include_delegate_debug_data = true;
 	FILE *sink = fuzz_sink();
-	(void)etc_report_table(sink, insp, &ro, &err);
-	(void)etc_report_tsv(sink, insp, &ro, &err);
-	(void)etc_report_outputs(sink, insp, &ro, &err);
+	fuzz_text t;
+	if (fuzz_text_open(&t)) {
+		(void)etc_report_table(t.f, insp, &ro, &err);
+		(void)etc_report_outputs(t.f, insp, &ro, &err);
+		for (size_t i = 0; i < etc_inspector_warning_count(insp); i++) {
+			char safe[1024];
+			fprintf(t.f, "%s\n",
+			        etc_text_safe(safe, sizeof safe, etc_inspector_warning(insp, i)));
+		}
+		fuzz_text_close(&t);
+		fuzz_check_terminal(t.p, t.n);
+		free(t.p);
+	}
+	if (fuzz_text_open(&t)) {
+		int rc = etc_report_tsv(t.f, insp, &ro, &err);
+		fuzz_text_close(&t);
+		if (rc == 0)
+			fuzz_check_tsv(t.p, t.n);
+		free(t.p);
+	}
 	(void)etc_report_json(sink, insp, &ro, &err);
+	numgap_outputs(insp, size);
 	size_t count;
 	(void)etc_inspector_module_total(insp, "conv1", &count);
 done:

@@ -4,8 +4,13 @@
  * (torch.save archives inside the zip), and linking the record to the
  * bundled example ETDump as --etrecord does.
  *
+ * The graph, the references, the accuracy table (terminal) and the accuracy
+ * JUnit are checked for well-formedness (fuzz_outputs.h).
+ *
  * Input: the ETRecord's bytes.
  */
+#define _POSIX_C_SOURCE 200809L
+#include "fuzz_outputs.h"
 #include "fuzz.h"
 
 #include <etcompare/etcompare.h>
@@ -63,14 +68,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	etc_etdump *dump = NULL;
 	etc_debug_buffer *buf = NULL;
 	etc_inspector *insp = NULL;
-	if (etc_etrecord_wrap(&rec, copy, size, "fuzz.etrecord", &err) < 0)
+	if (etc_etrecord_wrap(&rec, copy, size, "fuzz.etrecord", &err) < 0) {
+		fuzz_check_terminal(err.message, strlen(err.message));
 		goto done;
+	}
 	read_methods(rec);
 	FILE *sink = fuzz_sink();
 	etc_report_options ro;
 	etc_report_options_init(&ro);
-	(void)etc_report_references(sink, rec, &ro, &err);
-	(void)etc_report_graph(sink, rec, NULL, &err);
+	fuzz_text t;
+	if (fuzz_text_open(&t)) {
+		(void)etc_report_references(t.f, rec, &ro, &err);
+		if (etc_report_graph(t.f, rec, NULL, &err) < 0)
+			fprintf(t.f, "%s\n", err.message);
+		for (size_t i = 0; i < etc_etrecord_graph_count(rec); i++)
+			(void)etc_report_graph(t.f, rec, etc_etrecord_graph_name(rec, i), &err);
+		for (size_t i = 0; i < etc_etrecord_warning_count(rec); i++) {
+			char safe[1024];
+			fprintf(t.f, "%s\n",
+			        etc_text_safe(safe, sizeof safe, etc_etrecord_warning(rec, i)));
+		}
+		fuzz_text_close(&t);
+		fuzz_check_terminal(t.p, t.n);
+		free(t.p);
+	}
 	etc_inspector_options io;
 	etc_inspector_options_init(&io);
 	if (etc_etdump_wrap(&dump, etc_example_etdump, sizeof etc_example_etdump, "example", &err) <
@@ -89,8 +110,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			etc_accuracy_options ao;
 			etc_accuracy_options_init(&ao);
 			etc_accuracy *acc = NULL;
-			if (etc_accuracy_run(&acc, insp, &set, &ao, &err) == 0)
-				(void)etc_report_accuracy(sink, acc, insp, ~0u, &err);
+			if (etc_accuracy_run(&acc, insp, &set, &ao, &err) == 0) {
+				if (fuzz_text_open(&t)) {
+					(void)etc_report_accuracy(t.f, acc, insp, ~0u, &err);
+					fuzz_text_close(&t);
+					fuzz_check_terminal(t.p, t.n);
+					free(t.p);
+				}
+				etc_junit_gates g = {acc, insp, NULL, NULL};
+				if (fuzz_text_open(&t)) {
+					int rc = etc_report_junit_gates(t.f, &g, &err);
+					fuzz_text_close(&t);
+					if (rc == 0)
+						fuzz_check_xml(t.p, t.n);
+					free(t.p);
+				}
+			}
 			etc_accuracy_free(acc);
 		}
 	}

@@ -1,10 +1,14 @@
 /*
  * fuzz_torchsave.c - the torch.save reader: the zip archive, the pickle
  * interpreter and tensor rebuilding; the object graph is walked and every
- * tensor's values are read through its strides.
+ * tensor's values are read through its strides. Then the archive is
+ * compared with the bundled example as references, and the accuracy table
+ * and JUnit checked (fuzz_refs.h).
  *
  * Input: the file's bytes.
  */
+#define _POSIX_C_SOURCE 200809L
+#include "fuzz_refs.h"
 #include "fuzz.h"
 
 #include <etcompare/etcompare.h>
@@ -64,6 +68,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		long budget = WALK_BUDGET;
 		(void)etc_torchsave_prefix(ts);
 		walk(etc_torchsave_root(ts), 0, &budget);
+		fuzz_compare_refs(ts, NULL);
+	} else {
+		fuzz_check_terminal(err.message, strlen(err.message));
 	}
 	etc_torchsave_free(ts);
 	free(copy);

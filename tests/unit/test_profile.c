@@ -68,7 +68,7 @@ int main(void)
 	static const char want_tsv[] = "name\tvalue\n"
 	                               "µs\t0.30000000000000004\n"
 	                               "a2c\t\n"
-	                               "tab\\x09here\t18446744073709551615\n";
+	                               "\"tab\there\"\t18446744073709551615\n";
 	CHECK(t && strcmp(t, want_tsv) == 0);
 	free(t);
 	etc_grid_free_(&g);

@@ -1,0 +1,284 @@
+/*
+ * junit.c - the JUnit XML report: one testsuite per gate that ran (the
+ * accuracy comparison, the numeric gap, the performance gate), one
+ * testcase per compared item. Its failure count is the run's verdict, so
+ * the CLI's exit code and the XML cannot disagree (etc_junit_failures).
+ */
+#include "core/internal.h"
+#include "report/report_private.h"
+
+#include <math.h>
+
+/* Names longer than this are cut (at a character boundary) in testcase names. */
+enum { NAME_MAX_BYTES = 200 };
+
+static void xml(etc_sbuf *b, const char *s, size_t n, size_t max)
+{
+	etc_sbuf_xml_str(b, s ? s : "", s ? n : 0, max);
+}
+
+static void xmls(etc_sbuf *b, const char *s)
+{
+	xml(b, s, s ? strlen(s) : 0, 0);
+}
+
+/* A block's name, with its index when another block has the same name. */
+static void block_label(etc_sbuf *b, const etc_inspector *insp, size_t bi)
+{
+	const etc_event_block *blk = etc_inspector_block(insp, bi);
+	xml(b, blk->name.ptr, blk->name.len, NAME_MAX_BYTES);
+	for (size_t i = 0; i < etc_inspector_block_count(insp); i++) {
+		const etc_event_block *o = etc_inspector_block(insp, i);
+		if (i != bi && o->name.len == blk->name.len &&
+		    (!o->name.len || memcmp(o->name.ptr, blk->name.ptr, o->name.len) == 0)) {
+			etc_sbuf_printf(b, "#%zu", bi);
+			return;
+		}
+	}
+}
+
+static size_t accuracy_failures(const etc_junit_gates *g)
+{
+	return g->accuracy ? etc_accuracy_failures(g->accuracy) : 0;
+}
+
+static size_t numgap_failures(const etc_junit_gates *g)
+{
+	return g->numgap ? etc_numgap_failures(g->numgap) : 0;
+}
+
+static size_t perfdiff_gated(const etc_perfdiff *d)
+{
+	size_t n = 0;
+	for (size_t i = 0; d && i < etc_perfdiff_row_count(d); i++)
+		n += etc_perfdiff_row_at(d, i)->gated;
+	return n;
+}
+
+static size_t perfdiff_failures(const etc_junit_gates *g)
+{
+	return g->perfdiff ? etc_perfdiff_failures(g->perfdiff) : 0;
+}
+
+size_t etc_junit_failures(const etc_junit_gates *g)
+{
+	return accuracy_failures(g) + numgap_failures(g) + perfdiff_failures(g);
+}
+
+static void suite_open(etc_sbuf *b, const char *what, const char *file, size_t tests,
+                       size_t failures)
+{
+	etc_sbuf_printf(b, "  <testsuite name=\"etcompare %s", what);
+	if (file) {
+		etc_sbuf_puts(b, ": ");
+		xmls(b, file);
+	}
+	etc_sbuf_printf(b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\">\n", tests,
+	                failures);
+}
+
+static void accuracy_suite(etc_sbuf *b, const etc_accuracy *acc, const etc_inspector *insp)
+{
+	size_t n = etc_accuracy_row_count(acc);
+	suite_open(b, "accuracy", etc_etdump_name(etc_inspector_etdump(insp)), n,
+	           etc_accuracy_failures(acc));
+	for (size_t i = 0; i < n; i++) {
+		const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
+		etc_sbuf_puts(b, "    <testcase classname=\"");
+		block_label(b, insp, r->block);
+		/* the run is never cut off: it keeps names unique per run and output */
+		if (r->etdump_run == UINT32_MAX)
+			etc_sbuf_printf(b, ".reference%d", r->reference);
+		else
+			etc_sbuf_printf(b, ".run%u", r->run);
+		etc_sbuf_printf(b, "\" name=\"output %u\" time=\"0\"", r->output);
+		if (r->status == ETC_ROW_PASS) {
+			etc_sbuf_puts(b, "/>\n");
+			continue;
+		}
+		etc_sbuf_printf(b, ">\n      <failure type=\"%s\" message=\"",
+		                etc_row_status_str(r->status));
+		xmls(b, r->reason);
+		etc_sbuf_puts(b, "\">shape ");
+		xmls(b, r->shape);
+		etc_sbuf_puts(b, " dtype ");
+		xmls(b, r->dtype);
+		etc_sbuf_puts(b, "; reference ");
+		xmls(b, r->reference_shape);
+		etc_sbuf_puts(b, " ");
+		xmls(b, r->reference_dtype);
+		etc_sbuf_puts(b, "</failure>\n    </testcase>\n");
+	}
+	etc_sbuf_puts(b, "    <system-out>");
+	xmls(b, etc_accuracy_pair_note(acc));
+	etc_sbuf_puts(b, "</system-out>\n  </testsuite>\n");
+}
+
+static void handles(etc_sbuf *b, const int64_t *h, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		etc_sbuf_printf(b, i ? ", %lld" : "%lld", (long long)h[i]);
+	if (!n)
+		etc_sbuf_puts(b, "none");
+}
+
+/*
+ * A numeric-gap testcase's name: the row, the node (the group's runtime ops
+ * until rows carry node names) and its debug handles. The row index keeps
+ * names unique.
+ */
+static void numgap_case_name(etc_sbuf *b, const etc_numgap_row *r, size_t i)
+{
+	etc_sbuf_printf(b, "row %zu: ", i);
+	if (r->nodes && *r->nodes) {
+		xml(b, r->nodes, strlen(r->nodes), NAME_MAX_BYTES);
+		etc_sbuf_puts(b, " ");
+	}
+	if (r->ops && *r->ops)
+		xml(b, r->ops, strlen(r->ops), NAME_MAX_BYTES);
+	else if (r->event_name && *r->event_name)
+		xml(b, r->event_name, strlen(r->event_name), NAME_MAX_BYTES);
+	else
+		etc_sbuf_printf(b, "instruction %d", r->instruction_id);
+	etc_sbuf_puts(b, r->handle_count == 1 ? " (debug handle " : " (debug handles ");
+	handles(b, r->handles, r->handle_count);
+	if (r->output)
+		etc_sbuf_printf(b, ", output %u", r->output);
+	etc_sbuf_puts(b, ")");
+}
+
+static void numgap_suite(etc_sbuf *b, const etc_numgap *ng)
+{
+	size_t n = etc_numgap_row_count(ng), nu = etc_numgap_unmatched_count(ng);
+	long first = etc_numgap_first_divergence(ng);
+	etc_sbuf_printf(
+	    b,
+	    "  <testsuite name=\"etcompare numeric gap\" tests=\"%zu\" failures=\"%zu\" "
+	    "errors=\"0\" skipped=\"%zu\">\n",
+	    n + nu, etc_numgap_failures(ng), nu);
+	for (size_t i = 0; i < n; i++) {
+		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
+		etc_sbuf_puts(b, "    <testcase classname=\"numeric gap\" name=\"");
+		numgap_case_name(b, r, i);
+		etc_sbuf_puts(b, "\" time=\"0\"");
+		if (r->status == ETC_ROW_PASS) {
+			etc_sbuf_puts(b, "/>\n");
+			continue;
+		}
+		etc_sbuf_printf(b, ">\n      <failure type=\"%s\" message=\"%s",
+		                etc_row_status_str(r->status),
+		                (long)i == first ? "first divergence: " : "");
+		xmls(b, r->reason);
+		etc_sbuf_puts(b, "\">");
+		if ((long)i == first)
+			etc_sbuf_puts(b, "first divergence\n");
+		etc_sbuf_puts(b, "runtime ops: ");
+		xmls(b, r->ops);
+		etc_sbuf_puts(b, "\nreference ops: ");
+		xmls(b, r->reference_ops);
+		etc_sbuf_puts(b, "\nshape ");
+		xmls(b, r->shape);
+		etc_sbuf_puts(b, " dtype ");
+		xmls(b, r->dtype);
+		if (r->source_line && *r->source_line) {
+			etc_sbuf_puts(b, "\nsource: ");
+			xmls(b, r->source_line);
+		}
+		if (r->module_path && *r->module_path) {
+			etc_sbuf_puts(b, "\nmodule: ");
+			xmls(b, r->module_path);
+		}
+		etc_sbuf_puts(b, "</failure>\n    </testcase>\n");
+	}
+	/* not compared, so neither pass nor fail: the gate ignores them too */
+	for (size_t i = 0; i < nu; i++) {
+		const etc_numgap_unmatched *u = etc_numgap_unmatched_at(ng, i);
+		etc_sbuf_printf(
+		    b, "    <testcase classname=\"numeric gap\" name=\"unmatched %zu: ", i);
+		xml(b, u->name, u->name ? strlen(u->name) : 0, NAME_MAX_BYTES);
+		etc_sbuf_puts(b, u->side == ETC_NUMGAP_RUNTIME ? " (runtime" : " (reference");
+		etc_sbuf_puts(b, ", debug handles ");
+		handles(b, u->handles, u->handle_count);
+		etc_sbuf_puts(b, ")\" time=\"0\">\n      <skipped message=\"");
+		xmls(b, u->reason);
+		etc_sbuf_puts(b, "\"/>\n    </testcase>\n");
+	}
+	etc_sbuf_puts(b, "  </testsuite>\n");
+}
+
+static void perfdiff_suite(etc_sbuf *b, const etc_perfdiff *d)
+{
+	const etc_inspector *cur = etc_perfdiff_current(d), *base = etc_perfdiff_baseline(d);
+	suite_open(b, "performance gate", base ? etc_etdump_name(etc_inspector_etdump(base)) : NULL,
+	           perfdiff_gated(d), etc_perfdiff_failures(d));
+	char num[ETC_FMT_NUM];
+	for (size_t i = 0; i < etc_perfdiff_row_count(d); i++) {
+		const etc_perfdiff_row *r = etc_perfdiff_row_at(d, i);
+		if (!r->gated)
+			continue;
+		etc_sbuf_puts(b, "    <testcase classname=\"");
+		if (cur && r->cur_block < etc_inspector_block_count(cur))
+			block_label(b, cur, r->cur_block);
+		else
+			xml(b, r->block.ptr, r->block.len, NAME_MAX_BYTES);
+		etc_sbuf_puts(b, "\" name=\"");
+		xml(b, r->name.ptr, r->name.len, NAME_MAX_BYTES);
+		/* the event index keeps repeated operators apart */
+		etc_sbuf_printf(b, " (event %zu, instruction %d)\" time=\"0\"", r->cur_event,
+		                r->instruction_id);
+		if (!r->failed) {
+			etc_sbuf_puts(b, "/>\n");
+			continue;
+		}
+		etc_sbuf_puts(b, ">\n      <failure type=\"REGRESSION\" message=\"p50 ");
+		etc_sbuf_put(b, num, etc_fmt_g(num, r->base_p50));
+		etc_sbuf_puts(b, " -&gt; ");
+		etc_sbuf_put(b, num, etc_fmt_g(num, r->cur_p50));
+		etc_sbuf_printf(b, " (%+.2f%%), more than the allowed ", r->change_percent);
+		etc_sbuf_put(b, num, etc_fmt_g(num, etc_perfdiff_options_get(d)->max_regression));
+		etc_sbuf_puts(b, "%\"/>\n    </testcase>\n");
+	}
+	etc_sbuf_puts(b, "  </testsuite>\n");
+}
+
+int etc_report_junit_gates(FILE *f, const etc_junit_gates *g, etc_error *err)
+{
+	if (g->accuracy && !g->insp)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "etc_report_junit_gates: the accuracy gate needs its inspector");
+	size_t tests = 0;
+	if (g->accuracy)
+		tests += etc_accuracy_row_count(g->accuracy);
+	if (g->numgap)
+		tests += etc_numgap_row_count(g->numgap) + etc_numgap_unmatched_count(g->numgap);
+	if (g->perfdiff)
+		tests += perfdiff_gated(g->perfdiff);
+	etc_sbuf b = {0};
+	etc_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	etc_sbuf_printf(&b,
+	                "<testsuites name=\"etcompare\" tests=\"%zu\" failures=\"%zu\" "
+	                "errors=\"0\">\n",
+	                tests, etc_junit_failures(g));
+	if (g->accuracy)
+		accuracy_suite(&b, g->accuracy, g->insp);
+	if (g->numgap)
+		numgap_suite(&b, g->numgap);
+	if (g->perfdiff && !isnan(etc_perfdiff_options_get(g->perfdiff)->max_regression))
+		perfdiff_suite(&b, g->perfdiff); /* a diff without --max-regression is no gate */
+	etc_sbuf_puts(&b, "</testsuites>\n");
+	if (b.failed) {
+		etc_sbuf_free(&b);
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	}
+	fwrite(b.p, 1, b.len, f);
+	etc_sbuf_free(&b);
+	if (ferror(f))
+		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the JUnit report");
+	return 0;
+}
+
+int etc_report_junit(FILE *f, const etc_accuracy *acc, const etc_inspector *insp, etc_error *err)
+{
+	etc_junit_gates g = {acc, insp, NULL, NULL};
+	return etc_report_junit_gates(f, &g, err);
+}
