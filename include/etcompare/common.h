@@ -1,6 +1,6 @@
 /*
- * etcompare/common.h - status codes, the error object and the export macro
- * shared by every etcompare module.
+ * etcompare/common.h - status codes, the error object, the export macro and
+ * the small string helpers shared by every etcompare module.
  *
  * Every function that can fail returns 0 (ETC_OK) or a negative etc_status
  * and, when given a non-NULL etc_error, fills it with a complete message that
@@ -67,6 +67,23 @@ typedef struct etc_str {
 	const char *ptr;
 	size_t len;
 } etc_str;
+
+/** etc_edit_distance flags. */
+enum {
+	ETC_EDIT_FOLD_CASE = 1,         /**< ASCII letters compare case-insensitively */
+	ETC_EDIT_DASH_IS_UNDERSCORE = 2 /**< '-' and '_' compare equal (option names) */
+};
+
+/** The longest string etc_edit_distance measures, in bytes. */
+#define ETC_EDIT_MAX 255
+
+/**
+ * Levenshtein distance between `a` and `b` (each insertion, deletion or
+ * substitution of a byte costs 1), for "did you mean" suggestions. `flags`
+ * is 0 or an OR of ETC_EDIT_FOLD_CASE and ETC_EDIT_DASH_IS_UNDERSCORE.
+ * Returns SIZE_MAX when either is NULL or longer than ETC_EDIT_MAX bytes.
+ */
+ETC_API size_t etc_edit_distance(const char *a, const char *b, unsigned flags);
 
 #ifdef __cplusplus
 }

@@ -824,33 +824,6 @@ static double module_sum(const etc_inspector *in, const char *name, int how, siz
 	return total;
 }
 
-/* Edit distance, case-insensitive, of strings up to 127 bytes (else a large number). */
-static size_t name_distance(const char *a, const char *b)
-{
-	size_t n = strlen(a), m = strlen(b), row[128];
-	if (n > 127 || m > 127)
-		return 1000;
-	for (size_t j = 0; j <= m; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= n; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= m; j++) {
-			char x = a[i - 1], y = b[j - 1];
-			x = x >= 'A' && x <= 'Z' ? (char)(x - 'A' + 'a') : x;
-			y = y >= 'A' && y <= 'Z' ? (char)(y - 'A' + 'a') : y;
-			size_t best = diag + (x != y);
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			diag = row[j];
-			row[j] = best;
-		}
-	}
-	return row[m];
-}
-
 #define CLOSE_NAMES 5
 
 /* Keeps the CLOSE_NAMES names nearest to `name` (distinct, nearest first). */
@@ -862,7 +835,7 @@ static void consider_name(const char *cand, const char *name, const char **best,
 	for (size_t i = 0; i < *n; i++)
 		if (strcmp(best[i], cand) == 0)
 			return;
-	size_t d = name_distance(cand, name);
+	size_t d = etc_edit_distance(cand, name, ETC_EDIT_FOLD_CASE);
 	/* a name that contains what was typed, or is contained in it, is close */
 	if (strstr(cand, name) || strstr(name, cand))
 		d = d < 2 ? d : 2;

@@ -259,35 +259,9 @@ static const option_field flags[] = {
 static const char *const special[] = {"--plot", "--graph",  "--max-values", "--delegate-time-scale",
                                       "--help", "--version"};
 
-/* Edit distance of a and b (up to 63 characters; '_' == '-'), for suggestions. */
-static size_t distance(const char *a, const char *b)
-{
-	size_t n = strlen(a), m = strlen(b), row[64];
-	if (n > 63 || m > 63)
-		return 64;
-	for (size_t j = 0; j <= m; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= n; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= m; j++) {
-			char x = a[i - 1] == '_' ? '-' : a[i - 1],
-			     y = b[j - 1] == '_' ? '-' : b[j - 1];
-			size_t best = diag + (x != y);
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			diag = row[j];
-			row[j] = best;
-		}
-	}
-	return row[m];
-}
-
 static void consider(const char *typed, const char *name, const char **best, size_t *best_d)
 {
-	size_t d = distance(typed, name);
+	size_t d = etc_edit_distance(typed, name, ETC_EDIT_DASH_IS_UNDERSCORE);
 	if (d < *best_d)
 		*best = name, *best_d = d;
 }
