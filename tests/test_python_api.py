@@ -14,6 +14,7 @@ mirrors, and the semantics that changed under it:
    the library's distance (L1 a sum), equal to the CLI's --numgap-tsv.
 4. Accuracy: run numbers 0-based and equal to the CLI's --json.
 """
+import ast
 import csv
 import json
 import math
@@ -188,6 +189,57 @@ def test_numgap_columns(tmp):
                   abs(bad["l1"] * bad["count"] - want) <= 1e-9 * want, (bad["gap"], want))
 
 
+def test_numgap_options(tmp):
+    """quant_params=, force= and the graph nodes' literal arguments."""
+    import test_numgap_real as NR
+    G = NR.G
+    r = NR.rng(5)
+    ref1 = NR.f32(r.uniform(-2, 2, (2, 3, 4)))
+    ref4 = NR.f32(r.uniform(-1, 1, (2, 4)))
+    s4, z4 = [0.01, 0.02], [1, -2]
+    q1, q4 = NR.quantize(ref1, 0.02, -5), NR.quantize(ref4, s4, z4, axis=0)
+    nodes = [G.node("aten_convolution_default", "aten.convolution.default",
+                    inputs=[("input", "x")], handle=1),
+             NR.raw_node("dequantize_1", NR.DQPT,
+                         [("input", "as_tensor", "aten_convolution_default"),
+                          ("scale", "as_float", 0.02), ("zero_point", "as_int", -5),
+                          ("quant_min", "as_int", -128), ("quant_max", "as_int", 127)]),
+             G.node("aten_relu_default", "aten.relu.default", inputs=[("self", "dequantize_1")],
+                    handle=2)]
+    rec = os.path.join(tmp, "q.etrecord")
+    G.write_etrecord(rec, programs={"forward": G.program(nodes)},
+                     debug_handle_map={"forward": {"0": [1], "1": [2]}})
+    dm = NR.Dump()
+    dm.op(0, "native_call_convolution.out", [dm.tensor("CHAR", q1)])
+    dm.op(1, "native_call_relu.out", [dm.tensor("CHAR", q4)])
+    etdp, dbg = dm.write(tmp, "q_dev")
+    npz = NR.write_npz(os.path.join(tmp, "q.npz"), [("1", ref1), ("2", ref4)])
+    qp = os.path.join(tmp, "qp.json")
+    with open(qp, "w") as f:
+        json.dump({"2": {"scale": s4, "zero_point": z4, "axis": 0}}, f)
+    insp = E.Inspector(etdump_path=etdp, debug_buffer_path=dbg, etrecord=rec)
+    rows = T_records(insp.calculate_numeric_gap(distance="SNR", reference=npz))
+    check("numgap quant: from the ETRecord's dequantize node; without parameters, a row "
+          "saying what it needs", len(rows) == 2 and rows[0]["quant_source"] == "etrecord" and
+          rows[0]["gap"] == [NR.snr64(ref1, NR.dequant(q1, 0.02, -5))] and
+          rows[1]["reason"].startswith("needs quantization parameters"),
+          [(x["quant_source"], x["gap"], x["reason"]) for x in rows])
+    rows = T_records(insp.calculate_numeric_gap(distance="SNR", reference=npz, quant_params=qp))
+    want = NR.snr64(ref4, NR.dequant(q4, s4, z4, 0))
+    check("numgap quant_params=: the file's per-channel entry, SNR as numpy's",
+          len(rows) == 2 and rows[1]["quant_source"] == "quant-params" and
+          NR.close(rows[1]["gap"][0], want), [(x["quant_source"], x["gap"]) for x in rows])
+    node = {n.name: n for n in insp.get_exported_program().nodes}["dequantize_1"]
+    check("graph: a node's literal arguments as (name, kind, value)",
+          ("scale", "as_float", "0.02") in node.args and
+          ("zero_point", "as_int", "-5") in node.args and node.args[0][0] == "input", node.args)
+    try:
+        insp.calculate_numeric_gap(reference=npz, layout="sideways")
+        check("numgap layout=: a bad value raises", False)
+    except E.Error as e:
+        check("numgap layout=: a bad value raises etcompare.Error", "layout" in str(e), e)
+
+
 def floats(text):
     """A TSV list of numbers, "[1.5, inf]", as floats (inf and nan included)."""
     return [float(x) for x in text.strip("[]").split(",") if x.strip()]
@@ -220,7 +272,8 @@ def main():
     if work:
         os.makedirs(work, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=work) as tmp:
-        for t in (test_layout, test_delegate_timing, test_numgap_columns, test_runs):
+        for t in (test_layout, test_delegate_timing, test_numgap_columns, test_numgap_options,
+                  test_runs):
             d = os.path.join(tmp, t.__name__)
             os.makedirs(d)
             try:

@@ -508,7 +508,10 @@ class Inspector:
         """Intermediate outputs against a reference, op by op (upstream's
         calculate_numeric_gap). `reference`: an .npz of AOT intermediates keyed
         by debug handle ("12", "12,13"), or another Inspector (a reference run
-        with its debug buffer). Returns a pandas DataFrame (a list of dicts
+        with its debug buffer). Keywords: the thresholds min_snr, max_mse,
+        min_cosine, max_abs; quant_params (a JSON file, as --quant-params);
+        layout ("auto" or "none"); force (an ETRecord that does not fit its
+        ETDump is a warning). Returns a pandas DataFrame (a list of dicts
         without pandas) with upstream's columns first."""
         from ._numgap import numeric_gap
         return numeric_gap(self, distance, reference, block, thresholds)

@@ -124,6 +124,17 @@ def numeric_gap(insp, distance, reference, block, thresholds):
         v = thresholds.pop(k, None)
         if v is not None:
             setattr(opt, k, float(v))
+    # issue 12's options, as the CLI's --quant-params, --layout and --force
+    quant = thresholds.pop("quant_params", None)
+    if quant is not None:
+        qp = _lib.path_arg(quant)
+        g.keep.append(qp)
+        opt.quant_params = qp
+    layout = thresholds.pop("layout", "auto")
+    if layout not in ("auto", "none"):
+        raise Error(f"layout must be auto or none, not '{layout}'", "usage error")
+    opt.layout = 0 if layout == "auto" else 1
+    opt.force = bool(thresholds.pop("force", False))
     if thresholds:
         raise TypeError(f"unexpected argument(s): {', '.join(thresholds)}")
     p = ctypes.c_void_p()
