@@ -22,8 +22,11 @@ import numpy as np  # noqa: E402
 import test_numgap as NG  # noqa: E402
 import make_npz as NPZ  # noqa: E402
 
-UPSTREAM = ["aot_debug_handle", "aot_ops", "aot_intermediate_output", "runtime_debug_handle",
-            "runtime_ops", "runtime_intermediate_output", "gap", "stacktraces"]
+# the library's --numgap-tsv order (upstream's current calculate_numeric_gap
+# could not be read; its comparator frame has aot_ops, aot_intermediate_output,
+# runtime_ops, runtime_intermediate_output, gap in this order)
+UPSTREAM = ["aot_debug_handle", "aot_ops", "aot_intermediate_output", "runtime_ops",
+            "runtime_debug_handle", "runtime_intermediate_output", "gap", "stacktraces"]
 
 
 def expected_gap(r, a, distance):

@@ -20,7 +20,7 @@ extern "C" {
 
 /**
  * sizeof the public struct called `name` without its "etc_" prefix
- * ("inspector_event", "event_block", "value", "tensor", "graph_node",
+ * ("inspector_event", "event_block", "value", "tensor", "graph_arg", "graph_node",
  * "module_frame", "error", "metrics", "numgap_options", "accuracy_options",
  * "accuracy_row", "reference_set", "numgap_reference", "inspector_options",
  * "report_options", "pytensor", "run", "values"), or 0 for an unknown name.

@@ -6,7 +6,7 @@ import os
 from . import _lib, _tensor
 from ._lib import Error, lib
 
-_PAIR = {"auto": 0, "index": 1, "order": 2}
+_PAIR = {"auto": 0, "index": 1, "order": 2, "all": 3}
 _METRICS = {"snr": "snr_db", "mse": "mse", "cosine_similarity": "cosine"}
 
 
@@ -84,7 +84,9 @@ class AccuracyResult:
         for i in range(lib.accuracy_row_count(acc)):
             r = lib.accuracy_row_at(acc, i).contents
             b = lib.inspector_block(insp._h.insp, r.block).contents
-            row = {"block": b.name.text(), "run": r.run, "etdump_run": r.etdump_run,
+            unpaired = r.etdump_run == 0xFFFFFFFF  # a reference no run used (CLI: null)
+            row = {"block": b.name.text(), "run": None if unpaired else r.run,
+                   "etdump_run": None if unpaired else r.etdump_run,
                    "reference": r.reference if r.reference >= 0 else None, "output": r.output,
                    "shape": _lib.cstr(r.shape), "reference_shape": _lib.cstr(r.reference_shape),
                    "dtype": _lib.cstr(r.dtype), "reference_dtype": _lib.cstr(r.reference_dtype),
@@ -150,7 +152,8 @@ def accuracy(insp, reference, thresholds, block, method, pair_by):
     if meth:
         opt.method = meth
     if pair_by not in _PAIR:
-        raise Error(f"pair_by must be auto, index or order, not '{pair_by}'", "usage error")
+        raise Error(f"pair_by must be auto, index, order or all, not '{pair_by}'",
+                    "usage error")
     opt.pair_by = _PAIR[pair_by]
     for k, v in thresholds.items():
         if v is not None:

@@ -17,6 +17,11 @@ class Node:
         self.debug_handle = n.debug_handle if n.debug_handle >= 0 else None
         self.stack_trace = _lib.cstr(n.stack_trace) or None
         self.source_line = _lib.cstr(n.source_line) or None
+        # the node's inputs as serialized: (name, kind, value), e.g.
+        # ("scale", "as_float", "0.5"); kind is the argument union's member
+        self.args = [(_lib.cstr(a.name), _lib.cstr(a.kind), _lib.cstr(a.value))
+                     for a in (_lib.at(n.args, j, _lib.GraphArg, "graph_arg")
+                               for j in range(n.arg_count))]
         self.module_hierarchy = {}
         for j in range(n.module_depth):
             fr = _lib.at(n.modules, j, _lib.ModuleFrame, "module_frame")

@@ -38,11 +38,13 @@ class _Handles:
 
     def __init__(self):
         self.etdump = self.buf = self.etrecord = self.insp = None
+        self.table_insp = None  # the CLI-scaled twin of insp, for tables with a converter
         self.data = None  # bytes given as etdump_data (the dump points into them)
 
     def __del__(self):
         if lib is None:  # interpreter shutdown
             return
+        lib.inspector_free(self.table_insp)
         lib.inspector_free(self.insp)
         lib.etrecord_free(self.etrecord)
         lib.debug_buffer_free(self.buf)
@@ -111,8 +113,9 @@ class Event:
             stats = _lib.PerfStats.from_buffer_copy(ev.stats)
             self._start_time = [int(x) for x in ev.start_times[:n]]
             if converter is not None and self.is_delegated_op:
-                # the library reports delegated durations in raw ticks (README:
-                # "Delegated events are reported unscaled"), so end = start + raw
+                # with a converter the library leaves delegated durations in the
+                # ETDump's ticks (Inspector.__init__), so end = start + raw, and
+                # the converter replaces the default scaling, as upstream
                 raw = [_elapsed(converter(self.name, s), converter(self.name, s + round(r)))
                        for s, r in zip(self._start_time, raw)]
                 stats = None
@@ -330,15 +333,8 @@ class Inspector:
         else:
             warnings.warn("Output Buffer not found. Tensor Debug Data will not be available.",
                           stacklevel=2)
-        opt = _lib.options("inspector_options", lib.inspector_options_init)
-        opt.source_time_scale = _scale(self._source_time_scale, "source_time_scale")
-        opt.target_time_scale = _scale(self._target_time_scale, "target_time_scale")
-        opt.strict = bool(strict)
-        p = ctypes.c_void_p()
-        _lib.check(lib.inspector_create(ctypes.byref(p), h.etdump, h.buf, ctypes.byref(opt),
-                                        ctypes.byref(err)), err)
-        h.insp = p.value
         self._method = method
+        self._strict = bool(strict)
         if etrecord is not None:
             if not isinstance(etrecord, (str, bytes, os.PathLike)):
                 raise TypeError("Unsupported ETRecord type: give the path of the ETRecord file")
@@ -346,12 +342,38 @@ class Inspector:
             _lib.check(lib.etrecord_open(ctypes.byref(p), _lib.path_arg(etrecord),
                                          ctypes.byref(err)), err)
             h.etrecord = p.value
-            _lib.check(lib.inspector_link(h.insp, h.etrecord,
-                                          method.encode() if method else None,
-                                          ctypes.byref(err)), err)
+        # The library scales delegated events by target/source by default, as
+        # upstream's default converter. A user's converter replaces that
+        # scaling: the library then keeps them in the ETDump's ticks (their
+        # unit declared as the target's) and Event applies the converter.
+        h.insp = self._create(ticks=delegate_time_scale_converter is not None)
         self._converter = delegate_time_scale_converter
         self._parser = delegate_metadata_parser
         self._event_blocks = None
+
+    def _create(self, ticks):
+        """A library inspector of this ETDump, linked to the ETRecord, owned
+        by self._h; `ticks`: delegated durations unscaled."""
+        h = self._h
+        err = _lib.new_error()
+        opt = _lib.options("inspector_options", lib.inspector_options_init)
+        opt.source_time_scale = _scale(self._source_time_scale, "source_time_scale")
+        opt.target_time_scale = _scale(self._target_time_scale, "target_time_scale")
+        opt.strict = self._strict
+        if ticks:
+            opt.delegate_time_scale = opt.target_time_scale
+        p = ctypes.c_void_p()
+        _lib.check(lib.inspector_create(ctypes.byref(p), h.etdump, h.buf, ctypes.byref(opt),
+                                        ctypes.byref(err)), err)
+        insp = p.value
+        if h.etrecord:
+            rc = lib.inspector_link(insp, h.etrecord,
+                                    self._method.encode() if self._method else None,
+                                    ctypes.byref(err))
+            if rc < 0:
+                lib.inspector_free(insp)
+                _lib.check(rc, err)
+        return insp
 
     # --- the data ------------------------------------------------------------------------
 
@@ -424,13 +446,18 @@ class Inspector:
         return pd.concat(frames, ignore_index=True)
 
     def _text(self, fn, include_units, include_delegate_debug_data):
+        insp = self._h.insp
         if self._converter is not None:
-            warnings.warn("print_data_tabular/save_data_to_tsv print the library's durations: "
+            warnings.warn("print_data_tabular/save_data_to_tsv print the CLI's durations "
+                          "(delegated events scaled by target/source): "
                           "delegate_time_scale_converter only changes Event.perf_data",
                           stacklevel=3)
+            if self._h.table_insp is None:
+                self._h.table_insp = self._create(ticks=False)
+            insp = self._h.table_insp
         opt = self._report_options(include_units, include_delegate_debug_data)
         err = _lib.new_error()
-        return _lib.capture(lambda f: _lib.check(fn(f, self._h.insp, ctypes.byref(opt),
+        return _lib.capture(lambda f: _lib.check(fn(f, insp, ctypes.byref(opt),
                                                     ctypes.byref(err)), err))
 
     def print_data_tabular(self, file=None, include_units=True, include_delegate_debug_data=False):
@@ -450,7 +477,18 @@ class Inspector:
 
     def find_total_for_module(self, module_name):
         """Sum of the average times of the events inside module `module_name`."""
-        return lib.inspector_module_total(self._h.insp, module_name.encode(), None)
+        if self._converter is None:
+            return lib.inspector_module_total(self._h.insp, module_name.encode(), None)
+        # the converter's durations live in Event.perf_data: upstream's sum over them
+        total = 0.0
+        for block in self.event_blocks:
+            for e in block.events:
+                if e.name == "OPERATOR_CALL" or e.perf_data is None:
+                    continue
+                if any(module_name in key for h in e.module_hierarchy.values() if h
+                       for key in h):
+                    total += e.perf_data.avg
+        return total
 
     def get_op_list(self, event_block, show_delegated_ops=True):
         return {}  # upstream: not implemented
@@ -470,7 +508,10 @@ class Inspector:
         """Intermediate outputs against a reference, op by op (upstream's
         calculate_numeric_gap). `reference`: an .npz of AOT intermediates keyed
         by debug handle ("12", "12,13"), or another Inspector (a reference run
-        with its debug buffer). Returns a pandas DataFrame (a list of dicts
+        with its debug buffer). Keywords: the thresholds min_snr, max_mse,
+        min_cosine, max_abs; quant_params (a JSON file, as --quant-params);
+        layout ("auto" or "none"); force (an ETRecord that does not fit its
+        ETDump is a warning). Returns a pandas DataFrame (a list of dicts
         without pandas) with upstream's columns first."""
         from ._numgap import numeric_gap
         return numeric_gap(self, distance, reference, block, thresholds)

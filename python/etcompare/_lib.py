@@ -33,6 +33,11 @@ class EtcStr(ctypes.Structure):
         return ctypes.string_at(self.ptr, self.len).decode("utf-8", "replace") if self.len else ""
 
 
+class Run(ctypes.Structure):
+    _fields_ = [("name", EtcStr), ("bundled_input_index", c_int32), ("allocator_count", c_uint32),
+                ("event_count", c_uint32)]
+
+
 class PerfStats(ctypes.Structure):
     _fields_ = [(k, c_double) for k in ("p10", "p50", "p90", "avg", "min", "max")]
 
@@ -60,11 +65,16 @@ class ModuleFrame(ctypes.Structure):
     _fields_ = [("key", c_char_p), ("path", c_char_p), ("type", c_char_p)]
 
 
+class GraphArg(ctypes.Structure):
+    _fields_ = [("name", c_char_p), ("kind", c_char_p), ("value", c_char_p)]
+
+
 class GraphNode(ctypes.Structure):
     _fields_ = [("name", c_char_p), ("target", c_char_p), ("op", c_char_p), ("inputs", c_char_p),
                 ("debug_handle", c_int64), ("stack_trace", c_char_p),
                 ("source_fn_stack", c_char_p), ("nn_module_stack", c_char_p),
-                ("module_depth", c_uint32), ("modules", c_void_p), ("source_line", c_char_p)]
+                ("module_depth", c_uint32), ("modules", c_void_p), ("source_line", c_char_p),
+                ("arg_count", c_uint32), ("args", c_void_p)]
 
 
 class InspectorEvent(ctypes.Structure):
@@ -72,7 +82,8 @@ class InspectorEvent(ctypes.Structure):
                 ("delegate_debug_id_str", EtcStr), ("is_delegated_op", c_bool),
                 ("has_perf", c_bool), ("run_count", c_uint32), ("raw", POINTER(c_double)),
                 ("start_times", POINTER(c_uint64)), ("stats", PerfStats),
-                ("metadata", POINTER(c_void_p)), ("metadata_len", POINTER(c_uint32)),
+                ("time_scale", c_int), ("metadata", POINTER(c_void_p)),
+                ("metadata_len", POINTER(c_uint32)),
                 ("debug_count", c_uint32), ("debug", c_void_p), ("first_run_event", c_uint32),
                 ("debug_handle_count", c_uint32), ("debug_handles", POINTER(c_int64)),
                 ("node_count", c_uint32), ("nodes", POINTER(c_void_p)),
@@ -90,8 +101,14 @@ class EventBlock(ctypes.Structure):
                 ("allocators", c_void_p), ("alloc_start", POINTER(c_uint32))]
 
 
+# int (*delegate_time_scale_of)(void *ctx, int32_t instruction_id)
+DelegateTimeScaleOf = ctypes.CFUNCTYPE(c_int, c_void_p, c_int32)
+
+
 class InspectorOptions(ctypes.Structure):
-    _fields_ = [("source_time_scale", c_int), ("target_time_scale", c_int), ("strict", c_bool)]
+    _fields_ = [("source_time_scale", c_int), ("target_time_scale", c_int), ("strict", c_bool),
+                ("delegate_time_scale", c_int), ("delegate_time_scale_of", DelegateTimeScaleOf),
+                ("delegate_time_scale_ctx", c_void_p)]
 
 
 class Metrics(ctypes.Structure):
@@ -130,7 +147,8 @@ class NumgapReference(ctypes.Structure):
 
 class NumgapOptions(ctypes.Structure):
     _fields_ = [("block", c_char_p), ("min_snr", c_double), ("max_mse", c_double),
-                ("min_cosine", c_double), ("max_abs", c_double)]
+                ("min_cosine", c_double), ("max_abs", c_double), ("distance", c_int),
+                ("layout", c_int), ("quant_params", c_char_p), ("force", c_bool)]
 
 
 class ReportOptions(ctypes.Structure):
@@ -140,8 +158,9 @@ class ReportOptions(ctypes.Structure):
 
 
 # Structs read in arrays or whole: their size must be the library's exactly.
-EXACT = {"error": EtcError, "str": EtcStr, "value": Value, "tensor": Tensor, "pytensor": PyTensor,
-         "module_frame": ModuleFrame, "graph_node": GraphNode, "inspector_event": InspectorEvent,
+EXACT = {"error": EtcError, "str": EtcStr, "run": Run, "value": Value, "tensor": Tensor, "pytensor": PyTensor,
+         "module_frame": ModuleFrame, "graph_arg": GraphArg, "graph_node": GraphNode,
+         "inspector_event": InspectorEvent,
          "allocator_usage": AllocatorUsage, "event_block": EventBlock, "metrics": Metrics,
          "values": Values, "accuracy_row": AccuracyRow, "perf_stats": PerfStats}
 # Option structs: filled by the library's *_init in a buffer of the library's
@@ -212,6 +231,7 @@ FUNCTIONS = [
     ("etc_accuracy_pair_note", c_char_p, [_P]),
     ("etc_row_status_str", c_char_p, [c_int]),
     ("etc_numgap_options_init", None, [_P]),
+    ("etc_numgap_distance_parse", c_int, [c_char_p, POINTER(c_int)]),
     ("etc_numgap_run", c_int, [_PP, _P, _P, _P, _E]),
     ("etc_numgap_free", None, [_P]),
     ("etc_numgap_row_count", c_size_t, [_P]),

@@ -11,9 +11,11 @@ from . import _lib, _tensor
 from ._lib import Error, lib
 
 DISTANCES = ("MSE", "L1", "SNR")
-UPSTREAM_COLUMNS = ["aot_debug_handle", "aot_ops", "aot_intermediate_output",
-                    "runtime_debug_handle", "runtime_ops", "runtime_intermediate_output", "gap",
-                    "stacktraces"]
+# The order of the library's --numgap-tsv (upstream's comparator frame has
+# aot_ops, aot_intermediate_output, runtime_ops, runtime_intermediate_output,
+# gap in this order; the handles and stacktraces are placed as the TSV does).
+UPSTREAM_COLUMNS = ["aot_debug_handle", "aot_ops", "aot_intermediate_output", "runtime_ops",
+                    "runtime_debug_handle", "runtime_intermediate_output", "gap", "stacktraces"]
 
 
 class _Gap:
@@ -37,19 +39,14 @@ def _num(v):
     return float(v)
 
 
-def _gap_value(metrics, distance):
-    """Upstream's gap for one output pair: MSE = mean((a-r)^2), L1 =
-    sum(|a-r|) (the library's l1 is the mean), SNR in dB."""
-    if metrics is None:
-        return math.nan
-    if distance == "MSE":
-        return _num(metrics.get("mse"))
-    if distance == "SNR":
-        return _num(metrics.get("snr"))
-    return _num(metrics.get("l1")) * metrics.get("count", 0)
+def _gap(r):
+    """The library's gap of one output pair: already upstream's distance
+    (L1 the sum of |a - r|), a one-element list; NaN when not compared."""
+    g = r.get("gap")
+    return _num(g[0]) if g else math.nan
 
 
-def _upstream_rows(doc, arrays, distance):
+def _upstream_rows(doc, arrays):
     """Library rows (one per compared output pair) -> upstream rows (one per
     matched group, `gap` a list with one value per output), upstream's
     columns first, then etcompare's from the group's first failing output
@@ -72,10 +69,10 @@ def _upstream_rows(doc, arrays, distance):
             "aot_debug_handle": tuple(first["aot_debug_handle"]),
             "aot_ops": _ops(first["aot_ops"]),
             "aot_intermediate_output": aot[0] if len(aot) == 1 else aot,
-            "runtime_debug_handle": tuple(first["runtime_debug_handle"]),
             "runtime_ops": _ops(first["runtime_ops"]),
+            "runtime_debug_handle": tuple(first["runtime_debug_handle"]),
             "runtime_intermediate_output": rt[0] if len(rt) == 1 else rt,
-            "gap": [_gap_value(r["metrics"], distance) for _i, r in members],
+            "gap": [_gap(r) for _i, r in members],
             "stacktraces": first["stacktraces"],
         }
         for k, v in shown.items():
@@ -120,10 +117,24 @@ def numeric_gap(insp, distance, reference, block, thresholds):
     opt = _lib.options("numgap_options", lib.numgap_options_init)
     blk = block.encode()
     opt.block = blk
+    dist_code = ctypes.c_int()
+    _lib.check(lib.numgap_distance_parse(dist.lower().encode(), ctypes.byref(dist_code)), err)
+    opt.distance = dist_code.value
     for k in ("min_snr", "max_mse", "min_cosine", "max_abs"):
         v = thresholds.pop(k, None)
         if v is not None:
             setattr(opt, k, float(v))
+    # issue 12's options, as the CLI's --quant-params, --layout and --force
+    quant = thresholds.pop("quant_params", None)
+    if quant is not None:
+        qp = _lib.path_arg(quant)
+        g.keep.append(qp)
+        opt.quant_params = qp
+    layout = thresholds.pop("layout", "auto")
+    if layout not in ("auto", "none"):
+        raise Error(f"layout must be auto or none, not '{layout}'", "usage error")
+    opt.layout = 0 if layout == "auto" else 1
+    opt.force = bool(thresholds.pop("force", False))
     if thresholds:
         raise TypeError(f"unexpected argument(s): {', '.join(thresholds)}")
     p = ctypes.c_void_p()
@@ -139,7 +150,7 @@ def numeric_gap(insp, distance, reference, block, thresholds):
         r = lib.numgap_row_reference_tensor(g.ng, i)
         arrays.append((_tensor.tensor_array(t.contents, g) if t else None,
                        _tensor.tensor_array(r.contents, g) if r else None))
-    rows = _upstream_rows(doc, arrays, dist)
+    rows = _upstream_rows(doc, arrays)
     try:
         import pandas as pd
     except ImportError:

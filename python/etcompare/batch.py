@@ -176,9 +176,12 @@ def _first_divergence(gap):
     rows = gap.to_dict("records") if hasattr(gap, "to_dict") else gap
     for i, r in enumerate(rows):
         if r.get("status") != "pass":
-            node = ", ".join(r.get("runtime_ops") or []) or r.get("event_name") or \
-                f"instruction {r.get('instruction_id')}"
-            return {"row": i, "node": node, "handle": list(r.get("runtime_debug_handle") or ()),
+            # the graph node(s) a user looks up (issue 12), else the event
+            node = (r.get("runtime_nodes") or ", ".join(r.get("aot_ops") or []) or
+                    r.get("event_name") or f"instruction {r.get('instruction_id')}")
+            return {"row": i, "node": node, "op": r.get("runtime_op_types") or "",
+                    "event": r.get("event_name") or "",
+                    "handle": list(r.get("runtime_debug_handle") or ()),
                     "snr": _num(r.get("snr")), "status": r.get("status")}
     return None
 

@@ -30,6 +30,7 @@ size_t etc_struct_size(const char *name)
 	    {"allocator_usage", sizeof(etc_allocator_usage)},
 	    {"event_block", sizeof(etc_event_block)},
 	    {"module_frame", sizeof(etc_module_frame)},
+	    {"graph_arg", sizeof(etc_graph_arg)},
 	    {"graph_node", sizeof(etc_graph_node)},
 	    {"values", sizeof(etc_values)},
 	    {"metrics", sizeof(etc_metrics)},
