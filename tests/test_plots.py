@@ -261,6 +261,36 @@ def case_remake(pdir):
         os.path.join(pdir, "again.png")) > 1000, p.stderr)
 
 
+def case_single_row(d):
+    """A [1, 16] tensor (the example's first divergence): gnuplot draws no
+    image of one row, so the map is drawn as boxes; its hottest cell is
+    where the title says the largest error is."""
+    pdir = os.path.join(d, "row")
+    rc, out, err = A.run("--example", "--no-table", "--plot", pdir)
+    gp = os.path.join(pdir, "numgap_first_divergence_heatmap.gp")
+    v = gp_vars(gp)
+    m = re.search(r"at row (\d+), column (\d+)", v.get("plot_title", ""))
+    check("one-row heat map: written with its largest error named",
+          rc == 0 and v.get("map_rows") == "1" and m is not None, f"{rc} {err[-300:]} {v}")
+    if m is None:
+        return
+    w, h, rows = decode_png(os.path.join(pdir, "numgap_first_divergence_heatmap.png"))
+    mc = int(v["map_cols"])
+    x0, x1 = float(v["map_left"]) * w, float(v["map_right"]) * w
+    y = int(((1 - float(v["map_top"])) + (1 - float(v["map_bottom"]))) / 2 * h)
+
+    def cell(c):
+        return rows[y][int(x0 + (c + 0.5) * (x1 - x0) / mc)]
+
+    bad = int(m.group(2))
+    check("one-row heat map: the cell of the largest error is the hottest colour",
+          near(cell(bad), HOT, 6), str(cell(bad)))
+    others = [c for c in range(mc) if c != bad]
+    check("one-row heat map: every other cell is drawn and not the hottest",
+          all(not near(cell(c), (255, 255, 255), 3) and not near(cell(c), HOT, 6)
+              for c in others), str([cell(c) for c in others]))
+
+
 def main():
     if not shutil.which("gnuplot"):
         print("SKIP test_plots: gnuplot not found (the plots need it)")
@@ -271,6 +301,7 @@ def main():
         pdir = case_sample(d)
         case_remake(pdir)
         case_ops_with_etrecord(d)
+        case_single_row(d)
     print(f"{A.passed} passed, {A.failed} failed")
     return 1 if A.failed else 0
 
