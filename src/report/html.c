@@ -299,10 +299,15 @@ static void text_cell(FILE *f, const char *s)
 
 static void table_head(FILE *f, const char *id, const char *const *cols, size_t n)
 {
-	fprintf(f, "<table class=\"sortable\" id=\"%s\"><thead><tr>", id);
+	fprintf(f, "<div class=\"scroll\"><table class=\"sortable\" id=\"%s\"><thead><tr>", id);
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "<th>%s</th>", cols[i]);
 	fputs("</tr></thead><tbody>\n", f);
+}
+
+static void table_end(FILE *f)
+{
+	fputs("</tbody></table></div>\n", f);
 }
 
 static const char css[] =
@@ -317,7 +322,8 @@ static const char css[] =
     "table{border-collapse:collapse;margin:6px 0;font-size:13px}"
     "th,td{border:1px solid #d8dee4;padding:3px 8px;text-align:left;vertical-align:top}"
     "th{background:#f0f3f6;cursor:pointer;white-space:nowrap}td.n{text-align:right;"
-    "font-variant-numeric:tabular-nums}tr.bad td{background:#fdecec}"
+    "white-space:nowrap;font-variant-numeric:tabular-nums}.scroll{overflow-x:auto}tr.bad "
+    "td{background:#fdecec}"
     "tr.bad td.st{color:#b00020;font-weight:600}"
     ".plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:12px}"
     "figure{margin:0}figure img{width:100%;height:auto;border:1px solid #e3e3e3}"
@@ -351,7 +357,7 @@ static void write_inputs(FILE *f, const etc_html_report *h)
 		    f, "<td class=\"n\" data-v=\"%llu\">%llu</td><td><code>%08x</code></td></tr>\n",
 		    (unsigned long long)in->size, (unsigned long long)in->size, in->crc);
 	}
-	fputs("</tbody></table>\n", f);
+	table_end(f);
 }
 
 /* A cell of an unsigned index, "-" for UINT32_MAX / a negative one. */
@@ -371,11 +377,11 @@ static void write_accuracy(FILE *f, const etc_html_report *h)
 	size_t n = etc_accuracy_row_count(acc);
 	fprintf(f,
 	        "<h2>Accuracy: program outputs against references</h2>\n<p>%zu of %zu output%s "
-	        "fail%s. ",
+	        "fail%s.<br><span class=\"muted\">",
 	        etc_accuracy_failures(acc), n, n == 1 ? "" : "s",
 	        etc_accuracy_failures(acc) == 1 ? "s" : "");
 	put_esc(f, etc_accuracy_pair_note(acc));
-	fputs("</p>\n", f);
+	fputs("</span></p>\n", f);
 	static const char *const cols[] = {"block",  "run",     "ref",      "output",
 	                                   "shape",  "dtype",   "SNR (dB)", "MSE",
 	                                   "cosine", "max abs", "verdict"};
@@ -419,7 +425,7 @@ static void write_accuracy(FILE *f, const etc_html_report *h)
 			}
 			fputs("</td></tr>\n", f);
 		}
-	fputs("</tbody></table>\n", f);
+	table_end(f);
 }
 
 /* The row's op types, else its event name, else its instruction. */
@@ -573,10 +579,25 @@ static void write_numgap(FILE *f, const etc_html_report *h)
 		fputs("<div class=\"verdict pass\">No divergence.</div>\n", f);
 	}
 	write_drops(f, ng);
-	static const char *const cols[] = {"row",    "node",     "runtime ops", "reference ops",
-	                                   "shape",  "SNR (dB)", "SNR drop",    "MSE",
-	                                   "cosine", "max abs",  "source",      "verdict"};
-	table_head(f, "numgap", cols, 12);
+	/* the reference's ops only when they differ from the runtime's somewhere */
+	bool refops = false;
+	for (size_t i = 0; i < n && !refops; i++) {
+		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
+		refops = strcmp(r->ops, r->reference_ops) != 0;
+	}
+	if (n && !refops)
+		fputs("<p class=\"muted\">The reference ops equal the runtime ops in every "
+		      "row.</p>\n",
+		      f);
+	const char *cols[12] = {"row", "node", "runtime ops"};
+	size_t nc = 3;
+	if (refops)
+		cols[nc++] = "reference ops";
+	static const char *const rest[] = {"shape",  "SNR (dB)", "SNR drop", "MSE",
+	                                   "cosine", "max abs",  "source",   "verdict"};
+	for (size_t c = 0; c < 8; c++)
+		cols[nc++] = rest[c];
+	table_head(f, "numgap", cols, nc);
 	for (size_t i = 0; i < n; i++) {
 		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
 		bool bad = r->status != ETC_ROW_PASS;
@@ -587,7 +608,8 @@ static void write_numgap(FILE *f, const etc_html_report *h)
 		fputs("<td>", f);
 		put_row_ops(f, r);
 		fputs("</td>", f);
-		text_cell(f, r->reference_ops);
+		if (refops)
+			text_cell(f, r->reference_ops);
 		if (strcmp(r->shape, r->reference_shape)) {
 			fputs("<td>", f);
 			put_esc(f, r->shape);
@@ -621,7 +643,7 @@ static void write_numgap(FILE *f, const etc_html_report *h)
 		}
 		fputs("</td></tr>\n", f);
 	}
-	fputs("</tbody></table>\n", f);
+	table_end(f);
 }
 
 /* The text a report writer prints, escaped in a <pre>. */
@@ -696,7 +718,7 @@ static void write_profile(FILE *f, const etc_html_report *h)
 			        isfinite(r->share) ? r->share : 0.0,
 			        isfinite(r->share) ? share : "");
 		}
-		fputs("</tbody></table>\n", f);
+		table_end(f);
 	}
 	tables_ctx t = {p, h->profile_mask & ~(unsigned)(ETC_TABLE_PROFILE | ETC_TABLE_OPS)};
 	if (t.mask)

@@ -683,15 +683,14 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 				drop[i] = drop[i] > 0 ? at : NAN;
 		char title[160];
 		if (inf)
-			snprintf(
-			    title, sizeof title,
-			    "SNR drop of each intermediate output (lowest input SNR - own SNR), "
-			    "+inf drawn at %.3g",
-			    at);
+			snprintf(title, sizeof title,
+			         "SNR drop of each op: lowest input SNR \xe2\x88\x92 own SNR "
+			         "(+inf: exact "
+			         "inputs, inexact output; drawn at %.3g)",
+			         at);
 		else
-			snprintf(
-			    title, sizeof title,
-			    "SNR drop of each intermediate output (lowest input SNR - own SNR)");
+			snprintf(title, sizeof title,
+			         "SNR drop of each op: lowest input SNR \xe2\x88\x92 own SNR");
 		if (rc == 0 && any)
 			rc = etc_plot_lines(o, "numgap_snr_drop", title, "SNR drop (dB)", k,
 			                    nlabels, drop, NAN, marked, res, err);
@@ -701,12 +700,16 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 	etc_diff_ctx d;
 	if (etc_numgap_row_values(ng, (size_t)first, &d.a, &d.r) < 0 || !d.a.count)
 		goto done;
-	char title[200];
+	char title[256];
 	const etc_numgap_row *fr = etc_numgap_row_at(ng, (size_t)first);
-	const char *what = *fr->ops ? fr->ops : fr->event_name;
+	/* named as the first-divergence line names it: node, then op */
+	char what[200];
+	snprintf(what, sizeof what, "%s%.60s%s%.60s%s", *fr->nodes ? "node " : "", fr->nodes,
+	         *fr->nodes ? " (" : "", *fr->ops ? fr->ops : fr->event_name,
+	         *fr->nodes ? ")" : "");
 	if (d.a.count > 16) {
 		snprintf(title, sizeof title,
-		         "runtime \xe2\x88\x92 reference, first divergence: row %ld, %.60s", first,
+		         "runtime \xe2\x88\x92 reference, first divergence: row %ld, %.140s", first,
 		         what);
 		d.absolute = false;
 		rc = etc_plot_histogram_read(o, "numgap_first_divergence_error_hist", title,
@@ -726,7 +729,8 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 		snprintf(yl, sizeof yl, "dims 0-%u flattened (%llu)", t->ndim - 2,
 		         (unsigned long long)(t->numel / cols));
 	snprintf(title, sizeof title,
-	         "|runtime \xe2\x88\x92 reference|, first divergence: row %ld, %.60s", first, what);
+	         "|runtime \xe2\x88\x92 reference|, first divergence: row %ld, %.140s", first,
+	         what);
 	d.absolute = true;
 	rc = etc_plot_error_map(o, "numgap_first_divergence_heatmap", title, xl, yl,
 	                        "|runtime \xe2\x88\x92 reference|", etc_plot_read_diff_, &d,
