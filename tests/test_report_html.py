@@ -7,6 +7,12 @@ html.parser:
   - the numeric gap's diverging node, its source line and stack trace;
   - every mode: accuracy, numeric gap, profiling only, perf diff, the
     bundled example; without gnuplot the tables are there and it says so;
+  - the bundled example (two blocks named "Execute", one per bundled input):
+    the accuracy rows are the terminal's (0-based run within the block, ref,
+    verdict), failing first; "where the error enters" is the terminal's list
+    (top 5 by snr_drop); the first divergence names its node as the terminal
+    does; --plot writes 6 heat maps with distinct names (ref added, and the
+    block's position with --pair-by all), one-row maps drawn;
   - headless Chromium renders it (skipped, saying why, without chromium):
     the screenshot is not blank.
 """
@@ -319,6 +325,18 @@ def case_example(d):
             if "heatmap" in c or "|actual" in c]
     check("example: the HTML embeds 6 heat maps with distinct captions",
           len(caps) == 6 and len(set(caps)) == 6, str(caps))
+    # --pair-by all: both "Execute" blocks against reference 0: the block's position tells
+    pdir2 = os.path.join(d, "explots_all")
+    p2 = subprocess.run([ETC, "--example", "--no-table", "--pair-by", "all", "--plot", pdir2],
+                        capture_output=True, text=True, cwd=d)
+    maps2 = sorted(n for n in os.listdir(pdir2) if n.startswith("heatmap_") and
+                   n.endswith(".png")) if os.path.isdir(pdir2) else []
+    check("example --pair-by all: 6 heat maps, named apart by the block's position",
+          len(maps2) == 6 and all(re.match(r"heatmap_Execute_block\d+_run\d_ref0_out0\.png$", n)
+                                  for n in maps2), str(maps2))
+    check("example --pair-by all: the 'worst:' names the block's position",
+          re.search(r"worst: Execute \(block \d+\) run \d ref 0 output 0", p2.stderr)
+          is not None, p2.stderr)
     for n in maps[:1]:
         # a [1, 8] output: gnuplot draws no image of one row, so boxes are drawn
         w, h, rows = decode_png(os.path.join(pdir, n))
