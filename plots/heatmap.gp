@@ -38,10 +38,10 @@ if (cb_below) {
 	set colorbox user vertical origin screen cb_x, screen cb_y size screen cb_w, screen cb_h
 }
 set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 '#21918c', 0.75 '#5ec962', 1 '#fde725')
-# gnuplot draws no image of a single row or column: boxes for those
+# gnuplot draws no image of a single row or column: boxes then, one per cell
 if (map_rows < 2 || map_cols < 2) {
 	plot datafile matrix using ($1 * block_cols):($2 * block_rows):(0.5 * block_cols):(0.5 * block_rows):3 \
-	     with boxxyerror fs solid 1.0 noborder fc palette notitle
+	    with boxxy fs solid 1.0 noborder lc palette notitle
 } else {
 	plot datafile matrix using ($1 * block_cols):($2 * block_rows):3 with image notitle
 }

@@ -7,12 +7,19 @@ html.parser:
   - the numeric gap's diverging node, its source line and stack trace;
   - every mode: accuracy, numeric gap, profiling only, perf diff, the
     bundled example; without gnuplot the tables are there and it says so;
+  - the bundled example (two blocks named "Execute", one per bundled input):
+    the accuracy rows are the terminal's (0-based run within the block, ref,
+    verdict), failing first; "where the error enters" is the terminal's list
+    (top 5 by snr_drop); the first divergence names its node as the terminal
+    does; --plot writes 6 heat maps with distinct names (ref added, and the
+    block's position with --pair-by all), one-row maps drawn;
   - headless Chromium renders it (skipped, saying why, without chromium):
     the screenshot is not blank.
 """
 import html
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -80,6 +87,63 @@ def parse(path):
     return d
 
 
+def terminal_first(out):
+    """'First divergence: row 3, node X: op' from the terminal's numeric gap."""
+    m = re.search(r"^First divergence: (row \d+, .*?) \(debug handles", out, re.M)
+    return "First divergence: " + m.group(1) if m else None
+
+
+def html_first(doc):
+    m = re.search(r'<div class="verdict fail" id="first-divergence">(.*?)</div>', doc.raw)
+    return html.unescape(re.sub(r"<[^>]*>", "", m.group(1))) if m else None
+
+
+def terminal_drops(out):
+    """The lines of the terminal's 'Where the error enters' list, without '1. '."""
+    i = out.find("Where the error enters")
+    if i < 0:
+        return []
+    lines = []
+    for line in out[i:].splitlines()[1:]:
+        m = re.match(r"  \d+\. (row .*)$", line)
+        if not m:
+            break
+        lines.append(m.group(1))
+    return lines
+
+
+def html_drops(doc):
+    """Each item of the HTML's 'where the error enters' list: its first line."""
+    m = re.search(r'<ol id="enters">(.*?)</ol>', doc.raw, re.S)
+    if not m:
+        return []
+    items = re.findall(r"<li>(.*?)(?:<div|<details|</li>)", m.group(1), re.S)
+    return [html.unescape(re.sub(r"<[^>]*>", "", x)).strip() for x in items]
+
+
+def same_drops(name, term, doc):
+    want, got = terminal_drops(term), html_drops(doc)
+    check(f"{name}: 'where the error enters' in the HTML is the terminal's list "
+          f"(top {len(want)} by SNR drop)", want and got == want, f"html {got} terminal {want}")
+
+
+def terminal_accuracy(out):
+    """(block, run, ref, output, verdict) of each row of the terminal's accuracy grid."""
+    rows, cols = [], None
+    for line in out.splitlines():
+        if not line.startswith("│"):
+            if cols and rows:
+                break
+            continue
+        cells = [c.strip() for c in line.strip("│").split("│")]
+        if cols is None:
+            if cells[:4] == ["block", "run", "ref", "output"]:
+                cols = cells
+            continue
+        rows.append((cells[0], cells[1], cells[2], cells[3], cells[-1]))
+    return cols, rows
+
+
 def self_contained(name, d):
     ext = [(t, a) for t, a in d.tags for k in ("src", "href")
            if k in a and not (a[k] or "").startswith(("data:", "#"))]
@@ -120,8 +184,8 @@ def case_accuracy(d):
     table = doc.tables.get("accuracy", [])[1:]
     first = table[0][1] if table else []
     check("accuracy: failing rows first, the failing output with its SNR",
-          table and table[0][0] == "bad" and first[2] == str(BAD) and
-          abs(float(first[5]) - snr) < 1e-4 * abs(snr) and "FAIL" in first[9],
+          table and table[0][0] == "bad" and first[3] == str(BAD) and
+          abs(float(first[6]) - snr) < 1e-4 * abs(snr) and "FAIL" in first[10],
           f"{first} {snr}")
     check("accuracy: passing rows after the failing ones",
           [c for c, _ in table] == sorted([c for c, _ in table], key=lambda c: c != "bad"))
@@ -156,10 +220,15 @@ def case_numgap(d):
     doc = parse(out)
     self_contained("numgap", doc)
     op = N.op_name(N.BAD)
-    check("numgap: the diverging node named with its row",
-          f"First divergence: row {N.BAD}, {op}: SNR" in doc.all_text, doc.all_text[:2000])
-    check("numgap: where the error enters lists it", "Where the error enters" in doc.all_text
-          and f"row {N.BAD}" in doc.all_text)
+    term = run("--etdump", dev_etdp, "--debug_buffer", dev_dbg, "--etrecord", rec,
+               "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
+               "--min-snr", "40", "--no-table").stdout
+    want = terminal_first(term)
+    got = html_first(doc)
+    check("numgap: the first divergence named by node, row and op, as the terminal names it",
+          want and got == want and f"row {N.BAD}, node " in got and op in got,
+          f"html {got!r} terminal {want!r}")
+    same_drops("numgap", term, doc)
     check("numgap: source line and stack trace in collapsible details",
           f"line {100 + N.BAD}" in doc.all_text and
           [t for t, _ in doc.tags if t == "details"], "")
@@ -211,6 +280,75 @@ def case_modes(d):
     return os.path.join(d, "example.html")
 
 
+def case_example(d):
+    """The bundled example: two blocks named "Execute" (one per bundled
+    input), runs 0..2 each. The HTML shows the terminal's rows and names."""
+    out, pdir = os.path.join(d, "ex.html"), os.path.join(d, "explots")
+    p = subprocess.run([ETC, "--example", "--no-table", "--report", out, "--plot", pdir],
+                       capture_output=True, text=True, cwd=d)
+    check("example: exit 0, report and plots written",
+          p.returncode == 0 and os.path.exists(out) and os.path.isdir(pdir), p.stderr)
+    if p.returncode != 0 or not os.path.exists(out):
+        return
+    doc = parse(out)
+    cols, term = terminal_accuracy(p.stdout)
+    table = doc.tables.get("accuracy", [])
+    head = table[0][1] if table else []
+    check("example: the HTML accuracy table has the terminal's run and ref columns",
+          head[:4] == ["block", "run", "ref", "output"] and cols is not None, str(head))
+    got = [(c[0], c[1], c[2], c[3], c[10]) for _, c in table[1:]]
+    want = [r for r in term if r[4] != "pass" and not r[4].startswith("pass ")] + \
+           [r for r in term if r[4] == "pass" or r[4].startswith("pass ")]
+    check("example: HTML rows = terminal rows (0-based run within the block, ref, "
+          "verdict), failing first", len(term) == 6 and got == want,
+          f"html {got} terminal {term}")
+    check("example: runs 0..2 against refs 0 and 1, never the ETDump's run_data index",
+          sorted({(r[1], r[2]) for r in got}) ==
+          [(str(a), str(b)) for a in range(3) for b in range(2)], str(got))
+    same_drops("example", p.stdout, doc)
+    want = terminal_first(p.stdout)
+    check("example: the first divergence names its node like the terminal",
+          want and html_first(doc) == want and "node native_layer_norm" in want,
+          f"{html_first(doc)!r} vs {want!r}")
+    verdict = "".join(doc.text)
+    check("example: the verdict names the diverging node",
+          "first divergence at row 3, node native_layer_norm" in verdict, verdict[:400])
+    check("example: the stderr 'worst:' names the reference (two blocks named Execute)",
+          "worst: Execute run 0 ref 0 output 0" in p.stderr, p.stderr)
+    # one heat map per output that differs from its reference: 6, none overwritten
+    differ = [r for r in term if "identical" not in r[4]]
+    maps = sorted(n for n in os.listdir(pdir) if n.startswith("heatmap_") and n.endswith(".png"))
+    exp = sorted(f"heatmap_{b}_run{r}_ref{f}_out{o}.png" for b, r, f, o, _ in differ)
+    check("example: --plot writes 6 accuracy heat maps with distinct names (run and ref)",
+          len(differ) == 6 and maps == exp, f"{maps} vs {exp}")
+    caps = [c for c in re.findall(r"<figcaption>(.*?)</figcaption>", doc.raw, re.S)
+            if "heatmap" in c or "|actual" in c]
+    check("example: the HTML embeds 6 heat maps with distinct captions",
+          len(caps) == 6 and len(set(caps)) == 6, str(caps))
+    # --pair-by all: both "Execute" blocks against reference 0: the block's position tells
+    pdir2 = os.path.join(d, "explots_all")
+    p2 = subprocess.run([ETC, "--example", "--no-table", "--pair-by", "all", "--plot", pdir2],
+                        capture_output=True, text=True, cwd=d)
+    maps2 = sorted(n for n in os.listdir(pdir2) if n.startswith("heatmap_") and
+                   n.endswith(".png")) if os.path.isdir(pdir2) else []
+    check("example --pair-by all: 6 heat maps, named apart by the block's position",
+          len(maps2) == 6 and all(re.match(r"heatmap_Execute_block\d+_run\d_ref0_out0\.png$", n)
+                                  for n in maps2), str(maps2))
+    check("example --pair-by all: the 'worst:' names the block's position",
+          re.search(r"worst: Execute \(block \d+\) run \d ref 0 output 0", p2.stderr)
+          is not None, p2.stderr)
+    for n in maps[:1]:
+        # a [1, 8] output: gnuplot draws no image of one row, so boxes are drawn
+        w, h, rows = decode_png(os.path.join(pdir, n))
+        hot = sum(1 for y in range(h) for x in range(w)
+                  if all(abs(a - b) <= 12 for a, b in zip(rows[y][x][:3], (253, 231, 37))))
+        check("example: a one-row heat map shows its cells (the hottest colour is there)",
+              hot > 1000, f"{n}: {hot} hot pixels (the colour bar alone has about 90)")
+        gp = open(os.path.join(pdir, n[:-4] + ".gp"), encoding="utf-8").read()
+        check("example: a heat map's title names run, ref and output",
+              re.search(r"run \d ref \d out 0", gp) is not None, gp[:600])
+
+
 def case_chromium(d, path):
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if not exe:
@@ -244,6 +382,7 @@ def main():
         acc = case_accuracy(d)
         case_numgap(d)
         case_modes(d)
+        case_example(d)
         case_chromium(d, acc)
     print(f"{A.passed} passed, {A.failed} failed")
     return 1 if A.failed else 0

@@ -249,6 +249,12 @@ ETC_API const etc_numgap_row *etc_numgap_row_at(const etc_numgap *ng, size_t i);
 ETC_API long etc_numgap_first_divergence(const etc_numgap *ng);
 /** Rows that fail the gate (FAIL and rows that could not be compared). */
 ETC_API size_t etc_numgap_failures(const etc_numgap *ng);
+/**
+ * "Where the error enters": the rows that lose SNR (snr_drop > 0), largest
+ * drop first (+inf first of all), ties in execution order. Writes at most
+ * `k` row indices to `idx` and returns how many; 0 without a graph.
+ */
+ETC_API size_t etc_numgap_top_drops(const etc_numgap *ng, size_t k, size_t *idx);
 ETC_API size_t etc_numgap_unmatched_count(const etc_numgap *ng);
 ETC_API const etc_numgap_unmatched *etc_numgap_unmatched_at(const etc_numgap *ng, size_t i);
 /**

@@ -89,6 +89,15 @@ ETC_API int etc_report_references(FILE *out, const etc_etrecord *rec, const etc_
  */
 ETC_API int etc_report_accuracy(FILE *out, const etc_accuracy *acc, const etc_inspector *insp,
                                 unsigned metric_mask, etc_error *err);
+/**
+ * What must be added to "block run R output O" to name an accuracy row
+ * unambiguously (plot files and labels, the "worst:" line):
+ * ETC_ACCURACY_ID_REF when two blocks share a name (e.g. two "Execute"
+ * blocks, one per bundled input), and ETC_ACCURACY_ID_BLOCK, the block's
+ * position, when the reference index does not tell them apart either.
+ */
+enum { ETC_ACCURACY_ID_REF = 1, ETC_ACCURACY_ID_BLOCK = 2 };
+ETC_API unsigned etc_report_accuracy_id_parts(const etc_accuracy *acc, const etc_inspector *insp);
 /** Parses "snr,mse,cosine,l1,max_abs,max_rel" (any subset) into a column mask. */
 ETC_API int etc_metric_mask_parse(const char *list, unsigned *mask);
 /** JUnit XML of the accuracy gate alone (etc_report_junit_gates with accuracy only). */

@@ -1593,6 +1593,37 @@ size_t etc_numgap_failures(const etc_numgap *ng)
 	return n;
 }
 
+/* Is row i's SNR drop ahead of row j's: larger first, ties in execution order. */
+static bool drop_before(const etc_numgap *ng, size_t i, size_t j)
+{
+	double x = ng->rows[i].snr_drop, y = ng->rows[j].snr_drop;
+	return x > y || (x == y && i < j);
+}
+
+size_t etc_numgap_top_drops(const etc_numgap *ng, size_t k, size_t *idx)
+{
+	/* a partial insertion sort: the rows can be many, k is small */
+	size_t nt = 0;
+	for (size_t i = 0; i < ng->nrows && k; i++) {
+		if (!(ng->rows[i].snr_drop > 0)) /* NaN, no loss or a gain */
+			continue;
+		size_t at;
+		if (nt < k)
+			at = nt++;
+		else if (drop_before(ng, i, idx[k - 1]))
+			at = k - 1;
+		else
+			continue;
+		idx[at] = i;
+		for (; at > 0 && drop_before(ng, idx[at], idx[at - 1]); at--) {
+			size_t t = idx[at];
+			idx[at] = idx[at - 1];
+			idx[at - 1] = t;
+		}
+	}
+	return nt;
+}
+
 size_t etc_numgap_unmatched_count(const etc_numgap *ng)
 {
 	return ng->nun;

@@ -68,8 +68,9 @@ static void verdict_text(const run_results *r, char *buf, size_t cap)
 			const etc_numgap_row *row = etc_numgap_row_at(r->ng->ng, (size_t)first);
 			at += (size_t)snprintf(buf + at, cap - at,
 			                       "%snumeric gap: first divergence at "
-			                       "row %ld (%.80s)",
-			                       at ? "; " : "", first,
+			                       "row %ld, %s%.80s%s%.80s",
+			                       at ? "; " : "", first, *row->nodes ? "node " : "",
+			                       row->nodes, *row->nodes ? ": " : "",
 			                       *row->ops ? row->ops : row->event_name);
 		} else {
 			at += (size_t)snprintf(buf + at, cap - at, "%snumeric gap: no divergence",

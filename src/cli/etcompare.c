@@ -209,12 +209,20 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		const etc_accuracy_row *r = etc_accuracy_row_at(acc, (size_t)w);
 		const etc_event_block *b = etc_inspector_block(insp, r->block);
 		etc_text_escape(name, sizeof name, b->name.ptr, b->name.len);
+		/* what tells it apart when two blocks share the name */
+		unsigned parts = etc_report_accuracy_id_parts(acc, insp);
+		char blk[24] = "", ref[24] = "";
+		if (parts & ETC_ACCURACY_ID_BLOCK)
+			snprintf(blk, sizeof blk, " (block %u)", r->block);
+		if ((parts & ETC_ACCURACY_ID_REF) && r->reference >= 0)
+			snprintf(ref, sizeof ref, " ref %d", r->reference);
 		if (r->status == ETC_ROW_PASS)
-			snprintf(worst, sizeof worst, "; worst: %s run %u output %u at SNR %.4g dB",
-			         name, r->run, r->output, r->metrics.snr_db);
+			snprintf(worst, sizeof worst,
+			         "; worst: %s%s run %u%s output %u at SNR %.4g dB", name, blk,
+			         r->run, ref, r->output, r->metrics.snr_db);
 		else
-			snprintf(worst, sizeof worst, "; worst: %s run %u output %u: %s", name,
-			         r->run, r->output,
+			snprintf(worst, sizeof worst, "; worst: %s%s run %u%s output %u: %s", name,
+			         blk, r->run, ref, r->output,
 			         etc_text_safe(reason, sizeof reason, r->reason));
 	}
 	fflush(stdout); /* the table before its verdict, also in one 2>&1 stream */

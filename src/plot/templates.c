@@ -299,11 +299,11 @@ static const char tpl_heatmap[] =
     "}\n"
     "set palette defined (0 '#440154', 0.25 '#3b528b', 0.5 '#21918c', 0.75 '#5ec962', 1 "
     "'#fde725')\n"
-    "# gnuplot draws no image of a single row or column: boxes for those\n"
+    "# gnuplot draws no image of a single row or column: boxes then, one per cell\n"
     "if (map_rows < 2 || map_cols < 2) {\n"
     "\tplot datafile matrix using ($1 * block_cols):($2 * block_rows):(0.5 * block_cols):(0.5 * "
     "block_rows):3 \\\n"
-    "\t     with boxxyerror fs solid 1.0 noborder fc palette notitle\n"
+    "\t    with boxxy fs solid 1.0 noborder lc palette notitle\n"
     "} else {\n"
     "\tplot datafile matrix using ($1 * block_cols):($2 * block_rows):3 with image notitle\n"
     "}\n";

@@ -311,15 +311,78 @@ int etc_plot_read_diff_(void *ctx, uint64_t first, size_t count, double *dst, et
 	return 0;
 }
 
-/* "run 0, output 1" style label text for the plots of row r of block b. */
-static void plot_label(char *buf, size_t cap, const etc_event_block *b, const etc_accuracy_row *r,
-                       bool with_block)
+static bool same_block_name(const etc_inspector *insp, uint32_t a, uint32_t b)
 {
-	if (with_block)
-		snprintf(buf, cap, "%.*s run %u out %u", (int)(b->name.len > 24 ? 24 : b->name.len),
-		         b->name.ptr, r->run, r->output);
+	const etc_event_block *x = etc_inspector_block(insp, a), *y = etc_inspector_block(insp, b);
+	return x->name.len == y->name.len && !memcmp(x->name.ptr, y->name.ptr, x->name.len);
+}
+
+/* The run a row shows: UINT32_MAX for a reference no run used ("-"). */
+static uint32_t shown_run(const etc_accuracy_row *r)
+{
+	return r->etdump_run == UINT32_MAX ? UINT32_MAX : r->run;
+}
+
+unsigned etc_report_accuracy_id_parts(const etc_accuracy *acc, const etc_inspector *insp)
+{
+	size_t n = etc_accuracy_row_count(acc);
+	/* rows come block by block: a name repeats when two blocks share it */
+	bool repeats = false;
+	for (size_t i = 1; i < n && !repeats; i++) {
+		uint32_t b = etc_accuracy_row_at(acc, i)->block;
+		if (b == etc_accuracy_row_at(acc, i - 1)->block)
+			continue;
+		for (size_t j = 0; j < i && !repeats; j++) {
+			uint32_t c = etc_accuracy_row_at(acc, j)->block;
+			repeats = c != b && same_block_name(insp, b, c);
+		}
+	}
+	if (!repeats)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const etc_accuracy_row *a = etc_accuracy_row_at(acc, i);
+		for (size_t j = i + 1; j < n; j++) {
+			const etc_accuracy_row *b = etc_accuracy_row_at(acc, j);
+			if (a->block != b->block && shown_run(a) == shown_run(b) &&
+			    a->output == b->output && a->reference == b->reference &&
+			    same_block_name(insp, a->block, b->block))
+				return ETC_ACCURACY_ID_REF | ETC_ACCURACY_ID_BLOCK;
+		}
+	}
+	return ETC_ACCURACY_ID_REF;
+}
+
+/*
+ * The plot label ("run 0 ref 1 out 0", the block's name first when the rows
+ * come from differently named blocks) and the file name part
+ * ("Execute_run0_ref1_out0") of row r: the terminal table's columns, with
+ * the parts etc_report_accuracy_id_parts asks for.
+ */
+static void plot_ident(char *label, size_t lcap, char *file, size_t fcap, const etc_event_block *b,
+                       const etc_accuracy_row *r, unsigned parts, bool with_name)
+{
+	int nl = (int)(b->name.len > 24 ? 24 : b->name.len),
+	    nf = (int)(b->name.len > 32 ? 32 : b->name.len);
+	char blk[24] = "", blkf[24] = "", ref[24] = "", reff[24] = "";
+	if (parts & ETC_ACCURACY_ID_BLOCK) {
+		snprintf(blk, sizeof blk, " (block %u)", r->block);
+		snprintf(blkf, sizeof blkf, "_block%u", r->block);
+	}
+	if ((parts & ETC_ACCURACY_ID_REF) && r->reference >= 0) {
+		snprintf(ref, sizeof ref, " ref %d", r->reference);
+		snprintf(reff, sizeof reff, "_ref%d", r->reference);
+	}
+	if (with_name || (parts & ETC_ACCURACY_ID_BLOCK))
+		snprintf(label, lcap, "%.*s%s run %u%s out %u", nl, b->name.ptr, blk, r->run, ref,
+		         r->output);
 	else
-		snprintf(buf, cap, "run %u out %u", r->run, r->output);
+		snprintf(label, lcap, "run %u%s out %u", r->run, ref, r->output);
+	snprintf(file, fcap, "%.*s%s_run%u%s_out%u", nf, b->name.ptr, blkf, r->run, reff,
+	         r->output);
+	for (char *c = file; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '_' || *c == '-' || *c == '.'))
+			*c = '_';
 }
 
 /* The axis labels of a heat map of `t`: its last two dimensions. */
@@ -374,8 +437,8 @@ int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc
 	size_t n = etc_accuracy_row_count(acc), k = 0;
 	const etc_accuracy_options *ao = etc_accuracy_options_get(acc);
 	const char **labels = calloc(n ? n : 1, sizeof *labels);
-	char(*names)[64] = calloc(n ? n : 1, sizeof *names);
-	char(*texts)[80] = calloc(n ? n : 1, sizeof *texts);
+	char(*names)[112] = calloc(n ? n : 1, sizeof *names);
+	char(*texts)[112] = calloc(n ? n : 1, sizeof *texts);
 	double *vals = calloc(n ? n : 1, sizeof *vals);
 	bool *failing = calloc(n ? n : 1, sizeof *failing);
 	size_t *rows = calloc(n ? n : 1, sizeof *rows);
@@ -386,23 +449,18 @@ int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 		goto done;
 	}
-	bool many_blocks = false;
-	for (size_t i = 1; i < n; i++)
-		many_blocks |=
-		    etc_accuracy_row_at(acc, i)->block != etc_accuracy_row_at(acc, 0)->block;
+	/* the block's name in labels only when the rows' blocks are named differently */
+	bool many_names = false;
+	for (size_t i = 1; i < n && !many_names; i++)
+		many_names = !same_block_name(insp, etc_accuracy_row_at(acc, i)->block,
+		                              etc_accuracy_row_at(acc, 0)->block);
+	unsigned parts = etc_report_accuracy_id_parts(acc, insp);
 	for (size_t i = 0; i < n; i++) {
 		const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
 		if (!r->has_metrics)
 			continue;
-		const etc_event_block *b = etc_inspector_block(insp, r->block);
-		snprintf(names[k], sizeof names[k], "%.*s_run%u_out%u",
-		         (int)(b->name.len > 32 ? 32 : b->name.len), b->name.ptr, r->run,
-		         r->output);
-		for (char *c = names[k]; *c; c++)
-			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-			      (*c >= '0' && *c <= '9') || *c == '_' || *c == '-' || *c == '.'))
-				*c = '_';
-		plot_label(texts[k], sizeof texts[k], b, r, many_blocks);
+		plot_ident(texts[k], sizeof texts[k], names[k], sizeof names[k],
+		           etc_inspector_block(insp, r->block), r, parts, many_names);
 		labels[k] = texts[k];
 		rows[k++] = i;
 	}
@@ -450,7 +508,7 @@ int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc
 	for (size_t j = 0; j < k && rc == 0; j++) {
 		const etc_accuracy_row *r = etc_accuracy_row_at(acc, rows[j]);
 		etc_diff_ctx d;
-		char name[96], title[400], xl[64], yl[64];
+		char name[160], title[400], xl[64], yl[64];
 		if (etc_accuracy_row_values(acc, rows[j], &d.a, &d.r) < 0 || !d.a.count)
 			continue;
 		if (r->metrics.identical) {

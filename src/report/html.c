@@ -17,9 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define MAX_ITEMS  256
-#define IMAGE_MAX  (64u << 20)
-#define ENTERS_MAX 5
+#define MAX_ITEMS 256
+#define IMAGE_MAX (64u << 20)
 
 typedef struct html_input {
 	char *role, *name;
@@ -300,10 +299,15 @@ static void text_cell(FILE *f, const char *s)
 
 static void table_head(FILE *f, const char *id, const char *const *cols, size_t n)
 {
-	fprintf(f, "<table class=\"sortable\" id=\"%s\"><thead><tr>", id);
+	fprintf(f, "<div class=\"scroll\"><table class=\"sortable\" id=\"%s\"><thead><tr>", id);
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "<th>%s</th>", cols[i]);
 	fputs("</tr></thead><tbody>\n", f);
+}
+
+static void table_end(FILE *f)
+{
+	fputs("</tbody></table></div>\n", f);
 }
 
 static const char css[] =
@@ -318,7 +322,8 @@ static const char css[] =
     "table{border-collapse:collapse;margin:6px 0;font-size:13px}"
     "th,td{border:1px solid #d8dee4;padding:3px 8px;text-align:left;vertical-align:top}"
     "th{background:#f0f3f6;cursor:pointer;white-space:nowrap}td.n{text-align:right;"
-    "font-variant-numeric:tabular-nums}tr.bad td{background:#fdecec}"
+    "white-space:nowrap;font-variant-numeric:tabular-nums}.scroll{overflow-x:auto}tr.bad "
+    "td{background:#fdecec}"
     "tr.bad td.st{color:#b00020;font-weight:600}"
     ".plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:12px}"
     "figure{margin:0}figure img{width:100%;height:auto;border:1px solid #e3e3e3}"
@@ -352,22 +357,35 @@ static void write_inputs(FILE *f, const etc_html_report *h)
 		    f, "<td class=\"n\" data-v=\"%llu\">%llu</td><td><code>%08x</code></td></tr>\n",
 		    (unsigned long long)in->size, (unsigned long long)in->size, in->crc);
 	}
-	fputs("</tbody></table>\n", f);
+	table_end(f);
 }
 
+/* A cell of an unsigned index, "-" for UINT32_MAX / a negative one. */
+static void index_cell(FILE *f, long long v)
+{
+	if (v < 0 || v == UINT32_MAX)
+		fputs("<td class=\"n\">-</td>", f);
+	else
+		fprintf(f, "<td class=\"n\" data-v=\"%lld\">%lld</td>", v, v);
+}
+
+/* The accuracy table: the terminal's columns (block, run within the block,
+ * reference, output, ...) and verdicts, failing rows first. */
 static void write_accuracy(FILE *f, const etc_html_report *h)
 {
 	const etc_accuracy *acc = h->acc;
 	size_t n = etc_accuracy_row_count(acc);
 	fprintf(f,
 	        "<h2>Accuracy: program outputs against references</h2>\n<p>%zu of %zu output%s "
-	        "fail. ",
-	        etc_accuracy_failures(acc), n, n == 1 ? "" : "s");
+	        "fail%s.<br><span class=\"muted\">",
+	        etc_accuracy_failures(acc), n, n == 1 ? "" : "s",
+	        etc_accuracy_failures(acc) == 1 ? "s" : "");
 	put_esc(f, etc_accuracy_pair_note(acc));
-	fputs("</p>\n", f);
-	static const char *const cols[] = {"block",    "run", "output", "shape",   "dtype",
-	                                   "SNR (dB)", "MSE", "cosine", "max abs", "verdict"};
-	table_head(f, "accuracy", cols, 10);
+	fputs("</span></p>\n", f);
+	static const char *const cols[] = {"block",  "run",     "ref",      "output",
+	                                   "shape",  "dtype",   "SNR (dB)", "MSE",
+	                                   "cosine", "max abs", "verdict"};
+	table_head(f, "accuracy", cols, 11);
 	/* failing rows first, each group in its order */
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < n; i++) {
@@ -384,21 +402,22 @@ static void write_accuracy(FILE *f, const etc_html_report *h)
 			if (b)
 				put_esc_n(f, b->name.ptr, b->name.len);
 			fputs("</td>", f);
-			fprintf(f, "<td class=\"n\" data-v=\"%u\">%u</td>", r->etdump_run,
-			        r->etdump_run);
-			fprintf(f, "<td class=\"n\" data-v=\"%u\">%u</td>", r->output, r->output);
-			text_cell(f, r->shape);
-			text_cell(f, r->dtype);
+			/* a reference no run used has no run */
+			index_cell(f, r->etdump_run == UINT32_MAX ? -1 : (long long)r->run);
+			index_cell(f, r->reference);
+			index_cell(f, r->output);
+			text_cell(f, *r->shape ? r->shape : r->reference_shape);
+			text_cell(f, *r->dtype ? r->dtype : r->reference_dtype);
 			const etc_metrics *m = &r->metrics;
 			double v[4] = {m->snr_db, m->mse, m->cosine, m->max_abs};
 			for (int k = 0; k < 4; k++)
 				if (r->has_metrics)
 					num_cell(f, v[k], NULL);
 				else
-					fputs("<td></td>", f);
+					fputs("<td class=\"n\">-</td>", f);
 			fputs("<td class=\"st\">", f);
 			put_esc(f, etc_row_status_str(r->status));
-			if (r->reason[0]) {
+			if (r->status != ETC_ROW_PASS) {
 				fputs(": ", f);
 				put_esc(f, r->reason);
 			} else if (r->has_metrics && m->identical) {
@@ -406,18 +425,31 @@ static void write_accuracy(FILE *f, const etc_html_report *h)
 			}
 			fputs("</td></tr>\n", f);
 		}
-	fputs("</tbody></table>\n", f);
+	table_end(f);
 }
 
+/* The row's op types, else its event name, else its instruction. */
 static void put_row_ops(FILE *f, const etc_numgap_row *r)
 {
-	put_esc(f, *r->ops ? r->ops : *r->event_name ? r->event_name : "(unnamed)");
+	if (*r->ops || *r->event_name)
+		put_esc(f, *r->ops ? r->ops : r->event_name);
+	else
+		fprintf(f, "instruction %d", r->instruction_id);
 }
 
-static void put_trace(FILE *f, const etc_numgap_row *r)
+static void put_handles(FILE *f, const int64_t *h, size_t n)
 {
-	if (*r->source_line) {
-		fputs("<div><code>", f);
+	fputs("(", f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, i ? ", %lld" : "%lld", (long long)h[i]);
+	fputs(n == 1 ? ",)" : ")", f);
+}
+
+/* Module path and stack trace; the source line too when `source`. */
+static void put_trace(FILE *f, const etc_numgap_row *r, bool source)
+{
+	if (source && *r->source_line) {
+		fputs("<div>source: <code>", f);
 		put_esc(f, r->source_line);
 		fputs("</code></div>", f);
 	}
@@ -433,115 +465,185 @@ static void put_trace(FILE *f, const etc_numgap_row *r)
 	}
 }
 
-/* The rows whose SNR is lowest relative to the compared row before them,
- * largest drop first, at most ENTERS_MAX; drops of 3 dB or less are noise. */
-static size_t error_entries(const etc_numgap *ng, size_t *out, double *drop)
+/* "row 3, node native_layer_norm: aten.native_layer_norm.default", as the
+ * terminal's first-divergence line names it. */
+static void put_first(FILE *f, long first, const etc_numgap_row *r)
 {
-	size_t n = etc_numgap_row_count(ng), k = 0;
-	double prev = INFINITY;
-	for (size_t i = 0; i < n; i++) {
-		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
-		if (!r->has_metrics || isnan(r->metrics.snr_db))
-			continue;
-		double s = r->metrics.snr_db, d = isinf(prev) && isinf(s) ? 0 : prev - s;
-		prev = s;
-		if (!(d > 3))
-			continue;
-		if (k < ENTERS_MAX)
-			k++;
-		else if (!(d > drop[k - 1]))
-			continue;
-		size_t j = k - 1;
-		for (; j > 0 && drop[j - 1] < d; j--) {
-			out[j] = out[j - 1];
-			drop[j] = drop[j - 1];
-		}
-		out[j] = i;
-		drop[j] = d;
+	fprintf(f, "First divergence: row %ld, ", first);
+	if (*r->nodes) {
+		fputs("node ", f);
+		put_esc(f, r->nodes);
+		fputs(": ", f);
 	}
-	return k;
+	put_row_ops(f, r);
+}
+
+/* The terminal's "where the error enters": the same rows (etc_numgap_top_drops). */
+static void write_drops(FILE *f, const etc_numgap *ng)
+{
+	size_t n = etc_numgap_row_count(ng), top[ETC_REPORT_DROPS];
+	size_t k = etc_numgap_top_drops(ng, ETC_REPORT_DROPS, top);
+	bool any = false;
+	for (size_t i = 0; i < n && !any; i++)
+		any = !isnan(etc_numgap_row_at(ng, i)->snr_drop);
+	if (!any)
+		return; /* no graph: no drops */
+	fputs("<h3>Where the error enters</h3>\n<p class=\"muted\">The largest SNR drops: the "
+	      "lowest SNR among the compared producers of a row's inputs minus its own SNR "
+	      "(+inf: exact inputs, inexact output). An op that amplifies the error it "
+	      "inherits shows a drop too.</p>\n",
+	      f);
+	if (!k) {
+		fputs("<p>No row loses SNR against its inputs.</p>\n", f);
+		return;
+	}
+	fputs("<ol id=\"enters\">\n", f);
+	for (size_t i = 0; i < k; i++) {
+		const etc_numgap_row *r = etc_numgap_row_at(ng, top[i]);
+		char drop[40], snr[40];
+		etc_fmt_snr_drop_(drop, sizeof drop, r->snr_drop);
+		etc_fmt_metric_(snr, sizeof snr, r->metrics.snr_db);
+		fprintf(f, "<li><b>row %zu ", top[i]);
+		put_esc(f, *r->nodes ? r->nodes : r->event_name);
+		fputs("</b> (", f);
+		put_esc(f, *r->ops ? r->ops : r->event_name);
+		fprintf(f, "): SNR drop %s dB to %s dB", drop, snr);
+		if (*r->source_line) {
+			fputs(" at <code>", f);
+			put_esc(f, r->source_line);
+			fputs("</code>", f);
+		}
+		put_trace(f, r, false);
+		fputs("</li>\n", f);
+	}
+	fputs("</ol>\n", f);
+}
+
+/* An SNR drop cell: "+inf" sorts first, "-" (not compared) has no value. */
+static void drop_cell(FILE *f, double v)
+{
+	char buf[40];
+	etc_fmt_snr_drop_(buf, sizeof buf, v);
+	if (isnan(v))
+		fputs("<td class=\"n\">-</td>", f);
+	else
+		fprintf(f, "<td class=\"n\" data-v=\"%s\">%s</td>",
+		        isinf(v) ? (v > 0 ? "Infinity" : "-Infinity") : buf, buf);
 }
 
 static void write_numgap(FILE *f, const etc_html_report *h)
 {
 	const etc_numgap *ng = h->ng;
-	size_t n = etc_numgap_row_count(ng);
+	size_t n = etc_numgap_row_count(ng), nf = etc_numgap_failures(ng);
 	long first = etc_numgap_first_divergence(ng);
 	fprintf(f,
 	        "<h2>Numeric gap: intermediate outputs against the reference</h2>\n<p>%zu "
-	        "pair%s compared, %zu fail, %zu unmatched.</p>\n",
-	        n, n == 1 ? "" : "s", etc_numgap_failures(ng), etc_numgap_unmatched_count(ng));
+	        "intermediate output%s compared in execution order, %zu fail%s, %zu "
+	        "unmatched.</p>\n",
+	        n, n == 1 ? "" : "s", nf, nf == 1 ? "s" : "", etc_numgap_unmatched_count(ng));
 	if (first >= 0) {
 		const etc_numgap_row *r = etc_numgap_row_at(ng, (size_t)first);
-		char snr[48];
-		etc_fmt_metric_(snr, sizeof snr, r->has_metrics ? r->metrics.snr_db : NAN);
-		fprintf(f, "<div class=\"verdict fail\">First divergence: row %ld, ", first);
-		put_row_ops(f, r);
+		fputs("<div class=\"verdict fail\" id=\"first-divergence\">", f);
+		put_first(f, first, r);
+		fputs("</div>\n<div>", f);
+		put_esc(f, etc_row_status_str(r->status));
 		fputs(": ", f);
-		if (r->reason[0])
-			put_esc(f, r->reason);
-		else
-			fprintf(f, "SNR %s dB", snr);
-		fputs("</div>\n", f);
-		put_trace(f, r);
+		put_esc(f, r->reason);
+		fputs("</div><div class=\"muted\">debug handles ", f);
+		put_handles(f, r->handles, r->handle_count);
+		if (*r->delegate_backend) {
+			fputs(", ", f);
+			put_esc(f, r->delegate_backend);
+			fputs(" event", f);
+		}
+		if (*r->event_name) {
+			fputs(", ", f);
+			put_esc(f, r->event_name);
+		}
+		fprintf(f, ", instruction %d; reference ops ", r->instruction_id);
+		put_esc(f, r->reference_ops);
+		fputs("</div>", f);
+		if (*r->layout) {
+			fputs("<div class=\"muted\">layout: runtime ", f);
+			put_esc(f, r->layout);
+			fputs(" (max-abs index in the reference's layout)</div>", f);
+		}
+		if (r->quant_source) {
+			fputs("<div class=\"muted\">dequantized: ", f);
+			put_esc(f, r->quant);
+			fputs("</div>", f);
+		}
+		put_trace(f, r, true);
+		fputs("\n", f);
 	} else {
 		fputs("<div class=\"verdict pass\">No divergence.</div>\n", f);
 	}
-	size_t at[ENTERS_MAX];
-	double drop[ENTERS_MAX];
-	size_t k = error_entries(ng, at, drop);
-	if (k) {
-		fputs("<h3>Where the error enters</h3>\n<p class=\"muted\">The largest SNR drops "
-		      "from one compared output to the next (over 3 dB).</p><ol>\n",
-		      f);
-		for (size_t i = 0; i < k; i++) {
-			const etc_numgap_row *r = etc_numgap_row_at(ng, at[i]);
-			fprintf(f, "<li><b>row %zu</b> ", at[i]);
-			put_row_ops(f, r);
-			char snr[48];
-			etc_fmt_metric_(snr, sizeof snr, r->metrics.snr_db);
-			if (isinf(drop[i]))
-				fprintf(f, ": SNR %s dB, the first inexact output", snr);
-			else
-				fprintf(f, ": SNR %s dB, %.1f dB below the output before", snr,
-				        drop[i]);
-			put_trace(f, r);
-			fputs("</li>\n", f);
-		}
-		fputs("</ol>\n", f);
+	write_drops(f, ng);
+	/* the reference's ops only when they differ from the runtime's somewhere */
+	bool refops = false;
+	for (size_t i = 0; i < n && !refops; i++) {
+		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
+		refops = strcmp(r->ops, r->reference_ops) != 0;
 	}
-	static const char *const cols[] = {"row",         "runtime ops", "reference ops", "shape",
-	                                   "SNR (dB)",    "MSE",         "cosine",        "max abs",
-	                                   "source line", "verdict"};
-	table_head(f, "numgap", cols, 10);
+	if (n && !refops)
+		fputs("<p class=\"muted\">The reference ops equal the runtime ops in every "
+		      "row.</p>\n",
+		      f);
+	const char *cols[12] = {"row", "node", "runtime ops"};
+	size_t nc = 3;
+	if (refops)
+		cols[nc++] = "reference ops";
+	static const char *const rest[] = {"shape",  "SNR (dB)", "SNR drop", "MSE",
+	                                   "cosine", "max abs",  "source",   "verdict"};
+	for (size_t c = 0; c < 8; c++)
+		cols[nc++] = rest[c];
+	table_head(f, "numgap", cols, nc);
 	for (size_t i = 0; i < n; i++) {
 		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
 		bool bad = r->status != ETC_ROW_PASS;
 		fputs(bad ? "<tr class=\"bad\">" : "<tr>", f);
 		fprintf(f, "<td class=\"n\" data-v=\"%zu\">%zu%s</td>", i, i,
 		        (long)i == first ? " &#9664;" : "");
+		text_cell(f, *r->nodes ? r->nodes : "-");
 		fputs("<td>", f);
 		put_row_ops(f, r);
 		fputs("</td>", f);
-		text_cell(f, r->reference_ops);
-		text_cell(f, r->shape);
+		if (refops)
+			text_cell(f, r->reference_ops);
+		if (strcmp(r->shape, r->reference_shape)) {
+			fputs("<td>", f);
+			put_esc(f, r->shape);
+			fputs(" vs ", f);
+			put_esc(f, r->reference_shape);
+			fputs("</td>", f);
+		} else {
+			text_cell(f, r->shape);
+		}
 		const etc_metrics *m = &r->metrics;
-		double v[4] = {m->snr_db, m->mse, m->cosine, m->max_abs};
-		for (int c = 0; c < 4; c++)
-			if (r->has_metrics)
-				num_cell(f, v[c], NULL);
-			else
-				fputs("<td></td>", f);
+		if (r->has_metrics) {
+			num_cell(f, m->snr_db, NULL);
+			drop_cell(f, r->snr_drop);
+			num_cell(f, m->mse, NULL);
+			num_cell(f, m->cosine, NULL);
+			num_cell(f, m->max_abs, NULL);
+		} else {
+			for (int c = 0; c < 5; c++)
+				fputs("<td class=\"n\">-</td>", f);
+		}
 		text_cell(f, r->source_line);
 		fputs("<td class=\"st\">", f);
+		if ((long)i == first)
+			fputs("FIRST DIVERGENCE ", f);
 		put_esc(f, etc_row_status_str(r->status));
 		if (r->reason[0]) {
 			fputs(": ", f);
 			put_esc(f, r->reason);
+		} else if (r->has_metrics && m->identical) {
+			fputs(" (identical)", f);
 		}
 		fputs("</td></tr>\n", f);
 	}
-	fputs("</tbody></table>\n", f);
+	table_end(f);
 }
 
 /* The text a report writer prints, escaped in a <pre>. */
@@ -616,7 +718,7 @@ static void write_profile(FILE *f, const etc_html_report *h)
 			        isfinite(r->share) ? r->share : 0.0,
 			        isfinite(r->share) ? share : "");
 		}
-		fputs("</tbody></table>\n", f);
+		table_end(f);
 	}
 	tables_ctx t = {p, h->profile_mask & ~(unsigned)(ETC_TABLE_PROFILE | ETC_TABLE_OPS)};
 	if (t.mask)

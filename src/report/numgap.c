@@ -38,8 +38,7 @@ static void clip(char *dst, size_t cap, const char *s)
 #define NCOL 14
 #define CELL 128
 
-/* "+inf", "12.3" or "-" for an SNR drop. */
-static void fmt_drop(char *buf, size_t cap, double v)
+void etc_fmt_snr_drop_(char *buf, size_t cap, double v)
 {
 	if (isnan(v))
 		snprintf(buf, cap, "-");
@@ -49,40 +48,11 @@ static void fmt_drop(char *buf, size_t cap, double v)
 		etc_fmt_metric_(buf, cap, v);
 }
 
-/* Rows by SNR drop, largest first (NaN last), ties in execution order. */
-static int cmp_drop(const void *a, const void *b, const etc_numgap *ng)
-{
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-	double x = etc_numgap_row_at(ng, i)->snr_drop, y = etc_numgap_row_at(ng, j)->snr_drop;
-	if (isnan(x) != isnan(y))
-		return isnan(x) ? 1 : -1;
-	if (!isnan(x) && x != y)
-		return x > y ? -1 : 1;
-	return (i > j) - (i < j);
-}
-
 /* The top rows by SNR drop: "where the error enters". */
 static void print_drops(FILE *f, const etc_numgap *ng)
 {
-	size_t n = etc_numgap_row_count(ng), top[5], nt = 0;
-	/* a partial selection: n can be large, 5 is small */
-	for (size_t i = 0; i < n; i++) {
-		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
-		if (isnan(r->snr_drop) || r->snr_drop <= 0)
-			continue;
-		size_t k = nt < 5 ? nt++ : 5;
-		if (k == 5) {
-			if (cmp_drop(&i, &top[4], ng) >= 0)
-				continue;
-			k = 4;
-		}
-		top[k] = i;
-		for (; k > 0 && cmp_drop(&top[k], &top[k - 1], ng) < 0; k--) {
-			size_t t = top[k];
-			top[k] = top[k - 1];
-			top[k - 1] = t;
-		}
-	}
+	size_t n = etc_numgap_row_count(ng), top[ETC_REPORT_DROPS];
+	size_t nt = etc_numgap_top_drops(ng, ETC_REPORT_DROPS, top);
 	bool any = false;
 	for (size_t i = 0; i < n && !any; i++)
 		any = !isnan(etc_numgap_row_at(ng, i)->snr_drop);
@@ -94,7 +64,7 @@ static void print_drops(FILE *f, const etc_numgap *ng)
 	for (size_t k = 0; k < nt; k++) {
 		const etc_numgap_row *r = etc_numgap_row_at(ng, top[k]);
 		char drop[40], snr[40];
-		fmt_drop(drop, sizeof drop, r->snr_drop);
+		etc_fmt_snr_drop_(drop, sizeof drop, r->snr_drop);
 		etc_fmt_metric_(snr, sizeof snr, r->metrics.snr_db);
 		char s1[512], s2[512], s3[512];
 		fprintf(f, "  %zu. row %zu %s (%s): SNR drop %s dB to %s dB%s%s\n", k + 1, top[k],
@@ -147,7 +117,7 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 			snprintf(c[6], CELL, "%s", r->dtype);
 		if (r->has_metrics) {
 			etc_fmt_metric_(c[7], CELL, r->metrics.snr_db);
-			fmt_drop(c[8], CELL, r->snr_drop);
+			etc_fmt_snr_drop_(c[8], CELL, r->snr_drop);
 			etc_fmt_metric_(c[9], CELL, r->metrics.mse);
 			etc_fmt_metric_(c[10], CELL, r->metrics.cosine);
 			etc_fmt_metric_(c[11], CELL, r->metrics.max_abs);
@@ -713,15 +683,14 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 				drop[i] = drop[i] > 0 ? at : NAN;
 		char title[160];
 		if (inf)
-			snprintf(
-			    title, sizeof title,
-			    "SNR drop of each intermediate output (lowest input SNR - own SNR), "
-			    "+inf drawn at %.3g",
-			    at);
+			snprintf(title, sizeof title,
+			         "SNR drop of each op: lowest input SNR \xe2\x88\x92 own SNR "
+			         "(+inf: exact "
+			         "inputs, inexact output; drawn at %.3g)",
+			         at);
 		else
-			snprintf(
-			    title, sizeof title,
-			    "SNR drop of each intermediate output (lowest input SNR - own SNR)");
+			snprintf(title, sizeof title,
+			         "SNR drop of each op: lowest input SNR \xe2\x88\x92 own SNR");
 		if (rc == 0 && any)
 			rc = etc_plot_lines(o, "numgap_snr_drop", title, "SNR drop (dB)", k,
 			                    nlabels, drop, NAN, marked, res, err);
@@ -731,12 +700,16 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 	etc_diff_ctx d;
 	if (etc_numgap_row_values(ng, (size_t)first, &d.a, &d.r) < 0 || !d.a.count)
 		goto done;
-	char title[200];
+	char title[256];
 	const etc_numgap_row *fr = etc_numgap_row_at(ng, (size_t)first);
-	const char *what = *fr->ops ? fr->ops : fr->event_name;
+	/* named as the first-divergence line names it: node, then op */
+	char what[200];
+	snprintf(what, sizeof what, "%s%.60s%s%.60s%s", *fr->nodes ? "node " : "", fr->nodes,
+	         *fr->nodes ? " (" : "", *fr->ops ? fr->ops : fr->event_name,
+	         *fr->nodes ? ")" : "");
 	if (d.a.count > 16) {
 		snprintf(title, sizeof title,
-		         "runtime \xe2\x88\x92 reference, first divergence: row %ld, %.60s", first,
+		         "runtime \xe2\x88\x92 reference, first divergence: row %ld, %.140s", first,
 		         what);
 		d.absolute = false;
 		rc = etc_plot_histogram_read(o, "numgap_first_divergence_error_hist", title,
@@ -756,7 +729,8 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 		snprintf(yl, sizeof yl, "dims 0-%u flattened (%llu)", t->ndim - 2,
 		         (unsigned long long)(t->numel / cols));
 	snprintf(title, sizeof title,
-	         "|runtime \xe2\x88\x92 reference|, first divergence: row %ld, %.60s", first, what);
+	         "|runtime \xe2\x88\x92 reference|, first divergence: row %ld, %.140s", first,
+	         what);
 	d.absolute = true;
 	rc = etc_plot_error_map(o, "numgap_first_divergence_heatmap", title, xl, yl,
 	                        "|runtime \xe2\x88\x92 reference|", etc_plot_read_diff_, &d,

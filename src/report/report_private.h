@@ -55,6 +55,11 @@ void etc_tensor_json_(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
 void etc_tensor_text_(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
                       etc_summary_cache *cache);
 
+/* How many rows "where the error enters" lists (terminal and HTML alike). */
+enum { ETC_REPORT_DROPS = 5 };
+/* "+inf", "12.3" or "-" (not compared, no graph) for an SNR drop. */
+void etc_fmt_snr_drop_(char *buf, size_t cap, double v);
+
 /* The numeric gap as a JSON object (for the --json report). */
 void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng);
 
