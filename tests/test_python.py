@@ -42,7 +42,9 @@ def setup():
                 if "libasan" in ln and "=>" in ln]
         if asan and "ETC_ASAN_REEXEC" not in os.environ:
             env = dict(os.environ, LD_PRELOAD=asan[0], ETC_ASAN_REEXEC="1",
-                       ASAN_OPTIONS="detect_leaks=0:" + os.environ.get("ASAN_OPTIONS", ""))
+                       # the interpreter's own allocations are not leaks of ours:
+                       # detect_leaks=0 last, so that it wins over the caller's
+                       ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
             print(f"note: the library is built with AddressSanitizer: re-running with "
                   f"LD_PRELOAD={asan[0]}")
             sys.stdout.flush()
