@@ -19,12 +19,10 @@ import io
 import os
 import re
 import resource
-import shutil
 import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 import zlib
 
@@ -37,6 +35,7 @@ sys.path.insert(0, os.path.join(SRC, "tests", "data", "npz"))
 import etrecord_gen as G  # noqa: E402
 import hostile as H  # noqa: E402
 import make_npz as NPZ  # noqa: E402
+import common  # noqa: E402
 import test_accuracy as A  # noqa: E402
 import test_escape as E  # noqa: E402
 from test_accuracy import OUT_CHAIN, check  # noqa: E402
@@ -203,26 +202,16 @@ def case_plot_full_disk(d):
 
 
 def main():
-    base = os.environ.get("ETC_WORK")
-    if base:
-        os.makedirs(base, exist_ok=True)
-    d = tempfile.mkdtemp(prefix="hostile-inputs-", dir=base)
-    try:
+    d = common.work_dir("hostile-inputs")
+    with common.harness():
         case_memo_dag(d)
         case_exit_codes(d)
         case_tsv(d)
         case_npz_empty(d)
         case_zip_4g(d)
         case_plot_full_disk(d)
-    except Exception as e:  # a crash in the harness is a failure, not a pass
-        import traceback
-        traceback.print_exc()
-        check("test harness ran to the end", False, repr(e))
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-    print(f"{A.passed} passed, {A.failed} failed")
-    return 1 if A.failed or not A.passed else 0
+    common.finish(d)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -25,6 +25,7 @@ SRC = os.environ["ETC_SRC"]
 ETC = os.environ["ETCOMPARE"]
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(SRC, "tests"))
+import common  # noqa: E402
 from common import decode_png  # noqa: E402,F401 (test_report_html imports it from here)
 from test_accuracy import check  # noqa: E402
 import test_accuracy as A  # noqa: E402
@@ -258,8 +259,7 @@ def main():
         case_remake(pdir)
         case_ops_with_etrecord(d)
         case_single_row(d)
-    print(f"{A.passed} passed, {A.failed} failed")
-    return 1 if A.failed else 0
+    return common.summary()
 
 
 if __name__ == "__main__":
