@@ -74,6 +74,16 @@ def harness(label="test harness"):
         check(f"{label} ran to the end", False, repr(e))
 
 
+def run_cases(tag, *cases):
+    """A test's main(): each case(d) in one fresh work_dir(tag), under
+    harness(), then finish()."""
+    d = work_dir(tag)
+    with harness():
+        for case in cases:
+            case(d)
+    finish(d)
+
+
 def run(*args, timeout=None):
     """etcompare ARGS -> (exit code, stdout, stderr) as text."""
     p = subprocess.run([ETC, *args], capture_output=True, timeout=timeout)

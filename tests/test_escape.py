@@ -189,14 +189,8 @@ def case_perfdiff(d):
 
 
 def main():
-    d = common.work_dir("escape")
-    with common.harness():
-        case_inspector(d)
-        case_accuracy(d)
-        case_numgap(d)
-        case_graph(d)
-        case_perfdiff(d)
-    common.finish(d)
+    common.run_cases("escape", case_inspector, case_accuracy, case_numgap,
+                     case_graph, case_perfdiff)
 
 
 if __name__ == "__main__":

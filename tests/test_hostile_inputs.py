@@ -202,15 +202,8 @@ def case_plot_full_disk(d):
 
 
 def main():
-    d = common.work_dir("hostile-inputs")
-    with common.harness():
-        case_memo_dag(d)
-        case_exit_codes(d)
-        case_tsv(d)
-        case_npz_empty(d)
-        case_zip_4g(d)
-        case_plot_full_disk(d)
-    common.finish(d)
+    common.run_cases("hostile-inputs", case_memo_dag, case_exit_codes, case_tsv,
+                     case_npz_empty, case_zip_4g, case_plot_full_disk)
 
 
 if __name__ == "__main__":

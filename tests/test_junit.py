@@ -214,14 +214,8 @@ def case_hostile(d):
 
 
 def main():
-    d = common.work_dir("junit")
-    with common.harness():
-        case_accuracy(d)
-        case_numgap(d)
-        case_regression(d)
-        case_combined(d)
-        case_hostile(d)
-    common.finish(d)
+    common.run_cases("junit", case_accuracy, case_numgap, case_regression,
+                     case_combined, case_hostile)
 
 
 if __name__ == "__main__":
