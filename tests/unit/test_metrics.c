@@ -35,6 +35,7 @@
  * exact sums) and SNR to 1e-9 dB.
  */
 #include "check.h"
+#include "tensor_view.h"
 
 #include "etcompare/metrics.h"
 
@@ -83,25 +84,6 @@ static double gen_value(uint64_t *s)
 	double k = (double)next24(s) - 8388608.0;
 	int e = (int)(next24(s) % 8);
 	return ldexp(k, -23 - e);
-}
-
-/* A 1-D tensor view over local bytes. Not to be copied (sizes_le points inside). */
-typedef struct view {
-	etc_tensor t;
-	uint8_t sizes[8];
-} view;
-
-static void view_init(view *v, int st, const void *data, uint64_t n)
-{
-	memset(v, 0, sizeof *v);
-	for (int i = 0; i < 8; i++)
-		v->sizes[i] = (uint8_t)(n >> (8 * i));
-	v->t.scalar_type = st;
-	v->t.ndim = 1;
-	v->t.sizes_le = v->sizes;
-	v->t.numel = n;
-	v->t.nbytes = n * etc_scalar_type_size(st);
-	v->t.data = data;
 }
 
 /* A source the library does not recognize: forces the generic read path. */

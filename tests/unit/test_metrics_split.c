@@ -8,6 +8,7 @@
  * maximum error appears in two segments reports the first.
  */
 #include "check.h"
+#include "tensor_view.h"
 
 #include "analysis/metrics_private.h"
 #include "core/internal.h"
@@ -22,24 +23,6 @@ int etc_metrics_compare_threads_(const etc_values *reference, const etc_values *
 
 /* Enough elements for several 2^18-element segments and a partial last one. */
 #define N ((size_t)(4u << 18) + 12345)
-
-typedef struct view {
-	etc_tensor t;
-	uint8_t sizes[8];
-} view;
-
-static void view_init(view *v, int st, const void *data, uint64_t n)
-{
-	memset(v, 0, sizeof *v);
-	for (int i = 0; i < 8; i++)
-		v->sizes[i] = (uint8_t)(n >> (8 * i));
-	v->t.scalar_type = st;
-	v->t.ndim = 1;
-	v->t.sizes_le = v->sizes;
-	v->t.numel = n;
-	v->t.nbytes = n * etc_scalar_type_size(st);
-	v->t.data = data;
-}
 
 static uint64_t next(uint64_t *s)
 {
