@@ -5,6 +5,7 @@
 #ifndef ETC_TENSOR_VIEW_H
 #define ETC_TENSOR_VIEW_H
 
+#include "etcompare/metrics.h"
 #include "etcompare/tensor.h"
 
 #include <stdint.h>
@@ -27,6 +28,13 @@ static void view_init(view *v, int st, const void *data, uint64_t n)
 	v->t.numel = n;
 	v->t.nbytes = n * etc_scalar_type_size(st);
 	v->t.data = data;
+}
+
+/* x reads the n elements of type st at data, through v. */
+static void view_values(view *v, etc_values *x, int st, const void *data, uint64_t n)
+{
+	view_init(v, st, data, n);
+	etc_values_from_tensor(x, &v->t);
 }
 
 #endif

@@ -81,11 +81,9 @@ static void test_float32(void)
 	a[600000] = r[600000] + 0.5f; /* the largest error, third segment ... */
 	a[800000] = r[800000] + 0.5f; /* ... and again in the fourth: the first counts */
 	view vr, va;
-	view_init(&vr, ETC_FLOAT, r, N);
-	view_init(&va, ETC_FLOAT, a, N);
 	etc_values xr, xa;
-	etc_values_from_tensor(&xr, &vr.t);
-	etc_values_from_tensor(&xa, &va.t);
+	view_values(&vr, &xr, ETC_FLOAT, r, N);
+	view_values(&va, &xa, ETC_FLOAT, a, N);
 	for (int k = 0; k <= 3; k++)
 		all_thread_counts("float32", &xr, &xa, k);
 
@@ -120,11 +118,9 @@ static void test_int64_and_double(void)
 	}
 	rd[400000] = NAN;
 	view vr, va;
-	view_init(&vr, ETC_LONG, ri, N);
-	view_init(&va, ETC_LONG, ai, N);
 	etc_values xr, xa;
-	etc_values_from_tensor(&xr, &vr.t);
-	etc_values_from_tensor(&xa, &va.t);
+	view_values(&vr, &xr, ETC_LONG, ri, N);
+	view_values(&va, &xa, ETC_LONG, ai, N);
 	all_thread_counts("int64", &xr, &xa, 3);
 	etc_values_from_doubles(&xr, rd, N);
 	etc_values_from_doubles(&xa, ad, N);
