@@ -27,8 +27,6 @@ import time
 import zlib
 
 SRC = os.environ["ETC_SRC"]
-FLATC = os.environ.get("ETC_FLATC", "flatc")
-FBS = os.path.join(SRC, "schema", "etdump.fbs")
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(SRC, "tests"))
 sys.path.insert(0, os.path.join(SRC, "tests", "data", "npz"))
@@ -36,11 +34,10 @@ import etrecord_gen as G  # noqa: E402
 import hostile as H  # noqa: E402
 import make_npz as NPZ  # noqa: E402
 import common  # noqa: E402
+from common import ETC, FBS, FLATC  # noqa: E402
 import test_accuracy as A  # noqa: E402
 import test_escape as E  # noqa: E402
 from test_accuracy import OUT_CHAIN, check  # noqa: E402
-
-ETC = os.environ["ETCOMPARE"]
 
 
 def case_memo_dag(d):

@@ -24,13 +24,12 @@ import sys
 import xml.etree.ElementTree as ET
 
 SRC = os.environ["ETC_SRC"]
-FLATC = os.environ.get("ETC_FLATC", "flatc")
-FBS = os.path.join(SRC, "schema", "etdump.fbs")
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(SRC, "tests"))
 sys.path.insert(0, os.path.join(SRC, "tests", "data", "npz"))
 import hostile as H  # noqa: E402
 import common  # noqa: E402
+from common import FBS, FLATC  # noqa: E402
 import test_accuracy as A  # noqa: E402
 import test_escape as E  # noqa: E402
 from test_accuracy import OUT_CHAIN, check  # noqa: E402
