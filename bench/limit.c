@@ -24,55 +24,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#endif
+#include "sum_floats.h"
 
 static double now(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx2"))) static float sum_avx2(const float *p, size_t n)
-{
-	__m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-	size_t i = 0;
-	for (; i + 32 <= n; i += 32) {
-		s0 = _mm256_add_ps(s0, _mm256_loadu_ps(p + i));
-		s1 = _mm256_add_ps(s1, _mm256_loadu_ps(p + i + 8));
-		s2 = _mm256_add_ps(s2, _mm256_loadu_ps(p + i + 16));
-		s3 = _mm256_add_ps(s3, _mm256_loadu_ps(p + i + 24));
-	}
-	float lanes[8], t = 0;
-	_mm256_storeu_ps(lanes, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
-	for (int k = 0; k < 8; k++)
-		t += lanes[k];
-	for (; i < n; i++)
-		t += p[i];
-	return t;
-}
-#endif
-
-/* Four-lane float sum (no dependency chain limits it), vectorized where possible. */
-static float sum_floats(const float *p, size_t n)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-	if (__builtin_cpu_supports("avx2"))
-		return sum_avx2(p, n);
-#endif
-	float s[16] = {0}, t = 0;
-	size_t i = 0;
-	for (; i + 16 <= n; i += 16)
-		for (int k = 0; k < 16; k++)
-			s[k] += p[i + k];
-	for (; i < n; i++)
-		t += p[i];
-	for (int k = 0; k < 16; k++)
-		t += s[k];
-	return t;
 }
 
 typedef struct file {
@@ -94,7 +52,7 @@ int main(int argc, char **argv)
 	int nf = argc - first;
 	file *fs = calloc((size_t)nf, sizeof *fs);
 	size_t total = 0, largest = 0;
-	volatile float sink = 0;
+	volatile double sink = 0;
 	for (int i = 0; i < nf; i++) {
 		int fd = open(argv[first + i], O_RDONLY);
 		struct stat st;
@@ -146,7 +104,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < nf; i++)
 			memcpy(buf, fs[i].p, fs[i].bytes);
 		r = (double)total / (now() - t0) / 1e9;
-		sink += (float)buf[largest / 2];
+		sink += buf[largest / 2];
 		best_copy = r > best_copy ? r : best_copy;
 	}
 	printf("mmap-and-sum %.2f sum %.2f memcpy %.2f %zu\n", best_fresh, best_sum, best_copy,

@@ -9,12 +9,16 @@ paths default to this checkout and build/etcompare.
     C.check("the table names the op", "aten.add" in out, out)
     C.finish(work)   # "N passed, M failed", exits non-zero on a failure
 """
+import contextlib
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
+import traceback
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.abspath(os.environ.get("ETC_SRC") or os.path.dirname(HERE))
@@ -59,6 +63,27 @@ def finish(work=None):
     sys.exit(code)
 
 
+@contextlib.contextmanager
+def harness(label="test harness"):
+    """with harness(): cases... -- a crash in the harness is a failed check
+    (after its traceback), not a pass."""
+    try:
+        yield
+    except Exception as e:
+        traceback.print_exc()
+        check(f"{label} ran to the end", False, repr(e))
+
+
+def run_cases(tag, *cases):
+    """A test's main(): each case(d) in one fresh work_dir(tag), under
+    harness(), then finish()."""
+    d = work_dir(tag)
+    with harness():
+        for case in cases:
+            case(d)
+    finish(d)
+
+
 def run(*args, timeout=None):
     """etcompare ARGS -> (exit code, stdout, stderr) as text."""
     p = subprocess.run([ETC, *args], capture_output=True, timeout=timeout)
@@ -98,3 +123,63 @@ def flatc_build(tmp, name, doc):
     if p.returncode != 0 or not os.path.exists(out):
         raise RuntimeError(f"flatc failed on {src}: {p.stderr}")
     return out
+
+
+def png_read(path):
+    """(IHDR fields, rows) of a PNG, or None when the file is not one. IHDR:
+    (width, height, bit depth, colour type, compression, filter, interlace);
+    rows: lists of pixels, each a tuple of its channel bytes, for 8-bit
+    non-interlaced images (None for the others)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    pos, ihdr, idat = 8, None, b""
+    while pos + 8 <= len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            ihdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    if not ihdr:
+        return None
+    w, h, depth, ctype, _, _, interlace = ihdr
+    bpp = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}.get(ctype)
+    if depth != 8 or not bpp or interlace:
+        return ihdr, None
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    prev = bytearray(stride)
+    rows = []
+    for y in range(h):
+        ft = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            left = line[x - bpp] if x >= bpp else 0
+            up = prev[x]
+            ul = prev[x - bpp] if x >= bpp else 0
+            if ft == 1:
+                line[x] = (line[x] + left) & 255
+            elif ft == 2:
+                line[x] = (line[x] + up) & 255
+            elif ft == 3:
+                line[x] = (line[x] + (left + up) // 2) & 255
+            elif ft == 4:
+                p = left + up - ul
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - ul)
+                pr = left if pa <= pb and pa <= pc else (up if pb <= pc else ul)
+                line[x] = (line[x] + pr) & 255
+        rows.append([tuple(line[x:x + bpp]) for x in range(0, stride, bpp)])
+        prev = line
+    return ihdr, rows
+
+
+def decode_png(path):
+    """(width, height, rows of (r, g, b) tuples) of an 8-bit RGB/RGBA PNG."""
+    png = png_read(path)
+    assert png, path
+    ihdr, rows = png
+    assert rows is not None and ihdr[3] in (2, 6), ihdr
+    return ihdr[0], ihdr[1], [[px[:3] for px in row] for row in rows]

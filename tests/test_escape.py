@@ -15,22 +15,19 @@ args; the performance diff's table and "worst:" line; error messages that
 quote .npz array names and file names.
 """
 import os
-import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 
-ETC = os.environ["ETCOMPARE"]
 SRC = os.environ["ETC_SRC"]
-FLATC = os.environ.get("ETC_FLATC", "flatc")
-FBS = os.path.join(SRC, "schema", "etdump.fbs")
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(SRC, "tests"))
 sys.path.insert(0, os.path.join(SRC, "tests", "data", "npz"))
 import etrecord_gen as G  # noqa: E402
 import hostile as H  # noqa: E402
 import make_npz as NPZ  # noqa: E402
+import common  # noqa: E402
+from common import ETC, FBS, FLATC  # noqa: E402
 import test_accuracy as A  # noqa: E402
 from test_accuracy import OUT_CHAIN, check  # noqa: E402
 
@@ -190,25 +187,9 @@ def case_perfdiff(d):
 
 
 def main():
-    base = os.environ.get("ETC_WORK")
-    if base:
-        os.makedirs(base, exist_ok=True)
-    d = tempfile.mkdtemp(prefix="escape-", dir=base)
-    try:
-        case_inspector(d)
-        case_accuracy(d)
-        case_numgap(d)
-        case_graph(d)
-        case_perfdiff(d)
-    except Exception as e:  # a crash in the harness is a failure, not a pass
-        import traceback
-        traceback.print_exc()
-        check("test harness ran to the end", False, repr(e))
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-    print(f"{A.passed} passed, {A.failed} failed")
-    return 1 if A.failed or not A.passed else 0
+    common.run_cases("escape", case_inspector, case_accuracy, case_numgap,
+                     case_graph, case_perfdiff)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

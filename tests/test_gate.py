@@ -9,10 +9,8 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import xml.etree.ElementTree as ET
 
 SRC = os.environ["ETC_SRC"]
@@ -21,6 +19,7 @@ FBS = os.path.join(SRC, "schema", "etdump.fbs")
 sys.dont_write_bytecode = True  # import the helpers without writing into the source tree
 sys.path.insert(0, os.path.join(SRC, "tests"))
 import etrecord_gen as G  # noqa: E402
+import common  # noqa: E402
 import test_accuracy as A  # noqa: E402
 from test_accuracy import Dump, T, acc_rows, check, etrecord, load_json, run  # noqa: E402
 
@@ -308,26 +307,16 @@ def notes(d, etdp):
 
 
 def main():
-    work = os.environ.get("ETC_WORK")
-    if work:
-        os.makedirs(work, exist_ok=True)
-    d = tempfile.mkdtemp(prefix="gate-", dir=work)
+    d = common.work_dir("gate")
     etdp, rec = delegate_model(d)
     for name, section in (("pairing", lambda: pairing(d)), ("0-based", lambda: zero_based(d)),
                           ("reasons", lambda: reasons(d)),
                           ("delegates", lambda: delegate_timing(d, etdp, rec)),
                           ("module", lambda: module(d, etdp, rec)),
                           ("notes", lambda: notes(d, etdp))):
-        try:
+        with common.harness(f"{name}: the test"):
             section()
-        except Exception as e:  # a crash in the harness is a failure, not a pass
-            import traceback
-            traceback.print_exc()
-            check(f"{name}: the test ran to its end", False, repr(e))
-    print(f"{A.passed} passed, {A.failed} failed")
-    if not A.failed:
-        shutil.rmtree(d, ignore_errors=True)
-    sys.exit(1 if A.failed or not A.passed else 0)
+    common.finish(d)
 
 
 if __name__ == "__main__":

@@ -19,29 +19,25 @@ import io
 import os
 import re
 import resource
-import shutil
 import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 import zlib
 
 SRC = os.environ["ETC_SRC"]
-FLATC = os.environ.get("ETC_FLATC", "flatc")
-FBS = os.path.join(SRC, "schema", "etdump.fbs")
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(SRC, "tests"))
 sys.path.insert(0, os.path.join(SRC, "tests", "data", "npz"))
 import etrecord_gen as G  # noqa: E402
 import hostile as H  # noqa: E402
 import make_npz as NPZ  # noqa: E402
+import common  # noqa: E402
+from common import ETC, FBS, FLATC  # noqa: E402
 import test_accuracy as A  # noqa: E402
 import test_escape as E  # noqa: E402
 from test_accuracy import OUT_CHAIN, check  # noqa: E402
-
-ETC = os.environ["ETCOMPARE"]
 
 
 def case_memo_dag(d):
@@ -203,26 +199,9 @@ def case_plot_full_disk(d):
 
 
 def main():
-    base = os.environ.get("ETC_WORK")
-    if base:
-        os.makedirs(base, exist_ok=True)
-    d = tempfile.mkdtemp(prefix="hostile-inputs-", dir=base)
-    try:
-        case_memo_dag(d)
-        case_exit_codes(d)
-        case_tsv(d)
-        case_npz_empty(d)
-        case_zip_4g(d)
-        case_plot_full_disk(d)
-    except Exception as e:  # a crash in the harness is a failure, not a pass
-        import traceback
-        traceback.print_exc()
-        check("test harness ran to the end", False, repr(e))
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-    print(f"{A.passed} passed, {A.failed} failed")
-    return 1 if A.failed or not A.passed else 0
+    common.run_cases("hostile-inputs", case_memo_dag, case_exit_codes, case_tsv,
+                     case_npz_empty, case_zip_4g, case_plot_full_disk)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

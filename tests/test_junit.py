@@ -20,18 +20,16 @@ pass, fail, missing rows, --block NAME) are the gates of part 1.
 """
 import os
 import re
-import shutil
 import sys
-import tempfile
 import xml.etree.ElementTree as ET
 
 SRC = os.environ["ETC_SRC"]
-FLATC = os.environ.get("ETC_FLATC", "flatc")
-FBS = os.path.join(SRC, "schema", "etdump.fbs")
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(SRC, "tests"))
 sys.path.insert(0, os.path.join(SRC, "tests", "data", "npz"))
 import hostile as H  # noqa: E402
+import common  # noqa: E402
+from common import FBS, FLATC  # noqa: E402
 import test_accuracy as A  # noqa: E402
 import test_escape as E  # noqa: E402
 from test_accuracy import OUT_CHAIN, check  # noqa: E402
@@ -215,25 +213,9 @@ def case_hostile(d):
 
 
 def main():
-    base = os.environ.get("ETC_WORK")
-    if base:
-        os.makedirs(base, exist_ok=True)
-    d = tempfile.mkdtemp(prefix="junit-", dir=base)
-    try:
-        case_accuracy(d)
-        case_numgap(d)
-        case_regression(d)
-        case_combined(d)
-        case_hostile(d)
-    except Exception as e:  # a crash in the harness is a failure, not a pass
-        import traceback
-        traceback.print_exc()
-        check("test harness ran to the end", False, repr(e))
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-    print(f"{A.passed} passed, {A.failed} failed")
-    return 1 if A.failed or not A.passed else 0
+    common.run_cases("junit", case_accuracy, case_numgap, case_regression,
+                     case_combined, case_hostile)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -4,14 +4,12 @@ option and the value, exit 2, nothing on stdout), an unknown option gets a
 "did you mean", and every long option takes both spellings ('_' and '-',
 upstream's tools use underscores)."""
 import os
-import shutil
 import sys
-import tempfile
 
 SRC = os.environ["ETC_SRC"]
 sys.dont_write_bytecode = True  # import the helpers without writing into the source tree
 sys.path.insert(0, os.path.join(SRC, "tests"))
-import test_accuracy as A  # noqa: E402
+import common  # noqa: E402
 from test_accuracy import Dump, T, check, etrecord, run  # noqa: E402
 
 R0 = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
@@ -116,11 +114,8 @@ def spellings(d, etdp, dbg, rec):
 
 
 def main():
-    work = os.environ.get("ETC_WORK")
-    if work:
-        os.makedirs(work, exist_ok=True)
-    d = tempfile.mkdtemp(prefix="options-", dir=work)
-    try:
+    d = common.work_dir("options")
+    with common.harness():
         dump = Dump()
         dump.run([dump.tensor("FLOAT", R0, [6])])
         etdp, dbg = dump.write(d, "opts")
@@ -128,14 +123,7 @@ def main():
         bad_values(d, etdp, dbg, rec)
         suggestions(etdp)
         spellings(d, etdp, dbg, rec)
-    except Exception as e:  # a crash in the harness is a failure, not a pass
-        import traceback
-        traceback.print_exc()
-        check("test harness ran to the end", False, repr(e))
-    print(f"{A.passed} passed, {A.failed} failed")
-    if not A.failed:
-        shutil.rmtree(d, ignore_errors=True)
-    sys.exit(1 if A.failed or not A.passed else 0)
+    common.finish(d)
 
 
 if __name__ == "__main__":

@@ -19,13 +19,12 @@ import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 
 SRC = os.environ["ETC_SRC"]
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(SRC, "tests"))
 sys.path.insert(0, os.path.join(SRC, "tests", "data", "npz"))
-import test_accuracy as A  # noqa: E402
+import common  # noqa: E402
 from test_accuracy import check  # noqa: E402
 
 ETC = os.environ["ETCOMPARE"]
@@ -159,11 +158,8 @@ def case_symlinks(d, etdp):
 
 
 def main():
-    base = os.environ.get("ETC_WORK")
-    if base:
-        os.makedirs(base, exist_ok=True)
-    d = tempfile.mkdtemp(prefix="outputs-safe-", dir=base)
-    try:
+    d = common.work_dir("outputs-safe")
+    with common.harness():
         etdp = inputs(d)
         case_same_file(d, etdp)
         case_output_is_input(d, etdp)
@@ -171,15 +167,8 @@ def main():
         case_missing_dir(d, etdp)
         case_umask(d, etdp)
         case_symlinks(d, etdp)
-    except Exception as e:  # a crash in the harness is a failure, not a pass
-        import traceback
-        traceback.print_exc()
-        check("test harness ran to the end", False, repr(e))
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-    print(f"{A.passed} passed, {A.failed} failed")
-    return 1 if A.failed or not A.passed else 0
+    common.finish(d)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

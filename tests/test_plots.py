@@ -1,5 +1,5 @@
 """Plots that answer their question at a glance (issue 15), checked on the
-PNG pixels (decoded here with zlib), the .gp variables and the files made,
+PNG pixels (decoded by tests/common.py), the .gp variables and the files made,
 on the 12-output sample (tests/plot_sample.py: output 3 fails at about 78 dB
 against --min-snr 90, output 7 passes, output 5 has one element, the others
 are identical):
@@ -17,16 +17,16 @@ are identical):
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
-import zlib
 
 SRC = os.environ["ETC_SRC"]
 ETC = os.environ["ETCOMPARE"]
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(SRC, "tests"))
+import common  # noqa: E402
+from common import decode_png  # noqa: E402,F401 (test_report_html imports it from here)
 from test_accuracy import check  # noqa: E402
 import test_accuracy as A  # noqa: E402
 from plot_sample import BAD, BAD_AT, make_sample  # noqa: E402
@@ -34,49 +34,6 @@ from plot_sample import BAD, BAD_AT, make_sample  # noqa: E402
 HOT = (253, 231, 37)
 RED = (214, 39, 40)
 BLUE = (59, 120, 176)
-
-
-def decode_png(path):
-    """(width, height, rows of (r, g, b) tuples) of an 8-bit RGB/RGBA PNG."""
-    with open(path, "rb") as f:
-        data = f.read()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", path
-    pos, idat, ihdr = 8, b"", None
-    while pos + 8 <= len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        if kind == b"IHDR":
-            ihdr = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + n
-    w, h, depth, ctype, _, _, interlace = ihdr
-    assert depth == 8 and ctype in (2, 6) and not interlace, ihdr
-    bpp = 3 if ctype == 2 else 4
-    raw = zlib.decompress(idat)
-    stride = w * bpp
-    prev = bytearray(stride)
-    rows = []
-    for y in range(h):
-        ft = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for x in range(stride):
-            a = line[x - bpp] if x >= bpp else 0
-            b = prev[x]
-            c = prev[x - bpp] if x >= bpp else 0
-            if ft == 1:
-                line[x] = (line[x] + a) & 255
-            elif ft == 2:
-                line[x] = (line[x] + b) & 255
-            elif ft == 3:
-                line[x] = (line[x] + (a + b) // 2) & 255
-            elif ft == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append([tuple(line[x:x + 3]) for x in range(0, stride, bpp)])
-        prev = line
-    return w, h, rows
 
 
 def near(p, q, tol=3):
@@ -302,8 +259,7 @@ def main():
         case_remake(pdir)
         case_ops_with_etrecord(d)
         case_single_row(d)
-    print(f"{A.passed} passed, {A.failed} failed")
-    return 1 if A.failed else 0
+    return common.summary()
 
 
 if __name__ == "__main__":

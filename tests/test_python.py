@@ -29,6 +29,9 @@ DATA = os.path.join(SRC, "tests", "data")
 GOLD = os.path.join(SRC, "golden")
 PYDIR = os.path.join(SRC, "python")
 LIB = os.path.join(os.path.dirname(os.path.abspath(ETC)), "libetcompare.so")
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
 
 
 def setup():
@@ -58,17 +61,16 @@ def setup():
     return etcompare
 
 
-passed = failed = 0
-
-
 def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name} {str(detail)[:600]}")
+    """common.check with the detail cut to 600 characters."""
+    return common.check(name, cond, str(detail)[:600])
+
+
+def __getattr__(name):
+    """test_python.passed / .failed: the live counters of common.check()."""
+    if name in ("passed", "failed"):
+        return getattr(common, name)
+    raise AttributeError(name)
 
 
 def cli(*args):
@@ -622,14 +624,9 @@ def main():
                   test_zero_copy, test_errors_and_options, test_etrecord, test_compare):
             d = os.path.join(tmp, t.__name__)
             os.makedirs(d)
-            try:
+            with common.harness(f"{t.__name__}:"):
                 t(E, d)
-            except Exception as e:
-                import traceback
-                traceback.print_exc()
-                check(f"{t.__name__}: ran to the end", False, f"{type(e).__name__}: {e}")
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed or not passed else 0)
+    sys.exit(common.summary())
 
 
 if __name__ == "__main__":

@@ -6,11 +6,9 @@ way, while real debug buffers are never mistaken for anything."""
 import gzip
 import json
 import os
-import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 import zipfile
 
 SRC = os.environ["ETC_SRC"]
@@ -20,6 +18,7 @@ DATA = os.path.join(SRC, "tests", "data")
 sys.dont_write_bytecode = True  # import the helpers without writing into the source tree
 sys.path.insert(0, os.path.join(SRC, "tests"))
 sys.path.insert(0, os.path.join(DATA, "npz"))
+import common  # noqa: E402
 import test_accuracy as A  # noqa: E402
 from test_accuracy import check, run  # noqa: E402
 from legacy_gen import block  # noqa: E402
@@ -149,22 +148,12 @@ def right_option(f):
 
 
 def main():
-    work = os.environ.get("ETC_WORK")
-    if work:
-        os.makedirs(work, exist_ok=True)
-    d = tempfile.mkdtemp(prefix="sniff-", dir=work)
-    try:
+    d = common.work_dir("sniff")
+    with common.harness():
         f = make_files(d)
         wrong_option(f)
         right_option(f)
-    except Exception as e:  # a crash in the harness is a failure, not a pass
-        import traceback
-        traceback.print_exc()
-        check("test harness ran to the end", False, repr(e))
-    print(f"{A.passed} passed, {A.failed} failed")
-    if not A.failed:
-        shutil.rmtree(d, ignore_errors=True)
-    sys.exit(1 if A.failed or not A.passed else 0)
+    common.finish(d)
 
 
 if __name__ == "__main__":

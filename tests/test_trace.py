@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 import common  # noqa: E402
-from common import ETC, FBS, FLATC, SRC  # noqa: E402
+from common import FBS, FLATC, SRC  # noqa: E402
 
 
 def check(cond, what):
@@ -73,20 +73,8 @@ FIXTURE = {
 }
 
 
-def build(tmp, name, fixture):
-    src = os.path.join(tmp, name + ".json")
-    with open(src, "w") as f:
-        json.dump(fixture, f)
-    p = subprocess.run([FLATC, "-b", "--size-prefixed", "-o", tmp, FBS, src],
-                       capture_output=True, text=True)
-    out = os.path.join(tmp, name + ".etdp")
-    if p.returncode != 0 or not os.path.exists(out):
-        raise RuntimeError("flatc failed: " + p.stderr)
-    return out
-
-
-def etc(*args):
-    return subprocess.run([ETC] + list(args), capture_output=True, text=True)
+build = common.flatc_build  # tmp/name.etdp from a JSON document
+etc = common.call  # etcompare ARGS -> CompletedProcess (text)
 
 
 def us(ns):

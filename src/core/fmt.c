@@ -20,6 +20,7 @@
  * so for them the search starts at one digit.
  */
 #include "core/fmt.h"
+#include "core/utf8.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -502,36 +503,6 @@ void etc_sbuf_printf(etc_sbuf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 if the bytes there
- * are not valid UTF-8 (overlong forms and surrogates included). */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	size_t len;
-	unsigned min;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2, min = 0x80;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3, min = 0x800;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, min = 0x10000;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	unsigned cp = c & (0x7f >> len);
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 void etc_sbuf_pyrepr_str(etc_sbuf *b, const char *s, size_t n)
 {
 	if (!n)
@@ -556,7 +527,8 @@ void etc_sbuf_pyrepr_str(etc_sbuf *b, const char *s, size_t n)
 		} else if (c >= 0x80) {
 			/* Valid UTF-8 passes through; a stray byte is shown escaped
 			 * so the output stays valid UTF-8. */
-			size_t k = utf8_len((const unsigned char *)s + i, n - i);
+			uint32_t cp;
+			size_t k = etc_utf8_decode((const unsigned char *)s + i, n - i, &cp);
 			if (k) {
 				etc_sbuf_put(b, s + i, k);
 				i += k - 1;
@@ -578,7 +550,8 @@ void etc_sbuf_json_str(etc_sbuf *b, const char *s, size_t n)
 		unsigned char c = (unsigned char)s[i];
 		if (c >= 0x80) {
 			/* JSON must be UTF-8: invalid bytes become U+FFFD. */
-			size_t k = utf8_len((const unsigned char *)s + i, n - i);
+			uint32_t cp;
+			size_t k = etc_utf8_decode((const unsigned char *)s + i, n - i, &cp);
 			if (k) {
 				i += k - 1;
 				continue;

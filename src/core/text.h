@@ -11,11 +11,6 @@
 
 #include <stdint.h>
 
-/* Length of the valid UTF-8 sequence at s (1-4) and its code point, or 0
- * when the bytes there are not valid UTF-8 (overlong forms and surrogates
- * included). */
-size_t etc_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
-
 /*
  * The terminal rendering of the character at s (n > 0 bytes left): writes
  * at most 12 bytes to out, sets *outlen, returns the bytes consumed.

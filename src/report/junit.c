@@ -22,6 +22,13 @@ static void xmls(etc_sbuf *b, const char *s)
 	xml(b, s, s ? strlen(s) : 0, 0);
 }
 
+/* A failure's detail: the label as is, then the text escaped. */
+static void field(etc_sbuf *b, const char *label, const char *text)
+{
+	etc_sbuf_puts(b, label);
+	xmls(b, text);
+}
+
 /* A block's name, with its index when another block has the same name. */
 static void block_label(etc_sbuf *b, const etc_inspector *insp, size_t bi)
 {
@@ -99,14 +106,10 @@ static void accuracy_suite(etc_sbuf *b, const etc_accuracy *acc, const etc_inspe
 		etc_sbuf_printf(b, ">\n      <failure type=\"%s\" message=\"",
 		                etc_row_status_str(r->status));
 		xmls(b, r->reason);
-		etc_sbuf_puts(b, "\">shape ");
-		xmls(b, r->shape);
-		etc_sbuf_puts(b, " dtype ");
-		xmls(b, r->dtype);
-		etc_sbuf_puts(b, "; reference ");
-		xmls(b, r->reference_shape);
-		etc_sbuf_puts(b, " ");
-		xmls(b, r->reference_dtype);
+		field(b, "\">shape ", r->shape);
+		field(b, " dtype ", r->dtype);
+		field(b, "; reference ", r->reference_shape);
+		field(b, " ", r->reference_dtype);
 		etc_sbuf_puts(b, "</failure>\n    </testcase>\n");
 	}
 	etc_sbuf_puts(b, "    <system-out>");
@@ -172,22 +175,14 @@ static void numgap_suite(etc_sbuf *b, const etc_numgap *ng)
 		etc_sbuf_puts(b, "\">");
 		if ((long)i == first)
 			etc_sbuf_puts(b, "first divergence\n");
-		etc_sbuf_puts(b, "runtime ops: ");
-		xmls(b, r->ops);
-		etc_sbuf_puts(b, "\nreference ops: ");
-		xmls(b, r->reference_ops);
-		etc_sbuf_puts(b, "\nshape ");
-		xmls(b, r->shape);
-		etc_sbuf_puts(b, " dtype ");
-		xmls(b, r->dtype);
-		if (r->source_line && *r->source_line) {
-			etc_sbuf_puts(b, "\nsource: ");
-			xmls(b, r->source_line);
-		}
-		if (r->module_path && *r->module_path) {
-			etc_sbuf_puts(b, "\nmodule: ");
-			xmls(b, r->module_path);
-		}
+		field(b, "runtime ops: ", r->ops);
+		field(b, "\nreference ops: ", r->reference_ops);
+		field(b, "\nshape ", r->shape);
+		field(b, " dtype ", r->dtype);
+		if (r->source_line && *r->source_line)
+			field(b, "\nsource: ", r->source_line);
+		if (r->module_path && *r->module_path)
+			field(b, "\nmodule: ", r->module_path);
 		etc_sbuf_puts(b, "</failure>\n    </testcase>\n");
 	}
 	/* not compared, so neither pass nor fail: the gate ignores them too */

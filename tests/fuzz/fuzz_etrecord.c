@@ -10,12 +10,10 @@
  * Input: the ETRecord's bytes.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "fuzz_outputs.h"
+#include "fuzz_refs.h"
 #include "fuzz.h"
 
 #include <etcompare/etcompare.h>
-
-#include "example_data.h"
 
 static void read_methods(etc_etrecord *rec)
 {
@@ -92,13 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_check_terminal(t.p, t.n);
 		free(t.p);
 	}
-	etc_inspector_options io;
-	etc_inspector_options_init(&io);
-	if (etc_etdump_wrap(&dump, etc_example_etdump, sizeof etc_example_etdump, "example", &err) <
-	        0 ||
-	    etc_debug_buffer_wrap(&buf, etc_example_debug, sizeof etc_example_debug, "example",
-	                          &err) < 0 ||
-	    etc_inspector_create(&insp, dump, buf, &io, &err) < 0)
+	if (fuzz_example_inspector(&dump, &buf, &insp, &err) < 0)
 		goto done;
 	if (etc_inspector_link(insp, rec, NULL, &err) == 0) {
 		(void)etc_report_json(sink, insp, &ro, &err);
@@ -110,22 +102,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			etc_accuracy_options ao;
 			etc_accuracy_options_init(&ao);
 			etc_accuracy *acc = NULL;
-			if (etc_accuracy_run(&acc, insp, &set, &ao, &err) == 0) {
-				if (fuzz_text_open(&t)) {
-					(void)etc_report_accuracy(t.f, acc, insp, ~0u, &err);
-					fuzz_text_close(&t);
-					fuzz_check_terminal(t.p, t.n);
-					free(t.p);
-				}
-				etc_junit_gates g = {acc, insp, NULL, NULL};
-				if (fuzz_text_open(&t)) {
-					int rc = etc_report_junit_gates(t.f, &g, &err);
-					fuzz_text_close(&t);
-					if (rc == 0)
-						fuzz_check_xml(t.p, t.n);
-					free(t.p);
-				}
-			}
+			if (etc_accuracy_run(&acc, insp, &set, &ao, &err) == 0)
+				fuzz_check_accuracy_reports(acc, insp);
 			etc_accuracy_free(acc);
 		}
 	}

@@ -44,7 +44,10 @@ static inline void fuzz_fail(const char *what, const char *p, size_t n, size_t a
 	abort();
 }
 
-/* Length of the UTF-8 sequence at p and its code point; 0 when invalid. */
+/* Length of the UTF-8 sequence at p and its code point; 0 when invalid.
+ * Written apart from src/core/utf8.c on purpose: the checker is the oracle
+ * for the library's escaping, so a bug in the library's decoder must not
+ * also blind the check. */
 static inline size_t fuzz_utf8(const unsigned char *p, size_t n, uint32_t *cp)
 {
 	unsigned c = p[0];

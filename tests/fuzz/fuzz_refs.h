@@ -13,28 +13,27 @@
 
 #include "example_data.h"
 
-static inline void fuzz_compare_refs(const etc_torchsave *ts, const etc_npz *npz)
+/* The bundled example run, as the inspector sees it; 0 or -1. The caller
+ * frees the three (NULL or not). */
+static inline int fuzz_example_inspector(etc_etdump **dump, etc_debug_buffer **buf,
+                                         etc_inspector **insp, etc_error *err)
 {
-	etc_error err;
-	etc_etdump *dump = NULL;
-	etc_debug_buffer *buf = NULL;
-	etc_inspector *insp = NULL;
-	etc_accuracy *acc = NULL;
 	etc_inspector_options io;
 	etc_inspector_options_init(&io);
-	if (etc_etdump_wrap(&dump, etc_example_etdump, sizeof etc_example_etdump, "example", &err) <
+	if (etc_etdump_wrap(dump, etc_example_etdump, sizeof etc_example_etdump, "example", err) <
 	        0 ||
-	    etc_debug_buffer_wrap(&buf, etc_example_debug, sizeof etc_example_debug, "example",
-	                          &err) < 0 ||
-	    etc_inspector_create(&insp, dump, buf, &io, &err) < 0)
-		goto done;
-	etc_reference_set set = {ts, npz, "fuzz refs"};
-	etc_accuracy_options ao;
-	etc_accuracy_options_init(&ao);
-	if (etc_accuracy_run(&acc, insp, &set, &ao, &err) < 0) {
-		fuzz_check_terminal(err.message, strlen(err.message));
-		goto done;
-	}
+	    etc_debug_buffer_wrap(buf, etc_example_debug, sizeof etc_example_debug, "example",
+	                          err) < 0 ||
+	    etc_inspector_create(insp, *dump, *buf, &io, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* A comparison's accuracy table (terminal text) and JUnit report (XML whose
+ * verdict is the comparison's). */
+static inline void fuzz_check_accuracy_reports(const etc_accuracy *acc, const etc_inspector *insp)
+{
+	etc_error err;
 	fuzz_text t;
 	if (fuzz_text_open(&t)) {
 		(void)etc_report_accuracy(t.f, acc, insp, ~0u, &err);
@@ -52,6 +51,25 @@ static inline void fuzz_compare_refs(const etc_torchsave *ts, const etc_npz *npz
 			fuzz_fail("junit: verdict and accuracy failures disagree", t.p, t.n, 0);
 		free(t.p);
 	}
+}
+
+static inline void fuzz_compare_refs(const etc_torchsave *ts, const etc_npz *npz)
+{
+	etc_error err;
+	etc_etdump *dump = NULL;
+	etc_debug_buffer *buf = NULL;
+	etc_inspector *insp = NULL;
+	etc_accuracy *acc = NULL;
+	if (fuzz_example_inspector(&dump, &buf, &insp, &err) < 0)
+		goto done;
+	etc_reference_set set = {ts, npz, "fuzz refs"};
+	etc_accuracy_options ao;
+	etc_accuracy_options_init(&ao);
+	if (etc_accuracy_run(&acc, insp, &set, &ao, &err) < 0) {
+		fuzz_check_terminal(err.message, strlen(err.message));
+		goto done;
+	}
+	fuzz_check_accuracy_reports(acc, insp);
 done:
 	etc_accuracy_free(acc);
 	etc_inspector_free(insp);

@@ -35,6 +35,7 @@
  * exact sums) and SNR to 1e-9 dB.
  */
 #include "check.h"
+#include "tensor_view.h"
 
 #include "etcompare/metrics.h"
 
@@ -83,25 +84,6 @@ static double gen_value(uint64_t *s)
 	double k = (double)next24(s) - 8388608.0;
 	int e = (int)(next24(s) % 8);
 	return ldexp(k, -23 - e);
-}
-
-/* A 1-D tensor view over local bytes. Not to be copied (sizes_le points inside). */
-typedef struct view {
-	etc_tensor t;
-	uint8_t sizes[8];
-} view;
-
-static void view_init(view *v, int st, const void *data, uint64_t n)
-{
-	memset(v, 0, sizeof *v);
-	for (int i = 0; i < 8; i++)
-		v->sizes[i] = (uint8_t)(n >> (8 * i));
-	v->t.scalar_type = st;
-	v->t.ndim = 1;
-	v->t.sizes_le = v->sizes;
-	v->t.numel = n;
-	v->t.nbytes = n * etc_scalar_type_size(st);
-	v->t.data = data;
 }
 
 /* A source the library does not recognize: forces the generic read path. */
@@ -169,11 +151,9 @@ static void check_f32_all_paths(const char *name, const float *r, const float *a
                                 const expect *e)
 {
 	view vr, va;
-	view_init(&vr, ETC_FLOAT, r, n);
-	view_init(&va, ETC_FLOAT, a, n);
 	etc_values xr, xa;
-	etc_values_from_tensor(&xr, &vr.t);
-	etc_values_from_tensor(&xa, &va.t);
+	view_values(&vr, &xr, ETC_FLOAT, r, n);
+	view_values(&va, &xa, ETC_FLOAT, a, n);
 	char label[128];
 	for (int k = 0; k <= 3; k++) {
 		etc_metrics m;
@@ -303,11 +283,9 @@ static void test_near_identical_f64(void)
 	check_expect("near64", &m, &e);
 	/* and as a float64 tensor view */
 	view vr, va;
-	view_init(&vr, ETC_DOUBLE, r, n);
-	view_init(&va, ETC_DOUBLE, a, n);
 	etc_values xr, xa;
-	etc_values_from_tensor(&xr, &vr.t);
-	etc_values_from_tensor(&xa, &va.t);
+	view_values(&vr, &xr, ETC_DOUBLE, r, n);
+	view_values(&va, &xa, ETC_DOUBLE, a, n);
 	m = compare(&xr, &xa);
 	check_expect("near64 tensor", &m, &e);
 }
@@ -345,11 +323,9 @@ static void test_nan(void)
 	                  2994};
 	check_f32_all_paths("nan32", r, a, n, &e);
 	view vr, va;
-	view_init(&vr, ETC_FLOAT, r, n);
-	view_init(&va, ETC_FLOAT, a, n);
 	etc_values xr, xa;
-	etc_values_from_tensor(&xr, &vr.t);
-	etc_values_from_tensor(&xa, &va.t);
+	view_values(&vr, &xr, ETC_FLOAT, r, n);
+	view_values(&va, &xa, ETC_FLOAT, a, n);
 	etc_metrics m = compare(&xr, &xa);
 	CHECK(m.nan_count == 3 && m.nan_mismatch_count == 2);
 	CHECK(m.notes == (ETC_METRICS_NAN | ETC_METRICS_NAN_MISMATCH));
@@ -441,11 +417,9 @@ static void test_dtype_pairs(void)
 			encode01(types[i], r01, 10, rb);
 			encode01(types[j], a01, 10, ab);
 			view vr, va;
-			view_init(&vr, types[i], rb, 10);
-			view_init(&va, types[j], ab, 10);
 			etc_values xr, xa;
-			etc_values_from_tensor(&xr, &vr.t);
-			etc_values_from_tensor(&xa, &va.t);
+			view_values(&vr, &xr, types[i], rb, 10);
+			view_values(&va, &xa, types[j], ab, 10);
 			etc_metrics m = compare(&xr, &xa);
 			int before = check_failures;
 			CHECK(m.count == 10 && m.mismatch_count == 3 && !m.identical);
@@ -472,11 +446,9 @@ static void test_dtype_pairs(void)
 static etc_metrics compare_raw(int st, const void *r, const void *a, size_t n)
 {
 	view vr, va;
-	view_init(&vr, st, r, n);
-	view_init(&va, st, a, n);
 	etc_values xr, xa;
-	etc_values_from_tensor(&xr, &vr.t);
-	etc_values_from_tensor(&xa, &va.t);
+	view_values(&vr, &xr, st, r, n);
+	view_values(&va, &xa, st, a, n);
 	return compare(&xr, &xa);
 }
 
@@ -545,10 +517,8 @@ static void test_integers(void)
 	/* int64 reference, int32 actual: exact, through double, nothing rounded */
 	const int32_t a32b[] = {3, -4};
 	const int64_t r64b[] = {3, -5};
-	view_init(&vr, ETC_LONG, r64b, 2);
-	view_init(&va, ETC_INT, a32b, 2);
-	etc_values_from_tensor(&xr, &vr.t);
-	etc_values_from_tensor(&xa, &va.t);
+	view_values(&vr, &xr, ETC_LONG, r64b, 2);
+	view_values(&va, &xa, ETC_INT, a32b, 2);
 	m = compare(&xr, &xa);
 	CHECK(m.exact && m.mismatch_count == 1 && m.max_abs == 1.0 && m.max_abs_index == 1);
 	CHECK(m.notes == 0);
@@ -612,11 +582,9 @@ static void test_half_bfloat16(void)
 		bbytes[2 * i] = (uint8_t)bb[i], bbytes[2 * i + 1] = (uint8_t)(bb[i] >> 8);
 	}
 	view vh, vb;
-	view_init(&vh, ETC_HALF, hbytes, 16);
-	view_init(&vb, ETC_BFLOAT16, bbytes, 16);
 	etc_values xh, xb, dh, db;
-	etc_values_from_tensor(&xh, &vh.t);
-	etc_values_from_tensor(&xb, &vb.t);
+	view_values(&vh, &xh, ETC_HALF, hbytes, 16);
+	view_values(&vb, &xb, ETC_BFLOAT16, bbytes, 16);
 	etc_values_from_doubles(&dh, hv, 16);
 	etc_values_from_doubles(&db, bv, 16);
 	etc_metrics m = compare(&xh, &dh);
@@ -799,11 +767,9 @@ static void test_rel_lanes(void)
 		r[at] = 0.25f;
 		a[at] = 0.75f; /* rel 2, far above every other */
 		view vr, va;
-		view_init(&vr, ETC_FLOAT, r, 1040);
-		view_init(&va, ETC_FLOAT, a, 1040);
 		etc_values xr, xa;
-		etc_values_from_tensor(&xr, &vr.t);
-		etc_values_from_tensor(&xa, &va.t);
+		view_values(&vr, &xr, ETC_FLOAT, r, 1040);
+		view_values(&va, &xa, ETC_FLOAT, a, 1040);
 		for (int k = 0; k <= 3; k++) {
 			etc_metrics m;
 			CHECK(etc_metrics_compare_kernel_(&xr, &xa, &m, NULL, k) == 0);

@@ -8,6 +8,7 @@
  * maximum error appears in two segments reports the first.
  */
 #include "check.h"
+#include "tensor_view.h"
 
 #include "analysis/metrics_private.h"
 #include "core/internal.h"
@@ -22,24 +23,6 @@ int etc_metrics_compare_threads_(const etc_values *reference, const etc_values *
 
 /* Enough elements for several 2^18-element segments and a partial last one. */
 #define N ((size_t)(4u << 18) + 12345)
-
-typedef struct view {
-	etc_tensor t;
-	uint8_t sizes[8];
-} view;
-
-static void view_init(view *v, int st, const void *data, uint64_t n)
-{
-	memset(v, 0, sizeof *v);
-	for (int i = 0; i < 8; i++)
-		v->sizes[i] = (uint8_t)(n >> (8 * i));
-	v->t.scalar_type = st;
-	v->t.ndim = 1;
-	v->t.sizes_le = v->sizes;
-	v->t.numel = n;
-	v->t.nbytes = n * etc_scalar_type_size(st);
-	v->t.data = data;
-}
 
 static uint64_t next(uint64_t *s)
 {
@@ -98,11 +81,9 @@ static void test_float32(void)
 	a[600000] = r[600000] + 0.5f; /* the largest error, third segment ... */
 	a[800000] = r[800000] + 0.5f; /* ... and again in the fourth: the first counts */
 	view vr, va;
-	view_init(&vr, ETC_FLOAT, r, N);
-	view_init(&va, ETC_FLOAT, a, N);
 	etc_values xr, xa;
-	etc_values_from_tensor(&xr, &vr.t);
-	etc_values_from_tensor(&xa, &va.t);
+	view_values(&vr, &xr, ETC_FLOAT, r, N);
+	view_values(&va, &xa, ETC_FLOAT, a, N);
 	for (int k = 0; k <= 3; k++)
 		all_thread_counts("float32", &xr, &xa, k);
 
@@ -137,11 +118,9 @@ static void test_int64_and_double(void)
 	}
 	rd[400000] = NAN;
 	view vr, va;
-	view_init(&vr, ETC_LONG, ri, N);
-	view_init(&va, ETC_LONG, ai, N);
 	etc_values xr, xa;
-	etc_values_from_tensor(&xr, &vr.t);
-	etc_values_from_tensor(&xa, &va.t);
+	view_values(&vr, &xr, ETC_LONG, ri, N);
+	view_values(&va, &xa, ETC_LONG, ai, N);
 	all_thread_counts("int64", &xr, &xa, 3);
 	etc_values_from_doubles(&xr, rd, N);
 	etc_values_from_doubles(&xa, ad, N);
