@@ -1,0 +1,79 @@
+/*
+ * numgap_check.c - refusing an ETRecord that is not the ETDump's own:
+ * events without debug handles, or named for ops their linked nodes do not
+ * run, stop the numeric gap (or warn with --force).
+ */
+#include "analysis/numgap_internal.h"
+
+#include <stdio.h>
+
+/* Does the event name contain the base name of one of its linked nodes' ops? */
+static bool name_fits(const etc_inspector_event *ev, const char **op)
+{
+	char name[256], base[128];
+	size_t l = ev->name.len < sizeof name - 1 ? ev->name.len : sizeof name - 1;
+	memcpy(name, ev->name.ptr, l);
+	name[l] = '\0';
+	*op = "";
+	for (uint32_t k = 0; k < ev->node_count; k++) {
+		etc_ng_op_base_(ev->nodes[k]->op, base, sizeof base);
+		if (*base && strstr(name, base))
+			return true;
+		*op = ev->nodes[k]->op;
+	}
+	return ev->node_count == 0;
+}
+
+/*
+ * The ETRecord linked to one side must be its own: more than half of the
+ * events with intermediate outputs without a debug handle, or an event
+ * whose name contains none of its linked nodes' op names, stop the run
+ * (ETC_ERR_MISMATCH naming the files and the flag), or warn with force.
+ */
+int etc_ng_check_record_(etc_numgap *ng, const gather *g, size_t from, size_t to,
+                         const etc_inspector *insp, const char *flag, etc_error *err)
+{
+	const etc_etrecord *rec = etc_inspector_etrecord(insp);
+	if (!rec || from == to)
+		return 0;
+	const char *dump = etc_etdump_name(etc_inspector_etdump(insp));
+	const char *rname = etc_etrecord_name(rec);
+	size_t unlinked = 0, total = 0;
+	const item *bad = NULL;
+	const char *bad_op = "";
+	for (size_t i = from; i < to; i++) {
+		const item *it = &g->items[i];
+		if (!it->ev)
+			continue;
+		total++;
+		unlinked += it->nh == 0;
+		const etc_inspector_event *ev = it->ev;
+		/* delegated events are named by their delegate id; DELEGATE_CALL and
+		 * OPERATOR_CALL by their kind */
+		if (bad || ev->is_delegated_op || !ev->name.len || etc_ng_is_delegate_call_(ev) ||
+		    (ev->name.len == 13 && !memcmp(ev->name.ptr, "OPERATOR_CALL", 13)))
+			continue;
+		const char *op;
+		if (!name_fits(ev, &op))
+			bad = it, bad_op = op;
+	}
+	char msg[600];
+	if (unlinked * 2 > total)
+		snprintf(
+		    msg, sizeof msg,
+		    "%s: %zu of the %zu events with intermediate outputs have no debug handle "
+		    "in ETRecord %s: it is not the record of this ETDump; give its own with %s",
+		    dump, unlinked, total, rname, flag);
+	else if (bad)
+		snprintf(
+		    msg, sizeof msg,
+		    "%s: instruction %d \"%s\" is linked by ETRecord %s to %s, which it does not "
+		    "run: the record is not the one of this ETDump; give its own with %s",
+		    dump, bad->ev->instruction_id, bad->name, rname, bad_op, flag);
+	else
+		return 0;
+	if (!ng->opt.force)
+		return etc_fail(err, ETC_ERR_MISMATCH, NULL, -1,
+		                "%s (or --force to compare anyway)", msg);
+	return etc_ng_warn_(ng, err, "%s (--force: compared anyway)", msg);
+}

@@ -1,0 +1,128 @@
+/*
+ * numgap_internal.h - the state of one numeric gap run shared by its files
+ * (numgap.c, numgap_gather.c, numgap_align.c, numgap_rows.c,
+ * numgap_check.c): items, their output tensors, the rows' read contexts,
+ * struct etc_numgap, and the functions that cross those files.
+ * numgap_private.h stays the part the unit tests and benchmark see.
+ */
+#ifndef ETC_NUMGAP_INTERNAL_H
+#define ETC_NUMGAP_INTERNAL_H
+
+#include "etcompare/numgap.h"
+#include "etcompare/accuracy.h"
+#include "analysis/compare_private.h"
+#include "analysis/numgap_compare.h"
+#include "analysis/numgap_private.h"
+#include "analysis/values_private.h"
+#include "core/internal.h"
+#include "core/fmt.h"
+#include "format/npz_private.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* One intermediate output record: an event's debug data, or one .npz array. */
+typedef struct item {
+	int side;
+	uint32_t order;                /* execution (or file) order on its side */
+	const etc_inspector_event *ev; /* NULL for an .npz array */
+	const char *name;              /* event name or array name */
+	int64_t *handles;              /* ascending, unique */
+	uint32_t nh;
+	uint32_t first, nout; /* outputs: tensors[first .. first+nout) */
+} item;
+
+typedef struct otensor {
+	etc_tensor t;
+	bool has_data;
+	etc_npz_crc check; /* an .npz array's CRC-32, verified in the comparison or at the end */
+	char why[128];     /* when !has_data */
+} otensor;
+
+typedef struct gather {
+	item *items;
+	size_t n, cap;
+	otensor *ts;
+	size_t nt, capt;
+} gather;
+
+/* How a row's runtime values are read: permuted and/or dequantized. */
+typedef struct rowx {
+	bool permute, dequant;
+	etc_permuted perm;
+	etc_dequant dq;
+} rowx;
+
+struct etc_numgap {
+	etc_arena arena;
+	int alignment;
+	etc_numgap_row *rows;
+	etc_tensor *act, *ref; /* per row */
+	rowx *xf;              /* per row */
+	size_t nrows, caprows;
+	etc_numgap_unmatched *un;
+	size_t nun, capun;
+	long first;
+	etc_numgap_options opt;
+	/* for op names and stack traces: each side's ETRecord and method */
+	const etc_etrecord *rec, *ref_rec;
+	int method, ref_method;
+	const etc_npz *npz; /* the .npz reference, for its CRC checks */
+	etc_ng_graph g_rt;  /* the runtime ETRecord's graph: quantize nodes, SNR drops */
+	etc_ng_qfile qfile;
+	bool has_qfile;
+	const char **warn;
+	size_t nwarn, capwarn;
+	etc_ng_pending pending; /* rows compared after alignment, on several threads */
+};
+
+/* Grows array p of capacity *cap to hold `need` elements of `size` bytes (NULL: out of memory). */
+void *etc_ng_grow_(void *p, size_t *cap, size_t need, size_t size);
+/* Adds a warning of the run (ETC_ERR_NOMEM). */
+int etc_ng_warn_(etc_numgap *ng, etc_error *err, const char *fmt, ...) ETC_PRINTF(3, 4);
+
+/* --- items (numgap_gather.c) --------------------------------------------------------------- */
+
+/* Copies `n` handles into the arena, ascending and unique. */
+int etc_ng_set_handles_(etc_arena *a, item *it, const int64_t *h, size_t n, etc_error *err);
+bool etc_ng_same_instruction_(const etc_inspector_event *a, const etc_inspector_event *b);
+bool etc_ng_is_delegate_call_(const etc_inspector_event *ev);
+/* The items of one inspector: each instruction (or delegate event) with debug data once. */
+int etc_ng_gather_inspector_(etc_numgap *ng, gather *g, const etc_inspector *insp, int side,
+                             const char *block, const char *what, etc_error *err);
+/* The items of an .npz reference: one per array, named by its debug handles. */
+int etc_ng_gather_npz_(etc_numgap *ng, gather *g, const etc_npz *z, const char *name,
+                       etc_error *err);
+
+/* --- alignment (numgap_align.c) ------------------------------------------------------------ */
+
+int etc_ng_align_by_handle_(etc_numgap *ng, gather *g, const etc_gate *gate, etc_error *err);
+int etc_ng_align_by_instruction_(etc_numgap *ng, gather *g, size_t nrt, const char *rt_name,
+                                 const char *ref_name, const etc_gate *gate, etc_error *err);
+/* Nothing could be compared: a run that checks nothing must not pass. */
+int etc_ng_nothing_aligned_(const gather *g, size_t nrt, bool by_handle, const char *block,
+                            const char *rt_name, const char *ref_name, etc_error *err);
+
+/* --- a row's comparison (numgap_rows.c) ---------------------------------------------------- */
+
+/* Finishes the deferred CRC-32 check of an .npz array (ETC_ERR_FORMAT naming the member). */
+int etc_ng_verify_ref_(const etc_numgap *ng, otensor *r, etc_error *err);
+/* The runtime values of row i: the tensor, permuted and dequantized as decided. */
+void etc_ng_row_chain_(etc_numgap *ng, size_t i, etc_values *out);
+/* The values row i compares (an etc_ng_values_fn for numgap_compare.c). */
+void etc_ng_row_values_(void *ctx, size_t i, etc_values *actual, etc_values *reference);
+/* The row's gap in distance `d` (ETC_NUMGAP_MSE, _L1, _SNR). */
+double etc_ng_distance_of_(int d, const etc_metrics *m);
+/* Sets up and runs (or queues) the comparison of row i; *rc gets a failure. */
+void etc_ng_compare_pair_(etc_numgap *ng, size_t i, const item *ait, const otensor *a, otensor *r,
+                          const etc_gate *gate, etc_error *err, int *rc);
+
+/* --- the ETRecord check (numgap_check.c) --------------------------------------------------- */
+
+/* Refuses (or with force warns about) an ETRecord not the ETDump's own (ETC_ERR_MISMATCH). */
+int etc_ng_check_record_(etc_numgap *ng, const gather *g, size_t from, size_t to,
+                         const etc_inspector *insp, const char *flag, etc_error *err);
+
+#endif
