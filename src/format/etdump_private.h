@@ -15,8 +15,8 @@
  * run's objects (its tables, vectors and strings), for a caller that has
  * read the run and will not come back to it soon. The data stays valid: a
  * later read faults the pages back in from the page cache. Does nothing when
- * the ETDump wraps a caller's buffer, when two runs' objects interleave, or
- * for a run out of range.
+ * the ETDump wraps a caller's buffer, when two runs' objects interleave,
+ * for a run smaller than 64 KiB (not worth the call) or out of range.
  */
 void etc_etdump_release_run_(const etc_etdump *d, uint32_t run);
 
