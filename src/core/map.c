@@ -102,9 +102,9 @@ void etc_map_release(const etc_map *m, size_t off, size_t len)
 	uintptr_t mask = (uintptr_t)page - 1;
 	uintptr_t lo = ((uintptr_t)m->data + off + mask) & ~mask;
 	uintptr_t hi = ((uintptr_t)m->data + off + len) & ~mask;
+	/* Advice only: if it fails, the pages simply stay resident. */
 	if (lo < hi)
-		madvise((void *)lo, hi - lo,
-		        MADV_DONTNEED); /* advice only: a failure changes nothing */
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
 void etc_map_close(etc_map *m)
