@@ -12,12 +12,11 @@
 /* --- value comparison ------------------------------------------------------ */
 
 /*
- * The tensors of a later run are compared with one memcmp each: glibc's
- * vector memcmp over the whole span was the fastest of the variants measured
- * on the table-only bench (4k floats a tensor, cold in the process: 10% less
- * time than 1 KiB blocks with software prefetch, which also cost 25% more
- * once the pages are mapped; a 64-bit XOR/OR loop per 4 KiB was slower
- * without -march=native).
+ * The tensors of a later run are compared with one memcmp each (glibc's
+ * vector memcmp). bench/bench_equal on the table-only bench's buffer, 16 KiB
+ * tensors cold in the process: 10% less time than the 1 KiB blocks with
+ * software prefetch used before, 25% less once mapped; a 64-bit XOR/OR loop
+ * per 4 KiB is as slow as the blocks there (it wins only on 4 KiB tensors).
  */
 static bool bytes_equal(const uint8_t *a, const uint8_t *b, size_t n)
 {
