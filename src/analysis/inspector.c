@@ -25,6 +25,7 @@
  * (shared types: inspector_private.h).
  */
 #include "analysis/inspector_private.h"
+#include "format/etdump_private.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,6 +249,10 @@ int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_
 		}
 		if ((rc = etc_add_run_(in, g, r, &run, &s, err)) < 0)
 			goto done;
+		/* The run is collated: its part of a mapped ETDump need not stay
+		 * resident (what the events still point at, names and metadata,
+		 * faults back in when read). */
+		etc_etdump_release_run_(dump, r);
 	}
 	etc_scratch_free_(&s); /* before the events are built: the peak is lower */
 	in->blocks = etc_arena_alloc(&in->arena, ngroups ? ngroups : 1, sizeof *in->blocks);

@@ -78,6 +78,13 @@ typedef struct etc_map {
 
 int etc_map_open(etc_map *m, const char *path, etc_error *err);
 void etc_map_close(etc_map *m);
+/*
+ * Drops the resident pages that lie wholly inside [off, off + len) of a file
+ * mapping (madvise MADV_DONTNEED). The mapping is read-only and private, so
+ * the bytes stay valid: a later read faults them back in from the page cache.
+ * Does nothing for a copy in memory.
+ */
+void etc_map_release(const etc_map *m, size_t off, size_t len);
 
 /* Overflow-checked arithmetic; return false on overflow. */
 static inline bool etc_mul_u64(uint64_t a, uint64_t b, uint64_t *out)

@@ -1,7 +1,8 @@
 /*
  * map.c - read-only whole-file views. Regular files are memory-mapped so that
  * large debug buffers and ETDumps are never copied; other files (pipes,
- * character devices) are read into memory.
+ * character devices) are read into memory. etc_map_release hands the pages
+ * of a part already read back to the kernel.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "core/internal.h"
@@ -89,6 +90,21 @@ int etc_map_open(etc_map *m, const char *path, etc_error *err)
 	}
 	close(fd);
 	return rc;
+}
+
+void etc_map_release(const etc_map *m, size_t off, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	if (!m->mapped || page <= 0 || off >= m->size)
+		return;
+	if (len > m->size - off)
+		len = m->size - off;
+	uintptr_t mask = (uintptr_t)page - 1;
+	uintptr_t lo = ((uintptr_t)m->data + off + mask) & ~mask;
+	uintptr_t hi = ((uintptr_t)m->data + off + len) & ~mask;
+	/* Advice only: if it fails, the pages simply stay resident. */
+	if (lo < hi)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
 void etc_map_close(etc_map *m)

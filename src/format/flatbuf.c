@@ -33,6 +33,14 @@ static int charge(etc_fb *fb, size_t pos, const char *what, uint64_t bytes)
 	return 0;
 }
 
+static void widen_span(etc_fb *fb, size_t lo, size_t hi)
+{
+	if (lo < fb->span_lo)
+		fb->span_lo = lo;
+	if (hi > fb->span_hi)
+		fb->span_hi = hi;
+}
+
 int etc_fb_verify_table(etc_fb *fb, size_t pos, const char *what, etc_fb_table *out)
 {
 	if (pos > fb->len || fb->len - pos < 4)
@@ -53,6 +61,7 @@ int etc_fb_verify_table(etc_fb *fb, size_t pos, const char *what, etc_fb_table *
 	if (tbl_len < 4 || (uint64_t)pos + tbl_len > fb->len)
 		return etc_fb_fail(fb, pos, what, "table of %u bytes runs past the buffer end",
 		                   tbl_len);
+	widen_span(fb, pos, pos + tbl_len);
 	out->pos = pos;
 	out->vt = (size_t)vt;
 	out->vt_len = vt_len;
@@ -102,6 +111,7 @@ int etc_fb_verify_vector(etc_fb *fb, size_t vpos, size_t elem_size, const char *
 		                   "vector of %u elements (%llu bytes) runs past the buffer end", n,
 		                   (unsigned long long)bytes);
 	ETC_TRY(charge(fb, vpos, what, 4 + bytes));
+	widen_span(fb, vpos, vpos + 4 + (size_t)bytes);
 	*count = n;
 	return 0;
 }
@@ -117,6 +127,7 @@ int etc_fb_verify_string(etc_fb *fb, size_t spos, const char *what)
 		                   n);
 	if (fb->buf[spos + 4 + n] != 0)
 		return etc_fb_fail(fb, spos, what, "string of %u bytes is not NUL-terminated", n);
+	widen_span(fb, spos, spos + 5 + (size_t)n);
 	return charge(fb, spos, what, 5 + (uint64_t)n);
 }
 

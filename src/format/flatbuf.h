@@ -29,6 +29,10 @@ typedef struct etc_fb {
 	etc_error *err;
 	uint64_t budget;    /* bytes of structure the verifier may still visit */
 	int64_t run, event; /* context for messages, -1 when not inside one */
+	/* Byte span [span_lo, span_hi) of the table bodies, vectors and strings
+	 * verified since the caller last reset it (vtables are left out: writers
+	 * share them across the whole buffer). */
+	size_t span_lo, span_hi;
 } etc_fb;
 
 typedef struct etc_fb_table {

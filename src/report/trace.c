@@ -10,6 +10,7 @@
 #include "etcompare/trace.h"
 #include "core/fmt.h"
 #include "core/internal.h"
+#include "format/etdump_private.h"
 
 #include <stdlib.h>
 
@@ -306,8 +307,10 @@ int etc_trace_write(FILE *f, const etc_etdump *const *dumps, size_t n, const etc
 			first = false;
 		}
 		sort_index(&w, "process_sort_index", 0, w.pid);
-		for (uint32_t r = 0; r < etc_etdump_run_count(w.dump) && rc == 0; r++)
+		for (uint32_t r = 0; r < etc_etdump_run_count(w.dump) && rc == 0; r++) {
 			rc = write_run(&w, r, err);
+			etc_etdump_release_run_(w.dump, r); /* written: need not stay resident */
+		}
 	}
 	if (rc == 0) {
 		etc_sbuf_puts(&w.b, "\n]}\n");
