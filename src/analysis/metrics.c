@@ -21,11 +21,17 @@
  * Large comparisons use several threads: the range is cut into fixed
  * segments whose totals are merged in order, so the result has the same
  * bits whatever the thread count (ETC_THREADS, core/parallel.h).
+ *
+ * This file owns the sources (read functions), the driver (segments,
+ * threads, ordered merge, CRC folding, NaN handling, summation, results)
+ * and the entry points; the per-chunk passes and the run-time choice of
+ * the float32 kernel are in metrics_kernels.c.
  */
 #include "etcompare/metrics.h"
 
 #include "core/internal.h"
 #include "core/parallel.h"
+#include "analysis/metrics_kernels.h"
 #include "analysis/metrics_private.h"
 #include "format/zipread.h"
 
@@ -254,404 +260,6 @@ static const uint8_t *raw_f32(const etc_values *v)
 	return NULL;
 }
 
-/* ---- the per-chunk passes ------------------------------------------------- */
-
-/*
- * What a pass over one chunk found: the four dot products, sum |d|, max |d|
- * (its index is looked up afterwards, only when it raises the maximum), the
- * count of d != 0, and max |d|/|r| over r != 0 (in, the value so far; out,
- * updated: the running value screens blocks, see below).
- */
-typedef struct chunk_res {
-	double rr, aa, ra, dd, l1, max_abs, rel;
-	uint64_t ne;
-} chunk_res;
-
-/* A float32 element at p (any alignment), as double. */
-static inline double f32_at(const uint8_t *p)
-{
-	union {
-		uint32_t u;
-		float f;
-	} x = {etc_le32(p)};
-	return x.f;
-}
-
-/* Raises res->rel from float32 elements [i, i+len) after a vector screen fired. */
-static void rel_block_f32(const uint8_t *rp, const uint8_t *ap, size_t i, size_t len,
-                          chunk_res *res)
-{
-	for (size_t k = i; k < i + len; k++) {
-		double r = f32_at(rp + 4 * k), a = f32_at(ap + 4 * k);
-		double d = a == r ? 0.0 : a - r;
-		if (r != 0 && fabs(d) / fabs(r) > res->rel)
-			res->rel = fabs(d) / fabs(r);
-	}
-}
-
-/* The scalar pass over float32 elements [i, n), added to res. */
-static void f32_tail(const uint8_t *rp, const uint8_t *ap, size_t i, size_t n, chunk_res *res)
-{
-	for (; i < n; i++) {
-		double r = f32_at(rp + 4 * i), a = f32_at(ap + 4 * i);
-		double d = a == r ? 0.0 : a - r;
-		res->rr += r * r;
-		res->aa += a * a;
-		res->ra += r * a;
-		res->dd += d * d;
-		res->ne += d != 0;
-		res->l1 += fabs(d);
-		if (fabs(d) > res->max_abs)
-			res->max_abs = fabs(d);
-		if (r != 0 && fabs(d) / fabs(r) > res->rel)
-			res->rel = fabs(d) / fabs(r);
-	}
-}
-
-/*
- * The float32 kernels: one streaming pass over both inputs that converts to
- * double in registers and produces every sum at once (nothing is stored).
- * NaN input gives NaN in dd and garbage elsewhere: the caller detects it
- * and redoes the chunk without the NaNs. The relative error is only divided
- * out for a block in which some |d| > rel |r| with r != 0 (rare once rel
- * nears its final value), so there is no division per element.
- */
-typedef void (*f32_pass_fn)(const uint8_t *rp, const uint8_t *ap, size_t n, chunk_res *res);
-
-/* Portable: 8 lanes of partial sums, as the vector kernels (accuracy alike). */
-static void f32_pass_generic(const uint8_t *rp, const uint8_t *ap, size_t n, chunk_res *res)
-{
-	double rr[8] = {0}, aa[8] = {0}, ra[8] = {0}, dd[8] = {0}, l1[8] = {0};
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		for (int k = 0; k < 8; k++) {
-			double r = f32_at(rp + 4 * (i + k)), a = f32_at(ap + 4 * (i + k));
-			double d = a == r ? 0.0 : a - r;
-			rr[k] += r * r;
-			aa[k] += a * a;
-			ra[k] += r * a;
-			dd[k] += d * d;
-			l1[k] += fabs(d);
-			res->ne += d != 0;
-			if (fabs(d) > res->max_abs)
-				res->max_abs = fabs(d);
-			if (r != 0 && fabs(d) / fabs(r) > res->rel)
-				res->rel = fabs(d) / fabs(r);
-		}
-	}
-	for (int k = 0; k < 8; k++) {
-		res->rr += rr[k];
-		res->aa += aa[k];
-		res->ra += ra[k];
-		res->dd += dd[k];
-		res->l1 += l1[k];
-	}
-	f32_tail(rp, ap, i, n, res);
-}
-
-/*
- * Software prefetch distance in bytes: the hardware prefetchers stop at page
- * boundaries, so each side is requested a page ahead (prefetches never fault,
- * past the end included).
- */
-#define PREFETCH_AHEAD 4096
-
-#ifdef ETC_METRICS_X86
-/* One step of 4 elements at offset k, into accumulator set j. */
-#define F32_STEP_AVX2(k, j)                                                                        \
-	do {                                                                                       \
-		__m256d rv = _mm256_cvtps_pd(_mm_loadu_ps(fr + (k)));                              \
-		__m256d av = _mm256_cvtps_pd(_mm_loadu_ps(fa + (k)));                              \
-		__m256d ne = _mm256_cmp_pd(av, rv, _CMP_NEQ_UQ);                                   \
-		__m256d dv = _mm256_and_pd(ne, _mm256_sub_pd(av, rv));                             \
-		count += (unsigned)__builtin_popcount((unsigned)_mm256_movemask_pd(ne));           \
-		rr##j = _mm256_fmadd_pd(rv, rv, rr##j);                                            \
-		aa##j = _mm256_fmadd_pd(av, av, aa##j);                                            \
-		ra##j = _mm256_fmadd_pd(rv, av, ra##j);                                            \
-		dd##j = _mm256_fmadd_pd(dv, dv, dd##j);                                            \
-		__m256d ad = _mm256_and_pd(dv, absmask);                                           \
-		l1##j = _mm256_add_pd(l1##j, ad);                                                  \
-		mx##j = _mm256_max_pd(mx##j, ad);                                                  \
-		__m256d big =                                                                      \
-		    _mm256_cmp_pd(ad, _mm256_mul_pd(m, _mm256_and_pd(rv, absmask)), _CMP_GT_OQ);   \
-		win = _mm256_or_pd(win, _mm256_and_pd(big, _mm256_cmp_pd(rv, zero, _CMP_NEQ_OQ))); \
-	} while (0)
-
-__attribute__((target("avx"))) static inline double hsum256(__m256d v)
-{
-	double x[4];
-	_mm256_storeu_pd(x, v);
-	return (x[0] + x[1]) + (x[2] + x[3]);
-}
-
-__attribute__((target("avx2,fma"))) static void f32_pass_avx2(const uint8_t *rp, const uint8_t *ap,
-                                                              size_t n, chunk_res *res)
-{
-	const float *fr = (const float *)(const void *)rp;
-	const float *fa = (const float *)(const void *)ap;
-	const __m256d zero = _mm256_setzero_pd();
-	const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
-	__m256d m = _mm256_set1_pd(res->rel);
-	__m256d rr0 = zero, aa0 = zero, ra0 = zero, dd0 = zero, l10 = zero, mx0 = zero;
-	__m256d rr1 = zero, aa1 = zero, ra1 = zero, dd1 = zero, l11 = zero, mx1 = zero;
-	uint64_t count = 0;
-	size_t i = 0;
-	for (; i + 16 <= n; i += 16) {
-		_mm_prefetch((const char *)rp + 4 * i + PREFETCH_AHEAD, _MM_HINT_T0);
-		_mm_prefetch((const char *)ap + 4 * i + PREFETCH_AHEAD, _MM_HINT_T0);
-		__m256d win = zero;
-		F32_STEP_AVX2(i, 0);
-		F32_STEP_AVX2(i + 4, 1);
-		F32_STEP_AVX2(i + 8, 0);
-		F32_STEP_AVX2(i + 12, 1);
-		if (_mm256_movemask_pd(win)) {
-			rel_block_f32(rp, ap, i, 16, res);
-			m = _mm256_set1_pd(res->rel);
-		}
-	}
-	res->rr += hsum256(_mm256_add_pd(rr0, rr1));
-	res->aa += hsum256(_mm256_add_pd(aa0, aa1));
-	res->ra += hsum256(_mm256_add_pd(ra0, ra1));
-	res->dd += hsum256(_mm256_add_pd(dd0, dd1));
-	res->l1 += hsum256(_mm256_add_pd(l10, l11));
-	res->ne += count;
-	double mx[4];
-	_mm256_storeu_pd(mx, _mm256_max_pd(mx0, mx1));
-	for (int k = 0; k < 4; k++)
-		if (mx[k] > res->max_abs)
-			res->max_abs = mx[k];
-	f32_tail(rp, ap, i, n, res);
-}
-#undef F32_STEP_AVX2
-
-/*
- * AVX-512: a != r as a mask (NaN included) gives d by a masked subtraction
- * and the count of d != 0 by popcount (a != r implies a - r != 0 in IEEE
- * arithmetic with gradual underflow).
- */
-#define F32_STEP_512(k, j)                                                                         \
-	do {                                                                                       \
-		__m512d rv = _mm512_cvtps_pd(_mm256_loadu_ps(fr + (k)));                           \
-		__m512d av = _mm512_cvtps_pd(_mm256_loadu_ps(fa + (k)));                           \
-		__mmask8 ne = _mm512_cmp_pd_mask(av, rv, _CMP_NEQ_UQ);                             \
-		__m512d dv = _mm512_maskz_sub_pd(ne, av, rv);                                      \
-		count += (unsigned)__builtin_popcount(ne);                                         \
-		rr##j = _mm512_fmadd_pd(rv, rv, rr##j);                                            \
-		aa##j = _mm512_fmadd_pd(av, av, aa##j);                                            \
-		ra##j = _mm512_fmadd_pd(rv, av, ra##j);                                            \
-		dd##j = _mm512_fmadd_pd(dv, dv, dd##j);                                            \
-		__m512d ad = _mm512_abs_pd(dv);                                                    \
-		l1##j = _mm512_add_pd(l1##j, ad);                                                  \
-		mx##j = _mm512_max_pd(mx##j, ad);                                                  \
-		__mmask8 rnz = _mm512_cmp_pd_mask(rv, zero, _CMP_NEQ_OQ);                          \
-		win |= _mm512_mask_cmp_pd_mask(rnz, ad, _mm512_mul_pd(m, _mm512_abs_pd(rv)),       \
-		                               _CMP_GT_OQ);                                        \
-	} while (0)
-
-__attribute__((target("avx512f"))) static void f32_pass_avx512(const uint8_t *rp, const uint8_t *ap,
-                                                               size_t n, chunk_res *res)
-{
-	const float *fr = (const float *)(const void *)rp;
-	const float *fa = (const float *)(const void *)ap;
-	const __m512d zero = _mm512_setzero_pd();
-	__m512d m = _mm512_set1_pd(res->rel);
-	__m512d rr0 = zero, aa0 = zero, ra0 = zero, dd0 = zero, l10 = zero, mx0 = zero;
-	__m512d rr1 = zero, aa1 = zero, ra1 = zero, dd1 = zero, l11 = zero, mx1 = zero;
-	uint64_t count = 0;
-	size_t i = 0;
-	for (; i + 16 <= n; i += 16) {
-		_mm_prefetch((const char *)rp + 4 * i + PREFETCH_AHEAD, _MM_HINT_T0);
-		_mm_prefetch((const char *)ap + 4 * i + PREFETCH_AHEAD, _MM_HINT_T0);
-		__mmask8 win = 0;
-		F32_STEP_512(i, 0);
-		F32_STEP_512(i + 8, 1);
-		if (win) {
-			rel_block_f32(rp, ap, i, 16, res);
-			m = _mm512_set1_pd(res->rel);
-		}
-	}
-	res->rr += _mm512_reduce_add_pd(_mm512_add_pd(rr0, rr1));
-	res->aa += _mm512_reduce_add_pd(_mm512_add_pd(aa0, aa1));
-	res->ra += _mm512_reduce_add_pd(_mm512_add_pd(ra0, ra1));
-	res->dd += _mm512_reduce_add_pd(_mm512_add_pd(dd0, dd1));
-	res->l1 += _mm512_reduce_add_pd(_mm512_add_pd(l10, l11));
-	res->ne += count;
-	double mx = _mm512_reduce_max_pd(_mm512_max_pd(mx0, mx1));
-	if (mx > res->max_abs)
-		res->max_abs = mx;
-	f32_tail(rp, ap, i, n, res);
-}
-#undef F32_STEP_512
-#endif
-
-#ifdef ETC_METRICS_X86
-/* f32_find, 4 elements a step. */
-__attribute__((target("avx2"))) static size_t f32_find_avx2(const uint8_t *rp, const uint8_t *ap,
-                                                            size_t n, double target)
-{
-	const float *fr = (const float *)(const void *)rp;
-	const float *fa = (const float *)(const void *)ap;
-	const __m256d want = _mm256_set1_pd(target);
-	const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
-	size_t k = 0;
-	for (; k + 4 <= n; k += 4) {
-		__m256d r = _mm256_cvtps_pd(_mm_loadu_ps(fr + k));
-		__m256d a = _mm256_cvtps_pd(_mm_loadu_ps(fa + k));
-		__m256d d = _mm256_and_pd(_mm256_sub_pd(a, r), absmask);
-		__m256d hit = _mm256_and_pd(_mm256_cmp_pd(d, want, _CMP_EQ_OQ),
-		                            _mm256_cmp_pd(a, r, _CMP_NEQ_UQ));
-		int mask = _mm256_movemask_pd(hit);
-		if (mask)
-			return k + (size_t)__builtin_ctz((unsigned)mask);
-	}
-	for (; k < n; k++) {
-		double r = f32_at(rp + 4 * k), a = f32_at(ap + 4 * k);
-		if (a != r && fabs(a - r) == target)
-			return k;
-	}
-	return 0;
-}
-#endif
-
-/* The first k in [0, n) of the float32 chunk with |a - r| == target. */
-static size_t f32_find(const uint8_t *rp, const uint8_t *ap, size_t n, double target)
-{
-#ifdef ETC_METRICS_X86
-	if (__builtin_cpu_supports("avx2"))
-		return f32_find_avx2(rp, ap, n, target);
-#endif
-	for (size_t k = 0; k < n; k++) {
-		double r = f32_at(rp + 4 * k), a = f32_at(ap + 4 * k);
-		if (a != r && fabs(a - r) == target)
-			return k;
-	}
-	return 0;
-}
-
-/* ---- the double passes (any source, converted by its read function) ------- */
-
-/* The scalar remainder of diff_pass: elements [i, n). */
-static void diff_tail(const double *r, const double *a, double *d, size_t i, size_t n,
-                      chunk_res *res)
-{
-	for (; i < n; i++) {
-		double x = a[i] == r[i] ? 0.0 : a[i] - r[i];
-		d[i] = x;
-		res->ne += x != 0;
-		res->l1 += fabs(x);
-		if (fabs(x) > res->max_abs)
-			res->max_abs = fabs(x);
-		if (r[i] != 0 && fabs(x) / fabs(r[i]) > res->rel)
-			res->rel = fabs(x) / fabs(r[i]);
-	}
-}
-
-/* Raises res->rel from the block [i, i+len) after the vector test fired. */
-static void rel_block(const double *r, const double *d, size_t i, size_t len, chunk_res *res)
-{
-	for (size_t k = i; k < i + len; k++)
-		if (r[k] != 0 && fabs(d[k]) / fabs(r[k]) > res->rel)
-			res->rel = fabs(d[k]) / fabs(r[k]);
-}
-
-/*
- * d[i] = a[i] - r[i], or 0 where a[i] == r[i], with the count of d != 0,
- * sum |d|, max |d| and max |d|/|r| (screened by blocks as in the float32
- * kernels).
- */
-static void diff_pass(const double *r, const double *a, double *d, size_t n, chunk_res *res)
-{
-	size_t i = 0;
-#ifdef ETC_METRICS_SSE2
-	const __m128d zero = _mm_setzero_pd();
-	const __m128d absmask = _mm_castsi128_pd(_mm_set1_epi64x(INT64_MAX));
-	__m128i cnt = _mm_setzero_si128();
-	__m128d m = _mm_set1_pd(res->rel), mx0 = _mm_set1_pd(res->max_abs), mx1 = mx0;
-	__m128d s0 = zero, s1 = zero;
-	for (; i + 4 <= n; i += 4) {
-		__m128d r0 = _mm_loadu_pd(r + i), a0 = _mm_loadu_pd(a + i);
-		__m128d r1 = _mm_loadu_pd(r + i + 2), a1 = _mm_loadu_pd(a + i + 2);
-		__m128d d0 = _mm_andnot_pd(_mm_cmpeq_pd(a0, r0), _mm_sub_pd(a0, r0));
-		__m128d d1 = _mm_andnot_pd(_mm_cmpeq_pd(a1, r1), _mm_sub_pd(a1, r1));
-		_mm_storeu_pd(d + i, d0);
-		_mm_storeu_pd(d + i + 2, d1);
-		cnt = _mm_sub_epi64(cnt, _mm_castpd_si128(_mm_cmpneq_pd(d0, zero)));
-		cnt = _mm_sub_epi64(cnt, _mm_castpd_si128(_mm_cmpneq_pd(d1, zero)));
-		__m128d ad0 = _mm_and_pd(d0, absmask), ad1 = _mm_and_pd(d1, absmask);
-		s0 = _mm_add_pd(s0, ad0);
-		s1 = _mm_add_pd(s1, ad1);
-		mx0 = _mm_max_pd(mx0, ad0);
-		mx1 = _mm_max_pd(mx1, ad1);
-		__m128d w0 = _mm_and_pd(_mm_cmpgt_pd(ad0, _mm_mul_pd(m, _mm_and_pd(r0, absmask))),
-		                        _mm_cmpneq_pd(r0, zero));
-		__m128d w1 = _mm_and_pd(_mm_cmpgt_pd(ad1, _mm_mul_pd(m, _mm_and_pd(r1, absmask))),
-		                        _mm_cmpneq_pd(r1, zero));
-		if (_mm_movemask_pd(_mm_or_pd(w0, w1))) {
-			rel_block(r, d, i, 4, res);
-			m = _mm_set1_pd(res->rel);
-		}
-	}
-	uint64_t lanes[2];
-	double mx[2], sum[2];
-	_mm_storeu_si128((__m128i *)(void *)lanes, cnt);
-	_mm_storeu_pd(mx, _mm_max_pd(mx0, mx1));
-	_mm_storeu_pd(sum, _mm_add_pd(s0, s1));
-	res->ne += lanes[0] + lanes[1];
-	res->l1 += sum[0] + sum[1];
-	res->max_abs = mx[0] > mx[1] ? mx[0] : mx[1];
-#endif
-	diff_tail(r, a, d, i, n, res);
-}
-
-/* r.r, a.a, r.a and d.d of n doubles, added to res. */
-static void dots_pass(const double *r, const double *a, const double *d, size_t n, chunk_res *res)
-{
-	double rr[2] = {0, 0}, aa[2] = {0, 0}, ra[2] = {0, 0}, dd[2] = {0, 0};
-	size_t i = 0;
-	for (; i + 2 <= n; i += 2)
-		for (int k = 0; k < 2; k++) {
-			rr[k] += r[i + k] * r[i + k];
-			aa[k] += a[i + k] * a[i + k];
-			ra[k] += r[i + k] * a[i + k];
-			dd[k] += d[i + k] * d[i + k];
-		}
-	for (; i < n; i++) {
-		rr[0] += r[i] * r[i];
-		aa[0] += a[i] * a[i];
-		ra[0] += r[i] * a[i];
-		dd[0] += d[i] * d[i];
-	}
-	res->rr += rr[0] + rr[1];
-	res->aa += aa[0] + aa[1];
-	res->ra += ra[0] + ra[1];
-	res->dd += dd[0] + dd[1];
-}
-
-/* The first k in [0, n) with |d[k]| == target. */
-static size_t d_find(const double *d, size_t n, double target)
-{
-	for (size_t k = 0; k < n; k++)
-		if (fabs(d[k]) == target)
-			return k;
-	return 0;
-}
-
-/* d = a - r from raw 64-bit integers, exact until the final rounding. */
-static void int64_diff_pass(const uint8_t *rp, const uint8_t *ap, bool is_signed, size_t n,
-                            double *d, chunk_res *res)
-{
-	for (size_t i = 0; i < n; i++) {
-		uint64_t ru = etc_le64(rp + 8 * i), au = etc_le64(ap + 8 * i);
-		bool a_ge = is_signed ? (int64_t)au >= (int64_t)ru : au >= ru;
-		/* the magnitude of the difference fits uint64 for either kind */
-		d[i] = a_ge ? (double)(au - ru) : -(double)(ru - au);
-		res->ne += au != ru;
-		res->l1 += fabs(d[i]);
-		if (fabs(d[i]) > res->max_abs)
-			res->max_abs = fabs(d[i]);
-	}
-}
-
 /* Moves the positions where neither side is NaN to the front. */
 static size_t compact(double *r, double *a, uint32_t *map, size_t n, uint64_t *nan,
                       uint64_t *nan_mismatch)
@@ -806,22 +414,6 @@ static bool known_source(const etc_values *v)
 	return v->read == read_tensor || v->read == read_pytensor || v->read == read_doubles;
 }
 
-/* The float32 kernels, best last; the unit tests pick one to check each. */
-enum { KERNEL_GENERIC, KERNEL_AVX2, KERNEL_AVX512, KERNEL_BEST };
-
-static f32_pass_fn pick_kernel(int kernel)
-{
-#ifdef ETC_METRICS_X86
-	if (kernel >= KERNEL_AVX512 && __builtin_cpu_supports("avx512f"))
-		return f32_pass_avx512;
-	if (kernel >= KERNEL_AVX2 && __builtin_cpu_supports("avx2") &&
-	    __builtin_cpu_supports("fma"))
-		return f32_pass_avx2;
-#endif
-	(void)kernel;
-	return f32_pass_generic;
-}
-
 /* ---- segments and threads ----------------------------------------------------- */
 
 /*
@@ -891,14 +483,15 @@ static void dbl_chunk(const job *j, totals *t, uint64_t start, size_t n, double 
 	j->ref->read(j->ref->src, start, n, R);
 	j->act->read(j->act->src, start, n, A);
 	if (j->rraw) {
-		int64_diff_pass(j->rraw + 8 * start, j->araw + 8 * start, j->is_signed, n, D, &res);
-		rel_block(R, D, 0, n, &res);
+		etc_metrics_int64_diff_pass_(j->rraw + 8 * start, j->araw + 8 * start, j->is_signed,
+		                             n, D, &res);
+		etc_metrics_rel_block_(R, D, 0, n, &res);
 	} else {
-		diff_pass(R, A, D, n, &res);
+		etc_metrics_diff_pass_(R, A, D, n, &res);
 	}
 	if (j->check_rounding && !t->rounded)
 		t->rounded = beyond_2p53(R, n) || beyond_2p53(A, n);
-	dots_pass(R, A, D, n, &res);
+	etc_metrics_dots_pass_(R, A, D, n, &res);
 	const uint32_t *idx = NULL;
 	size_t m = n;
 	if (isnan(res.dd)) {
@@ -906,11 +499,11 @@ static void dbl_chunk(const job *j, totals *t, uint64_t start, size_t n, double 
 		m = compact(R, A, map, n, &t->nan, &t->nan_mismatch);
 		idx = map;
 		res = (chunk_res){0, 0, 0, 0, 0, 0, t->max_rel, 0};
-		diff_pass(R, A, D, m, &res);
-		dots_pass(R, A, D, m, &res);
+		etc_metrics_diff_pass_(R, A, D, m, &res);
+		etc_metrics_dots_pass_(R, A, D, m, &res);
 	}
 	if (m && res.max_abs > t->max_abs) {
-		size_t k = d_find(D, m, res.max_abs);
+		size_t k = etc_metrics_d_find_(D, m, res.max_abs);
 		t->max_abs = res.max_abs;
 		t->max_abs_index = start + (idx ? idx[k] : k);
 	}
@@ -930,11 +523,11 @@ static void f32_chunk(const job *j, segment *sg, uint64_t start, size_t n, doubl
 		f32_to_double(ap, n, A);
 		size_t m = compact(R, A, map, n, &t->nan, &t->nan_mismatch);
 		res = (chunk_res){0, 0, 0, 0, 0, 0, t->max_rel, 0};
-		diff_pass(R, A, D, m, &res);
-		dots_pass(R, A, D, m, &res);
+		etc_metrics_diff_pass_(R, A, D, m, &res);
+		etc_metrics_dots_pass_(R, A, D, m, &res);
 		if (m && res.max_abs > t->max_abs) {
 			t->max_abs = res.max_abs;
-			t->max_abs_index = start + map[d_find(D, m, res.max_abs)];
+			t->max_abs_index = start + map[etc_metrics_d_find_(D, m, res.max_abs)];
 			sg->find_n = 0;
 		}
 		add_chunk(t, &res, m);
@@ -975,8 +568,9 @@ static void run_segment(const job *j, segment *sg, uint64_t begin, uint64_t end,
 	}
 	if (sg->find_n)
 		sg->t.max_abs_index =
-		    sg->find_at + f32_find(j->rf + 4 * sg->find_at, j->af + 4 * sg->find_at,
-		                           sg->find_n, sg->t.max_abs);
+		    sg->find_at + etc_metrics_f32_find_(j->rf + 4 * sg->find_at,
+		                                        j->af + 4 * sg->find_at, sg->find_n,
+		                                        sg->t.max_abs);
 }
 
 /* etc_range_fn: segments [first, last) with scratch buffers of their own. */
@@ -1098,7 +692,7 @@ static int compare(const etc_values *reference, const etc_values *actual, etc_me
 	j.af = raw_f32(actual);
 	if (!j.rf || !j.af)
 		j.rf = j.af = NULL;
-	j.f32_pass = pick_kernel(kernel);
+	j.f32_pass = etc_metrics_pick_kernel_(kernel);
 	/* only the float32 pass streams the raw reference bytes */
 	j.fold_crc = ref_crc && j.rf;
 
