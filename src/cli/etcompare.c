@@ -541,8 +541,9 @@ int main(int argc, char **argv)
 			in[nin++] =
 			    (report_input){"ETRecord", "example.etrecord", etc_example_etrecord,
 			                   sizeof etc_example_etrecord};
-			in[nin++] = (report_input){"reference intermediates", "example_intermediates.npz",
-			                           etc_example_npz, sizeof etc_example_npz};
+			in[nin++] =
+			    (report_input){"reference intermediates", "example_intermediates.npz",
+			                   etc_example_npz, sizeof etc_example_npz};
 		}
 		const char *const files[][2] = {
 		    {"ETDump", a.example ? NULL : a.etdump},
