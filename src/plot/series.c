@@ -217,22 +217,30 @@ static int check_series(const char *what, size_t n, const double *values, etc_er
 	return 0;
 }
 
+/* A series of n labelled values in the style of `o`, nothing marked. */
+static series series_of(const etc_plot_options *o, size_t n, const char *const *labels,
+                        const double *values, size_t label_max)
+{
+	series s = {0};
+	s.n = n;
+	s.labels = labels;
+	s.values = values;
+	s.style = etc_plot_style_of_(o);
+	s.label_max = label_max;
+	s.marked = -1;
+	return s;
+}
+
 int etc_plot_bars(const etc_plot_options *o, const char *name, const char *title,
                   const char *ylabel, size_t n, const char *const *labels, const double *values,
                   etc_plot_result *res, etc_error *err)
 {
 	ETC_TRY(check_series("etc_plot_bars", n, values, err));
-	series s = {0};
+	series s = series_of(o, n, labels, values, LABEL_MAX);
 	s.ylabel = ylabel ? ylabel : "";
-	s.n = n;
-	s.labels = labels;
-	s.values = values;
-	s.style = etc_plot_style_of_(o);
-	s.label_max = LABEL_MAX;
 	s.log_y = s.style->log_scale;
 	s.has_threshold = !isnan(s.style->threshold);
 	s.threshold = s.style->threshold;
-	s.marked = -1;
 	series_scan(&s);
 	plot_job j = etc_plot_job_init_(o, name, "bars", title);
 	j.width = (int)etc_plot_clamp_(160 + 40 * (uint64_t)(n > 1000 ? 1000 : n), 640, 4096);
@@ -250,14 +258,9 @@ static int lines_plot(const etc_plot_options *o, const char *name, const char *t
 	if (marked >= 0 && (size_t)marked >= n)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
 		                "etc_plot_lines: marked index %ld is not below n = %zu", marked, n);
-	series s = {0};
+	series s = series_of(o, n, labels, values, LABEL_MAX);
 	s.xlabel = xlabel;
 	s.ylabel = ylabel ? ylabel : "";
-	s.n = n;
-	s.labels = labels;
-	s.values = values;
-	s.style = etc_plot_style_of_(o);
-	s.label_max = LABEL_MAX;
 	s.log_y = s.style->log_scale;
 	s.has_threshold = !isnan(threshold);
 	s.threshold = threshold;
@@ -322,13 +325,8 @@ int etc_plot_hbars(const etc_plot_options *o, const char *name, const char *titl
                    etc_plot_result *res, etc_error *err)
 {
 	ETC_TRY(check_series("etc_plot_hbars", n, values, err));
-	series s = {0};
+	series s = series_of(o, n, labels, values, HLABEL_MAX);
 	s.xlabel = xlabel ? xlabel : "";
-	s.n = n;
-	s.labels = labels;
-	s.values = values;
-	s.style = etc_plot_style_of_(o);
-	s.label_max = HLABEL_MAX;
 	plot_job j = etc_plot_job_init_(o, name, "hbars", title);
 	j.width = 800;
 	j.write_dat = hbars_dat;
