@@ -379,9 +379,11 @@ def parse_args(argv):
 
 def main(argv=None):
     a = parse_args(sys.argv[1:] if argv is None else argv)
-    # one process per CPU already: BLAS threads in each would only compete
-    # (set before any process of the batch loads the library)
+    # one process per CPU already: numpy's BLAS threads and libetcompare's
+    # comparison threads in each would only compete (set before any process
+    # of the batch imports numpy or loads the library)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("ETC_THREADS", "1")
     gate = {k: getattr(a, k) for k in ("min_snr", "max_mse", "min_cosine", "max_abs")
             if getattr(a, k) is not None}
     specs = discover(a.inputs)
