@@ -8,7 +8,7 @@
 #                                    package), PyTorch (test-side generators)
 set -eu
 
-pkgs="build-essential cmake pkg-config libpng-dev libzip-dev \
+pkgs="build-essential cmake pkg-config libpng-dev libzip-dev libopenblas-dev \
 zlib1g-dev libjansson-dev gnuplot-nox help2man bash-completion python3 python3-numpy"
 if [ "${1:-}" = "--tests" ]; then
 	pkgs="$pkgs flatbuffers-compiler clang python3-jsonschema python3-pandas \

@@ -7,7 +7,7 @@ import os
 import re
 import sys
 
-LAYERS = ["core", "format", "analysis", "report", "plot", "cli"]
+LAYERS = ["core", "format", "reference", "analysis", "report", "plot", "cli"]
 src = os.path.join(os.environ.get("ETC_SRC", os.path.join(os.path.dirname(__file__), "..", "..")), "src")
 bad = []
 seen = 0

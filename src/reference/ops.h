@@ -1,0 +1,12 @@
+/*
+ * ops.h - the op library's functions, one per op (ops_*.c), listed in the
+ * table of ops_table.c.
+ */
+#ifndef ETC_REF_OPS_H
+#define ETC_REF_OPS_H
+
+#include "reference/ref_op.h"
+
+int ref_op_relu(ref_call *c);
+
+#endif
