@@ -7,6 +7,11 @@
 
 #include "reference/ref_op.h"
 
+/* ops-a: elementwise, reductions, normalization, quantize, creation */
 int ref_op_relu(ref_call *c);
+/* end ops-a */
+
+/* ops-b: matrix products, convolution, pooling, upsampling, shape and index */
+/* end ops-b */
 
 #endif

@@ -8,7 +8,11 @@
 #include <stdio.h>
 
 static const ref_op table[] = {
+    /* ops-a: elementwise, reductions, normalization, quantize, creation */
     {"aten.relu.default", ref_op_relu},
+    /* end ops-a */
+    /* ops-b: matrix products, convolution, pooling, upsampling, shape and index */
+    /* end ops-b */
 };
 
 size_t ref_op_count(void)
