@@ -82,7 +82,7 @@ def test_layout(tmp):
     path = os.path.join(pkg, "_lib.py")
     with open(path) as f:
         text = f.read()
-    stale = text.replace('("arg_count", c_uint32), ("args", c_void_p)]', "]")
+    stale = text.replace('("output_count", c_uint32), ("outputs", POINTER(c_char_p))]', "]")
     check("layout: the stale-mirror probe edits etc_graph_node", stale != text)
     with open(path, "w") as f:
         f.write(stale)

@@ -49,7 +49,10 @@ typedef struct etc_graph_arg {
 
 /** A node of an Edge program graph. Strings are never NULL ("" when absent). */
 typedef struct etc_graph_node {
-	const char *name; /**< the node's output name, e.g. "aten_mul_tensor" */
+	/** the name torch's deserializer gives the node: its output's for one
+	 *  tensor ("aten_mul_tensor"), else generated from the target
+	 *  ("aten_native_layer_norm_default", then "..._1") */
+	const char *name;
 	const char
 	    *target; /**< full target, e.g. "executorch.exir.dialects.edge.ops.aten.mul.Tensor" */
 	const char *op;     /**< short operator name the Inspector shows, e.g. "aten.mul.Tensor" */
@@ -63,6 +66,11 @@ typedef struct etc_graph_node {
 	const char *source_line;         /**< last "File ..., line N" of the stack trace, or "" */
 	uint32_t arg_count;              /**< the node's inputs, in order */
 	const etc_graph_arg *args;
+	/** names of the node's outputs as the program writes them: the node's
+	 *  own name for one tensor, "getitem", "getitem_1", ... for the items
+	 *  of a tuple or list (the names its users' arguments give) */
+	uint32_t output_count;
+	const char *const *outputs;
 } etc_graph_node;
 
 /** Delegate information of one instruction (a DELEGATE_CALL). */

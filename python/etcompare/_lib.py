@@ -74,7 +74,8 @@ class GraphNode(ctypes.Structure):
                 ("debug_handle", c_int64), ("stack_trace", c_char_p),
                 ("source_fn_stack", c_char_p), ("nn_module_stack", c_char_p),
                 ("module_depth", c_uint32), ("modules", c_void_p), ("source_line", c_char_p),
-                ("arg_count", c_uint32), ("args", c_void_p)]
+                ("arg_count", c_uint32), ("args", c_void_p),
+                ("output_count", c_uint32), ("outputs", POINTER(c_char_p))]
 
 
 class InspectorEvent(ctypes.Structure):

@@ -12,27 +12,29 @@
 
 static int cmp_by_name(const void *a, const void *b)
 {
-	const etc_graph_node *x = *(const etc_graph_node *const *)a;
-	const etc_graph_node *y = *(const etc_graph_node *const *)b;
-	return strcmp(x->name, y->name);
+	const etc_ng_name *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->node > y->node) - (x->node < y->node);
 }
 
 long etc_ng_graph_find_(const etc_ng_graph *g, const char *name, size_t len)
 {
-	size_t lo = 0, hi = g->n;
+	size_t lo = 0, hi = g->names;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const char *m = g->by_name[mid]->name;
+		const char *m = g->by_name[mid].name;
 		int c = strncmp(m, name, len);
 		if (c == 0 && m[len] != '\0')
 			c = 1;
-		if (c == 0)
-			return (long)(g->by_name[mid] - g->nodes);
 		if (c < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	/* the first entry of that name (the lowest node index) */
+	if (lo < g->names && !strncmp(g->by_name[lo].name, name, len) &&
+	    g->by_name[lo].name[len] == '\0')
+		return (long)g->by_name[lo].node;
 	return -1;
 }
 
@@ -94,14 +96,22 @@ int etc_ng_graph_init_(etc_ng_graph *g, const etc_etrecord *rec, int method, etc
 	if (!g->n)
 		return 0;
 	g->nodes = etc_etrecord_node(rec, (size_t)method, 0);
-	g->by_name = malloc(g->n * sizeof *g->by_name);
+	size_t names = g->n;
+	for (size_t i = 0; i < g->n; i++)
+		names += g->nodes[i].output_count;
+	g->by_name = malloc(names * sizeof *g->by_name);
 	g->in_start = calloc(g->n + 1, sizeof *g->in_start);
 	g->out_start = calloc(g->n + 1, sizeof *g->out_start);
 	if (!g->by_name || !g->in_start || !g->out_start)
 		goto nomem;
-	for (size_t i = 0; i < g->n; i++)
-		g->by_name[i] = &g->nodes[i];
-	qsort(g->by_name, g->n, sizeof *g->by_name, cmp_by_name);
+	for (size_t i = 0; i < g->n; i++) {
+		const etc_graph_node *nd = &g->nodes[i];
+		g->by_name[g->names++] = (etc_ng_name){nd->name, (uint32_t)i};
+		for (uint32_t k = 0; k < nd->output_count; k++)
+			if (strcmp(nd->outputs[k], nd->name) != 0)
+				g->by_name[g->names++] = (etc_ng_name){nd->outputs[k], (uint32_t)i};
+	}
+	qsort(g->by_name, g->names, sizeof *g->by_name, cmp_by_name);
 	size_t total = 0;
 	for (size_t i = 0; i < g->n; i++) {
 		g->in_start[i] = (uint32_t)total;

@@ -34,19 +34,28 @@ int etc_numgap_components_(const etc_ng_key *keys, size_t n, uint32_t *comp, siz
 /* --- the graph of one ETRecord method (numgap_graph.c) ---------------------- */
 
 /* Node indexes by name and the producer/user edges of tensor arguments. */
+/* A name that gives a node of the graph: its own or one of its outputs'
+ * (a tuple's items "getitem", "getitem_1" name the node returning it). */
+typedef struct etc_ng_name {
+	const char *name;
+	uint32_t node;
+} etc_ng_name;
+
 typedef struct etc_ng_graph {
 	const etc_etrecord *rec;
 	size_t method, n;
-	const etc_graph_node *nodes;    /* etc_etrecord_node(rec, method, 0) */
-	const etc_graph_node **by_name; /* nodes sorted by name */
-	uint32_t *in_start, *in;        /* producers of node i: in[in_start[i] .. in_start[i+1]) */
-	uint32_t *out_start, *out;      /* users of node i */
+	const etc_graph_node *nodes; /* etc_etrecord_node(rec, method, 0) */
+	etc_ng_name *by_name;        /* node and output names, sorted */
+	size_t names;
+	uint32_t *in_start, *in;   /* producers of node i: in[in_start[i] .. in_start[i+1]) */
+	uint32_t *out_start, *out; /* users of node i */
 } etc_ng_graph;
 
 /* Builds the index (0 or ETC_ERR_NOMEM); an empty graph when rec is NULL. */
 int etc_ng_graph_init_(etc_ng_graph *g, const etc_etrecord *rec, int method, etc_error *err);
 void etc_ng_graph_free_(etc_ng_graph *g);
-/* Index of the node named `name` (len bytes), or -1. */
+/* Index of the node named `name` (len bytes), or of the node one of whose
+ * outputs has that name, or -1. */
 long etc_ng_graph_find_(const etc_ng_graph *g, const char *name, size_t len);
 /* Index of a node pointer of this graph, or -1. */
 long etc_ng_graph_index_(const etc_ng_graph *g, const etc_graph_node *nd);

@@ -8,6 +8,12 @@
  *    "outputs": [{"as_tensor": {"name": "aten_mul_tensor"}}],
  *    "metadata": {"debug_handle": "2", "stack_trace": "...", "nn_module_stack": "...",
  *                 "source_fn_stack": "..."}}
+ *
+ * Node names are the ones torch's deserializer gives (upstream's Inspector
+ * reads the program through it): a node returning one tensor is named after
+ * that output; any other node (a tuple or list of tensors: native_layer_norm,
+ * split_with_sizes_copy, ...) gets the name FX generates from its target,
+ * "aten_native_layer_norm_default", "_1", "_2" ... for the next ones.
  */
 #include "format/edge_program.h"
 #include "core/fmt.h"
@@ -23,8 +29,10 @@ typedef struct ctx {
 	etc_jscan j;
 	etc_arena *a;
 	etc_sbuf args;
-	const char *first_name; /* for outputs: first "name" string seen */
-	etc_graph_arg *argv;    /* the current node's arguments (copied to the arena) */
+	const char **outv; /* the current node's output names ("name" strings under outputs) */
+	size_t outc, outcap;
+	bool single_tensor;  /* outputs is [{"as_tensor": {...}}] */
+	etc_graph_arg *argv; /* the current node's arguments (copied to the arena) */
 	size_t argc, argcap;
 } ctx;
 
@@ -149,10 +157,57 @@ static int find_name(ctx *c, etc_jtok t)
 			name_key = etc_jscan_key_is(&c->j, "name");
 			continue;
 		}
-		if (t == ETC_J_STRING && name_key && !c->first_name)
-			c->first_name = etc_jscan_string(&c->j, c->a);
+		if (t == ETC_J_STRING && name_key) {
+			if (c->outc == c->outcap) {
+				size_t nc = c->outcap ? 2 * c->outcap : 8;
+				const char **nv = realloc(c->outv, nc * sizeof *nv);
+				if (!nv)
+					return etc_fail(c->j.err, ETC_ERR_NOMEM, c->j.file, -1,
+					                "out of memory");
+				c->outv = nv;
+				c->outcap = nc;
+			}
+			c->outv[c->outc] = etc_jscan_string(&c->j, c->a);
+			if (!c->outv[c->outc])
+				return etc_fail(c->j.err, ETC_ERR_NOMEM, c->j.file, -1,
+				                "out of memory");
+			c->outc++;
+		}
 		name_key = false;
 	}
+	return 0;
+}
+
+/* "outputs": [{"as_tensor": {"name": N}}] for an op returning one tensor;
+ * several entries or "as_tensors" for a tuple or list. 2023 records write
+ * every union key, the unset ones null. Remembers the first name. */
+static int parse_outputs(ctx *c, etc_jtok t)
+{
+	if (t != ETC_J_ARRAY)
+		return find_name(c, t);
+	size_t n = 0;
+	bool first_tensor = false;
+	for (;;) {
+		ETC_TRY(etc_jscan_next(&c->j, &t));
+		if (t == ETC_J_ARRAY_END)
+			break;
+		if (t == ETC_J_OBJECT) {
+			for (;;) {
+				ETC_TRY(etc_jscan_next(&c->j, &t));
+				if (t == ETC_J_OBJECT_END)
+					break;
+				bool tensor = etc_jscan_key_is(&c->j, "as_tensor");
+				ETC_TRY(etc_jscan_next(&c->j, &t));
+				if (tensor && t == ETC_J_OBJECT && n == 0)
+					first_tensor = true;
+				ETC_TRY(find_name(c, t));
+			}
+		} else {
+			ETC_TRY(find_name(c, t));
+		}
+		n++;
+	}
+	c->single_tensor = n == 1 && first_tensor;
 	return 0;
 }
 
@@ -334,7 +389,8 @@ static int parse_node(ctx *c, etc_graph_node *nd, size_t i)
 	memset(nd, 0, sizeof *nd);
 	nd->debug_handle = -1;
 	etc_sbuf_reset(&c->args);
-	c->first_name = NULL;
+	c->outc = 0;
+	c->single_tensor = false;
 	c->argc = 0;
 	for (;;) {
 		ETC_TRY(etc_jscan_next(&c->j, &t));
@@ -348,7 +404,7 @@ static int parse_node(ctx *c, etc_graph_node *nd, size_t i)
 			ETC_TRY(parse_inputs(c, i));
 		} else if (etc_jscan_key_is(&c->j, "outputs")) {
 			ETC_TRY(etc_jscan_next(&c->j, &t));
-			ETC_TRY(find_name(c, t));
+			ETC_TRY(parse_outputs(c, t));
 		} else if (etc_jscan_key_is(&c->j, "metadata")) {
 			ETC_TRY(parse_metadata(c, nd, i));
 		} else {
@@ -359,12 +415,17 @@ static int parse_node(ctx *c, etc_graph_node *nd, size_t i)
 	if (!nd->target)
 		return etc_fail(c->j.err, ETC_ERR_FORMAT, c->j.file, -1,
 		                "member %s: node %zu has no string \"target\"", c->j.member, i);
-	char fallback[32];
-	snprintf(fallback, sizeof fallback, "node_%zu", i);
-	nd->name = name            ? name
-	           : c->first_name ? c->first_name
-	                           : etc_arena_strdup(c->a, fallback, strlen(fallback));
 	nd->op = short_op(nd->target);
+	/* NULL: generated once every node is read (generate_names) */
+	nd->name = name ? name : c->single_tensor && c->outc ? c->outv[0] : NULL;
+	if (c->outc) {
+		const char **ov = etc_arena_alloc(c->a, c->outc, sizeof *ov);
+		if (!ov)
+			return etc_fail(c->j.err, ETC_ERR_NOMEM, c->j.file, -1, "out of memory");
+		memcpy(ov, c->outv, c->outc * sizeof *ov);
+		nd->outputs = ov;
+		nd->output_count = (uint32_t)c->outc;
+	}
 	nd->inputs = etc_arena_strdup(c->a, c->args.p ? c->args.p : "", c->args.len);
 	if (!nd->stack_trace)
 		nd->stack_trace = "";
@@ -380,9 +441,111 @@ static int parse_node(ctx *c, etc_graph_node *nd, size_t i)
 		nd->args = av;
 		nd->arg_count = (uint32_t)c->argc;
 	}
-	if (!nd->name || !nd->inputs || c->args.failed)
+	if (!nd->inputs || c->args.failed)
 		return etc_fail(c->j.err, ETC_ERR_NOMEM, c->j.file, -1, "out of memory");
 	return 0;
+}
+
+/* A set of names (open addressing); `next` is the suffix FX tries next
+ * for a base name. */
+typedef struct name_slot {
+	const char *name;
+	unsigned long next;
+} name_slot;
+
+static size_t name_hash(const char *s)
+{
+	size_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static name_slot *name_find(name_slot *set, size_t cap, const char *s)
+{
+	size_t at = name_hash(s) & (cap - 1);
+	while (set[at].name && strcmp(set[at].name, s) != 0)
+		at = (at + 1) & (cap - 1);
+	return &set[at];
+}
+
+/* FX's name for a node the deserializer names itself (torch.fx Graph's
+ * _target_to_str and _Namespace.create_name): the short target in snake
+ * case, each run of characters not allowed in a Python identifier replaced
+ * by "_", then the first of base, base_1, base_2 ... not taken. */
+static int generate_names(etc_arena *a, etc_graph_node *v, size_t n, const char *file,
+                          etc_error *err)
+{
+	size_t cap = 16;
+	while (cap < 2 * n + 2)
+		cap <<= 1;
+	name_slot *set = calloc(cap, sizeof *set);
+	if (!set)
+		return etc_fail(err, ETC_ERR_NOMEM, file, -1, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (v[i].name && !name_find(set, cap, v[i].name)->name)
+			*name_find(set, cap, v[i].name) = (name_slot){v[i].name, 1};
+	etc_sbuf b = {0};
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (v[i].name)
+			continue;
+		etc_sbuf_reset(&b);
+		bool prev_lower = false, illegal = false;
+		for (const char *p = v[i].op; *p; p++) {
+			char ch = *p;
+			bool ok = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
+			          (ch >= 'A' && ch <= 'Z') || ch == '_';
+			if (!ok) {
+				if (!illegal)
+					etc_sbuf_put(&b, "_", 1);
+				illegal = true;
+				prev_lower = false;
+				continue;
+			}
+			illegal = false;
+			if (prev_lower && ch >= 'A' && ch <= 'Z')
+				etc_sbuf_put(&b, "_", 1);
+			prev_lower = ch >= 'a' && ch <= 'z';
+			if (ch >= 'A' && ch <= 'Z')
+				ch = (char)(ch - 'A' + 'a');
+			etc_sbuf_put(&b, &ch, 1);
+		}
+		if (!b.len || (b.p[0] >= '0' && b.p[0] <= '9')) {
+			etc_sbuf tmp = {0};
+			etc_sbuf_printf(&tmp, "_%s", b.len ? b.p : "unnamed");
+			etc_sbuf_free(&b);
+			b = tmp;
+		}
+		if (b.failed) {
+			rc = etc_fail(err, ETC_ERR_NOMEM, file, -1, "out of memory");
+			break;
+		}
+		const char *name = etc_arena_strdup(a, b.p, b.len);
+		name_slot *base = name_find(set, cap, b.p);
+		if (base->name) {
+			size_t len = b.len;
+			unsigned long k = base->next;
+			for (;; k++) {
+				b.len = len;
+				b.p[len] = '\0';
+				etc_sbuf_printf(&b, "_%lu", k);
+				if (b.failed || !name_find(set, cap, b.p)->name)
+					break;
+			}
+			base->next = k + 1;
+			name = b.failed ? NULL : etc_arena_strdup(a, b.p, b.len);
+		}
+		if (!name) {
+			rc = etc_fail(err, ETC_ERR_NOMEM, file, -1, "out of memory");
+			break;
+		}
+		*name_find(set, cap, name) = (name_slot){name, 1};
+		v[i].name = name;
+	}
+	etc_sbuf_free(&b);
+	free(set);
+	return rc;
 }
 
 /* Walks to graph_module.graph.nodes; returns 1 when positioned inside the array. */
@@ -479,6 +642,8 @@ int etc_edge_program_parse(etc_arena *a, const char *data, size_t size, const ch
 	if (rc == 0 && !found)
 		rc = etc_fail(err, ETC_ERR_FORMAT, file, -1,
 		              "member %s: no graph_module.graph.nodes list", member);
+	if (rc == 0)
+		rc = generate_names(a, v, n, file, err);
 	if (rc == 0) {
 		*nodes = etc_arena_alloc(a, n ? n : 1, sizeof **nodes);
 		if (!*nodes)
@@ -488,6 +653,7 @@ int etc_edge_program_parse(etc_arena *a, const char *data, size_t size, const ch
 		*count = n;
 	}
 	free(v);
+	free(c.outv);
 	free(c.argv);
 	etc_sbuf_free(&c.args);
 	return rc;
