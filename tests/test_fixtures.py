@@ -264,6 +264,11 @@ def check_tensor(t, path, entries, seen, max_values, errs):
     if entries is None:
         errs.append(f"{path}: has_data true but no debug buffer was given")
         return
+    if t["numel"] == 0:  # an empty tensor has data (none), whatever its offset, and no stats
+        for k in ("values", "min", "max", "mean", "nan_count"):
+            if k in t:
+                errs.append(f"{path}: empty tensor has {k!r}")
+        return
     e = entries.get(t["offset"])
     if e is None:
         errs.append(f"{path}: no buffer entry at offset {t['offset']}")

@@ -33,8 +33,10 @@ def shape_of(t):
 def view(addr, nbytes, dtype, shape, owner, strides=None):
     """A read-only numpy array over `nbytes` at `addr`, kept alive by `owner`."""
     np = _np()
-    if nbytes == 0:
-        return np.zeros(shape, dtype=dtype)
+    if nbytes == 0:  # an empty tensor (ETDumpGen logs some with offset -1): no bytes to view
+        arr = np.zeros(shape, dtype=dtype)
+        arr.flags.writeable = False
+        return arr
     raw = (ctypes.c_char * nbytes).from_address(addr)
     raw._owner = owner  # the array's base chain ends here, holding the library objects
     arr = np.frombuffer(memoryview(raw).toreadonly(), dtype=dtype)

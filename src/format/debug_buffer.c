@@ -79,7 +79,16 @@ const char *etc_debug_buffer_name(const etc_debug_buffer *b)
 int etc_tensor_attach_(etc_tensor *t, const etc_debug_buffer *b, uint32_t run, uint32_t event,
                        uint32_t index, etc_error *err)
 {
+	/* A tensor of no elements is a valid empty tensor whatever its offset:
+	 * ETDumpGen logs batch norm's unused outputs with sizes [0] and offset
+	 * -1 (nothing copied). Its data is a non-NULL pointer to no bytes, so
+	 * that it is told apart from a tensor whose data was not logged. */
+	static const uint8_t empty[1];
 	t->data = NULL;
+	if (b && t->numel == 0) {
+		t->data = empty;
+		return 0;
+	}
 	if (!b || t->nbytes == 0 || t->offset < 0)
 		return 0;
 	uint64_t end;

@@ -204,6 +204,10 @@ void etc_tensor_text_(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
 		              t->numel && t->offset >= 0 ? "  (no debug buffer)" : "  (no data)");
 		return;
 	}
+	if (!t->numel) { /* no statistics of no elements */
+		etc_sbuf_puts(b, "  (empty)  []");
+		return;
+	}
 	etc_tensor_summary s;
 	summarize(cache, t, &s);
 	etc_sbuf_puts(b, "  min=");
