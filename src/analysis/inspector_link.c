@@ -294,7 +294,13 @@ int etc_inspector_link(etc_inspector *in, const etc_etrecord *rec, const char *m
 			size_t n = etc_etrecord_debug_handles(rec, (size_t)m, ev->instruction_id,
 			                                      &h, &found);
 			if (!found) {
-				if (has_map)
+				/* Instructions without a kernel call (the runtime's prim ops
+				 * such as et_view for view_copy) have no map entry by design:
+				 * they log an OPERATOR_CALL and no output. */
+				bool prim = ev->name.len == 13 &&
+				            memcmp(ev->name.ptr, "OPERATOR_CALL", 13) == 0 &&
+				            ev->debug_count == 0;
+				if (has_map && !prim)
 					etc_warn_(
 					    in,
 					    "block \"%.*s\", event %zu (%.*s): instruction %d has "
