@@ -432,6 +432,25 @@ def check_no_tuple_leaks(run, model, insp):
     names = [n.name for n in g.nodes]
     C.check(f"{run}: no graph node is named after a tuple item (getitem...)",
             not [n for n in names if n.startswith("getitem")], names)
+    if run != "tiny_transformer":
+        return
+    split = g.node_for_handle(21)
+    C.check(f"{run}: split_with_sizes_copy is aten_split_with_sizes_copy_default, outputs "
+            f"getitem_1..3 (the names its users' inputs give)",
+            [(n.name, n.outputs) for n in split] ==
+            [("aten_split_with_sizes_copy_default", ["getitem_1", "getitem_2", "getitem_3"])],
+            [(n.name, n.outputs) for n in split])
+    ln = [(n.name, n.outputs[0]) for n in g.nodes if n.op == "aten.native_layer_norm.default"]
+    C.check(f"{run}: the two layer norms are aten_native_layer_norm_default and ..._1 (FX's "
+            f"numbering), returning getitem and getitem_4",
+            ln == [("aten_native_layer_norm_default", "getitem"),
+                   ("aten_native_layer_norm_default_1", "getitem_4")], ln)
+    p = C.call("--etrecord", paths(run, model)[1], "--graph")
+    C.check(f"{run}: --graph shows a tuple node's item names",
+            "  aten_split_with_sizes_copy_default (getitem_1, getitem_2, getitem_3) = "
+            "aten.split_with_sizes_copy.default(self=aten_view_copy_default_1," in p.stdout,
+            p.stdout[:500])
+    C.check(f"{run}: Python Graph str() is the CLI's --graph", str(g) == p.stdout)
 
 
 def main():

@@ -14,6 +14,9 @@ class Node:
         self.op = _lib.cstr(n.op)
         self.target = _lib.cstr(n.target)
         self.inputs = _lib.cstr(n.inputs)
+        # the names of its outputs: its own for one tensor, "getitem", ... for
+        # the items of a tuple or list (the names its users' inputs give)
+        self.outputs = [_lib.cstr(n.outputs[k]) for k in range(n.output_count)]
         self.debug_handle = n.debug_handle if n.debug_handle >= 0 else None
         self.stack_trace = _lib.cstr(n.stack_trace) or None
         self.source_line = _lib.cstr(n.source_line) or None

@@ -21,6 +21,15 @@ static void graph_lines(FILE *f, const etc_graph_node *nodes, size_t n)
 		const etc_graph_node *nd = &nodes[i];
 		fprintf(f, "  %4zu  ", i);
 		put(f, nd->name);
+		/* a tuple or list: the names its users' arguments give its items */
+		bool items = nd->output_count > 1 ||
+		             (nd->output_count == 1 && strcmp(nd->outputs[0], nd->name) != 0);
+		for (uint32_t k = 0; items && k < nd->output_count; k++) {
+			fputs(k ? ", " : " (", f);
+			put(f, nd->outputs[k]);
+		}
+		if (items)
+			fputc(')', f);
 		fputs(" = ", f);
 		put(f, nd->op);
 		fputc('(', f);
