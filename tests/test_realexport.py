@@ -274,6 +274,15 @@ def check_empty_outputs(run, insp):
     C.check(f"{run}: batch norm's zero-size outputs are empty float32 arrays of shape (0,), "
             f"as upstream's ({len(evs)} events)", ok,
             [[(type(a).__name__, getattr(a, "shape", None)) for a in e.debug_data] for e in evs])
+    if not ok:
+        return
+    empty = evs[0].debug_data[1]
+    C.check(f"{run}: the empty array is read-only, as every debug buffer view",
+            not empty.flags.writeable)
+    m = E.compare_results([empty], [evs[0].debug_data[2]])
+    C.check(f"{run}: an empty output against an empty reference compares nothing: SNR, MSE "
+            f"and cosine NaN (no division by zero)",
+            all(len(v) == 1 and v[0] != v[0] for v in m.values()), m)
 
 
 def check_tensor_list(run, lists, etdump):
