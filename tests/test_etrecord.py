@@ -1040,6 +1040,56 @@ def _():
 
 # --- main -----------------------------------------------------------------------------------
 
+
+@case("nodes returning a tuple or list are named as torch's deserializer names them")
+def _():
+    def multi(op, outputs, inputs=(), handle=None, target=None):
+        n = G.node("unused", op, inputs, handle=handle, target=target)
+        n["outputs"] = outputs
+        return n
+
+    def t(name):
+        return {"as_tensor": {"name": name}}
+
+    prog = G.program([
+        multi("aten.native_layer_norm.default", [t("getitem"), t("ln_unused_1"), t("ln_unused_2")],
+              [("input", "x")], handle=1),
+        multi("aten.split_with_sizes_copy.default",
+              [{"as_tensors": [{"name": "getitem_1"}, {"name": "getitem_2"}]}],
+              [("self", "getitem")], handle=2),
+        # an explicit name that FX's numbering must step over
+        G.node("aten_native_layer_norm_default_1", "aten.relu.default", [("self", "getitem_1")],
+               handle=3),
+        multi("aten.native_layer_norm.default", [t("getitem_3"), t("u1"), t("u2")],
+              [("input", "getitem_2")], handle=4),
+        # 2023 records write every union member, the unset ones null
+        multi("aten.max_pool2d_with_indices.default",
+              [{"as_tensor": t("getitem_4")["as_tensor"], "as_tensors": None},
+               {"as_tensor": t("getitem_5")["as_tensor"], "as_tensors": None}],
+              [("self", "getitem_3")], handle=5),
+        multi("aten.add.Tensor", [{"as_tensor": {"name": "single"}, "as_tensors": None}],
+              [("self", "getitem_4")], handle=6),
+        multi("", [t("getitem_6"), t("getitem_7")], [("x", "single")], handle=7,
+              target="torch.ops.higher_order.executorch_call_delegate"),
+        multi("aten.native_layer_norm.default", [], [("input", "x")], handle=8),
+    ])
+    rec = write("tuples.etrecord", G.zip_bytes(members(programs={"forward": prog})))
+    p = run(["--etrecord", rec, "--graph"])
+    expect_exit(p, 0)
+    for line in ("0  aten_native_layer_norm_default (getitem, ln_unused_1, ln_unused_2) = "
+                 "aten.native_layer_norm.default(input=x)",
+                 "1  aten_split_with_sizes_copy_default (getitem_1, getitem_2) = "
+                 "aten.split_with_sizes_copy.default(self=getitem)",
+                 "2  aten_native_layer_norm_default_1 = aten.relu.default(self=getitem_1)",
+                 "3  aten_native_layer_norm_default_2 (getitem_3, u1, u2) = ",
+                 "4  aten_max_pool2d_with_indices_default (getitem_4, getitem_5) = ",
+                 "5  single = aten.add.Tensor(self=getitem_4)",
+                 "6  executorch_call_delegate (getitem_6, getitem_7) = executorch_call_delegate(",
+                 "7  aten_native_layer_norm_default_3 = aten.native_layer_norm.default(input=x)"):
+        ok(line in p.stdout, f"{line!r} not in {p.stdout}")
+
+
+
 def main():
     passed = failed = known = 0
     for label, fn in CASES:

@@ -521,7 +521,6 @@ static int generate_names(etc_arena *a, etc_graph_node *v, size_t n, const char 
 			rc = etc_fail(err, ETC_ERR_NOMEM, file, -1, "out of memory");
 			break;
 		}
-		const char *name = etc_arena_strdup(a, b.p, b.len);
 		name_slot *base = name_find(set, cap, b.p);
 		if (base->name) {
 			size_t len = b.len;
@@ -534,8 +533,8 @@ static int generate_names(etc_arena *a, etc_graph_node *v, size_t n, const char 
 					break;
 			}
 			base->next = k + 1;
-			name = b.failed ? NULL : etc_arena_strdup(a, b.p, b.len);
 		}
+		const char *name = b.failed ? NULL : etc_arena_strdup(a, b.p, b.len);
 		if (!name) {
 			rc = etc_fail(err, ETC_ERR_NOMEM, file, -1, "out of memory");
 			break;
