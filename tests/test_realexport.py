@@ -413,10 +413,16 @@ def check_layout_facts(run, etdump):
     C.check(f"{run}: debug buffer offsets are 64-aligned in absolute address: all ≡ {want[0]} "
             f"(mod 64)", mods == want, mods)
     raw = open(os.path.join(D, run + "_debug.bin"), "rb").read()
-    last = max(offs)
-    C.check(f"{run}: the debug buffer is zero padded after the last tensor",
-            raw[last + 4096:].count(0) == len(raw[last + 4096:]) and len(raw) > last + 4096,
-            (len(raw), last))
+    size = {0: 1, 1: 1, 4: 8, 6: 4}
+    end = max(t["offset"] + int(np.prod(t["sizes"])) * size[t["scalar_type"]]
+              for r in execs for e in r["events"] if e["debug_event"]
+              for t in ([e["debug_event"]["debug_entry"]["tensor"]] if
+                        e["debug_event"]["debug_entry"]["tensor"] else
+                        e["debug_event"]["debug_entry"]["tensor_list"]["tensors"])
+              if t["offset"] >= 0)
+    C.check(f"{run}: the debug buffer is the whole allocation, zero padded after the last "
+            f"tensor's end ({end} of {len(raw)} bytes)",
+            len(raw) > end and raw[end:].count(0) == len(raw) - end, (len(raw), end))
 
 
 def check_cli_empty(run, model):
