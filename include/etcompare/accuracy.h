@@ -129,6 +129,10 @@ typedef struct etc_accuracy_pairing {
 	double margin_db;     /**< snr_db - second_snr_db; +inf without a runner-up */
 	bool ambiguous;       /**< margin or SNR too small: see etc_accuracy_options */
 	uint32_t candidates;  /**< reference sets with the run's output count and shapes */
+	/** No set had all the run's outputs: ranked on the outputs that agree in
+	 * size (the others give their mismatch rows), or, when none agrees,
+	 * paired by order (reference 0 when there is one set) and ambiguous. */
+	bool partial;
 } etc_accuracy_pairing;
 
 /** Runs paired by content (in row order), 0 for the other rules. */

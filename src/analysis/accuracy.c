@@ -628,6 +628,9 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 		p->margin_db = c->margin_db;
 		p->ambiguous = c->ambiguous;
 		p->candidates = (uint32_t)c->usable;
+		p->partial = c->partial;
+		if (c->best < 0) /* nothing agrees in size: as the order rule would */
+			p->reference = m == 1 ? 0 : i < m ? (int32_t)i : -1;
 	}
 	a->npairing = nruns;
 	a->nrefs = m;
@@ -639,8 +642,9 @@ done:
 /* Why run i's content pairing is ambiguous, for its note and strict rows. */
 static void ambiguity_text(const etc_accuracy_pairing *p, double min_margin, char *buf, size_t cap)
 {
-	if (p->reference < 0)
-		snprintf(buf, cap, "no reference set has the run's outputs (count and shapes)");
+	if (p->reference < 0 || (p->partial && isnan(p->snr_db)))
+		snprintf(buf, cap,
+		         "no reference set has an output of the run's sizes: paired by order");
 	else if (isnan(p->snr_db))
 		snprintf(buf, cap, "nothing to score (the outputs have no data)");
 	else if (p->second >= 0 && p->margin_db < min_margin)
@@ -725,6 +729,15 @@ static void content_note(etc_accuracy *a, const char *why, size_t nruns, size_t 
 		if (amb > shown)
 			note_add(note, cap, "; and %zu more", amb - shown);
 	}
+	size_t partial = 0;
+	for (size_t i = 0; i < nruns; i++)
+		partial += a->pairing[i].partial;
+	if (partial)
+		note_add(
+		    note, cap,
+		    "; %zu run%s had no reference set with all of its outputs' sizes: paired on "
+		    "the outputs that agree",
+		    partial, partial == 1 ? "" : "s");
 	/* references no run matched are not failures: the runs used other inputs */
 	size_t unused = 0;
 	for (size_t k = 0; k < m; k++) {
@@ -867,10 +880,11 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 				shape_str(&acts[j], row->shape, sizeof row->shape);
 				row->dtype = etc_scalar_type_name(acts[j].t.scalar_type);
 				if (!ref_ok && a->rule == ETC_PAIR_CONTENT)
-					snprintf(row->reason, sizeof row->reason,
-					         "no reference set has the run's output count and "
-					         "shapes (%zu sets)",
-					         r.count);
+					snprintf(
+					    row->reason, sizeof row->reason,
+					    "no reference set agrees in size with an output of "
+					    "the run, and no set to pair by order (%zu sets)",
+					    r.count);
 				else if (!ref_ok)
 					snprintf(row->reason, sizeof row->reason,
 					         ref < 0 ? "the run has no bundled_input_index"

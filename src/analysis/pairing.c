@@ -26,23 +26,18 @@ void etc_pair_options_init_(etc_pair_options *o)
 	o->block_elems = 0;
 }
 
-static bool comparable(const etc_pair_set *a, const etc_pair_set *b)
-{
-	if (a->count != b->count)
-		return false;
-	for (size_t p = 0; p < a->count; p++) {
-		if (a->outputs[p].count != b->outputs[p].count)
-			return false;
-		if (a->shapes && b->shapes && a->shapes[p] && b->shapes[p] &&
-		    strcmp(a->shapes[p], b->shapes[p]) != 0)
-			return false;
-	}
-	return true;
-}
-
 static bool has_data(const etc_pair_set *s, size_t p)
 {
 	return p < s->count && s->outputs[p].read != NULL;
+}
+
+/* Output p of both: same element count and shape (a NULL shape: count only). */
+static bool output_agrees(const etc_pair_set *a, const etc_pair_set *b, size_t p)
+{
+	if (p >= a->count || p >= b->count || a->outputs[p].count != b->outputs[p].count)
+		return false;
+	return !(a->shapes && b->shapes && a->shapes[p] && b->shapes[p] &&
+	         strcmp(a->shapes[p], b->shapes[p]) != 0);
 }
 
 /* Converts `len` values of v from `start` into dst and returns their sum of squares. */
@@ -93,7 +88,8 @@ static void gram_group(work *w, size_t p, uint64_t len, size_t ns, size_t mc)
 	}
 	for (size_t s = 0; s < ns; s++)
 		for (size_t c = 0; c < mc; c++)
-			w->ra[w->si[s] * w->m + w->ci[c]] += w->gram[s * mc + c];
+			if (output_agrees(&w->sets[w->si[s]], &w->cands[w->ci[c]], p))
+				w->ra[w->si[s] * w->m + w->ci[c]] += w->gram[s * mc + c];
 }
 
 /* sum (a - r)^2 over the outputs both sides have data for, directly. */
@@ -101,7 +97,7 @@ static double direct_noise(const work *w, const etc_pair_set *a, const etc_pair_
 {
 	double noise = 0;
 	for (size_t p = 0; p < a->count; p++) {
-		if (!has_data(a, p) || !has_data(r, p))
+		if (!has_data(a, p) || !has_data(r, p) || !output_agrees(a, r, p))
 			continue;
 		uint64_t len = a->outputs[p].count;
 		for (uint64_t k0 = 0; k0 < len; k0 += w->kb) {
@@ -131,7 +127,7 @@ static void score_pair(const work *w, size_t i, size_t k, etc_pair_score *s)
 	double aa = 0, rr = 0;
 	size_t compared = 0;
 	for (size_t p = 0; p < a->count; p++) {
-		if (!has_data(a, p) || !has_data(r, p))
+		if (!has_data(a, p) || !has_data(r, p) || !output_agrees(a, r, p))
 			continue;
 		aa += w->aa[w->aoff[i] + p];
 		rr += w->rr[w->roff[k] + p];
@@ -170,10 +166,12 @@ static void choose(const etc_pair_score *row, size_t m, const etc_pair_options *
 {
 	c->best = c->second = -1;
 	c->usable = 0;
+	for (size_t k = 0; k < m; k++)
+		c->usable += row[k].usable;
+	c->partial = c->usable == 0;
 	for (size_t k = 0; k < m; k++) {
-		if (!row[k].usable)
+		if (!(c->partial ? row[k].partial : row[k].usable))
 			continue;
-		c->usable++;
 		double v = row[k].snr_db;
 		if (c->best < 0 || better(v, row[c->best].snr_db)) {
 			c->second = c->best;
@@ -244,8 +242,14 @@ int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cand
 	}
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < m; k++) {
-			memset(&scores[i * m + k], 0, sizeof *scores);
-			scores[i * m + k].usable = comparable(&sets[i], &cands[k]);
+			etc_pair_score *sc = &scores[i * m + k];
+			memset(sc, 0, sizeof *sc);
+			sc->usable = sets[i].count == cands[k].count;
+			for (size_t p = 0; p < sets[i].count || p < cands[k].count; p++) {
+				bool agrees = output_agrees(&sets[i], &cands[k], p);
+				sc->usable &= agrees;
+				sc->partial |= agrees;
+			}
 		}
 	/* output by output; within one, the candidates grouped by element count
 	 * (a set joins the group of its own count) */
@@ -271,7 +275,7 @@ int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cand
 	}
 	for (size_t i = 0; i < n; i++) {
 		for (size_t k = 0; k < m; k++)
-			if (scores[i * m + k].usable)
+			if (scores[i * m + k].partial || scores[i * m + k].usable)
 				score_pair(&w, i, k, &scores[i * m + k]);
 		choose(&scores[i * m], m, opt, &choice[i]);
 	}

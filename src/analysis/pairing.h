@@ -18,7 +18,9 @@
  *
  * Set and candidate are comparable only when they have the same number of
  * outputs and, output by output, the same element count (and the same
- * shape text when both give one); any other candidate is not a candidate.
+ * shape text when both give one). Only when no candidate is comparable are
+ * the partly comparable ones ranked (scored on the outputs that agree in
+ * size and shape), and the choice says so; a set with neither has none.
  */
 #ifndef ETC_ANALYSIS_PAIRING_H
 #define ETC_ANALYSIS_PAIRING_H
@@ -40,6 +42,7 @@ typedef struct etc_pair_set {
 /* The score of one (set, candidate). */
 typedef struct etc_pair_score {
 	bool usable;   /* comparable (same outputs and sizes) */
+	bool partial;  /* some outputs agree in size and shape: scored on those */
 	bool refined;  /* error energy from a direct pass, not the Gram terms */
 	double snr_db; /* pooled; +inf when equal, NaN when nothing had data */
 	double cosine; /* pooled sum ra / sqrt(sum aa sum rr); NaN for zero norms */
@@ -54,6 +57,7 @@ typedef struct etc_pair_choice {
 	bool ambiguous;    /* margin below min_margin_db, best SNR below floor_db,
 	                      or nothing to score */
 	size_t usable;     /* comparable candidates */
+	bool partial;      /* none was: ranked among the partly comparable */
 } etc_pair_choice;
 
 typedef struct etc_pair_options {
