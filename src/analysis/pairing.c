@@ -44,10 +44,15 @@ static bool output_agrees(const etc_pair_set *a, const etc_pair_set *b, size_t p
 static double convert(const etc_values *v, uint64_t start, size_t len, double *dst)
 {
 	v->read(v->src, start, len, dst);
-	double s = 0;
-	for (size_t j = 0; j < len; j++)
-		s += dst[j] * dst[j];
-	return s;
+	/* four partial sums: one chain of dependent adds would bound the loop */
+	double s[4] = {0, 0, 0, 0};
+	size_t j = 0;
+	for (; j + 4 <= len; j += 4)
+		for (size_t q = 0; q < 4; q++)
+			s[q] += dst[j + q] * dst[j + q];
+	for (; j < len; j++)
+		s[0] += dst[j] * dst[j];
+	return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
 typedef struct work {
@@ -104,10 +109,18 @@ static double direct_noise(const work *w, const etc_pair_set *a, const etc_pair_
 			size_t kk = (size_t)(len - k0 < w->kb ? len - k0 : w->kb);
 			a->outputs[p].read(a->outputs[p].src, k0, kk, w->a);
 			r->outputs[p].read(r->outputs[p].src, k0, kk, w->b);
-			for (size_t j = 0; j < kk; j++) {
+			double s[4] = {0, 0, 0, 0};
+			size_t j = 0;
+			for (; j + 4 <= kk; j += 4)
+				for (size_t q = 0; q < 4; q++) {
+					double d = w->a[j + q] - w->b[j + q];
+					s[q] += d * d;
+				}
+			for (; j < kk; j++) {
 				double d = w->a[j] - w->b[j];
-				noise += d * d;
+				s[0] += d * d;
 			}
+			noise += (s[0] + s[1]) + (s[2] + s[3]);
 		}
 	}
 	return noise;
