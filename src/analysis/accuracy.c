@@ -536,7 +536,7 @@ static int itemlist_push(itemlist *l, const item *its, size_t n, etc_error *err)
 	return 0;
 }
 
-/* Appends ", " and text to the note, as far as it fits. */
+/* Appends formatted text to the note, as far as it fits. */
 static void note_add(char *note, size_t cap, const char *fmt, ...)
 {
 	size_t at = strlen(note);
