@@ -170,9 +170,8 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 	etc_reference_set set = {0};
 	char safe[1024];
 	if (a->bundled_program) {
-		/* the BundledProgram the runtime ran: it wins over the ETRecord's copy */
-		if (etc_bundled_open(&owned->bp, a->bundled_program, &err) < 0)
-			return input_error(&err);
+		/* the BundledProgram the runtime ran (opened by main): it wins over the
+		 * ETRecord's copy */
 		set.bundled = owned->bp;
 		set.name = a->bundled_program;
 		if (!a->method && etc_bundled_method_count(owned->bp) == 1)
@@ -425,6 +424,11 @@ int main(int argc, char **argv)
 			goto out;
 	}
 
+	/* verified before any work: a bad BundledProgram prints no table */
+	if (a.bundled_program && etc_bundled_open(&owned.bp, a.bundled_program, &err) < 0) {
+		status = input_error(&err);
+		goto out;
+	}
 	if (a.example) {
 		if ((rc = example_open(&a, !bare, &dump, &buf, &rec, &ng)) != 0) {
 			status = rc;
