@@ -29,10 +29,12 @@
 
 typedef struct bmethod {
 	etc_str name;
-	size_t first_case;
+	size_t cases;      /* first element of its test_cases vector, 0 when absent */
+	size_t first_case; /* index of test case 0 in `first_value` */
 	uint32_t ncases;
 } bmethod;
 
+/* A test case, decoded on demand from the verified buffer. */
 typedef struct bcase {
 	size_t in_vec, out_vec; /* first element of each vector, 0 when absent */
 	uint32_t nin, nout;
@@ -49,7 +51,7 @@ struct etc_bundled {
 	uint32_t program_len;
 	uint32_t nmethods;
 	bmethod *methods;
-	bcase *cases;
+	size_t *first_value;    /* per test case */
 	const int64_t **shapes; /* per value: its sizes as int64, NULL for scalars */
 	char *name;
 	etc_arena arena;
@@ -67,9 +69,16 @@ typedef struct where {
 	char field[256];  /* prefix + ": Tensor.sizes" */
 } where;
 
+/*
+ * What the index will hold. Shared tables and vectors let a small file name
+ * many test cases, values and dimensions; an honest writer stores each one
+ * once, in at least 8 (a test case: its vector slot and table), 16 (a
+ * value: slot, Value and union tables) and 4 bytes (a size), so more than
+ * that is refused before the index is allocated.
+ */
 typedef struct totals {
 	size_t cases, values, dims;
-	size_t max_dims; /* honest writers store each dimension once, in 4 bytes */
+	size_t max_cases, max_values, max_dims;
 } totals;
 
 static const char *at_field(where *w, const char *field)
@@ -251,6 +260,11 @@ static int verify_suite(etc_fb *fb, size_t pos, uint32_t m, totals *tot)
 		ETC_TRY(verify_values(fb, &w, &ct, true, tot));
 	}
 	tot->cases += n;
+	if (tot->cases > tot->max_cases || tot->values > tot->max_values)
+		return etc_fail(fb->err, ETC_ERR_LIMIT, fb->name, (int64_t)(fb->base + pos),
+		                "method %s: more test cases or values in all than the file can "
+		                "hold (shared tables)",
+		                w.method);
 	return 0;
 }
 
@@ -324,10 +338,10 @@ static int build_index(etc_bundled *bp, const totals *tot, etc_error *err)
 {
 	const uint8_t *buf = bp->buf;
 	bp->methods = etc_arena_alloc(&bp->arena, bp->nmethods + 1, sizeof *bp->methods);
-	bp->cases = etc_arena_alloc(&bp->arena, tot->cases + 1, sizeof *bp->cases);
+	bp->first_value = etc_arena_alloc(&bp->arena, tot->cases + 1, sizeof *bp->first_value);
 	bp->shapes = etc_arena_alloc(&bp->arena, tot->values + 1, sizeof *bp->shapes);
 	int64_t *dims = etc_arena_alloc(&bp->arena, tot->dims + 1, sizeof *dims);
-	if (!bp->methods || !bp->cases || !bp->shapes || !dims)
+	if (!bp->methods || !bp->first_value || !bp->shapes || !dims)
 		return etc_fail(err, ETC_ERR_NOMEM, bp->name, -1, "out of memory");
 	etc_fb_table root = etc_fb_table_at(buf, etc_fb_deref(buf, 0));
 	uint32_t n;
@@ -338,16 +352,16 @@ static int build_index(etc_bundled *bp, const totals *tot, etc_error *err)
 		bmethod *bm = &bp->methods[m];
 		bm->name = etc_fb_str(buf, etc_fb_ref(buf, &st, 0));
 		bm->first_case = c;
-		size_t cases = vec_first(buf, &st, 1, &bm->ncases);
+		bm->cases = vec_first(buf, &st, 1, &bm->ncases);
 		for (uint32_t i = 0; i < bm->ncases; i++, c++) {
-			bcase *bc = &bp->cases[c];
 			etc_fb_table ct =
-			    etc_fb_table_at(buf, etc_fb_deref(buf, cases + 4 * (size_t)i));
-			bc->in_vec = vec_first(buf, &ct, 0, &bc->nin);
-			bc->out_vec = vec_first(buf, &ct, 1, &bc->nout);
-			bc->first_value = value;
-			index_values(bp, bc->in_vec, bc->nin, &value, &dims);
-			index_values(bp, bc->out_vec, bc->nout, &value, &dims);
+			    etc_fb_table_at(buf, etc_fb_deref(buf, bm->cases + 4 * (size_t)i));
+			uint32_t nin, nout;
+			size_t in = vec_first(buf, &ct, 0, &nin),
+			       out = vec_first(buf, &ct, 1, &nout);
+			bp->first_value[c] = value;
+			index_values(bp, in, nin, &value, &dims);
+			index_values(bp, out, nout, &value, &dims);
 		}
 	}
 	return 0;
@@ -413,7 +427,7 @@ static int load(etc_bundled *bp, const uint8_t *data, size_t len, etc_error *err
 	/* Honest writers visit each byte once. */
 	fb.budget = 2 * (uint64_t)bp->len + 65536;
 	fb.run = fb.event = -1;
-	totals tot = {0, 0, 0, bp->len / 4 + 64};
+	totals tot = {0, 0, 0, bp->len / 8 + 16, bp->len / 16 + 16, bp->len / 4 + 64};
 	ETC_TRY(verify(bp, &fb, &tot));
 	return build_index(bp, &tot, err);
 }
@@ -528,17 +542,22 @@ size_t etc_bundled_test_case_count(const etc_bundled *bp, size_t m)
 	return m < bp->nmethods ? bp->methods[m].ncases : 0;
 }
 
-static const bcase *get_case(const etc_bundled *bp, size_t m, size_t tc)
+static bool get_case(const etc_bundled *bp, size_t m, size_t tc, bcase *c)
 {
 	if (m >= bp->nmethods || tc >= bp->methods[m].ncases)
-		return NULL;
-	return &bp->cases[bp->methods[m].first_case + tc];
+		return false;
+	const bmethod *bm = &bp->methods[m];
+	etc_fb_table ct = etc_fb_table_at(bp->buf, etc_fb_deref(bp->buf, bm->cases + 4 * tc));
+	c->in_vec = vec_first(bp->buf, &ct, 0, &c->nin);
+	c->out_vec = vec_first(bp->buf, &ct, 1, &c->nout);
+	c->first_value = bp->first_value[bm->first_case + tc];
+	return true;
 }
 
 size_t etc_bundled_value_count(const etc_bundled *bp, size_t m, size_t tc, bool expected)
 {
-	const bcase *c = get_case(bp, m, tc);
-	return !c ? 0 : expected ? c->nout : c->nin;
+	bcase c;
+	return !get_case(bp, m, tc, &c) ? 0 : expected ? c.nout : c.nin;
 }
 
 /* "test case 1 of method forward: input 0", for messages. */
@@ -554,8 +573,8 @@ static void value_where(const etc_bundled *bp, size_t m, size_t tc, bool expecte
 int etc_bundled_get(const etc_bundled *bp, size_t m, size_t tc, bool expected, size_t i,
                     etc_bundled_value *out, etc_error *err)
 {
-	const bcase *c = bp ? get_case(bp, m, tc) : NULL;
-	if (!c || !out || i >= (expected ? c->nout : c->nin))
+	bcase cs, *c = &cs;
+	if (!bp || !get_case(bp, m, tc, c) || !out || i >= (expected ? c->nout : c->nin))
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
 		                "etc_bundled_get: no %s %zu in test case %zu of suite %zu",
 		                expected ? "expected output" : "input", i, tc, m);
