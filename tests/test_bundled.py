@@ -21,6 +21,7 @@
 
 Run with --seeds DIR to write the fixtures as fuzz seeds instead.
 """
+import ctypes
 import json
 import os
 import shutil
@@ -84,6 +85,130 @@ def small_doc():
                                {"val_type": "Double", "val": {"double_val": 2.5}}],
                     "expected_outputs": [tensor([k] * 6, [2, 3])]})
     return program([("forward", tcs)])
+
+
+# --- the library's reading, through ctypes ----------------------------------------
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("scalar_type", ctypes.c_int), ("ndim", ctypes.c_uint32),
+                ("nstrides", ctypes.c_uint32), ("sizes_le", ctypes.c_void_p),
+                ("strides_le", ctypes.c_void_p), ("offset", ctypes.c_int64),
+                ("numel", ctypes.c_uint64), ("nbytes", ctypes.c_uint64),
+                ("data", ctypes.c_void_p)]
+
+
+class Value(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int), ("tensor", Tensor), ("dim_order", ctypes.c_void_p),
+                ("dim_order_len", ctypes.c_uint32), ("row_major", ctypes.c_bool),
+                ("int_val", ctypes.c_int64), ("bool_val", ctypes.c_bool),
+                ("double_val", ctypes.c_double), ("offset", ctypes.c_uint64)]
+
+
+class RefTensor(ctypes.Structure):
+    _fields_ = [("dtype", ctypes.c_int), ("rank", ctypes.c_uint32),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("numel", ctypes.c_uint64),
+                ("data", ctypes.c_void_p)]
+
+
+class Error(ctypes.Structure):
+    _fields_ = [("status", ctypes.c_int), ("offset", ctypes.c_int64),
+                ("file", ctypes.c_char * 256), ("message", ctypes.c_char * 1024)]
+
+
+def library():
+    lib = ctypes.CDLL(os.path.join(os.path.dirname(C.ETC), "libetcompare.so"))
+    P, S = ctypes.c_void_p, ctypes.c_size_t
+    lib.etc_bundled_open.argtypes = [ctypes.POINTER(P), ctypes.c_char_p, ctypes.POINTER(Error)]
+    lib.etc_bundled_free.argtypes = [P]
+    lib.etc_bundled_method_count.argtypes = [P]
+    lib.etc_bundled_method_count.restype = S
+    lib.etc_bundled_test_case_count.argtypes = [P, S]
+    lib.etc_bundled_test_case_count.restype = S
+    lib.etc_bundled_value_count.argtypes = [P, S, S, ctypes.c_bool]
+    lib.etc_bundled_value_count.restype = S
+    lib.etc_bundled_get.argtypes = [P, S, S, ctypes.c_bool, S, ctypes.POINTER(Value),
+                                    ctypes.POINTER(Error)]
+    lib.etc_bundled_tensor.argtypes = [P, S, S, ctypes.c_bool, S, ctypes.POINTER(RefTensor),
+                                       ctypes.POINTER(Error)]
+    return lib
+
+
+def read_all(lib, path):
+    """[(test case, side, index, Value, numpy array or None, etc_bundled_tensor's
+    status, its message)] of suite 0 as the library reads them."""
+    bp, err = ctypes.c_void_p(), Error()
+    rc = lib.etc_bundled_open(ctypes.byref(bp), path.encode(), ctypes.byref(err))
+    if rc != 0:
+        raise RuntimeError(err.message.decode())
+    out = []
+    dtypes = {6: "<f4", 4: "<i8", 7: "<f8"}
+    for tc in range(lib.etc_bundled_test_case_count(bp, 0)):
+        for side in (False, True):
+            for i in range(lib.etc_bundled_value_count(bp, 0, tc, side)):
+                v, rt = Value(), RefTensor()
+                lib.etc_bundled_get(bp, 0, tc, side, i, ctypes.byref(v), ctypes.byref(err))
+                arr = None
+                if v.kind == 1:
+                    t = v.tensor
+                    shape = [ctypes.c_int64.from_address(t.sizes_le + 8 * k).value
+                             for k in range(t.ndim)]
+                    raw = ctypes.string_at(t.data, t.nbytes) if t.nbytes else b""
+                    if t.scalar_type in dtypes and 0 not in shape:
+                        arr = np.frombuffer(raw, dtype=dtypes[t.scalar_type]).reshape(shape)
+                    else:
+                        arr = ("empty", tuple(shape))  # numpy refuses such shapes
+                rc = lib.etc_bundled_tensor(bp, 0, tc, side, i, ctypes.byref(rt),
+                                            ctypes.byref(err))
+                out.append((tc, side, i, v, arr, rc, err.message.decode() if rc else "",
+                            (rt.dtype, rt.rank, rt.numel) if rc == 0 else None))
+    lib.etc_bundled_free(bp)
+    return out
+
+
+def library_reads(d):
+    """The library's views equal <m>_io.npz bit for bit, and every value kind decodes."""
+    lib = library()
+    for m in MODELS:
+        io = np.load(os.path.join(REAL, m + "_io.npz"))
+        vals = read_all(lib, os.path.join(REAL, m + ".bpte"))
+        C.check(f"{m}: the library reads 2 test cases of one input and one output",
+                [(tc, side, i) for tc, side, i, *_ in vals] ==
+                [(0, False, 0), (0, True, 0), (1, False, 0), (1, True, 0)])
+        for tc, side, i, v, arr, rc, msg, rt in vals:
+            want = io[("expected" if side else "input") + str(tc)]
+            C.check(f"{m}: test case {tc} {'expected' if side else 'input'}: the view equals "
+                    "the .npz bit for bit", arr is not None and arr.shape == want.shape
+                    and arr.tobytes() == want.astype("<f4").tobytes() and v.row_major)
+            C.check(f"{m}: test case {tc}: as a reference tensor",
+                    rc == 0 and rt == (6, want.ndim, want.size), (rc, msg, rt))
+    doc = small_doc()
+    for tc in doc["method_test_suites"][0]["test_cases"]:
+        tc["inputs"] += [tensor([], [0, 2147483647, 2147483647], data=b""),
+                         tensor([1, 2, 3, 4, 5, 6], [2, 3], dtype="LONG", np_dtype="<i8",
+                                dim_order=[1, 0]),
+                         {"val_type": "Int", "val": {"int_val": -(2 ** 63)}}]
+    vals = read_all(lib, flatc_bpte(d, "kinds", doc))
+    ins = {(tc, i): (v, arr, rc, msg) for tc, side, i, v, arr, rc, msg, _ in vals if not side}
+    v, arr, rc, _ = ins[(1, 0)]
+    C.check("float tensor: values as written",
+            arr is not None and arr.tolist() == [[1, 1.5, -2], [3, 4, 5]])
+    v, _, rc, msg = ins[(0, 1)]
+    C.check("Int -7", v.kind == 2 and v.int_val == -7 and rc == -6 and
+            "test case 0 of method forward: input 1 is an Int, not a tensor" in msg, msg)
+    v, _, rc, msg = ins[(0, 2)]
+    C.check("Bool true", v.kind == 3 and v.bool_val and rc == -6 and "a Bool" in msg)
+    v, _, rc, msg = ins[(0, 3)]
+    C.check("Double 2.5", v.kind == 4 and v.double_val == 2.5 and "a Double" in msg)
+    v, arr, rc, msg = ins[(0, 4)]
+    C.check("a size 0 beside huge ones: no elements, no data",
+            v.kind == 1 and v.tensor.numel == 0 and v.tensor.nbytes == 0 and rc == 0
+            and arr == ("empty", (0, 2147483647, 2147483647)))
+    v, arr, rc, msg = ins[(0, 5)]
+    C.check("dim order 1, 0: read, not row-major; no reference tensor",
+            v.kind == 1 and not v.row_major and v.dim_order_len == 2 and rc == -6
+            and "only row-major tensors" in msg, msg)
+    v, _, _, _ = ins[(1, 6)]
+    C.check("Int -2^63", v.kind == 2 and v.int_val == -(2 ** 63))
 
 
 # --- a tiny FlatBuffer walker, to patch bytes flatc would not write -------------
@@ -348,6 +473,25 @@ def cli_mismatch(d):
             code == 3 and "no test suite for method \"forward\" (its methods: encode)" in se, se)
 
 
+def cli_valid_extras(d):
+    """Inputs of every kind and an empty tensor with huge other sizes are valid."""
+    mlp = decode(d, os.path.join(REAL, "mlp.bpte"))
+    for tc in mlp["method_test_suites"][0]["test_cases"]:
+        tc["inputs"] += [tensor([], [0, 2147483647, 2147483647, 2147483647], data=b""),
+                         {"val_type": "Int", "val": {"int_val": -(2 ** 63)}},
+                         {"val_type": "Bool", "val": {"bool_val": True}},
+                         {"val_type": "Double", "val": {"double_val": -0.5}},
+                         tensor([1, 2, 3, 4, 5, 6], [2, 3], dtype="LONG", np_dtype="<i8",
+                                dim_order=[1, 0])]
+    path = flatc_bpte(d, "extras", mlp)
+    _, _, _, rows = accuracy_json(d, "extras", *run_args("mlp"), "--bundled-program", path)
+    _, _, _, base = accuracy_json(d, "base", *run_args("mlp"), "--bundled-program",
+                                  os.path.join(REAL, "mlp.bpte"))
+    C.check("extra inputs (scalars, an empty tensor, a column-major one) change nothing",
+            rows and [metric_keys(r) for r in rows] == [metric_keys(r) for r in base],
+            (rows, base))
+
+
 def cli_sniff(d):
     bp = os.path.join(REAL, "mlp.bpte")
     hint = "this looks like an ExecuTorch BundledProgram (.bpte); did you mean " \
@@ -391,4 +535,5 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--seeds":
         write_seeds(sys.argv[2])
         sys.exit(0)
-    C.run_cases("bundled", real_files_decode, cli_real, cli_hostile, cli_mismatch, cli_sniff)
+    C.run_cases("bundled", real_files_decode, library_reads, cli_real, cli_hostile, cli_mismatch,
+                cli_valid_extras, cli_sniff)

@@ -128,15 +128,20 @@ static int verify_tensor(etc_fb *fb, where *w, size_t pos, totals *tot)
 		return etc_fb_fail(fb, f ? f : pos, w->prefix, "unknown scalar type %d", st);
 	const uint8_t *sz = sizes ? fb->buf + sizes + 4 : NULL;
 	uint64_t numel = 1, nbytes;
+	bool empty = false; /* a size 0 anywhere: no elements, whatever the others */
 	for (uint32_t i = 0; i < ndim; i++) {
 		int32_t s = (int32_t)etc_le32(sz + 4 * (size_t)i);
 		if (s < 0)
 			return etc_fb_fail(fb, sizes + 4 + 4 * (size_t)i, w->prefix,
 			                   "size %u is negative (%d)", i, s);
-		if (!etc_mul_u64(numel, (uint64_t)s, &numel))
+		empty |= s == 0;
+	}
+	for (uint32_t i = 0; i < ndim && !empty; i++)
+		if (!etc_mul_u64(numel, etc_le32(sz + 4 * (size_t)i), &numel))
 			return etc_fb_fail(fb, sizes, w->prefix,
 			                   "the product of the sizes overflows 64 bits");
-	}
+	if (empty)
+		numel = 0;
 	char shape[160];
 	if (!etc_mul_u64(numel, esz, &nbytes)) {
 		sizes_str(sz, ndim, shape, sizeof shape);
@@ -155,7 +160,7 @@ static int verify_tensor(etc_fb *fb, where *w, size_t pos, totals *tot)
 		return etc_fb_fail(fb, order, w->prefix, "dim_order has %u entries for %u sizes",
 		                   norder, ndim);
 	if (norder) {
-		uint64_t seen[4] = {0}; /* ndim <= 255 here: dim_order entries are bytes */
+		uint64_t seen[4] = {0}; /* ndim <= 256 here: dim_order entries are bytes */
 		if (ndim > 256)
 			return etc_fb_fail(
 			    fb, order, w->prefix,
@@ -608,9 +613,8 @@ int etc_bundled_get(const etc_bundled *bp, size_t m, size_t tc, bool expected, s
 		tn->data = data ? buf + data : buf;
 		tn->offset = data ? (int64_t)(bp->base + data) : -1;
 		tn->nbytes = ndata;
-		tn->numel = 1;
-		for (uint32_t k = 0; k < tn->ndim; k++)
-			tn->numel *= (uint64_t)etc_tensor_size(tn, k); /* verified: no overflow */
+		/* verified: data holds exactly numel elements */
+		tn->numel = ndata / etc_scalar_type_size(tn->scalar_type);
 		size_t order = vec_first(buf, &u, 3, &norder);
 		out->dim_order = order && norder ? buf + order : NULL;
 		out->dim_order_len = out->dim_order ? norder : 0;
