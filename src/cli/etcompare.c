@@ -179,12 +179,13 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		long m = etc_bundled_method_find(owned->bp, ao.method);
 		size_t cases = m < 0 ? 0 : etc_bundled_test_case_count(owned->bp, (size_t)m);
 		char method[128];
-		printf(
-		    "reference outputs: the expected outputs of method %s in %s (BundledProgram, "
-		    "%zu test case%s)\n",
-		    etc_text_safe(method, sizeof method, ao.method),
-		    etc_text_safe(safe, sizeof safe, a->bundled_program), cases,
-		    cases == 1 ? "" : "s");
+		if (m >= 0) /* else etc_accuracy_run names the methods the file has */
+			printf("reference outputs: the expected outputs of method %s in %s "
+			       "(BundledProgram, "
+			       "%zu test case%s)\n",
+			       etc_text_safe(method, sizeof method, ao.method),
+			       etc_text_safe(safe, sizeof safe, a->bundled_program), cases,
+			       cases == 1 ? "" : "s");
 		if (rec &&
 		    (etc_etrecord_reference_outputs(rec) || etc_etrecord_reference_error(rec)))
 			fprintf(
