@@ -372,6 +372,29 @@ def cli_real(d):
             code == 2 and "give one" in se, se)
 
 
+def shared_cases(d, n):
+    """A hand-laid BundledProgram whose suite lists the same empty test case
+    table n times (no writer shares tables; flatc cannot write it)."""
+    b = bytearray(struct.pack("<I", 16) + b"BP08")
+    b += struct.pack("<HHHH", 8, 8, 0, 4)            # 8: root vtable (slot 1 at +4)
+    b += struct.pack("<iI", 16 - 8, 24 - 20)         # 16: root table -> suites at 24
+    b += struct.pack("<II", 1, 40 - 28)              # 24: suites vector -> suite at 40
+    b += struct.pack("<HHHH", 8, 12, 4, 8)           # 32: suite vtable
+    cases_at = 64
+    b += struct.pack("<iII", 40 - 32, 52 - 44, cases_at - 48)  # 40: suite table
+    b += struct.pack("<I", 7) + b"forward\0"         # 52: method name
+    table = cases_at + 4 + 4 * n + 4                  # after the vector and a vtable
+    b += struct.pack("<I", n)
+    for i in range(n):
+        b += struct.pack("<I", table - (cases_at + 4 + 4 * i))
+    b += struct.pack("<HH", 4, 4)                     # the empty test case's vtable
+    b += struct.pack("<i", 4)                         # the shared table
+    path = os.path.join(d, "shared_cases.bpte")
+    with open(path, "wb") as f:
+        f.write(b)
+    return path
+
+
 def hostile_files(d):
     """(name, path, expected message) for every hostile file."""
     real = os.path.join(REAL, "mlp.bpte")
@@ -434,6 +457,9 @@ def hostile_files(d):
         b[field(b, v, 0)] = 9
     cases.append(("unknown value type", patched(d, "union_type", small, union_type),
                   "input 0: unknown value type 9 (Tensor 1, Int 2, Bool 3, Double 4)"))
+    cases.append(("test cases sharing one table", shared_cases(d, 1000),
+                  "method forward: more test cases or values in all than the file can hold "
+                  "(shared tables)"))
     cases.append(("schema BP07", patched(d, "bp07", small, lambda b: b.__setitem__(
         slice(4, 8), b"BP07")), "BundledProgram schema \"BP07\": etcompare reads \"BP08\""))
     return cases
