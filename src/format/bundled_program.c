@@ -63,8 +63,6 @@ struct etc_bundled {
 typedef struct where {
 	char method[80]; /* escaped */
 	uint32_t tc;
-	bool expected;
-	uint32_t index;
 	char prefix[192]; /* "test case 1 of method forward: input 0" */
 	char field[256];  /* prefix + ": Tensor.sizes" */
 } where;
@@ -215,7 +213,6 @@ static int verify_values(etc_fb *fb, where *w, const etc_fb_table *tc, bool expe
 {
 	size_t v;
 	uint32_t n = 0;
-	w->expected = expected;
 	snprintf(w->prefix, sizeof w->prefix, "test case %u of method %s", w->tc, w->method);
 	const char *what = at_field(w, expected ? "BundledMethodTestCase.expected_outputs"
 	                                        : "BundledMethodTestCase.inputs");
@@ -224,7 +221,6 @@ static int verify_values(etc_fb *fb, where *w, const etc_fb_table *tc, bool expe
 		ETC_TRY(etc_fb_verify_vector(fb, v, 4, what, &n));
 	for (uint32_t i = 0; i < n; i++) {
 		size_t vp;
-		w->index = i;
 		snprintf(w->prefix, sizeof w->prefix, "test case %u of method %s: %s %u", w->tc,
 		         w->method, expected ? "expected output" : "input", i);
 		ETC_TRY(etc_fb_verify_ref(fb, v + 4 + 4 * (size_t)i, w->prefix, &vp));
