@@ -292,11 +292,15 @@ def real_files_decode(d):
                         bytes(v.get("data", [])) == a.astype("<f4").tobytes())
 
 
+SOURCES = {}  # tag -> the JSON report's accuracy.reference_source
+
+
 def accuracy_json(d, tag, *args):
     out = os.path.join(d, tag + ".json")
     code, so, se = C.run(*args, "--json", out, "--no-table")
-    rep = C.load_json(out)
-    return code, so, se, rep.get("accuracy", {}).get("rows", [])
+    acc = C.load_json(out).get("accuracy") or {}
+    SOURCES[tag] = acc.get("reference_source")
+    return code, so, se, acc.get("rows", [])
 
 
 def run_args(m):
@@ -321,9 +325,9 @@ def cli_real(d):
         code, so, se, rows = accuracy_json(d, m, *run_args(m), "--bundled-program", bp)
         C.check(f"{m}: --bundled-program compares (exit 1: run 2 has no test case 2)",
                 code == 1, se)
-        C.check(f"{m}: the report names the source",
-                f"reference outputs: the expected outputs of method forward in {bp} "
-                "(BundledProgram, 2 test cases)" in so, so)
+        source = f"the expected outputs of method forward in {bp} (BundledProgram, 2 test cases)"
+        C.check(f"{m}: the report names the source", f"reference outputs: {source}" in so, so)
+        C.check(f"{m}: so does the JSON report", SOURCES.get(m) == source, SOURCES.get(m))
         compared = [r for r in rows if r.get("reference") in (0, 1)]
         C.check(f"{m}: runs 0 and 1 compared with test cases 0 and 1 (pairing by order)",
                 [(r.get("run"), r.get("reference")) for r in compared] == [(0, 0), (1, 1)]
@@ -335,6 +339,9 @@ def cli_real(d):
         npz = os.path.join(d, m + "_refs.npz")
         np.savez(npz, **{"0.0": io["expected0"], "1.0": io["expected1"]})
         _, _, _, nrows = accuracy_json(d, m + "_npz", *run_args(m), "--reference-outputs", npz)
+        C.check(f"{m}: an .npz is named as such in the JSON report",
+                SOURCES.get(m + "_npz") == f"the .npz reference outputs in {npz}",
+                SOURCES.get(m + "_npz"))
         C.check(f"{m}: metrics equal those against {m}_io.npz's expected outputs",
                 len(nrows) == len(rows)
                 and all(metric_keys(a) == metric_keys(b) for a, b in zip(rows, nrows)),
@@ -363,7 +370,13 @@ def cli_real(d):
             rows and metric_keys(rows[0]) == metric_keys(nrows[0]), rows[:1])
     C.check("bpte and ETRecord: a note says the ETRecord's are not used",
             "the ETRecord's reference_outputs are not used" in se, se)
+    C.check("bpte and ETRecord: the JSON report names the bpte",
+            "in " + swapped + " (BundledProgram" in (SOURCES.get("both") or ""),
+            SOURCES.get("both"))
     _, _, _, rrows = accuracy_json(d, "etrecord", *run_args(m), "--etrecord", rec, "--compare")
+    C.check("the ETRecord alone: its torch.save references are named",
+            SOURCES.get("etrecord") == f"the torch.save reference outputs in {rec}",
+            SOURCES.get("etrecord"))
     C.check("the ETRecord alone still gives its own references (run 0 passes)",
             rrows and rrows[0].get("status") == "pass"
             and metric_keys(rrows[0]) != metric_keys(rows[0]), rrows[:1])

@@ -128,6 +128,14 @@ ETC_API int etc_accuracy_row_values(const etc_accuracy *acc, size_t i, etc_value
 /** The actual output tensor of row i (shape for heat maps), or NULL for scalars. */
 ETC_API const etc_tensor *etc_accuracy_row_tensor(const etc_accuracy *acc, size_t i);
 
+/**
+ * Where the references came from, for reports: "the expected outputs of
+ * method forward in m.bpte (BundledProgram, 2 test cases)", or "the
+ * torch.save reference outputs in FILE" / "the .npz reference outputs in FILE"
+ * (FILE the reference set's name).
+ */
+ETC_API const char *etc_accuracy_reference_source(const etc_accuracy *acc);
+
 /** The options of the run (thresholds for plots; block and method as given). */
 ETC_API const etc_accuracy_options *etc_accuracy_options_get(const etc_accuracy *acc);
 

@@ -32,6 +32,7 @@ struct etc_accuracy {
 	size_t count, cap;
 	int rule;
 	char note[256];
+	char source[512];         /* etc_accuracy_reference_source */
 	etc_accuracy_options opt; /* as given: block and method borrowed */
 };
 
@@ -399,6 +400,23 @@ static int refs_get(const refs *r, size_t index, item *out, size_t cap, size_t *
 	return 0;
 }
 
+static void describe_source(etc_accuracy *a, const etc_reference_set *set, const refs *r)
+{
+	char name[256], method[96];
+	etc_text_safe(name, sizeof name, set->name);
+	if (set->bundled) {
+		etc_str m = etc_bundled_method_name(set->bundled, r->method);
+		etc_text_escape(method, sizeof method, m.ptr, m.len);
+		snprintf(
+		    a->source, sizeof a->source,
+		    "the expected outputs of method %s in %s (BundledProgram, %zu test case%s)",
+		    method, name, r->count, r->count == 1 ? "" : "s");
+	} else {
+		snprintf(a->source, sizeof a->source, "the %s reference outputs in %s",
+		         set->torchsave ? "torch.save" : ".npz", name);
+	}
+}
+
 /* --- run outputs ------------------------------------------------------------ */
 
 static int run_items(const etc_inspector *insp, const etc_event_block *b, uint32_t run, item *out,
@@ -662,6 +680,7 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 		goto done;
 	}
 	a->opt = *opt;
+	describe_source(a, set, &r);
 	a->rule = opt->pair_by;
 	if (a->rule == ETC_PAIR_AUTO)
 		a->rule = any_index                   ? ETC_PAIR_INDEX
@@ -845,6 +864,11 @@ int etc_accuracy_pair_rule(const etc_accuracy *a)
 const char *etc_accuracy_pair_note(const etc_accuracy *a)
 {
 	return a->note;
+}
+
+const char *etc_accuracy_reference_source(const etc_accuracy *a)
+{
+	return a->source;
 }
 
 size_t etc_accuracy_failures(const etc_accuracy *a)

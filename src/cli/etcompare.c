@@ -168,7 +168,6 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		return usage_error("%s",
 		                   "the comparison needs --debug_buffer (the outputs' values)");
 	etc_reference_set set = {0};
-	char safe[1024];
 	if (a->bundled_program) {
 		/* the BundledProgram the runtime ran (opened by main): it wins over the
 		 * ETRecord's copy */
@@ -176,16 +175,6 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		set.name = a->bundled_program;
 		if (!a->method && etc_bundled_method_count(owned->bp) == 1)
 			ao.method = etc_bundled_method_name(owned->bp, 0).ptr;
-		long m = etc_bundled_method_find(owned->bp, ao.method);
-		size_t cases = m < 0 ? 0 : etc_bundled_test_case_count(owned->bp, (size_t)m);
-		char method[128];
-		if (m >= 0) /* else etc_accuracy_run names the methods the file has */
-			printf("reference outputs: the expected outputs of method %s in %s "
-			       "(BundledProgram, "
-			       "%zu test case%s)\n",
-			       etc_text_safe(method, sizeof method, ao.method),
-			       etc_text_safe(safe, sizeof safe, a->bundled_program), cases,
-			       cases == 1 ? "" : "s");
 		if (rec &&
 		    (etc_etrecord_reference_outputs(rec) || etc_etrecord_reference_error(rec)))
 			fprintf(
@@ -223,6 +212,10 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 	if (rc < 0)
 		return input_error(&err);
 	ro->accuracy = acc;
+	char safe[1024];
+	if (set.bundled) /* it may replace the ETRecord's references: say whose they are */
+		printf("reference outputs: %s\n",
+		       etc_text_safe(safe, sizeof safe, etc_accuracy_reference_source(acc)));
 	if (etc_report_accuracy(stdout, acc, insp, mask, &err) < 0) {
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
 		return EXIT_OUTPUT;

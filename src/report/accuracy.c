@@ -245,6 +245,9 @@ void etc_accuracy_json_(etc_sbuf *b, const etc_accuracy *acc, const etc_inspecto
 	                : rule == ETC_PAIR_ALL ? "all"
 	                                       : "index");
 	etc_sbuf_json_str(b, etc_accuracy_pair_note(acc), strlen(etc_accuracy_pair_note(acc)));
+	const char *source = etc_accuracy_reference_source(acc);
+	etc_sbuf_puts(b, ", \"reference_source\": ");
+	etc_sbuf_json_str(b, source, strlen(source));
 	size_t n = etc_accuracy_row_count(acc);
 	etc_sbuf_printf(b, ", \"outputs\": %zu, \"failures\": %zu, \"worst\": ", n,
 	                etc_accuracy_failures(acc));
