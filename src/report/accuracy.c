@@ -294,6 +294,9 @@ void etc_accuracy_json_(etc_sbuf *b, const etc_accuracy *acc, const etc_inspecto
 	                : rule == ETC_PAIR_CONTENT ? "content"
 	                                           : "index");
 	etc_sbuf_json_str(b, etc_accuracy_pair_note(acc), strlen(etc_accuracy_pair_note(acc)));
+	const char *source = etc_accuracy_reference_source(acc);
+	etc_sbuf_puts(b, ", \"reference_source\": ");
+	etc_sbuf_json_str(b, source, strlen(source));
 	if (rule == ETC_PAIR_CONTENT)
 		pairing_json(b, acc, insp);
 	size_t n = etc_accuracy_row_count(acc);
