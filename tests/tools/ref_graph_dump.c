@@ -9,7 +9,8 @@
  * inputs. Each computed output is stored under its graph name ("getitem_3";
  * "<node>.<i>" for an unnamed item); with --eval also under "<name>@eval",
  * computed again by etc_refrun_eval with every tensor input replaced by a
- * copy of itself. One line per node on stdout: "name<TAB>op<TAB>status<TAB>why".
+ * copy of itself; the graph's outputs also as "output.<k>". One line per node
+ * on stdout: "name<TAB>op<TAB>status<TAB>why<TAB>output names (comma-separated)".
  * Exit 0, or 1 with one line on stderr.
  */
 #include "etcompare/reference.h"
@@ -48,7 +49,10 @@ static int on_node(void *user, const etc_refrun *run, size_t node, etc_error *er
 	const etc_refnode *n = etc_refgraph_node(d->g, node);
 	const char *why;
 	int st = etc_refrun_status(run, node, &why);
-	printf("%s\t%s\t%s\t%s\n", n->name, n->op, st >= 0 && st < 4 ? status_names[st] : "?", why);
+	printf("%s\t%s\t%s\t%s\t", n->name, n->op, st >= 0 && st < 4 ? status_names[st] : "?", why);
+	for (uint32_t i = 0; i < n->output_count; i++)
+		printf("%s%s", i ? "," : "", n->output_names[i]);
+	printf("\n");
 	if (st != ETC_REFNODE_COMPUTED)
 		return 0;
 	for (uint32_t i = 0; i < n->output_count; i++) {
@@ -59,6 +63,15 @@ static int on_node(void *user, const etc_refrun *run, size_t node, etc_error *er
 			return ETC_ERR_USAGE;
 		}
 		int rc = put(d, n->name, n->output_names[i], i, "", t, err);
+		for (size_t k = 0; rc == 0 && k < etc_refgraph_output_count(d->g); k++) {
+			size_t on;
+			uint32_t oi;
+			char key[32];
+			if (etc_refgraph_output(d->g, k, &on, &oi) == 0 && on == node && oi == i) {
+				snprintf(key, sizeof key, "output.%zu", k);
+				rc = put(d, n->name, key, i, "", t, err);
+			}
+		}
 		if (rc < 0)
 			return rc;
 	}
