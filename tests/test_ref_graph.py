@@ -166,6 +166,31 @@ with C.harness():
         else:
             C.check(f"{m}: float32 run", False, err)
 
+    # representative_inputs as upstream writes them (pickle.dumps of test case 0's
+    # inputs, a list of tensors); here test case 1's, to tell them from the example inputs
+    def add_member(src, dst, name, data):
+        with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+            for info in zin.infolist():
+                zout.writestr(info, zin.read(info.filename))
+            zout.writestr(name, data)
+
+    import pickle
+    import torch
+    for m in ("mlp", "cnn"):
+        with np.load(os.path.join(REAL, f"{m}_io.npz")) as z:
+            x1 = torch.from_numpy(z["input1"].copy())
+        rec = os.path.join(work, f"{m}_repr.etrecord")
+        add_member(os.path.join(REAL, f"{m}.etrecord"), rec, "representative_inputs",
+                   pickle.dumps([x1], protocol=4))
+        outr = os.path.join(work, f"{m}_repr.npz")
+        rc, nodes, err = dump(rec, outr, "--representative", "0")
+        C.check(f"{m}: the graph runs on the record's representative inputs", rc == 0, err)
+        if rc == 0:
+            compare(f"{m} representative inputs", m, outr,
+                    os.path.join(REAL, f"{m}_aot_f64_tc1.npz"), nodes)
+        rc, _, err = dump(rec, outr, "--representative", "1")
+        C.check(f"{m}: representative inputs have one set", rc == 1 and "no set 1" in err, err)
+
     # --- bad input -----------------------------------------------------------------
     cnn = os.path.join(REAL, "cnn.etrecord")
     out = os.path.join(work, "bad.npz")
