@@ -36,6 +36,9 @@ def dump(rec, out, *args):
     p = subprocess.run([TOOL, rec, *args, out], capture_output=True, text=True)
     nodes = {}
     for line in p.stdout.splitlines():
+        if line.startswith("# "):
+            nodes["#graph"] = line[2:]
+            continue
         name, op, status, why, outs = line.split("\t")
         nodes[name] = (op, status, why, outs.split(","))
     return p.returncode, nodes, p.stderr.strip()
@@ -57,7 +60,10 @@ def pairs(model, nodes):
         if n["op"] == "call_function" and "tuple_items" in n:
             by_first[n["tuple_items"]["0"]] = n["tuple_items"]
     out = []
-    for name, (op, status, why, outs) in nodes.items():
+    for name, node in nodes.items():
+        if name == "#graph":
+            continue
+        outs = node[3]
         if len(outs) == 1:
             out.append((outs[0], outs[0]))
         else:
@@ -133,6 +139,8 @@ with C.harness():
         C.check(f"{m}: the graph runs on the record's example inputs", rc == 0, err)
         if rc != 0:
             continue
+        C.check(f"{m}: the default graph is the Edge program",
+                nodes.pop("#graph", "") == EDGE + " forward")
         notdone = [f"{k}: {v[1]} {v[2]}" for k, v in nodes.items() if v[1] != "computed"]
         C.check(f"{m}: every node computed", not notdone, "; ".join(notdone[:5]))
         got = compare(f"{m} test case 0", m, out0, os.path.join(REAL, f"{m}_aot_f64.npz"), nodes)
@@ -190,6 +198,40 @@ with C.harness():
                     os.path.join(REAL, f"{m}_aot_f64_tc1.npz"), nodes)
         rc, _, err = dump(rec, outr, "--representative", "1")
         C.check(f"{m}: representative inputs have one set", rc == 1 and "no set 1" in err, err)
+
+    # an exported_program whose debug handles cover the Edge program's is the default
+    # graph (upstream's choice); without the handles the Edge program stays
+    src = os.path.join(REAL, "cnn.etrecord")
+    with zipfile.ZipFile(src) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+
+    def with_ep(dst, program):
+        with zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+            for n, data in members.items():
+                zout.writestr(n, data)
+            zout.writestr("exported_program", program)
+            for suffix in ("_state_dict", "_constants", "_example_inputs"):
+                zout.writestr("exported_program" + suffix, members[EDGE + suffix])
+
+    ep = os.path.join(work, "ep.etrecord")
+    with_ep(ep, members[EDGE])
+    rc, nodes, err = dump(ep, os.path.join(work, "ep.npz"))
+    C.check("a linked exported_program is the default graph",
+            rc == 0 and nodes.get("#graph") == "exported_program forward", err or nodes.get("#graph"))
+    if rc == 0:
+        nodes.pop("#graph")
+        compare("exported_program", "cnn", os.path.join(work, "ep.npz"),
+                os.path.join(REAL, "cnn_aot_f64.npz"), nodes)
+    j = json.loads(members[EDGE])
+    for n in j["graph_module"]["graph"]["nodes"]:
+        n["metadata"].pop("debug_handle", None)
+    with_ep(ep, json.dumps(j).encode())
+    rc, nodes, err = dump(ep, os.path.join(work, "ep.npz"))
+    C.check("an exported_program without the debug handles is not",
+            rc == 0 and nodes.get("#graph") == EDGE + " forward", err or nodes.get("#graph"))
+    rc, nodes, err = dump(ep, os.path.join(work, "ep.npz"), "--graph", "exported_program")
+    C.check("unless options.graph names it",
+            rc == 0 and nodes.get("#graph") == "exported_program forward", err or nodes.get("#graph"))
 
     # --- bad input -----------------------------------------------------------------
     cnn = os.path.join(REAL, "cnn.etrecord")
@@ -293,7 +335,7 @@ with C.harness():
     y = np.linspace(-1, 1, 6, dtype=np.float32).reshape(3, 2)
     np.savez(os.path.join(work, "old.npz"), **{"0": x, "1": y})
     rc, nodes, err = dump(old, out, "--inputs", os.path.join(work, "old.npz"))
-    C.check("the 2023 record loads and runs", rc == 0 and nodes and
+    C.check("the 2023 record loads and runs", rc == 0 and nodes.pop("#graph", "") and nodes and
             all(v[1] == "computed" for v in nodes.values()), err or nodes)
     if rc == 0:
         with np.load(out) as z:

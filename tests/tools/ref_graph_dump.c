@@ -11,7 +11,8 @@
  * "<node>.<i>" for an unnamed item); with --eval also under "<name>@eval",
  * computed again by etc_refrun_eval with every tensor input replaced by a
  * copy of itself; the graph's outputs also as "output.<k>". One line per node
- * on stdout: "name<TAB>op<TAB>status<TAB>why<TAB>output names (comma-separated)".
+ * on stdout: "name<TAB>op<TAB>status<TAB>why<TAB>output names (comma-separated)",
+ * after a first line "# GRAPH METHOD".
  * Exit 0, or 1 with one line on stderr.
  */
 #include "etcompare/reference.h"
@@ -151,6 +152,7 @@ int main(int argc, char **argv)
 		rc = etc_refinputs_from_record(&in, g, rec, "example_inputs", 0, &err);
 	}
 	if (rc == 0) {
+		printf("# %s %s\n", etc_refgraph_name(g), etc_refgraph_method(g));
 		d.g = g;
 		d.z = npz_out_open(out);
 		if (!d.z) {
