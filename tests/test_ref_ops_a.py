@@ -742,6 +742,77 @@ case("_to_dim_order_copy dtype", DO, [t("self", "x"), dt("dtype", "int32"), none
 refuse("_to_dim_order_copy channels last", DO,
        [t("self", "x"), ints("dim_order", [0, 2, 3, 1])], {"x": r4}, "dim_order")
 
+# --- more elementwise and reductions ------------------------------------------------------------
+
+for name in ["expm1", "log1p", "log2", "log10", "tan", "atan", "asin", "acos", "sinh", "cosh",
+             "trunc", "isnan", "isinf"]:
+    xv = x.clamp(-0.9, 0.9) if name in ("asin", "acos", "log1p") else x
+    xv = xv.abs() + 0.1 if name in ("log2", "log10") else xv
+    case(f"{name}", f"aten.{name}.default", [t("self", "x")], {"x": xv}, getattr(torch, name)(xv))
+special = torch.tensor([float("nan"), float("inf"), float("-inf"), 1.0, -0.0])
+for name in ["isnan", "isinf", "trunc", "expm1"]:
+    case(f"{name} nan/inf", f"aten.{name}.default", [t("self", "x")], {"x": special},
+         getattr(torch, name)(special))
+case("isnan int", "aten.isnan.default", [t("self", "x")], {"x": xi}, torch.isnan(xi))
+case("trunc int", "aten.trunc.default", [t("self", "x")], {"x": xi}, torch.trunc(xi))
+case("elu default", "aten.elu.default", [t("self", "x")], {"x": x}, torch.nn.functional.elu(x))
+case("elu alpha scale input_scale", "aten.elu.default",
+     [t("self", "x"), f("alpha", 0.5), f("scale", 1.5), f("input_scale", 2.0)], {"x": x},
+     A.elu(x, 0.5, 1.5, 2.0))
+for name in ["fmod", "remainder"]:
+    fn = getattr(torch, name)
+    case(f"{name} float", f"aten.{name}.Tensor", [t("self", "a"), t("other", "b")],
+         {"a": fa, "b": fb}, fn(fa, fb))
+    case(f"{name} broadcast", f"aten.{name}.Tensor", [t("self", "a"), t("other", "b")],
+         {"a": a3 * 5, "b": b2}, fn(a3 * 5, b2))
+    case(f"{name} int", f"aten.{name}.Tensor", [t("self", "a"), t("other", "b")],
+         {"a": ja, "b": jb}, fn(ja, jb))
+    case(f"{name}.Scalar", f"aten.{name}.Scalar", [t("self", "a"), f("other", -1.5)],
+         {"a": a3 * 5}, fn(a3 * 5, -1.5))
+    refuse(f"{name} int by zero", f"aten.{name}.Tensor", [t("self", "a"), t("other", "b")],
+           {"a": ja, "b": jb * 0}, "division by zero")
+case("floor_divide int", "aten.floor_divide.default", [t("self", "a"), t("other", "b")],
+     {"a": ja, "b": jb}, torch.div(ja, jb, rounding_mode="floor"))
+case("floor_divide float", "aten.floor_divide.default", [t("self", "a"), t("other", "b")],
+     {"a": fa, "b": fb}, torch.div(fa, fb, rounding_mode="floor"))
+case("atan2", "aten.atan2.default", [t("self", "a"), t("other", "b")], {"a": a3, "b": b2},
+     torch.atan2(a3, b2))
+mk4 = torch.rand(4, 1) > 0.5
+case("masked_fill.Scalar", "aten.masked_fill.Scalar",
+     [t("self", "x"), t("mask", "m"), f("value", -2.5)], {"x": rt, "m": mk4},
+     rt.masked_fill(mk4, -2.5))
+xm = ri(4, 3)
+case("masked_fill.Tensor int", "aten.masked_fill.Tensor",
+     [t("self", "x"), t("mask", "m"), t("value", "v")],
+     {"x": xm, "m": mk4, "v": torch.tensor(7)}, xm.masked_fill(mk4, torch.tensor(7)))
+refuse("masked_fill mask that does not fit", "aten.masked_fill.Scalar",
+       [t("self", "x"), t("mask", "m"), f("value", 0.0)], {"x": rt, "m": torch.rand(2, 3) > 0.5},
+       "mask")
+case("mean.default", "aten.mean.default", [t("self", "x")], {"x": r4}, r4.mean())
+case("max.default", "aten.max.default", [t("self", "x")], {"x": r4}, r4.max())
+case("min.default int", "aten.min.default", [t("self", "x")], {"x": xi}, xi.min())
+case("max.default nan", "aten.max.default", [t("self", "x")], {"x": nan2}, nan2.max())
+refuse("max.default empty", "aten.max.default", [t("self", "x")], {"x": e0}, "empty")
+case("prod.dim_int", "aten.prod.dim_int", [t("self", "x"), i("dim", 1), b("keepdim", True)],
+     {"x": r4}, r4.prod(1, keepdim=True))
+case("prod.dim_int int", "aten.prod.dim_int", [t("self", "x"), i("dim", -1)], {"x": xi},
+     xi.prod(-1))
+case("prod.default", "aten.prod.default", [t("self", "x")], {"x": rt}, rt.prod())
+case("std.correction", "aten.std.correction",
+     [t("self", "x"), ints("dim", [1, 2]), i("correction", 1), b("keepdim", True)], {"x": r4},
+     r4.std((1, 2), keepdim=True))
+case("all.dim", "aten.all.dim", [t("self", "x"), i("dim", 1)], {"x": anyx}, torch.all(anyx, 1))
+case("all.default", "aten.all.default", [t("self", "x")], {"x": anyx + 1}, torch.all(anyx + 1))
+case("all.dims", "aten.all.dims", [t("self", "x"), ints("dim", [0, 2])], {"x": ~anyb},
+     torch.from_numpy(np.all((~anyb).numpy(), axis=(0, 2))))
+for dim in [0, -1]:
+    case(f"cumsum dim {dim}", "aten.cumsum.default", [t("self", "x"), i("dim", dim)], {"x": r4},
+         torch.cumsum(r4, dim))
+case("cumsum int32 is int64", "aten.cumsum.default", [t("self", "x"), i("dim", 1)],
+     {"x": xi.int()}, torch.cumsum(xi.int(), 1))
+case("cumsum dtype", "aten.cumsum.default", [t("self", "x"), i("dim", 1), dt("dtype", "float64")],
+     {"x": xi}, torch.cumsum(xi, 1, dtype=F64))
+
 # --- names: the table's aliases --------------------------------------------------------------------
 
 case("alias aten::add.Tensor", "aten::add.Tensor", [t("self", "a"), t("other", "b")],
