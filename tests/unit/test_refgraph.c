@@ -211,6 +211,28 @@ static void test_run(void)
 	etc_etrecord_free(rec);
 }
 
+static void test_members(void)
+{
+	etc_etrecord *rec = open_rec();
+	etc_error err;
+	const void *data = NULL;
+	size_t size = 0;
+	CHECK(etc_etrecord_has_member(rec, "edge_dialect_exported_program"));
+	CHECK(!etc_etrecord_has_member(rec, "exported_program"));
+	CHECK(etc_etrecord_member(rec, "debug_handle_map", &data, &size, &err) == 0);
+	CHECK(data && size > 10 && memcmp(data, "{", 1) == 0);
+	CHECK(etc_etrecord_member(rec, "nope", &data, &size, &err) == ETC_ERR_FORMAT);
+	CHECK(data == NULL && size == 0 && strstr(err.message, "no member nope") != NULL);
+	etc_torchsave *ts = NULL;
+	CHECK(etc_etrecord_torchsave(rec, "edge_dialect_exported_program_state_dict", &ts, &err) ==
+	      0);
+	CHECK(etc_pyobj_tensor(etc_pyobj_dict_get(etc_torchsave_root(ts), "conv1.weight")) != NULL);
+	etc_torchsave_free(ts);
+	CHECK(etc_etrecord_torchsave(rec, "nope_state_dict", &ts, &err) == ETC_ERR_FORMAT);
+	CHECK(ts == NULL);
+	etc_etrecord_free(rec);
+}
+
 static void test_options(void)
 {
 	etc_etrecord *rec = open_rec();
@@ -253,5 +275,6 @@ int main(void)
 	CHECK_GROUP(test_describe);
 	CHECK_GROUP(test_run);
 	CHECK_GROUP(test_options);
+	CHECK_GROUP(test_members);
 	return check_report("test_refgraph");
 }
