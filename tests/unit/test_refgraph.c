@@ -85,6 +85,10 @@ static void test_describe(void)
 	CHECK(etc_refgraph_find(g, "aten__native_batch_norm_legit_no_training_default_unused_2") ==
 	      1);
 	CHECK(etc_refgraph_find(g, "no_such_value") == -1);
+	/* the FX names of tuple nodes, which the serializer keeps only in unread items */
+	CHECK(etc_refgraph_find(g, "aten__native_batch_norm_legit_no_training_default") == 1);
+	CHECK(etc_refgraph_find(g, "aten_max_pool2d_with_indices_default_1") == 7);
+	CHECK(etc_refgraph_find(g, "aten_max_pool2d_with_indices") == -1);
 	/* the relu reads the batch norm's output 0 */
 	ns = etc_refgraph_node_inputs(g, 2, &srcs);
 	CHECK(ns == 1 && srcs[0].kind == ETC_REFSRC_NODE && srcs[0].index == 1 &&
