@@ -24,10 +24,13 @@ int ref_load_nomem(etc_error *err)
 	return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory loading the reference graph");
 }
 
-int ref_load_error(const ref_loader *L, const char *fmt, const char *a, const char *b)
+int ref_load_error(const ref_loader *L, const char *fmt, ...)
 {
 	char msg[900];
-	snprintf(msg, sizeof msg, fmt, a ? a : "", b ? b : "");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
 	return etc_fail(L->err, ETC_ERR_FORMAT, etc_etrecord_name(L->g->rec), -1, "member %s: %s",
 	                L->g->member, msg);
 }
@@ -71,8 +74,7 @@ static int sort_names(ref_loader *L)
 	qsort(L->names, L->nnames, sizeof *L->names, cmp_name);
 	for (size_t i = 1; i < L->nnames; i++)
 		if (strcmp(L->names[i - 1].name, L->names[i].name) == 0)
-			return ref_load_error(L, "two values are called \"%s\"%s", L->names[i].name,
-			                      "");
+			return ref_load_error(L, "two values are called \"%s\"", L->names[i].name);
 	return 0;
 }
 
@@ -157,7 +159,7 @@ static int node_outputs(ref_loader *L, const json_t *jn, ref_node *n, size_t idx
 		        : 1;
 	}
 	if (count > UINT32_MAX / 2)
-		return ref_load_error(L, "a node with too many outputs%s%s", "", "");
+		return ref_load_error(L, "a node with too many outputs");
 	n->pub.output_count = (uint32_t)count;
 	const char **names = etc_arena_alloc(&g->arena, count ? count : 1, sizeof *names);
 	n->out_values = etc_arena_alloc(&g->arena, count ? count : 1, sizeof *n->out_values);
@@ -197,8 +199,8 @@ static int getitem(ref_loader *L, const json_t *jn)
 	const char *name = ref_load_tensor_name(json_array_get(json_object_get(jn, "outputs"), 0));
 	size_t v = src ? find_name(L, src) : REF_NO_VALUE;
 	if (!name || v == REF_NO_VALUE || !json_is_integer(idx))
-		return ref_load_error(L, "a getitem node of an unknown value \"%s\"%s",
-		                      src ? src : "?", "");
+		return ref_load_error(L, "a getitem node of an unknown value \"%s\"",
+		                      src ? src : "?");
 	int64_t i = json_integer_value(idx);
 	const ref_value *sv = &g->values[v];
 	if (sv->kind == REF_VALUE_NODE && sv->output == 0 && i > 0) {
@@ -300,7 +302,7 @@ static int nodes(ref_loader *L, const json_t *jnodes)
 		const json_t *jn = json_array_get(jnodes, i);
 		const char *target = json_string_value(json_object_get(jn, "target"));
 		if (!target)
-			return ref_load_error(L, "node %s has no target%s", "", "");
+			return ref_load_error(L, "node %zu has no target", i);
 		if (strcmp(target, "_operator.getitem") == 0)
 			continue;
 		ref_node *nd = &g->nodes[g->nnodes];
@@ -367,8 +369,7 @@ static int outputs(ref_loader *L, const json_t *gm, const json_t *graph)
 		const char *name = ref_load_tensor_name(arg);
 		size_t v = name ? find_name(L, name) : REF_NO_VALUE;
 		if (name && v == REF_NO_VALUE)
-			return ref_load_error(L, "output \"%s\" is not a value of the graph%s",
-			                      name, "");
+			return ref_load_error(L, "output \"%s\" is not a value of the graph", name);
 		g->outputs[g->noutputs++] = v;
 	}
 	return 0;

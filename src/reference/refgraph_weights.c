@@ -15,7 +15,7 @@ static int weight(ref_loader *L, const json_t *spec, const char *kind, const cha
 	const char *name = ref_load_tensor_name(json_object_get(spec, "arg"));
 	const json_t *key = json_object_get(spec, key_field);
 	if (!name || !json_is_string(key))
-		return ref_load_error(L, "a %s input spec without its name%s", kind, "");
+		return ref_load_error(L, "a %s input spec without its name", kind);
 	weight_spec *w = &L->weights[L->nweights++];
 	w->kind = kind;
 	w->key = json_string_value(key);
@@ -53,7 +53,7 @@ int ref_load_signature(ref_loader *L, const json_t *gm, const json_t *graph)
 			const char *k = NULL;
 			const json_t *s = ref_union_get(json_array_get(specs, i), &k);
 			if (!s)
-				return ref_load_error(L, "input spec %s is empty%s", "", "");
+				return ref_load_error(L, "input spec %zu is empty", i);
 			if (strcmp(k, "user_input") == 0)
 				ETC_TRY(user_input(L, json_object_get(s, "arg"), i));
 			else if (strcmp(k, "parameter") == 0)

@@ -36,8 +36,8 @@ typedef struct ref_loader {
 } ref_loader;
 
 int ref_load_nomem(etc_error *err);
-/* ETC_ERR_FORMAT "member M: <fmt with a, b>" for the graph's member. */
-int ref_load_error(const ref_loader *L, const char *fmt, const char *a, const char *b);
+/* ETC_ERR_FORMAT "FILE: member M: message" for the graph's member. */
+int ref_load_error(const ref_loader *L, const char *fmt, ...) ETC_PRINTF(2, 3);
 char *ref_load_dup(etc_refgraph *g, const char *s);
 /* A new value called `name` (its recorded dtype and shape read), in the name table. */
 int ref_load_value(ref_loader *L, const char *name, int kind, size_t index, uint32_t output,
