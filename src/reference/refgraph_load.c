@@ -435,8 +435,7 @@ static int build(ref_loader *L, const json_t *root)
 		return ref_load_nomem(L->err);
 	ETC_TRY(ref_load_signature(L, gm, graph));
 	ETC_TRY(nodes(L, jnodes));
-	ETC_TRY(outputs(L, gm, graph));
-	return ref_load_weights(L);
+	return outputs(L, gm, graph);
 }
 
 void etc_refgraph_options_init(etc_refgraph_options *opt)
@@ -471,7 +470,10 @@ int etc_refgraph_load(etc_refgraph **out, const etc_etrecord *rec, const etc_ref
 	int rc = ref_load_choose(g, opt, &root, err);
 	if (rc == 0)
 		rc = build(&L, root);
+	/* the JSON tree (many times the text) is gone before the weights come */
 	json_decref(root);
+	if (rc == 0)
+		rc = ref_load_weights(&L);
 	free(L.names);
 	if (rc < 0) {
 		etc_refgraph_free(g);
