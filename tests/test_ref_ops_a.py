@@ -362,6 +362,12 @@ case("sum dtype float64 of int", "aten.sum.dim_IntList",
 case("sum of an empty dim", "aten.sum.dim_IntList", [t("self", "x"), ints("dim", [0])],
      {"x": e0}, e0.sum(0))
 case("sum 0-d", "aten.sum.dim_IntList", [t("self", "x"), ints("dim", [0])], {"x": z0}, z0.sum(0))
+big_r = rn(3, 1000, 200)  # 600000 reduced elements: offsets computed on the fly
+case("sum over 600000 elements", "aten.sum.dim_IntList", [t("self", "x"), ints("dim", [2, 0, 1])],
+     {"x": big_r}, big_r.sum())
+case("amax over dims 0 and 1 of a large tensor", "aten.amax.default",
+     [t("self", "x"), ints("dim", [0, 1]), b("keepdim", True)], {"x": big_r},
+     torch.amax(big_r, [0, 1], keepdim=True))
 case("sum.default", "aten.sum.default", [t("self", "x")], {"x": r4}, r4.sum())
 case("sum.default int", "aten.sum.default", [t("self", "x")], {"x": xi}, xi.sum())
 case("sum cancellation", "aten.sum.dim_IntList", [t("self", "x"), ints("dim", [0])],

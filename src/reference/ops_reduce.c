@@ -86,12 +86,12 @@ static int sum_impl(ref_call *c, bool with_dims)
 		if (fl) {
 			ksum k = {0, 0};
 			for (uint64_t j = 0; j < r.inner; j++)
-				ksum_add(&k, ref_get_f(x, base + (uint64_t)r.roff[j]));
+				ksum_add(&k, ref_get_f(x, base + ref_reduce_at(&r, j)));
 			ref_set_f(o, i, ksum_get(&k));
 		} else {
 			uint64_t s = 0;
 			for (uint64_t j = 0; j < r.inner; j++)
-				s += (uint64_t)ref_get_i(x, base + (uint64_t)r.roff[j]);
+				s += (uint64_t)ref_get_i(x, base + ref_reduce_at(&r, j));
 			ref_set_i(o, i, (int64_t)s);
 		}
 	}
@@ -132,7 +132,7 @@ int ref_op_mean_dim(ref_call *c)
 		uint64_t base = ref_reduce_base(&r, i);
 		ksum k = {0, 0};
 		for (uint64_t j = 0; j < r.inner; j++)
-			ksum_add(&k, ref_get_f(x, base + (uint64_t)r.roff[j]));
+			ksum_add(&k, ref_get_f(x, base + ref_reduce_at(&r, j)));
 		ref_set_f(&c->outs[0], i, ksum_get(&k) / (double)r.inner);
 	}
 	ref_reduce_free(&r);
@@ -157,17 +157,17 @@ static int amax_like(ref_call *c, bool is_max)
 	for (uint64_t i = 0; i < r.outer; i++) {
 		uint64_t base = ref_reduce_base(&r, i);
 		if (fl) {
-			double m = ref_get_f(x, base + (uint64_t)r.roff[0]);
+			double m = ref_get_f(x, base + ref_reduce_at(&r, 0));
 			for (uint64_t j = 1; j < r.inner && m == m; j++) {
-				double v = ref_get_f(x, base + (uint64_t)r.roff[j]);
+				double v = ref_get_f(x, base + ref_reduce_at(&r, j));
 				if (v != v || (is_max ? v > m : v < m))
 					m = v;
 			}
 			ref_set_f(&c->outs[0], i, m);
 		} else {
-			int64_t m = ref_get_i(x, base + (uint64_t)r.roff[0]);
+			int64_t m = ref_get_i(x, base + ref_reduce_at(&r, 0));
 			for (uint64_t j = 1; j < r.inner; j++) {
-				int64_t v = ref_get_i(x, base + (uint64_t)r.roff[j]);
+				int64_t v = ref_get_i(x, base + ref_reduce_at(&r, j));
 				if (is_max ? v > m : v < m)
 					m = v;
 			}
@@ -213,11 +213,11 @@ int ref_op_var(ref_call *c)
 		uint64_t base = ref_reduce_base(&r, i);
 		ksum k = {0, 0};
 		for (uint64_t j = 0; j < r.inner; j++)
-			ksum_add(&k, ref_get_f(x, base + (uint64_t)r.roff[j]));
+			ksum_add(&k, ref_get_f(x, base + ref_reduce_at(&r, j)));
 		double mean = ksum_get(&k) / (double)r.inner;
 		ksum q = {0, 0};
 		for (uint64_t j = 0; j < r.inner; j++) {
-			double d = ref_get_f(x, base + (uint64_t)r.roff[j]) - mean;
+			double d = ref_get_f(x, base + ref_reduce_at(&r, j)) - mean;
 			ksum_add(&q, d * d);
 		}
 		double div = (double)r.inner - cr;
@@ -235,18 +235,18 @@ static uint64_t arg_best(const ref_tensor *x, const ref_reduce *r, uint64_t i, b
 {
 	uint64_t base = ref_reduce_base(r, i), best = 0;
 	if (ref_dtype_kind(x->dtype) == REF_KIND_FLOAT) {
-		double m = ref_get_f(x, base + (uint64_t)r->roff[0]);
+		double m = ref_get_f(x, base + ref_reduce_at(r, 0));
 		for (uint64_t j = 1; j < r->inner && m == m; j++) {
-			double v = ref_get_f(x, base + (uint64_t)r->roff[j]);
+			double v = ref_get_f(x, base + ref_reduce_at(r, j));
 			if (v != v || (is_max ? v > m : v < m)) {
 				m = v;
 				best = j;
 			}
 		}
 	} else {
-		int64_t m = ref_get_i(x, base + (uint64_t)r->roff[0]);
+		int64_t m = ref_get_i(x, base + ref_reduce_at(r, 0));
 		for (uint64_t j = 1; j < r->inner; j++) {
-			int64_t v = ref_get_i(x, base + (uint64_t)r->roff[j]);
+			int64_t v = ref_get_i(x, base + ref_reduce_at(r, j));
 			if (is_max ? v > m : v < m) {
 				m = v;
 				best = j;
@@ -323,7 +323,7 @@ static int max_dim_like(ref_call *c, bool is_max)
 	int64_t *idx = c->outs[1].data;
 	for (uint64_t i = 0; i < r.outer; i++) {
 		uint64_t j = arg_best(x, &r, i, is_max);
-		uint64_t at = ref_reduce_base(&r, i) + (uint64_t)r.roff[j];
+		uint64_t at = ref_reduce_base(&r, i) + ref_reduce_at(&r, j);
 		idx[i] = (int64_t)j;
 		if (ref_dtype_kind(vd) == REF_KIND_FLOAT)
 			ref_set_f(&c->outs[0], i, ref_get_f(x, at));
@@ -368,7 +368,7 @@ static int any_impl(ref_call *c, bool with_dims)
 		uint64_t base = ref_reduce_base(&r, i);
 		uint8_t v = 0;
 		for (uint64_t j = 0; j < r.inner && !v; j++)
-			v = ref_get_f(x, base + (uint64_t)r.roff[j]) != 0;
+			v = ref_get_f(x, base + ref_reduce_at(&r, j)) != 0;
 		o[i] = v;
 	}
 	ref_reduce_free(&r);
@@ -413,7 +413,7 @@ static int softmax_like(ref_call *c, bool logs)
 		uint64_t base = ref_reduce_base(&r, i);
 		double m = -INFINITY;
 		for (uint64_t j = 0; j < r.inner; j++) {
-			double v = ref_get_f(x, base + (uint64_t)r.roff[j]);
+			double v = ref_get_f(x, base + ref_reduce_at(&r, j));
 			if (v > m || v != v)
 				m = v;
 			if (m != m)
@@ -422,10 +422,10 @@ static int softmax_like(ref_call *c, bool logs)
 		/* All -inf: torch gives NaN (exp(-inf - -inf)). */
 		ksum k = {0, 0};
 		for (uint64_t j = 0; j < r.inner; j++)
-			ksum_add(&k, exp(ref_get_f(x, base + (uint64_t)r.roff[j]) - m));
+			ksum_add(&k, exp(ref_get_f(x, base + ref_reduce_at(&r, j)) - m));
 		double s = ksum_get(&k), ls = log(s);
 		for (uint64_t j = 0; j < r.inner; j++) {
-			uint64_t at = base + (uint64_t)r.roff[j];
+			uint64_t at = base + ref_reduce_at(&r, j);
 			double d = ref_get_f(x, at) - m;
 			ref_set_f(o, at, logs ? d - ls : exp(d) / s);
 		}
@@ -530,7 +530,7 @@ static int prod_impl(ref_call *c, bool with_dim)
 		double pf = 1.0;
 		uint64_t pi = 1;
 		for (uint64_t j = 0; j < r.inner; j++) {
-			uint64_t at = base + (uint64_t)r.roff[j];
+			uint64_t at = base + ref_reduce_at(&r, j);
 			if (fl)
 				pf *= ref_get_f(x, at);
 			else
@@ -588,7 +588,7 @@ static int all_impl(ref_call *c, bool with_dims)
 		uint64_t base = ref_reduce_base(&r, i);
 		uint8_t v = 1;
 		for (uint64_t j = 0; j < r.inner && v; j++)
-			v = ref_get_f(x, base + (uint64_t)r.roff[j]) != 0;
+			v = ref_get_f(x, base + ref_reduce_at(&r, j)) != 0;
 		o[i] = v;
 	}
 	ref_reduce_free(&r);
@@ -631,7 +631,7 @@ int ref_op_cumsum(ref_call *c)
 		ksum k = {0, 0};
 		uint64_t si = 0;
 		for (uint64_t j = 0; j < r.inner; j++) {
-			uint64_t at = base + (uint64_t)r.roff[j];
+			uint64_t at = base + ref_reduce_at(&r, j);
 			if (fl) {
 				ksum_add(&k, ref_get_f(x, at));
 				ref_set_f(&c->outs[0], at, ksum_get(&k));
