@@ -34,14 +34,45 @@ def ri(*shape, lo=-9, hi=10, dtype=torch.int64):
     return torch.randint(lo, hi, shape, dtype=dtype)
 
 
-def case(label, target, args, inputs, expected, **kw):
+# Cases are queued and run at the end on a few threads (each is one process of
+# the tool); their checks are reported in the order they were written.
+QUEUE = []
+
+
+def case(label, target, args, inputs, expected, ref_dtype="float64", rel=None):
     if not isinstance(expected, (list, tuple)):
         expected = [expected]
-    R.run_case(label, target, args, inputs, list(expected), **kw)
+    if rel is None:
+        rel = 1e-12 if ref_dtype == "float64" else 1e-6
+    QUEUE.append(("case", label, (target, args, inputs, len(expected), ref_dtype),
+                  (list(expected), rel)))
 
 
 def refuse(label, target, args, inputs, needle, n_out=1):
-    R.refuses(label, target, args, inputs, n_out, needle)
+    QUEUE.append(("refuse", label, (target, args, inputs, n_out, "float64"), needle))
+
+
+def run_queue():
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        futures = [pool.submit(R.eval_case, *q[2]) for q in QUEUE]
+        for (kind, label, _, want), fut in zip(QUEUE, futures):
+            outs, why = fut.result()
+            if kind == "refuse":
+                C.check(label, outs is None and want in (why or ""), why)
+                continue
+            if outs is None:
+                C.check(label, False, why)
+                continue
+            expected, rel = want
+            bad = ""
+            for k, (g, w) in enumerate(zip(outs, expected)):
+                bad = R.close(g, w, rel)
+                if bad:
+                    bad = f"output {k}: {bad}"
+                    break
+            C.check(label, not bad, bad)
+    QUEUE.clear()
 
 
 # --- unary --------------------------------------------------------------------------
@@ -1011,4 +1042,5 @@ for op in ["aten.relu.default", "aten.gelu.default", "aten.add.Tensor", "aten._s
            "quantized_decomposed.dequantize_per_channel.default"]:
     C.check(f"real graphs exercise {op}", op in seen_ops)
 
+run_queue()
 C.finish()
