@@ -722,6 +722,8 @@ case("full empty", "aten.full.default", [ints("size", [0, 3]), f("fill_value", 1
      torch.full((0, 3), 1.0))
 case("full float32 mode", "aten.full.default", [ints("size", [3]), f("fill_value", 0.1)], {},
      torch.full((3,), 0.1), ref_dtype="float32")
+refuse("full negative size", "aten.full.default", [ints("size", [2, -1]), f("fill_value", 1.0)],
+       {}, "expected sizes >= 0")
 case("zeros", "aten.zeros.default", [ints("size", [2, 3])], {}, torch.zeros(2, 3))
 case("ones int64", "aten.ones.default", [ints("size", [3]), dt("dtype", "int64")], {},
      torch.ones(3, dtype=torch.int64))
@@ -748,6 +750,9 @@ case("arange.start_step no step", "aten.arange.start_step", [i("start", 2), i("e
      torch.arange(2, 6))
 case("arange empty", "aten.arange.start_step", [i("start", 3), i("end", 3)], {},
      torch.arange(3, 3))
+case("arange int64 beyond 2^53 is exact (Python's range)", "aten.arange.start_step",
+     [i("start", -(2 ** 61)), i("end", 2 ** 61 + 1), i("step", 2 ** 60)], {},
+     torch.tensor(list(range(-(2 ** 61), 2 ** 61 + 1, 2 ** 60))))
 refuse("arange zero step", "aten.arange.start_step", [i("start", 0), i("end", 3), i("step", 0)],
        {}, "step")
 case("scalar_tensor", "aten.scalar_tensor.default", [f("s", 2.5)], {}, torch.scalar_tensor(2.5))
