@@ -399,6 +399,14 @@ case("sum over 600000 elements", "aten.sum.dim_IntList", [t("self", "x"), ints("
 case("amax over dims 0 and 1 of a large tensor", "aten.amax.default",
      [t("self", "x"), ints("dim", [0, 1]), b("keepdim", True)], {"x": big_r},
      torch.amax(big_r, [0, 1], keepdim=True))
+infs = torch.tensor([[float("inf"), 1.0, 2.0], [float("inf"), float("-inf"), 0.0],
+                     [-1e308, -1e308, 5.0]])
+case("sum with inf, inf - inf and overflow", "aten.sum.dim_IntList",
+     [t("self", "x"), ints("dim", [1])], {"x": infs}, infs.sum(1))
+case("mean with inf", "aten.mean.dim", [t("self", "x"), ints("dim", [1])], {"x": infs},
+     infs.mean(1))
+case("cumsum with inf", "aten.cumsum.default", [t("self", "x"), i("dim", 1)], {"x": infs},
+     torch.cumsum(infs, 1))
 case("sum.default", "aten.sum.default", [t("self", "x")], {"x": r4}, r4.sum())
 case("sum.default int", "aten.sum.default", [t("self", "x")], {"x": xi}, xi.sum())
 case("sum cancellation", "aten.sum.dim_IntList", [t("self", "x"), ints("dim", [0])],
@@ -854,6 +862,58 @@ case("cumsum int32 is int64", "aten.cumsum.default", [t("self", "x"), i("dim", 1
      {"x": xi.int()}, torch.cumsum(xi.int(), 1))
 case("cumsum dtype", "aten.cumsum.default", [t("self", "x"), i("dim", 1), dt("dtype", "float64")],
      {"x": xi}, torch.cumsum(xi, 1, dtype=F64))
+
+case("softplus", "aten.softplus.default", [t("self", "x")], {"x": x * 10},
+     torch.nn.functional.softplus(x * 10))
+case("softplus beta threshold", "aten.softplus.default",
+     [t("self", "x"), f("beta", 2.0), f("threshold", 3.0)], {"x": x * 4},
+     torch.nn.functional.softplus(x * 4, 2.0, 3.0))
+case("mish", "aten.mish.default", [t("self", "x")], {"x": x * 10},
+     torch.nn.functional.mish(x * 10))
+case("fill.Scalar", "aten.fill.Scalar", [t("self", "x"), f("value", 0.75)], {"x": x},
+     torch.full_like(x, 0.75))
+case("fill.Scalar int", "aten.fill.Scalar", [t("self", "x"), i("value", -3)], {"x": xi.int()},
+     torch.full_like(xi.int(), -3))
+case("fill.Tensor", "aten.fill.Tensor", [t("self", "x"), t("value", "v")],
+     {"x": x, "v": torch.tensor(2.5)}, torch.full_like(x, 2.5))
+pw = torch.rand(3) * 0.5
+pr_x = rn(2, 3, 4)
+case("_prelu_kernel per channel", "aten._prelu_kernel.default",
+     [t("self", "x"), t("weight", "w")], {"x": pr_x, "w": pw.reshape(3, 1)},
+     torch.nn.functional.prelu(pr_x, pw))
+for dims, keep in [([1], False), ([0, 2], True), ([], False)]:
+    case(f"logsumexp dims {dims} keepdim={keep}", "aten.logsumexp.default",
+         [t("self", "x"), ints("dim", dims), b("keepdim", keep)], {"x": sm},
+         torch.logsumexp(sm, dims if dims else [0, 1, 2], keepdim=keep))
+lse = torch.tensor([[float("-inf")] * 3, [float("inf"), 1.0, 2.0], [800.0, 800.0, -800.0]])
+case("logsumexp -inf, inf, large", "aten.logsumexp.default", [t("self", "x"), ints("dim", [1])],
+     {"x": lse}, torch.logsumexp(lse, 1))
+for ordv in [2.0, 1.0, 3.0, 0.0, float("inf"), float("-inf"), -1.0, 0.5]:
+    for dims, keep in [(None, False), ([1], True), ([0, -1], False)]:
+        args = [t("self", "x"), f("ord", ordv)]
+        args.append(none("dim") if dims is None else ints("dim", dims))
+        args.append(b("keepdim", keep))
+        case(f"linalg_vector_norm ord={ordv} dims={dims} keepdim={keep}",
+             "aten.linalg_vector_norm.default", args, {"x": r4},
+             A.linalg_vector_norm(r4, ordv, dims, keep))
+# torch overflows to inf here; the reference scales by the largest magnitude
+_o, _w = R.eval_case("aten.linalg_vector_norm.default", [t("self", "x")],
+                     {"x": torch.tensor([3e200, 4e200])}, 1)
+C.check("linalg_vector_norm of huge values does not overflow",
+        _o is not None and abs(float(_o[0]) / 5e200 - 1) < 1e-15, _w or str(_o))
+case("linalg_vector_norm zeros", "aten.linalg_vector_norm.default",
+     [t("self", "x"), f("ord", -1.0)], {"x": torch.zeros(4)},
+     A.linalg_vector_norm(torch.zeros(4), -1.0))
+case("var_mean.correction", "aten.var_mean.correction",
+     [t("self", "x"), ints("dim", [1, 3]), i("correction", 0), b("keepdim", True)], {"x": r4},
+     list(A.var_mean.correction(r4, [1, 3], correction=0, keepdim=True)))
+for dim in [-1, 0, 1]:
+    gx = rn(4, 6, 2)
+    case(f"glu dim {dim}", "aten.glu.default", [t("self", "x"), i("dim", dim)], {"x": gx},
+         torch.nn.functional.glu(gx, dim))
+refuse("glu odd size", "aten.glu.default", [t("self", "x"), i("dim", 0)], {"x": rn(3, 2)},
+       "even size")
+case("detach", "aten.detach.default", [t("self", "x")], {"x": x}, x)
 
 # --- names: the table's aliases --------------------------------------------------------------------
 

@@ -124,6 +124,14 @@ int ref_op_std(ref_call *c);
 int ref_op_all_dim(ref_call *c);
 int ref_op_all(ref_call *c);
 int ref_op_cumsum(ref_call *c);
+int ref_op_softplus(ref_call *c);
+int ref_op_mish(ref_call *c);
+int ref_op_fill(ref_call *c);
+int ref_op_prelu_kernel(ref_call *c);
+int ref_op_logsumexp(ref_call *c);
+int ref_op_vector_norm(ref_call *c);
+int ref_op_var_mean(ref_call *c);
+int ref_op_glu(ref_call *c);
 /* end ops-a */
 
 /* ops-b: matrix products, convolution, pooling, upsampling, shape and index */

@@ -26,7 +26,8 @@ static void ksum_add(ksum *k, double v)
 
 static double ksum_get(const ksum *k)
 {
-	return k->s + k->c;
+	/* An infinite sum has a NaN compensation (inf - inf): the sum is the answer. */
+	return isfinite(k->s) ? k->s + k->c : k->s;
 }
 
 /* Reads self, dim (int list or int; absent/None/[] = every dim) and keepdim,
@@ -640,6 +641,146 @@ int ref_op_cumsum(ref_call *c)
 				ref_set_i(&c->outs[0], at, (int64_t)si);
 			}
 		}
+	}
+	ref_reduce_free(&r);
+	return 0;
+}
+
+/* logsumexp(self, dim[], keepdim=False): max-shifted; ints are made float. */
+int ref_op_logsumexp(ref_call *c)
+{
+	const ref_tensor *x;
+	ref_reduce r;
+	ETC_TRY(ref_check_nouts(c, 1));
+	ETC_TRY(reduce_args(c, "dim", 1, 2, &x, &r));
+	int rc = ref_tensor_alloc(&c->outs[0], c->float_dtype, r.out_rank, r.out_shape, c->err);
+	if (rc < 0) {
+		ref_reduce_free(&r);
+		return rc;
+	}
+	for (uint64_t i = 0; i < r.outer; i++) {
+		uint64_t base = ref_reduce_base(&r, i);
+		double m = -INFINITY;
+		for (uint64_t j = 0; j < r.inner; j++) {
+			double v = ref_get_f(x, base + ref_reduce_at(&r, j));
+			if (v > m || v != v)
+				m = v;
+			if (m != m)
+				break;
+		}
+		double res = m;
+		if (m == m && !isinf(m)) {
+			ksum k = {0, 0};
+			for (uint64_t j = 0; j < r.inner; j++)
+				ksum_add(&k, exp(ref_get_f(x, base + ref_reduce_at(&r, j)) - m));
+			res = m + log(ksum_get(&k));
+		} else if (m == INFINITY) {
+			res = INFINITY;
+		}
+		ref_set_f(&c->outs[0], i, res);
+	}
+	ref_reduce_free(&r);
+	return 0;
+}
+
+/*
+ * linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
+ * ord 0 (count of non-zeros), inf, -inf, or p: (sum |x|^p)^(1/p). The 2-norm
+ * is scaled by the largest magnitude against overflow.
+ */
+int ref_op_vector_norm(ref_call *c)
+{
+	const ref_tensor *x;
+	ref_reduce r;
+	double ord;
+	int dtype;
+	ETC_TRY(ref_check_nouts(c, 1));
+	ETC_TRY(ref_arg_float_or(c, "ord", 1, 2.0, &ord));
+	ETC_TRY(ref_arg_dtype_or_none(c, "dtype", 4, &dtype));
+	ETC_TRY(reduce_args(c, "dim", 2, 3, &x, &r));
+	int rc = 0;
+	if (ref_dtype_kind(x->dtype) != REF_KIND_FLOAT)
+		rc = ref_fail(c, ETC_ERR_UNSUPPORTED, "expected a floating-point tensor, got %s",
+		              etc_scalar_type_name(x->dtype));
+	if (rc == 0 && r.inner == 0 && r.outer > 0 && ord < 0)
+		rc =
+		    ref_fail(c, ETC_ERR_MISMATCH, "a norm of negative order of an empty reduction");
+	if (rc == 0)
+		rc = ref_tensor_alloc(&c->outs[0], c->float_dtype, r.out_rank, r.out_shape, c->err);
+	if (rc < 0) {
+		ref_reduce_free(&r);
+		return rc;
+	}
+	for (uint64_t i = 0; i < r.outer; i++) {
+		uint64_t base = ref_reduce_base(&r, i);
+		double res;
+		if (isinf(ord)) {
+			res = ord > 0 ? 0 : INFINITY;
+			for (uint64_t j = 0; j < r.inner; j++) {
+				double a = fabs(ref_get_f(x, base + ref_reduce_at(&r, j)));
+				if (a != a || (ord > 0 ? a > res : a < res))
+					res = a;
+				if (res != res)
+					break;
+			}
+		} else if (ord == 0) {
+			res = 0;
+			for (uint64_t j = 0; j < r.inner; j++)
+				res += ref_get_f(x, base + ref_reduce_at(&r, j)) != 0;
+		} else if (ord < 0) {
+			ksum k = {0, 0};
+			for (uint64_t j = 0; j < r.inner; j++)
+				ksum_add(&k,
+				         pow(fabs(ref_get_f(x, base + ref_reduce_at(&r, j))), ord));
+			res = pow(ksum_get(&k), 1.0 / ord);
+		} else {
+			double m = 0;
+			for (uint64_t j = 0; j < r.inner; j++) {
+				double a = fabs(ref_get_f(x, base + ref_reduce_at(&r, j)));
+				m = (a > m || a != a) ? a : m;
+				if (m != m)
+					break;
+			}
+			if (m == 0 || isinf(m) || m != m) {
+				res = m;
+			} else {
+				ksum k = {0, 0};
+				for (uint64_t j = 0; j < r.inner; j++) {
+					double a =
+					    fabs(ref_get_f(x, base + ref_reduce_at(&r, j))) / m;
+					ksum_add(&k, ord == 2 ? a * a : ord == 1 ? a : pow(a, ord));
+				}
+				double s = ksum_get(&k);
+				res = m * (ord == 2 ? sqrt(s) : ord == 1 ? s : pow(s, 1.0 / ord));
+			}
+		}
+		ref_set_f(&c->outs[0], i, res);
+	}
+	ref_reduce_free(&r);
+	return 0;
+}
+
+/* var_mean.correction(self, dim=None, *, correction=None, keepdim=False) -> (var, mean) */
+int ref_op_var_mean(ref_call *c)
+{
+	ETC_TRY(ref_check_nouts(c, 2));
+	ref_call one = *c;
+	one.nouts = 1;
+	ETC_TRY(ref_op_var(&one));
+	const ref_tensor *x;
+	ref_reduce r;
+	ETC_TRY(reduce_args(c, "dim", 1, 3, &x, &r));
+	int rc = ref_tensor_alloc(&c->outs[1], c->float_dtype, r.out_rank, r.out_shape, c->err);
+	if (rc < 0) {
+		ref_reduce_free(&r);
+		return rc;
+	}
+	for (uint64_t i = 0; i < r.outer; i++) {
+		uint64_t base = ref_reduce_base(&r, i);
+		ksum k = {0, 0};
+		for (uint64_t j = 0; j < r.inner; j++)
+			ksum_add(&k, ref_get_f(x, base + ref_reduce_at(&r, j)));
+		ref_set_f(&c->outs[1], i, ksum_get(&k) / (double)r.inner);
 	}
 	ref_reduce_free(&r);
 	return 0;

@@ -152,6 +152,16 @@ static const ref_op table[] = {
     {"aten.all.dims", ref_op_all_dim},
     {"aten.all.default", ref_op_all},
     {"aten.cumsum.default", ref_op_cumsum},
+    {"aten.softplus.default", ref_op_softplus},
+    {"aten.mish.default", ref_op_mish},
+    {"aten.fill.Scalar", ref_op_fill},
+    {"aten.fill.Tensor", ref_op_fill},
+    {"aten._prelu_kernel.default", ref_op_prelu_kernel},
+    {"aten.logsumexp.default", ref_op_logsumexp},
+    {"aten.linalg_vector_norm.default", ref_op_vector_norm},
+    {"aten.var_mean.correction", ref_op_var_mean},
+    {"aten.glu.default", ref_op_glu},
+    {"aten.detach.default", ref_op_clone},
     /* end ops-a */
     /* ops-b: matrix products, convolution, pooling, upsampling, shape and index */
     /* end ops-b */
