@@ -913,6 +913,14 @@ for dim in [-1, 0, 1]:
          torch.nn.functional.glu(gx, dim))
 refuse("glu odd size", "aten.glu.default", [t("self", "x"), i("dim", 0)], {"x": rn(3, 2)},
        "even size")
+for dec in [0, 2, -1]:
+    rx2 = x * 137.0
+    case(f"round.decimals {dec}", "aten.round.decimals", [t("self", "x"), i("decimals", dec)],
+         {"x": rx2}, torch.round(rx2, decimals=dec))
+case("_native_batch_norm_legit.default eval", "aten._native_batch_norm_legit.default",
+     [t("input", "x"), t("weight", "w"), t("bias", "b"), t("running_mean", "rm"),
+      t("running_var", "rv"), b("training", False), f("momentum", 0.1), f("eps", 1e-5)],
+     {"x": bn_x, "w": bw, "b": bbias, "rm": rm, "rv": rv}, list(bn_eval))
 case("detach", "aten.detach.default", [t("self", "x")], {"x": x}, x)
 
 # --- names: the table's aliases --------------------------------------------------------------------

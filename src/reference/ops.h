@@ -132,6 +132,7 @@ int ref_op_logsumexp(ref_call *c);
 int ref_op_vector_norm(ref_call *c);
 int ref_op_var_mean(ref_call *c);
 int ref_op_glu(ref_call *c);
+int ref_op_round_decimals(ref_call *c);
 /* end ops-a */
 
 /* ops-b: matrix products, convolution, pooling, upsampling, shape and index */

@@ -162,6 +162,8 @@ static const ref_op table[] = {
     {"aten.var_mean.correction", ref_op_var_mean},
     {"aten.glu.default", ref_op_glu},
     {"aten.detach.default", ref_op_clone},
+    {"aten.round.decimals", ref_op_round_decimals},
+    {"aten._native_batch_norm_legit.default", ref_op_native_batch_norm},
     /* end ops-a */
     /* ops-b: matrix products, convolution, pooling, upsampling, shape and index */
     /* end ops-b */

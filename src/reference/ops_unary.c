@@ -717,3 +717,22 @@ int ref_op_prelu_kernel(ref_call *c)
 	}
 	return 0;
 }
+
+/* round.decimals(self, *, decimals): as torch, nearbyint(x * 10^d) / 10^d,
+ * or nearbyint(x / 10^-d) * 10^-d for negative d. */
+static double f_round_decimals(double x, const double *p)
+{
+	return p[1] >= 0 ? nearbyint(x * p[0]) / p[0] : nearbyint(x / p[0]) * p[0];
+}
+int ref_op_round_decimals(ref_call *c)
+{
+	int64_t d;
+	double p[2];
+	ETC_TRY(ref_arg_int_or(c, "decimals", 1, 0, &d));
+	if (d > 300 || d < -300)
+		return ref_fail(c, ETC_ERR_UNSUPPORTED, "argument decimals: %lld is out of range",
+		                (long long)d);
+	p[0] = pow(10.0, (double)(d >= 0 ? d : -d));
+	p[1] = (double)d;
+	return unary_run(c, U_FLOAT_ONLY, false, f_round_decimals, NULL, p);
+}
