@@ -613,6 +613,66 @@ def index_ops():
            {"x": x, "i": torch.tensor([0])}, 1, ["same number of dims"])
 
 
+def scatter_ops():
+    for dt in ["f", "i64", "b"]:
+        x = sample(dt, 4, 5, 3)
+        src = sample(dt, 4, 2, 3)
+        want = x.clone()
+        want[:, 1:5:2] = src
+        for start, end in [(1, 5), (1, None), (-4, 100)]:
+            args = [R.t("self", "x"), R.t("src", "s"), R.i("dim", 1),
+                    R.i("start", start), R.i("end", end) if end is not None else R.none("end"),
+                    R.i("step", 2)]
+            case(f"slice_scatter {dt} [{start}:{end}:2]", "aten.slice_scatter.default", args,
+                 {"x": x, "s": src}, want)
+        src2 = sample(dt, 4, 3)
+        want = x.clone()
+        want[:, -2] = src2
+        case(f"select_scatter {dt} negative index", "aten.select_scatter.default",
+             [R.t("self", "x"), R.t("src", "s"), R.i("dim", 1), R.i("index", -2)],
+             {"x": x, "s": src2}, want)
+        idx = torch.tensor([0, 2, -1])
+        vals = sample(dt, 3, 5, 3)
+        case(f"index_put {dt}", "aten.index_put.default",
+             [R.t("self", "x"), opt_ts("indices", ["i"]), R.t("values", "v"),
+              R.b("accumulate", False)], {"x": x, "i": idx, "v": vals},
+             x.index_put((idx,), vals))
+        m = torch.rand(4, 5) > 0.5
+        vs = sample(dt, 1)
+        case(f"index_put {dt} bool mask, broadcast value", "aten.index_put.default",
+             [R.t("self", "x"), opt_ts("indices", ["m"]), R.t("values", "v")],
+             {"x": x, "m": m, "v": vs}, x.index_put((m,), vs))
+        if dt != "b":
+            # duplicates accumulate; None first keeps dim 0 in place
+            dup = torch.tensor([1, 1, 4])
+            v1 = sample(dt, 4, 3, 3)
+            want = x.clone()
+            for j, d in enumerate(dup.tolist()):
+                want[:, d] += v1[:, j]
+            case(f"index_put {dt} accumulate duplicates, None first", "aten.index_put.default",
+                 [R.t("self", "x"), opt_ts("indices", [None, "i"]), R.t("values", "v"),
+                  R.b("accumulate", True)], {"x": x, "i": dup, "v": v1}, want)
+        case(f"alias_copy {dt}", "aten.alias_copy.default", [R.t("self", "x")], {"x": x}, x)
+        for shifts, dims in [([2], []), ([-7], []), ([1, -2], [0, 2]), ([6], [-2])]:
+            want = x.roll(shifts, dims) if dims else x.roll(shifts[0])
+            case(f"roll {dt} shifts {shifts} dims {dims}", "aten.roll.default",
+                 [R.t("self", "x"), R.ints("shifts", shifts), R.ints("dims", dims)], {"x": x},
+                 want)
+        p = sample(dt, 2, 3, 8, 2, 3)
+        case(f"pixel_shuffle {dt}", "aten.pixel_shuffle.default",
+             [R.t("self", "x"), R.i("upscale_factor", 2)], {"x": p}, F.pixel_shuffle(p, 2))
+        u = sample(dt, 2, 3, 4, 6)
+        case(f"pixel_unshuffle {dt}", "aten.pixel_unshuffle.default",
+             [R.t("self", "x"), R.i("downscale_factor", 2)], {"x": u}, F.pixel_unshuffle(u, 2))
+    x = rn(4, 5)
+    refuse("slice_scatter src shape", "aten.slice_scatter.default",
+           [R.t("self", "x"), R.t("src", "s"), R.i("dim", 0), R.i("start", 0), R.i("end", 2)],
+           {"x": x, "s": rn(3, 5)}, 1, ["[3, 5]", "[2, 5]"])
+    refuse("index_put values do not broadcast", "aten.index_put.default",
+           [R.t("self", "x"), opt_ts("indices", ["i"]), R.t("values", "v")],
+           {"x": x, "i": torch.tensor([0, 1]), "v": rn(3)}, 1, ["[3]", "[2, 5]"])
+
+
 with C.harness():
     C.check("the tool is built", os.path.exists(R.TOOL), R.TOOL)
     linalg()
@@ -622,4 +682,5 @@ with C.harness():
     upsampling()
     shape_ops()
     index_ops()
+    scatter_ops()
 C.finish()
