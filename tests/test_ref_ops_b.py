@@ -673,6 +673,74 @@ def scatter_ops():
            {"x": x, "i": torch.tensor([0, 1]), "v": rn(3)}, 1, ["[3]", "[2, 5]"])
 
 
+# The ops of this family, for the real graphs' nodes.
+OPS_B = {"aten.addmm.default", "aten.bmm.default", "aten.mm.default", "aten.convolution.default",
+         "aten.max_pool2d_with_indices.default", "aten.view_copy.default",
+         "aten.permute_copy.default", "aten.expand_copy.default",
+         "aten.split_with_sizes_copy.default", "aten.linear.default", "aten.avg_pool2d.default",
+         "aten.cat.default", "aten.slice_copy.Tensor", "aten.select_copy.int",
+         "aten.unsqueeze_copy.default", "aten.squeeze_copy.dims", "aten.transpose_copy.int"}
+EDGE = "executorch.exir.dialects.edge.ops."
+REAL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "realexport")
+
+
+def real_graphs():
+    """Every node of this family in the four real Edge graphs, on the float64
+    values of its inputs (upstream's fx Interpreter run, <m>_aot_f64.npz) and
+    the record's weights, against that run's values of its outputs."""
+    import io
+    import json
+    import re
+    import zipfile
+    seen = set()
+    for m in ["cnn", "mlp", "qcnn", "tiny_transformer"]:
+        z = zipfile.ZipFile(os.path.join(REAL, f"{m}.etrecord"))
+        prog = json.loads(z.read("edge_dialect_exported_program"))
+        aot = dict(np.load(os.path.join(REAL, f"{m}_aot_f64.npz")))
+        sd = torch.load(io.BytesIO(z.read("edge_dialect_exported_program_state_dict")))
+        consts = torch.load(io.BytesIO(z.read("edge_dialect_exported_program_constants")))
+        values = dict(aot)
+        for spec in prog["graph_module"]["signature"]["input_specs"]:
+            for kind, key in [("parameter", "parameter_name"), ("buffer", "buffer_name"),
+                              ("tensor_constant", "tensor_constant_name")]:
+                if kind in spec:
+                    src = sd if kind != "tensor_constant" else consts
+                    t = src.get(spec[kind][key], consts.get(spec[kind][key]))
+                    if t is not None:
+                        t = t.detach()
+                        values[spec[kind]["arg"]["name"]] = t.double() if t.is_floating_point() \
+                            else t
+        n_nodes = 0
+        for node in prog["graph_module"]["graph"]["nodes"]:
+            target = node["target"].replace(EDGE, "")
+            if target not in OPS_B:
+                continue
+            names = []
+            for o in node["outputs"]:
+                names += [x["name"] for x in o["as_tensors"]] if "as_tensors" in o else \
+                    [o["as_tensor"]["name"]]
+            keys = [re.sub(r"_unused_(\d+)$", r".\1", nm) for nm in names]
+            tensors = {}
+            for a in node["inputs"]:
+                for u in a["arg"].values():
+                    for ref in (u if isinstance(u, list) else [u]):
+                        if isinstance(ref, dict) and "name" in ref and ref["name"] in values:
+                            tensors[ref["name"]] = values[ref["name"]]
+            if not all(k in aot for k in keys):
+                C.check(f"{m} {names[0]}: reference values present", False, keys)
+                continue
+            n_nodes += 1
+            seen.add(target)
+            R.run_case(f"real {m} {names[0]} ({target})", target, node["inputs"], tensors,
+                       [aot[k] for k in keys])
+        C.check(f"real {m}: nodes of this family found", n_nodes > 0, n_nodes)
+    for t in ["aten.addmm.default", "aten.bmm.default", "aten.convolution.default",
+              "aten.max_pool2d_with_indices.default", "aten.view_copy.default",
+              "aten.permute_copy.default", "aten.expand_copy.default",
+              "aten.split_with_sizes_copy.default"]:
+        C.check(f"real graphs exercise {t}", t in seen)
+
+
 with C.harness():
     C.check("the tool is built", os.path.exists(R.TOOL), R.TOOL)
     linalg()
@@ -683,4 +751,5 @@ with C.harness():
     shape_ops()
     index_ops()
     scatter_ops()
+    real_graphs()
 C.finish()
