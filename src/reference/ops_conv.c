@@ -28,23 +28,38 @@ static void unravel(int64_t i, uint32_t nd, const int64_t *shape, int64_t *idx)
 	}
 }
 
+/* The output positions o in [0, out) whose input position o * s + off lies
+ * in [0, in): [*lo, *hi). */
+static void valid_range(int64_t out, int64_t in, int64_t s, int64_t off, int64_t *lo, int64_t *hi)
+{
+	int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
+	int64_t b = in - 1 - off < 0 ? 0 : (in - 1 - off) / s + 1;
+	*lo = a < out ? a : out;
+	*hi = b < out ? b : out;
+	if (*hi < *lo)
+		*hi = *lo;
+}
+
 /*
  * col[(c * K + kk) * L + l] = x[c][o * s - p + kk * d] (0 outside): the
- * columns of Cg input planes of Lin elements each.
+ * columns of Cg input planes of Lin elements each. Each output row is a
+ * zero head, a copied (strided) run and a zero tail.
  */
 static void im2col(const char *x, char *col, size_t es, int64_t cg, const conv_geom *g)
 {
 	uint32_t nd = g->nd, last = nd - 1;
 	int64_t kk[CONV_MAX_ND], o[CONV_MAX_ND];
-	int64_t outer = g->L / g->out[last];
-	memset(col, 0, (size_t)(cg * g->K * g->L) * es);
+	int64_t outer = g->L / g->out[last], ow = g->out[last], sl = g->s[last];
 	for (int64_t c = 0; c < cg; c++) {
 		const char *plane = x + (size_t)(c * g->Lin) * es;
 		for (int64_t kid = 0; kid < g->K; kid++) {
 			unravel(kid, nd, g->k, kk);
 			char *row = col + (size_t)((c * g->K + kid) * g->L) * es;
+			int64_t off = kk[last] * g->d[last] - g->p[last], lo, hi;
+			valid_range(ow, g->in[last], sl, off, &lo, &hi);
+			for (int64_t d = 0; d < (int64_t)last; d++)
+				o[d] = 0;
 			for (int64_t oi = 0; oi < outer; oi++) {
-				unravel(oi, last, g->out, o);
 				int64_t base = 0;
 				bool inside = true;
 				for (uint32_t d = 0; d < last; d++) {
@@ -53,16 +68,31 @@ static void im2col(const char *x, char *col, size_t es, int64_t cg, const conv_g
 						inside = false;
 					base = base * g->in[d] + ip;
 				}
-				if (!inside)
+				for (uint32_t d = last; d-- > 0;) {
+					if (++o[d] < g->out[d])
+						break;
+					o[d] = 0;
+				}
+				char *dst = row + (size_t)(oi * ow) * es;
+				if (!inside) {
+					memset(dst, 0, (size_t)ow * es);
 					continue;
-				base *= g->in[last];
-				char *dst = row + (size_t)(oi * g->out[last]) * es;
-				int64_t off = kk[last] * g->d[last] - g->p[last];
-				for (int64_t ol = 0; ol < g->out[last]; ol++) {
-					int64_t ip = ol * g->s[last] + off;
-					if (ip >= 0 && ip < g->in[last])
-						memcpy(dst + (size_t)ol * es,
-						       plane + (size_t)(base + ip) * es, es);
+				}
+				memset(dst, 0, (size_t)lo * es);
+				memset(dst + (size_t)hi * es, 0, (size_t)(ow - hi) * es);
+				/* the run starts at input position lo * sl + off >= 0 */
+				const char *src =
+				    plane + (size_t)(base * g->in[last] + lo * sl + off) * es;
+				char *d0 = dst + (size_t)lo * es;
+				int64_t n = hi - lo;
+				if (sl == 1) {
+					memcpy(d0, src, (size_t)n * es);
+				} else if (es == 8) {
+					for (int64_t j = 0; j < n; j++)
+						((double *)d0)[j] = ((const double *)src)[j * sl];
+				} else {
+					for (int64_t j = 0; j < n; j++)
+						((float *)d0)[j] = ((const float *)src)[j * sl];
 				}
 			}
 		}

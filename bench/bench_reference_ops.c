@@ -1,0 +1,189 @@
+#define _POSIX_C_SOURCE 200809L
+/*
+ * bench_reference_ops.c - the reference executor's GEMM-heavy ops against
+ * the OpenBLAS GEMM they are built on, in the same run: aten.addmm
+ * 512 x 512 x 512 against etc_blas_dgemm of the same sizes, and
+ * aten.convolution [1, 64, 56, 56] with a 64 x 64 x 3 x 3 kernel (padding
+ * 1, bias) against the one dgemm it becomes (64 x 3136 x 576), so that the
+ * op's own overhead (argument checks, the broadcast of the bias, im2col,
+ * allocation) shows as the gap between the two GFLOP/s figures. Also the
+ * float32 mode (sgemm) of both. Best of R repeats; OpenBLAS threads follow
+ * ETC_THREADS. Test-side code: calls the op table directly.
+ *
+ * Usage: bench_reference_ops [--repeat R]
+ */
+#include "core/blas.h"
+#include "core/parallel.h"
+#include "reference/ref_op.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static uint64_t rng = 88172645463325252ULL;
+static double uniform(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (double)(rng >> 11) / 9007199254740992.0 - 0.5;
+}
+
+static int make(ref_tensor *t, int dtype, uint32_t rank, const int64_t *shape)
+{
+	etc_error err = {0};
+	if (ref_tensor_alloc(t, dtype, rank, shape, &err) < 0) {
+		fprintf(stderr, "%s\n", err.message);
+		return -1;
+	}
+	for (uint64_t i = 0; i < t->numel; i++)
+		ref_set_f(t, i, uniform());
+	return 0;
+}
+
+static ref_arg tensor_arg(const char *name, const ref_tensor *t)
+{
+	ref_arg a = {.name = name, .kind = REF_ARG_TENSOR, .t = t};
+	return a;
+}
+
+static ref_arg ints_arg(const char *name, const int64_t *v, size_t n)
+{
+	ref_arg a = {.name = name, .kind = REF_ARG_INTS, .ints = v, .n = n};
+	return a;
+}
+
+/* Best time of `repeat` calls of the op (its output freed between calls). */
+static double time_op(const char *op, const ref_arg *args, size_t nargs, int dtype, int repeat)
+{
+	const ref_op *f = ref_op_find(op);
+	if (!f) {
+		fprintf(stderr, "op %s is not in the table\n", op);
+		exit(1);
+	}
+	double best = 1e30;
+	for (int r = 0; r < repeat; r++) {
+		etc_error err = {0};
+		ref_tensor out;
+		memset(&out, 0, sizeof out);
+		ref_call c = {"bench", op, args, nargs, dtype, &out, 1, &err};
+		double t0 = now();
+		if (f->fn(&c) < 0) {
+			fprintf(stderr, "%s\n", err.message);
+			exit(1);
+		}
+		double t = now() - t0;
+		ref_tensor_free(&out);
+		if (t < best)
+			best = t;
+	}
+	return best;
+}
+
+/* Best time of `repeat` plain GEMMs C[m x n] = A[m x k] B[k x n] in dtype. */
+static double time_gemm(int dtype, size_t m, size_t n, size_t k, int repeat)
+{
+	ref_tensor a, b, c;
+	int64_t sa[2] = {(int64_t)m, (int64_t)k}, sb[2] = {(int64_t)k, (int64_t)n},
+	        sc[2] = {(int64_t)m, (int64_t)n};
+	if (make(&a, dtype, 2, sa) < 0 || make(&b, dtype, 2, sb) < 0 || make(&c, dtype, 2, sc) < 0)
+		exit(1);
+	double best = 1e30;
+	for (int r = 0; r < repeat; r++) {
+		double t0 = now();
+		if (dtype == ETC_DOUBLE)
+			etc_blas_dgemm(false, false, m, n, k, 1.0, a.data, k, b.data, n, 0.0,
+			               c.data, n);
+		else
+			etc_blas_sgemm(false, false, m, n, k, 1.0f, a.data, k, b.data, n, 0.0f,
+			               c.data, n);
+		double t = now() - t0;
+		if (t < best)
+			best = t;
+	}
+	ref_tensor_free(&a);
+	ref_tensor_free(&b);
+	ref_tensor_free(&c);
+	return best;
+}
+
+static void row(const char *what, double flops, double t_op, double t_gemm)
+{
+	printf("%-44s %9.2f ms %8.2f GFLOP/s | dgemm/sgemm %8.2f ms %8.2f GFLOP/s | %5.1f%%\n",
+	       what, t_op * 1e3, flops / t_op / 1e9, t_gemm * 1e3, flops / t_gemm / 1e9,
+	       100.0 * t_gemm / t_op);
+}
+
+int main(int argc, char **argv)
+{
+	int repeat = 10;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
+			repeat = atoi(argv[++i]);
+		else {
+			fprintf(stderr, "usage: bench_reference_ops [--repeat R]\n");
+			return 2;
+		}
+	}
+	if (repeat < 1)
+		repeat = 1;
+	printf("OpenBLAS threads: %u (ETC_THREADS), best of %d\n", etc_thread_count_(), repeat);
+	printf("%-44s %12s %16s | %32s | %s\n", "op", "time", "rate", "the GEMM alone",
+	       "op at % of GEMM");
+	int dtypes[2] = {ETC_DOUBLE, ETC_FLOAT};
+	for (int di = 0; di < 2; di++) {
+		int dt = dtypes[di];
+		const char *dn = dt == ETC_DOUBLE ? "float64" : "float32";
+		char label[96];
+
+		/* addmm: self [512], mat1 [512, 512], mat2 [512, 512] */
+		int64_t n = 512, sv[1] = {n}, sm[2] = {n, n};
+		ref_tensor s, a, b;
+		if (make(&s, dt, 1, sv) < 0 || make(&a, dt, 2, sm) < 0 || make(&b, dt, 2, sm) < 0)
+			return 1;
+		ref_arg args[3] = {tensor_arg("self", &s), tensor_arg("mat1", &a),
+		                   tensor_arg("mat2", &b)};
+		time_op("aten.addmm.default", args, 3, dt, 1); /* warm-up: threads, pages */
+		double t_op = time_op("aten.addmm.default", args, 3, dt, repeat);
+		double t_g = time_gemm(dt, 512, 512, 512, repeat);
+		snprintf(label, sizeof label, "addmm 512x512x512 %s", dn);
+		row(label, 2.0 * 512 * 512 * 512, t_op, t_g);
+		ref_tensor_free(&s);
+		ref_tensor_free(&a);
+		ref_tensor_free(&b);
+
+		/* convolution: x [1, 64, 56, 56], w [64, 64, 3, 3], bias [64], padding 1 */
+		int64_t sx[4] = {1, 64, 56, 56}, sw[4] = {64, 64, 3, 3}, sb[1] = {64};
+		ref_tensor x, w, bias;
+		if (make(&x, dt, 4, sx) < 0 || make(&w, dt, 4, sw) < 0 ||
+		    make(&bias, dt, 1, sb) < 0)
+			return 1;
+		static const int64_t one[2] = {1, 1}, zero[2] = {0, 0};
+		ref_arg cargs[8] = {tensor_arg("input", &x),
+		                    tensor_arg("weight", &w),
+		                    tensor_arg("bias", &bias),
+		                    ints_arg("stride", one, 2),
+		                    ints_arg("padding", one, 2),
+		                    ints_arg("dilation", one, 2),
+		                    ints_arg("output_padding", zero, 2)};
+		ref_arg tr = {.name = "transposed", .kind = REF_ARG_BOOL, .i = 0};
+		cargs[7] = tr;
+		time_op("aten.convolution.default", cargs, 8, dt, 1);
+		t_op = time_op("aten.convolution.default", cargs, 8, dt, repeat);
+		t_g = time_gemm(dt, 64, 56 * 56, 64 * 9, repeat);
+		snprintf(label, sizeof label, "convolution 1x64x56x56 k3 p1 %s", dn);
+		row(label, 2.0 * 64 * 56 * 56 * 64 * 9, t_op, t_g);
+		ref_tensor_free(&x);
+		ref_tensor_free(&w);
+		ref_tensor_free(&bias);
+	}
+	return 0;
+}
