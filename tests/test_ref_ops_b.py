@@ -654,7 +654,6 @@ def scatter_ops():
             case(f"index_put {dt} accumulate duplicates, None first", "aten.index_put.default",
                  [R.t("self", "x"), opt_ts("indices", [None, "i"]), R.t("values", "v"),
                   R.b("accumulate", True)], {"x": x, "i": dup, "v": v1}, want)
-        case(f"alias_copy {dt}", "aten.alias_copy.default", [R.t("self", "x")], {"x": x}, x)
         for shifts, dims in [([2], []), ([-7], []), ([1, -2], [0, 2]), ([6], [-2])]:
             want = x.roll(shifts, dims) if dims else x.roll(shifts[0])
             case(f"roll {dt} shifts {shifts} dims {dims}", "aten.roll.default",

@@ -56,7 +56,6 @@ int ref_op_gather(ref_call *c);
 int ref_op_embedding(ref_call *c);
 int ref_op_index(ref_call *c);
 int ref_op_index_put(ref_call *c);
-int ref_op_alias(ref_call *c);
 int ref_op_slice_scatter(ref_call *c);
 int ref_op_select_scatter(ref_call *c);
 int ref_op_pixel_shuffle(ref_call *c);

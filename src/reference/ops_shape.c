@@ -746,15 +746,6 @@ int ref_op_constant_pad_nd(ref_call *c)
 
 /* --- scatters and other rearrangements ----------------------------------------- */
 
-int ref_op_alias(ref_call *c)
-{
-	const ref_tensor *x;
-	ETC_TRY(self_arg(c, &x));
-	ETC_TRY(ref_tensor_alloc(&c->outs[0], x->dtype, x->rank, x->shape, c->err));
-	memcpy(c->outs[0].data, x->data, x->numel * refb_elem_size(x->dtype));
-	return 0;
-}
-
 /* Output 0 = a copy of self with the view (rank, shape, strides, offset) of
  * it replaced by src (of exactly that shape). */
 static int scatter_view(ref_call *c, const ref_tensor *x, const ref_tensor *src, uint32_t rank,

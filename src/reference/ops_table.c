@@ -74,8 +74,6 @@ static const ref_op table[] = {
     {"aten.embedding.default", ref_op_embedding},
     {"aten.index.Tensor", ref_op_index},
     {"aten.index_put.default", ref_op_index_put},
-    {"aten.alias.default", ref_op_alias},
-    {"aten.alias_copy.default", ref_op_alias},
     {"aten.slice_scatter.default", ref_op_slice_scatter},
     {"aten.select_scatter.default", ref_op_select_scatter},
     {"aten.pixel_shuffle.default", ref_op_pixel_shuffle},
