@@ -7,8 +7,9 @@
  * 1, bias) against the one dgemm it becomes (64 x 3136 x 576), so that the
  * op's own overhead (argument checks, the broadcast of the bias, im2col,
  * allocation) shows as the gap between the two GFLOP/s figures. Also the
- * float32 mode (sgemm) of both. Best of R repeats; OpenBLAS threads follow
- * ETC_THREADS. Test-side code: calls the op table directly.
+ * float32 mode (sgemm) of both. The op and its GEMM alternate R times and
+ * the best of each is kept; OpenBLAS threads follow ETC_THREADS. Test-side code: calls the op table
+ * directly.
  *
  * Usage: bench_reference_ops [--repeat R]
  */
@@ -61,58 +62,66 @@ static ref_arg ints_arg(const char *name, const int64_t *v, size_t n)
 	return a;
 }
 
-/* Best time of `repeat` calls of the op (its output freed between calls). */
-static double time_op(const char *op, const ref_arg *args, size_t nargs, int dtype, int repeat)
+/* One call of the op (its output freed), in seconds. */
+static double op_once(const ref_op *f, const char *op, const ref_arg *args, size_t nargs, int dtype)
+{
+	etc_error err = {0};
+	ref_tensor out;
+	memset(&out, 0, sizeof out);
+	ref_call c = {"bench", op, args, nargs, dtype, &out, 1, &err};
+	double t0 = now();
+	if (f->fn(&c) < 0) {
+		fprintf(stderr, "%s\n", err.message);
+		exit(1);
+	}
+	double t = now() - t0;
+	ref_tensor_free(&out);
+	return t;
+}
+
+/* One plain GEMM C[m x n] = A[m x k] B[k x n] in the dtype of a, in seconds. */
+static double gemm_once(const ref_tensor *a, const ref_tensor *b, ref_tensor *c, size_t m, size_t n,
+                        size_t k)
+{
+	double t0 = now();
+	if (a->dtype == ETC_DOUBLE)
+		etc_blas_dgemm(false, false, m, n, k, 1.0, a->data, k, b->data, n, 0.0, c->data, n);
+	else
+		etc_blas_sgemm(false, false, m, n, k, 1.0f, a->data, k, b->data, n, 0.0f, c->data,
+		               n);
+	return now() - t0;
+}
+
+/*
+ * The op and the GEMM of sizes m x n x k alternate `repeat` times (after
+ * one warm-up each) and the best of each is kept, so that machine load
+ * hurts both alike.
+ */
+static void compare(const char *op, const ref_arg *args, size_t nargs, int dtype, size_t m,
+                    size_t n, size_t k, int repeat, double *t_op, double *t_gemm)
 {
 	const ref_op *f = ref_op_find(op);
 	if (!f) {
 		fprintf(stderr, "op %s is not in the table\n", op);
 		exit(1);
 	}
-	double best = 1e30;
-	for (int r = 0; r < repeat; r++) {
-		etc_error err = {0};
-		ref_tensor out;
-		memset(&out, 0, sizeof out);
-		ref_call c = {"bench", op, args, nargs, dtype, &out, 1, &err};
-		double t0 = now();
-		if (f->fn(&c) < 0) {
-			fprintf(stderr, "%s\n", err.message);
-			exit(1);
-		}
-		double t = now() - t0;
-		ref_tensor_free(&out);
-		if (t < best)
-			best = t;
-	}
-	return best;
-}
-
-/* Best time of `repeat` plain GEMMs C[m x n] = A[m x k] B[k x n] in dtype. */
-static double time_gemm(int dtype, size_t m, size_t n, size_t k, int repeat)
-{
 	ref_tensor a, b, c;
 	int64_t sa[2] = {(int64_t)m, (int64_t)k}, sb[2] = {(int64_t)k, (int64_t)n},
 	        sc[2] = {(int64_t)m, (int64_t)n};
 	if (make(&a, dtype, 2, sa) < 0 || make(&b, dtype, 2, sb) < 0 || make(&c, dtype, 2, sc) < 0)
 		exit(1);
-	double best = 1e30;
+	op_once(f, op, args, nargs, dtype);
+	gemm_once(&a, &b, &c, m, n, k);
+	*t_op = *t_gemm = 1e30;
 	for (int r = 0; r < repeat; r++) {
-		double t0 = now();
-		if (dtype == ETC_DOUBLE)
-			etc_blas_dgemm(false, false, m, n, k, 1.0, a.data, k, b.data, n, 0.0,
-			               c.data, n);
-		else
-			etc_blas_sgemm(false, false, m, n, k, 1.0f, a.data, k, b.data, n, 0.0f,
-			               c.data, n);
-		double t = now() - t0;
-		if (t < best)
-			best = t;
+		double t = op_once(f, op, args, nargs, dtype);
+		*t_op = t < *t_op ? t : *t_op;
+		t = gemm_once(&a, &b, &c, m, n, k);
+		*t_gemm = t < *t_gemm ? t : *t_gemm;
 	}
 	ref_tensor_free(&a);
 	ref_tensor_free(&b);
 	ref_tensor_free(&c);
-	return best;
 }
 
 static void row(const char *what, double flops, double t_op, double t_gemm)
@@ -135,7 +144,16 @@ int main(int argc, char **argv)
 	}
 	if (repeat < 1)
 		repeat = 1;
-	printf("OpenBLAS threads: %u (ETC_THREADS), best of %d\n", etc_thread_count_(), repeat);
+	double load = -1;
+	FILE *lf = fopen("/proc/loadavg", "r");
+	if (lf) {
+		if (fscanf(lf, "%lf", &load) != 1)
+			load = -1;
+		fclose(lf);
+	}
+	printf("OpenBLAS threads: %u (ETC_THREADS), best of %d alternating runs, load average "
+	       "%.1f\n",
+	       etc_thread_count_(), repeat, load);
 	printf("%-44s %12s %16s | %32s | %s\n", "op", "time", "rate", "the GEMM alone",
 	       "op at % of GEMM");
 	int dtypes[2] = {ETC_DOUBLE, ETC_FLOAT};
@@ -151,9 +169,8 @@ int main(int argc, char **argv)
 			return 1;
 		ref_arg args[3] = {tensor_arg("self", &s), tensor_arg("mat1", &a),
 		                   tensor_arg("mat2", &b)};
-		time_op("aten.addmm.default", args, 3, dt, 1); /* warm-up: threads, pages */
-		double t_op = time_op("aten.addmm.default", args, 3, dt, repeat);
-		double t_g = time_gemm(dt, 512, 512, 512, repeat);
+		double t_op, t_g;
+		compare("aten.addmm.default", args, 3, dt, 512, 512, 512, repeat, &t_op, &t_g);
 		snprintf(label, sizeof label, "addmm 512x512x512 %s", dn);
 		row(label, 2.0 * 512 * 512 * 512, t_op, t_g);
 		ref_tensor_free(&s);
@@ -176,9 +193,8 @@ int main(int argc, char **argv)
 		                    ints_arg("output_padding", zero, 2)};
 		ref_arg tr = {.name = "transposed", .kind = REF_ARG_BOOL, .i = 0};
 		cargs[7] = tr;
-		time_op("aten.convolution.default", cargs, 8, dt, 1);
-		t_op = time_op("aten.convolution.default", cargs, 8, dt, repeat);
-		t_g = time_gemm(dt, 64, 56 * 56, 64 * 9, repeat);
+		compare("aten.convolution.default", cargs, 8, dt, 64, 56 * 56, 64 * 9, repeat,
+		        &t_op, &t_g);
 		snprintf(label, sizeof label, "convolution 1x64x56x56 k3 p1 %s", dn);
 		row(label, 2.0 * 64 * 56 * 56 * 64 * 9, t_op, t_g);
 		ref_tensor_free(&x);

@@ -7,6 +7,7 @@
 #include "reference/ops_b_util.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 
 #define CONV_MAX_ND 3
 
@@ -269,7 +270,8 @@ int ref_op_convolution(ref_call *c)
 
 	int dt = c->float_dtype;
 	size_t es = refb_elem_size(dt);
-	ref_tensor tx, tw, tb, col = {0};
+	ref_tensor tx, tw, tb;
+	void *col = NULL;
 	const ref_tensor *x, *w, *b = NULL;
 	ETC_TRY(refb_as_float(c, x0, &tx, &x));
 	int rc = refb_as_float(c, w0, &tw, &w);
@@ -287,8 +289,12 @@ int ref_op_convolution(ref_call *c)
 			for (int64_t o = 0; o < Cout; o++) {
 				double bv = ref_get_f(b, (uint64_t)o);
 				uint64_t at = (uint64_t)((n * Cout + o) * g.L);
-				for (int64_t l = 0; l < g.L; l++)
-					ref_set_f(y, at + (uint64_t)l, bv);
+				if (dt == ETC_DOUBLE)
+					for (int64_t l = 0; l < g.L; l++)
+						((double *)y->data)[at + (uint64_t)l] = bv;
+				else
+					for (int64_t l = 0; l < g.L; l++)
+						((float *)y->data)[at + (uint64_t)l] = (float)bv;
 			}
 	}
 	double beta = b ? 1.0 : 0.0;
@@ -300,8 +306,15 @@ int ref_op_convolution(ref_call *c)
 	if (rc == 0 && !direct && N > 0) {
 		int64_t rows = transposed ? cout_g * g.K : cin_g * g.K;
 		int64_t cols = transposed ? g.Lin : g.L;
-		int64_t csh[2] = {rows, cols};
-		rc = ref_tensor_alloc(&col, dt, 2, csh, c->err);
+		/* scratch that im2col / the GEMM overwrite entirely: no calloc */
+		uint64_t bytes = (uint64_t)rows * (uint64_t)cols * es;
+		if (bytes > ETC_REF_MAX_BYTES)
+			rc = ref_fail(c, ETC_ERR_LIMIT,
+			              "the column matrix of %" PRId64 " x %" PRId64
+			              " exceeds the reference's limit",
+			              rows, cols);
+		else if (!(col = malloc(bytes ? (size_t)bytes : 1)))
+			rc = ref_fail(c, ETC_ERR_NOMEM, "out of memory (%" PRIu64 " bytes)", bytes);
 	}
 	const char *xd = x ? (const char *)x->data : NULL;
 	const char *wd = w ? (const char *)w->data : NULL;
@@ -315,8 +328,8 @@ int ref_op_convolution(ref_call *c)
 				const char *wg = wd + (size_t)(gi * cout_g * cin_g * g.K) * es;
 				const void *cm = xg;
 				if (!direct) {
-					im2col(xg, (char *)col.data, es, cin_g, &g);
-					cm = col.data;
+					im2col(xg, (char *)col, es, cin_g, &g);
+					cm = col;
 				}
 				rc =
 				    refb_gemm(c, dt, false, false, (size_t)cout_g, (size_t)g.L,
@@ -327,13 +340,13 @@ int ref_op_convolution(ref_call *c)
 				const char *wg = wd + (size_t)(gi * cin_g * cout_g * g.K) * es;
 				rc = refb_gemm(c, dt, true, false, (size_t)(cout_g * g.K),
 				               (size_t)g.Lin, (size_t)cin_g, 1.0, wg,
-				               (size_t)(cout_g * g.K), xg, (size_t)g.Lin, 0.0,
-				               col.data, (size_t)g.Lin);
+				               (size_t)(cout_g * g.K), xg, (size_t)g.Lin, 0.0, col,
+				               (size_t)g.Lin);
 				if (rc == 0)
-					col2im((const char *)col.data, yg, dt, cout_g, &g);
+					col2im((const char *)col, yg, dt, cout_g, &g);
 			}
 		}
-	ref_tensor_free(&col);
+	free(col);
 	ref_tensor_free(&tx);
 	ref_tensor_free(&tw);
 	ref_tensor_free(&tb);
