@@ -338,6 +338,33 @@ def pooling():
     case("avg_pool2d 3-D input", "aten.avg_pool2d.default",
          [R.t("self", "x"), R.ints("kernel_size", [2])], {"x": x3}, F.avg_pool2d(x3, 2))
 
+    x1 = rn(2, 3, 11)
+    x1[0, 0, 4] = float("nan")
+    for k, s, p, d, cm in [([3], [], [0], [1], False), ([3], [2], [1], [2], True),
+                           ([2], [3], [1], [1], True)]:
+        args = [R.t("self", "x"), R.ints("kernel_size", k), R.ints("stride", s),
+                R.ints("padding", p), R.ints("dilation", d), R.b("ceil_mode", cm)]
+        case(f"max_pool1d k {k} s {s} p {p} d {d} ceil {cm}", "aten.max_pool1d.default", args,
+             {"x": x1}, F.max_pool1d(x1, k, s or None, p, d, cm))
+        case(f"max_pool1d_with_indices k {k} s {s} p {p} d {d} ceil {cm}",
+             "aten.max_pool1d_with_indices.default", args, {"x": x1},
+             F.max_pool1d(x1, k, s or None, p, d, cm, return_indices=True))
+    x1 = rn(2, 3, 11)
+    for k, s, p, cm, cip in [([3], [], [0], False, True), ([4], [3], [2], True, False),
+                             ([2], [1], [1], True, True)]:
+        case(f"avg_pool1d k {k} s {s} p {p} ceil {cm} include_pad {cip}",
+             "aten.avg_pool1d.default",
+             [R.t("self", "x"), R.ints("kernel_size", k), R.ints("stride", s),
+              R.ints("padding", p), R.b("ceil_mode", cm), R.b("count_include_pad", cip)],
+             {"x": x1}, F.avg_pool1d(x1, k, s or None, p, cm, cip))
+    for osz in [[1], [4], [11], [15]]:
+        case(f"adaptive_avg_pool1d {osz}", "aten.adaptive_avg_pool1d.default",
+             [R.t("self", "x"), R.ints("output_size", osz)], {"x": x1},
+             F.adaptive_avg_pool1d(x1, osz))
+    case("adaptive_avg_pool1d 2-D input", "aten.adaptive_avg_pool1d.default",
+         [R.t("self", "x"), R.ints("output_size", [5])], {"x": x1[0]},
+         F.adaptive_avg_pool1d(x1[0], [5]))
+
     x = rn(2, 3, 7, 9)
     for osz in [[1, 1], [3, 2], [5, 7], [7, 9], [9, 11]]:
         for op in ["aten.adaptive_avg_pool2d.default", "aten._adaptive_avg_pool2d.default"]:

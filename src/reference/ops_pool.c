@@ -489,3 +489,90 @@ int ref_op_upsample_bilinear2d(ref_call *c)
 {
 	return upsample_bilinear(c, false);
 }
+
+/* --- 1-D pooling: the 2-D ops on [N, C, 1, L] ------------------------------------ */
+
+/*
+ * Calls the 2-D op `fn` with self seen as [..., 1, L] and every 1-D window
+ * parameter (kernel_size, stride, padding, dilation, output_size, or a
+ * positional list at 1..nlists) widened to two dims (1 in H, padding 0),
+ * then drops the H dim of the outputs.
+ */
+static int pool1d(ref_call *c, ref_op_fn fn, int nlists)
+{
+	const ref_tensor *x;
+	char b[160];
+	ETC_TRY(refb_tensor(c, "self", 0, &x));
+	if (x->rank != 2 && x->rank != 3)
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "expected a 2-D [C, L] or 3-D [N, C, L] input, given %s",
+		                ref_shape_str(b, sizeof b, x->rank, x->shape));
+	if (c->nargs > 16)
+		return ref_fail(c, ETC_ERR_MISMATCH, "%zu arguments", c->nargs);
+	ref_tensor x2 = *x;
+	x2.borrowed = true;
+	x2.rank = x->rank + 1;
+	x2.shape[x->rank] = x->shape[x->rank - 1];
+	x2.shape[x->rank - 1] = 1;
+	ref_arg args[16];
+	int64_t lists[16][2];
+	static const char *const names[] = {"kernel_size", "stride", "padding", "dilation",
+	                                    "output_size"};
+	for (size_t i = 0; i < c->nargs; i++) {
+		ref_arg a = c->args[i];
+		bool is_list = false;
+		for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+			if (a.name[0] && strcmp(a.name, names[k]) == 0)
+				is_list = true;
+		if (!a.name[0] && i >= 1 && (int)i <= nlists)
+			is_list = true;
+		bool pad = strcmp(a.name, "padding") == 0 || (!a.name[0] && i == 3);
+		if (a.kind == REF_ARG_TENSOR && a.t == x) {
+			a.t = &x2;
+		} else if (is_list && (a.kind == REF_ARG_INT || a.kind == REF_ARG_INTS)) {
+			if (a.kind == REF_ARG_INTS && a.n == 0) {
+				args[i] = a; /* stride [] stays "the kernel" */
+				continue;
+			}
+			if (a.kind == REF_ARG_INTS && a.n != 1)
+				return ref_fail(c, ETC_ERR_MISMATCH,
+				                "expected %s of 1 value for a 1-D op, given %zu",
+				                a.name[0] ? a.name : "a window parameter", a.n);
+			lists[i][0] = pad ? 0 : 1;
+			lists[i][1] = a.kind == REF_ARG_INT ? a.i : a.ints[0];
+			a.kind = REF_ARG_INTS;
+			a.ints = lists[i];
+			a.n = 2;
+		}
+		args[i] = a;
+	}
+	ref_call c2 = *c;
+	c2.args = args;
+	ETC_TRY(fn(&c2));
+	for (uint32_t k = 0; k < c->nouts; k++) {
+		ref_tensor *o = &c->outs[k];
+		o->shape[o->rank - 2] = o->shape[o->rank - 1];
+		o->rank--;
+	}
+	return 0;
+}
+
+int ref_op_max_pool1d(ref_call *c)
+{
+	return pool1d(c, ref_op_max_pool2d, 4);
+}
+
+int ref_op_max_pool1d_with_indices(ref_call *c)
+{
+	return pool1d(c, ref_op_max_pool2d_with_indices, 4);
+}
+
+int ref_op_avg_pool1d(ref_call *c)
+{
+	return pool1d(c, ref_op_avg_pool2d, 3);
+}
+
+int ref_op_adaptive_avg_pool1d(ref_call *c)
+{
+	return pool1d(c, ref_op_adaptive_avg_pool2d, 1);
+}
