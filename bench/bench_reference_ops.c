@@ -7,8 +7,9 @@
  * 1, bias) against the one dgemm it becomes (64 x 3136 x 576), so that the
  * op's own overhead (argument checks, the broadcast of the bias, im2col,
  * allocation) shows as the gap between the two GFLOP/s figures. Also the
- * float32 mode (sgemm) of both. The op and its GEMM alternate R times and
- * the best of each is kept; OpenBLAS threads follow ETC_THREADS. Test-side code: calls the op table
+ * float32 mode (sgemm) of both, and each GEMM's peak (1024^3) in the same
+ * run. The op and its GEMM alternate R times and the best of each is kept;
+ * OpenBLAS threads follow ETC_THREADS. Test-side code: calls the op table
  * directly.
  *
  * Usage: bench_reference_ops [--repeat R]
@@ -124,11 +125,29 @@ static void compare(const char *op, const ref_arg *args, size_t nargs, int dtype
 	ref_tensor_free(&c);
 }
 
-static void row(const char *what, double flops, double t_op, double t_gemm)
+static void row(const char *what, double flops, double t_op, double t_gemm, double peak)
 {
-	printf("%-44s %9.2f ms %8.2f GFLOP/s | dgemm/sgemm %8.2f ms %8.2f GFLOP/s | %5.1f%%\n",
-	       what, t_op * 1e3, flops / t_op / 1e9, t_gemm * 1e3, flops / t_gemm / 1e9,
-	       100.0 * t_gemm / t_op);
+	printf("%-36s %8.2f ms %7.2f GFLOP/s | %8.2f ms %7.2f GFLOP/s | %5.1f%% | %5.1f%%\n", what,
+	       t_op * 1e3, flops / t_op / 1e9, t_gemm * 1e3, flops / t_gemm / 1e9,
+	       100.0 * t_gemm / t_op, 100.0 * flops / t_op / 1e9 / peak);
+}
+
+/* The GEMM's peak here: GFLOP/s of a 1024 x 1024 x 1024 product, best of R. */
+static double peak_gflops(int dtype, int repeat)
+{
+	ref_tensor a, b, c;
+	int64_t sq[2] = {1024, 1024};
+	if (make(&a, dtype, 2, sq) < 0 || make(&b, dtype, 2, sq) < 0 || make(&c, dtype, 2, sq) < 0)
+		exit(1);
+	double best = gemm_once(&a, &b, &c, 1024, 1024, 1024);
+	for (int r = 0; r < repeat; r++) {
+		double t = gemm_once(&a, &b, &c, 1024, 1024, 1024);
+		best = t < best ? t : best;
+	}
+	ref_tensor_free(&a);
+	ref_tensor_free(&b);
+	ref_tensor_free(&c);
+	return 2.0 * 1024 * 1024 * 1024 / best / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -154,13 +173,16 @@ int main(int argc, char **argv)
 	printf("OpenBLAS threads: %u (ETC_THREADS), best of %d alternating runs, load average "
 	       "%.1f\n",
 	       etc_thread_count_(), repeat, load);
-	printf("%-44s %12s %16s | %32s | %s\n", "op", "time", "rate", "the GEMM alone",
-	       "op at % of GEMM");
+	printf("%-36s %28s | %28s | %6s | %s\n", "op", "time and rate", "the same GEMM alone",
+	       "op/GEMM", "op/peak");
 	int dtypes[2] = {ETC_DOUBLE, ETC_FLOAT};
 	for (int di = 0; di < 2; di++) {
 		int dt = dtypes[di];
 		const char *dn = dt == ETC_DOUBLE ? "float64" : "float32";
 		char label[96];
+		double peak = peak_gflops(dt, repeat);
+		printf("%s GEMM peak (1024 x 1024 x 1024): %.2f GFLOP/s\n",
+		       dt == ETC_DOUBLE ? "dgemm" : "sgemm", peak);
 
 		/* addmm: self [512], mat1 [512, 512], mat2 [512, 512] */
 		int64_t n = 512, sv[1] = {n}, sm[2] = {n, n};
@@ -172,7 +194,7 @@ int main(int argc, char **argv)
 		double t_op, t_g;
 		compare("aten.addmm.default", args, 3, dt, 512, 512, 512, repeat, &t_op, &t_g);
 		snprintf(label, sizeof label, "addmm 512x512x512 %s", dn);
-		row(label, 2.0 * 512 * 512 * 512, t_op, t_g);
+		row(label, 2.0 * 512 * 512 * 512, t_op, t_g, peak);
 		ref_tensor_free(&s);
 		ref_tensor_free(&a);
 		ref_tensor_free(&b);
@@ -196,7 +218,7 @@ int main(int argc, char **argv)
 		compare("aten.convolution.default", cargs, 8, dt, 64, 56 * 56, 64 * 9, repeat,
 		        &t_op, &t_g);
 		snprintf(label, sizeof label, "convolution 1x64x56x56 k3 p1 %s", dn);
-		row(label, 2.0 * 64 * 56 * 56 * 64 * 9, t_op, t_g);
+		row(label, 2.0 * 64 * 56 * 56 * 64 * 9, t_op, t_g, peak);
 		ref_tensor_free(&x);
 		ref_tensor_free(&w);
 		ref_tensor_free(&bias);
