@@ -393,6 +393,15 @@ def upsampling():
             case(f"upsample_bilinear2d.vec size {size} scales {scales} align_corners {ac}",
                  "aten.upsample_bilinear2d.vec", args, {"x": x},
                  A.upsample_bilinear2d.vec(x, size, ac, scales))
+        args = [R.t("input", "x"), R.ints("output_size", size) if size else
+                R.none("output_size"),
+                R.floats("scale_factors", scales) if scales else R.none("scale_factors")]
+        case(f"_upsample_nearest_exact2d.vec size {size} scales {scales}",
+             "aten._upsample_nearest_exact2d.vec", args, {"x": x},
+             A._upsample_nearest_exact2d.vec(x, size, scales))
+    case("_upsample_nearest_exact2d.default", "aten._upsample_nearest_exact2d.default",
+         [R.t("self", "x"), R.ints("output_size", [8, 6]), R.f("scales_h", 1.7),
+          R.f("scales_w", 1.5)], {"x": x}, A._upsample_nearest_exact2d.default(x, [8, 6], 1.7, 1.5))
     xu = torch.randint(0, 255, (1, 2, 3, 5), dtype=torch.uint8)
     case("upsample_nearest2d.vec uint8 exact", "aten.upsample_nearest2d.vec",
          [R.t("input", "x"), R.ints("output_size", [7, 8]), R.none("scale_factors")], {"x": xu},

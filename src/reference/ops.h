@@ -33,6 +33,8 @@ int ref_op_avg_pool1d(ref_call *c);
 int ref_op_adaptive_avg_pool1d(ref_call *c);
 int ref_op_upsample_nearest2d_vec(ref_call *c);
 int ref_op_upsample_nearest2d(ref_call *c);
+int ref_op_upsample_nearest_exact2d_vec(ref_call *c);
+int ref_op_upsample_nearest_exact2d(ref_call *c);
 int ref_op_upsample_bilinear2d_vec(ref_call *c);
 int ref_op_upsample_bilinear2d(ref_call *c);
 int ref_op_view(ref_call *c);

@@ -384,7 +384,15 @@ static int64_t nearest_idx(int64_t o, int64_t in, int64_t out, bool has_scale, d
 	return i < in - 1 ? i : in - 1;
 }
 
-static int upsample_nearest(ref_call *c, bool vec)
+/* torch's nearest-exact: floor((o + 0.5) * scale), the product rounded to float. */
+static int64_t nearest_exact_idx(int64_t o, int64_t in, int64_t out, bool has_scale, double scale)
+{
+	float s = has_scale ? (float)(1.0 / scale) : (float)in / (float)out;
+	int64_t i = (int64_t)floorf((float)(((double)o + 0.5) * (double)s));
+	return i < in - 1 ? i : in - 1;
+}
+
+static int upsample_nearest(ref_call *c, bool vec, bool exact)
 {
 	const ref_tensor *x;
 	up_geom g;
@@ -398,9 +406,12 @@ static int upsample_nearest(ref_call *c, bool vec)
 	char *dst = (char *)c->outs[0].data;
 	for (int64_t p = 0; p < g.planes; p++)
 		for (int64_t i = 0; i < g.oh; i++) {
-			int64_t si = nearest_idx(i, g.ih, g.oh, g.has_sh, g.sh);
+			int64_t si = exact ? nearest_exact_idx(i, g.ih, g.oh, g.has_sh, g.sh)
+			                   : nearest_idx(i, g.ih, g.oh, g.has_sh, g.sh);
 			for (int64_t j = 0; j < g.ow; j++) {
-				int64_t sj = nearest_idx(j, g.iw, g.ow, g.has_sw, g.sw);
+				int64_t sj = exact
+				                 ? nearest_exact_idx(j, g.iw, g.ow, g.has_sw, g.sw)
+				                 : nearest_idx(j, g.iw, g.ow, g.has_sw, g.sw);
 				memcpy(dst + (size_t)((p * g.oh + i) * g.ow + j) * es,
 				       src + (size_t)((p * g.ih + si) * g.iw + sj) * es, es);
 			}
@@ -410,12 +421,22 @@ static int upsample_nearest(ref_call *c, bool vec)
 
 int ref_op_upsample_nearest2d_vec(ref_call *c)
 {
-	return upsample_nearest(c, true);
+	return upsample_nearest(c, true, false);
 }
 
 int ref_op_upsample_nearest2d(ref_call *c)
 {
-	return upsample_nearest(c, false);
+	return upsample_nearest(c, false, false);
+}
+
+int ref_op_upsample_nearest_exact2d_vec(ref_call *c)
+{
+	return upsample_nearest(c, true, true);
+}
+
+int ref_op_upsample_nearest_exact2d(ref_call *c)
+{
+	return upsample_nearest(c, false, true);
 }
 
 /* torch's area_pixel_compute_scale / _source_index and the clamped index

@@ -34,6 +34,8 @@ static const ref_op table[] = {
     {"aten.adaptive_avg_pool1d.default", ref_op_adaptive_avg_pool1d},
     {"aten.upsample_nearest2d.vec", ref_op_upsample_nearest2d_vec},
     {"aten.upsample_nearest2d.default", ref_op_upsample_nearest2d},
+    {"aten._upsample_nearest_exact2d.vec", ref_op_upsample_nearest_exact2d_vec},
+    {"aten._upsample_nearest_exact2d.default", ref_op_upsample_nearest_exact2d},
     {"aten.upsample_bilinear2d.vec", ref_op_upsample_bilinear2d_vec},
     {"aten.upsample_bilinear2d.default", ref_op_upsample_bilinear2d},
     {"aten.view.default", ref_op_view},
