@@ -701,6 +701,23 @@ def scatter_ops():
         u = sample(dt, 2, 3, 4, 6)
         case(f"pixel_unshuffle {dt}", "aten.pixel_unshuffle.default",
              [R.t("self", "x"), R.i("downscale_factor", 2)], {"x": u}, F.pixel_unshuffle(u, 2))
+    for dt in ["f", "i64", "b"]:
+        x = sample(dt, 4, 5, 3)
+        for size, stride, off in [([3, 4], [5, 2], 1), ([2, 2, 2], [0, 15, 1], None),
+                                  ([0, 3], [1, 1], 59)]:
+            args = [R.t("self", "x"), R.ints("size", size), R.ints("stride", stride),
+                    R.i("storage_offset", off) if off is not None else R.none("storage_offset")]
+            case(f"as_strided_copy {dt} {size} {stride} {off}", "aten.as_strided_copy.default",
+                 args, {"x": x}, torch.as_strided(x, size, stride, off or 0))
+        for dim, size, step in [(1, 2, 1), (-1, 3, 2), (0, 4, 3), (1, 0, 1)]:
+            for op in ["aten.unfold.default", "aten.unfold_copy.default"]:
+                case(f"{op} {dt} dim {dim} size {size} step {step}", op,
+                     [R.t("self", "x"), R.i("dimension", dim), R.i("size", size),
+                      R.i("step", step)], {"x": x}, x.unfold(dim, size, step))
+    x = rn(4, 5)
+    refuse("as_strided beyond the input", "aten.as_strided_copy.default",
+           [R.t("self", "x"), R.ints("size", [4, 5]), R.ints("stride", [5, 1]),
+            R.i("storage_offset", 1)], {"x": x}, 1, ["element 20", "[4, 5]"])
     x = rn(4, 5)
     refuse("slice_scatter src shape", "aten.slice_scatter.default",
            [R.t("self", "x"), R.t("src", "s"), R.i("dim", 0), R.i("start", 0), R.i("end", 2)],

@@ -67,6 +67,8 @@ int ref_op_select_scatter(ref_call *c);
 int ref_op_pixel_shuffle(ref_call *c);
 int ref_op_pixel_unshuffle(ref_call *c);
 int ref_op_roll(ref_call *c);
+int ref_op_as_strided(ref_call *c);
+int ref_op_unfold(ref_call *c);
 /* end ops-b */
 
 #endif

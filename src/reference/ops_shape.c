@@ -959,3 +959,75 @@ int ref_op_roll(ref_call *c)
 	c->outs[0] = cur;
 	return 0;
 }
+
+int ref_op_as_strided(ref_call *c)
+{
+	const ref_tensor *x;
+	int64_t size[ETC_REF_MAX_RANK], stride[ETC_REF_MAX_RANK], off;
+	size_t ns, nt;
+	bool has_off;
+	char b1[160], b2[160];
+	ETC_TRY(self_arg(c, &x));
+	if (!ref_arg_get(c, "size", 1) || !ref_arg_get(c, "stride", 2))
+		return ref_fail(c, ETC_ERR_MISMATCH, "arguments size and stride are required");
+	ETC_TRY(refb_ints(c, "size", 1, NULL, 0, size, &ns));
+	ETC_TRY(refb_ints(c, "stride", 2, NULL, 0, stride, &nt));
+	ETC_TRY(refb_opt_int(c, "storage_offset", 3, &has_off, &off));
+	if (!has_off)
+		off = 0;
+	if (ns != nt)
+		return ref_fail(c, ETC_ERR_MISMATCH, "size %s and stride %s differ in length",
+		                ref_shape_str(b1, sizeof b1, (uint32_t)ns, size),
+		                ref_shape_str(b2, sizeof b2, (uint32_t)nt, stride));
+	/* every element read must lie inside self's elements */
+	int64_t last = off;
+	bool empty = false;
+	for (size_t d = 0; d < ns; d++) {
+		if (size[d] < 0 || stride[d] < 0)
+			return ref_fail(c, ETC_ERR_MISMATCH,
+			                "size %s and stride %s must not be negative",
+			                ref_shape_str(b1, sizeof b1, (uint32_t)ns, size),
+			                ref_shape_str(b2, sizeof b2, (uint32_t)nt, stride));
+		empty = empty || size[d] == 0;
+		if (size[d] > 0)
+			last += (size[d] - 1) * stride[d];
+	}
+	if (off < 0 || (!empty && (uint64_t)last >= x->numel))
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "size %s, stride %s and offset %" PRId64 " reach element %" PRId64
+		                " of a %" PRIu64 "-element input %s",
+		                ref_shape_str(b1, sizeof b1, (uint32_t)ns, size),
+		                ref_shape_str(b2, sizeof b2, (uint32_t)nt, stride), off, last,
+		                x->numel, ref_shape_str(b2, sizeof b2, x->rank, x->shape));
+	return emit_view(c, 0, x, (uint32_t)ns, size, stride, empty ? 0 : off);
+}
+
+int ref_op_unfold(ref_call *c)
+{
+	const ref_tensor *x;
+	int64_t dim, size, step, st[ETC_REF_MAX_RANK + 1], sh[ETC_REF_MAX_RANK + 1];
+	uint32_t k;
+	ETC_TRY(self_arg(c, &x));
+	ETC_TRY(refb_int(c, "dimension", 1, 0, &dim));
+	ETC_TRY(refb_int(c, "size", 2, 0, &size));
+	ETC_TRY(refb_int(c, "step", 3, 1, &step));
+	ETC_TRY(refb_dim(c, dim, x->rank, "dimension", &k));
+	if (x->rank + 1 > ETC_REF_MAX_RANK)
+		return ref_fail(c, ETC_ERR_UNSUPPORTED, "rank %u", x->rank + 1);
+	int64_t n = x->rank ? x->shape[k] : 1;
+	if (size < 0 || size > n || step <= 0)
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "size %" PRId64 " and step %" PRId64 " for dim %u of size %" PRId64
+		                " (expected 0 <= size <= %" PRId64 ", step > 0)",
+		                size, step, k, n, n);
+	refb_strides(x->rank, x->shape, st);
+	memcpy(sh, x->shape, x->rank * sizeof *sh);
+	int64_t inner = x->rank ? st[k] : 1;
+	if (x->rank) {
+		sh[k] = (n - size) / step + 1;
+		st[k] *= step;
+	}
+	sh[x->rank] = size;
+	st[x->rank] = inner;
+	return emit_view(c, 0, x, x->rank + 1, sh, st, 0);
+}

@@ -85,6 +85,10 @@ static const ref_op table[] = {
     {"aten.pixel_shuffle.default", ref_op_pixel_shuffle},
     {"aten.pixel_unshuffle.default", ref_op_pixel_unshuffle},
     {"aten.roll.default", ref_op_roll},
+    {"aten.as_strided.default", ref_op_as_strided},
+    {"aten.as_strided_copy.default", ref_op_as_strided},
+    {"aten.unfold.default", ref_op_unfold},
+    {"aten.unfold_copy.default", ref_op_unfold},
     /* end ops-b */
 };
 
