@@ -267,6 +267,13 @@ def convolution():
     conv_case("conv_transpose1d", rn(2, 4, 7), rn(4, 3, 4), rn(3), [3], [1], [1], True, [2], 1)
     conv_case("conv_transpose3d", rn(1, 2, 3, 4, 3), rn(2, 3, 2, 3, 2), rn(3), [2, 1, 2],
               [0, 1, 1], [1, 1, 1], True, [1, 0, 0], 1)
+    # column matrices over 8 MB: built and multiplied in blocks that end mid-row
+    conv_case("conv2d in column blocks", rn(1, 32, 96, 96), rn(8, 32, 3, 3), rn(8), [1, 1],
+              [1, 1], [1, 1], False, [0, 0], 1)
+    conv_case("conv3d in column blocks", rn(1, 8, 24, 24, 24), rn(4, 8, 3, 3, 3), None, [1],
+              [1], [1], False, [0], 1)
+    conv_case("conv_transpose2d in column blocks", rn(1, 32, 96, 96), rn(32, 16, 3, 3), rn(16),
+              [2, 2], [1, 1], [1, 1], True, [1, 1], 1)
     base = lambda b: [R.t("input", "x"), R.t("weight", "w"), R.none("bias"),  # noqa: E731
                       R.ints("stride", [1, 1]), R.ints("padding", [0, 0]),
                       R.ints("dilation", [1, 1]), R.b("transposed", False),
