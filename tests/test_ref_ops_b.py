@@ -641,6 +641,13 @@ def index_ops():
     refuse("index_select out of range", "aten.index_select.default",
            [R.t("self", "x"), R.i("dim", 1), R.t("index", "i")],
            {"x": x, "i": torch.tensor([1, 5])}, 1, ["node case", "holds 5", "size 5"])
+    s0 = torch.tensor(2.5, dtype=D)
+    case("index_select 0-d self", "aten.index_select.default",
+         [R.t("self", "x"), R.i("dim", 0), R.t("index", "i")], {"x": s0, "i": torch.tensor([0])},
+         s0.index_select(0, torch.tensor([0])))
+    refuse("index_select 0-d self, two indices", "aten.index_select.default",
+           [R.t("self", "x"), R.i("dim", 0), R.t("index", "i")],
+           {"x": s0, "i": torch.tensor([0, 0])}, 1, ["0-d self"])
     refuse("index_select float index", "aten.index_select.default",
            [R.t("self", "x"), R.i("dim", 1), R.t("index", "i")],
            {"x": x, "i": torch.tensor([1.0])}, 1, ["Long or Int", "float64"])
