@@ -202,7 +202,15 @@ int ref_op_convolution(ref_call *c)
 		                etc_scalar_type_name(x0->dtype), etc_scalar_type_name(w0->dtype));
 	if (groups <= 0)
 		return ref_fail(c, ETC_ERR_MISMATCH, "groups %" PRId64 " (expected > 0)", groups);
+	if (groups > (x0->shape[1] > 1 ? x0->shape[1] : 1))
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "groups %" PRId64 " exceed the %" PRId64 " input channels", groups,
+		                x0->shape[1]);
 	for (uint32_t d = 0; d < nd; d++) {
+		ETC_TRY(refb_check_param(c, "stride", g.s[d]));
+		ETC_TRY(refb_check_param(c, "padding", g.p[d]));
+		ETC_TRY(refb_check_param(c, "dilation", g.d[d]));
+		ETC_TRY(refb_check_param(c, "output_padding", g.op[d]));
 		if (g.s[d] <= 0 || g.d[d] <= 0 || g.p[d] < 0 || g.op[d] < 0)
 			return ref_fail(c, ETC_ERR_MISMATCH,
 			                "stride %" PRId64 ", dilation %" PRId64 ", padding %" PRId64
