@@ -311,7 +311,13 @@ static const etc_graph_node *record_node(const etc_refgraph *g, record_nodes *r,
 		size_t i = (r->cursor + k) % r->count;
 		const etc_graph_node *nd =
 		    r->list ? &r->list[i] : etc_etrecord_node(g->rec, (size_t)r->method, i);
-		if (strcmp(nd->name, name) == 0) {
+		/* A node returning a tuple is named as torch names it
+		 * (aten_native_layer_norm_default) while its values carry
+		 * the getitem names: either one links. */
+		bool same = strcmp(nd->name, name) == 0;
+		for (uint32_t o = 0; !same && o < nd->output_count; o++)
+			same = strcmp(nd->outputs[o], name) == 0;
+		if (same) {
 			r->cursor = i + 1;
 			return nd;
 		}
