@@ -201,6 +201,32 @@ typedef struct etc_numgap_row {
 	 * NAN when not compared or without a graph.
 	 */
 	double snr_drop;
+	/* --- the two errors of an op, and its share of the noise ------------- */
+	/**
+	 * The cumulative error: metrics.snr_db of the reference chain from the
+	 * model's inputs against the runtime (+inf when identical, NAN when not
+	 * compared); the first divergence is defined on it.
+	 */
+	double cumulative_snr;
+	/**
+	 * The noise power the op adds: its error-to-signal ratio 10^(-snr/10)
+	 * minus the largest of its compared producers' (graph inputs and
+	 * constants 0); NAN when not compared or without a graph.
+	 */
+	double noise_added;
+	/**
+	 * The local error (a reference graph only, etc_numgap_reference.graph):
+	 * the op re-run in the reference dtype on the runtime's own logged
+	 * inputs, against the runtime's output. has_local false: local_note
+	 * says why.
+	 */
+	bool has_local;
+	etc_metrics local;
+	double local_snr;        /**< local.snr_db, +inf identical, NAN without */
+	uint32_t local_inputs;   /**< tensor inputs of the re-run op */
+	uint32_t local_standins; /**< of them, reference values standing in for unlogged ones */
+	/** "" or e.g. "inputs: 1 of 2 from the reference (node X not logged)" */
+	char local_note[200];
 } etc_numgap_row;
 
 /** Which side an unmatched item is on. */
@@ -250,9 +276,12 @@ ETC_API long etc_numgap_first_divergence(const etc_numgap *ng);
 /** Rows that fail the gate (FAIL and rows that could not be compared). */
 ETC_API size_t etc_numgap_failures(const etc_numgap *ng);
 /**
- * "Where the error enters": the rows that lose SNR (snr_drop > 0), largest
- * drop first (+inf first of all), ties in execution order. Writes at most
- * `k` row indices to `idx` and returns how many; 0 without a graph.
+ * "Where the error enters": failing rows before passing ones; among them,
+ * rows with a local error (a reference graph) first, lowest local SNR
+ * first, then the rows that add noise (noise_added > 0), most first (so
+ * an op at 142.9 dB never outranks one at 18.25 dB); ties in execution
+ * order. Identical rows and rows that add no noise are left out. Writes at
+ * most `k` row indices to `idx` and returns how many; 0 without a graph.
  */
 ETC_API size_t etc_numgap_top_drops(const etc_numgap *ng, size_t k, size_t *idx);
 ETC_API size_t etc_numgap_unmatched_count(const etc_numgap *ng);

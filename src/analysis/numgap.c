@@ -112,6 +112,9 @@ static int snr_drops(etc_numgap *ng, etc_error *err)
 					in = eff[g->in[k]];
 		}
 		double own = own_snr(r);
+		/* error-to-signal ratios add where dB do not: 142.9 dB is no noise */
+		if (!isnan(own))
+			r->noise_added = pow(10.0, -own / 10.0) - pow(10.0, -in / 10.0);
 		if (isnan(own))
 			r->snr_drop = NAN;
 		else if (isinf(in) && isinf(own))
@@ -258,6 +261,9 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
 		rc = etc_ng_verify_ref_(ng, &g.ts[i], err);
 	if (rc == 0 && ng->nrows == 0)
 		rc = etc_ng_nothing_aligned_(&g, nrt, by_handle, block, rt_name, ref_name, err);
+	for (size_t i = 0; rc == 0 && i < ng->nrows; i++)
+		if (ng->rows[i].has_metrics)
+			ng->rows[i].cumulative_snr = own_snr(&ng->rows[i]);
 	if (rc == 0)
 		rc = snr_drops(ng, err);
 	free(g.items);
@@ -324,10 +330,27 @@ size_t etc_numgap_failures(const etc_numgap *ng)
 	return n;
 }
 
-/* Is row i's SNR drop ahead of row j's: larger first, ties in execution order. */
-static bool drop_before(const etc_numgap *ng, size_t i, size_t j)
+/* Does row r show error entering: a local error, else added noise. */
+static bool enters(const etc_numgap_row *r)
 {
-	double x = ng->rows[i].snr_drop, y = ng->rows[j].snr_drop;
+	if (r->has_local)
+		return r->local_snr < INFINITY;
+	return r->has_metrics && r->noise_added > 0;
+}
+
+/* Is row i ahead of row j in "where the error enters": failing first, then
+ * local error (lowest SNR first), then added noise (most first), then in
+ * execution order. */
+static bool enters_before(const etc_numgap *ng, size_t i, size_t j)
+{
+	const etc_numgap_row *a = &ng->rows[i], *b = &ng->rows[j];
+	bool fa = a->status != ETC_ROW_PASS, fb = b->status != ETC_ROW_PASS;
+	if (fa != fb)
+		return fa;
+	if (a->has_local != b->has_local)
+		return a->has_local;
+	double x = a->has_local ? -a->local_snr : a->noise_added;
+	double y = b->has_local ? -b->local_snr : b->noise_added;
 	return x > y || (x == y && i < j);
 }
 
@@ -336,17 +359,17 @@ size_t etc_numgap_top_drops(const etc_numgap *ng, size_t k, size_t *idx)
 	/* a partial insertion sort: the rows can be many, k is small */
 	size_t nt = 0;
 	for (size_t i = 0; i < ng->nrows && k; i++) {
-		if (!(ng->rows[i].snr_drop > 0)) /* NaN, no loss or a gain */
+		if (!enters(&ng->rows[i]))
 			continue;
 		size_t at;
 		if (nt < k)
 			at = nt++;
-		else if (drop_before(ng, i, idx[k - 1]))
+		else if (enters_before(ng, i, idx[k - 1]))
 			at = k - 1;
 		else
 			continue;
 		idx[at] = i;
-		for (; at > 0 && drop_before(ng, idx[at], idx[at - 1]); at--) {
+		for (; at > 0 && enters_before(ng, idx[at], idx[at - 1]); at--) {
 			size_t t = idx[at];
 			idx[at] = idx[at - 1];
 			idx[at - 1] = t;

@@ -114,6 +114,7 @@ static int push_row(etc_numgap *ng, etc_numgap_row **out, etc_error *err)
 	r->nodes = r->reference_nodes = r->delegate_backend = "";
 	r->gap = NAN;
 	r->snr_drop = NAN;
+	r->cumulative_snr = r->noise_added = r->local_snr = NAN;
 	*out = r;
 	return 0;
 }
