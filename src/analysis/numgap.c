@@ -179,20 +179,26 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
 	etc_numgap_options o;
 	if (!opt)
 		etc_numgap_options_init(&o), opt = &o;
-	if (!out || !insp || !ref || !ref->insp == !ref->npz)
+	if (!out || !insp || !ref ||
+	    (ref->insp != NULL) + (ref->npz != NULL) + (ref->graph != NULL) != 1)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
 		                "etc_numgap_run: needs an inspector and exactly one reference");
 	const char *block = opt->block ? opt->block : "Execute";
 	const char *rt_name = etc_etdump_name(etc_inspector_etdump(insp));
-	const char *ref_name = ref->name   ? ref->name
-	                       : ref->insp ? etc_etdump_name(etc_inspector_etdump(ref->insp))
-	                                   : "the reference";
+	const char *ref_name = ref->name    ? ref->name
+	                       : ref->insp  ? etc_etdump_name(etc_inspector_etdump(ref->insp))
+	                       : ref->graph ? "the reference graph"
+	                                    : "the reference";
 	const etc_etrecord *rec = etc_inspector_etrecord(insp);
 	bool by_handle = rec != NULL;
 	if (ref->npz && !by_handle)
 		return etc_fail(err, ETC_ERR_USAGE, ref_name, -1,
 		                "intermediate outputs from an .npz are keyed by debug handle: "
 		                "give --etrecord to key the runtime's too");
+	if (ref->graph && !by_handle)
+		return etc_fail(err, ETC_ERR_USAGE, ref_name, -1,
+		                "a reference graph is keyed by debug handle: link the runtime to "
+		                "its ETRecord (--etrecord)");
 	if (ref->insp && by_handle && !etc_inspector_etrecord(ref->insp))
 		return etc_fail(err, ETC_ERR_USAGE, ref_name, -1,
 		                "the runtime is linked to an ETRecord but the reference ETDump is "
@@ -238,8 +244,10 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
 	size_t nrt = g.n;
 	if (rc == 0)
 		rc = ref->npz ? etc_ng_gather_npz_(ng, &g, ref->npz, ref_name, err)
-		              : etc_ng_gather_inspector_(ng, &g, ref->insp, ETC_NUMGAP_REFERENCE,
-		                                         block, "reference ETDump", err);
+		     : ref->graph
+		         ? etc_ng_gather_graph_(ng, &g, nrt, ref, err)
+		         : etc_ng_gather_inspector_(ng, &g, ref->insp, ETC_NUMGAP_REFERENCE, block,
+		                                    "reference ETDump", err);
 	if (rc == 0 && by_handle)
 		rc = etc_ng_check_record_(ng, &g, 0, nrt, insp, "--etrecord", err);
 	if (rc == 0 && by_handle && ref->insp)
@@ -261,6 +269,8 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
 		rc = etc_ng_verify_ref_(ng, &g.ts[i], err);
 	if (rc == 0 && ng->nrows == 0)
 		rc = etc_ng_nothing_aligned_(&g, nrt, by_handle, block, rt_name, ref_name, err);
+	if (rc == 0 && ref->graph)
+		rc = etc_ng_local_metrics_(ng, err);
 	for (size_t i = 0; rc == 0 && i < ng->nrows; i++)
 		if (ng->rows[i].has_metrics)
 			ng->rows[i].cumulative_snr = own_snr(&ng->rows[i]);
@@ -292,6 +302,7 @@ void etc_numgap_free(etc_numgap *ng)
 	free(ng->act);
 	free(ng->ref);
 	free(ng->xf);
+	free(ng->loc);
 	free(ng->warn);
 	free(ng->un);
 	free(ng);
