@@ -238,16 +238,17 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 
 /*
  * The bundled example (examples/make_example.py), compiled in: a device
- * ETDump of 3 runs and its debug buffer, the ETRecord with the reference
- * outputs, and the AOT reference intermediates in which layer_norm diverges.
- * It runs the whole flow: profiling table, accuracy gate (--min-snr 30 unless
- * a threshold is given), numeric gap and, unless `plots` is false (a bare
+ * ETDump of 3 runs and its debug buffer, and the ETRecord with the
+ * reference outputs, the graph's weights and inputs (the reference executor
+ * runs it: the numeric gap, in which layer_norm diverges). It runs the whole
+ * flow: profiling table, accuracy gate (--min-snr 30 unless a threshold is
+ * given), numeric gap and, unless `plots` is false (a bare
  * `etcompare`), the plots. Options given on the command line win; with an
  * output option (--tsv, --csv, --json, --trace, --show-outputs) the example
  * only supplies the inputs, so that output is what the user gets.
  */
 static int example_open(args *a, bool plots, etc_etdump **dump, etc_debug_buffer **buf,
-                        etc_etrecord **rec, numgap_state *ng)
+                        etc_etrecord **rec)
 {
 	etc_error err;
 	etc_error_clear(&err);
@@ -261,14 +262,13 @@ static int example_open(args *a, bool plots, etc_etdump **dump, etc_debug_buffer
 	if (etc_etrecord_wrap(rec, etc_example_etrecord, sizeof etc_example_etrecord,
 	                      "example.etrecord", &err) < 0)
 		return input_error(&err);
-	if (a->tsv || a->csv || a->json || a->trace || a->show_outputs)
+	if (a->tsv || a->csv || a->json || a->trace || a->show_outputs) {
+		/* only the inputs: the output asked for is what the user gets */
+		if (!numgap_wanted(&a->numgap) && !numgap_graph_asked(&a->numgap))
+			a->numgap.no_reference_run = true;
 		return 0;
-	if (!numgap_wanted(&a->numgap)) {
-		if (etc_npz_wrap(&ng->npz, etc_example_npz, sizeof etc_example_npz,
-		                 "example_intermediates.npz", &err) < 0)
-			return input_error(&err);
-		a->numgap.reference_intermediates = "example_intermediates.npz";
 	}
+	/* the numeric gap comes from the ETRecord alone: its graph, weights and inputs */
 	if (!a->min_snr && !a->max_mse && !a->min_cosine && !a->max_abs)
 		a->min_snr = "30";
 	a->plot = a->plot || plots;
@@ -406,7 +406,7 @@ int main(int argc, char **argv)
 	}
 
 	if (a.example) {
-		if ((rc = example_open(&a, !bare, &dump, &buf, &rec, &ng)) != 0) {
+		if ((rc = example_open(&a, !bare, &dump, &buf, &rec)) != 0) {
 			status = rc;
 			goto out;
 		}
@@ -549,9 +549,6 @@ int main(int argc, char **argv)
 			in[nin++] =
 			    (report_input){"ETRecord", "example.etrecord", etc_example_etrecord,
 			                   sizeof etc_example_etrecord};
-			in[nin++] =
-			    (report_input){"reference intermediates", "example_intermediates.npz",
-			                   etc_example_npz, sizeof etc_example_npz};
 		}
 		const char *const files[][2] = {
 		    {"ETDump", a.example ? NULL : a.etdump},
