@@ -96,6 +96,34 @@ int ref_op_scalar_tensor(ref_call *c);
 int ref_op_to_copy(ref_call *c);
 int ref_op_clone(ref_call *c);
 int ref_op_to_dim_order_copy(ref_call *c);
+int ref_op_expm1(ref_call *c);
+int ref_op_log1p(ref_call *c);
+int ref_op_log2(ref_call *c);
+int ref_op_log10(ref_call *c);
+int ref_op_tan(ref_call *c);
+int ref_op_atan(ref_call *c);
+int ref_op_asin(ref_call *c);
+int ref_op_acos(ref_call *c);
+int ref_op_sinh(ref_call *c);
+int ref_op_cosh(ref_call *c);
+int ref_op_trunc(ref_call *c);
+int ref_op_elu(ref_call *c);
+int ref_op_isnan(ref_call *c);
+int ref_op_isinf(ref_call *c);
+int ref_op_fmod(ref_call *c);
+int ref_op_remainder(ref_call *c);
+int ref_op_floor_divide(ref_call *c);
+int ref_op_atan2(ref_call *c);
+int ref_op_masked_fill(ref_call *c);
+int ref_op_mean(ref_call *c);
+int ref_op_max(ref_call *c);
+int ref_op_min(ref_call *c);
+int ref_op_prod_dim(ref_call *c);
+int ref_op_prod(ref_call *c);
+int ref_op_std(ref_call *c);
+int ref_op_all_dim(ref_call *c);
+int ref_op_all(ref_call *c);
+int ref_op_cumsum(ref_call *c);
 /* end ops-a */
 
 /* ops-b: matrix products, convolution, pooling, upsampling, shape and index */

@@ -443,3 +443,204 @@ int ref_op_log_softmax(ref_call *c)
 {
 	return softmax_like(c, true);
 }
+
+/* mean.default(self, *, dtype=None): every element. */
+int ref_op_mean(ref_call *c)
+{
+	const ref_tensor *x;
+	int dtype;
+	ETC_TRY(ref_check_nouts(c, 1));
+	ETC_TRY(ref_arg_tensor(c, "self", 0, &x));
+	ETC_TRY(ref_arg_dtype_or_none(c, "dtype", 1, &dtype));
+	if (ref_dtype_kind(dtype >= 0 ? dtype : x->dtype) != REF_KIND_FLOAT)
+		return ref_fail(c, ETC_ERR_UNSUPPORTED,
+		                "expected a floating-point input or dtype, got %s",
+		                etc_scalar_type_name(dtype >= 0 ? dtype : x->dtype));
+	ETC_TRY(ref_tensor_alloc(&c->outs[0], c->float_dtype, 0, NULL, c->err));
+	ksum k = {0, 0};
+	for (uint64_t i = 0; i < x->numel; i++)
+		ksum_add(&k, ref_get_f(x, i));
+	ref_set_f(&c->outs[0], 0, ksum_get(&k) / (double)x->numel);
+	return 0;
+}
+
+/* max.default / min.default(self): the largest / smallest element, NaN first. */
+static int max_all(ref_call *c, bool is_max)
+{
+	const ref_tensor *x;
+	ref_reduce r;
+	ETC_TRY(ref_check_nouts(c, 1));
+	ETC_TRY(ref_arg_tensor(c, "self", 0, &x));
+	if (x->numel == 0)
+		return ref_fail(c, ETC_ERR_MISMATCH, "%s of an empty tensor is undefined",
+		                is_max ? "max" : "min");
+	ETC_TRY(ref_reduce_init(&r, c, x, NULL, 0, false));
+	int rc = ref_tensor_alloc(&c->outs[0], ref_hold_dtype(c, x->dtype), 0, NULL, c->err);
+	if (rc == 0) {
+		uint64_t j = arg_best(x, &r, 0, is_max);
+		if (ref_dtype_kind(x->dtype) == REF_KIND_FLOAT)
+			ref_set_f(&c->outs[0], 0, ref_get_f(x, j));
+		else
+			ref_set_i(&c->outs[0], 0, ref_get_i(x, j));
+	}
+	ref_reduce_free(&r);
+	return rc;
+}
+
+int ref_op_max(ref_call *c)
+{
+	return max_all(c, true);
+}
+
+int ref_op_min(ref_call *c)
+{
+	return max_all(c, false);
+}
+
+/* prod.dim_int(self, dim, keepdim=False, *, dtype=None), prod.default(self, *, dtype) */
+static int prod_impl(ref_call *c, bool with_dim)
+{
+	const ref_tensor *x;
+	ref_reduce r;
+	int dtype;
+	int64_t dim;
+	ETC_TRY(ref_check_nouts(c, 1));
+	ETC_TRY(ref_arg_tensor(c, "self", 0, &x));
+	if (with_dim) {
+		bool keepdim;
+		ETC_TRY(ref_arg_int(c, "dim", 1, &dim));
+		ETC_TRY(ref_arg_bool_or(c, "keepdim", 2, false, &keepdim));
+		ETC_TRY(ref_reduce_init(&r, c, x, &dim, 1, keepdim));
+	} else {
+		ETC_TRY(ref_reduce_init(&r, c, x, NULL, 0, false));
+	}
+	int rc = ref_arg_dtype_or_none(c, "dtype", with_dim ? 3 : 1, &dtype);
+	int od = dtype >= 0                                   ? ref_hold_dtype(c, dtype)
+	         : ref_dtype_kind(x->dtype) == REF_KIND_FLOAT ? c->float_dtype
+	                                                      : ETC_LONG;
+	if (rc == 0)
+		rc = ref_tensor_alloc(&c->outs[0], od, r.out_rank, r.out_shape, c->err);
+	if (rc < 0) {
+		ref_reduce_free(&r);
+		return rc;
+	}
+	bool fl = ref_dtype_kind(od) == REF_KIND_FLOAT;
+	for (uint64_t i = 0; i < r.outer; i++) {
+		uint64_t base = ref_reduce_base(&r, i);
+		double pf = 1.0;
+		uint64_t pi = 1;
+		for (uint64_t j = 0; j < r.inner; j++) {
+			uint64_t at = base + (uint64_t)r.roff[j];
+			if (fl)
+				pf *= ref_get_f(x, at);
+			else
+				pi *= (uint64_t)ref_get_i(x, at);
+		}
+		if (fl)
+			ref_set_f(&c->outs[0], i, pf);
+		else
+			ref_set_i(&c->outs[0], i, (int64_t)pi);
+	}
+	ref_reduce_free(&r);
+	return 0;
+}
+
+int ref_op_prod_dim(ref_call *c)
+{
+	return prod_impl(c, true);
+}
+
+int ref_op_prod(ref_call *c)
+{
+	return prod_impl(c, false);
+}
+
+/* std.correction: the square root of var.correction. */
+int ref_op_std(ref_call *c)
+{
+	ETC_TRY(ref_op_var(c));
+	ref_tensor *o = &c->outs[0];
+	for (uint64_t i = 0; i < o->numel; i++)
+		ref_set_f(o, i, sqrt(ref_get_f(o, i)));
+	return 0;
+}
+
+/* all.dim(self, dim, keepdim), all.default(self): bool (uint8 for uint8). */
+static int all_impl(ref_call *c, bool with_dims)
+{
+	const ref_tensor *x;
+	ref_reduce r;
+	ETC_TRY(ref_check_nouts(c, 1));
+	if (with_dims) {
+		ETC_TRY(reduce_args(c, "dim", 1, 2, &x, &r));
+	} else {
+		ETC_TRY(ref_arg_tensor(c, "self", 0, &x));
+		ETC_TRY(ref_reduce_init(&r, c, x, NULL, 0, false));
+	}
+	int od = x->dtype == ETC_BYTE ? ETC_BYTE : ETC_BOOL;
+	int rc = ref_tensor_alloc(&c->outs[0], od, r.out_rank, r.out_shape, c->err);
+	if (rc < 0) {
+		ref_reduce_free(&r);
+		return rc;
+	}
+	uint8_t *o = c->outs[0].data;
+	for (uint64_t i = 0; i < r.outer; i++) {
+		uint64_t base = ref_reduce_base(&r, i);
+		uint8_t v = 1;
+		for (uint64_t j = 0; j < r.inner && v; j++)
+			v = ref_get_f(x, base + (uint64_t)r.roff[j]) != 0;
+		o[i] = v;
+	}
+	ref_reduce_free(&r);
+	return 0;
+}
+
+int ref_op_all_dim(ref_call *c)
+{
+	return all_impl(c, true);
+}
+
+int ref_op_all(ref_call *c)
+{
+	return all_impl(c, false);
+}
+
+/* cumsum(self, dim, *, dtype=None): ints and bool sum in int64. */
+int ref_op_cumsum(ref_call *c)
+{
+	const ref_tensor *x;
+	ref_reduce r;
+	int64_t dim;
+	int dtype;
+	ETC_TRY(ref_check_nouts(c, 1));
+	ETC_TRY(ref_arg_tensor(c, "self", 0, &x));
+	ETC_TRY(ref_arg_int(c, "dim", 1, &dim));
+	ETC_TRY(ref_arg_dtype_or_none(c, "dtype", 2, &dtype));
+	ETC_TRY(ref_reduce_init(&r, c, x, &dim, 1, true));
+	int od = dtype >= 0                                   ? ref_hold_dtype(c, dtype)
+	         : ref_dtype_kind(x->dtype) == REF_KIND_FLOAT ? c->float_dtype
+	                                                      : ETC_LONG;
+	int rc = ref_tensor_alloc(&c->outs[0], od, x->rank, x->shape, c->err);
+	if (rc < 0) {
+		ref_reduce_free(&r);
+		return rc;
+	}
+	bool fl = ref_dtype_kind(od) == REF_KIND_FLOAT;
+	for (uint64_t i = 0; i < r.outer; i++) {
+		uint64_t base = ref_reduce_base(&r, i);
+		ksum k = {0, 0};
+		uint64_t si = 0;
+		for (uint64_t j = 0; j < r.inner; j++) {
+			uint64_t at = base + (uint64_t)r.roff[j];
+			if (fl) {
+				ksum_add(&k, ref_get_f(x, at));
+				ref_set_f(&c->outs[0], at, ksum_get(&k));
+			} else {
+				si += (uint64_t)ref_get_i(x, at);
+				ref_set_i(&c->outs[0], at, (int64_t)si);
+			}
+		}
+	}
+	ref_reduce_free(&r);
+	return 0;
+}

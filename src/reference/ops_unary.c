@@ -477,3 +477,153 @@ int ref_op_clamp_tensor(ref_call *c)
 	}
 	return 0;
 }
+
+static double f_expm1(double x, const double *p)
+{
+	(void)p;
+	return expm1(x);
+}
+int ref_op_expm1(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_expm1, NULL, NULL);
+}
+
+static double f_log1p(double x, const double *p)
+{
+	(void)p;
+	return log1p(x);
+}
+int ref_op_log1p(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_log1p, NULL, NULL);
+}
+
+static double f_log2(double x, const double *p)
+{
+	(void)p;
+	return log2(x);
+}
+int ref_op_log2(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_log2, NULL, NULL);
+}
+
+static double f_log10(double x, const double *p)
+{
+	(void)p;
+	return log10(x);
+}
+int ref_op_log10(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_log10, NULL, NULL);
+}
+
+static double f_tan(double x, const double *p)
+{
+	(void)p;
+	return tan(x);
+}
+int ref_op_tan(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_tan, NULL, NULL);
+}
+
+static double f_atan(double x, const double *p)
+{
+	(void)p;
+	return atan(x);
+}
+int ref_op_atan(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_atan, NULL, NULL);
+}
+
+static double f_asin(double x, const double *p)
+{
+	(void)p;
+	return asin(x);
+}
+int ref_op_asin(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_asin, NULL, NULL);
+}
+
+static double f_acos(double x, const double *p)
+{
+	(void)p;
+	return acos(x);
+}
+int ref_op_acos(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_acos, NULL, NULL);
+}
+
+static double f_sinh(double x, const double *p)
+{
+	(void)p;
+	return sinh(x);
+}
+int ref_op_sinh(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_sinh, NULL, NULL);
+}
+
+static double f_cosh(double x, const double *p)
+{
+	(void)p;
+	return cosh(x);
+}
+int ref_op_cosh(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_cosh, NULL, NULL);
+}
+
+static double f_trunc(double x, const double *p)
+{
+	(void)p;
+	return trunc(x);
+}
+int ref_op_trunc(ref_call *c)
+{
+	return unary_run(c, U_KEEP, false, f_trunc, i_same, NULL);
+}
+
+/* elu(self, alpha=1, scale=1, input_scale=1) */
+static double f_elu(double x, const double *p)
+{
+	return x > 0 ? p[1] * x : p[1] * p[0] * expm1(x * p[2]);
+}
+int ref_op_elu(ref_call *c)
+{
+	double p[3];
+	ETC_TRY(ref_arg_float_or(c, "alpha", 1, 1.0, &p[0]));
+	ETC_TRY(ref_arg_float_or(c, "scale", 2, 1.0, &p[1]));
+	ETC_TRY(ref_arg_float_or(c, "input_scale", 3, 1.0, &p[2]));
+	return unary_run(c, U_FLOAT_ONLY, false, f_elu, NULL, p);
+}
+
+/* isnan / isinf: bool results, false for integer inputs. */
+static int float_test(ref_call *c, bool want_nan)
+{
+	const ref_tensor *x;
+	ETC_TRY(ref_check_nouts(c, 1));
+	ETC_TRY(ref_arg_tensor(c, "self", 0, &x));
+	ETC_TRY(ref_tensor_alloc(&c->outs[0], ETC_BOOL, x->rank, x->shape, c->err));
+	uint8_t *o = c->outs[0].data;
+	bool fl = ref_dtype_kind(x->dtype) == REF_KIND_FLOAT;
+	for (uint64_t i = 0; i < x->numel; i++) {
+		double v = fl ? ref_get_f(x, i) : 0.0;
+		o[i] = want_nan ? isnan(v) : isinf(v);
+	}
+	return 0;
+}
+
+int ref_op_isnan(ref_call *c)
+{
+	return float_test(c, true);
+}
+
+int ref_op_isinf(ref_call *c)
+{
+	return float_test(c, false);
+}

@@ -8,6 +8,7 @@
  */
 #include "reference/refgraph_private.h"
 #include "reference/refimport.h"
+#include "etcompare/text.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -99,11 +100,13 @@ static int set_status(etc_refrun *r, size_t i, int status, const char *fmt, ...)
 
 static int set_status(etc_refrun *r, size_t i, int status, const char *fmt, ...)
 {
-	char msg[1100];
+	char raw[1100], msg[1100];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
+	/* names come from the file and the reason is printed: escaped here */
+	etc_text_safe(msg, sizeof msg, raw);
 	r->status[i] = status;
 	r->why[i] = malloc(strlen(msg) + 1);
 	if (r->why[i])
