@@ -153,9 +153,12 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 			ao.pair_by = ETC_PAIR_INDEX;
 		else if (!strcmp(a->pair_by, "order"))
 			ao.pair_by = ETC_PAIR_ORDER;
+		else if (!strcmp(a->pair_by, "content"))
+			ao.pair_by = ETC_PAIR_CONTENT;
 		else
 			ao.pair_by = ETC_PAIR_ALL; /* checked by cli_parse */
 	}
+	ao.strict_pairing = a->strict_pairing;
 	unsigned mask = 0x1 | 0x2 | 0x4 | 0x10;
 	if (a->metrics && etc_metric_mask_parse(a->metrics, &mask) < 0)
 		return usage_error(
