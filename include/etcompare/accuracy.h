@@ -23,6 +23,7 @@
 #ifndef ETCOMPARE_ACCURACY_H
 #define ETCOMPARE_ACCURACY_H
 
+#include "bundled.h"
 #include "common.h"
 #include "inspector.h"
 #include "metrics.h"
@@ -43,13 +44,21 @@ typedef enum etc_pair_rule {
 	ETC_PAIR_CONTENT = 4 /**< each run with the reference its outputs match best */
 } etc_pair_rule;
 
-/** Where reference outputs come from (exactly one set). */
+/** Where reference outputs come from (exactly one of torchsave, npz, bundled). */
 typedef struct etc_reference_set {
 	const etc_torchsave
 	    *torchsave; /**< method -> [index] -> [outputs], or [index] -> [outputs] */
 	const etc_npz
 	    *npz;         /**< arrays "k.j" (reference k, output j), else one reference in order */
 	const char *name; /**< for messages */
+	/**
+	 * A BundledProgram: reference k is the expected outputs of test case k
+	 * of the method (etc_accuracy_options.method). Its method must be in the
+	 * file, and each paired run's outputs must agree with the test case's
+	 * in number and shape (else ETC_ERR_MISMATCH: the file belongs to
+	 * another program).
+	 */
+	const etc_bundled *bundled;
 } etc_reference_set;
 
 typedef struct etc_accuracy_options {
@@ -108,8 +117,9 @@ typedef struct etc_accuracy etc_accuracy;
  * Pairs and compares. Rows are in block, run, output order.
  * @return 0 (inspect the rows for failures; counts that differ give failing
  *         rows for the unpaired runs or references); ETC_ERR_MISMATCH when
- *         the ETDump has no run of the block; ETC_ERR_FORMAT for a reference
- *         set of the wrong shape.
+ *         the ETDump has no run of the block, or a BundledProgram has no
+ *         suite for the method or disagrees with a run's outputs;
+ *         ETC_ERR_FORMAT for a reference set of the wrong shape.
  */
 ETC_API int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp,
                              const etc_reference_set *refs, const etc_accuracy_options *opt,

@@ -124,7 +124,8 @@ class Values(ctypes.Structure):
 
 
 class ReferenceSet(ctypes.Structure):
-    _fields_ = [("torchsave", c_void_p), ("npz", c_void_p), ("name", c_char_p)]
+    _fields_ = [("torchsave", c_void_p), ("npz", c_void_p), ("name", c_char_p),
+                ("bundled", c_void_p)]
 
 
 class AccuracyOptions(ctypes.Structure):

@@ -11,6 +11,7 @@
 #include "analysis/pairing.h"
 #include "format/npz_private.h"
 #include "format/zipread.h"
+#include "etcompare/text.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -130,6 +131,7 @@ typedef struct refs {
 	bool npz_indexed; /* npz arrays named "k.j" */
 	kj_entry *kj;     /* those arrays sorted by (k, j); owned */
 	size_t nkj;
+	size_t method; /* bundled: the method's test suite */
 } refs;
 
 static int compare_kj(const void *pa, const void *pb)
@@ -157,10 +159,112 @@ static bool parse_kj(const char *name, long *k, long *j)
 	return end != p && !*end && *j >= 0;
 }
 
+/* --- BundledProgram references ---------------------------------------------- */
+
+static int bundled_open(refs *r, const etc_reference_set *set, const char *method, etc_error *err)
+{
+	const etc_bundled *bp = set->bundled;
+	long m = etc_bundled_method_find(bp, method);
+	if (m < 0) {
+		char have[256] = "", part[96];
+		size_t n = etc_bundled_method_count(bp), at = 0;
+		for (size_t i = 0; i < n && at < sizeof have; i++) {
+			etc_str s = etc_bundled_method_name(bp, i);
+			etc_text_escape(part, sizeof part, s.ptr, s.len);
+			at += (size_t)snprintf(have + at, sizeof have - at, "%s%s", i ? ", " : "",
+			                       part);
+		}
+		char want[96];
+		return etc_fail(err, ETC_ERR_MISMATCH, set->name, -1,
+		                "the BundledProgram has no test suite for method \"%s\" (%s%s)",
+		                etc_text_safe(want, sizeof want, method),
+		                n ? "its methods: " : "it has no test suites", have);
+	}
+	r->method = (size_t)m;
+	r->count = etc_bundled_test_case_count(bp, r->method);
+	return 0;
+}
+
+/* The expected outputs of test case `index`, as tensor and scalar items. */
+static int bundled_get(const refs *r, size_t index, item *out, size_t cap, size_t *n,
+                       etc_error *err)
+{
+	const etc_bundled *bp = r->set->bundled;
+	size_t count = etc_bundled_value_count(bp, r->method, index, true);
+	for (size_t j = 0; j < count; j++) {
+		etc_bundled_value v;
+		if (*n >= cap)
+			return etc_fail(err, ETC_ERR_LIMIT, r->set->name, -1,
+			                "more than %zu outputs in test case %zu", cap, index);
+		ETC_TRY(etc_bundled_get(bp, r->method, index, true, j, &v, err));
+		item *it = &out[(*n)++];
+		memset(it, 0, sizeof *it);
+		it->has_data = true;
+		if (v.kind == ETC_BUNDLED_TENSOR) {
+			if (!v.row_major)
+				return etc_fail(
+				    err, ETC_ERR_UNSUPPORTED, r->set->name, (int64_t)v.offset,
+				    "test case %zu: expected output %zu is not in row-major "
+				    "dim order, which the comparison needs",
+				    index, j);
+			it->t = v.tensor;
+			continue;
+		}
+		it->scalar = true;
+		it->t.numel = 1;
+		it->t.scalar_type = v.kind == ETC_BUNDLED_INT    ? ETC_LONG
+		                    : v.kind == ETC_BUNDLED_BOOL ? ETC_BOOL
+		                                                 : ETC_DOUBLE;
+		it->value = v.kind == ETC_BUNDLED_INT    ? (double)v.int_val
+		            : v.kind == ETC_BUNDLED_BOOL ? (double)v.bool_val
+		                                         : v.double_val;
+	}
+	return 0;
+}
+
+/*
+ * A BundledProgram names the program it tests: a run paired with one of its
+ * test cases must have as many outputs, of the same shapes. When it does
+ * not, the file is another program's, and comparing would only fill the
+ * table with mismatches.
+ */
+static int bundled_agree(const refs *r, size_t index, const item *acts, size_t na,
+                         const item *refs_, size_t nr, uint32_t run, const char *block,
+                         etc_error *err)
+{
+	char m[96], b[96];
+	etc_str s = etc_bundled_method_name(r->set->bundled, r->method);
+	etc_text_escape(m, sizeof m, s.ptr, s.len);
+	etc_text_safe(b, sizeof b, block);
+	if (na != nr)
+		return etc_fail(err, ETC_ERR_MISMATCH, r->set->name, -1,
+		                "test case %zu of method %s has %zu expected output%s, run %u of "
+		                "block \"%s\" has %zu program output%s: the BundledProgram is not "
+		                "the program this ETDump ran",
+		                index, m, nr, nr == 1 ? "" : "s", run, b, na, na == 1 ? "" : "s");
+	for (size_t j = 0; j < na; j++) {
+		char x[96], y[96];
+		if (acts[j].scalar || refs_[j].scalar)
+			continue;
+		shape_str(&acts[j], x, sizeof x);
+		shape_str(&refs_[j], y, sizeof y);
+		if (strcmp(x, y) != 0)
+			return etc_fail(
+			    err, ETC_ERR_MISMATCH, r->set->name, -1,
+			    "test case %zu of method %s: expected output %zu has shape %s, "
+			    "output %zu of run %u of block \"%s\" has shape %s: the "
+			    "BundledProgram is not the program this ETDump ran",
+			    index, m, j, y, j, run, b, x);
+	}
+	return 0;
+}
+
 static int refs_open(refs *r, const etc_reference_set *set, const char *method, etc_error *err)
 {
 	memset(r, 0, sizeof *r);
 	r->set = set;
+	if (set->bundled)
+		return bundled_open(r, set, method, err);
 	if (set->torchsave) {
 		const etc_pyobj *root = etc_torchsave_root(set->torchsave);
 		const etc_pyobj *list = root;
@@ -259,6 +363,8 @@ static int flatten_py(const etc_pyobj *o, item *out, size_t cap, size_t *n, int 
 static int refs_get(const refs *r, size_t index, item *out, size_t cap, size_t *n, etc_error *err)
 {
 	*n = 0;
+	if (r->set->bundled)
+		return bundled_get(r, index, out, cap, n, err);
 	if (r->set->torchsave)
 		return flatten_py(etc_pyobj_item(r->list, index), out, cap, n, 0, r->set->name,
 		                  err);
@@ -758,7 +864,8 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 	etc_accuracy_options o;
 	if (!opt)
 		etc_accuracy_options_init(&o), opt = &o;
-	if (!out || !insp || !set || (!set->torchsave == !set->npz))
+	if (!out || !insp || !set ||
+	    (set->torchsave != NULL) + (set->npz != NULL) + (set->bundled != NULL) != 1)
 		return etc_fail(
 		    err, ETC_ERR_USAGE, NULL, -1,
 		    "etc_accuracy_run: needs an inspector and exactly one reference source");
@@ -867,6 +974,10 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 		bool ref_ok = ref >= 0 && (size_t)ref < r.count;
 		if (ref_ok &&
 		    (rc = refs_get(&r, (size_t)ref, ref_items, MAX_OUTPUTS, &nr, err)) < 0)
+			break;
+		if (ref_ok && set->bundled &&
+		    (rc = bundled_agree(&r, (size_t)ref, acts, na, ref_items, nr, runs[i].run,
+		                        opt->block, err)) < 0)
 			break;
 		size_t n = na > nr ? na : nr;
 		for (size_t j = 0; j < n && rc == 0; j++) {

@@ -81,6 +81,10 @@ static const char usage_text[] =
     "  --compare                 compare (alias --compare_results); implied by the flags below\n"
     "  --reference-outputs FILE  references from a torch.save file or an .npz, instead of\n"
     "                            the ETRecord's reference_outputs\n"
+    "  --bundled-program FILE.bpte\n"
+    "                            references from a BundledProgram: the expected outputs of\n"
+    "                            test case k of --method (forward) are reference k; used\n"
+    "                            instead of the ETRecord's reference_outputs\n"
     "  --block NAME              EventBlock to compare (Execute)\n"
     "  --pair-by index|order|content|all\n"
     "                            pair runs with references by bundled_input_index, by\n"
@@ -239,6 +243,7 @@ static const option_field valued[] = {
     {"--method", offsetof(args, method)},
     {"--module", offsetof(args, module)},
     {"--reference-outputs", offsetof(args, reference_outputs)},
+    {"--bundled-program", offsetof(args, bundled_program)},
     {"--block", offsetof(args, block)},
     {"--pair-by", offsetof(args, pair_by)},
     {"--metrics", offsetof(args, metrics)},
@@ -490,7 +495,11 @@ int cli_parse(int argc, char **argv, args *a)
 	/* Flags only the accuracy comparison uses turn it on. Thresholds and
 	 * --plot serve other analyses too: they turn it on only when reference
 	 * outputs are at hand (decided in main, once the ETRecord is read). */
-	if (a->compare || a->reference_outputs || a->pair_by || a->strict_pairing || a->metrics ||
+	if (a->reference_outputs && a->bundled_program)
+		return usage_error("%s", "--reference-outputs and --bundled-program both give the "
+		                         "reference outputs: give one");
+	if (a->compare || a->reference_outputs || a->bundled_program || a->pair_by ||
+	    a->strict_pairing || a->metrics ||
 	    (a->junit && !numgap_wanted(&a->numgap) && !a->baseline_etdump) ||
 	    (a->block && !numgap_wanted(&a->numgap)))
 		a->compare = a->compare_explicit = true;
@@ -508,7 +517,8 @@ int cli_parse(int argc, char **argv, args *a)
 		                       : "the comparison needs --debug_buffer (the outputs' "
 		                         "values)");
 	if ((a->min_snr || a->max_mse || a->min_cosine || a->max_abs) && !a->etrecord &&
-	    !a->reference_outputs && !numgap_wanted(&a->numgap) && !a->example)
+	    !a->reference_outputs && !a->bundled_program && !numgap_wanted(&a->numgap) &&
+	    !a->example)
 		return usage_error(
 		    "%s", "the thresholds need something to compare: --debug_buffer and an "
 		          "--etrecord with reference outputs, --reference-outputs FILE, or a "

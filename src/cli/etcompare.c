@@ -60,6 +60,7 @@ static int write_file(const char *path, writer_fn fn, const etc_inspector *insp,
 typedef struct owned_refs {
 	etc_torchsave *ts;
 	etc_npz *npz;
+	etc_bundled *bp;
 } owned_refs;
 
 static int write_junit(const char *path, const etc_junit_gates *gates)
@@ -170,7 +171,30 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		return usage_error("%s",
 		                   "the comparison needs --debug_buffer (the outputs' values)");
 	etc_reference_set set = {0};
-	if (a->reference_outputs) {
+	char safe[1024];
+	if (a->bundled_program) {
+		/* the BundledProgram the runtime ran (opened by main): it wins over the
+		 * ETRecord's copy */
+		set.bundled = owned->bp;
+		set.name = a->bundled_program;
+		if (!a->method && etc_bundled_method_count(owned->bp) == 1)
+			ao.method = etc_bundled_method_name(owned->bp, 0).ptr;
+		long m = etc_bundled_method_find(owned->bp, ao.method);
+		size_t cases = m < 0 ? 0 : etc_bundled_test_case_count(owned->bp, (size_t)m);
+		char method[128];
+		printf(
+		    "reference outputs: the expected outputs of method %s in %s (BundledProgram, "
+		    "%zu test case%s)\n",
+		    etc_text_safe(method, sizeof method, ao.method),
+		    etc_text_safe(safe, sizeof safe, a->bundled_program), cases,
+		    cases == 1 ? "" : "s");
+		if (rec &&
+		    (etc_etrecord_reference_outputs(rec) || etc_etrecord_reference_error(rec)))
+			fprintf(
+			    stderr,
+			    "etcompare: note: the reference outputs come from --bundled-program; "
+			    "the ETRecord's reference_outputs are not used\n");
+	} else if (a->reference_outputs) {
 		set.name = a->reference_outputs;
 		int rc = ends_with(a->reference_outputs, ".npz") ||
 		                 ends_with(a->reference_outputs, ".npy")
@@ -286,6 +310,7 @@ static int check_outputs(const args *a)
 	                    a->debug_buffer,
 	                    a->etrecord,
 	                    a->reference_outputs,
+	                    a->bundled_program,
 	                    a->baseline_etdump,
 	                    a->legacy_profile,
 	                    a->numgap.reference_etdump,
@@ -360,7 +385,7 @@ int main(int argc, char **argv)
 	etc_inspector *insp = NULL;
 	etc_etrecord *rec = NULL;
 	int status = EXIT_OK, gate = EXIT_OK;
-	owned_refs owned = {NULL, NULL};
+	owned_refs owned = {NULL, NULL, NULL};
 	numgap_state ng;
 	memset(&ng, 0, sizeof ng);
 	profile_cmd pc;
@@ -383,7 +408,8 @@ int main(int argc, char **argv)
 			        etc_text_safe(safe, sizeof safe, etc_etrecord_warning(rec, i)));
 		delegate_scales_link(&ds, rec, a.method);
 		/* a comparison that needs the unreadable references fails before any work */
-		if (a.etdump && !a.reference_outputs && !numgap_wanted(&a.numgap) &&
+		if (a.etdump && !a.reference_outputs && !a.bundled_program &&
+		    !numgap_wanted(&a.numgap) &&
 		    (a.compare || a.min_snr || a.max_mse || a.min_cosine || a.max_abs) &&
 		    etc_etrecord_reference_error(rec)) {
 			status = unreadable_references(rec);
@@ -408,6 +434,11 @@ int main(int argc, char **argv)
 			goto out;
 	}
 
+	/* verified before any work: a bad BundledProgram prints no table */
+	if (a.bundled_program && etc_bundled_open(&owned.bp, a.bundled_program, &err) < 0) {
+		status = input_error(&err);
+		goto out;
+	}
 	if (a.example) {
 		if ((rc = example_open(&a, !bare, &dump, &buf, &rec)) != 0) {
 			status = rc;
@@ -558,6 +589,7 @@ int main(int argc, char **argv)
 		    {"debug buffer", a.example ? NULL : a.debug_buffer},
 		    {"ETRecord", a.etrecord},
 		    {"reference outputs", a.reference_outputs},
+		    {"BundledProgram", a.bundled_program},
 		    {"reference ETDump", a.numgap.reference_etdump},
 		    {"reference debug buffer", a.numgap.reference_debug_buffer},
 		    {"reference ETRecord", a.numgap.reference_etrecord},
@@ -615,6 +647,7 @@ out:
 	etc_accuracy_free((etc_accuracy *)ro.accuracy);
 	etc_torchsave_free(owned.ts);
 	etc_npz_free(owned.npz);
+	etc_bundled_free(owned.bp);
 	etc_inspector_free(insp);
 	etc_etrecord_free(rec);
 	etc_debug_buffer_free(buf);
