@@ -544,6 +544,7 @@ int main(int argc, char **argv)
 		a.numgap.max_mse = a.max_mse;
 		a.numgap.min_cosine = a.min_cosine;
 		a.numgap.max_abs = a.max_abs;
+		ng.bundled = owned.bp;
 		if ((rc = numgap_run(&a.numgap, insp, rec, &io, &ng, &gate)) != 0) {
 			status = rc;
 			goto out;
