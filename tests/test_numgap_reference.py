@@ -131,6 +131,39 @@ def test_real(d):
                  if r.get("local_snr") is None or num(r["local_snr"]) <= 60][:5])
 
 
+def test_inputs(d):
+    """--inputs, and the BundledProgram's test cases as input candidates."""
+    io = np.load(os.path.join(REAL, "mlp_io.npz"))
+    base = ("--etdump", os.path.join(REAL, "mlp.etdp"), "--debug_buffer",
+            os.path.join(REAL, "mlp_debug.bin"), "--etrecord", os.path.join(REAL, "mlp.etrecord"),
+            "--min-snr", "60", "--no-table")
+    rc0, _o, _e, ng0 = gap_json(d, "default", *base)
+    snr0 = {(tuple(r["runtime_debug_handle"]), r["output"]): r["cumulative_snr"]
+            for r in ng0.get("rows", [])}
+    right, wrong = os.path.join(d, "in0.npz"), os.path.join(d, "in1.npz")
+    np.savez(right, **{"0": io["input0"]})
+    np.savez(wrong, **{"0": io["input1"]})
+    rc, _o, err, ng = gap_json(d, "right", *base, "--inputs", right)
+    snr = {(tuple(r["runtime_debug_handle"]), r["output"]): r["cumulative_snr"]
+           for r in ng.get("rows", [])}
+    C.check("--inputs FILE.npz with the run's input: the same gap as the record's inputs",
+            rc == rc0 == 0 and snr == snr0 and snr, f"rc={rc} {err[-400:]}")
+    rc, _o, err, ng = gap_json(d, "wrong", *base, "--inputs", wrong)
+    C.check("--inputs with another input: the gap says so (first row below 60 dB, exit 1)",
+            rc == 1 and ng.get("failures", 0) > 0 and "first divergence" in err, f"rc={rc}")
+    rc, _o, err, ng = gap_json(d, "bpte", *base, "--bundled-program",
+                               os.path.join(REAL, "mlp.bpte"))
+    snr = {(tuple(r["runtime_debug_handle"]), r["output"]): r["cumulative_snr"]
+           for r in ng.get("rows", [])}
+    C.check("--bundled-program: its test cases are candidates, test case 0 (the one run) wins "
+            "by the program outputs",
+            rc == 0 and "BundledProgram's test case 0: of 3 candidate inputs" in err and
+            snr == snr0, err[-600:])
+    rc, _o, err = C.run(*base, "--inputs", os.path.join(d, "missing.npz"))
+    C.check("--inputs with a missing file: exit 3 naming it", rc == 3 and "missing.npz" in err,
+            f"rc={rc} {err}")
+
+
 def gelu32(x):
     from math import erf
     v = np.vectorize(lambda t: 0.5 * t * (1 + erf(t / math.sqrt(2))))
@@ -251,4 +284,4 @@ def test_ranking_noise(d):
 
 if __name__ == "__main__":
     C.run_cases("numgap_reference", test_ranking_example, test_ranking_noise, test_real,
-                test_bisect)
+                test_bisect, test_inputs)
