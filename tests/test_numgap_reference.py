@@ -124,6 +124,12 @@ def test_real(d):
         C.check(f"{m}: cumulative SNR per handle = numpy's against {m}_aot_f64.npz (0.01 dB)",
                 n >= len(want) * 0.9 and n > 0 and not bad,
                 f"compared {n} of {len(want)}: {bad[:5]}")
+        # unlogged producers (view_copy, et_view) are re-run on the runtime's values:
+        # no input of a logged op is a stand-in from the reference
+        C.check(f"{m}: every local re-run reads the runtime's values (no stand-ins)",
+                rows and all(r.get("local_standins") == 0 and r.get("local_note") == ""
+                             for r in rows),
+                [(r["aot_ops"], r.get("local_note")) for r in rows if r.get("local_note")][:3])
         loc = [r for r in rows if r.get("local_snr") is not None]
         C.check(f"{m}: every compared row has a local SNR (re-run on the runtime's inputs)",
                 len(loc) >= n and all(num(r["local_snr"]) > 60 for r in loc),
