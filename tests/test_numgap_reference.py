@@ -257,8 +257,18 @@ def test_ranking_example(d):
     i1 = out.find("Where the error enters")
     sect = out[i1:i1 + 1200] if i1 >= 0 else ""
     first = [ln for ln in sect.splitlines() if ln.strip().startswith("1.")]
-    C.check("ranking: on the bundled example the layer_norm (the bug) is ranked first",
-            first and "native_layer_norm" in first[0], sect[:800])
+    C.check("ranking: on the bundled example (the ETRecord alone) the layer_norm (the bug) "
+            "is ranked first by its local SNR",
+            rc == 0 and first and "native_layer_norm" in first[0] and "local SNR" in first[0]
+            and "example_intermediates" not in out + err, sect[:800])
+    html = os.path.join(d, "example.html")
+    rc, _o, err = C.run("--example", "--no-table", "--report", html)
+    text = open(html, encoding="utf-8").read() if os.path.exists(html) else ""
+    i = text.find('<ol id="enters">')
+    C.check("ranking: the HTML report's 'where the error enters' and its local SNR column",
+            rc == 0 and i > 0 and "native_layer_norm" in text[i:i + 200] and
+            "local SNR" in text[i:i + 300] and "<th" in text and ">local SNR<" in text,
+            text[i:i + 300])
 
 
 def test_ranking_noise(d):
