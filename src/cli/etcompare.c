@@ -537,7 +537,8 @@ int main(int argc, char **argv)
 		status = rc;
 		goto out;
 	}
-	if (numgap_wanted(&a.numgap) || numgap_graph_mode(&a.numgap, rec != NULL, buf != NULL)) {
+	if (numgap_wanted(&a.numgap) || numgap_graph_asked(&a.numgap) ||
+	    numgap_graph_mode(&a.numgap, rec != NULL, buf != NULL)) {
 		a.numgap.block = a.block;
 		a.numgap.method = a.method;
 		a.numgap.min_snr = a.min_snr;
