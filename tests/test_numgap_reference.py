@@ -168,6 +168,29 @@ def test_inputs(d):
     rc, _o, err = C.run(*base, "--inputs", os.path.join(d, "missing.npz"))
     C.check("--inputs with a missing file: exit 3 naming it", rc == 3 and "missing.npz" in err,
             f"rc={rc} {err}")
+    # a record without inputs: a note naming --inputs, no gap; an error when asked for
+    old = os.path.join(C.DATA, "etrecord_2023.bin")
+    dev = ("--etdump", os.path.join(EX, "example.etdp"), "--debug_buffer",
+           os.path.join(EX, "example_debug.bin"), "--no-table")
+    rc, out, err = C.run(*dev, "--etrecord", old)
+    C.check("a record without inputs: exit 0, a note that names --inputs, no numeric gap",
+            rc == 0 and "note: no numeric gap" in err and "--inputs FILE" in err and
+            "Numeric gap" not in out, f"rc={rc} {err[-400:]}")
+    rc, out, err = C.run(*dev, "--etrecord", old, "--numgap-tsv", os.path.join(d, "x.tsv"))
+    C.check("the same with --numgap-tsv (the gap asked for): exit 3, naming --inputs",
+            rc == 3 and "--inputs FILE" in err and not os.path.exists(os.path.join(d, "x.tsv")),
+            f"rc={rc} {err[-400:]}")
+    rc, out, err = C.run(*dev, "--numgap-tsv", os.path.join(d, "y.tsv"))
+    C.check("--numgap-tsv without --etrecord: a usage error naming --etrecord",
+            rc == 2 and "--etrecord" in err, f"rc={rc} {err[-300:]}")
+    rc, out, err = C.run(*dev, "--etrecord", os.path.join(EX, "example.etrecord"),
+                         "--reference-dtype", "float16")
+    C.check("--reference-dtype float16: a usage error", rc == 2 and "float64" in err, err)
+    rc, out, err = C.run("--reference-ops")
+    ops = out.split()
+    C.check("--reference-ops lists the executor's ops",
+            rc == 0 and "aten.addmm.default" in ops and "aten.native_layer_norm.default" in ops
+            and len(ops) > 50, out[:200])
 
 
 def gelu32(x):
