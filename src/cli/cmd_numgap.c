@@ -319,13 +319,12 @@ static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const 
 	st->inputs = best.in;
 	st->inputs_views = best.views;
 	st->inputs_view_count = best.n;
+	/* a choice among several is worth a note; the only candidate is not */
 	if (tried > 1)
 		fprintf(stderr,
 		        "etcompare: note: reference run on the %s: of %zu candidate inputs, its "
 		        "program outputs match the run's best (SNR %.4g dB)\n",
 		        best.name, tried, best_snr);
-	else
-		fprintf(stderr, "etcompare: note: reference run on the %s\n", best.name);
 	return 0;
 }
 
