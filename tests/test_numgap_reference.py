@@ -193,6 +193,36 @@ def test_inputs(d):
             and len(ops) > 50, out[:200])
 
 
+def test_standin(d):
+    """An op whose producer the runtime did not log (and that cannot be re-run
+    on runtime values) is re-run with the reference's value standing in, and
+    its row says so."""
+    import zipfile
+    src = os.path.join(EX, "example.etrecord")
+    rec = os.path.join(d, "unlinked_addmm.etrecord")
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(rec, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename == "debug_handle_map":
+                m = json.loads(data)
+                del m["forward"]["0"]  # instruction 0 (the first addmm): no handle
+                data = json.dumps(m).encode()
+            zout.writestr(info, data)
+    rc, out, err, ng = gap_json(d, "standin", "--etdump", os.path.join(EX, "example.etdp"),
+                                "--debug_buffer", os.path.join(EX, "example_debug.bin"),
+                                "--etrecord", rec, "--min-snr", "30", "--no-table")
+    rows = ng.get("rows", [])
+    relu = next((r for r in rows if r["runtime_nodes"] == "relu"), {})
+    C.check("stand-in: relu's input (the unlinked addmm) comes from the reference, and the "
+            "row says so",
+            relu.get("local_inputs") == 1 and relu.get("local_standins") == 1 and
+            "inputs: 1 of 1 from the reference (node addmm not logged)" in
+            relu.get("local_note", ""), (rc, relu.get("local_note"), err[-300:]))
+    nxt = next((r for r in rows if r["runtime_nodes"] == "addmm_1"), {})
+    C.check("stand-in: the next op reads the runtime's relu (no stand-in)",
+            nxt.get("local_standins") == 0 and nxt.get("local_note") == "", nxt.get("local_note"))
+
+
 def gelu32(x):
     from math import erf
     v = np.vectorize(lambda t: 0.5 * t * (1 + erf(t / math.sqrt(2))))
@@ -323,4 +353,4 @@ def test_ranking_noise(d):
 
 if __name__ == "__main__":
     C.run_cases("numgap_reference", test_ranking_example, test_ranking_noise, test_real,
-                test_bisect, test_inputs)
+                test_bisect, test_inputs, test_standin)
