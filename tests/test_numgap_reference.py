@@ -293,7 +293,11 @@ def test_bisect(d):
     rc2, _o, e2 = C.run("--etdump", os.path.join(REAL, "mlp.etdp"), "--debug_buffer", dbg,
                         "--etrecord", os.path.join(REAL, "mlp.etrecord"), "--numgap-tsv", tsv,
                         "--no-table")
-    head = open(tsv).readline().rstrip("\n").split("\t") if os.path.exists(tsv) else []
+    lines = open(tsv).read().splitlines() if os.path.exists(tsv) else []
+    head = lines[0].split("\t") if lines else []
+    C.check("bisect: every TSV line has the header's fields",
+            len(lines) > 1 and all(len(ln.split("\t")) == len(head) for ln in lines),
+            [len(ln.split("\t")) for ln in lines])
     C.check("bisect: --numgap-tsv has upstream's columns and cumulative_snr, local_snr",
             head[:3] == ["aot_debug_handle", "aot_ops", "aot_intermediate_output"] and
             "cumulative_snr" in head and "local_snr" in head and "local_note" in head,
