@@ -81,10 +81,28 @@ def oracle(m):
     return by_handle, z
 
 
+VALIDATOR = []
+
+
+def validate(name, doc):
+    """The report validates against schema/etcompare-report.schema.json."""
+    import jsonschema
+    if not VALIDATOR:
+        with open(C.REPORT_SCHEMA) as f:
+            schema = json.load(f)
+        cls = jsonschema.validators.validator_for(schema)
+        VALIDATOR.append(cls(schema))
+    errs = sorted(VALIDATOR[0].iter_errors(doc), key=lambda e: list(e.path))
+    C.check(f"{name}: the JSON validates against the schema", not errs,
+            "; ".join(f"{list(e.path)}: {e.message[:200]}" for e in errs[:3]))
+
+
 def gap_json(d, tag, *args):
     js = os.path.join(d, f"{tag}.json")
     rc, out, err = C.run(*args, "--json", js)
     doc = C.load_json(js)
+    if tag in ("bisect", "mlp", "qcnn", "standin"):
+        validate(tag, doc)
     return rc, out, err, doc.get("numeric_gap") or {}
 
 
