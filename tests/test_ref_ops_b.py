@@ -318,9 +318,11 @@ def pooling():
             R.ints("padding", [2, 2])], {"x": x}, 1, ["half the kernel"])
 
     x = rn(2, 3, 9, 8)
-    for k, s, p, cm, cip, div in itertools.product([[3, 3], [2, 3]], [[], [2, 1]],
-                                                   [[0, 0], [1, 1]], [False, True],
-                                                   [True, False], [None, 5]):
+    # every combination of padding, ceil_mode, count_include_pad and divisor; kernel
+    # and stride cycle through theirs
+    for n, (p, cm, cip, div) in enumerate(itertools.product([[0, 0], [1, 1]], [False, True],
+                                                            [True, False], [None, 5])):
+        k, s = [[3, 3], [2, 3]][n % 2], [[], [2, 1]][n // 2 % 2]
         args = [R.t("self", "x"), R.ints("kernel_size", k), R.ints("stride", s),
                 R.ints("padding", p), R.b("ceil_mode", cm), R.b("count_include_pad", cip)]
         args.append(R.i("divisor_override", div) if div else R.none("divisor_override"))
@@ -335,6 +337,33 @@ def pooling():
     x3 = rn(3, 7, 9)
     case("avg_pool2d 3-D input", "aten.avg_pool2d.default",
          [R.t("self", "x"), R.ints("kernel_size", [2])], {"x": x3}, F.avg_pool2d(x3, 2))
+
+    x1 = rn(2, 3, 11)
+    x1[0, 0, 4] = float("nan")
+    for k, s, p, d, cm in [([3], [], [0], [1], False), ([3], [2], [1], [2], True),
+                           ([2], [3], [1], [1], True)]:
+        args = [R.t("self", "x"), R.ints("kernel_size", k), R.ints("stride", s),
+                R.ints("padding", p), R.ints("dilation", d), R.b("ceil_mode", cm)]
+        case(f"max_pool1d k {k} s {s} p {p} d {d} ceil {cm}", "aten.max_pool1d.default", args,
+             {"x": x1}, F.max_pool1d(x1, k, s or None, p, d, cm))
+        case(f"max_pool1d_with_indices k {k} s {s} p {p} d {d} ceil {cm}",
+             "aten.max_pool1d_with_indices.default", args, {"x": x1},
+             F.max_pool1d(x1, k, s or None, p, d, cm, return_indices=True))
+    x1 = rn(2, 3, 11)
+    for k, s, p, cm, cip in [([3], [], [0], False, True), ([4], [3], [2], True, False),
+                             ([2], [1], [1], True, True)]:
+        case(f"avg_pool1d k {k} s {s} p {p} ceil {cm} include_pad {cip}",
+             "aten.avg_pool1d.default",
+             [R.t("self", "x"), R.ints("kernel_size", k), R.ints("stride", s),
+              R.ints("padding", p), R.b("ceil_mode", cm), R.b("count_include_pad", cip)],
+             {"x": x1}, F.avg_pool1d(x1, k, s or None, p, cm, cip))
+    for osz in [[1], [4], [11], [15]]:
+        case(f"adaptive_avg_pool1d {osz}", "aten.adaptive_avg_pool1d.default",
+             [R.t("self", "x"), R.ints("output_size", osz)], {"x": x1},
+             F.adaptive_avg_pool1d(x1, osz))
+    case("adaptive_avg_pool1d 2-D input", "aten.adaptive_avg_pool1d.default",
+         [R.t("self", "x"), R.ints("output_size", [5])], {"x": x1[0]},
+         F.adaptive_avg_pool1d(x1[0], [5]))
 
     x = rn(2, 3, 7, 9)
     for osz in [[1, 1], [3, 2], [5, 7], [7, 9], [9, 11]]:
@@ -364,6 +393,15 @@ def upsampling():
             case(f"upsample_bilinear2d.vec size {size} scales {scales} align_corners {ac}",
                  "aten.upsample_bilinear2d.vec", args, {"x": x},
                  A.upsample_bilinear2d.vec(x, size, ac, scales))
+        args = [R.t("input", "x"), R.ints("output_size", size) if size else
+                R.none("output_size"),
+                R.floats("scale_factors", scales) if scales else R.none("scale_factors")]
+        case(f"_upsample_nearest_exact2d.vec size {size} scales {scales}",
+             "aten._upsample_nearest_exact2d.vec", args, {"x": x},
+             A._upsample_nearest_exact2d.vec(x, size, scales))
+    case("_upsample_nearest_exact2d.default", "aten._upsample_nearest_exact2d.default",
+         [R.t("self", "x"), R.ints("output_size", [8, 6]), R.f("scales_h", 1.7),
+          R.f("scales_w", 1.5)], {"x": x}, A._upsample_nearest_exact2d.default(x, [8, 6], 1.7, 1.5))
     xu = torch.randint(0, 255, (1, 2, 3, 5), dtype=torch.uint8)
     case("upsample_nearest2d.vec uint8 exact", "aten.upsample_nearest2d.vec",
          [R.t("input", "x"), R.ints("output_size", [7, 8]), R.none("scale_factors")], {"x": xu},
@@ -613,6 +651,150 @@ def index_ops():
            {"x": x, "i": torch.tensor([0])}, 1, ["same number of dims"])
 
 
+def scatter_ops():
+    for dt in ["f", "i64", "b"]:
+        x = sample(dt, 4, 5, 3)
+        src = sample(dt, 4, 2, 3)
+        want = x.clone()
+        want[:, 1:5:2] = src
+        for start, end in [(1, 5), (1, None), (-4, 100)]:
+            args = [R.t("self", "x"), R.t("src", "s"), R.i("dim", 1),
+                    R.i("start", start), R.i("end", end) if end is not None else R.none("end"),
+                    R.i("step", 2)]
+            case(f"slice_scatter {dt} [{start}:{end}:2]", "aten.slice_scatter.default", args,
+                 {"x": x, "s": src}, want)
+        src2 = sample(dt, 4, 3)
+        want = x.clone()
+        want[:, -2] = src2
+        case(f"select_scatter {dt} negative index", "aten.select_scatter.default",
+             [R.t("self", "x"), R.t("src", "s"), R.i("dim", 1), R.i("index", -2)],
+             {"x": x, "s": src2}, want)
+        idx = torch.tensor([0, 2, -1])
+        vals = sample(dt, 3, 5, 3)
+        case(f"index_put {dt}", "aten.index_put.default",
+             [R.t("self", "x"), opt_ts("indices", ["i"]), R.t("values", "v"),
+              R.b("accumulate", False)], {"x": x, "i": idx, "v": vals},
+             x.index_put((idx,), vals))
+        m = torch.rand(4, 5) > 0.5
+        vs = sample(dt, 1)
+        case(f"index_put {dt} bool mask, broadcast value", "aten.index_put.default",
+             [R.t("self", "x"), opt_ts("indices", ["m"]), R.t("values", "v")],
+             {"x": x, "m": m, "v": vs}, x.index_put((m,), vs))
+        if dt != "b":
+            # duplicates accumulate; None first keeps dim 0 in place
+            dup = torch.tensor([1, 1, 4])
+            v1 = sample(dt, 4, 3, 3)
+            want = x.clone()
+            for j, d in enumerate(dup.tolist()):
+                want[:, d] += v1[:, j]
+            case(f"index_put {dt} accumulate duplicates, None first", "aten.index_put.default",
+                 [R.t("self", "x"), opt_ts("indices", [None, "i"]), R.t("values", "v"),
+                  R.b("accumulate", True)], {"x": x, "i": dup, "v": v1}, want)
+        for shifts, dims in [([2], []), ([-7], []), ([1, -2], [0, 2]), ([6], [-2])]:
+            want = x.roll(shifts, dims) if dims else x.roll(shifts[0])
+            case(f"roll {dt} shifts {shifts} dims {dims}", "aten.roll.default",
+                 [R.t("self", "x"), R.ints("shifts", shifts), R.ints("dims", dims)], {"x": x},
+                 want)
+        p = sample(dt, 2, 3, 8, 2, 3)
+        case(f"pixel_shuffle {dt}", "aten.pixel_shuffle.default",
+             [R.t("self", "x"), R.i("upscale_factor", 2)], {"x": p}, F.pixel_shuffle(p, 2))
+        u = sample(dt, 2, 3, 4, 6)
+        case(f"pixel_unshuffle {dt}", "aten.pixel_unshuffle.default",
+             [R.t("self", "x"), R.i("downscale_factor", 2)], {"x": u}, F.pixel_unshuffle(u, 2))
+    for dt in ["f", "i64", "b"]:
+        x = sample(dt, 4, 5, 3)
+        for size, stride, off in [([3, 4], [5, 2], 1), ([2, 2, 2], [0, 15, 1], None),
+                                  ([0, 3], [1, 1], 59)]:
+            args = [R.t("self", "x"), R.ints("size", size), R.ints("stride", stride),
+                    R.i("storage_offset", off) if off is not None else R.none("storage_offset")]
+            case(f"as_strided_copy {dt} {size} {stride} {off}", "aten.as_strided_copy.default",
+                 args, {"x": x}, torch.as_strided(x, size, stride, off or 0))
+        for dim, size, step in [(1, 2, 1), (-1, 3, 2), (0, 4, 3), (1, 0, 1)]:
+            for op in ["aten.unfold.default", "aten.unfold_copy.default"]:
+                case(f"{op} {dt} dim {dim} size {size} step {step}", op,
+                     [R.t("self", "x"), R.i("dimension", dim), R.i("size", size),
+                      R.i("step", step)], {"x": x}, x.unfold(dim, size, step))
+    x = rn(4, 5)
+    refuse("as_strided beyond the input", "aten.as_strided_copy.default",
+           [R.t("self", "x"), R.ints("size", [4, 5]), R.ints("stride", [5, 1]),
+            R.i("storage_offset", 1)], {"x": x}, 1, ["element 20", "[4, 5]"])
+    x = rn(4, 5)
+    refuse("slice_scatter src shape", "aten.slice_scatter.default",
+           [R.t("self", "x"), R.t("src", "s"), R.i("dim", 0), R.i("start", 0), R.i("end", 2)],
+           {"x": x, "s": rn(3, 5)}, 1, ["[3, 5]", "[2, 5]"])
+    refuse("index_put values do not broadcast", "aten.index_put.default",
+           [R.t("self", "x"), opt_ts("indices", ["i"]), R.t("values", "v")],
+           {"x": x, "i": torch.tensor([0, 1]), "v": rn(3)}, 1, ["[3]", "[2, 5]"])
+
+
+# The ops of this family, for the real graphs' nodes.
+OPS_B = {"aten.addmm.default", "aten.bmm.default", "aten.mm.default", "aten.convolution.default",
+         "aten.max_pool2d_with_indices.default", "aten.view_copy.default",
+         "aten.permute_copy.default", "aten.expand_copy.default",
+         "aten.split_with_sizes_copy.default", "aten.linear.default", "aten.avg_pool2d.default",
+         "aten.cat.default", "aten.slice_copy.Tensor", "aten.select_copy.int",
+         "aten.unsqueeze_copy.default", "aten.squeeze_copy.dims", "aten.transpose_copy.int"}
+EDGE = "executorch.exir.dialects.edge.ops."
+REAL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "realexport")
+
+
+def real_graphs():
+    """Every node of this family in the four real Edge graphs, on the float64
+    values of its inputs (upstream's fx Interpreter run, <m>_aot_f64.npz) and
+    the record's weights, against that run's values of its outputs."""
+    import io
+    import json
+    import re
+    import zipfile
+    seen = set()
+    for m in ["cnn", "mlp", "qcnn", "tiny_transformer"]:
+        z = zipfile.ZipFile(os.path.join(REAL, f"{m}.etrecord"))
+        prog = json.loads(z.read("edge_dialect_exported_program"))
+        aot = dict(np.load(os.path.join(REAL, f"{m}_aot_f64.npz")))
+        sd = torch.load(io.BytesIO(z.read("edge_dialect_exported_program_state_dict")))
+        consts = torch.load(io.BytesIO(z.read("edge_dialect_exported_program_constants")))
+        values = dict(aot)
+        for spec in prog["graph_module"]["signature"]["input_specs"]:
+            for kind, key in [("parameter", "parameter_name"), ("buffer", "buffer_name"),
+                              ("tensor_constant", "tensor_constant_name")]:
+                if kind in spec:
+                    src = sd if kind != "tensor_constant" else consts
+                    t = src.get(spec[kind][key], consts.get(spec[kind][key]))
+                    if t is not None:
+                        t = t.detach()
+                        values[spec[kind]["arg"]["name"]] = t.double() if t.is_floating_point() \
+                            else t
+        n_nodes = 0
+        for node in prog["graph_module"]["graph"]["nodes"]:
+            target = node["target"].replace(EDGE, "")
+            if target not in OPS_B:
+                continue
+            names = []
+            for o in node["outputs"]:
+                names += [x["name"] for x in o["as_tensors"]] if "as_tensors" in o else \
+                    [o["as_tensor"]["name"]]
+            keys = [re.sub(r"_unused_(\d+)$", r".\1", nm) for nm in names]
+            tensors = {}
+            for a in node["inputs"]:
+                for u in a["arg"].values():
+                    for ref in (u if isinstance(u, list) else [u]):
+                        if isinstance(ref, dict) and "name" in ref and ref["name"] in values:
+                            tensors[ref["name"]] = values[ref["name"]]
+            if not all(k in aot for k in keys):
+                C.check(f"{m} {names[0]}: reference values present", False, keys)
+                continue
+            n_nodes += 1
+            seen.add(target)
+            R.run_case(f"real {m} {names[0]} ({target})", target, node["inputs"], tensors,
+                       [aot[k] for k in keys])
+        C.check(f"real {m}: nodes of this family found", n_nodes > 0, n_nodes)
+    for t in ["aten.addmm.default", "aten.bmm.default", "aten.convolution.default",
+              "aten.max_pool2d_with_indices.default", "aten.view_copy.default",
+              "aten.permute_copy.default", "aten.expand_copy.default",
+              "aten.split_with_sizes_copy.default"]:
+        C.check(f"real graphs exercise {t}", t in seen)
+
+
 with C.harness():
     C.check("the tool is built", os.path.exists(R.TOOL), R.TOOL)
     linalg()
@@ -622,4 +804,6 @@ with C.harness():
     upsampling()
     shape_ops()
     index_ops()
+    scatter_ops()
+    real_graphs()
 C.finish()

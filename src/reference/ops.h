@@ -124,6 +124,15 @@ int ref_op_std(ref_call *c);
 int ref_op_all_dim(ref_call *c);
 int ref_op_all(ref_call *c);
 int ref_op_cumsum(ref_call *c);
+int ref_op_softplus(ref_call *c);
+int ref_op_mish(ref_call *c);
+int ref_op_fill(ref_call *c);
+int ref_op_prelu_kernel(ref_call *c);
+int ref_op_logsumexp(ref_call *c);
+int ref_op_vector_norm(ref_call *c);
+int ref_op_var_mean(ref_call *c);
+int ref_op_glu(ref_call *c);
+int ref_op_round_decimals(ref_call *c);
 /* end ops-a */
 
 /* ops-b: matrix products, convolution, pooling, upsampling, shape and index */
@@ -142,8 +151,14 @@ int ref_op_max_pool2d_with_indices(ref_call *c);
 int ref_op_max_pool2d(ref_call *c);
 int ref_op_avg_pool2d(ref_call *c);
 int ref_op_adaptive_avg_pool2d(ref_call *c);
+int ref_op_max_pool1d(ref_call *c);
+int ref_op_max_pool1d_with_indices(ref_call *c);
+int ref_op_avg_pool1d(ref_call *c);
+int ref_op_adaptive_avg_pool1d(ref_call *c);
 int ref_op_upsample_nearest2d_vec(ref_call *c);
 int ref_op_upsample_nearest2d(ref_call *c);
+int ref_op_upsample_nearest_exact2d_vec(ref_call *c);
+int ref_op_upsample_nearest_exact2d(ref_call *c);
 int ref_op_upsample_bilinear2d_vec(ref_call *c);
 int ref_op_upsample_bilinear2d(ref_call *c);
 int ref_op_view(ref_call *c);
@@ -170,6 +185,14 @@ int ref_op_index_select(ref_call *c);
 int ref_op_gather(ref_call *c);
 int ref_op_embedding(ref_call *c);
 int ref_op_index(ref_call *c);
+int ref_op_index_put(ref_call *c);
+int ref_op_slice_scatter(ref_call *c);
+int ref_op_select_scatter(ref_call *c);
+int ref_op_pixel_shuffle(ref_call *c);
+int ref_op_pixel_unshuffle(ref_call *c);
+int ref_op_roll(ref_call *c);
+int ref_op_as_strided(ref_call *c);
+int ref_op_unfold(ref_call *c);
 /* end ops-b */
 
 #endif

@@ -407,12 +407,8 @@ int refb_gemm(const ref_call *c, int dtype, bool ta, bool tb, size_t m, size_t n
 			}
 		return 0;
 	}
-	if (beta == 0) {
-		/* OpenBLAS's beta = 0 scales C first (NaN * 0): clear it instead. */
-		size_t es = etc_scalar_type_size(dtype);
-		for (size_t i = 0; i < m; i++)
-			memset((char *)cm + i * ldc * es, 0, n * es);
-	}
+	/* With beta 0 OpenBLAS stores the product without reading C (NaN there
+	 * does not propagate), as torch's addmm ignores self. */
 	if (dtype == ETC_DOUBLE)
 		etc_blas_dgemm(ta, tb, m, n, k, alpha, (const double *)a, lda, (const double *)b,
 		               ldb, beta, (double *)cm, ldc);

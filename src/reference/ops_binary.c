@@ -650,3 +650,44 @@ int ref_op_masked_fill(ref_call *c)
 	}
 	return 0;
 }
+
+/* glu(self, dim=-1): the first half of dim times the sigmoid of the second. */
+int ref_op_glu(ref_call *c)
+{
+	const ref_tensor *x;
+	int64_t dim;
+	uint32_t d;
+	ETC_TRY(ref_check_nouts(c, 1));
+	ETC_TRY(ref_arg_tensor(c, "self", 0, &x));
+	ETC_TRY(ref_arg_int_or(c, "dim", 1, -1, &dim));
+	if (x->rank == 0)
+		return ref_fail(c, ETC_ERR_MISMATCH, "expected at least 1 dim, got a 0-d tensor");
+	ETC_TRY(ref_norm_dim(c, dim, x->rank, &d));
+	if (x->shape[d] % 2 != 0)
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "dim %u: expected an even size to halve, got %lld", d,
+		                (long long)x->shape[d]);
+	if (ref_dtype_kind(x->dtype) != REF_KIND_FLOAT)
+		return ref_fail(c, ETC_ERR_UNSUPPORTED, "expected a floating-point tensor, got %s",
+		                etc_scalar_type_name(x->dtype));
+	int64_t shape[ETC_REF_MAX_RANK];
+	memcpy(shape, x->shape, sizeof shape);
+	shape[d] /= 2;
+	ETC_TRY(ref_tensor_alloc(&c->outs[0], c->float_dtype, x->rank, shape, c->err));
+	uint64_t inner = 1, outer = 1, half = (uint64_t)shape[d];
+	for (uint32_t k = d + 1; k < x->rank; k++)
+		inner *= (uint64_t)x->shape[k];
+	for (uint32_t k = 0; k < d; k++)
+		outer *= (uint64_t)x->shape[k];
+	uint64_t at = 0;
+	for (uint64_t o = 0; o < outer; o++)
+		for (uint64_t h = 0; h < half; h++)
+			for (uint64_t k = 0; k < inner; k++) {
+				uint64_t ia = (o * 2 * half + h) * inner + k;
+				double a = ref_get_f(x, ia), b = ref_get_f(x, ia + half * inner);
+				double sg =
+				    b >= 0 ? 1.0 / (1.0 + exp(-b)) : exp(b) / (1.0 + exp(b));
+				ref_set_f(&c->outs[0], at++, a * sg);
+			}
+	return 0;
+}

@@ -7,6 +7,7 @@
 #include "reference/ops_b_util.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 
 #define CONV_MAX_ND 3
 
@@ -28,23 +29,38 @@ static void unravel(int64_t i, uint32_t nd, const int64_t *shape, int64_t *idx)
 	}
 }
 
+/* The output positions o in [0, out) whose input position o * s + off lies
+ * in [0, in): [*lo, *hi). */
+static void valid_range(int64_t out, int64_t in, int64_t s, int64_t off, int64_t *lo, int64_t *hi)
+{
+	int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
+	int64_t b = in - 1 - off < 0 ? 0 : (in - 1 - off) / s + 1;
+	*lo = a < out ? a : out;
+	*hi = b < out ? b : out;
+	if (*hi < *lo)
+		*hi = *lo;
+}
+
 /*
  * col[(c * K + kk) * L + l] = x[c][o * s - p + kk * d] (0 outside): the
- * columns of Cg input planes of Lin elements each.
+ * columns of Cg input planes of Lin elements each. Each output row is a
+ * zero head, a copied (strided) run and a zero tail.
  */
 static void im2col(const char *x, char *col, size_t es, int64_t cg, const conv_geom *g)
 {
 	uint32_t nd = g->nd, last = nd - 1;
 	int64_t kk[CONV_MAX_ND], o[CONV_MAX_ND];
-	int64_t outer = g->L / g->out[last];
-	memset(col, 0, (size_t)(cg * g->K * g->L) * es);
+	int64_t outer = g->L / g->out[last], ow = g->out[last], sl = g->s[last];
 	for (int64_t c = 0; c < cg; c++) {
 		const char *plane = x + (size_t)(c * g->Lin) * es;
 		for (int64_t kid = 0; kid < g->K; kid++) {
 			unravel(kid, nd, g->k, kk);
 			char *row = col + (size_t)((c * g->K + kid) * g->L) * es;
+			int64_t off = kk[last] * g->d[last] - g->p[last], lo, hi;
+			valid_range(ow, g->in[last], sl, off, &lo, &hi);
+			for (int64_t d = 0; d < (int64_t)last; d++)
+				o[d] = 0;
 			for (int64_t oi = 0; oi < outer; oi++) {
-				unravel(oi, last, g->out, o);
 				int64_t base = 0;
 				bool inside = true;
 				for (uint32_t d = 0; d < last; d++) {
@@ -53,16 +69,31 @@ static void im2col(const char *x, char *col, size_t es, int64_t cg, const conv_g
 						inside = false;
 					base = base * g->in[d] + ip;
 				}
-				if (!inside)
+				for (uint32_t d = last; d-- > 0;) {
+					if (++o[d] < g->out[d])
+						break;
+					o[d] = 0;
+				}
+				char *dst = row + (size_t)(oi * ow) * es;
+				if (!inside) {
+					memset(dst, 0, (size_t)ow * es);
 					continue;
-				base *= g->in[last];
-				char *dst = row + (size_t)(oi * g->out[last]) * es;
-				int64_t off = kk[last] * g->d[last] - g->p[last];
-				for (int64_t ol = 0; ol < g->out[last]; ol++) {
-					int64_t ip = ol * g->s[last] + off;
-					if (ip >= 0 && ip < g->in[last])
-						memcpy(dst + (size_t)ol * es,
-						       plane + (size_t)(base + ip) * es, es);
+				}
+				memset(dst, 0, (size_t)lo * es);
+				memset(dst + (size_t)hi * es, 0, (size_t)(ow - hi) * es);
+				/* the run starts at input position lo * sl + off >= 0 */
+				const char *src =
+				    plane + (size_t)(base * g->in[last] + lo * sl + off) * es;
+				char *d0 = dst + (size_t)lo * es;
+				int64_t n = hi - lo;
+				if (sl == 1) {
+					memcpy(d0, src, (size_t)n * es);
+				} else if (es == 8) {
+					for (int64_t j = 0; j < n; j++)
+						((double *)d0)[j] = ((const double *)src)[j * sl];
+				} else {
+					for (int64_t j = 0; j < n; j++)
+						((float *)d0)[j] = ((const float *)src)[j * sl];
 				}
 			}
 		}
@@ -239,7 +270,8 @@ int ref_op_convolution(ref_call *c)
 
 	int dt = c->float_dtype;
 	size_t es = refb_elem_size(dt);
-	ref_tensor tx, tw, tb, col = {0};
+	ref_tensor tx, tw, tb;
+	void *col = NULL;
 	const ref_tensor *x, *w, *b = NULL;
 	ETC_TRY(refb_as_float(c, x0, &tx, &x));
 	int rc = refb_as_float(c, w0, &tw, &w);
@@ -257,8 +289,12 @@ int ref_op_convolution(ref_call *c)
 			for (int64_t o = 0; o < Cout; o++) {
 				double bv = ref_get_f(b, (uint64_t)o);
 				uint64_t at = (uint64_t)((n * Cout + o) * g.L);
-				for (int64_t l = 0; l < g.L; l++)
-					ref_set_f(y, at + (uint64_t)l, bv);
+				if (dt == ETC_DOUBLE)
+					for (int64_t l = 0; l < g.L; l++)
+						((double *)y->data)[at + (uint64_t)l] = bv;
+				else
+					for (int64_t l = 0; l < g.L; l++)
+						((float *)y->data)[at + (uint64_t)l] = (float)bv;
 			}
 	}
 	double beta = b ? 1.0 : 0.0;
@@ -270,8 +306,15 @@ int ref_op_convolution(ref_call *c)
 	if (rc == 0 && !direct && N > 0) {
 		int64_t rows = transposed ? cout_g * g.K : cin_g * g.K;
 		int64_t cols = transposed ? g.Lin : g.L;
-		int64_t csh[2] = {rows, cols};
-		rc = ref_tensor_alloc(&col, dt, 2, csh, c->err);
+		/* scratch that im2col / the GEMM overwrite entirely: no calloc */
+		uint64_t bytes = (uint64_t)rows * (uint64_t)cols * es;
+		if (bytes > ETC_REF_MAX_BYTES)
+			rc = ref_fail(c, ETC_ERR_LIMIT,
+			              "the column matrix of %" PRId64 " x %" PRId64
+			              " exceeds the reference's limit",
+			              rows, cols);
+		else if (!(col = malloc(bytes ? (size_t)bytes : 1)))
+			rc = ref_fail(c, ETC_ERR_NOMEM, "out of memory (%" PRIu64 " bytes)", bytes);
 	}
 	const char *xd = x ? (const char *)x->data : NULL;
 	const char *wd = w ? (const char *)w->data : NULL;
@@ -285,8 +328,8 @@ int ref_op_convolution(ref_call *c)
 				const char *wg = wd + (size_t)(gi * cout_g * cin_g * g.K) * es;
 				const void *cm = xg;
 				if (!direct) {
-					im2col(xg, (char *)col.data, es, cin_g, &g);
-					cm = col.data;
+					im2col(xg, (char *)col, es, cin_g, &g);
+					cm = col;
 				}
 				rc =
 				    refb_gemm(c, dt, false, false, (size_t)cout_g, (size_t)g.L,
@@ -297,13 +340,13 @@ int ref_op_convolution(ref_call *c)
 				const char *wg = wd + (size_t)(gi * cin_g * cout_g * g.K) * es;
 				rc = refb_gemm(c, dt, true, false, (size_t)(cout_g * g.K),
 				               (size_t)g.Lin, (size_t)cin_g, 1.0, wg,
-				               (size_t)(cout_g * g.K), xg, (size_t)g.Lin, 0.0,
-				               col.data, (size_t)g.Lin);
+				               (size_t)(cout_g * g.K), xg, (size_t)g.Lin, 0.0, col,
+				               (size_t)g.Lin);
 				if (rc == 0)
-					col2im((const char *)col.data, yg, dt, cout_g, &g);
+					col2im((const char *)col, yg, dt, cout_g, &g);
 			}
 		}
-	ref_tensor_free(&col);
+	free(col);
 	ref_tensor_free(&tx);
 	ref_tensor_free(&tw);
 	ref_tensor_free(&tb);

@@ -331,6 +331,17 @@ static int replacement(const etc_refrun *r, const ref_node *n, size_t k, const e
 	size_t v = n->src_values[k];
 	const ref_value *val = &g->values[v];
 	const ref_tensor *ref = val->kind == REF_VALUE_WEIGHT ? &g->slots[v] : &r->vals[v];
+	uint64_t numel = 1;
+	bool ok =
+	    in->rank <= ETC_REF_MAX_RANK && (!in->rank || in->shape) && (!in->numel || in->data);
+	for (uint32_t d = 0; ok && d < in->rank; d++) {
+		ok = in->shape[d] >= 0;
+		numel *= ok ? (uint64_t)in->shape[d] : 0;
+	}
+	if (!ok || numel != in->numel)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "node %s: replacement %zu is a malformed tensor view", n->pub.name,
+		                k);
 	uint32_t rank = ref->data ? ref->rank : val->meta_rank;
 	const int64_t *shape = ref->data ? ref->shape : val->meta_shape;
 	int dtype = ref->data ? ref->dtype : ref_import_dtype(val->meta_dtype, g->float_dtype);

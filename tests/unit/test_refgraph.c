@@ -85,6 +85,10 @@ static void test_describe(void)
 	CHECK(etc_refgraph_find(g, "aten__native_batch_norm_legit_no_training_default_unused_2") ==
 	      1);
 	CHECK(etc_refgraph_find(g, "no_such_value") == -1);
+	/* the FX names of tuple nodes, which the serializer keeps only in unread items */
+	CHECK(etc_refgraph_find(g, "aten__native_batch_norm_legit_no_training_default") == 1);
+	CHECK(etc_refgraph_find(g, "aten_max_pool2d_with_indices_default_1") == 7);
+	CHECK(etc_refgraph_find(g, "aten_max_pool2d_with_indices") == -1);
 	/* the relu reads the batch norm's output 0 */
 	ns = etc_refgraph_node_inputs(g, 2, &srcs);
 	CHECK(ns == 1 && srcs[0].kind == ETC_REFSRC_NODE && srcs[0].index == 1 &&
@@ -211,6 +215,28 @@ static void test_run(void)
 	etc_etrecord_free(rec);
 }
 
+static void test_members(void)
+{
+	etc_etrecord *rec = open_rec();
+	etc_error err;
+	const void *data = NULL;
+	size_t size = 0;
+	CHECK(etc_etrecord_has_member(rec, "edge_dialect_exported_program"));
+	CHECK(!etc_etrecord_has_member(rec, "exported_program"));
+	CHECK(etc_etrecord_member(rec, "debug_handle_map", &data, &size, &err) == 0);
+	CHECK(data && size > 10 && memcmp(data, "{", 1) == 0);
+	CHECK(etc_etrecord_member(rec, "nope", &data, &size, &err) == ETC_ERR_FORMAT);
+	CHECK(data == NULL && size == 0 && strstr(err.message, "no member nope") != NULL);
+	etc_torchsave *ts = NULL;
+	CHECK(etc_etrecord_torchsave(rec, "edge_dialect_exported_program_state_dict", &ts, &err) ==
+	      0);
+	CHECK(etc_pyobj_tensor(etc_pyobj_dict_get(etc_torchsave_root(ts), "conv1.weight")) != NULL);
+	etc_torchsave_free(ts);
+	CHECK(etc_etrecord_torchsave(rec, "nope_state_dict", &ts, &err) == ETC_ERR_FORMAT);
+	CHECK(ts == NULL);
+	etc_etrecord_free(rec);
+}
+
 static void test_options(void)
 {
 	etc_etrecord *rec = open_rec();
@@ -253,5 +279,6 @@ int main(void)
 	CHECK_GROUP(test_describe);
 	CHECK_GROUP(test_run);
 	CHECK_GROUP(test_options);
+	CHECK_GROUP(test_members);
 	return check_report("test_refgraph");
 }
