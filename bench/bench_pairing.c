@@ -15,8 +15,8 @@
  * reference (exit 1 otherwise). Inputs live in anonymous memory (N x E x 4
  * bytes: 4 GiB for the defaults). The best of --repeat runs is kept.
  *
- * Usage: bench_pairing [--runs N] [--refs M] [--elems E] [--repeat K]
- *                      [--block-sets B] [--block-elems L]
+ * Usage: bench_pairing [--runs N] [--refs M] [--elems E] [--distinct D]
+ *                      [--repeat K] [--block-sets B] [--block-elems L]
  */
 #include "analysis/pairing.h"
 #include "etcompare/metrics.h"
@@ -71,6 +71,9 @@ int main(int argc, char **argv)
 	size_t n = arg(argc, argv, "--runs", 1000), m = arg(argc, argv, "--refs", 100);
 	size_t e = arg(argc, argv, "--elems", (size_t)1 << 20);
 	size_t repeat = arg(argc, argv, "--repeat", 3);
+	size_t distinct = arg(argc, argv, "--distinct", n);
+	if (!distinct || distinct > n)
+		distinct = n;
 	etc_pair_options po;
 	etc_pair_options_init_(&po);
 	po.block_sets = arg(argc, argv, "--block-sets", 0);
@@ -80,9 +83,11 @@ int main(int argc, char **argv)
 	etc_tensor *tr = malloc(m * sizeof *tr), *ta = malloc(n * sizeof *ta);
 	etc_values *vr = malloc(m * sizeof *vr), *va = malloc(n * sizeof *va);
 	etc_pair_set *sr = malloc(m * sizeof *sr), *sa = malloc(n * sizeof *sa);
+	etc_pair_raw *raw = malloc(n * sizeof *raw);
 	etc_pair_score *scores = malloc(n * m * sizeof *scores);
 	etc_pair_choice *choice = malloc(n * sizeof *choice);
-	if (!refs || !runs || !tr || !ta || !vr || !va || !sr || !sa || !scores || !choice) {
+	if (!refs || !runs || !raw || !tr || !ta || !vr || !va || !sr || !sa || !scores ||
+	    !choice) {
 		fprintf(stderr, "bench_pairing: out of memory\n");
 		return 1;
 	}
@@ -90,24 +95,28 @@ int main(int argc, char **argv)
 	for (size_t j = 0; j < m * e; j++)
 		refs[j] = uniform();
 	for (size_t i = 0; i < n; i++) {
-		const float *r = refs + ((7 * i + 3) % m) * e;
+		const float *r = refs + ((7 * (i % distinct) + 3) % m) * e;
 		float *a = runs + i * e;
-		for (size_t j = 0; j < e; j++)
-			a[j] = r[j] + 1e-6f * uniform();
+		if (i >= distinct)
+			memcpy(a, runs + (i % distinct) * e, e * sizeof *a);
+		else
+			for (size_t j = 0; j < e; j++)
+				a[j] = r[j] + 1e-6f * uniform();
 	}
 	for (size_t k = 0; k < m; k++) {
 		make_tensor(&tr[k], refs + k * e, e);
 		etc_values_from_tensor(&vr[k], &tr[k]);
-		sr[k] = (etc_pair_set){&vr[k], NULL, 1};
+		sr[k] = (etc_pair_set){&vr[k], NULL, NULL, 1};
 	}
 	for (size_t i = 0; i < n; i++) {
 		make_tensor(&ta[i], runs + i * e, e);
 		etc_values_from_tensor(&va[i], &ta[i]);
-		sa[i] = (etc_pair_set){&va[i], NULL, 1};
+		raw[i] = (etc_pair_raw){runs + i * e, e * sizeof *runs};
+		sa[i] = (etc_pair_set){&va[i], &raw[i], NULL, 1};
 	}
-	printf("bench_pairing: %zu runs x %zu reference sets of %zu float32 elements "
-	       "(%.2f GiB of runs, %.2f GiB of references; generated in %.1f s)\n",
-	       n, m, e, (double)(n * e * 4) / (1 << 30), (double)(m * e * 4) / (1 << 30),
+	printf("bench_pairing: %zu runs (%zu distinct) x %zu reference sets of %zu float32 "
+	       "elements (%.2f GiB of runs, %.2f GiB of references; generated in %.1f s)\n",
+	       n, distinct, m, e, (double)(n * e * 4) / (1 << 30), (double)(m * e * 4) / (1 << 30),
 	       now() - t0);
 
 	etc_error err;
@@ -138,11 +147,13 @@ int main(int argc, char **argv)
 		}
 		double content = now() - t;
 		for (size_t i = 0; i < n; i++)
-			if (choice[i].best != (long)((7 * i + 3) % m) || choice[i].ambiguous) {
+			if (choice[i].best != (long)((7 * (i % distinct) + 3) % m) ||
+			    choice[i].ambiguous) {
 				fprintf(stderr,
 				        "bench_pairing: run %zu paired with %ld (ambiguous %d), "
 				        "not %zu\n",
-				        i, choice[i].best, choice[i].ambiguous, (7 * i + 3) % m);
+				        i, choice[i].best, choice[i].ambiguous,
+				        (7 * (i % distinct) + 3) % m);
 				return 1;
 			}
 		printf("  repeat %zu: order %.3f s, content %.3f s (inference %.3f s)\n", rep,
@@ -157,7 +168,7 @@ int main(int argc, char **argv)
 	size_t refined = 0;
 	for (size_t i = 0; i < n * m; i++)
 		refined += scores[i].refined;
-	double gflop = 2.0 * (double)n * (double)m * (double)e / 1e9;
+	double gflop = 2.0 * (double)distinct * (double)m * (double)e / 1e9;
 	printf("order pairing   (%zu comparisons):            %.3f s\n", n, best_order);
 	printf("content pairing (inference + %zu comparisons): %.3f s = %.2fx order\n", n,
 	       best_content, best_content / best_order);
@@ -166,6 +177,6 @@ int main(int argc, char **argv)
 	       best_infer, best_infer / best_order, gflop, gflop / best_infer, refined);
 	printf("  smallest margin %.1f dB; sink %g\n", choice[0].margin_db, sink);
 	free(refs), free(runs), free(tr), free(ta), free(vr), free(va), free(sr), free(sa);
-	free(scores), free(choice);
+	free(scores), free(choice), free(raw);
 	return 0;
 }

@@ -29,7 +29,8 @@ import numpy as np
 sys.dont_write_bytecode = True  # import the helpers without writing into the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common as C  # noqa: E402
-from test_accuracy import Dump, T, acc_rows, etrecord, load_json, run, validate  # noqa: E402
+from test_accuracy import (NPZ, Dump, T, acc_rows, etrecord, load_json, npy32, run,  # noqa: E402
+                           validate)
 
 check = C.check
 REAL = os.path.join(C.DATA, "realexport")
@@ -335,6 +336,33 @@ def shapes(d):
           "paired on the outputs that agree" in out, f"rc={rc} {json.dumps(rows)[:300]}")
 
 
+def npz_crc(d):
+    """Every candidate's score is reported, so every reference set of an .npz
+    is verified, also one no run is paired with."""
+    run_out = noisy(REF[0], 1e-4)
+    dump = Dump()
+    dump.run([dump.tensor("FLOAT", o, s) for o, s in zip(run_out, SHAPES)])
+    etdp, dbg = dump.write(d, "crc")
+    members = [(f"{k}.{j}", npy32(REF[k][j], list(SHAPES[j]))) for k in range(2)
+               for j in range(2)]
+    good = os.path.join(d, "crc_good.npz")
+    NPZ.write_npz(good, members)
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--reference-outputs", good,
+                       "--min-snr", "40", "--no-table")
+    check("npz: content pairing with an .npz of two sets: run paired with set 0, exit 0",
+          rc == 0 and "references by run: 0" in out, f"rc={rc} {err[-300:]}")
+    blob = open(good, "rb").read()
+    data = members[3][1]
+    at = blob.index(data) + len(data) - 1
+    bad = os.path.join(d, "crc_bad.npz")
+    with open(bad, "wb") as f:
+        f.write(blob[:at] + bytes([blob[at] ^ 0x40]) + blob[at + 1:])
+    rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--reference-outputs", bad,
+                       "--min-snr", "40", "--no-table")
+    check("npz: a flipped byte in the unpaired set 1: exit 3 naming the member",
+          rc == 3 and "member 1.1.npy: CRC-32" in err, f"rc={rc} {err[-300:]}")
+
+
 def options(d):
     rc, out, err = run("--etdump", "x.etdp", "--pair-by", "contents")
     check("options: --pair-by names content among the values",
@@ -346,4 +374,4 @@ def options(d):
 
 
 if __name__ == "__main__":
-    C.run_cases("pair_content", real_files, by_content, ambiguous, shapes, options)
+    C.run_cases("pair_content", real_files, by_content, ambiguous, shapes, npz_crc, options)

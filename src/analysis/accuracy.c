@@ -642,7 +642,7 @@ static int itemlist_push(itemlist *l, const item *its, size_t n, etc_error *err)
 	return 0;
 }
 
-/* Appends ", " and text to the note, as far as it fits. */
+/* Appends formatted text to the note, as far as it fits. */
 static void note_add(char *note, size_t cap, const char *fmt, ...)
 {
 	size_t at = strlen(note);
@@ -666,6 +666,7 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 	itemlist l = {0};
 	size_t *start = malloc((nsets + 1) * sizeof *start);
 	etc_values *vals = NULL;
+	etc_pair_raw *raw = NULL;
 	char(*shapes)[96] = NULL;
 	const char **sp = NULL;
 	etc_pair_set *ps = malloc((nsets ? nsets : 1) * sizeof *ps);
@@ -695,9 +696,10 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 		goto done;
 	start[nsets] = l.n;
 	vals = calloc(l.n + 1, sizeof *vals);
+	raw = calloc(l.n + 1, sizeof *raw);
 	shapes = malloc((l.n + 1) * sizeof *shapes);
 	sp = malloc((l.n + 1) * sizeof *sp);
-	if (!vals || !shapes || !sp) {
+	if (!vals || !raw || !shapes || !sp) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 		goto done;
 	}
@@ -705,7 +707,10 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 		const item *it = &l.v[j];
 		if (it->has_data)
 			item_values(it, &vals[j]);
-		else
+		if (it->has_data && !it->scalar && !it->pt && it->t.data) {
+			raw[j].data = it->t.data; /* dense: identical runs found by memcmp */
+			raw[j].size = (size_t)it->t.nbytes;
+		} else if (!it->has_data)
 			vals[j].count = it->t.numel; /* no data: sized, not scored */
 		shape_str(it, shapes[j], sizeof shapes[j]);
 		/* numbers and 0-dim tensors compare by count, as compare_pair does */
@@ -713,6 +718,7 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 	}
 	for (size_t i = 0; i < nsets; i++) {
 		ps[i].outputs = vals + start[i];
+		ps[i].raw = raw + start[i];
 		ps[i].shapes = sp + start[i];
 		ps[i].count = start[i + 1] - start[i];
 	}
@@ -744,7 +750,8 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 	a->npairing = nruns;
 	a->nrefs = m;
 done:
-	free(l.v), free(start), free(vals), free(shapes), free(sp), free(ps), free(choice);
+	free(l.v), free(start), free(vals), free(raw), free(shapes), free(sp), free(ps);
+	free(choice);
 	return rc;
 }
 

@@ -16,6 +16,9 @@
  * the energies: an SNR above ~67 dB) it is recomputed by a direct pass
  * over (a - r), so near-identical pairs get exact numbers.
  *
+ * Sets with identical values and shapes (the same input run again) are
+ * found by a hash pass, confirmed by a full comparison, and scored once.
+ *
  * Set and candidate are comparable only when they have the same number of
  * outputs and, output by output, the same element count (and the same
  * shape text when both give one). Only when no candidate is comparable are
@@ -33,8 +36,16 @@
 
 /* One set of output vectors. An output whose `read` is NULL has no data: it
  * must still agree in size but is left out of the scores. */
+/* The raw bytes of a dense output: identical sets are then found without
+ * converting their values. */
+typedef struct etc_pair_raw {
+	const void *data; /* NULL: compare the values read */
+	size_t size;
+} etc_pair_raw;
+
 typedef struct etc_pair_set {
 	const etc_values *outputs;
+	const etc_pair_raw *raw;   /* per output, or NULL */
 	const char *const *shapes; /* per output ("[1, 10]"), or NULL: counts only */
 	size_t count;
 } etc_pair_set;

@@ -38,6 +38,7 @@ static void vecset_init(vecset *s, const double *base, double noise)
 		s->shapes[p] = p == 0 ? "[7]" : "[3]";
 	}
 	s->set.outputs = s->vals;
+	s->set.raw = NULL;
 	s->set.shapes = s->shapes;
 	s->set.count = NOUT;
 }
@@ -177,9 +178,52 @@ static void test_edges(void)
 	CHECK(ch.best == -1 && ch.ambiguous);
 }
 
+/* Identical sets are scored once, and every one gets the scores. */
+static void test_identical(void)
+{
+	etc_pair_options o;
+	etc_pair_options_init_(&o);
+	o.block_elems = 2;
+	etc_error err;
+	etc_error_clear(&err);
+	double b0[10], b1[10];
+	for (size_t j = 0; j < 10; j++)
+		b0[j] = rnd(), b1[j] = rnd();
+	vecset r[2], s[4];
+	vecset_init(&r[0], b0, 0);
+	vecset_init(&r[1], b1, 0);
+	vecset_init(&s[0], b1, 1e-3);
+	s[1] = s[0];
+	s[1].set.outputs = s[1].vals;
+	for (size_t p = 0; p < NOUT; p++)
+		etc_values_from_doubles(&s[1].vals[p], s[1].v[p], LEN[p]);
+	vecset_init(&s[2], b0, 1e-3);
+	s[3] = s[1];
+	s[3].set.outputs = s[3].vals;
+	for (size_t p = 0; p < NOUT; p++)
+		etc_values_from_doubles(&s[3].vals[p], s[3].v[p], LEN[p]);
+	s[3].v[1][2] += 1e-12; /* one value apart: not identical */
+	etc_pair_set sets[4] = {s[0].set, s[1].set, s[2].set, s[3].set};
+	etc_pair_set cands[2] = {r[0].set, r[1].set};
+	etc_pair_score sc[8];
+	etc_pair_choice ch[4];
+	CHECK(etc_pair_infer_(sets, 4, cands, 2, &o, sc, ch, &err) == 0);
+	CHECK(ch[0].best == 1 && ch[1].best == 1 && ch[2].best == 0 && ch[3].best == 1);
+	for (size_t k = 0; k < 2; k++) {
+		double snr, cos;
+		naive(&s[1], &r[k], &snr, &cos);
+		CHECK_DOUBLE_EXACT(sc[2 + k].snr_db, sc[k].snr_db);
+		CHECK(near(sc[2 + k].snr_db, snr, 1e-9));
+		naive(&s[3], &r[k], &snr, &cos);
+		CHECK(near(sc[6 + k].snr_db, snr, 1e-9));
+		CHECK(sc[6 + k].snr_db != sc[k].snr_db);
+	}
+}
+
 int main(void)
 {
 	CHECK_GROUP(test_scores);
 	CHECK_GROUP(test_edges);
+	CHECK_GROUP(test_identical);
 	return check_report("test_pairing");
 }
