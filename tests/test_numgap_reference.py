@@ -30,6 +30,7 @@ import common as C  # noqa: E402
 REAL = os.path.join(C.DATA, "realexport")
 EX = os.path.join(C.SRC, "examples")
 MODELS = ("mlp", "cnn", "tiny_transformer", "qcnn")
+G_MEMBER = "edge_dialect_exported_program/forward"  # the example's program member
 
 
 def snr64(ref, act):
@@ -241,6 +242,41 @@ def test_standin(d):
             nxt.get("local_standins") == 0 and nxt.get("local_note") == "", nxt.get("local_note"))
 
 
+def test_unsupported(d):
+    """An op the reference executor lacks: its row and those after it have no
+    cumulative error, but every op fed by the runtime's logged values still
+    gets its local error, so the layer_norm bug is still ranked first."""
+    import zipfile
+    rec = os.path.join(d, "unsupported.etrecord")
+    with zipfile.ZipFile(os.path.join(EX, "example.etrecord")) as zin, \
+            zipfile.ZipFile(rec, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename == G_MEMBER:
+                j = json.loads(data)
+                for n in j["graph_module"]["graph"]["nodes"]:
+                    n["target"] = n["target"].replace("aten.relu.default", "aten.relu.nosuch")
+                data = json.dumps(j).encode()
+            zout.writestr(info, data)
+    dev = ("--etdump", os.path.join(EX, "example.etdp"), "--debug_buffer",
+           os.path.join(EX, "example_debug.bin"), "--etrecord", rec, "--no-table")
+    rc, out, err, ng = gap_json(d, "unsupported", *dev)
+    rows = {r["runtime_nodes"]: r for r in ng.get("rows", [])}
+    relu, ln = rows.get("relu", {}), rows.get("native_layer_norm", {})
+    i1 = out.find("Where the error enters")
+    first = [ln_ for ln_ in out[i1:].splitlines() if ln_.strip().startswith("1.")]
+    C.check("unsupported op: its row says so; the layer_norm still has its local SNR and is "
+            "ranked first; no threshold: exit 0 with a note",
+            rc == 0 and relu.get("status") == "no data" and "not supported" in relu["reason"]
+            and abs(num(ln.get("local_snr")) - 18.25) < 0.01 and ln.get("cumulative_snr") is None
+            and first and "native_layer_norm" in first[0] and "gates only with a threshold" in err,
+            (rc, relu.get("reason"), ln.get("local_snr"), first, err[-300:]))
+    rc, out, err = C.run(*dev, "--min-snr", "30", "--junit", os.path.join(d, "u.xml"))
+    C.check("unsupported op with --min-snr: exit 1, the JUnit report agrees",
+            rc == 1 and "internal error" not in err and os.path.exists(os.path.join(d, "u.xml")),
+            (rc, err[-300:]))
+
+
 def gelu32(x):
     from math import erf
     v = np.vectorize(lambda t: 0.5 * t * (1 + erf(t / math.sqrt(2))))
@@ -375,4 +411,4 @@ def test_ranking_noise(d):
 
 if __name__ == "__main__":
     C.run_cases("numgap_reference", test_ranking_example, test_ranking_noise, test_real,
-                test_bisect, test_inputs, test_standin)
+                test_bisect, test_inputs, test_standin, test_unsupported)

@@ -185,7 +185,8 @@ static int runtime_inputs(gctx *c, const etc_refrun *run, size_t n, inputs_of *x
 		                                            srcs[k].output)
 		                           : NULL;
 		const char *why = NULL;
-		if (!p || !refv)
+		/* without a reference value (not computed) the op itself checks the shape */
+		if (!p)
 			why = "not computed";
 		else if (!o && c->derived && c->derived[pi] &&
 		         srcs[k].output < etc_refvalues_count(c->derived[pi])) {
@@ -193,10 +194,10 @@ static int runtime_inputs(gctx *c, const etc_refrun *run, size_t n, inputs_of *x
 			x->replaced++;
 			continue;
 		} else if (!o)
-			why = "not logged";
+			why = refv ? "not logged" : "not logged, not computed";
 		else if (!o->has_data || (!o->t.data && o->t.numel))
 			why = "logged without data";
-		else if (!same_shape(&o->t, refv) || o->t.ndim > ETC_REF_MAX_RANK)
+		else if ((refv && !same_shape(&o->t, refv)) || o->t.ndim > ETC_REF_MAX_RANK)
 			why = "logged in another shape";
 		if (why) {
 			x->standins++;
@@ -271,6 +272,17 @@ static int rerun(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd
 		snprintf(note, sizeof note, "inputs: %u of %u from the reference (%.150s)",
 		         x.standins, x.acts, x.missing.p ? x.missing.p : "");
 	etc_refvalues *vals = NULL;
+	const char *why = NULL;
+	if (etc_refrun_status(run, n, &why) != ETC_REFNODE_COMPUTED &&
+	    (x.standins || !x.replaced)) {
+		/* the reference could not compute it and the runtime does not feed it all */
+		snprintf(note, sizeof note,
+		         "no local error: the reference did not compute an input the runtime did "
+		         "not log");
+		it->local_note = etc_arena_strdup(&c->ng->arena, note, strlen(note));
+		inputs_free(&x);
+		return 0;
+	}
 	if (x.replaced) {
 		etc_error e2;
 		etc_error_clear(&e2);
@@ -301,6 +313,9 @@ static int rerun(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd
 		         : etc_refrun_output(run, n, j);
 		if (!v)
 			continue;
+		if (vals && !ot->has_data && ot->t.scalar_type < 0 &&
+		    (rc = keep_tensor(c->ng, v, false, &ot->t, err)) < 0)
+			break; /* not computed: the re-run at least gives its shape and dtype */
 		if (!vals) {
 			/* nothing replaced: the re-run is the reference itself */
 			ot->local = ot->t;
@@ -370,7 +385,9 @@ static int on_node(void *user, const etc_refrun *run, size_t n, etc_error *err)
 	int rc = 0;
 	const etc_refnode *nd = etc_refgraph_node(c->graph, n);
 	const char *why0 = NULL;
-	bool computed = etc_refrun_status(run, n, &why0) == ETC_REFNODE_COMPUTED;
+	int st0 = etc_refrun_status(run, n, &why0);
+	/* a node skipped after an unsupported op can still run on runtime values */
+	bool computed = st0 == ETC_REFNODE_COMPUTED || st0 == ETC_REFNODE_SKIPPED;
 	bool logged = nd && nd->debug_handle >= 0 && item_by_max(c, nd->debug_handle) >= 0;
 	if (nd && computed && !logged && c->users[n])
 		rc = derive(c, run, n, err);
@@ -413,7 +430,7 @@ static int handled_node(gctx *c, const etc_refrun *run, size_t n, const etc_refn
 			snprintf(o->why, sizeof o->why,
 			         "not kept: no runtime output has its handle");
 	}
-	if (keep && st == ETC_REFNODE_COMPUTED)
+	if (keep && (st == ETC_REFNODE_COMPUTED || st == ETC_REFNODE_SKIPPED))
 		ETC_TRY(rerun(c, run, n, nd, it, err));
 	return 0;
 }

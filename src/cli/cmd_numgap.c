@@ -413,6 +413,7 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 	/* from the graph alone, the gap gates only with a threshold */
 	bool gates = !graph || a->min_snr || a->max_mse || a->min_cosine || a->max_abs ||
 	             numgap_graph_asked(a);
+	st->gates = gates;
 	etc_error err;
 	etc_error_clear(&err);
 	rc = etc_numgap_run(&st->ng, insp, &ref, &o, &err);
@@ -452,6 +453,11 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		    etc_text_safe(s4, sizeof s4, r->reason));
 		if (gates)
 			*gate = EXIT_GATE;
+		else
+			fprintf(stderr,
+			        "etcompare: note: the numeric gap from the ETRecord's graph "
+			        "gates only with a threshold (--min-snr, --max-mse, "
+			        "--min-cosine, --max-abs)\n");
 	} else {
 		fprintf(stderr,
 		        "etcompare: numeric gap: %zu intermediate outputs pass, %zu unmatched\n", n,

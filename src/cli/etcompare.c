@@ -626,7 +626,8 @@ int main(int argc, char **argv)
 	}
 	/* The JUnit report last, and the gate's verdict is its failure count:
 	 * the exit code and the XML cannot disagree. */
-	etc_junit_gates gates = {ro.accuracy, insp, ro.numgap, ro.perfdiff};
+	/* a numeric gap from the ETRecord's graph without a threshold is shown, not gated */
+	etc_junit_gates gates = {ro.accuracy, insp, ng.gates ? ro.numgap : NULL, ro.perfdiff};
 	if (a.junit && (rc = write_junit(a.junit, &gates)) != 0) {
 		status = rc;
 		goto out;
