@@ -4,10 +4,13 @@
  * node with a debug handle is a reference item; its outputs are kept only
  * when a runtime item shares its handle (the rows need them). In the same
  * callback the node is re-run on the runtime's own logged inputs (its local
- * error); the re-run's outputs are compared after alignment, through the
- * row's own reading of the runtime tensor (layout, dequantization). Also
- * the score of a set of inputs: how well the graph run on them reproduces
- * the runtime's program outputs.
+ * error): compared at once when the runtime output is a plain float tensor
+ * of the same shape, else kept and compared after alignment through the
+ * row's own reading of the runtime tensor (layout, dequantization). A node
+ * the runtime did not log is re-run on runtime values too, so that its
+ * users read what the runtime computed; those values are freed after their
+ * last user. Also the score of a set of inputs: how well the graph run on
+ * them reproduces the runtime's program outputs.
  */
 #include "analysis/numgap_internal.h"
 
@@ -33,7 +36,6 @@ typedef struct gctx {
 	 * the reads of its outputs still to come */
 	etc_refvalues **derived;
 	uint32_t *users;
-	int rc;
 } gctx;
 
 static int cmp_hitem(const void *a, const void *b)
@@ -438,7 +440,7 @@ static int handled_node(gctx *c, const etc_refrun *run, size_t n, const etc_refn
 int etc_ng_gather_graph_(etc_numgap *ng, gather *g, size_t nrt, const etc_numgap_reference *ref,
                          etc_error *err)
 {
-	gctx c = {ng, g, ref->graph, NULL, 0, NULL, 0, NULL, NULL, 0};
+	gctx c = {ng, g, ref->graph, NULL, 0, NULL, 0, NULL, NULL};
 	size_t total = 0;
 	for (size_t i = 0; i < nrt; i++)
 		total += g->items[i].nh;
