@@ -453,8 +453,9 @@ int etc_ng_gather_graph_(etc_numgap *ng, gather *g, size_t nrt, const etc_numgap
 	}
 	for (size_t i = 0; i < nrt; i++) {
 		const item *it = &g->items[i];
-		if (it->nh)
-			c.bymax[c.nmax++] = (hitem){it->handles[it->nh - 1], (uint32_t)i};
+		if (!it->nh)
+			continue; /* an event without a handle: never aligned */
+		c.bymax[c.nmax++] = (hitem){it->handles[it->nh - 1], (uint32_t)i};
 		memcpy(c.all + c.nall, it->handles, it->nh * sizeof *c.all);
 		c.nall += it->nh;
 	}
