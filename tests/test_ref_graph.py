@@ -39,8 +39,8 @@ def dump(rec, out, *args):
         if line.startswith("# "):
             nodes["#graph"] = line[2:]
             continue
-        name, op, status, why, outs = line.split("\t")
-        nodes[name] = (op, status, why, outs.split(","))
+        name, op, status, why, outs, line_of = line.split("\t")
+        nodes[name] = (op, status, why, outs.split(","), line_of)
     return p.returncode, nodes, p.stderr.strip()
 
 
@@ -141,6 +141,9 @@ with C.harness():
             continue
         C.check(f"{m}: the default graph is the Edge program",
                 nodes.pop("#graph", "") == EDGE + " forward")
+        unlinked = [k for k, v in nodes.items() if v[4] == "-"]
+        C.check(f"{m}: every node is linked to the record's node (source line)", not unlinked,
+                unlinked)
         notdone = [f"{k}: {v[1]} {v[2]}" for k, v in nodes.items() if v[1] != "computed"]
         C.check(f"{m}: every node computed", not notdone, "; ".join(notdone[:5]))
         got = compare(f"{m} test case 0", m, out0, os.path.join(REAL, f"{m}_aot_f64.npz"), nodes)
@@ -233,6 +236,25 @@ with C.harness():
     C.check("unless options.graph names it",
             rc == 0 and nodes.get("#graph") == "exported_program forward", err or nodes.get("#graph"))
 
+    # a graph_map program, named in full or without its method
+    gm = os.path.join(work, "graph_map.etrecord")
+    with zipfile.ZipFile(gm, "w", zipfile.ZIP_STORED) as zout:
+        for n, data in members.items():
+            zout.writestr(n, data)
+        for suffix in ("", "_state_dict", "_constants", "_example_inputs"):
+            zout.writestr("edge_after_transform/forward" + suffix, members[EDGE + suffix])
+    for name in ("edge_after_transform/forward", "edge_after_transform"):
+        rc, nodes, err = dump(gm, os.path.join(work, "gm.npz"), "--graph", name)
+        C.check(f"--graph {name} loads the graph_map program",
+                rc == 0 and nodes.get("#graph") == "edge_after_transform/forward forward",
+                err or nodes.get("#graph"))
+    if rc == 0:
+        nodes.pop("#graph")
+        C.check("the graph_map program's nodes are linked to the record's",
+                all(v[4] != "-" for v in nodes.values()), [v[4] for v in nodes.values()][:3])
+        compare("graph_map program", "cnn", os.path.join(work, "gm.npz"),
+                os.path.join(REAL, "cnn_aot_f64.npz"), nodes)
+
     # --- bad input -----------------------------------------------------------------
     cnn = os.path.join(REAL, "cnn.etrecord")
     out = os.path.join(work, "bad.npz")
@@ -257,6 +279,25 @@ with C.harness():
     rc, _, err = dump(wrongw, out)
     C.check("a weight of the wrong shape is refused with expected and actual",
             rc == 1 and "fc.weight" in err and "[10, 256]" in err and "[10, 128]" in err, err)
+
+    # a strided (transposed-storage) weight gives the same values
+    def strided(data):
+        import io
+        import torch
+        sd = torch.load(io.BytesIO(data))
+        sd["fc.weight"] = sd["fc.weight"].t().contiguous().t()
+        sd["conv1.weight"] = sd["conv1.weight"].permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+        buf = io.BytesIO()
+        torch.save(sd, buf)
+        return buf.getvalue()
+    stri = os.path.join(work, "strided.etrecord")
+    rewrite_member(cnn, stri, EDGE + "_state_dict", strided)
+    rc, nodes, err = dump(stri, os.path.join(work, "strided.npz"))
+    C.check("strided weights load", rc == 0, err)
+    if rc == 0:
+        nodes.pop("#graph", None)
+        compare("strided weights", "cnn", os.path.join(work, "strided.npz"),
+                os.path.join(REAL, "cnn_aot_f64.npz"), nodes)
 
     bad_in = os.path.join(work, "bad_shape.npz")
     np.savez(bad_in, **{"0": np.zeros((1, 3, 8, 8), np.float32)})

@@ -267,6 +267,13 @@ def convolution():
     conv_case("conv_transpose1d", rn(2, 4, 7), rn(4, 3, 4), rn(3), [3], [1], [1], True, [2], 1)
     conv_case("conv_transpose3d", rn(1, 2, 3, 4, 3), rn(2, 3, 2, 3, 2), rn(3), [2, 1, 2],
               [0, 1, 1], [1, 1, 1], True, [1, 0, 0], 1)
+    # column matrices over 8 MB: built and multiplied in blocks that end mid-row
+    conv_case("conv2d in column blocks", rn(1, 32, 96, 96), rn(8, 32, 3, 3), rn(8), [1, 1],
+              [1, 1], [1, 1], False, [0, 0], 1)
+    conv_case("conv3d in column blocks", rn(1, 8, 24, 24, 24), rn(4, 8, 3, 3, 3), None, [1],
+              [1], [1], False, [0], 1)
+    conv_case("conv_transpose2d in column blocks", rn(1, 32, 96, 96), rn(32, 16, 3, 3), rn(16),
+              [2, 2], [1, 1], [1, 1], True, [1, 1], 1)
     base = lambda b: [R.t("input", "x"), R.t("weight", "w"), R.none("bias"),  # noqa: E731
                       R.ints("stride", [1, 1]), R.ints("padding", [0, 0]),
                       R.ints("dilation", [1, 1]), R.b("transposed", False),
@@ -634,6 +641,13 @@ def index_ops():
     refuse("index_select out of range", "aten.index_select.default",
            [R.t("self", "x"), R.i("dim", 1), R.t("index", "i")],
            {"x": x, "i": torch.tensor([1, 5])}, 1, ["node case", "holds 5", "size 5"])
+    s0 = torch.tensor(2.5, dtype=D)
+    case("index_select 0-d self", "aten.index_select.default",
+         [R.t("self", "x"), R.i("dim", 0), R.t("index", "i")], {"x": s0, "i": torch.tensor([0])},
+         s0.index_select(0, torch.tensor([0])))
+    refuse("index_select 0-d self, two indices", "aten.index_select.default",
+           [R.t("self", "x"), R.i("dim", 0), R.t("index", "i")],
+           {"x": s0, "i": torch.tensor([0, 0])}, 1, ["0-d self"])
     refuse("index_select float index", "aten.index_select.default",
            [R.t("self", "x"), R.i("dim", 1), R.t("index", "i")],
            {"x": x, "i": torch.tensor([1.0])}, 1, ["Long or Int", "float64"])
@@ -795,6 +809,55 @@ def real_graphs():
         C.check(f"real graphs exercise {t}", t in seen)
 
 
+def hostile_params():
+    """Attribute values at the edge of int64: a clear refusal or torch's value, no crash."""
+    big = 2**62
+    x = rn(1, 2, 6, 6)
+    conv = [R.t("input", "x"), R.t("weight", "w"), R.none("bias"), R.ints("stride", [big, 1]),
+            R.ints("padding", [0, 0]), R.ints("dilation", [1, 1]), R.b("transposed", False),
+            R.ints("output_padding", [0, 0]), R.i("groups", 1)]
+    refuse("conv stride 2^62", "aten.convolution.default", conv, {"x": x, "w": rn(2, 2, 3, 3)},
+           1, ["stride", "out of the supported range"])
+    conv[3], conv[8] = R.ints("stride", [1, 1]), R.i("groups", big)
+    refuse("conv groups 2^62", "aten.convolution.default", conv, {"x": x, "w": rn(2, 2, 3, 3)},
+           1, ["groups"])
+    refuse("max_pool kernel 2^62", "aten.max_pool2d_with_indices.default",
+           [R.t("self", "x"), R.ints("kernel_size", [big, 2])], {"x": x}, 2, ["window parameter"])
+    refuse("avg_pool padding -2^62", "aten.avg_pool2d.default",
+           [R.t("self", "x"), R.ints("kernel_size", [2, 2]), R.ints("stride", [1, 1]),
+            R.ints("padding", [-big, 0])], {"x": x}, 1, ["window parameter"])
+    y = rn(5, 7)
+    # (torch 1.13 itself overflows for a step near 2^63 and returns nothing)
+    case("slice end 2^63-1, step 2^40", "aten.slice_copy.Tensor",
+         [R.t("self", "x"), R.i("dim", 1), R.i("start", 1), R.i("end", 2**63 - 1),
+          R.i("step", 2**40)], {"x": y}, y[:, 1::2**40])
+    case("slice step 2^63-1 (one element)", "aten.slice_copy.Tensor",
+         [R.t("self", "x"), R.i("dim", 1), R.i("start", 1), R.i("end", 2**63 - 1),
+          R.i("step", 2**63 - 1)], {"x": y}, y[:, 1:2])
+    case("split_size 2^63-1", "aten.split_copy.Tensor",
+         [R.t("self", "x"), R.i("split_size", 2**63 - 1), R.i("dim", 1)], {"x": y},
+         y.split(2**63 - 1, 1))
+    refuse("narrow length 2^63-1", "aten.narrow.default",
+           [R.t("self", "x"), R.i("dim", 1), R.i("start", 2), R.i("length", 2**63 - 1)],
+           {"x": y}, 1, ["exceed dim 1"])
+    refuse("repeat 2^62", "aten.repeat.default", [R.t("self", "x"), R.ints("repeats", [big, 3])],
+           {"x": y}, 1, ["too large"])
+    refuse("constant_pad_nd 2^62", "aten.constant_pad_nd.default",
+           [R.t("self", "x"), R.ints("pad", [big, -big])], {"x": y}, 1, ["too large"])
+    refuse("as_strided stride 2^40 x size 2^40", "aten.as_strided_copy.default",
+           [R.t("self", "x"), R.ints("size", [2**40, 2]), R.ints("stride", [2**40, 1])],
+           {"x": y}, 1, ["reach too far"])
+    refuse("upsample scale 1e300", "aten.upsample_nearest2d.vec",
+           [R.t("input", "x"), R.none("output_size"), R.floats("scale_factors", [1e300, 1.0])],
+           {"x": x}, 1, ["no valid output size"])
+    refuse("pixel_shuffle factor 2^32", "aten.pixel_shuffle.default",
+           [R.t("self", "x"), R.i("upscale_factor", 2**32)], {"x": x}, 1, ["not divisible"])
+    a = ri(2, 3)
+    refuse("addmm int64 alpha 1e300", "aten.addmm.default",
+           [R.t("self", "s"), R.t("mat1", "a"), R.t("mat2", "b"), R.f("alpha", 1e300)],
+           {"s": ri(3), "a": a, "b": ri(3, 3)}, 1, ["alpha"])
+
+
 with C.harness():
     C.check("the tool is built", os.path.exists(R.TOOL), R.TOOL)
     linalg()
@@ -806,4 +869,5 @@ with C.harness():
     index_ops()
     scatter_ops()
     real_graphs()
+    hostile_params()
 C.finish()

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 
 #define CONV_MAX_ND 3
+/* the column matrix is built in blocks of about this size */
+#define COL_BLOCK_BYTES ((uint64_t)1 << 23)
+#define COL_BLOCK_MIN   64
 
 typedef struct conv_geom {
 	uint32_t nd;
@@ -42,25 +45,30 @@ static void valid_range(int64_t out, int64_t in, int64_t s, int64_t off, int64_t
 }
 
 /*
- * col[(c * K + kk) * L + l] = x[c][o * s - p + kk * d] (0 outside): the
- * columns of Cg input planes of Lin elements each. Each output row is a
- * zero head, a copied (strided) run and a zero tail.
+ * col[(c * K + kk) * nb + (l - l0)] = x[c][o * s - p + kk * d] (0 outside)
+ * for the output positions l in [l0, l1) (nb = l1 - l0): a block of the
+ * columns of Cg input planes of Lin elements each. Within each output row
+ * of the block, a zero head, a copied (strided) run and a zero tail.
  */
-static void im2col(const char *x, char *col, size_t es, int64_t cg, const conv_geom *g)
+static void im2col(const char *x, char *col, size_t es, int64_t cg, const conv_geom *g, int64_t l0,
+                   int64_t l1)
 {
 	uint32_t nd = g->nd, last = nd - 1;
 	int64_t kk[CONV_MAX_ND], o[CONV_MAX_ND];
-	int64_t outer = g->L / g->out[last], ow = g->out[last], sl = g->s[last];
+	int64_t ow = g->out[last], sl = g->s[last], nb = l1 - l0;
 	for (int64_t c = 0; c < cg; c++) {
 		const char *plane = x + (size_t)(c * g->Lin) * es;
 		for (int64_t kid = 0; kid < g->K; kid++) {
 			unravel(kid, nd, g->k, kk);
-			char *row = col + (size_t)((c * g->K + kid) * g->L) * es;
+			char *row = col + (size_t)((c * g->K + kid) * nb) * es;
 			int64_t off = kk[last] * g->d[last] - g->p[last], lo, hi;
 			valid_range(ow, g->in[last], sl, off, &lo, &hi);
-			for (int64_t d = 0; d < (int64_t)last; d++)
-				o[d] = 0;
-			for (int64_t oi = 0; oi < outer; oi++) {
+			for (int64_t l = l0; l < l1;) {
+				int64_t oi = l / ow, a = l - oi * ow;
+				int64_t b = ow < a + (l1 - l) ? ow : a + (l1 - l);
+				char *dst = row + (size_t)(l - l0 - a) * es; /* at ol = 0 */
+				l += b - a;
+				unravel(oi, last, g->out, o);
 				int64_t base = 0;
 				bool inside = true;
 				for (uint32_t d = 0; d < last; d++) {
@@ -69,23 +77,19 @@ static void im2col(const char *x, char *col, size_t es, int64_t cg, const conv_g
 						inside = false;
 					base = base * g->in[d] + ip;
 				}
-				for (uint32_t d = last; d-- > 0;) {
-					if (++o[d] < g->out[d])
-						break;
-					o[d] = 0;
-				}
-				char *dst = row + (size_t)(oi * ow) * es;
-				if (!inside) {
-					memset(dst, 0, (size_t)ow * es);
+				int64_t vlo = lo < a ? a : (lo > b ? b : lo);
+				int64_t vhi = hi < vlo ? vlo : (hi > b ? b : hi);
+				if (!inside)
+					vlo = vhi = b;
+				memset(dst + (size_t)a * es, 0, (size_t)(vlo - a) * es);
+				memset(dst + (size_t)vhi * es, 0, (size_t)(b - vhi) * es);
+				if (vhi == vlo)
 					continue;
-				}
-				memset(dst, 0, (size_t)lo * es);
-				memset(dst + (size_t)hi * es, 0, (size_t)(ow - hi) * es);
-				/* the run starts at input position lo * sl + off >= 0 */
+				/* the run starts at input position vlo * sl + off >= 0 */
 				const char *src =
-				    plane + (size_t)(base * g->in[last] + lo * sl + off) * es;
-				char *d0 = dst + (size_t)lo * es;
-				int64_t n = hi - lo;
+				    plane + (size_t)(base * g->in[last] + vlo * sl + off) * es;
+				char *d0 = dst + (size_t)vlo * es;
+				int64_t n = vhi - vlo;
 				if (sl == 1) {
 					memcpy(d0, src, (size_t)n * es);
 				} else if (es == 8) {
@@ -101,21 +105,28 @@ static void im2col(const char *x, char *col, size_t es, int64_t cg, const conv_g
 }
 
 /*
- * The transposed scatter: y[c][i * s - p + kk * d] += col[(c * K + kk) *
- * Lin + i] for the Cg output planes (of L elements) of one group.
+ * The transposed scatter: y[c][i * s - p + kk * d] += col[(c * K + kk) * nb
+ * + (i - l0)] for the input positions i in [l0, l1) and the Cg output
+ * planes (of L elements) of one group.
  */
-static void col2im(const char *col, char *y, int dtype, int64_t cg, const conv_geom *g)
+static void col2im(const char *col, char *y, int dtype, int64_t cg, const conv_geom *g, int64_t l0,
+                   int64_t l1)
 {
 	uint32_t nd = g->nd, last = nd - 1;
 	int64_t kk[CONV_MAX_ND], i[CONV_MAX_ND];
-	int64_t outer = g->Lin / g->in[last];
+	int64_t iw = g->in[last], nb = l1 - l0;
 	size_t es = refb_elem_size(dtype);
 	for (int64_t c = 0; c < cg; c++) {
 		char *plane = y + (size_t)(c * g->L) * es;
 		for (int64_t kid = 0; kid < g->K; kid++) {
 			unravel(kid, nd, g->k, kk);
-			const char *row = col + (size_t)((c * g->K + kid) * g->Lin) * es;
-			for (int64_t ii = 0; ii < outer; ii++) {
+			const char *row = col + (size_t)((c * g->K + kid) * nb) * es;
+			int64_t off = kk[last] * g->d[last] - g->p[last];
+			for (int64_t l = l0; l < l1;) {
+				int64_t ii = l / iw, a = l - ii * iw;
+				int64_t b = iw < a + (l1 - l) ? iw : a + (l1 - l);
+				int64_t src0 = l - l0 - a; /* column of il = 0 */
+				l += b - a;
 				unravel(ii, last, g->in, i);
 				int64_t base = 0;
 				bool inside = true;
@@ -128,9 +139,7 @@ static void col2im(const char *col, char *y, int dtype, int64_t cg, const conv_g
 				if (!inside)
 					continue;
 				base *= g->out[last];
-				int64_t off = kk[last] * g->d[last] - g->p[last];
-				int64_t src0 = ii * g->in[last];
-				for (int64_t il = 0; il < g->in[last]; il++) {
+				for (int64_t il = a; il < b; il++) {
 					int64_t op = il * g->s[last] + off;
 					if (op < 0 || op >= g->out[last])
 						continue;
@@ -193,7 +202,15 @@ int ref_op_convolution(ref_call *c)
 		                etc_scalar_type_name(x0->dtype), etc_scalar_type_name(w0->dtype));
 	if (groups <= 0)
 		return ref_fail(c, ETC_ERR_MISMATCH, "groups %" PRId64 " (expected > 0)", groups);
+	if (groups > (x0->shape[1] > 1 ? x0->shape[1] : 1))
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "groups %" PRId64 " exceed the %" PRId64 " input channels", groups,
+		                x0->shape[1]);
 	for (uint32_t d = 0; d < nd; d++) {
+		ETC_TRY(refb_check_param(c, "stride", g.s[d]));
+		ETC_TRY(refb_check_param(c, "padding", g.p[d]));
+		ETC_TRY(refb_check_param(c, "dilation", g.d[d]));
+		ETC_TRY(refb_check_param(c, "output_padding", g.op[d]));
 		if (g.s[d] <= 0 || g.d[d] <= 0 || g.p[d] < 0 || g.op[d] < 0)
 			return ref_fail(c, ETC_ERR_MISMATCH,
 			                "stride %" PRId64 ", dilation %" PRId64 ", padding %" PRId64
@@ -302,17 +319,29 @@ int ref_op_convolution(ref_call *c)
 	for (uint32_t d = 0; d < nd; d++)
 		if (g.k[d] != 1 || g.s[d] != 1 || g.p[d] != 0)
 			direct = false;
-	/* 1x1 kernels of stride 1 without padding: the input is its own column matrix */
+	/*
+	 * The column matrix is built and multiplied in blocks of output (direct)
+	 * or input (transposed) positions of about COL_BLOCK_BYTES, so that it
+	 * stays in cache and its size does not grow with the image. 1x1 kernels
+	 * of stride 1 without padding need none: the input is its own column
+	 * matrix.
+	 */
+	int64_t rows = transposed ? cout_g * g.K : cin_g * g.K;
+	int64_t cols = transposed ? g.Lin : g.L;
+	int64_t nb = cols;
+	if (rows > 0 && (uint64_t)rows * (uint64_t)cols * es > COL_BLOCK_BYTES) {
+		nb = (int64_t)(COL_BLOCK_BYTES / ((uint64_t)rows * es));
+		nb = nb < COL_BLOCK_MIN ? COL_BLOCK_MIN : nb;
+		nb = nb > cols ? cols : nb;
+	}
 	if (rc == 0 && !direct && N > 0) {
-		int64_t rows = transposed ? cout_g * g.K : cin_g * g.K;
-		int64_t cols = transposed ? g.Lin : g.L;
 		/* scratch that im2col / the GEMM overwrite entirely: no calloc */
-		uint64_t bytes = (uint64_t)rows * (uint64_t)cols * es;
+		uint64_t bytes = (uint64_t)rows * (uint64_t)nb * es;
 		if (bytes > ETC_REF_MAX_BYTES)
 			rc = ref_fail(c, ETC_ERR_LIMIT,
-			              "the column matrix of %" PRId64 " x %" PRId64
+			              "a column block of %" PRId64 " x %" PRId64
 			              " exceeds the reference's limit",
-			              rows, cols);
+			              rows, nb);
 		else if (!(col = malloc(bytes ? (size_t)bytes : 1)))
 			rc = ref_fail(c, ETC_ERR_NOMEM, "out of memory (%" PRIu64 " bytes)", bytes);
 	}
@@ -323,27 +352,35 @@ int ref_op_convolution(ref_call *c)
 		for (int64_t gi = 0; rc == 0 && gi < groups; gi++) {
 			const char *xg = xd + (size_t)((n * Cin + gi * cin_g) * g.Lin) * es;
 			char *yg = yd + (size_t)((n * Cout + gi * cout_g) * g.L) * es;
-			if (!transposed) {
-				/* y_g [cout_g, L] = W_g [cout_g, cin_g K] col [cin_g K, L] */
-				const char *wg = wd + (size_t)(gi * cout_g * cin_g * g.K) * es;
-				const void *cm = xg;
-				if (!direct) {
-					im2col(xg, (char *)col, es, cin_g, &g);
-					cm = col;
+			if (!transposed && direct) {
+				const char *wg = wd + (size_t)(gi * cout_g * cin_g) * es;
+				rc = refb_gemm(c, dt, false, false, (size_t)cout_g, (size_t)g.L,
+				               (size_t)cin_g, 1.0, wg, (size_t)cin_g, xg,
+				               (size_t)g.L, beta, yg, (size_t)g.L);
+				continue;
+			}
+			for (int64_t l0 = 0; rc == 0 && l0 < cols; l0 += nb) {
+				int64_t l1 = l0 + nb < cols ? l0 + nb : cols, w1 = l1 - l0;
+				if (!transposed) {
+					/* y_g[:, l0:l1] = W_g [cout_g, rows] col [rows, w1] */
+					const char *wg = wd + (size_t)(gi * cout_g * rows) * es;
+					im2col(xg, (char *)col, es, cin_g, &g, l0, l1);
+					rc = refb_gemm(c, dt, false, false, (size_t)cout_g,
+					               (size_t)w1, (size_t)rows, 1.0, wg,
+					               (size_t)rows, col, (size_t)w1, beta,
+					               yg + (size_t)l0 * es, (size_t)g.L);
+				} else {
+					/* col [rows, w1] = W_g^T (W_g [cin_g, rows]) x_g[:, l0:l1]
+					 */
+					const char *wg = wd + (size_t)(gi * cin_g * rows) * es;
+					rc = refb_gemm(c, dt, true, false, (size_t)rows, (size_t)w1,
+					               (size_t)cin_g, 1.0, wg, (size_t)rows,
+					               xg + (size_t)l0 * es, (size_t)g.Lin, 0.0,
+					               col, (size_t)w1);
+					if (rc == 0)
+						col2im((const char *)col, yg, dt, cout_g, &g, l0,
+						       l1);
 				}
-				rc =
-				    refb_gemm(c, dt, false, false, (size_t)cout_g, (size_t)g.L,
-				              (size_t)(cin_g * g.K), 1.0, wg, (size_t)(cin_g * g.K),
-				              cm, (size_t)g.L, beta, yg, (size_t)g.L);
-			} else {
-				/* col [cout_g K, Lin] = W_g^T (W_g [cin_g, cout_g K]) x_g */
-				const char *wg = wd + (size_t)(gi * cin_g * cout_g * g.K) * es;
-				rc = refb_gemm(c, dt, true, false, (size_t)(cout_g * g.K),
-				               (size_t)g.Lin, (size_t)cin_g, 1.0, wg,
-				               (size_t)(cout_g * g.K), xg, (size_t)g.Lin, 0.0, col,
-				               (size_t)g.Lin);
-				if (rc == 0)
-					col2im((const char *)col, yg, dt, cout_g, &g);
 			}
 		}
 	free(col);

@@ -42,6 +42,10 @@ int ref_op_index_select(ref_call *c)
 		return ref_fail(c, ETC_ERR_MISMATCH, "expected a 0-d or 1-D index, given %s",
 		                ref_shape_str(b, sizeof b, idx->rank, idx->shape));
 	ETC_TRY(refb_dim(c, dim, x->rank, "dim", &k));
+	if (x->rank == 0 && idx->numel != 1)
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "an index of %" PRIu64 " values for a 0-d self (expected 1)",
+		                idx->numel);
 	int64_t size = x->rank ? x->shape[k] : 1;
 	for (uint64_t i = 0; i < idx->numel; i++) {
 		int64_t v = ref_get_i(idx, i);

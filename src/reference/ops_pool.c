@@ -84,6 +84,9 @@ static int pool_geom_init(const ref_call *c, const ref_tensor *x, bool has_dilat
 	if (has_dilation)
 		ETC_TRY(pair(c, "dilation", 4, &one, 1, &g->dh, &g->dw));
 	ETC_TRY(refb_bool(c, "ceil_mode", has_dilation ? 5 : 4, false, ceil_mode));
+	const int64_t params[8] = {g->kh, g->kw, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw};
+	for (int i = 0; i < 8; i++)
+		ETC_TRY(refb_check_param(c, "a window parameter", params[i]));
 	if (g->kh <= 0 || g->kw <= 0 || g->sh <= 0 || g->sw <= 0 || g->dh <= 0 || g->dw <= 0)
 		return ref_fail(c, ETC_ERR_MISMATCH,
 		                "kernel [%" PRId64 ", %" PRId64 "], stride [%" PRId64 ", %" PRId64
@@ -339,8 +342,14 @@ static int up_geom_init(const ref_call *c, const ref_tensor *x, bool vec, int po
 			g->has_sh = g->has_sw = true;
 			g->sh = sc[0];
 			g->sw = sc[1];
-			g->oh = (int64_t)((double)g->ih * sc[0]);
-			g->ow = (int64_t)((double)g->iw * sc[1]);
+			double oh = (double)g->ih * sc[0], ow = (double)g->iw * sc[1];
+			if (!(oh >= 0 && oh < (double)ETC_REF_SIZE_MAX && ow >= 0 &&
+			      ow < (double)ETC_REF_SIZE_MAX))
+				return ref_fail(c, ETC_ERR_MISMATCH,
+				                "scale_factors [%g, %g] give no valid output size",
+				                sc[0], sc[1]);
+			g->oh = (int64_t)oh;
+			g->ow = (int64_t)ow;
 		}
 	} else {
 		const ref_arg *a = ref_arg_get(c, "scales_h", pos_scales);

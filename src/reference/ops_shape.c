@@ -305,7 +305,7 @@ int ref_op_slice(ref_call *c)
 		end += size;
 	start = start < 0 ? 0 : (start > size ? size : start);
 	end = end < start ? start : (end > size ? size : end);
-	int64_t len = (end - start + step - 1) / step;
+	int64_t len = end > start ? (end - start - 1) / step + 1 : 0;
 	return emit_slice(c, 0, x, k, start, len, step);
 }
 
@@ -323,7 +323,7 @@ int ref_op_narrow(ref_call *c)
 	int64_t size = x->shape[k];
 	if (start < 0)
 		start += size;
-	if (start < 0 || start > size || length < 0 || start + length > size)
+	if (start < 0 || start > size || length < 0 || length > size - start)
 		return ref_fail(c, ETC_ERR_MISMATCH,
 		                "start %" PRId64 " and length %" PRId64
 		                " exceed dim %u of size %" PRId64,
@@ -455,7 +455,7 @@ int ref_op_split(ref_call *c)
 	if (ss < 0 || (ss == 0 && size != 0))
 		return ref_fail(c, ETC_ERR_MISMATCH,
 		                "split_size %" PRId64 " for dim %u of size %" PRId64, ss, k, size);
-	int64_t n = ss ? (size + ss - 1) / ss : 1;
+	int64_t n = ss && size ? (size - 1) / ss + 1 : 1;
 	if (n < 1)
 		n = 1;
 	if ((uint64_t)n != c->nouts)
@@ -664,6 +664,9 @@ int ref_op_repeat(ref_call *c)
 		if (rep[d] < 0)
 			return ref_fail(c, ETC_ERR_MISMATCH, "repeats %s has a negative entry",
 			                ref_shape_str(b1, sizeof b1, (uint32_t)n, rep));
+		if (xs[d] && rep[d] > ETC_REF_SIZE_MAX / xs[d])
+			return ref_fail(c, ETC_ERR_LIMIT, "repeats %s make dim %u too large",
+			                ref_shape_str(b1, sizeof b1, (uint32_t)n, rep), d);
 		osh[d] = xs[d] * rep[d];
 		/* [r0, s0, r1, s1, ...]: the repeat index outside each input dim */
 		vsh[2 * d] = rep[d];
@@ -709,6 +712,10 @@ int ref_op_constant_pad_nd(ref_call *c)
 			pl = pad[2 * from_last];
 			pr = pad[2 * from_last + 1];
 		}
+		if (pl < -ETC_REF_SIZE_MAX || pl > ETC_REF_SIZE_MAX || pr < -ETC_REF_SIZE_MAX ||
+		    pr > ETC_REF_SIZE_MAX)
+			return ref_fail(c, ETC_ERR_LIMIT,
+			                "padding [%" PRId64 ", %" PRId64 "] is too large", pl, pr);
 		osh[d] = x->shape[d] + pl + pr;
 		if (osh[d] < 0)
 			return ref_fail(c, ETC_ERR_MISMATCH,
@@ -797,7 +804,7 @@ int ref_op_slice_scatter(ref_call *c)
 	end = end < start ? start : (end > size ? size : end);
 	refb_strides(x->rank, x->shape, st);
 	memcpy(sh, x->shape, x->rank * sizeof *sh);
-	sh[k] = (end - start + step - 1) / step;
+	sh[k] = end > start ? (end - start - 1) / step + 1 : 0;
 	int64_t off = start * st[k];
 	st[k] *= step;
 	return scatter_view(c, x, src, x->rank, sh, st, off);
@@ -848,7 +855,7 @@ static int pixel_shuffle(ref_call *c, bool up)
 		    "expected an input of rank >= 3 and a factor > 0, given %s and %" PRId64,
 		    ref_shape_str(b, sizeof b, x->rank, x->shape), r);
 	int64_t C = x->shape[n - 3], H = x->shape[n - 2], W = x->shape[n - 1];
-	if (up ? C % (r * r) != 0 : (H % r != 0 || W % r != 0))
+	if (up ? r > C || C % (r * r) != 0 : (H % r != 0 || W % r != 0))
 		return ref_fail(c, ETC_ERR_MISMATCH,
 		                "input %s is not divisible by the factor %" PRId64,
 		                ref_shape_str(b, sizeof b, x->rank, x->shape), r);
@@ -989,6 +996,18 @@ int ref_op_as_strided(ref_call *c)
 			                ref_shape_str(b1, sizeof b1, (uint32_t)ns, size),
 			                ref_shape_str(b2, sizeof b2, (uint32_t)nt, stride));
 		empty = empty || size[d] == 0;
+		if (size[d] > ETC_REF_SIZE_MAX || stride[d] > ETC_REF_SIZE_MAX ||
+		    off > ETC_REF_SIZE_MAX)
+			return ref_fail(c, ETC_ERR_LIMIT,
+			                "size %s, stride %s or offset is too large",
+			                ref_shape_str(b1, sizeof b1, (uint32_t)ns, size),
+			                ref_shape_str(b2, sizeof b2, (uint32_t)nt, stride));
+		/* both <= 2^40: the product is checked in double before it is formed */
+		if (size[d] > 0 && (double)(size[d] - 1) * (double)stride[d] + (double)last >
+		                       (double)ETC_REF_SIZE_MAX)
+			return ref_fail(c, ETC_ERR_LIMIT, "size %s and stride %s reach too far",
+			                ref_shape_str(b1, sizeof b1, (uint32_t)ns, size),
+			                ref_shape_str(b2, sizeof b2, (uint32_t)nt, stride));
 		if (size[d] > 0)
 			last += (size[d] - 1) * stride[d];
 	}

@@ -76,7 +76,21 @@ static int parse_member(const etc_refgraph *g, const char *member, json_t **out,
 	char what[600];
 	ETC_TRY(etc_etrecord_member(g->rec, member, &data, &size, err));
 	snprintf(what, sizeof what, "%s:%s", etc_etrecord_name(g->rec), member);
-	return ref_json_parse(data, size, what, out, err);
+	/* what the reference never reads: stack traces, strides, devices, ... */
+	static const char *const drop[] = {"stack_trace",
+	                                   "nn_module_stack",
+	                                   "source_fn_stack",
+	                                   "torch_fn",
+	                                   "from_node",
+	                                   "strides",
+	                                   "device",
+	                                   "layout",
+	                                   "requires_grad",
+	                                   "storage_offset",
+	                                   "module_call_graph",
+	                                   "range_constraints",
+	                                   NULL};
+	return ref_json_parse(data, size, drop, what, out, err);
 }
 
 static int edge_member(etc_refgraph *g, char *buf, size_t cap, etc_error *err)

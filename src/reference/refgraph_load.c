@@ -276,17 +276,43 @@ static int node_args(ref_loader *L, const json_t *jn, ref_node *n, size_t idx)
 
 /* The ETRecord's node of the same name; nodes come in the same order, so the
  * search starts after the previous match. */
-static const etc_graph_node *record_node(const etc_refgraph *g, const char *name, size_t *cursor)
+/* The ETRecord's own nodes of the loaded graph (stack traces, modules). */
+typedef struct record_nodes {
+	int method;                 /* the method's Edge program, or -1 */
+	const etc_graph_node *list; /* a graph_map program's nodes */
+	size_t count, cursor;
+} record_nodes;
+
+static record_nodes record_nodes_of(const etc_refgraph *g)
 {
+	record_nodes r = {-1, NULL, 0, 0};
 	int m = etc_etrecord_method_index(g->rec, g->method);
-	if (m < 0 || strcmp(g->name, REF_EDGE_MEMBER) != 0)
-		return NULL;
-	size_t n = etc_etrecord_node_count(g->rec, (size_t)m);
-	for (size_t k = 0; k < n; k++) {
-		size_t i = (*cursor + k) % n;
-		const etc_graph_node *nd = etc_etrecord_node(g->rec, (size_t)m, i);
+	if (m >= 0 && strcmp(g->name, REF_EDGE_MEMBER) == 0) {
+		r.method = m;
+		r.count = etc_etrecord_node_count(g->rec, (size_t)m);
+		return r;
+	}
+	for (size_t i = 0; i < etc_etrecord_graph_count(g->rec); i++)
+		if (strcmp(etc_etrecord_graph_name(g->rec, i), g->member) == 0) {
+			etc_error err;
+			/* parsed once and cached by the record: logically const */
+			if (etc_etrecord_graph_nodes((etc_etrecord *)g->rec, g->member, &r.list,
+			                             &r.count, &err) < 0)
+				r.count = 0;
+		}
+	return r;
+}
+
+/* The record's node called `name`; nodes come in the same order, so the
+ * search starts after the previous match. */
+static const etc_graph_node *record_node(const etc_refgraph *g, record_nodes *r, const char *name)
+{
+	for (size_t k = 0; k < r->count; k++) {
+		size_t i = (r->cursor + k) % r->count;
+		const etc_graph_node *nd =
+		    r->list ? &r->list[i] : etc_etrecord_node(g->rec, (size_t)r->method, i);
 		if (strcmp(nd->name, name) == 0) {
-			*cursor = i + 1;
+			r->cursor = i + 1;
 			return nd;
 		}
 	}
@@ -333,14 +359,15 @@ static int nodes(ref_loader *L, const json_t *jnodes)
 	}
 	ETC_TRY(sort_names(L));
 	/* pass 2: arguments, in the same order */
-	size_t k = 0, cursor = 0;
+	size_t k = 0;
+	record_nodes rn = record_nodes_of(g);
 	for (size_t i = 0; i < n; i++) {
 		const json_t *jn = json_array_get(jnodes, i);
 		if (!ref_load_is_operator(json_string_value(json_object_get(jn, "target"))))
 			continue;
 		ref_node *nd = &g->nodes[k];
 		ETC_TRY(node_args(L, jn, nd, k));
-		nd->pub.graph_node = record_node(g, nd->pub.name, &cursor);
+		nd->pub.graph_node = record_node(g, &rn, nd->pub.name);
 		k++;
 	}
 	return 0;
@@ -408,8 +435,7 @@ static int build(ref_loader *L, const json_t *root)
 		return ref_load_nomem(L->err);
 	ETC_TRY(ref_load_signature(L, gm, graph));
 	ETC_TRY(nodes(L, jnodes));
-	ETC_TRY(outputs(L, gm, graph));
-	return ref_load_weights(L);
+	return outputs(L, gm, graph);
 }
 
 void etc_refgraph_options_init(etc_refgraph_options *opt)
@@ -444,7 +470,10 @@ int etc_refgraph_load(etc_refgraph **out, const etc_etrecord *rec, const etc_ref
 	int rc = ref_load_choose(g, opt, &root, err);
 	if (rc == 0)
 		rc = build(&L, root);
+	/* the JSON tree (many times the text) is gone before the weights come */
 	json_decref(root);
+	if (rc == 0)
+		rc = ref_load_weights(&L);
 	free(L.names);
 	if (rc < 0) {
 		etc_refgraph_free(g);

@@ -18,7 +18,9 @@ static int weight(ref_loader *L, const json_t *spec, const char *kind, const cha
 		return ref_load_error(L, "a %s input spec without its name", kind);
 	weight_spec *w = &L->weights[L->nweights++];
 	w->kind = kind;
-	w->key = json_string_value(key);
+	w->key = ref_load_dup(L->g, json_string_value(key));
+	if (!w->key)
+		return ref_load_nomem(L->err);
 	/* a non-persistent buffer is saved with the constants */
 	w->constants_first = strcmp(kind, "tensor_constant") == 0 ||
 	                     json_is_false(json_object_get(spec, "persistent"));
@@ -83,7 +85,9 @@ int ref_load_signature(ref_loader *L, const json_t *gm, const json_t *graph)
 				continue;
 			weight_spec *w = &L->weights[L->nweights++];
 			w->kind = kinds[m];
-			w->key = json_string_value(key);
+			w->key = ref_load_dup(L->g, json_string_value(key));
+			if (!w->key)
+				return ref_load_nomem(L->err);
 			w->constants_first = m == 2;
 			ETC_TRY(ref_load_value(L, name, REF_VALUE_WEIGHT, L->nweights - 1, 0,
 			                       &w->value));

@@ -11,7 +11,8 @@
  * "<node>.<i>" for an unnamed item); with --eval also under "<name>@eval",
  * computed again by etc_refrun_eval with every tensor input replaced by a
  * copy of itself; the graph's outputs also as "output.<k>". One line per node
- * on stdout: "name<TAB>op<TAB>status<TAB>why<TAB>output names (comma-separated)",
+ * on stdout: "name<TAB>op<TAB>status<TAB>why<TAB>output names (comma-separated)<TAB>
+ * the record's source line of the node ("-" when the node is not linked)",
  * after a first line "# GRAPH METHOD".
  * Exit 0, or 1 with one line on stderr.
  */
@@ -54,7 +55,7 @@ static int on_node(void *user, const etc_refrun *run, size_t node, etc_error *er
 	printf("%s\t%s\t%s\t%s\t", n->name, n->op, st >= 0 && st < 4 ? status_names[st] : "?", why);
 	for (uint32_t i = 0; i < n->output_count; i++)
 		printf("%s%s", i ? "," : "", n->output_names[i]);
-	printf("\n");
+	printf("\t%s\n", n->graph_node ? n->graph_node->source_line : "-");
 	if (st != ETC_REFNODE_COMPUTED)
 		return 0;
 	for (uint32_t i = 0; i < n->output_count; i++) {

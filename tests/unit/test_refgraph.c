@@ -8,6 +8,7 @@
 #include "check.h"
 
 #include "etcompare/reference.h"
+#include "reference/refargs.h"
 
 #include <stdlib.h>
 
@@ -273,6 +274,44 @@ static void test_options(void)
 	etc_etrecord_free(rec);
 }
 
+static void test_json(void)
+{
+	json_t *j = NULL;
+	etc_error err;
+	double d = 0;
+	const char *t1 = "{\"a\": NaN, \"b\": [Infinity, -Infinity, -2], \"s\": \"NaN Infinity\"}";
+	CHECK(ref_json_parse(t1, strlen(t1), NULL, "t1", &j, &err) == 0);
+	CHECK(ref_json_number(json_object_get(j, "a"), &d) && isnan(d));
+	CHECK(ref_json_number(json_array_get(json_object_get(j, "b"), 0), &d) && isinf(d) && d > 0);
+	CHECK(ref_json_number(json_array_get(json_object_get(j, "b"), 1), &d) && isinf(d) && d < 0);
+	CHECK(ref_json_number(json_array_get(json_object_get(j, "b"), 2), &d) && d == -2);
+	CHECK_STR(json_string_value(json_object_get(j, "s")), "NaN Infinity");
+	json_decref(j);
+
+	static const char *const drop[] = {"stack_trace", "strides", "device", NULL};
+	const char *t2 = "{\"stack_trace\": {\"x\": [1, \"}]\\\"\"]}, \"keep\": 1,"
+	                 " \"strides\" :[1, [2]], \"device\":\"c\\\"pu\", \"k\": {\"device\": 7},"
+	                 " \"name\": \"device\", \"z\": NaN}";
+	CHECK(ref_json_parse(t2, strlen(t2), drop, "t2", &j, &err) == 0);
+	CHECK(json_is_null(json_object_get(j, "stack_trace")));
+	CHECK(json_integer_value(json_object_get(j, "keep")) == 1);
+	CHECK(json_is_null(json_object_get(j, "strides")));
+	CHECK(json_is_null(json_object_get(j, "device")));
+	CHECK(
+	    json_is_integer(json_object_get(json_object_get(j, "k"), "device"))); /* short: kept */
+	CHECK_STR(json_string_value(json_object_get(j, "name")), "device");
+	CHECK(ref_json_number(json_object_get(j, "z"), &d) && isnan(d));
+	json_decref(j);
+
+	const char *t3 = "{\"strides\": }";
+	CHECK(ref_json_parse(t3, strlen(t3), drop, "t3", &j, &err) == ETC_ERR_FORMAT);
+	CHECK(strstr(err.message, "t3") && strstr(err.message, "invalid JSON"));
+	const char *t4 = "{\"stack_trace\": [1, 2";
+	CHECK(ref_json_parse(t4, strlen(t4), drop, "t4", &j, &err) == ETC_ERR_FORMAT);
+	const char *t5 = "{\"stack_trace";
+	CHECK(ref_json_parse(t5, strlen(t5), drop, "t5", &j, &err) == ETC_ERR_FORMAT);
+}
+
 int main(void)
 {
 	init_path();
@@ -280,5 +319,6 @@ int main(void)
 	CHECK_GROUP(test_run);
 	CHECK_GROUP(test_options);
 	CHECK_GROUP(test_members);
+	CHECK_GROUP(test_json);
 	return check_report("test_refgraph");
 }
