@@ -856,6 +856,9 @@ def hostile_params():
     refuse("addmm int64 alpha 1e300", "aten.addmm.default",
            [R.t("self", "s"), R.t("mat1", "a"), R.t("mat2", "b"), R.f("alpha", 1e300)],
            {"s": ri(3), "a": a, "b": ri(3, 3)}, 1, ["alpha"])
+    refuse("addmm int64 beta 0.5", "aten.addmm.default",
+           [R.t("self", "s"), R.t("mat1", "a"), R.t("mat2", "b"), R.f("beta", 0.5)],
+           {"s": ri(3), "a": a, "b": ri(3, 3)}, 1, ["must be integers"])
 
 
 with C.harness():

@@ -394,7 +394,8 @@ int refb_gemm(const ref_call *c, int dtype, bool ta, bool tb, size_t m, size_t n
 		return 0;
 	if (!ref_dtype_is_float(dtype)) {
 		/* torch takes alpha and beta of an integer product as integers */
-		if (!(fabs(alpha) < 9.0e18) || !(fabs(beta) < 9.0e18))
+		if (!(fabs(alpha) < 9.0e18) || !(fabs(beta) < 9.0e18) || alpha != trunc(alpha) ||
+		    beta != trunc(beta))
 			return ref_fail(
 			    c, ETC_ERR_MISMATCH,
 			    "alpha %g and beta %g of an integer product must be integers", alpha,
