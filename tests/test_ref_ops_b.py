@@ -840,6 +840,9 @@ def hostile_params():
     refuse("narrow length 2^63-1", "aten.narrow.default",
            [R.t("self", "x"), R.i("dim", 1), R.i("start", 2), R.i("length", 2**63 - 1)],
            {"x": y}, 1, ["exceed dim 1"])
+    refuse("split sizes summing past int64", "aten.split_with_sizes_copy.default",
+           [R.t("self", "x"), R.ints("split_sizes", [3, 2**63 - 1]), R.i("dim", 1)], {"x": y}, 2,
+           ["sum to more than 7"])
     refuse("repeat 2^62", "aten.repeat.default", [R.t("self", "x"), R.ints("repeats", [big, 3])],
            {"x": y}, 1, ["too large"])
     refuse("constant_pad_nd 2^62", "aten.constant_pad_nd.default",
