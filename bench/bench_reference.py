@@ -220,13 +220,14 @@ class Interpreter:
 # --- timing --------------------------------------------------------------------
 
 def time_fn(fn, repeat):
-    """Wall times in ms of `repeat` calls of fn."""
-    ms = []
+    """(wall ms, process CPU ms) of each of `repeat` calls of fn."""
+    ms, cpu = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fn()
         ms.append((time.perf_counter() - t0) * 1e3)
-    return ms
+        cpu.append((time.process_time() - c0) * 1e3)
+    return ms, cpu
 
 
 class TorchRival:
@@ -242,6 +243,7 @@ class TorchRival:
             it = Interpreter(rec, dtype)
             self.fns[key] = lambda it=it: it.run(x)
         self.ms = {k: [] for k in self.fns}
+        self.cpu = {k: [] for k in self.fns}
         with torch.inference_mode():
             for fn in self.fns.values():  # warm-up
                 for _ in range(3):
@@ -250,7 +252,9 @@ class TorchRival:
     def round(self, repeat):
         with torch.inference_mode():
             for k, fn in self.fns.items():
-                self.ms[k] += time_fn(fn, repeat)
+                ms, cpu = time_fn(fn, repeat)
+                self.ms[k] += ms
+                self.cpu[k] += cpu
 
 
 def run_timed(peakrss, cmd, env):
@@ -343,10 +347,11 @@ def main():
             module.eval()
         rival = TorchRival(rec, module)
         # rounds alternate the reference and torch so that both see the same load
-        ref_ms, load_ms, hwm_kb, r = [], [], 0, None
+        ref_ms, ref_cpu, load_ms, hwm_kb, r = [], [], [], 0, None
         for _ in range(a.rounds):
             r = ref_run(build, peakrss, path, per_round, env)
             ref_ms += [float(v) for v in r["run_all_ms"].split(",")]
+            ref_cpu += [float(v) for v in r["run_all_cpu_ms"].split(",")]
             load_ms.append(float(r["load_ms"]))
             hwm_kb = max(hwm_kb, int(r["hwm_kb"]), int(r["peakrss_kb"]))
             rival.round(per_round)
@@ -357,16 +362,19 @@ def main():
         rival_key = "f32_module" if module is not None else "f32_graph"
         tm = {k: med(v) for k, v in rival.ms.items()}
         ratio = ref / tm[rival_key]
+        cpu_ratio = med(ref_cpu) / med(rival.cpu[rival_key])
         complete = int(r["computed"]) == int(r["nodes"])
         ok = ratio <= 2.0 and complete
         goal_speed = goal_speed and ok
-        rival_txt = f"{tm[rival_key]:.3f} (min {min(rival.ms[rival_key]):.3f}; " + \
+        rival_txt = f"{tm[rival_key]:.3f} (min {min(rival.ms[rival_key]):.3f}, CPU " \
+            f"{med(rival.cpu[rival_key]):.3f}; " + \
             ("nn.Module" if module is not None else "graph, aten ops") + ")"
         if module is not None:
             rival_txt += f"; graph {tm['f32_graph']:.3f}"
         rows.append(f"| {name} | {r['nodes']} ({r['computed']} computed) | {ref:.3f} "
-                    f"(min {min(ref_ms):.3f}) | {rival_txt} | {tm['f64_graph']:.3f} | "
-                    f"{ratio:.2f} x | {med(load_ms):.1f} | {'met' if ok else 'MISSED'} |")
+                    f"(min {min(ref_ms):.3f}, CPU {med(ref_cpu):.3f}) | {rival_txt} | "
+                    f"{tm['f64_graph']:.3f} | {ratio:.2f} x (CPU {cpu_ratio:.2f} x) | "
+                    f"{med(load_ms):.1f} | {'met' if ok else 'MISSED'} |")
         if not complete:
             notes.append(f"{name}: only {r['computed']} of {r['nodes']} nodes computed "
                          f"(unsupported: {r['unsupported_ops'] or '-'}, skipped "

@@ -18,7 +18,8 @@
  *       excluded)
  *   open_ms, load_ms  etc_etrecord_open, etc_refgraph_load
  *   run_ms            median of N timed runs (no-op callback); run_min_ms,
- *       run_max_ms, runs=N, run_all_ms (every run, in order, comma-separated)
+ *       run_max_ms, runs=N, run_all_ms (every run, in order, comma-separated),
+ *       run_all_cpu_ms (the process's CPU time of each run, all threads)
  *   rss_base_kb       VmRSS before opening the record (program + libraries)
  *   rss_after_load_kb VmRSS after loading the graph
  *   hwm_kb            VmHWM (peak RSS) at the end
@@ -33,11 +34,16 @@
 #include <string.h>
 #include <time.h>
 
-static double now_ms(void)
+static double clock_ms(clockid_t clock)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double now_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
 }
 
 /* A field of /proc/self/status in kB ("VmRSS", "VmHWM"), or -1. */
@@ -205,19 +211,24 @@ int main(int argc, char **argv)
 	                     &err) < 0)
 		return fail("run", &err);
 
-	double *ms = malloc((size_t)repeat * sizeof *ms);
+	double *ms = malloc(2 * (size_t)repeat * sizeof *ms);
 	if (!ms)
 		return 1;
+	double *cpu = ms + repeat;
 	for (int r = 0; r < repeat; r++) {
-		double a = now_ms();
+		double a = now_ms(), c = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
 		if (etc_refgraph_run(g, etc_refinputs_tensors(in), etc_refinputs_count(in), noop,
 		                     NULL, &err) < 0)
 			return fail("run", &err);
 		ms[r] = now_ms() - a;
+		cpu[r] = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - c;
 	}
 	printf("run_all_ms=");
 	for (int r = 0; r < repeat; r++)
 		printf("%s%.4f", r ? "," : "", ms[r]);
+	printf("\nrun_all_cpu_ms=");
+	for (int r = 0; r < repeat; r++)
+		printf("%s%.4f", r ? "," : "", cpu[r]);
 	printf("\n");
 	qsort(ms, (size_t)repeat, sizeof *ms, cmp_double);
 	double median = repeat % 2 ? ms[repeat / 2] : (ms[repeat / 2 - 1] + ms[repeat / 2]) / 2;
