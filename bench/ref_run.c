@@ -21,7 +21,10 @@
  *       run_max_ms, runs=N, run_all_ms (every run, in order, comma-separated),
  *       run_all_cpu_ms (the process's CPU time of each run, all threads)
  *   rss_base_kb       VmRSS before opening the record (program + libraries)
- *   rss_after_load_kb VmRSS after loading the graph
+ *   rss_after_open_kb, rss_after_load_kb   VmRSS after opening the record and
+ *       after loading the graph; anon_after_load_kb, file_after_load_kb,
+ *       anon_end_kb, file_end_kb: its RssAnon (heap) and RssFile (mapped
+ *       files: the program, its libraries and the ETRecord) parts
  *   hwm_kb            VmHWM (peak RSS) at the end
  * Exits 1 when the record cannot be loaded or run, naming the step.
  */
@@ -176,11 +179,13 @@ int main(int argc, char **argv)
 	if (etc_etrecord_open(&rec, path, &err) < 0)
 		return fail("open", &err);
 	double t1 = now_ms();
+	long rss_opened = proc_status_kb("VmRSS");
 	etc_refgraph *g = NULL;
 	if (etc_refgraph_load(&g, rec, &opt, &err) < 0)
 		return fail("load", &err);
 	double t2 = now_ms();
 	long rss_loaded = proc_status_kb("VmRSS");
+	long anon_loaded = proc_status_kb("RssAnon"), file_loaded = proc_status_kb("RssFile");
 
 	etc_refinputs *in = NULL;
 	etc_npz *npz = NULL;
@@ -243,8 +248,11 @@ int main(int argc, char **argv)
 	printf("open_ms=%.3f\nload_ms=%.3f\n", t1 - t0, t2 - t1);
 	printf("run_ms=%.3f\nrun_min_ms=%.3f\nrun_max_ms=%.3f\nruns=%d\n", median, ms[0],
 	       ms[repeat - 1], repeat);
-	printf("rss_base_kb=%ld\nrss_after_load_kb=%ld\nhwm_kb=%ld\n", rss_base, rss_loaded,
-	       proc_status_kb("VmHWM"));
+	printf("rss_base_kb=%ld\nrss_after_open_kb=%ld\nrss_after_load_kb=%ld\n", rss_base,
+	       rss_opened, rss_loaded);
+	printf("anon_after_load_kb=%ld\nfile_after_load_kb=%ld\n", anon_loaded, file_loaded);
+	printf("anon_end_kb=%ld\nfile_end_kb=%ld\nhwm_kb=%ld\n", proc_status_kb("RssAnon"),
+	       proc_status_kb("RssFile"), proc_status_kb("VmHWM"));
 	free(ms);
 	free(from_input);
 	etc_refinputs_free(in);
