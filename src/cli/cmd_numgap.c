@@ -14,6 +14,17 @@ bool numgap_wanted(const numgap_args *a)
 	return a->reference_etdump || a->reference_intermediates;
 }
 
+bool numgap_graph_asked(const numgap_args *a)
+{
+	return !numgap_wanted(a) && !a->no_reference_run &&
+	       (a->reference_graph || a->reference_dtype || a->inputs || a->tsv);
+}
+
+bool numgap_graph_mode(const numgap_args *a, bool have_etrecord, bool have_debug_buffer)
+{
+	return !numgap_wanted(a) && !a->no_reference_run && have_etrecord && have_debug_buffer;
+}
+
 int numgap_check_args(const numgap_args *a, bool have_etdump)
 {
 	if (a->reference_etdump && a->reference_intermediates)
@@ -25,20 +36,30 @@ int numgap_check_args(const numgap_args *a, bool have_etdump)
 	if (a->reference_etdump && !a->reference_debug_buffer)
 		return usage_error("%s", "--reference-etdump needs --reference-debug-buffer (the "
 		                         "reference's intermediate outputs)");
-	if ((a->distance || a->quant_params || a->layout || a->force) && !numgap_wanted(a))
+	if ((a->distance || a->quant_params || a->layout || a->force) && a->no_reference_run &&
+	    !numgap_wanted(a))
 		return usage_error("%s",
 		                   "--distance, --quant-params, --layout and --force belong to "
-		                   "the numeric gap: give --reference-etdump or "
-		                   "--reference-intermediates");
+		                   "the numeric gap, which --no-reference-run turns off: give "
+		                   "--reference-etdump or --reference-intermediates");
+	if ((a->reference_graph || a->reference_dtype || a->inputs) && a->no_reference_run)
+		return usage_error("%s",
+		                   "--reference-graph, --reference-dtype and --inputs belong "
+		                   "to the reference run, which --no-reference-run turns off");
+	if (a->reference_dtype && strcmp(a->reference_dtype, "float64") &&
+	    strcmp(a->reference_dtype, "float32"))
+		return usage_error("--reference-dtype %s: expected float64 or float32",
+		                   a->reference_dtype);
 	int d;
 	if (a->distance && etc_numgap_distance_parse(a->distance, &d) < 0)
 		return usage_error("--distance %s: expected mse, l1 or snr", a->distance);
 	if (a->layout && strcmp(a->layout, "auto") && strcmp(a->layout, "none"))
 		return usage_error("--layout %s: expected auto or none", a->layout);
-	if (a->tsv && !numgap_wanted(a))
-		return usage_error("%s", "--numgap-tsv needs --reference-etdump or "
+	if (a->tsv && !numgap_wanted(a) && a->no_reference_run)
+		return usage_error("%s", "--numgap-tsv needs a reference: the ETRecord's graph "
+		                         "(without --no-reference-run), --reference-etdump or "
 		                         "--reference-intermediates");
-	if (numgap_wanted(a) && !have_etdump)
+	if ((numgap_wanted(a) || numgap_graph_asked(a)) && !have_etdump)
 		return usage_error("%s", "the numeric gap needs --etdump and --debug_buffer");
 	return 0;
 }
@@ -73,6 +94,185 @@ static int open_reference(const numgap_args *a, const etc_etrecord *rec,
 		return rc == ETC_ERR_USAGE ? usage_error("%s", err.message) : input_error(&err);
 	ref->insp = st->insp;
 	ref->name = a->reference_etdump;
+	return 0;
+}
+
+/* --- the reference graph ---------------------------------------------------------------- */
+
+/* "(give --inputs ...)" */
+#define INPUTS_HINT                                                                                \
+	"give --inputs FILE (an .npz with arrays \"0\", \"1\", ... in the graph's input order, "   \
+	"or a torch.save list of tensors)"
+
+/* The graph could not run: an error when it was asked for, else a note and no gap. */
+static int graph_unavailable(const numgap_args *a, int status, const char *msg)
+{
+	char safe[1024];
+	etc_text_safe(safe, sizeof safe, msg);
+	if (numgap_graph_asked(a)) {
+		fprintf(stderr, "etcompare: error: the numeric gap from the ETRecord's graph: %s\n",
+		        safe);
+		return status == ETC_ERR_USAGE ? EXIT_USAGE : EXIT_INPUT;
+	}
+	fprintf(stderr, "etcompare: note: no numeric gap from the ETRecord's graph: %s\n", safe);
+	return 0;
+}
+
+/* The block the gap reads (the first run of it). */
+static const etc_event_block *gap_block(const etc_inspector *insp, const char *name)
+{
+	if (!name)
+		name = "Execute";
+	for (size_t b = 0; b < etc_inspector_block_count(insp); b++) {
+		const etc_event_block *blk = etc_inspector_block(insp, b);
+		if (blk->name.len == strlen(name) && !memcmp(blk->name.ptr, name, blk->name.len))
+			return blk;
+	}
+	return NULL;
+}
+
+/* --inputs FILE: an .npz, else a torch.save list. */
+static int inputs_from_file(const numgap_args *a, numgap_state *st, etc_error *err)
+{
+	size_t n = strlen(a->inputs);
+	int rc;
+	if (n >= 4 && !strcmp(a->inputs + n - 4, ".npz")) {
+		if ((rc = etc_npz_open(&st->inputs_npz, a->inputs, err)) < 0)
+			return rc;
+		return etc_refinputs_from_npz(&st->inputs, st->graph, st->inputs_npz, err);
+	}
+	if ((rc = etc_torchsave_open(&st->inputs_ts, a->inputs, err)) < 0)
+		return rc;
+	return etc_refinputs_from_torchsave(&st->inputs, st->graph, st->inputs_ts, err);
+}
+
+/*
+ * The inputs of the run: representative_inputs[bundled_input_index]; else
+ * --inputs; else the record's candidates (example inputs, representative
+ * inputs), the one whose reference run reproduces the run's program outputs
+ * best. 1 when there are none (what says so is in `why`).
+ */
+static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
+                         numgap_state *st, char *why, size_t cap, etc_error *err)
+{
+	const etc_event_block *blk = gap_block(insp, a->block);
+	if (blk && blk->bundled_input_index >= 0 && etc_etrecord_representative_inputs(rec)) {
+		int rc =
+		    etc_refinputs_from_record(&st->inputs, st->graph, rec, "representative_inputs",
+		                              (size_t)blk->bundled_input_index, err);
+		if (rc < 0)
+			return rc;
+		fprintf(
+		    stderr,
+		    "etcompare: note: reference run on the ETRecord's representative_inputs[%d] "
+		    "(the run's bundled_input_index)\n",
+		    blk->bundled_input_index);
+		return 0;
+	}
+	if (a->inputs)
+		return inputs_from_file(a, st, err);
+	/* candidates: the record's example inputs, then representative_inputs[0..] */
+	etc_refinputs *best = NULL;
+	double best_snr = NAN;
+	char best_name[64] = "", first_err[300] = "";
+	size_t tried = 0;
+	for (size_t k = 0; k <= 64; k++) {
+		etc_refinputs *in = NULL;
+		etc_error e2;
+		etc_error_clear(&e2);
+		const char *which = k == 0 ? "example_inputs" : "representative_inputs";
+		size_t index = k == 0 ? 0 : k - 1;
+		if (k > 0 && !etc_etrecord_representative_inputs(rec))
+			break;
+		int rc = etc_refinputs_from_record(&in, st->graph, rec, which, index, &e2);
+		if (rc == ETC_ERR_NOMEM) {
+			*err = e2;
+			etc_refinputs_free(best);
+			return rc;
+		}
+		if (rc < 0) {
+			if (!*first_err && rc != ETC_ERR_UNSUPPORTED && rc != ETC_ERR_USAGE)
+				snprintf(first_err, sizeof first_err, "%.250s", e2.message);
+			if (k == 0)
+				continue;
+			break; /* past the last representative input */
+		}
+		tried++;
+		double snr = NAN;
+		if (!best) {
+			best = in;
+			snprintf(best_name, sizeof best_name, k ? "%s[%zu]" : "%s", which, index);
+			continue;
+		}
+		/* a second candidate: score both by the run's program outputs */
+		if (tried == 2 &&
+		    etc_numgap_inputs_score(insp, a->block, st->graph, etc_refinputs_tensors(best),
+		                            etc_refinputs_count(best), &best_snr, &e2) < 0)
+			best_snr = NAN;
+		if (etc_numgap_inputs_score(insp, a->block, st->graph, etc_refinputs_tensors(in),
+		                            etc_refinputs_count(in), &snr, &e2) < 0)
+			snr = NAN;
+		if (snr > best_snr || (isnan(best_snr) && !isnan(snr))) {
+			etc_refinputs_free(best);
+			best = in;
+			best_snr = snr;
+			snprintf(best_name, sizeof best_name, "%s[%zu]", which, index);
+		} else {
+			etc_refinputs_free(in);
+		}
+	}
+	if (!best) {
+		snprintf(why, cap,
+		         "the ETRecord has no inputs for the run (no representative_inputs, no "
+		         "example inputs%s%.200s): %s",
+		         *first_err ? ": " : "", first_err, INPUTS_HINT);
+		return 1;
+	}
+	st->inputs = best;
+	if (tried > 1)
+		fprintf(stderr,
+		        "etcompare: note: reference run on the ETRecord's %s: of %zu candidate "
+		        "inputs, its program outputs match the run's best (SNR %.4g dB)\n",
+		        best_name, tried, best_snr);
+	else
+		fprintf(stderr, "etcompare: note: reference run on the ETRecord's %s\n", best_name);
+	return 0;
+}
+
+/* Loads the ETRecord's graph and the run's inputs into ref; 0 with ref->graph NULL: no gap. */
+static int open_graph(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
+                      numgap_state *st, etc_numgap_reference *ref)
+{
+	etc_error err;
+	etc_error_clear(&err);
+	if (!rec)
+		return graph_unavailable(a, ETC_ERR_USAGE,
+		                         "it needs --etrecord (the graph, its weights and inputs)");
+	etc_refgraph_options go;
+	etc_refgraph_options_init(&go);
+	go.graph = a->reference_graph;
+	go.method = a->method;
+	go.dtype = a->reference_dtype && !strcmp(a->reference_dtype, "float32") ? ETC_REF_FLOAT32
+	                                                                        : ETC_REF_FLOAT64;
+	int rc = etc_refgraph_load(&st->graph, rec, &go, &err);
+	if (rc < 0) {
+		/* an unknown graph name is the user's */
+		if (!numgap_graph_asked(a) && rc == ETC_ERR_UNSUPPORTED)
+			return 0; /* no runnable graph in the record: nothing to say */
+		return graph_unavailable(
+		    a, a->reference_graph && rc == ETC_ERR_USAGE ? rc : ETC_ERR_FORMAT,
+		    err.message);
+	}
+	char why[600] = "";
+	rc = choose_inputs(a, insp, rec, st, why, sizeof why, &err);
+	if (rc < 0)
+		return graph_unavailable(a, rc, err.message);
+	if (rc > 0)
+		return graph_unavailable(a, ETC_ERR_FORMAT, why);
+	ref->graph = st->graph;
+	ref->inputs = etc_refinputs_tensors(st->inputs);
+	ref->input_count = etc_refinputs_count(st->inputs);
+	ref->name = etc_etrecord_name(rec);
 	return 0;
 }
 
@@ -114,10 +314,16 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 	if (!etc_inspector_debug_buffer(insp))
 		return usage_error("%s", "the numeric gap needs --debug_buffer (the intermediate "
 		                         "outputs' values)");
-	etc_numgap_reference ref = {NULL, NULL, NULL};
-	int rc = open_reference(a, rec, io, st, &ref);
+	etc_numgap_reference ref = {NULL, NULL, NULL, NULL, NULL, 0};
+	bool graph = !numgap_wanted(a);
+	int rc = graph ? open_graph(a, insp, rec, st, &ref) : open_reference(a, rec, io, st, &ref);
 	if (rc)
 		return rc;
+	if (graph && !ref.graph)
+		return 0; /* not asked for and cannot run: the note said why */
+	/* from the graph alone, the gap gates only with a threshold */
+	bool gates = !graph || a->min_snr || a->max_mse || a->min_cosine || a->max_abs ||
+	             numgap_graph_asked(a);
 	etc_error err;
 	etc_error_clear(&err);
 	rc = etc_numgap_run(&st->ng, insp, &ref, &o, &err);
@@ -155,7 +361,8 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		    what != event ? ")" : "", *r->source_line ? " at " : "",
 		    etc_text_safe(s3, sizeof s3, r->source_line),
 		    etc_text_safe(s4, sizeof s4, r->reason));
-		*gate = EXIT_GATE;
+		if (gates)
+			*gate = EXIT_GATE;
 	} else {
 		fprintf(stderr,
 		        "etcompare: numeric gap: %zu intermediate outputs pass, %zu unmatched\n", n,
@@ -180,6 +387,10 @@ int numgap_plots(const numgap_state *st, const etc_plot_options *po, etc_plot_re
 void numgap_free(numgap_state *st)
 {
 	etc_numgap_free(st->ng);
+	etc_refinputs_free(st->inputs);
+	etc_refgraph_free(st->graph);
+	etc_npz_free(st->inputs_npz);
+	etc_torchsave_free(st->inputs_ts);
 	etc_inspector_free(st->insp);
 	etc_npz_free(st->npz);
 	etc_etrecord_free(st->rec);

@@ -307,6 +307,12 @@ int main(int argc, char **argv)
 	int rc = cli_parse(argc, argv, &a);
 	if (rc)
 		return rc == CLI_DONE ? EXIT_OK : rc;
+	if (a.reference_ops) {
+		/* the ops the reference executor computes (the numeric gap from a graph) */
+		for (size_t i = 0; i < etc_reference_op_count(); i++)
+			printf("%s\n", etc_reference_op_name(i));
+		return fflush(stdout) == 0 ? EXIT_OK : EXIT_OUTPUT;
+	}
 	if ((rc = check_outputs(&a)) != 0)
 		return rc;
 	if ((rc = check_inputs(&a)) != 0)
@@ -352,7 +358,8 @@ int main(int argc, char **argv)
 	etc_etrecord *rec = NULL;
 	int status = EXIT_OK, gate = EXIT_OK;
 	owned_refs owned = {NULL, NULL};
-	numgap_state ng = {NULL, NULL, NULL, NULL, NULL, NULL};
+	numgap_state ng;
+	memset(&ng, 0, sizeof ng);
 	profile_cmd pc;
 	if ((rc = cmd_profile_init(&pc, a.tables, a.baseline_etdump, a.max_regression,
 	                           a.min_event_time)) != 0)
@@ -484,7 +491,8 @@ int main(int argc, char **argv)
 		         etc_etrecord_reference_error(rec)) {
 			status = unreadable_references(rec);
 			goto out;
-		} else if (thresholds && !numgap_wanted(&a.numgap)) {
+		} else if (thresholds && !numgap_wanted(&a.numgap) &&
+		           !numgap_graph_mode(&a.numgap, rec != NULL, buf != NULL)) {
 			status = usage_error(
 			    "%s", "the thresholds need something to compare: --debug_buffer and an "
 			          "--etrecord with reference outputs, or --reference-outputs FILE");
@@ -495,7 +503,7 @@ int main(int argc, char **argv)
 		status = rc;
 		goto out;
 	}
-	if (numgap_wanted(&a.numgap)) {
+	if (numgap_wanted(&a.numgap) || numgap_graph_mode(&a.numgap, rec != NULL, buf != NULL)) {
 		a.numgap.block = a.block;
 		a.numgap.method = a.method;
 		a.numgap.min_snr = a.min_snr;
