@@ -16,7 +16,8 @@
  *   largest_activation_bytes    largest output of a node that depends on a
  *       user input (weight-only nodes such as permute_copy of a parameter
  *       excluded)
- *   open_ms, load_ms  etc_etrecord_open, etc_refgraph_load
+ *   open_ms, load_ms  etc_etrecord_open, etc_refgraph_load (load_cpu_ms: its
+ *       CPU time)
  *   run_ms            median of N timed runs (no-op callback); run_min_ms,
  *       run_max_ms, runs=N, run_all_ms (every run, in order, comma-separated),
  *       run_all_cpu_ms (the process's CPU time of each run, all threads)
@@ -181,9 +182,10 @@ int main(int argc, char **argv)
 	double t1 = now_ms();
 	long rss_opened = proc_status_kb("VmRSS");
 	etc_refgraph *g = NULL;
+	double c1 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
 	if (etc_refgraph_load(&g, rec, &opt, &err) < 0)
 		return fail("load", &err);
-	double t2 = now_ms();
+	double t2 = now_ms(), c2 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
 	long rss_loaded = proc_status_kb("VmRSS");
 	long anon_loaded = proc_status_kb("RssAnon"), file_loaded = proc_status_kb("RssFile");
 
@@ -245,7 +247,7 @@ int main(int argc, char **argv)
 	printf("unsupported_ops=%s\n", s.unsupported);
 	printf("largest_output_bytes=%llu\nlargest_activation_bytes=%llu\n",
 	       (unsigned long long)s.largest_output, (unsigned long long)s.largest_activation);
-	printf("open_ms=%.3f\nload_ms=%.3f\n", t1 - t0, t2 - t1);
+	printf("open_ms=%.3f\nload_ms=%.3f\nload_cpu_ms=%.3f\n", t1 - t0, t2 - t1, c2 - c1);
 	printf("run_ms=%.3f\nrun_min_ms=%.3f\nrun_max_ms=%.3f\nruns=%d\n", median, ms[0],
 	       ms[repeat - 1], repeat);
 	printf("rss_base_kb=%ld\nrss_after_open_kb=%ld\nrss_after_load_kb=%ld\n", rss_base,
