@@ -40,7 +40,8 @@
 # generated inputs; default a new directory under ${TMPDIR:-/tmp}, removed at
 # the end unless KEEP=1), SKIP_BIG=1 skips case c.
 # Output: a markdown table on stdout, also written into docs/benchmarks.md
-# (the part after its "## Results" line; set OUT to write elsewhere).
+# (its "## Results" section, up to the next "## " heading; set OUT to write
+# elsewhere).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -403,14 +404,15 @@ results=$(
 	done
 )
 echo "$results"
-# docs/benchmarks.md keeps its text up to "## Results"; the results replace the rest.
+# docs/benchmarks.md: the results replace the "## Results" section (up to the
+# next "## " heading); the sections before and after it are kept.
 out=${OUT:-$here/../docs/benchmarks.md}
 if [[ -f $out ]] && grep -q '^## Results' "$out"; then
-	{
-		sed '/^## Results/q' "$out"
-		echo
-		echo "$results"
-	} >"$out.tmp" && mv "$out.tmp" "$out"
+	printf '%s\n' "$results" >"$work/results.md"
+	awk -v res="$work/results.md" '
+		/^## Results/ { print; print ""; while ((getline l < res) > 0) print l; print ""; skip = 1; next }
+		skip && /^## / { skip = 0 }
+		!skip { print }' "$out" >"$out.tmp" && mv "$out.tmp" "$out"
 else
 	{
 		echo "## Results"
