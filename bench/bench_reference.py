@@ -335,8 +335,12 @@ def main():
     env = dict(os.environ, ETC_THREADS=str(a.threads))
     t_start = cpu_busy()
 
-    subprocess.run([sys.executable, os.path.join(HERE, "gen_mobilenet.py"), work],
-                   check=True, capture_output=True)
+    # the generated record's JSON layout is checked against the real ones
+    p = subprocess.run([sys.executable, os.path.join(HERE, "gen_mobilenet.py"), work,
+                        "--check", os.path.join(HERE, "data", "realexport")],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"bench_reference: gen_mobilenet.py failed: {p.stderr.strip()}")
     models = [(m, os.path.join(HERE, "data", "realexport", m + ".etrecord")) for m in CORPUS]
     models.append(("MobileNetV2-0.5 64x64", os.path.join(work, "mv2.etrecord")))
 
