@@ -436,10 +436,11 @@ def main():
                                          for c in cmd[1:]])
     print(f"Measured {when} by bench/bench_reference.py on {cores} cores ({model_name}), "
           f"{platform.python_implementation()} {platform.python_version()}, torch "
-          f"{torch.__version__} with {a.threads} threads, ETC_THREADS={a.threads}; "
-          f"median of {per_round * a.rounds} runs per side in {a.rounds} alternating rounds "
-          f"(3 warm-up runs for torch, an untimed first run for the reference); CPU busy during the "
-          f"benchmark {busy:.0f}% (all processes), load average "
+          f"{torch.__version__}; each side with {a.threads} threads (ETC_THREADS, "
+          f"torch.set_num_threads) and with one; median of {per_round * a.rounds} runs per "
+          f"side and thread count in {a.rounds} alternating rounds (3 warm-up runs for torch, "
+          f"an untimed first run for the reference); CPU busy during the benchmark "
+          f"{busy:.0f}% (all processes), load average "
           f"{os.getloadavg()[0]:.1f}.")
     print()
     head = "| model (torch side) | nodes |"
