@@ -309,6 +309,20 @@ def cpu_busy(prev=None):
     return 100.0 * (busy - prev[0]) / max(1, total - prev[1])
 
 
+def write_docs(path, report):
+    """Replaces the body of the "### Figures" section of `path` with `report`."""
+    with open(path) as f:
+        text = f.read().split("\n")
+    try:
+        start = text.index("### Figures")
+    except ValueError:
+        sys.exit(f"bench_reference: no \"### Figures\" heading in {path}")
+    end = next((i for i in range(start + 1, len(text)) if text[i].startswith("#")), len(text))
+    text[start + 1:end] = [""] + report.split("\n") + [""]
+    with open(path, "w") as f:
+        f.write("\n".join(text))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
@@ -322,6 +336,9 @@ def main():
                     help="arguments that make the main command run the reference")
     ap.add_argument("--main-repeat", type=int, default=7)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--docs", metavar="FILE",
+                    help="also write the report into FILE's \"### Figures\" section (up to "
+                         "the next heading), e.g. docs/benchmarks.md")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     peakrss = os.path.join(build, "bench", "peakrss")
@@ -434,7 +451,13 @@ def main():
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     rel_cmd = " ".join(["etcompare"] + [os.path.basename(c) if c.startswith(work) else c
                                          for c in cmd[1:]])
-    print(f"Measured {when} by bench/bench_reference.py on {cores} cores ({model_name}), "
+    lines = []
+
+    def out(text=""):
+        print(text)
+        lines.append(text)
+
+    out(f"Measured {when} by bench/bench_reference.py on {cores} cores ({model_name}), "
           f"{platform.python_implementation()} {platform.python_version()}, torch "
           f"{torch.__version__}; each side with {a.threads} threads (ETC_THREADS, "
           f"torch.set_num_threads) and with one; median of {per_round * a.rounds} runs per "
@@ -442,39 +465,41 @@ def main():
           f"an untimed first run for the reference); CPU busy during the benchmark "
           f"{busy:.0f}% (all processes), load average "
           f"{os.getloadavg()[0]:.1f}.")
-    print()
+    out()
     head = "| model (torch side) | nodes |"
     for t in (a.threads, 1) if a.threads != 1 else (1,):
         th = "thread" if t == 1 else "threads"
         head += (f" reference float64 ms, {t} {th} | torch float32 eager ms, {t} {th} | "
                  f"reference / torch, {t} {th} |")
     head += f" torch float64 (graph), {a.threads} threads | reference load ms | within 2 x |"
-    print(head)
-    print("|" + "---|" * (head.count("|") - 1))
-    print("\n".join(rows))
-    print()
-    print("| model | weights MiB (float64) | largest activation MiB | largest node output MiB "
+    out(head)
+    out("|" + "---|" * (head.count("|") - 1))
+    out("\n".join(rows))
+    out()
+    out("| model | weights MiB (float64) | largest activation MiB | largest node output MiB "
           "| target: weights + 3 x activation MiB | peak RSS MiB | RSS before opening the "
           "record | peak - before | heap / mapped files at the end | ETRecord file MiB | "
           "peak - before <= target |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    print("\n".join(mem_rows))
-    print()
+    out("|---|---|---|---|---|---|---|---|---|---|---|")
+    out("\n".join(mem_rows))
+    out()
     best, med_wall, med_cpu, rss = main["with"]
     verdict = "met" if med_wall < 1.0 else "MISSED"
     nb, nmed, ncpu, nrss = main["without"]
-    print(f"Main command on the MobileNetV2 files: `{rel_cmd}` (numeric gap against the "
+    out(f"Main command on the MobileNetV2 files: `{rel_cmd}` (numeric gap against the "
           f"float64 reference run): median {med_wall:.3f} s wall (best {best:.3f}), "
           f"{med_cpu:.3f} s CPU, of {a.main_repeat} runs; peak RSS {rss / 1024:.1f} MiB: "
           f"target < 1 s **{verdict}**. The same with --no-reference-run: median "
           f"{nmed:.3f} s wall (best {nb:.3f}), {ncpu:.3f} s CPU, peak RSS {nrss / 1024:.1f} MiB.")
-    print(f"Speed goal (reference float64 within 2 x torch float32 eager, every model): "
+    out(f"Speed goal (reference float64 within 2 x torch float32 eager, every model): "
           f"with {a.threads} threads on both sides **{'met' if goal_speed else 'MISSED'}**"
           + (f", with one thread on both sides **{'met' if goal_speed_1 else 'MISSED'}**"
              if a.threads != 1 else "") + ". Memory goal (peak - before <= weights + "
           f"3 x largest activation, every model): **{'met' if mem_all_ok else 'MISSED'}**.")
     for n in notes:
-        print(f"- {n}")
+        out(f"- {n}")
+    if a.docs:
+        write_docs(a.docs, "\n".join(lines))
     if not a.keep and not a.work:
         for f in os.listdir(work):
             os.unlink(os.path.join(work, f))
