@@ -36,8 +36,11 @@ def dump(rec, out, *args):
     p = subprocess.run([TOOL, rec, *args, out], capture_output=True, text=True)
     nodes = {}
     for line in p.stdout.splitlines():
-        name, op, status, why, outs = line.split("\t")
-        nodes[name] = (op, status, why, outs.split(","))
+        if line.startswith("# "):
+            nodes["#graph"] = line[2:]
+            continue
+        name, op, status, why, outs, line_of = line.split("\t")
+        nodes[name] = (op, status, why, outs.split(","), line_of)
     return p.returncode, nodes, p.stderr.strip()
 
 
@@ -57,7 +60,10 @@ def pairs(model, nodes):
         if n["op"] == "call_function" and "tuple_items" in n:
             by_first[n["tuple_items"]["0"]] = n["tuple_items"]
     out = []
-    for name, (op, status, why, outs) in nodes.items():
+    for name, node in nodes.items():
+        if name == "#graph":
+            continue
+        outs = node[3]
         if len(outs) == 1:
             out.append((outs[0], outs[0]))
         else:
@@ -133,6 +139,11 @@ with C.harness():
         C.check(f"{m}: the graph runs on the record's example inputs", rc == 0, err)
         if rc != 0:
             continue
+        C.check(f"{m}: the default graph is the Edge program",
+                nodes.pop("#graph", "") == EDGE + " forward")
+        unlinked = [k for k, v in nodes.items() if v[4] == "-"]
+        C.check(f"{m}: every node is linked to the record's node (source line)", not unlinked,
+                unlinked)
         notdone = [f"{k}: {v[1]} {v[2]}" for k, v in nodes.items() if v[1] != "computed"]
         C.check(f"{m}: every node computed", not notdone, "; ".join(notdone[:5]))
         got = compare(f"{m} test case 0", m, out0, os.path.join(REAL, f"{m}_aot_f64.npz"), nodes)
@@ -166,6 +177,84 @@ with C.harness():
         else:
             C.check(f"{m}: float32 run", False, err)
 
+    # representative_inputs as upstream writes them (pickle.dumps of test case 0's
+    # inputs, a list of tensors); here test case 1's, to tell them from the example inputs
+    def add_member(src, dst, name, data):
+        with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+            for info in zin.infolist():
+                zout.writestr(info, zin.read(info.filename))
+            zout.writestr(name, data)
+
+    import pickle
+    import torch
+    for m in ("mlp", "cnn"):
+        with np.load(os.path.join(REAL, f"{m}_io.npz")) as z:
+            x1 = torch.from_numpy(z["input1"].copy())
+        rec = os.path.join(work, f"{m}_repr.etrecord")
+        add_member(os.path.join(REAL, f"{m}.etrecord"), rec, "representative_inputs",
+                   pickle.dumps([x1], protocol=4))
+        outr = os.path.join(work, f"{m}_repr.npz")
+        rc, nodes, err = dump(rec, outr, "--representative", "0")
+        C.check(f"{m}: the graph runs on the record's representative inputs", rc == 0, err)
+        if rc == 0:
+            compare(f"{m} representative inputs", m, outr,
+                    os.path.join(REAL, f"{m}_aot_f64_tc1.npz"), nodes)
+        rc, _, err = dump(rec, outr, "--representative", "1")
+        C.check(f"{m}: representative inputs have one set", rc == 1 and "no set 1" in err, err)
+
+    # an exported_program whose debug handles cover the Edge program's is the default
+    # graph (upstream's choice); without the handles the Edge program stays
+    src = os.path.join(REAL, "cnn.etrecord")
+    with zipfile.ZipFile(src) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+
+    def with_ep(dst, program):
+        with zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+            for n, data in members.items():
+                zout.writestr(n, data)
+            zout.writestr("exported_program", program)
+            for suffix in ("_state_dict", "_constants", "_example_inputs"):
+                zout.writestr("exported_program" + suffix, members[EDGE + suffix])
+
+    ep = os.path.join(work, "ep.etrecord")
+    with_ep(ep, members[EDGE])
+    rc, nodes, err = dump(ep, os.path.join(work, "ep.npz"))
+    C.check("a linked exported_program is the default graph",
+            rc == 0 and nodes.get("#graph") == "exported_program forward", err or nodes.get("#graph"))
+    if rc == 0:
+        nodes.pop("#graph")
+        compare("exported_program", "cnn", os.path.join(work, "ep.npz"),
+                os.path.join(REAL, "cnn_aot_f64.npz"), nodes)
+    j = json.loads(members[EDGE])
+    for n in j["graph_module"]["graph"]["nodes"]:
+        n["metadata"].pop("debug_handle", None)
+    with_ep(ep, json.dumps(j).encode())
+    rc, nodes, err = dump(ep, os.path.join(work, "ep.npz"))
+    C.check("an exported_program without the debug handles is not",
+            rc == 0 and nodes.get("#graph") == EDGE + " forward", err or nodes.get("#graph"))
+    rc, nodes, err = dump(ep, os.path.join(work, "ep.npz"), "--graph", "exported_program")
+    C.check("unless options.graph names it",
+            rc == 0 and nodes.get("#graph") == "exported_program forward", err or nodes.get("#graph"))
+
+    # a graph_map program, named in full or without its method
+    gm = os.path.join(work, "graph_map.etrecord")
+    with zipfile.ZipFile(gm, "w", zipfile.ZIP_STORED) as zout:
+        for n, data in members.items():
+            zout.writestr(n, data)
+        for suffix in ("", "_state_dict", "_constants", "_example_inputs"):
+            zout.writestr("edge_after_transform/forward" + suffix, members[EDGE + suffix])
+    for name in ("edge_after_transform/forward", "edge_after_transform"):
+        rc, nodes, err = dump(gm, os.path.join(work, "gm.npz"), "--graph", name)
+        C.check(f"--graph {name} loads the graph_map program",
+                rc == 0 and nodes.get("#graph") == "edge_after_transform/forward forward",
+                err or nodes.get("#graph"))
+    if rc == 0:
+        nodes.pop("#graph")
+        C.check("the graph_map program's nodes are linked to the record's",
+                all(v[4] != "-" for v in nodes.values()), [v[4] for v in nodes.values()][:3])
+        compare("graph_map program", "cnn", os.path.join(work, "gm.npz"),
+                os.path.join(REAL, "cnn_aot_f64.npz"), nodes)
+
     # --- bad input -----------------------------------------------------------------
     cnn = os.path.join(REAL, "cnn.etrecord")
     out = os.path.join(work, "bad.npz")
@@ -190,6 +279,25 @@ with C.harness():
     rc, _, err = dump(wrongw, out)
     C.check("a weight of the wrong shape is refused with expected and actual",
             rc == 1 and "fc.weight" in err and "[10, 256]" in err and "[10, 128]" in err, err)
+
+    # a strided (transposed-storage) weight gives the same values
+    def strided(data):
+        import io
+        import torch
+        sd = torch.load(io.BytesIO(data))
+        sd["fc.weight"] = sd["fc.weight"].t().contiguous().t()
+        sd["conv1.weight"] = sd["conv1.weight"].permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+        buf = io.BytesIO()
+        torch.save(sd, buf)
+        return buf.getvalue()
+    stri = os.path.join(work, "strided.etrecord")
+    rewrite_member(cnn, stri, EDGE + "_state_dict", strided)
+    rc, nodes, err = dump(stri, os.path.join(work, "strided.npz"))
+    C.check("strided weights load", rc == 0, err)
+    if rc == 0:
+        nodes.pop("#graph", None)
+        compare("strided weights", "cnn", os.path.join(work, "strided.npz"),
+                os.path.join(REAL, "cnn_aot_f64.npz"), nodes)
 
     bad_in = os.path.join(work, "bad_shape.npz")
     np.savez(bad_in, **{"0": np.zeros((1, 3, 8, 8), np.float32)})
@@ -268,7 +376,7 @@ with C.harness():
     y = np.linspace(-1, 1, 6, dtype=np.float32).reshape(3, 2)
     np.savez(os.path.join(work, "old.npz"), **{"0": x, "1": y})
     rc, nodes, err = dump(old, out, "--inputs", os.path.join(work, "old.npz"))
-    C.check("the 2023 record loads and runs", rc == 0 and nodes and
+    C.check("the 2023 record loads and runs", rc == 0 and nodes.pop("#graph", "") and nodes and
             all(v[1] == "computed" for v in nodes.values()), err or nodes)
     if rc == 0:
         with np.load(out) as z:

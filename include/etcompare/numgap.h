@@ -56,6 +56,10 @@
  * and constants count as +inf; a producer that was not compared passes on
  * the lowest SNR of its own producers) minus its own SNR: exact over exact is 0, exact inputs and
  * an inexact output +inf. An op that amplifies inherited error shows a drop too.
+ * A dB drop says nothing of how much error enters (+inf at 142.9 dB is
+ * rounding): noise_added, the row's error-to-signal ratio 10^(-snr/10)
+ * minus the largest of those producers', does, and ranks "where the error
+ * enters" when there is no local error (etc_numgap_top_drops).
  *
  * Records that do not belong: with an ETRecord on a side, more than half
  * of that side's events with intermediate outputs without a debug handle,

@@ -345,12 +345,28 @@ static int emit_group(etc_numgap *ng, gather *g, const group *gr, const etc_gate
 		row->local_standins = r->local_standins;
 		if (r->local_note)
 			snprintf(row->local_note, sizeof row->local_note, "%s", r->local_note);
-		if (g->ts[r->first + pr].has_local)
-			ng->loc[i] = g->ts[r->first + pr].local;
+		const otensor *ro = &g->ts[r->first + pr];
+		if (ro->has_local)
+			ng->loc[i] = ro->local;
 		int rc = 0;
 		etc_ng_compare_pair_(ng, i, a, &g->ts[a->first + pa], &g->ts[r->first + pr], gate,
 		                     err, &rc);
 		ETC_TRY(rc);
+		if (ro->has_local_m) {
+			/* computed in the run against this very runtime tensor, read as is */
+			if (ng->act[i].data == ro->local_vs && !ng->xf[i].permute &&
+			    !ng->xf[i].dequant) {
+				row->has_local = true;
+				row->local = ro->local_m;
+				row->local_snr =
+				    ro->local_m.identical ? INFINITY : ro->local_m.snr_db;
+			} else {
+				snprintf(
+				    row->local_note, sizeof row->local_note,
+				    "no local error: the row compares another runtime tensor than "
+				    "the re-run's");
+			}
+		}
 	}
 	/* outputs left over on either side */
 	const item *many = a->nout > 1 ? a : r;

@@ -44,6 +44,11 @@ typedef struct otensor {
 	char why[128];     /* when !has_data */
 	bool has_local;    /* a reference graph's re-run output (local), same shape as t */
 	etc_tensor local;
+	/* or, when the runtime output was plain (float, same shape), the local
+	 * metrics computed in the run against the runtime data at local_vs */
+	bool has_local_m;
+	etc_metrics local_m;
+	const uint8_t *local_vs;
 } otensor;
 
 typedef struct gather {

@@ -4,10 +4,13 @@
  * node with a debug handle is a reference item; its outputs are kept only
  * when a runtime item shares its handle (the rows need them). In the same
  * callback the node is re-run on the runtime's own logged inputs (its local
- * error); the re-run's outputs are compared after alignment, through the
- * row's own reading of the runtime tensor (layout, dequantization). Also
- * the score of a set of inputs: how well the graph run on them reproduces
- * the runtime's program outputs.
+ * error): compared at once when the runtime output is a plain float tensor
+ * of the same shape, else kept and compared after alignment through the
+ * row's own reading of the runtime tensor (layout, dequantization). A node
+ * the runtime did not log is re-run on runtime values too, so that its
+ * users read what the runtime computed; those values are freed after their
+ * last user. Also the score of a set of inputs: how well the graph run on
+ * them reproduces the runtime's program outputs.
  */
 #include "analysis/numgap_internal.h"
 
@@ -29,7 +32,10 @@ typedef struct gctx {
 	size_t nmax;
 	int64_t *all; /* every runtime handle, ascending, unique */
 	size_t nall;
-	int rc;
+	/* per node: its re-run on runtime values when unlogged (NULL: none), and
+	 * the reads of its outputs still to come */
+	etc_refvalues **derived;
+	uint32_t *users;
 } gctx;
 
 static int cmp_hitem(const void *a, const void *b)
@@ -134,52 +140,78 @@ typedef struct repl {
 	void *copy;
 } repl;
 
-/* The node's re-run on the runtime's own logged inputs; its outputs go to
- * the item's otensors (local), the counts and note to the item. */
-static int rerun(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd, item *it,
-                 etc_error *err)
+/* The replacements of a node's tensor inputs by runtime values. */
+typedef struct inputs_of {
+	size_t ns;
+	repl *rp;
+	const etc_reftensor **in;
+	uint32_t acts, standins, replaced;
+	etc_sbuf missing; /* "node X not logged, ..." */
+} inputs_of;
+
+static void inputs_free(inputs_of *x)
+{
+	for (size_t k = 0; x->rp && k < x->ns; k++)
+		free(x->rp[k].copy);
+	free(x->rp);
+	free(x->in);
+	etc_sbuf_free(&x->missing);
+	memset(x, 0, sizeof *x);
+}
+
+/*
+ * For each tensor input of node n that a node produces: the runtime's
+ * logged value (its producer's handle is the largest of a runtime item's),
+ * else the producer's own re-run on runtime values (an unlogged view or
+ * copy keeps what the runtime computed), else nothing: the reference stands
+ * in. Parameters and program inputs are the record's.
+ */
+static int runtime_inputs(gctx *c, const etc_refrun *run, size_t n, inputs_of *x, etc_error *err)
 {
 	const etc_refsrc *srcs = NULL;
-	size_t ns = etc_refgraph_node_inputs(c->graph, n, &srcs);
-	repl *rp = calloc(ns ? ns : 1, sizeof *rp);
-	const etc_reftensor **in = calloc(ns ? ns : 1, sizeof *in);
-	etc_sbuf missing = {0};
-	int rc = 0;
-	if (!rp || !in) {
-		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-		goto done;
-	}
-	uint32_t acts = 0, standins = 0, replaced = 0;
-	for (size_t k = 0; k < ns; k++) {
+	memset(x, 0, sizeof *x);
+	x->ns = etc_refgraph_node_inputs(c->graph, n, &srcs);
+	x->rp = calloc(x->ns ? x->ns : 1, sizeof *x->rp);
+	x->in = calloc(x->ns ? x->ns : 1, sizeof *x->in);
+	if (!x->rp || !x->in)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	for (size_t k = 0; k < x->ns; k++) {
 		if (srcs[k].kind != ETC_REFSRC_NODE)
-			continue; /* parameters, constants and program inputs: the record's */
-		acts++;
-		const etc_refnode *p = etc_refgraph_node(c->graph, srcs[k].index);
-		const etc_reftensor *refv = etc_refrun_output(run, srcs[k].index, srcs[k].output);
+			continue;
+		x->acts++;
+		size_t pi = srcs[k].index;
+		const etc_refnode *p = etc_refgraph_node(c->graph, pi);
+		const etc_reftensor *refv = etc_refrun_output(run, pi, srcs[k].output);
 		long ri = p && p->debug_handle >= 0 ? item_by_max(c, p->debug_handle) : -1;
 		const otensor *o = ri >= 0 ? runtime_output(c->g, &c->g->items[ri], p->output_count,
 		                                            srcs[k].output)
 		                           : NULL;
 		const char *why = NULL;
-		if (!p || !refv)
+		/* without a reference value (not computed) the op itself checks the shape */
+		if (!p)
 			why = "not computed";
-		else if (!o)
-			why = "not logged";
+		else if (!o && c->derived && c->derived[pi] &&
+		         srcs[k].output < etc_refvalues_count(c->derived[pi])) {
+			x->in[k] = etc_refvalues_get(c->derived[pi], srcs[k].output);
+			x->replaced++;
+			continue;
+		} else if (!o)
+			why = refv ? "not logged" : "not logged, not computed";
 		else if (!o->has_data || (!o->t.data && o->t.numel))
 			why = "logged without data";
-		else if (!same_shape(&o->t, refv) || o->t.ndim > ETC_REF_MAX_RANK)
+		else if ((refv && !same_shape(&o->t, refv)) || o->t.ndim > ETC_REF_MAX_RANK)
 			why = "logged in another shape";
 		if (why) {
-			standins++;
+			x->standins++;
 			const char *name = p ? p->name : "?";
 			if (p && srcs[k].output < p->output_count && p->output_names &&
 			    p->output_names[srcs[k].output][0] && p->output_count > 1)
 				name = p->output_names[srcs[k].output];
-			etc_sbuf_printf(&missing, "%snode %s %s", missing.len ? ", " : "", name,
-			                why);
+			etc_sbuf_printf(&x->missing, "%snode %s %s", x->missing.len ? ", " : "",
+			                name, why);
 			continue;
 		}
-		repl *r = &rp[k];
+		repl *r = &x->rp[k];
 		for (uint32_t d = 0; d < o->t.ndim; d++)
 			r->shape[d] = etc_tensor_size(&o->t, d);
 		r->v.dtype = o->t.scalar_type;
@@ -191,44 +223,89 @@ static int rerun(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd
 		if (es && ((uintptr_t)o->t.data % es) != 0) {
 			/* debug buffer tensors are 64-byte aligned in memory, not in the file */
 			r->copy = malloc((size_t)o->t.nbytes ? (size_t)o->t.nbytes : 1);
-			if (!r->copy) {
-				rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-				goto done;
-			}
+			if (!r->copy)
+				return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 			memcpy(r->copy, o->t.data, (size_t)o->t.nbytes);
 			r->v.data = r->copy;
 		}
-		in[k] = &r->v;
-		replaced++;
+		x->in[k] = &r->v;
+		x->replaced++;
 	}
-	it->local_inputs = acts;
-	it->local_standins = standins;
-	char note[200] = "";
-	if (standins)
-		snprintf(note, sizeof note, "inputs: %u of %u from the reference (%.150s)",
-		         standins, acts, missing.p ? missing.p : "");
-	etc_refvalues *vals = NULL;
-	if (replaced) {
+	return 0;
+}
+
+/* An unlogged node's value as the runtime computed it, when one of its
+ * inputs carries runtime values: its re-run on them (kept for its users). */
+static int derive(gctx *c, const etc_refrun *run, size_t n, etc_error *err)
+{
+	inputs_of x;
+	int rc = runtime_inputs(c, run, n, &x, err);
+	if (rc == 0 && x.replaced) {
 		etc_error e2;
 		etc_error_clear(&e2);
-		int r = etc_refrun_eval(run, n, in, &vals, &e2);
+		int r = etc_refrun_eval(run, n, x.in, &c->derived[n], &e2);
 		if (r == ETC_ERR_NOMEM) {
 			if (err)
 				*err = e2;
 			rc = r;
-			goto done;
-		}
-		if (r < 0) {
-			snprintf(note, sizeof note,
-			         "no local error: the re-run on the runtime's inputs "
-			         "failed: %.120s",
-			         e2.message);
-			vals = NULL;
-			replaced = 0;
-			it->local_note = etc_arena_strdup(&c->ng->arena, note, strlen(note));
-			goto done;
+		} else if (r < 0) {
+			c->derived[n] = NULL; /* its users get the reference's value */
 		}
 	}
+	inputs_free(&x);
+	return rc;
+}
+
+/* The node's re-run on the runtime's own logged inputs; its outputs go to
+ * the item's otensors (local), the counts and note to the item. */
+static int rerun(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd, item *it,
+                 etc_error *err)
+{
+	inputs_of x;
+	int rc = runtime_inputs(c, run, n, &x, err);
+	if (rc < 0) {
+		inputs_free(&x);
+		return rc;
+	}
+	it->local_inputs = x.acts;
+	it->local_standins = x.standins;
+	char note[200] = "";
+	if (x.standins)
+		snprintf(note, sizeof note, "inputs: %u of %u from the reference (%.150s)",
+		         x.standins, x.acts, x.missing.p ? x.missing.p : "");
+	etc_refvalues *vals = NULL;
+	const char *why = NULL;
+	if (etc_refrun_status(run, n, &why) != ETC_REFNODE_COMPUTED &&
+	    (x.standins || !x.replaced)) {
+		/* the reference could not compute it and the runtime does not feed it all */
+		snprintf(note, sizeof note,
+		         "no local error: the reference did not compute an input the runtime did "
+		         "not log");
+		it->local_note = etc_arena_strdup(&c->ng->arena, note, strlen(note));
+		inputs_free(&x);
+		return 0;
+	}
+	if (x.replaced) {
+		etc_error e2;
+		etc_error_clear(&e2);
+		int r = etc_refrun_eval(run, n, x.in, &vals, &e2);
+		if (r == ETC_ERR_NOMEM) {
+			if (err)
+				*err = e2;
+			inputs_free(&x);
+			return r;
+		}
+		if (r < 0) {
+			snprintf(
+			    note, sizeof note,
+			    "no local error: the re-run on the runtime's inputs failed: %.120s",
+			    e2.message);
+			it->local_note = etc_arena_strdup(&c->ng->arena, note, strlen(note));
+			inputs_free(&x);
+			return 0;
+		}
+	}
+	inputs_free(&x);
 	if (*note)
 		it->local_note = etc_arena_strdup(&c->ng->arena, note, strlen(note));
 	for (uint32_t j = 0; j < it->nout && j < nd->output_count; j++) {
@@ -238,10 +315,31 @@ static int rerun(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd
 		         : etc_refrun_output(run, n, j);
 		if (!v)
 			continue;
+		if (vals && !ot->has_data && ot->t.scalar_type < 0 &&
+		    (rc = keep_tensor(c->ng, v, false, &ot->t, err)) < 0)
+			break; /* not computed: the re-run at least gives its shape and dtype */
 		if (!vals) {
 			/* nothing replaced: the re-run is the reference itself */
 			ot->local = ot->t;
 			ot->has_local = ot->t.data != NULL || ot->t.numel == 0;
+			continue;
+		}
+		/* the usual case (a float runtime output of the same shape): the local
+		 * metrics now, nothing kept */
+		long ri = item_by_max(c, nd->debug_handle);
+		const otensor *rto =
+		    ri >= 0 ? runtime_output(c->g, &c->g->items[ri], nd->output_count, j) : NULL;
+		if (rto && rto->has_data && rto->t.data && same_shape(&rto->t, v) &&
+		    etc_scalar_type_is_float_(rto->t.scalar_type)) {
+			etc_tensor lt;
+			tensor_of(v, &lt);
+			etc_values vl, va;
+			etc_values_from_tensor(&vl, &lt);
+			etc_values_from_tensor(&va, &rto->t);
+			if ((rc = etc_metrics_compare(&vl, &va, &ot->local_m, err)) < 0)
+				break;
+			ot->has_local_m = true;
+			ot->local_vs = rto->t.data;
 			continue;
 		}
 		if ((rc = keep_tensor(c->ng, v, true, &ot->local, err)) < 0)
@@ -249,13 +347,27 @@ static int rerun(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd
 		ot->has_local = true;
 	}
 	etc_refvalues_free(vals);
-done:
-	for (size_t k = 0; rp && k < ns; k++)
-		free(rp[k].copy);
-	free(rp);
-	free(in);
-	etc_sbuf_free(&missing);
 	return rc;
+}
+
+/* After node n: its inputs' derived values that no later node reads are freed. */
+static void release(gctx *c, size_t n)
+{
+	const etc_refsrc *srcs = NULL;
+	size_t ns = etc_refgraph_node_inputs(c->graph, n, &srcs);
+	for (size_t k = 0; k < ns; k++) {
+		if (srcs[k].kind != ETC_REFSRC_NODE)
+			continue;
+		size_t p = srcs[k].index;
+		if (c->users[p] && --c->users[p] == 0) {
+			etc_refvalues_free(c->derived[p]);
+			c->derived[p] = NULL;
+		}
+	}
+	if (!c->users[n]) {
+		etc_refvalues_free(c->derived[n]);
+		c->derived[n] = NULL;
+	}
 }
 
 static const char *status_name(int st)
@@ -266,12 +378,32 @@ static const char *status_name(int st)
 	                                     : "not computed";
 }
 
+static int handled_node(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd,
+                        etc_error *err);
+
 static int on_node(void *user, const etc_refrun *run, size_t n, etc_error *err)
 {
 	gctx *c = user;
+	int rc = 0;
 	const etc_refnode *nd = etc_refgraph_node(c->graph, n);
-	if (!nd || nd->debug_handle < 0 || !nd->output_count)
-		return 0;
+	const char *why0 = NULL;
+	int st0 = etc_refrun_status(run, n, &why0);
+	/* a node skipped after an unsupported op can still run on runtime values */
+	bool computed = st0 == ETC_REFNODE_COMPUTED || st0 == ETC_REFNODE_SKIPPED;
+	bool logged = nd && nd->debug_handle >= 0 && item_by_max(c, nd->debug_handle) >= 0;
+	if (nd && computed && !logged && c->users[n])
+		rc = derive(c, run, n, err);
+	if (rc == 0 && nd && nd->debug_handle >= 0 && nd->output_count)
+		rc = handled_node(c, run, n, nd, err);
+	release(c, n);
+	return rc;
+}
+
+/* A node with a debug handle: a reference item (outputs kept when the runtime
+ * shares its handle) and, when kept, its re-run on the runtime's inputs. */
+static int handled_node(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd,
+                        etc_error *err)
+{
 	gather *g = c->g;
 	item *it = NULL;
 	ETC_TRY(etc_ng_push_item_(g, &it, err));
@@ -300,7 +432,7 @@ static int on_node(void *user, const etc_refrun *run, size_t n, etc_error *err)
 			snprintf(o->why, sizeof o->why,
 			         "not kept: no runtime output has its handle");
 	}
-	if (keep && st == ETC_REFNODE_COMPUTED)
+	if (keep && (st == ETC_REFNODE_COMPUTED || st == ETC_REFNODE_SKIPPED))
 		ETC_TRY(rerun(c, run, n, nd, it, err));
 	return 0;
 }
@@ -308,7 +440,7 @@ static int on_node(void *user, const etc_refrun *run, size_t n, etc_error *err)
 int etc_ng_gather_graph_(etc_numgap *ng, gather *g, size_t nrt, const etc_numgap_reference *ref,
                          etc_error *err)
 {
-	gctx c = {ng, g, ref->graph, NULL, 0, NULL, 0, 0};
+	gctx c = {ng, g, ref->graph, NULL, 0, NULL, 0, NULL, NULL};
 	size_t total = 0;
 	for (size_t i = 0; i < nrt; i++)
 		total += g->items[i].nh;
@@ -321,10 +453,28 @@ int etc_ng_gather_graph_(etc_numgap *ng, gather *g, size_t nrt, const etc_numgap
 	}
 	for (size_t i = 0; i < nrt; i++) {
 		const item *it = &g->items[i];
-		if (it->nh)
-			c.bymax[c.nmax++] = (hitem){it->handles[it->nh - 1], (uint32_t)i};
+		if (!it->nh)
+			continue; /* an event without a handle: never aligned */
+		c.bymax[c.nmax++] = (hitem){it->handles[it->nh - 1], (uint32_t)i};
 		memcpy(c.all + c.nall, it->handles, it->nh * sizeof *c.all);
 		c.nall += it->nh;
+	}
+	size_t nn = etc_refgraph_node_count(ref->graph);
+	c.derived = calloc(nn ? nn : 1, sizeof *c.derived);
+	c.users = calloc(nn ? nn : 1, sizeof *c.users);
+	if (!c.derived || !c.users) {
+		free(c.bymax);
+		free(c.all);
+		free(c.derived);
+		free(c.users);
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	}
+	for (size_t i = 0; i < nn; i++) {
+		const etc_refsrc *srcs = NULL;
+		size_t ns = etc_refgraph_node_inputs(ref->graph, i, &srcs);
+		for (size_t k = 0; k < ns; k++)
+			if (srcs[k].kind == ETC_REFSRC_NODE && srcs[k].index < nn)
+				c.users[srcs[k].index]++;
 	}
 	qsort(c.bymax, c.nmax, sizeof *c.bymax, cmp_hitem);
 	qsort(c.all, c.nall, sizeof *c.all, cmp_i64);
@@ -334,6 +484,10 @@ int etc_ng_gather_graph_(etc_numgap *ng, gather *g, size_t nrt, const etc_numgap
 			c.all[k++] = c.all[i];
 	c.nall = k;
 	int rc = etc_refgraph_run(ref->graph, ref->inputs, ref->input_count, on_node, &c, err);
+	for (size_t i = 0; i < nn; i++)
+		etc_refvalues_free(c.derived[i]);
+	free(c.derived);
+	free(c.users);
 	free(c.bymax);
 	free(c.all);
 	return rc;

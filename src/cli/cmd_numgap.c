@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 bool numgap_wanted(const numgap_args *a)
@@ -146,96 +147,184 @@ static int inputs_from_file(const numgap_args *a, numgap_state *st, etc_error *e
 	return etc_refinputs_from_torchsave(&st->inputs, st->graph, st->inputs_ts, err);
 }
 
+/* One candidate set of inputs: the record's (owned), or views of a .bpte test case. */
+typedef struct candidate {
+	etc_refinputs *in;
+	etc_reftensor *views;
+	size_t n;
+	char name[80];
+} candidate;
+
+static void candidate_free(candidate *c)
+{
+	etc_refinputs_free(c->in);
+	free(c->views);
+	memset(c, 0, sizeof *c);
+}
+
+static const etc_reftensor *candidate_tensors(const candidate *c)
+{
+	return c->in ? etc_refinputs_tensors(c->in) : c->views;
+}
+
+static size_t candidate_count(const candidate *c)
+{
+	return c->in ? etc_refinputs_count(c->in) : c->n;
+}
+
+/* Test case `tc` of the BundledProgram's suite for the graph's method (1: no such case). */
+static int bundled_candidate(const etc_bundled *bp, const etc_refgraph *g, size_t tc, candidate *c,
+                             etc_error *err)
+{
+	long m = etc_bundled_method_find(bp, etc_refgraph_method(g));
+	if (m < 0 || tc >= etc_bundled_test_case_count(bp, (size_t)m))
+		return 1;
+	size_t n = etc_bundled_value_count(bp, (size_t)m, tc, false);
+	c->views = calloc(n ? n : 1, sizeof *c->views);
+	if (!c->views) {
+		etc_error_clear(err);
+		err->status = ETC_ERR_NOMEM;
+		snprintf(err->message, sizeof err->message, "out of memory");
+		return ETC_ERR_NOMEM;
+	}
+	c->n = n;
+	for (size_t i = 0; i < n; i++) {
+		int rc = etc_bundled_tensor(bp, (size_t)m, tc, false, i, &c->views[i], err);
+		if (rc < 0) {
+			candidate_free(c);
+			return rc;
+		}
+	}
+	snprintf(c->name, sizeof c->name, "BundledProgram's test case %zu", tc);
+	return 0;
+}
+
+/* Candidate k in the order tried: the .bpte's test cases, the record's
+ * example inputs, its representative inputs. 1: past the last. */
+static int next_candidate(const etc_bundled *bp, const etc_refgraph *g, const etc_etrecord *rec,
+                          size_t k, candidate *c, etc_error *err)
+{
+	size_t nbp = 0;
+	long m = bp ? etc_bundled_method_find(bp, etc_refgraph_method(g)) : -1;
+	if (m >= 0)
+		nbp = etc_bundled_test_case_count(bp, (size_t)m);
+	if (k < nbp)
+		return bundled_candidate(bp, g, k, c, err);
+	k -= nbp;
+	const char *which = k == 0 ? "example_inputs" : "representative_inputs";
+	size_t index = k == 0 ? 0 : k - 1;
+	if (k > 0 && !etc_etrecord_representative_inputs(rec))
+		return 1;
+	if (k > 64)
+		return 1;
+	int rc = etc_refinputs_from_record(&c->in, g, rec, which, index, err);
+	if (rc == 0)
+		snprintf(c->name, sizeof c->name, k ? "ETRecord's %s[%zu]" : "ETRecord's %s", which,
+		         index);
+	/* no example inputs: go on to the representative ones; past the last of those: stop */
+	if (rc < 0 && rc != ETC_ERR_NOMEM)
+		return k == 0 ? 2 : 1;
+	return rc;
+}
+
 /*
- * The inputs of the run: representative_inputs[bundled_input_index]; else
- * --inputs; else the record's candidates (example inputs, representative
- * inputs), the one whose reference run reproduces the run's program outputs
- * best. 1 when there are none (what says so is in `why`).
+ * The inputs of the run: its bundled_input_index's test case (the .bpte's,
+ * else the record's representative_inputs); else --inputs; else the
+ * candidates (the .bpte's test cases, the record's example and
+ * representative inputs), the one whose reference run reproduces the run's
+ * program outputs best. 1 when there are none (`why` says so).
  */
 static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
                          numgap_state *st, char *why, size_t cap, etc_error *err)
 {
 	const etc_event_block *blk = gap_block(insp, a->block);
-	if (blk && blk->bundled_input_index >= 0 && etc_etrecord_representative_inputs(rec)) {
-		int rc =
-		    etc_refinputs_from_record(&st->inputs, st->graph, rec, "representative_inputs",
-		                              (size_t)blk->bundled_input_index, err);
+	int idx = blk ? blk->bundled_input_index : -1;
+	if (idx >= 0 && st->bundled) {
+		candidate c;
+		memset(&c, 0, sizeof c);
+		int rc = bundled_candidate(st->bundled, st->graph, (size_t)idx, &c, err);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			st->inputs_views = c.views;
+			st->inputs_view_count = c.n;
+			fprintf(stderr,
+			        "etcompare: note: reference run on the %s (the run's "
+			        "bundled_input_index)\n",
+			        c.name);
+			return 0;
+		}
+	}
+	if (idx >= 0 && etc_etrecord_representative_inputs(rec)) {
+		int rc = etc_refinputs_from_record(&st->inputs, st->graph, rec,
+		                                   "representative_inputs", (size_t)idx, err);
 		if (rc < 0)
 			return rc;
 		fprintf(
 		    stderr,
 		    "etcompare: note: reference run on the ETRecord's representative_inputs[%d] "
 		    "(the run's bundled_input_index)\n",
-		    blk->bundled_input_index);
+		    idx);
 		return 0;
 	}
 	if (a->inputs)
 		return inputs_from_file(a, st, err);
-	/* candidates: the record's example inputs, then representative_inputs[0..] */
-	etc_refinputs *best = NULL;
+	candidate best, c;
+	memset(&best, 0, sizeof best);
 	double best_snr = NAN;
-	char best_name[64] = "", first_err[300] = "";
 	size_t tried = 0;
-	for (size_t k = 0; k <= 64; k++) {
-		etc_refinputs *in = NULL;
+	for (size_t k = 0;; k++) {
+		memset(&c, 0, sizeof c);
 		etc_error e2;
 		etc_error_clear(&e2);
-		const char *which = k == 0 ? "example_inputs" : "representative_inputs";
-		size_t index = k == 0 ? 0 : k - 1;
-		if (k > 0 && !etc_etrecord_representative_inputs(rec))
-			break;
-		int rc = etc_refinputs_from_record(&in, st->graph, rec, which, index, &e2);
-		if (rc == ETC_ERR_NOMEM) {
+		int rc = next_candidate(st->bundled, st->graph, rec, k, &c, &e2);
+		if (rc == ETC_ERR_NOMEM || (rc < 0 && !tried)) {
 			*err = e2;
-			etc_refinputs_free(best);
+			candidate_free(&best);
 			return rc;
 		}
-		if (rc < 0) {
-			if (!*first_err && rc != ETC_ERR_UNSUPPORTED && rc != ETC_ERR_USAGE)
-				snprintf(first_err, sizeof first_err, "%.250s", e2.message);
-			if (k == 0)
-				continue;
-			break; /* past the last representative input */
-		}
+		if (rc == 2 || rc < 0)
+			continue; /* no example inputs, or a test case that cannot be read */
+		if (rc == 1)
+			break;
 		tried++;
-		double snr = NAN;
-		if (!best) {
-			best = in;
-			snprintf(best_name, sizeof best_name, k ? "%s[%zu]" : "%s", which, index);
+		if (tried == 1) {
+			best = c;
 			continue;
 		}
 		/* a second candidate: score both by the run's program outputs */
+		double snr = NAN;
 		if (tried == 2 &&
-		    etc_numgap_inputs_score(insp, a->block, st->graph, etc_refinputs_tensors(best),
-		                            etc_refinputs_count(best), &best_snr, &e2) < 0)
+		    etc_numgap_inputs_score(insp, a->block, st->graph, candidate_tensors(&best),
+		                            candidate_count(&best), &best_snr, &e2) < 0)
 			best_snr = NAN;
-		if (etc_numgap_inputs_score(insp, a->block, st->graph, etc_refinputs_tensors(in),
-		                            etc_refinputs_count(in), &snr, &e2) < 0)
+		if (etc_numgap_inputs_score(insp, a->block, st->graph, candidate_tensors(&c),
+		                            candidate_count(&c), &snr, &e2) < 0)
 			snr = NAN;
 		if (snr > best_snr || (isnan(best_snr) && !isnan(snr))) {
-			etc_refinputs_free(best);
-			best = in;
+			candidate_free(&best);
+			best = c;
 			best_snr = snr;
-			snprintf(best_name, sizeof best_name, "%s[%zu]", which, index);
 		} else {
-			etc_refinputs_free(in);
+			candidate_free(&c);
 		}
 	}
-	if (!best) {
-		snprintf(why, cap,
-		         "the ETRecord has no inputs for the run (no representative_inputs, no "
-		         "example inputs%s%.200s): %s",
-		         *first_err ? ": " : "", first_err, INPUTS_HINT);
+	if (!tried) {
+		snprintf(
+		    why, cap,
+		    "no inputs for the run (no representative_inputs, no example inputs%s): %s",
+		    st->bundled ? ", no test case of the BundledProgram" : "", INPUTS_HINT);
 		return 1;
 	}
-	st->inputs = best;
+	st->inputs = best.in;
+	st->inputs_views = best.views;
+	st->inputs_view_count = best.n;
+	/* a choice among several is worth a note; the only candidate is not */
 	if (tried > 1)
 		fprintf(stderr,
-		        "etcompare: note: reference run on the ETRecord's %s: of %zu candidate "
-		        "inputs, its program outputs match the run's best (SNR %.4g dB)\n",
-		        best_name, tried, best_snr);
-	else
-		fprintf(stderr, "etcompare: note: reference run on the ETRecord's %s\n", best_name);
+		        "etcompare: note: reference run on the %s: of %zu candidate inputs, its "
+		        "program outputs match the run's best (SNR %.4g dB)\n",
+		        best.name, tried, best_snr);
 	return 0;
 }
 
@@ -270,8 +359,8 @@ static int open_graph(const numgap_args *a, const etc_inspector *insp, const etc
 	if (rc > 0)
 		return graph_unavailable(a, ETC_ERR_FORMAT, why);
 	ref->graph = st->graph;
-	ref->inputs = etc_refinputs_tensors(st->inputs);
-	ref->input_count = etc_refinputs_count(st->inputs);
+	ref->inputs = st->inputs ? etc_refinputs_tensors(st->inputs) : st->inputs_views;
+	ref->input_count = st->inputs ? etc_refinputs_count(st->inputs) : st->inputs_view_count;
 	ref->name = etc_etrecord_name(rec);
 	return 0;
 }
@@ -324,6 +413,7 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 	/* from the graph alone, the gap gates only with a threshold */
 	bool gates = !graph || a->min_snr || a->max_mse || a->min_cosine || a->max_abs ||
 	             numgap_graph_asked(a);
+	st->gates = gates;
 	etc_error err;
 	etc_error_clear(&err);
 	rc = etc_numgap_run(&st->ng, insp, &ref, &o, &err);
@@ -363,6 +453,11 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		    etc_text_safe(s4, sizeof s4, r->reason));
 		if (gates)
 			*gate = EXIT_GATE;
+		else
+			fprintf(stderr,
+			        "etcompare: note: the numeric gap from the ETRecord's graph "
+			        "gates only with a threshold (--min-snr, --max-mse, "
+			        "--min-cosine, --max-abs)\n");
 	} else {
 		fprintf(stderr,
 		        "etcompare: numeric gap: %zu intermediate outputs pass, %zu unmatched\n", n,
@@ -388,6 +483,7 @@ void numgap_free(numgap_state *st)
 {
 	etc_numgap_free(st->ng);
 	etc_refinputs_free(st->inputs);
+	free(st->inputs_views);
 	etc_refgraph_free(st->graph);
 	etc_npz_free(st->inputs_npz);
 	etc_torchsave_free(st->inputs_ts);

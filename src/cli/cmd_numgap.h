@@ -34,6 +34,10 @@ typedef struct numgap_state {
 	etc_refinputs *inputs;
 	etc_npz *inputs_npz;
 	etc_torchsave *inputs_ts;
+	etc_reftensor *inputs_views; /* a .bpte test case's inputs (views into it) */
+	size_t inputs_view_count;
+	const etc_bundled *bundled; /* --bundled-program (borrowed), or NULL */
+	bool gates;                 /* the gap's verdict is a gate (exit 1, JUnit) */
 	etc_numgap *ng;
 } numgap_state;
 

@@ -60,6 +60,7 @@ static int write_file(const char *path, writer_fn fn, const etc_inspector *insp,
 typedef struct owned_refs {
 	etc_torchsave *ts;
 	etc_npz *npz;
+	etc_bundled *bp;
 } owned_refs;
 
 static int write_junit(const char *path, const etc_junit_gates *gates)
@@ -153,9 +154,12 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 			ao.pair_by = ETC_PAIR_INDEX;
 		else if (!strcmp(a->pair_by, "order"))
 			ao.pair_by = ETC_PAIR_ORDER;
+		else if (!strcmp(a->pair_by, "content"))
+			ao.pair_by = ETC_PAIR_CONTENT;
 		else
 			ao.pair_by = ETC_PAIR_ALL; /* checked by cli_parse */
 	}
+	ao.strict_pairing = a->strict_pairing;
 	unsigned mask = 0x1 | 0x2 | 0x4 | 0x10;
 	if (a->metrics && etc_metric_mask_parse(a->metrics, &mask) < 0)
 		return usage_error(
@@ -167,7 +171,30 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		return usage_error("%s",
 		                   "the comparison needs --debug_buffer (the outputs' values)");
 	etc_reference_set set = {0};
-	if (a->reference_outputs) {
+	char safe[1024];
+	if (a->bundled_program) {
+		/* the BundledProgram the runtime ran (opened by main): it wins over the
+		 * ETRecord's copy */
+		set.bundled = owned->bp;
+		set.name = a->bundled_program;
+		if (!a->method && etc_bundled_method_count(owned->bp) == 1)
+			ao.method = etc_bundled_method_name(owned->bp, 0).ptr;
+		long m = etc_bundled_method_find(owned->bp, ao.method);
+		size_t cases = m < 0 ? 0 : etc_bundled_test_case_count(owned->bp, (size_t)m);
+		char method[128];
+		printf(
+		    "reference outputs: the expected outputs of method %s in %s (BundledProgram, "
+		    "%zu test case%s)\n",
+		    etc_text_safe(method, sizeof method, ao.method),
+		    etc_text_safe(safe, sizeof safe, a->bundled_program), cases,
+		    cases == 1 ? "" : "s");
+		if (rec &&
+		    (etc_etrecord_reference_outputs(rec) || etc_etrecord_reference_error(rec)))
+			fprintf(
+			    stderr,
+			    "etcompare: note: the reference outputs come from --bundled-program; "
+			    "the ETRecord's reference_outputs are not used\n");
+	} else if (a->reference_outputs) {
 		set.name = a->reference_outputs;
 		int rc = ends_with(a->reference_outputs, ".npz") ||
 		                 ends_with(a->reference_outputs, ".npy")
@@ -238,16 +265,17 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 
 /*
  * The bundled example (examples/make_example.py), compiled in: a device
- * ETDump of 3 runs and its debug buffer, the ETRecord with the reference
- * outputs, and the AOT reference intermediates in which layer_norm diverges.
- * It runs the whole flow: profiling table, accuracy gate (--min-snr 30 unless
- * a threshold is given), numeric gap and, unless `plots` is false (a bare
+ * ETDump of 3 runs and its debug buffer, and the ETRecord with the
+ * reference outputs, the graph's weights and inputs (the reference executor
+ * runs it: the numeric gap, in which layer_norm diverges). It runs the whole
+ * flow: profiling table, accuracy gate (--min-snr 30 unless a threshold is
+ * given), numeric gap and, unless `plots` is false (a bare
  * `etcompare`), the plots. Options given on the command line win; with an
  * output option (--tsv, --csv, --json, --trace, --show-outputs) the example
  * only supplies the inputs, so that output is what the user gets.
  */
 static int example_open(args *a, bool plots, etc_etdump **dump, etc_debug_buffer **buf,
-                        etc_etrecord **rec, numgap_state *ng)
+                        etc_etrecord **rec)
 {
 	etc_error err;
 	etc_error_clear(&err);
@@ -261,14 +289,13 @@ static int example_open(args *a, bool plots, etc_etdump **dump, etc_debug_buffer
 	if (etc_etrecord_wrap(rec, etc_example_etrecord, sizeof etc_example_etrecord,
 	                      "example.etrecord", &err) < 0)
 		return input_error(&err);
-	if (a->tsv || a->csv || a->json || a->trace || a->show_outputs)
+	if (a->tsv || a->csv || a->json || a->trace || a->show_outputs) {
+		/* only the inputs: the output asked for is what the user gets */
+		if (!numgap_wanted(&a->numgap) && !numgap_graph_asked(&a->numgap))
+			a->numgap.no_reference_run = true;
 		return 0;
-	if (!numgap_wanted(&a->numgap)) {
-		if (etc_npz_wrap(&ng->npz, etc_example_npz, sizeof etc_example_npz,
-		                 "example_intermediates.npz", &err) < 0)
-			return input_error(&err);
-		a->numgap.reference_intermediates = "example_intermediates.npz";
 	}
+	/* the numeric gap comes from the ETRecord alone: its graph, weights and inputs */
 	if (!a->min_snr && !a->max_mse && !a->min_cosine && !a->max_abs)
 		a->min_snr = "30";
 	a->plot = a->plot || plots;
@@ -283,6 +310,7 @@ static int check_outputs(const args *a)
 	                    a->debug_buffer,
 	                    a->etrecord,
 	                    a->reference_outputs,
+	                    a->bundled_program,
 	                    a->baseline_etdump,
 	                    a->legacy_profile,
 	                    a->numgap.reference_etdump,
@@ -357,7 +385,7 @@ int main(int argc, char **argv)
 	etc_inspector *insp = NULL;
 	etc_etrecord *rec = NULL;
 	int status = EXIT_OK, gate = EXIT_OK;
-	owned_refs owned = {NULL, NULL};
+	owned_refs owned = {NULL, NULL, NULL};
 	numgap_state ng;
 	memset(&ng, 0, sizeof ng);
 	profile_cmd pc;
@@ -380,7 +408,8 @@ int main(int argc, char **argv)
 			        etc_text_safe(safe, sizeof safe, etc_etrecord_warning(rec, i)));
 		delegate_scales_link(&ds, rec, a.method);
 		/* a comparison that needs the unreadable references fails before any work */
-		if (a.etdump && !a.reference_outputs && !numgap_wanted(&a.numgap) &&
+		if (a.etdump && !a.reference_outputs && !a.bundled_program &&
+		    !numgap_wanted(&a.numgap) &&
 		    (a.compare || a.min_snr || a.max_mse || a.min_cosine || a.max_abs) &&
 		    etc_etrecord_reference_error(rec)) {
 			status = unreadable_references(rec);
@@ -405,8 +434,13 @@ int main(int argc, char **argv)
 			goto out;
 	}
 
+	/* verified before any work: a bad BundledProgram prints no table */
+	if (a.bundled_program && etc_bundled_open(&owned.bp, a.bundled_program, &err) < 0) {
+		status = input_error(&err);
+		goto out;
+	}
 	if (a.example) {
-		if ((rc = example_open(&a, !bare, &dump, &buf, &rec, &ng)) != 0) {
+		if ((rc = example_open(&a, !bare, &dump, &buf, &rec)) != 0) {
 			status = rc;
 			goto out;
 		}
@@ -503,13 +537,15 @@ int main(int argc, char **argv)
 		status = rc;
 		goto out;
 	}
-	if (numgap_wanted(&a.numgap) || numgap_graph_mode(&a.numgap, rec != NULL, buf != NULL)) {
+	if (numgap_wanted(&a.numgap) || numgap_graph_asked(&a.numgap) ||
+	    numgap_graph_mode(&a.numgap, rec != NULL, buf != NULL)) {
 		a.numgap.block = a.block;
 		a.numgap.method = a.method;
 		a.numgap.min_snr = a.min_snr;
 		a.numgap.max_mse = a.max_mse;
 		a.numgap.min_cosine = a.min_cosine;
 		a.numgap.max_abs = a.max_abs;
+		ng.bundled = owned.bp;
 		if ((rc = numgap_run(&a.numgap, insp, rec, &io, &ng, &gate)) != 0) {
 			status = rc;
 			goto out;
@@ -549,15 +585,13 @@ int main(int argc, char **argv)
 			in[nin++] =
 			    (report_input){"ETRecord", "example.etrecord", etc_example_etrecord,
 			                   sizeof etc_example_etrecord};
-			in[nin++] =
-			    (report_input){"reference intermediates", "example_intermediates.npz",
-			                   etc_example_npz, sizeof etc_example_npz};
 		}
 		const char *const files[][2] = {
 		    {"ETDump", a.example ? NULL : a.etdump},
 		    {"debug buffer", a.example ? NULL : a.debug_buffer},
 		    {"ETRecord", a.etrecord},
 		    {"reference outputs", a.reference_outputs},
+		    {"BundledProgram", a.bundled_program},
 		    {"reference ETDump", a.numgap.reference_etdump},
 		    {"reference debug buffer", a.numgap.reference_debug_buffer},
 		    {"reference ETRecord", a.numgap.reference_etrecord},
@@ -592,7 +626,8 @@ int main(int argc, char **argv)
 	}
 	/* The JUnit report last, and the gate's verdict is its failure count:
 	 * the exit code and the XML cannot disagree. */
-	etc_junit_gates gates = {ro.accuracy, insp, ro.numgap, ro.perfdiff};
+	/* a numeric gap from the ETRecord's graph without a threshold is shown, not gated */
+	etc_junit_gates gates = {ro.accuracy, insp, ng.gates ? ro.numgap : NULL, ro.perfdiff};
 	if (a.junit && (rc = write_junit(a.junit, &gates)) != 0) {
 		status = rc;
 		goto out;
@@ -615,6 +650,7 @@ out:
 	etc_accuracy_free((etc_accuracy *)ro.accuracy);
 	etc_torchsave_free(owned.ts);
 	etc_npz_free(owned.npz);
+	etc_bundled_free(owned.bp);
 	etc_inspector_free(insp);
 	etc_etrecord_free(rec);
 	etc_debug_buffer_free(buf);

@@ -7,6 +7,7 @@
 
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 
 static const char *kind_name(int kind)
@@ -185,6 +186,14 @@ int refb_floats(const ref_call *c, const char *name, int pos, double *out, size_
 	for (size_t i = 0; i < a->n; i++)
 		out[i] = a->floats[i];
 	*n = a->n;
+	return 0;
+}
+
+int refb_check_param(const ref_call *c, const char *what, int64_t v)
+{
+	if (v < -ETC_REF_PARAM_MAX || v > ETC_REF_PARAM_MAX)
+		return ref_fail(c, ETC_ERR_LIMIT, "%s %" PRId64 " is out of the supported range",
+		                what, v);
 	return 0;
 }
 
@@ -384,6 +393,13 @@ int refb_gemm(const ref_call *c, int dtype, bool ta, bool tb, size_t m, size_t n
 	if (m == 0 || n == 0)
 		return 0;
 	if (!ref_dtype_is_float(dtype)) {
+		/* torch takes alpha and beta of an integer product as integers */
+		if (!(fabs(alpha) < 9.0e18) || !(fabs(beta) < 9.0e18) || alpha != trunc(alpha) ||
+		    beta != trunc(beta))
+			return ref_fail(
+			    c, ETC_ERR_MISMATCH,
+			    "alpha %g and beta %g of an integer product must be integers", alpha,
+			    beta);
 		gemm_int(dtype, ta, tb, m, n, k, (int64_t)alpha, a, lda, b, ldb, (int64_t)beta, cm,
 		         ldc);
 		return 0;
@@ -407,12 +423,8 @@ int refb_gemm(const ref_call *c, int dtype, bool ta, bool tb, size_t m, size_t n
 			}
 		return 0;
 	}
-	if (beta == 0) {
-		/* OpenBLAS's beta = 0 scales C first (NaN * 0): clear it instead. */
-		size_t es = etc_scalar_type_size(dtype);
-		for (size_t i = 0; i < m; i++)
-			memset((char *)cm + i * ldc * es, 0, n * es);
-	}
+	/* With beta 0 OpenBLAS stores the product without reading C (NaN there
+	 * does not propagate), as torch's addmm ignores self. */
 	if (dtype == ETC_DOUBLE)
 		etc_blas_dgemm(ta, tb, m, n, k, alpha, (const double *)a, lda, (const double *)b,
 		               ldb, beta, (double *)cm, ldc);

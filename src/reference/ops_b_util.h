@@ -37,6 +37,15 @@ int refb_scalar(const ref_call *c, const char *name, int pos, double def, double
 /* An optional float list (as_floats): *n is 0 when absent. */
 int refb_floats(const ref_call *c, const char *name, int pos, double *out, size_t *n);
 
+/* The largest repeat count, padding or strided size/stride the ops accept:
+ * a sum with any tensor dim (< 2^37) stays far below 2^63. */
+#define ETC_REF_SIZE_MAX ((int64_t)1 << 40)
+/* The largest stride, padding, dilation or kernel size of a convolution or
+ * a pooling window: times any tensor dim (< 2^37) it stays below 2^63. */
+#define ETC_REF_PARAM_MAX ((int64_t)1 << 24)
+/* Fails with ETC_ERR_LIMIT naming `what` unless |v| <= ETC_REF_PARAM_MAX. */
+int refb_check_param(const ref_call *c, const char *what, int64_t v);
+
 /* Fails unless the graph gives the node `n` outputs. */
 int refb_nouts(const ref_call *c, uint32_t n);
 /* Wraps dim into [0, rank) (rank 0 accepts -1 and 0 as dim 0, as torch). */

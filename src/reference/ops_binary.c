@@ -522,3 +522,172 @@ int ref_op_where(ref_call *c)
 	}
 	return 0;
 }
+
+/* --- fmod, remainder, floor_divide, atan2 ---------------------------------------------- */
+
+static double f_fmod(double a, double b, double p)
+{
+	(void)p;
+	return fmod(a, b);
+}
+static int64_t i_fmod(int64_t a, int64_t b, int64_t p, bool *bad)
+{
+	(void)p;
+	if (b == 0) {
+		*bad = true;
+		return 0;
+	}
+	return b == -1 ? 0 : a % b;
+}
+/* Python's modulo: the sign of the divisor. */
+static double f_remainder(double a, double b, double p)
+{
+	(void)p;
+	double m = fmod(a, b);
+	if (m != 0 && ((b < 0) != (m < 0)))
+		m += b;
+	return m;
+}
+static int64_t i_remainder(int64_t a, int64_t b, int64_t p, bool *bad)
+{
+	(void)p;
+	if (b == 0) {
+		*bad = true;
+		return 0;
+	}
+	int64_t m = b == -1 ? 0 : a % b;
+	if (m != 0 && ((b < 0) != (m < 0)))
+		m += b;
+	return m;
+}
+static int modulo(ref_call *c, bin_f f, bin_i fi)
+{
+	operand a, b;
+	ETC_TRY(two_operands(c, "self", "other", &a, &b));
+	int od = result_dtype(c, &a, &b);
+	if (od == ETC_BOOL)
+		return ref_fail(c, ETC_ERR_UNSUPPORTED, "expected numeric operands, got bool");
+	return binary_run(c, &a, &b, od, od, f, fi, 0, 0);
+}
+int ref_op_fmod(ref_call *c)
+{
+	return modulo(c, f_fmod, i_fmod);
+}
+int ref_op_remainder(ref_call *c)
+{
+	return modulo(c, f_remainder, i_remainder);
+}
+
+/* floor_divide(self, other): div with rounding_mode="floor". */
+int ref_op_floor_divide(ref_call *c)
+{
+	operand a, b;
+	ETC_TRY(two_operands(c, "self", "other", &a, &b));
+	int od = result_dtype(c, &a, &b);
+	if (od == ETC_BOOL)
+		od = ETC_LONG;
+	bool fl = ref_dtype_kind(od) == REF_KIND_FLOAT;
+	return binary_run(c, &a, &b, od, od, fl ? f_div_floor : NULL, i_div_floor, 0, 0);
+}
+
+static double f_atan2(double a, double b, double p)
+{
+	(void)p;
+	return atan2(a, b);
+}
+int ref_op_atan2(ref_call *c)
+{
+	operand a, b;
+	ETC_TRY(two_operands(c, "self", "other", &a, &b));
+	return binary_run(c, &a, &b, c->float_dtype, c->float_dtype, f_atan2, NULL, 0, 0);
+}
+
+/*
+ * masked_fill.Scalar(self, mask, value) and masked_fill.Tensor(self, mask,
+ * value: a 0-d tensor): self's shape and dtype, value where the (broadcast)
+ * mask is true.
+ */
+int ref_op_masked_fill(ref_call *c)
+{
+	const ref_tensor *x, *mask;
+	operand v;
+	char s1[160], s2[160];
+	ETC_TRY(ref_check_nouts(c, 1));
+	ETC_TRY(ref_arg_tensor(c, "self", 0, &x));
+	ETC_TRY(ref_arg_tensor(c, "mask", 1, &mask));
+	ETC_TRY(operand_get(c, "value", 2, &v));
+	if (mask->dtype != ETC_BOOL)
+		return ref_fail(c, ETC_ERR_MISMATCH, "argument mask: expected bool, got %s",
+		                etc_scalar_type_name(mask->dtype));
+	if (!v.is_scalar && v.t->rank != 0)
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "argument value: expected a 0-d tensor, got shape %s",
+		                ref_shape_str(s1, sizeof s1, v.t->rank, v.t->shape));
+	const ref_tensor *ts[2] = {x, mask};
+	ref_bcast it;
+	ETC_TRY(ref_bcast_init(&it, c, ts, 2));
+	bool same = it.rank == x->rank;
+	for (uint32_t d = 0; same && d < x->rank; d++)
+		same = it.shape[d] == x->shape[d];
+	if (!same)
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "mask of shape %s does not broadcast to self's %s",
+		                ref_shape_str(s1, sizeof s1, mask->rank, mask->shape),
+		                ref_shape_str(s2, sizeof s2, x->rank, x->shape));
+	int od = ref_hold_dtype(c, x->dtype);
+	ref_tensor *o = &c->outs[0];
+	ETC_TRY(ref_tensor_alloc(o, od, x->rank, x->shape, c->err));
+	bool fl = ref_dtype_kind(od) == REF_KIND_FLOAT;
+	bool vfl = ref_dtype_kind(v.t->dtype) == REF_KIND_FLOAT;
+	for (uint64_t i = 0; i < it.numel; i++, ref_bcast_next(&it)) {
+		bool m = ((const uint8_t *)mask->data)[it.off[1]] != 0;
+		const ref_tensor *src = m ? v.t : x;
+		uint64_t off = m ? 0 : it.off[0];
+		if (fl || (m && vfl))
+			ref_set_f(o, i, ref_get_f(src, off));
+		else
+			ref_set_i(o, i, ref_get_i(src, off));
+	}
+	return 0;
+}
+
+/* glu(self, dim=-1): the first half of dim times the sigmoid of the second. */
+int ref_op_glu(ref_call *c)
+{
+	const ref_tensor *x;
+	int64_t dim;
+	uint32_t d;
+	ETC_TRY(ref_check_nouts(c, 1));
+	ETC_TRY(ref_arg_tensor(c, "self", 0, &x));
+	ETC_TRY(ref_arg_int_or(c, "dim", 1, -1, &dim));
+	if (x->rank == 0)
+		return ref_fail(c, ETC_ERR_MISMATCH, "expected at least 1 dim, got a 0-d tensor");
+	ETC_TRY(ref_norm_dim(c, dim, x->rank, &d));
+	if (x->shape[d] % 2 != 0)
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "dim %u: expected an even size to halve, got %lld", d,
+		                (long long)x->shape[d]);
+	if (ref_dtype_kind(x->dtype) != REF_KIND_FLOAT)
+		return ref_fail(c, ETC_ERR_UNSUPPORTED, "expected a floating-point tensor, got %s",
+		                etc_scalar_type_name(x->dtype));
+	int64_t shape[ETC_REF_MAX_RANK];
+	memcpy(shape, x->shape, sizeof shape);
+	shape[d] /= 2;
+	ETC_TRY(ref_tensor_alloc(&c->outs[0], c->float_dtype, x->rank, shape, c->err));
+	uint64_t inner = 1, outer = 1, half = (uint64_t)shape[d];
+	for (uint32_t k = d + 1; k < x->rank; k++)
+		inner *= (uint64_t)x->shape[k];
+	for (uint32_t k = 0; k < d; k++)
+		outer *= (uint64_t)x->shape[k];
+	uint64_t at = 0;
+	for (uint64_t o = 0; o < outer; o++)
+		for (uint64_t h = 0; h < half; h++)
+			for (uint64_t k = 0; k < inner; k++) {
+				uint64_t ia = (o * 2 * half + h) * inner + k;
+				double a = ref_get_f(x, ia), b = ref_get_f(x, ia + half * inner);
+				double sg =
+				    b >= 0 ? 1.0 / (1.0 + exp(-b)) : exp(b) / (1.0 + exp(b));
+				ref_set_f(&c->outs[0], at++, a * sg);
+			}
+	return 0;
+}

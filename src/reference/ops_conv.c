@@ -7,8 +7,12 @@
 #include "reference/ops_b_util.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 
 #define CONV_MAX_ND 3
+/* the column matrix is built in blocks of about this size */
+#define COL_BLOCK_BYTES ((uint64_t)1 << 23)
+#define COL_BLOCK_MIN   64
 
 typedef struct conv_geom {
 	uint32_t nd;
@@ -28,22 +32,42 @@ static void unravel(int64_t i, uint32_t nd, const int64_t *shape, int64_t *idx)
 	}
 }
 
+/* The output positions o in [0, out) whose input position o * s + off lies
+ * in [0, in): [*lo, *hi). */
+static void valid_range(int64_t out, int64_t in, int64_t s, int64_t off, int64_t *lo, int64_t *hi)
+{
+	int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
+	int64_t b = in - 1 - off < 0 ? 0 : (in - 1 - off) / s + 1;
+	*lo = a < out ? a : out;
+	*hi = b < out ? b : out;
+	if (*hi < *lo)
+		*hi = *lo;
+}
+
 /*
- * col[(c * K + kk) * L + l] = x[c][o * s - p + kk * d] (0 outside): the
- * columns of Cg input planes of Lin elements each.
+ * col[(c * K + kk) * nb + (l - l0)] = x[c][o * s - p + kk * d] (0 outside)
+ * for the output positions l in [l0, l1) (nb = l1 - l0): a block of the
+ * columns of Cg input planes of Lin elements each. Within each output row
+ * of the block, a zero head, a copied (strided) run and a zero tail.
  */
-static void im2col(const char *x, char *col, size_t es, int64_t cg, const conv_geom *g)
+static void im2col(const char *x, char *col, size_t es, int64_t cg, const conv_geom *g, int64_t l0,
+                   int64_t l1)
 {
 	uint32_t nd = g->nd, last = nd - 1;
 	int64_t kk[CONV_MAX_ND], o[CONV_MAX_ND];
-	int64_t outer = g->L / g->out[last];
-	memset(col, 0, (size_t)(cg * g->K * g->L) * es);
+	int64_t ow = g->out[last], sl = g->s[last], nb = l1 - l0;
 	for (int64_t c = 0; c < cg; c++) {
 		const char *plane = x + (size_t)(c * g->Lin) * es;
 		for (int64_t kid = 0; kid < g->K; kid++) {
 			unravel(kid, nd, g->k, kk);
-			char *row = col + (size_t)((c * g->K + kid) * g->L) * es;
-			for (int64_t oi = 0; oi < outer; oi++) {
+			char *row = col + (size_t)((c * g->K + kid) * nb) * es;
+			int64_t off = kk[last] * g->d[last] - g->p[last], lo, hi;
+			valid_range(ow, g->in[last], sl, off, &lo, &hi);
+			for (int64_t l = l0; l < l1;) {
+				int64_t oi = l / ow, a = l - oi * ow;
+				int64_t b = ow < a + (l1 - l) ? ow : a + (l1 - l);
+				char *dst = row + (size_t)(l - l0 - a) * es; /* at ol = 0 */
+				l += b - a;
 				unravel(oi, last, g->out, o);
 				int64_t base = 0;
 				bool inside = true;
@@ -53,16 +77,27 @@ static void im2col(const char *x, char *col, size_t es, int64_t cg, const conv_g
 						inside = false;
 					base = base * g->in[d] + ip;
 				}
+				int64_t vlo = lo < a ? a : (lo > b ? b : lo);
+				int64_t vhi = hi < vlo ? vlo : (hi > b ? b : hi);
 				if (!inside)
+					vlo = vhi = b;
+				memset(dst + (size_t)a * es, 0, (size_t)(vlo - a) * es);
+				memset(dst + (size_t)vhi * es, 0, (size_t)(b - vhi) * es);
+				if (vhi == vlo)
 					continue;
-				base *= g->in[last];
-				char *dst = row + (size_t)(oi * g->out[last]) * es;
-				int64_t off = kk[last] * g->d[last] - g->p[last];
-				for (int64_t ol = 0; ol < g->out[last]; ol++) {
-					int64_t ip = ol * g->s[last] + off;
-					if (ip >= 0 && ip < g->in[last])
-						memcpy(dst + (size_t)ol * es,
-						       plane + (size_t)(base + ip) * es, es);
+				/* the run starts at input position vlo * sl + off >= 0 */
+				const char *src =
+				    plane + (size_t)(base * g->in[last] + vlo * sl + off) * es;
+				char *d0 = dst + (size_t)vlo * es;
+				int64_t n = vhi - vlo;
+				if (sl == 1) {
+					memcpy(d0, src, (size_t)n * es);
+				} else if (es == 8) {
+					for (int64_t j = 0; j < n; j++)
+						((double *)d0)[j] = ((const double *)src)[j * sl];
+				} else {
+					for (int64_t j = 0; j < n; j++)
+						((float *)d0)[j] = ((const float *)src)[j * sl];
 				}
 			}
 		}
@@ -70,21 +105,28 @@ static void im2col(const char *x, char *col, size_t es, int64_t cg, const conv_g
 }
 
 /*
- * The transposed scatter: y[c][i * s - p + kk * d] += col[(c * K + kk) *
- * Lin + i] for the Cg output planes (of L elements) of one group.
+ * The transposed scatter: y[c][i * s - p + kk * d] += col[(c * K + kk) * nb
+ * + (i - l0)] for the input positions i in [l0, l1) and the Cg output
+ * planes (of L elements) of one group.
  */
-static void col2im(const char *col, char *y, int dtype, int64_t cg, const conv_geom *g)
+static void col2im(const char *col, char *y, int dtype, int64_t cg, const conv_geom *g, int64_t l0,
+                   int64_t l1)
 {
 	uint32_t nd = g->nd, last = nd - 1;
 	int64_t kk[CONV_MAX_ND], i[CONV_MAX_ND];
-	int64_t outer = g->Lin / g->in[last];
+	int64_t iw = g->in[last], nb = l1 - l0;
 	size_t es = refb_elem_size(dtype);
 	for (int64_t c = 0; c < cg; c++) {
 		char *plane = y + (size_t)(c * g->L) * es;
 		for (int64_t kid = 0; kid < g->K; kid++) {
 			unravel(kid, nd, g->k, kk);
-			const char *row = col + (size_t)((c * g->K + kid) * g->Lin) * es;
-			for (int64_t ii = 0; ii < outer; ii++) {
+			const char *row = col + (size_t)((c * g->K + kid) * nb) * es;
+			int64_t off = kk[last] * g->d[last] - g->p[last];
+			for (int64_t l = l0; l < l1;) {
+				int64_t ii = l / iw, a = l - ii * iw;
+				int64_t b = iw < a + (l1 - l) ? iw : a + (l1 - l);
+				int64_t src0 = l - l0 - a; /* column of il = 0 */
+				l += b - a;
 				unravel(ii, last, g->in, i);
 				int64_t base = 0;
 				bool inside = true;
@@ -97,9 +139,7 @@ static void col2im(const char *col, char *y, int dtype, int64_t cg, const conv_g
 				if (!inside)
 					continue;
 				base *= g->out[last];
-				int64_t off = kk[last] * g->d[last] - g->p[last];
-				int64_t src0 = ii * g->in[last];
-				for (int64_t il = 0; il < g->in[last]; il++) {
+				for (int64_t il = a; il < b; il++) {
 					int64_t op = il * g->s[last] + off;
 					if (op < 0 || op >= g->out[last])
 						continue;
@@ -162,7 +202,15 @@ int ref_op_convolution(ref_call *c)
 		                etc_scalar_type_name(x0->dtype), etc_scalar_type_name(w0->dtype));
 	if (groups <= 0)
 		return ref_fail(c, ETC_ERR_MISMATCH, "groups %" PRId64 " (expected > 0)", groups);
+	if (groups > (x0->shape[1] > 1 ? x0->shape[1] : 1))
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "groups %" PRId64 " exceed the %" PRId64 " input channels", groups,
+		                x0->shape[1]);
 	for (uint32_t d = 0; d < nd; d++) {
+		ETC_TRY(refb_check_param(c, "stride", g.s[d]));
+		ETC_TRY(refb_check_param(c, "padding", g.p[d]));
+		ETC_TRY(refb_check_param(c, "dilation", g.d[d]));
+		ETC_TRY(refb_check_param(c, "output_padding", g.op[d]));
 		if (g.s[d] <= 0 || g.d[d] <= 0 || g.p[d] < 0 || g.op[d] < 0)
 			return ref_fail(c, ETC_ERR_MISMATCH,
 			                "stride %" PRId64 ", dilation %" PRId64 ", padding %" PRId64
@@ -239,7 +287,8 @@ int ref_op_convolution(ref_call *c)
 
 	int dt = c->float_dtype;
 	size_t es = refb_elem_size(dt);
-	ref_tensor tx, tw, tb, col = {0};
+	ref_tensor tx, tw, tb;
+	void *col = NULL;
 	const ref_tensor *x, *w, *b = NULL;
 	ETC_TRY(refb_as_float(c, x0, &tx, &x));
 	int rc = refb_as_float(c, w0, &tw, &w);
@@ -257,8 +306,12 @@ int ref_op_convolution(ref_call *c)
 			for (int64_t o = 0; o < Cout; o++) {
 				double bv = ref_get_f(b, (uint64_t)o);
 				uint64_t at = (uint64_t)((n * Cout + o) * g.L);
-				for (int64_t l = 0; l < g.L; l++)
-					ref_set_f(y, at + (uint64_t)l, bv);
+				if (dt == ETC_DOUBLE)
+					for (int64_t l = 0; l < g.L; l++)
+						((double *)y->data)[at + (uint64_t)l] = bv;
+				else
+					for (int64_t l = 0; l < g.L; l++)
+						((float *)y->data)[at + (uint64_t)l] = (float)bv;
 			}
 	}
 	double beta = b ? 1.0 : 0.0;
@@ -266,12 +319,31 @@ int ref_op_convolution(ref_call *c)
 	for (uint32_t d = 0; d < nd; d++)
 		if (g.k[d] != 1 || g.s[d] != 1 || g.p[d] != 0)
 			direct = false;
-	/* 1x1 kernels of stride 1 without padding: the input is its own column matrix */
+	/*
+	 * The column matrix is built and multiplied in blocks of output (direct)
+	 * or input (transposed) positions of about COL_BLOCK_BYTES, so that it
+	 * stays in cache and its size does not grow with the image. 1x1 kernels
+	 * of stride 1 without padding need none: the input is its own column
+	 * matrix.
+	 */
+	int64_t rows = transposed ? cout_g * g.K : cin_g * g.K;
+	int64_t cols = transposed ? g.Lin : g.L;
+	int64_t nb = cols;
+	if (rows > 0 && (uint64_t)rows * (uint64_t)cols * es > COL_BLOCK_BYTES) {
+		nb = (int64_t)(COL_BLOCK_BYTES / ((uint64_t)rows * es));
+		nb = nb < COL_BLOCK_MIN ? COL_BLOCK_MIN : nb;
+		nb = nb > cols ? cols : nb;
+	}
 	if (rc == 0 && !direct && N > 0) {
-		int64_t rows = transposed ? cout_g * g.K : cin_g * g.K;
-		int64_t cols = transposed ? g.Lin : g.L;
-		int64_t csh[2] = {rows, cols};
-		rc = ref_tensor_alloc(&col, dt, 2, csh, c->err);
+		/* scratch that im2col / the GEMM overwrite entirely: no calloc */
+		uint64_t bytes = (uint64_t)rows * (uint64_t)nb * es;
+		if (bytes > ETC_REF_MAX_BYTES)
+			rc = ref_fail(c, ETC_ERR_LIMIT,
+			              "a column block of %" PRId64 " x %" PRId64
+			              " exceeds the reference's limit",
+			              rows, nb);
+		else if (!(col = malloc(bytes ? (size_t)bytes : 1)))
+			rc = ref_fail(c, ETC_ERR_NOMEM, "out of memory (%" PRIu64 " bytes)", bytes);
 	}
 	const char *xd = x ? (const char *)x->data : NULL;
 	const char *wd = w ? (const char *)w->data : NULL;
@@ -280,30 +352,38 @@ int ref_op_convolution(ref_call *c)
 		for (int64_t gi = 0; rc == 0 && gi < groups; gi++) {
 			const char *xg = xd + (size_t)((n * Cin + gi * cin_g) * g.Lin) * es;
 			char *yg = yd + (size_t)((n * Cout + gi * cout_g) * g.L) * es;
-			if (!transposed) {
-				/* y_g [cout_g, L] = W_g [cout_g, cin_g K] col [cin_g K, L] */
-				const char *wg = wd + (size_t)(gi * cout_g * cin_g * g.K) * es;
-				const void *cm = xg;
-				if (!direct) {
-					im2col(xg, (char *)col.data, es, cin_g, &g);
-					cm = col.data;
+			if (!transposed && direct) {
+				const char *wg = wd + (size_t)(gi * cout_g * cin_g) * es;
+				rc = refb_gemm(c, dt, false, false, (size_t)cout_g, (size_t)g.L,
+				               (size_t)cin_g, 1.0, wg, (size_t)cin_g, xg,
+				               (size_t)g.L, beta, yg, (size_t)g.L);
+				continue;
+			}
+			for (int64_t l0 = 0; rc == 0 && l0 < cols; l0 += nb) {
+				int64_t l1 = l0 + nb < cols ? l0 + nb : cols, w1 = l1 - l0;
+				if (!transposed) {
+					/* y_g[:, l0:l1] = W_g [cout_g, rows] col [rows, w1] */
+					const char *wg = wd + (size_t)(gi * cout_g * rows) * es;
+					im2col(xg, (char *)col, es, cin_g, &g, l0, l1);
+					rc = refb_gemm(c, dt, false, false, (size_t)cout_g,
+					               (size_t)w1, (size_t)rows, 1.0, wg,
+					               (size_t)rows, col, (size_t)w1, beta,
+					               yg + (size_t)l0 * es, (size_t)g.L);
+				} else {
+					/* col [rows, w1] = W_g^T (W_g [cin_g, rows]) x_g[:, l0:l1]
+					 */
+					const char *wg = wd + (size_t)(gi * cin_g * rows) * es;
+					rc = refb_gemm(c, dt, true, false, (size_t)rows, (size_t)w1,
+					               (size_t)cin_g, 1.0, wg, (size_t)rows,
+					               xg + (size_t)l0 * es, (size_t)g.Lin, 0.0,
+					               col, (size_t)w1);
+					if (rc == 0)
+						col2im((const char *)col, yg, dt, cout_g, &g, l0,
+						       l1);
 				}
-				rc =
-				    refb_gemm(c, dt, false, false, (size_t)cout_g, (size_t)g.L,
-				              (size_t)(cin_g * g.K), 1.0, wg, (size_t)(cin_g * g.K),
-				              cm, (size_t)g.L, beta, yg, (size_t)g.L);
-			} else {
-				/* col [cout_g K, Lin] = W_g^T (W_g [cin_g, cout_g K]) x_g */
-				const char *wg = wd + (size_t)(gi * cin_g * cout_g * g.K) * es;
-				rc = refb_gemm(c, dt, true, false, (size_t)(cout_g * g.K),
-				               (size_t)g.Lin, (size_t)cin_g, 1.0, wg,
-				               (size_t)(cout_g * g.K), xg, (size_t)g.Lin, 0.0,
-				               col.data, (size_t)g.Lin);
-				if (rc == 0)
-					col2im((const char *)col.data, yg, dt, cout_g, &g);
 			}
 		}
-	ref_tensor_free(&col);
+	free(col);
 	ref_tensor_free(&tx);
 	ref_tensor_free(&tw);
 	ref_tensor_free(&tb);

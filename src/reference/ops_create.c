@@ -40,6 +40,12 @@ static int size_arg(ref_call *c, const int64_t **size, size_t *n, int64_t *one)
 	if (*n > ETC_REF_MAX_RANK)
 		return ref_fail(c, ETC_ERR_LIMIT, "argument size: %zu dims exceed %d", *n,
 		                ETC_REF_MAX_RANK);
+	for (size_t k = 0; k < *n; k++)
+		if ((*size)[k] < 0)
+			return ref_fail(c, ETC_ERR_MISMATCH,
+			                "argument size: expected sizes >= 0, got %" PRId64
+			                " at dim %zu",
+			                (*size)[k], k);
 	return 0;
 }
 
@@ -155,7 +161,9 @@ static int arange_run(ref_call *c, const ref_scalar *start, const ref_scalar *en
 	double len = ceil((end->f - start->f) / step->f);
 	if (!(len >= 0 && len < 9.0e15))
 		return ref_fail(c, ETC_ERR_LIMIT, "arange of %g elements", len);
-	if (all_int) /* exact for ints beyond 2^53 */
+	/* Exact for ints beyond 2^53, where end - start cannot overflow. */
+	const int64_t lim = (int64_t)1 << 62;
+	if (all_int && start->i > -lim && start->i < lim && end->i > -lim && end->i < lim)
 		len = (double)((end->i - start->i) / step->i +
 		               ((end->i - start->i) % step->i != 0 ? 1 : 0));
 	int64_t n = (int64_t)len;
@@ -164,7 +172,8 @@ static int arange_run(ref_call *c, const ref_scalar *start, const ref_scalar *en
 	bool fl = ref_dtype_kind(od) == REF_KIND_FLOAT;
 	for (int64_t i = 0; i < n; i++) {
 		if (all_int && !fl)
-			ref_set_i(o, (uint64_t)i, start->i + i * step->i);
+			ref_set_i(o, (uint64_t)i,
+			          (int64_t)((uint64_t)start->i + (uint64_t)i * (uint64_t)step->i));
 		else
 			ref_set_f(o, (uint64_t)i, start->f + (double)i * step->f);
 	}

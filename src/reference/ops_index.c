@@ -42,6 +42,10 @@ int ref_op_index_select(ref_call *c)
 		return ref_fail(c, ETC_ERR_MISMATCH, "expected a 0-d or 1-D index, given %s",
 		                ref_shape_str(b, sizeof b, idx->rank, idx->shape));
 	ETC_TRY(refb_dim(c, dim, x->rank, "dim", &k));
+	if (x->rank == 0 && idx->numel != 1)
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "an index of %" PRIu64 " values for a 0-d self (expected 1)",
+		                idx->numel);
 	int64_t size = x->rank ? x->shape[k] : 1;
 	for (uint64_t i = 0; i < idx->numel; i++) {
 		int64_t v = ref_get_i(idx, i);
@@ -193,15 +197,23 @@ static int adv_add(const ref_call *c, adv_state *s, uint32_t dim, int64_t *vals,
 	return 0;
 }
 
-int ref_op_index(ref_call *c)
+/*
+ * The plan of an advanced indexing (index.Tensor, index_put): the shape of
+ * the indexing result and, for each of its elements, the flat offset of the
+ * element of self it reads (or writes).
+ */
+typedef struct adv_plan {
+	uint32_t rank;
+	int64_t shape[ETC_REF_MAX_RANK];
+	uint64_t n;
+	int64_t *off;
+} adv_plan;
+
+static int adv_plan_make(const ref_call *c, const ref_tensor *x, const ref_tensor *const *ts,
+                         size_t nt, adv_plan *plan)
 {
-	const ref_tensor *x;
-	const ref_tensor *const *ts;
-	size_t nt;
 	char b1[160], b2[160];
-	ETC_TRY(refb_tensor(c, "self", 0, &x));
-	ETC_TRY(refb_tensors(c, "indices", 1, true, &ts, &nt));
-	ETC_TRY(refb_nouts(c, 1));
+	memset(plan, 0, sizeof *plan);
 	/* which dims each entry consumes; masks become their nonzero coordinates */
 	uint32_t used = 0;
 	for (size_t i = 0; i < nt; i++) {
@@ -319,27 +331,46 @@ int ref_op_index(ref_call *c)
 		}
 	if (rc == 0 && ro > ETC_REF_MAX_RANK)
 		rc = ref_fail(c, ETC_ERR_UNSUPPORTED, "result of rank %u", ro);
-	if (rc == 0)
-		rc = ref_tensor_alloc(&c->outs[0], x->dtype, ro, osh, c->err);
+	uint64_t total = 1, npre_el = 1, nq_el = 1;
+	for (uint32_t j = 0; j < ro; j++)
+		total *= (uint64_t)osh[j];
+	for (uint32_t j = 0; j < npre; j++)
+		npre_el *= (uint64_t)x->shape[j];
+	for (uint32_t j = 0; j < nq; j++)
+		nq_el *= (uint64_t)qsh[j];
+	if (rc == 0 && total > ETC_REF_MAX_BYTES / sizeof(int64_t))
+		rc = ref_fail(c, ETC_ERR_LIMIT, "indexing result of %" PRIu64 " elements", total);
 	if (rc == 0) {
-		size_t es = refb_elem_size(x->dtype);
-		uint64_t npre_el = 1, nq_el = 1;
-		for (uint32_t j = 0; j < npre; j++)
-			npre_el *= (uint64_t)x->shape[j];
-		for (uint32_t j = 0; j < nq; j++)
-			nq_el *= (uint64_t)qsh[j];
-		char *dst = (char *)c->outs[0].data;
+		plan->off = malloc((size_t)(total ? total : 1) * sizeof *plan->off);
+		if (!plan->off)
+			rc = ref_fail(c, ETC_ERR_NOMEM, "out of memory");
+	}
+	if (rc == 0) {
+		plan->rank = ro;
+		memcpy(plan->shape, osh, ro * sizeof *osh);
+		plan->n = total;
+		int64_t *o = plan->off;
 		int64_t pidx[ETC_REF_MAX_RANK] = {0};
 		for (uint64_t p = 0; p < npre_el; p++) {
 			int64_t pre_off = 0;
 			for (uint32_t j = 0; j < npre; j++)
 				pre_off += pidx[j] * xst[j];
 			for (uint64_t e = 0; e < nb; e++) {
-				int64_t off = pre_off;
+				int64_t base = pre_off;
 				for (uint32_t i = 0; i < s.n; i++)
-					off += s.ix[i].v[e] * xst[s.ix[i].dim];
-				refb_strided_copy(dst, x->data, es, nq, qsh, qst, off);
-				dst += nq_el * es;
+					base += s.ix[i].v[e] * xst[s.ix[i].dim];
+				int64_t qidx[ETC_REF_MAX_RANK] = {0};
+				for (uint64_t q = 0; q < nq_el; q++) {
+					int64_t at = base;
+					for (uint32_t j = 0; j < nq; j++)
+						at += qidx[j] * qst[j];
+					*o++ = at;
+					for (uint32_t j = nq; j-- > 0;) {
+						if (++qidx[j] < qsh[j])
+							break;
+						qidx[j] = 0;
+					}
+				}
 			}
 			for (uint32_t j = npre; j-- > 0;) {
 				if (++pidx[j] < x->shape[j])
@@ -349,5 +380,80 @@ int ref_op_index(ref_call *c)
 		}
 	}
 	adv_free(&s);
+	return rc;
+}
+
+int ref_op_index(ref_call *c)
+{
+	const ref_tensor *x;
+	const ref_tensor *const *ts;
+	size_t nt;
+	adv_plan p;
+	ETC_TRY(refb_tensor(c, "self", 0, &x));
+	ETC_TRY(refb_tensors(c, "indices", 1, true, &ts, &nt));
+	ETC_TRY(refb_nouts(c, 1));
+	ETC_TRY(adv_plan_make(c, x, ts, nt, &p));
+	int rc = ref_tensor_alloc(&c->outs[0], x->dtype, p.rank, p.shape, c->err);
+	size_t es = refb_elem_size(x->dtype);
+	for (uint64_t i = 0; rc == 0 && i < p.n; i++)
+		memcpy((char *)c->outs[0].data + i * es,
+		       (const char *)x->data + (size_t)p.off[i] * es, es);
+	free(p.off);
+	return rc;
+}
+
+int ref_op_index_put(ref_call *c)
+{
+	const ref_tensor *x, *v;
+	const ref_tensor *const *ts;
+	size_t nt;
+	bool acc;
+	adv_plan p;
+	char b1[160], b2[160];
+	ETC_TRY(refb_tensor(c, "self", 0, &x));
+	ETC_TRY(refb_tensors(c, "indices", 1, true, &ts, &nt));
+	ETC_TRY(refb_tensor(c, "values", 2, &v));
+	ETC_TRY(refb_bool(c, "accumulate", 3, false, &acc));
+	ETC_TRY(refb_nouts(c, 1));
+	if (ref_dtype_is_float(x->dtype) != ref_dtype_is_float(v->dtype) ||
+	    (!ref_dtype_is_float(x->dtype) && x->dtype != v->dtype))
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "values of dtype %s for self of dtype %s (expected the same)",
+		                etc_scalar_type_name(v->dtype), etc_scalar_type_name(x->dtype));
+	ETC_TRY(adv_plan_make(c, x, ts, nt, &p));
+	uint32_t r;
+	int64_t sh[ETC_REF_MAX_RANK];
+	int rc = refb_broadcast(c, "values", v->rank, v->shape, p.rank, p.shape, &r, sh);
+	if (rc == 0 && (r != p.rank || memcmp(sh, p.shape, r * sizeof *sh) != 0))
+		rc = ref_fail(c, ETC_ERR_MISMATCH,
+		              "values %s cannot be broadcast to the indexing result %s",
+		              ref_shape_str(b1, sizeof b1, v->rank, v->shape),
+		              ref_shape_str(b2, sizeof b2, p.rank, p.shape));
+	ref_tensor vb = {0};
+	if (rc == 0)
+		rc = ref_tensor_alloc(&vb, v->dtype, p.rank, p.shape, c->err);
+	if (rc == 0)
+		refb_broadcast_copy(vb.data, v, p.rank, p.shape);
+	if (rc == 0)
+		rc = ref_tensor_alloc(&c->outs[0], x->dtype, x->rank, x->shape, c->err);
+	ref_tensor *y = &c->outs[0];
+	if (rc == 0)
+		memcpy(y->data, x->data, x->numel * refb_elem_size(x->dtype));
+	bool fl = ref_dtype_is_float(x->dtype);
+	for (uint64_t i = 0; rc == 0 && i < p.n; i++) {
+		uint64_t at = (uint64_t)p.off[i];
+		if (fl && acc)
+			ref_set_f(y, at, ref_get_f(y, at) + ref_get_f(&vb, i));
+		else if (fl)
+			ref_set_f(y, at, ref_get_f(&vb, i));
+		else if (acc)
+			ref_set_i(
+			    y, at,
+			    (int64_t)((uint64_t)ref_get_i(y, at) + (uint64_t)ref_get_i(&vb, i)));
+		else
+			ref_set_i(y, at, ref_get_i(&vb, i));
+	}
+	ref_tensor_free(&vb);
+	free(p.off);
 	return rc;
 }

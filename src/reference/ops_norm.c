@@ -20,7 +20,7 @@ static void moments(const ref_tensor *x, uint64_t off, uint64_t n, uint64_t step
 		c += fabs(s) >= fabs(v) ? (s - t) + v : (v - t) + s;
 		s = t;
 	}
-	double m = n ? (s + c) / (double)n : NAN;
+	double m = n ? (isfinite(s) ? s + c : s) / (double)n : NAN;
 	s = c = 0;
 	for (uint64_t k = 0; k < n; k++) {
 		double d = ref_get_f(x, off + k * step) - m, v = d * d, t = s + v;
@@ -28,7 +28,7 @@ static void moments(const ref_tensor *x, uint64_t off, uint64_t n, uint64_t step
 		s = t;
 	}
 	*mean = m;
-	*var = n ? (s + c) / (double)n : NAN;
+	*var = n ? (isfinite(s) ? s + c : s) / (double)n : NAN;
 }
 
 static int need_float(ref_call *c, const char *name, const ref_tensor *t)

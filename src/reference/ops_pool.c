@@ -84,6 +84,9 @@ static int pool_geom_init(const ref_call *c, const ref_tensor *x, bool has_dilat
 	if (has_dilation)
 		ETC_TRY(pair(c, "dilation", 4, &one, 1, &g->dh, &g->dw));
 	ETC_TRY(refb_bool(c, "ceil_mode", has_dilation ? 5 : 4, false, ceil_mode));
+	const int64_t params[8] = {g->kh, g->kw, g->sh, g->sw, g->ph, g->pw, g->dh, g->dw};
+	for (int i = 0; i < 8; i++)
+		ETC_TRY(refb_check_param(c, "a window parameter", params[i]));
 	if (g->kh <= 0 || g->kw <= 0 || g->sh <= 0 || g->sw <= 0 || g->dh <= 0 || g->dw <= 0)
 		return ref_fail(c, ETC_ERR_MISMATCH,
 		                "kernel [%" PRId64 ", %" PRId64 "], stride [%" PRId64 ", %" PRId64
@@ -339,8 +342,14 @@ static int up_geom_init(const ref_call *c, const ref_tensor *x, bool vec, int po
 			g->has_sh = g->has_sw = true;
 			g->sh = sc[0];
 			g->sw = sc[1];
-			g->oh = (int64_t)((double)g->ih * sc[0]);
-			g->ow = (int64_t)((double)g->iw * sc[1]);
+			double oh = (double)g->ih * sc[0], ow = (double)g->iw * sc[1];
+			if (!(oh >= 0 && oh < (double)ETC_REF_SIZE_MAX && ow >= 0 &&
+			      ow < (double)ETC_REF_SIZE_MAX))
+				return ref_fail(c, ETC_ERR_MISMATCH,
+				                "scale_factors [%g, %g] give no valid output size",
+				                sc[0], sc[1]);
+			g->oh = (int64_t)oh;
+			g->ow = (int64_t)ow;
 		}
 	} else {
 		const ref_arg *a = ref_arg_get(c, "scales_h", pos_scales);
@@ -384,7 +393,15 @@ static int64_t nearest_idx(int64_t o, int64_t in, int64_t out, bool has_scale, d
 	return i < in - 1 ? i : in - 1;
 }
 
-static int upsample_nearest(ref_call *c, bool vec)
+/* torch's nearest-exact: floor((o + 0.5) * scale), the product rounded to float. */
+static int64_t nearest_exact_idx(int64_t o, int64_t in, int64_t out, bool has_scale, double scale)
+{
+	float s = has_scale ? (float)(1.0 / scale) : (float)in / (float)out;
+	int64_t i = (int64_t)floorf((float)(((double)o + 0.5) * (double)s));
+	return i < in - 1 ? i : in - 1;
+}
+
+static int upsample_nearest(ref_call *c, bool vec, bool exact)
 {
 	const ref_tensor *x;
 	up_geom g;
@@ -398,9 +415,12 @@ static int upsample_nearest(ref_call *c, bool vec)
 	char *dst = (char *)c->outs[0].data;
 	for (int64_t p = 0; p < g.planes; p++)
 		for (int64_t i = 0; i < g.oh; i++) {
-			int64_t si = nearest_idx(i, g.ih, g.oh, g.has_sh, g.sh);
+			int64_t si = exact ? nearest_exact_idx(i, g.ih, g.oh, g.has_sh, g.sh)
+			                   : nearest_idx(i, g.ih, g.oh, g.has_sh, g.sh);
 			for (int64_t j = 0; j < g.ow; j++) {
-				int64_t sj = nearest_idx(j, g.iw, g.ow, g.has_sw, g.sw);
+				int64_t sj = exact
+				                 ? nearest_exact_idx(j, g.iw, g.ow, g.has_sw, g.sw)
+				                 : nearest_idx(j, g.iw, g.ow, g.has_sw, g.sw);
 				memcpy(dst + (size_t)((p * g.oh + i) * g.ow + j) * es,
 				       src + (size_t)((p * g.ih + si) * g.iw + sj) * es, es);
 			}
@@ -410,12 +430,22 @@ static int upsample_nearest(ref_call *c, bool vec)
 
 int ref_op_upsample_nearest2d_vec(ref_call *c)
 {
-	return upsample_nearest(c, true);
+	return upsample_nearest(c, true, false);
 }
 
 int ref_op_upsample_nearest2d(ref_call *c)
 {
-	return upsample_nearest(c, false);
+	return upsample_nearest(c, false, false);
+}
+
+int ref_op_upsample_nearest_exact2d_vec(ref_call *c)
+{
+	return upsample_nearest(c, true, true);
+}
+
+int ref_op_upsample_nearest_exact2d(ref_call *c)
+{
+	return upsample_nearest(c, false, true);
 }
 
 /* torch's area_pixel_compute_scale / _source_index and the clamped index
@@ -488,4 +518,91 @@ int ref_op_upsample_bilinear2d_vec(ref_call *c)
 int ref_op_upsample_bilinear2d(ref_call *c)
 {
 	return upsample_bilinear(c, false);
+}
+
+/* --- 1-D pooling: the 2-D ops on [N, C, 1, L] ------------------------------------ */
+
+/*
+ * Calls the 2-D op `fn` with self seen as [..., 1, L] and every 1-D window
+ * parameter (kernel_size, stride, padding, dilation, output_size, or a
+ * positional list at 1..nlists) widened to two dims (1 in H, padding 0),
+ * then drops the H dim of the outputs.
+ */
+static int pool1d(ref_call *c, ref_op_fn fn, int nlists)
+{
+	const ref_tensor *x;
+	char b[160];
+	ETC_TRY(refb_tensor(c, "self", 0, &x));
+	if (x->rank != 2 && x->rank != 3)
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "expected a 2-D [C, L] or 3-D [N, C, L] input, given %s",
+		                ref_shape_str(b, sizeof b, x->rank, x->shape));
+	if (c->nargs > 16)
+		return ref_fail(c, ETC_ERR_MISMATCH, "%zu arguments", c->nargs);
+	ref_tensor x2 = *x;
+	x2.borrowed = true;
+	x2.rank = x->rank + 1;
+	x2.shape[x->rank] = x->shape[x->rank - 1];
+	x2.shape[x->rank - 1] = 1;
+	ref_arg args[16];
+	int64_t lists[16][2];
+	static const char *const names[] = {"kernel_size", "stride", "padding", "dilation",
+	                                    "output_size"};
+	for (size_t i = 0; i < c->nargs; i++) {
+		ref_arg a = c->args[i];
+		bool is_list = false;
+		for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+			if (a.name[0] && strcmp(a.name, names[k]) == 0)
+				is_list = true;
+		if (!a.name[0] && i >= 1 && (int)i <= nlists)
+			is_list = true;
+		bool pad = strcmp(a.name, "padding") == 0 || (!a.name[0] && i == 3);
+		if (a.kind == REF_ARG_TENSOR && a.t == x) {
+			a.t = &x2;
+		} else if (is_list && (a.kind == REF_ARG_INT || a.kind == REF_ARG_INTS)) {
+			if (a.kind == REF_ARG_INTS && a.n == 0) {
+				args[i] = a; /* stride [] stays "the kernel" */
+				continue;
+			}
+			if (a.kind == REF_ARG_INTS && a.n != 1)
+				return ref_fail(c, ETC_ERR_MISMATCH,
+				                "expected %s of 1 value for a 1-D op, given %zu",
+				                a.name[0] ? a.name : "a window parameter", a.n);
+			lists[i][0] = pad ? 0 : 1;
+			lists[i][1] = a.kind == REF_ARG_INT ? a.i : a.ints[0];
+			a.kind = REF_ARG_INTS;
+			a.ints = lists[i];
+			a.n = 2;
+		}
+		args[i] = a;
+	}
+	ref_call c2 = *c;
+	c2.args = args;
+	ETC_TRY(fn(&c2));
+	for (uint32_t k = 0; k < c->nouts; k++) {
+		ref_tensor *o = &c->outs[k];
+		o->shape[o->rank - 2] = o->shape[o->rank - 1];
+		o->rank--;
+	}
+	return 0;
+}
+
+int ref_op_max_pool1d(ref_call *c)
+{
+	return pool1d(c, ref_op_max_pool2d, 4);
+}
+
+int ref_op_max_pool1d_with_indices(ref_call *c)
+{
+	return pool1d(c, ref_op_max_pool2d_with_indices, 4);
+}
+
+int ref_op_avg_pool1d(ref_call *c)
+{
+	return pool1d(c, ref_op_avg_pool2d, 3);
+}
+
+int ref_op_adaptive_avg_pool1d(ref_call *c)
+{
+	return pool1d(c, ref_op_adaptive_avg_pool2d, 1);
 }

@@ -36,8 +36,9 @@ static int qbounds(int dtype, int64_t *lo, int64_t *hi)
 	}
 }
 
-/* The quantized dtype argument and the range checks _decomposed.py makes. */
-static int qrange_args(ref_call *c, int pos, int64_t *qmin, int64_t *qmax, int *dtype)
+/* The quantized dtype argument and, with `check`, the range checks
+ * _decomposed.py makes (dequantize_per_tensor makes none). */
+static int qrange_args(ref_call *c, int pos, int64_t *qmin, int64_t *qmax, int *dtype, bool check)
 {
 	int64_t lo, hi;
 	ETC_TRY(ref_arg_int(c, "quant_min", pos, qmin));
@@ -47,7 +48,7 @@ static int qrange_args(ref_call *c, int pos, int64_t *qmin, int64_t *qmax, int *
 		return ref_fail(c, ETC_ERR_UNSUPPORTED,
 		                "argument dtype: expected uint8, int8, int16 or int32, got %s",
 		                *dtype < 0 ? "None" : etc_scalar_type_name(*dtype));
-	if (*qmin < lo || *qmax > hi || *qmin > *qmax)
+	if (check && (*qmin < lo || *qmax > hi || *qmin > *qmax))
 		return ref_fail(c, ETC_ERR_MISMATCH,
 		                "quant_min %" PRId64 " / quant_max %" PRId64
 		                " are out of the range [%" PRId64 ", %" PRId64 "] of %s",
@@ -118,7 +119,7 @@ static int quantize_per_tensor(ref_call *c, bool tensors)
 	ETC_TRY(ref_check_nouts(c, 1));
 	ETC_TRY(ref_arg_tensor(c, "input", 0, &x));
 	ETC_TRY(per_tensor_qparams(c, tensors, &scale, &zp));
-	ETC_TRY(qrange_args(c, 3, &qmin, &qmax, &dtype));
+	ETC_TRY(qrange_args(c, 3, &qmin, &qmax, &dtype, true));
 	ETC_TRY(need_float_input(c, x));
 	ETC_TRY(ref_tensor_alloc(&c->outs[0], dtype, x->rank, x->shape, c->err));
 	/* inv_scale = 1.0 / scale is a Python float; torch's float32 multiply
@@ -169,7 +170,7 @@ static int dequantize_per_tensor(ref_call *c, bool tensors)
 	ETC_TRY(ref_check_nouts(c, 1));
 	ETC_TRY(ref_arg_tensor(c, "input", 0, &x));
 	ETC_TRY(per_tensor_qparams(c, tensors, &scale, &zp));
-	ETC_TRY(qrange_args(c, 3, &qmin, &qmax, &dtype));
+	ETC_TRY(qrange_args(c, 3, &qmin, &qmax, &dtype, false));
 	ETC_TRY(out_dtype_arg(c, 6));
 	ETC_TRY(need_qinput(c, x, dtype));
 	ETC_TRY(ref_tensor_alloc(&c->outs[0], c->float_dtype, x->rank, x->shape, c->err));
@@ -246,7 +247,7 @@ int ref_op_quantize_per_channel(ref_call *c)
 	ETC_TRY(ref_check_nouts(c, 1));
 	ETC_TRY(ref_arg_tensor(c, "input", 0, &x));
 	ETC_TRY(per_channel_args(c, x, false, &sc, &zp, &axis));
-	ETC_TRY(qrange_args(c, 4, &qmin, &qmax, &dtype));
+	ETC_TRY(qrange_args(c, 4, &qmin, &qmax, &dtype, true));
 	ETC_TRY(need_float_input(c, x));
 	ETC_TRY(ref_tensor_alloc(&c->outs[0], dtype, x->rank, x->shape, c->err));
 	for (uint64_t i = 0; i < x->numel; i++) {
@@ -269,7 +270,7 @@ int ref_op_dequantize_per_channel(ref_call *c)
 	ETC_TRY(ref_check_nouts(c, 1));
 	ETC_TRY(ref_arg_tensor(c, "input", 0, &x));
 	ETC_TRY(per_channel_args(c, x, true, &sc, &zp, &axis));
-	ETC_TRY(qrange_args(c, 4, &qmin, &qmax, &dtype));
+	ETC_TRY(qrange_args(c, 4, &qmin, &qmax, &dtype, true));
 	ETC_TRY(out_dtype_arg(c, 7));
 	ETC_TRY(need_qinput(c, x, dtype));
 	ETC_TRY(ref_tensor_alloc(&c->outs[0], c->float_dtype, x->rank, x->shape, c->err));

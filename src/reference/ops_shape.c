@@ -305,7 +305,7 @@ int ref_op_slice(ref_call *c)
 		end += size;
 	start = start < 0 ? 0 : (start > size ? size : start);
 	end = end < start ? start : (end > size ? size : end);
-	int64_t len = (end - start + step - 1) / step;
+	int64_t len = end > start ? (end - start - 1) / step + 1 : 0;
 	return emit_slice(c, 0, x, k, start, len, step);
 }
 
@@ -323,7 +323,7 @@ int ref_op_narrow(ref_call *c)
 	int64_t size = x->shape[k];
 	if (start < 0)
 		start += size;
-	if (start < 0 || start > size || length < 0 || start + length > size)
+	if (start < 0 || start > size || length < 0 || length > size - start)
 		return ref_fail(c, ETC_ERR_MISMATCH,
 		                "start %" PRId64 " and length %" PRId64
 		                " exceed dim %u of size %" PRId64,
@@ -455,7 +455,7 @@ int ref_op_split(ref_call *c)
 	if (ss < 0 || (ss == 0 && size != 0))
 		return ref_fail(c, ETC_ERR_MISMATCH,
 		                "split_size %" PRId64 " for dim %u of size %" PRId64, ss, k, size);
-	int64_t n = ss ? (size + ss - 1) / ss : 1;
+	int64_t n = ss && size ? (size - 1) / ss + 1 : 1;
 	if (n < 1)
 		n = 1;
 	if ((uint64_t)n != c->nouts)
@@ -664,6 +664,9 @@ int ref_op_repeat(ref_call *c)
 		if (rep[d] < 0)
 			return ref_fail(c, ETC_ERR_MISMATCH, "repeats %s has a negative entry",
 			                ref_shape_str(b1, sizeof b1, (uint32_t)n, rep));
+		if (xs[d] && rep[d] > ETC_REF_SIZE_MAX / xs[d])
+			return ref_fail(c, ETC_ERR_LIMIT, "repeats %s make dim %u too large",
+			                ref_shape_str(b1, sizeof b1, (uint32_t)n, rep), d);
 		osh[d] = xs[d] * rep[d];
 		/* [r0, s0, r1, s1, ...]: the repeat index outside each input dim */
 		vsh[2 * d] = rep[d];
@@ -709,6 +712,10 @@ int ref_op_constant_pad_nd(ref_call *c)
 			pl = pad[2 * from_last];
 			pr = pad[2 * from_last + 1];
 		}
+		if (pl < -ETC_REF_SIZE_MAX || pl > ETC_REF_SIZE_MAX || pr < -ETC_REF_SIZE_MAX ||
+		    pr > ETC_REF_SIZE_MAX)
+			return ref_fail(c, ETC_ERR_LIMIT,
+			                "padding [%" PRId64 ", %" PRId64 "] is too large", pl, pr);
 		osh[d] = x->shape[d] + pl + pr;
 		if (osh[d] < 0)
 			return ref_fail(c, ETC_ERR_MISMATCH,
@@ -742,4 +749,304 @@ int ref_op_constant_pad_nd(ref_call *c)
 	}
 	copy_region(y, ost, ooff, x, ist, ioff, x->rank, rsh);
 	return 0;
+}
+
+/* --- scatters and other rearrangements ----------------------------------------- */
+
+/* Output 0 = a copy of self with the view (rank, shape, strides, offset) of
+ * it replaced by src (of exactly that shape). */
+static int scatter_view(ref_call *c, const ref_tensor *x, const ref_tensor *src, uint32_t rank,
+                        const int64_t *shape, const int64_t *strides, int64_t offset)
+{
+	char b1[160], b2[160];
+	if (src->rank != rank || memcmp(src->shape, shape, rank * sizeof *shape) != 0)
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "src %s does not have the shape %s of the slice",
+		                ref_shape_str(b1, sizeof b1, src->rank, src->shape),
+		                ref_shape_str(b2, sizeof b2, rank, shape));
+	if (ref_dtype_is_float(x->dtype) != ref_dtype_is_float(src->dtype) ||
+	    (!ref_dtype_is_float(x->dtype) && x->dtype != src->dtype))
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "src of dtype %s for self of dtype %s (expected the same)",
+		                etc_scalar_type_name(src->dtype), etc_scalar_type_name(x->dtype));
+	ETC_TRY(ref_tensor_alloc(&c->outs[0], x->dtype, x->rank, x->shape, c->err));
+	memcpy(c->outs[0].data, x->data, x->numel * refb_elem_size(x->dtype));
+	int64_t sst[ETC_REF_MAX_RANK];
+	refb_strides(rank, shape, sst);
+	copy_region(&c->outs[0], strides, offset, src, sst, 0, rank, shape);
+	return 0;
+}
+
+int ref_op_slice_scatter(ref_call *c)
+{
+	const ref_tensor *x, *src;
+	int64_t dim, start, end, step, st[ETC_REF_MAX_RANK], sh[ETC_REF_MAX_RANK];
+	bool has_start, has_end;
+	uint32_t k;
+	ETC_TRY(self_arg(c, &x));
+	ETC_TRY(refb_tensor(c, "src", 1, &src));
+	ETC_TRY(need_rank1(c, x));
+	ETC_TRY(refb_int(c, "dim", 2, 0, &dim));
+	ETC_TRY(refb_opt_int(c, "start", 3, &has_start, &start));
+	ETC_TRY(refb_opt_int(c, "end", 4, &has_end, &end));
+	ETC_TRY(refb_int(c, "step", 5, 1, &step));
+	ETC_TRY(refb_dim(c, dim, x->rank, "dim", &k));
+	if (step <= 0)
+		return ref_fail(c, ETC_ERR_MISMATCH, "step %" PRId64 " (expected > 0)", step);
+	int64_t size = x->shape[k];
+	start = has_start ? start : 0;
+	end = has_end ? end : INT64_MAX;
+	if (start < 0)
+		start += size;
+	if (end < 0)
+		end += size;
+	start = start < 0 ? 0 : (start > size ? size : start);
+	end = end < start ? start : (end > size ? size : end);
+	refb_strides(x->rank, x->shape, st);
+	memcpy(sh, x->shape, x->rank * sizeof *sh);
+	sh[k] = end > start ? (end - start - 1) / step + 1 : 0;
+	int64_t off = start * st[k];
+	st[k] *= step;
+	return scatter_view(c, x, src, x->rank, sh, st, off);
+}
+
+int ref_op_select_scatter(ref_call *c)
+{
+	const ref_tensor *x, *src;
+	int64_t dim, index, st[ETC_REF_MAX_RANK], sh[ETC_REF_MAX_RANK], ost[ETC_REF_MAX_RANK];
+	uint32_t k;
+	ETC_TRY(self_arg(c, &x));
+	ETC_TRY(refb_tensor(c, "src", 1, &src));
+	ETC_TRY(need_rank1(c, x));
+	ETC_TRY(refb_int(c, "dim", 2, 0, &dim));
+	if (!ref_arg_get(c, "index", 3))
+		return ref_fail(c, ETC_ERR_MISMATCH, "argument index is missing");
+	ETC_TRY(refb_int(c, "index", 3, 0, &index));
+	ETC_TRY(refb_dim(c, dim, x->rank, "dim", &k));
+	int64_t size = x->shape[k];
+	if (index < -size || index >= size)
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "index %" PRId64 " is out of range for dim %u of size %" PRId64,
+		                index, k, size);
+	if (index < 0)
+		index += size;
+	refb_strides(x->rank, x->shape, st);
+	uint32_t r = 0;
+	for (uint32_t d = 0; d < x->rank; d++)
+		if (d != k) {
+			sh[r] = x->shape[d];
+			ost[r++] = st[d];
+		}
+	return scatter_view(c, x, src, r, sh, ost, index * st[k]);
+}
+
+/* pixel_shuffle (up) and pixel_unshuffle: [*, C r r, H, W] <-> [*, C, H r, W r]. */
+static int pixel_shuffle(ref_call *c, bool up)
+{
+	const ref_tensor *x;
+	int64_t r;
+	char b[160];
+	ETC_TRY(self_arg(c, &x));
+	ETC_TRY(refb_int(c, up ? "upscale_factor" : "downscale_factor", 1, 0, &r));
+	uint32_t n = x->rank;
+	if (n < 3 || n + 3 > 2 * ETC_REF_MAX_RANK || r <= 0)
+		return ref_fail(
+		    c, ETC_ERR_MISMATCH,
+		    "expected an input of rank >= 3 and a factor > 0, given %s and %" PRId64,
+		    ref_shape_str(b, sizeof b, x->rank, x->shape), r);
+	int64_t C = x->shape[n - 3], H = x->shape[n - 2], W = x->shape[n - 1];
+	if (up ? r > C || C % (r * r) != 0 : (H % r != 0 || W % r != 0))
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "input %s is not divisible by the factor %" PRId64,
+		                ref_shape_str(b, sizeof b, x->rank, x->shape), r);
+	int64_t osh[ETC_REF_MAX_RANK], vsh[2 * ETC_REF_MAX_RANK], vst[2 * ETC_REF_MAX_RANK];
+	uint32_t lead = n - 3;
+	int64_t plane = C * H * W;
+	for (uint32_t d = 0; d < lead; d++) {
+		osh[d] = x->shape[d];
+		vsh[d] = x->shape[d];
+	}
+	refb_strides(lead, x->shape, vst);
+	for (uint32_t d = 0; d < lead; d++)
+		vst[d] *= plane;
+	int64_t *s = vsh + lead, *t = vst + lead;
+	if (up) {
+		/* input [c, i, j, h, w] -> output [c, h, i, w, j] */
+		int64_t c0 = C / (r * r);
+		osh[lead] = c0, osh[lead + 1] = H * r, osh[lead + 2] = W * r;
+		s[0] = c0, t[0] = r * r * H * W;
+		s[1] = H, t[1] = W;
+		s[2] = r, t[2] = r * H * W;
+		s[3] = W, t[3] = 1;
+		s[4] = r, t[4] = H * W;
+	} else {
+		/* input [c, h, i, w, j] -> output [c, i, j, h, w] */
+		int64_t h0 = H / r, w0 = W / r;
+		osh[lead] = C * r * r, osh[lead + 1] = h0, osh[lead + 2] = w0;
+		s[0] = C, t[0] = H * W;
+		s[1] = r, t[1] = W;
+		s[2] = r, t[2] = 1;
+		s[3] = h0, t[3] = r * W;
+		s[4] = w0, t[4] = r;
+	}
+	ETC_TRY(ref_tensor_alloc(&c->outs[0], x->dtype, n, osh, c->err));
+	refb_strided_copy(c->outs[0].data, x->data, refb_elem_size(x->dtype), lead + 5, vsh, vst,
+	                  0);
+	return 0;
+}
+
+int ref_op_pixel_shuffle(ref_call *c)
+{
+	return pixel_shuffle(c, true);
+}
+
+int ref_op_pixel_unshuffle(ref_call *c)
+{
+	return pixel_shuffle(c, false);
+}
+
+int ref_op_roll(ref_call *c)
+{
+	const ref_tensor *x;
+	int64_t shifts[ETC_REF_MAX_RANK], dims[ETC_REF_MAX_RANK];
+	size_t ns, nd;
+	ETC_TRY(self_arg(c, &x));
+	ETC_TRY(refb_ints(c, "shifts", 1, NULL, 0, shifts, &ns));
+	ETC_TRY(refb_ints(c, "dims", 2, NULL, 0, dims, &nd));
+	if (nd == 0 && ns == 1) {
+		/* the flattened tensor, rolled */
+		ETC_TRY(ref_tensor_alloc(&c->outs[0], x->dtype, x->rank, x->shape, c->err));
+		size_t es = refb_elem_size(x->dtype);
+		int64_t n = (int64_t)x->numel;
+		if (n == 0)
+			return 0;
+		int64_t sft = ((shifts[0] % n) + n) % n;
+		memcpy((char *)c->outs[0].data + (size_t)sft * es, x->data, (size_t)(n - sft) * es);
+		memcpy(c->outs[0].data, (const char *)x->data + (size_t)(n - sft) * es,
+		       (size_t)sft * es);
+		return 0;
+	}
+	if (nd > 0)
+		ETC_TRY(need_rank1(c, x));
+	if (ns != nd)
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "shifts has %zu entries and dims %zu (expected equal)", ns, nd);
+	/* out[i] = x[(i - shift) mod size] per dim: one rolled copy per dim */
+	ref_tensor cur = *x;
+	cur.borrowed = true;
+	ref_tensor next = {0};
+	int64_t st[ETC_REF_MAX_RANK];
+	refb_strides(x->rank, x->shape, st);
+	size_t es = refb_elem_size(x->dtype);
+	for (size_t i = 0; i < nd; i++) {
+		uint32_t k;
+		int rc = refb_dim(c, dims[i], x->rank, "dims entry", &k);
+		if (rc == 0)
+			rc = ref_tensor_alloc(&next, x->dtype, x->rank, x->shape, c->err);
+		if (rc < 0) {
+			ref_tensor_free(&cur);
+			return rc;
+		}
+		int64_t size = x->shape[k];
+		int64_t sft = size ? ((shifts[i] % size) + size) % size : 0;
+		uint64_t outer = x->numel && size ? x->numel / (uint64_t)(size * st[k]) : 0;
+		size_t blk = (size_t)st[k] * es;
+		for (uint64_t o = 0; o < outer; o++) {
+			const char *src = (const char *)cur.data + o * (uint64_t)size * blk;
+			char *dst = (char *)next.data + o * (uint64_t)size * blk;
+			memcpy(dst + (size_t)sft * blk, src, (size_t)(size - sft) * blk);
+			memcpy(dst, src + (size_t)(size - sft) * blk, (size_t)sft * blk);
+		}
+		ref_tensor_free(&cur);
+		cur = next;
+		memset(&next, 0, sizeof next);
+	}
+	if (nd == 0)
+		return ref_fail(c, ETC_ERR_MISMATCH, "shifts and dims are empty");
+	c->outs[0] = cur;
+	return 0;
+}
+
+int ref_op_as_strided(ref_call *c)
+{
+	const ref_tensor *x;
+	int64_t size[ETC_REF_MAX_RANK], stride[ETC_REF_MAX_RANK], off;
+	size_t ns, nt;
+	bool has_off;
+	char b1[160], b2[160];
+	ETC_TRY(self_arg(c, &x));
+	if (!ref_arg_get(c, "size", 1) || !ref_arg_get(c, "stride", 2))
+		return ref_fail(c, ETC_ERR_MISMATCH, "arguments size and stride are required");
+	ETC_TRY(refb_ints(c, "size", 1, NULL, 0, size, &ns));
+	ETC_TRY(refb_ints(c, "stride", 2, NULL, 0, stride, &nt));
+	ETC_TRY(refb_opt_int(c, "storage_offset", 3, &has_off, &off));
+	if (!has_off)
+		off = 0;
+	if (ns != nt)
+		return ref_fail(c, ETC_ERR_MISMATCH, "size %s and stride %s differ in length",
+		                ref_shape_str(b1, sizeof b1, (uint32_t)ns, size),
+		                ref_shape_str(b2, sizeof b2, (uint32_t)nt, stride));
+	/* every element read must lie inside self's elements */
+	int64_t last = off;
+	bool empty = false;
+	for (size_t d = 0; d < ns; d++) {
+		if (size[d] < 0 || stride[d] < 0)
+			return ref_fail(c, ETC_ERR_MISMATCH,
+			                "size %s and stride %s must not be negative",
+			                ref_shape_str(b1, sizeof b1, (uint32_t)ns, size),
+			                ref_shape_str(b2, sizeof b2, (uint32_t)nt, stride));
+		empty = empty || size[d] == 0;
+		if (size[d] > ETC_REF_SIZE_MAX || stride[d] > ETC_REF_SIZE_MAX ||
+		    off > ETC_REF_SIZE_MAX)
+			return ref_fail(c, ETC_ERR_LIMIT,
+			                "size %s, stride %s or offset is too large",
+			                ref_shape_str(b1, sizeof b1, (uint32_t)ns, size),
+			                ref_shape_str(b2, sizeof b2, (uint32_t)nt, stride));
+		/* both <= 2^40: the product is checked in double before it is formed */
+		if (size[d] > 0 && (double)(size[d] - 1) * (double)stride[d] + (double)last >
+		                       (double)ETC_REF_SIZE_MAX)
+			return ref_fail(c, ETC_ERR_LIMIT, "size %s and stride %s reach too far",
+			                ref_shape_str(b1, sizeof b1, (uint32_t)ns, size),
+			                ref_shape_str(b2, sizeof b2, (uint32_t)nt, stride));
+		if (size[d] > 0)
+			last += (size[d] - 1) * stride[d];
+	}
+	if (off < 0 || (!empty && (uint64_t)last >= x->numel))
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "size %s, stride %s and offset %" PRId64 " reach element %" PRId64
+		                " of a %" PRIu64 "-element input %s",
+		                ref_shape_str(b1, sizeof b1, (uint32_t)ns, size),
+		                ref_shape_str(b2, sizeof b2, (uint32_t)nt, stride), off, last,
+		                x->numel, ref_shape_str(b2, sizeof b2, x->rank, x->shape));
+	return emit_view(c, 0, x, (uint32_t)ns, size, stride, empty ? 0 : off);
+}
+
+int ref_op_unfold(ref_call *c)
+{
+	const ref_tensor *x;
+	int64_t dim, size, step, st[ETC_REF_MAX_RANK + 1], sh[ETC_REF_MAX_RANK + 1];
+	uint32_t k;
+	ETC_TRY(self_arg(c, &x));
+	ETC_TRY(refb_int(c, "dimension", 1, 0, &dim));
+	ETC_TRY(refb_int(c, "size", 2, 0, &size));
+	ETC_TRY(refb_int(c, "step", 3, 1, &step));
+	ETC_TRY(refb_dim(c, dim, x->rank, "dimension", &k));
+	if (x->rank + 1 > ETC_REF_MAX_RANK)
+		return ref_fail(c, ETC_ERR_UNSUPPORTED, "rank %u", x->rank + 1);
+	int64_t n = x->rank ? x->shape[k] : 1;
+	if (size < 0 || size > n || step <= 0)
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "size %" PRId64 " and step %" PRId64 " for dim %u of size %" PRId64
+		                " (expected 0 <= size <= %" PRId64 ", step > 0)",
+		                size, step, k, n, n);
+	refb_strides(x->rank, x->shape, st);
+	memcpy(sh, x->shape, x->rank * sizeof *sh);
+	int64_t inner = x->rank ? st[k] : 1;
+	if (x->rank) {
+		sh[k] = (n - size) / step + 1;
+		st[k] *= step;
+	}
+	sh[x->rank] = size;
+	st[x->rank] = inner;
+	return emit_view(c, 0, x, x->rank + 1, sh, st, 0);
 }

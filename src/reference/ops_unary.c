@@ -477,3 +477,262 @@ int ref_op_clamp_tensor(ref_call *c)
 	}
 	return 0;
 }
+
+static double f_expm1(double x, const double *p)
+{
+	(void)p;
+	return expm1(x);
+}
+int ref_op_expm1(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_expm1, NULL, NULL);
+}
+
+static double f_log1p(double x, const double *p)
+{
+	(void)p;
+	return log1p(x);
+}
+int ref_op_log1p(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_log1p, NULL, NULL);
+}
+
+static double f_log2(double x, const double *p)
+{
+	(void)p;
+	return log2(x);
+}
+int ref_op_log2(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_log2, NULL, NULL);
+}
+
+static double f_log10(double x, const double *p)
+{
+	(void)p;
+	return log10(x);
+}
+int ref_op_log10(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_log10, NULL, NULL);
+}
+
+static double f_tan(double x, const double *p)
+{
+	(void)p;
+	return tan(x);
+}
+int ref_op_tan(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_tan, NULL, NULL);
+}
+
+static double f_atan(double x, const double *p)
+{
+	(void)p;
+	return atan(x);
+}
+int ref_op_atan(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_atan, NULL, NULL);
+}
+
+static double f_asin(double x, const double *p)
+{
+	(void)p;
+	return asin(x);
+}
+int ref_op_asin(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_asin, NULL, NULL);
+}
+
+static double f_acos(double x, const double *p)
+{
+	(void)p;
+	return acos(x);
+}
+int ref_op_acos(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_acos, NULL, NULL);
+}
+
+static double f_sinh(double x, const double *p)
+{
+	(void)p;
+	return sinh(x);
+}
+int ref_op_sinh(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_sinh, NULL, NULL);
+}
+
+static double f_cosh(double x, const double *p)
+{
+	(void)p;
+	return cosh(x);
+}
+int ref_op_cosh(ref_call *c)
+{
+	return unary_run(c, U_TO_FLOAT, true, f_cosh, NULL, NULL);
+}
+
+static double f_trunc(double x, const double *p)
+{
+	(void)p;
+	return trunc(x);
+}
+int ref_op_trunc(ref_call *c)
+{
+	return unary_run(c, U_KEEP, false, f_trunc, i_same, NULL);
+}
+
+/* elu(self, alpha=1, scale=1, input_scale=1) */
+static double f_elu(double x, const double *p)
+{
+	return x > 0 ? p[1] * x : p[1] * p[0] * expm1(x * p[2]);
+}
+int ref_op_elu(ref_call *c)
+{
+	double p[3];
+	ETC_TRY(ref_arg_float_or(c, "alpha", 1, 1.0, &p[0]));
+	ETC_TRY(ref_arg_float_or(c, "scale", 2, 1.0, &p[1]));
+	ETC_TRY(ref_arg_float_or(c, "input_scale", 3, 1.0, &p[2]));
+	return unary_run(c, U_FLOAT_ONLY, false, f_elu, NULL, p);
+}
+
+/* isnan / isinf: bool results, false for integer inputs. */
+static int float_test(ref_call *c, bool want_nan)
+{
+	const ref_tensor *x;
+	ETC_TRY(ref_check_nouts(c, 1));
+	ETC_TRY(ref_arg_tensor(c, "self", 0, &x));
+	ETC_TRY(ref_tensor_alloc(&c->outs[0], ETC_BOOL, x->rank, x->shape, c->err));
+	uint8_t *o = c->outs[0].data;
+	bool fl = ref_dtype_kind(x->dtype) == REF_KIND_FLOAT;
+	for (uint64_t i = 0; i < x->numel; i++) {
+		double v = fl ? ref_get_f(x, i) : 0.0;
+		o[i] = want_nan ? isnan(v) : isinf(v);
+	}
+	return 0;
+}
+
+int ref_op_isnan(ref_call *c)
+{
+	return float_test(c, true);
+}
+
+int ref_op_isinf(ref_call *c)
+{
+	return float_test(c, false);
+}
+
+/* softplus(self, beta=1, threshold=20): log1p(exp(beta x)) / beta, x where
+ * beta x > threshold. */
+static double f_softplus(double x, const double *p)
+{
+	double bx = x * p[0];
+	return bx > p[1] ? x : log1p(exp(bx)) / p[0];
+}
+int ref_op_softplus(ref_call *c)
+{
+	double p[2];
+	ETC_TRY(ref_arg_float_or(c, "beta", 1, 1.0, &p[0]));
+	ETC_TRY(ref_arg_float_or(c, "threshold", 2, 20.0, &p[1]));
+	return unary_run(c, U_FLOAT_ONLY, false, f_softplus, NULL, p);
+}
+
+/* mish(self) = x tanh(softplus(x)) */
+static double f_mish(double x, const double *p)
+{
+	(void)p;
+	return x * tanh(x > 20.0 ? x : log1p(exp(x)));
+}
+int ref_op_mish(ref_call *c)
+{
+	return unary_run(c, U_FLOAT_ONLY, false, f_mish, NULL, NULL);
+}
+
+/* fill.Scalar(self, value), fill.Tensor(self, value: 0-d): self's shape
+ * and dtype, every element value. */
+int ref_op_fill(ref_call *c)
+{
+	const ref_tensor *x;
+	ETC_TRY(ref_check_nouts(c, 1));
+	ETC_TRY(ref_arg_tensor(c, "self", 0, &x));
+	const ref_arg *a = ref_arg_get(c, "value", 1);
+	double vf = 0;
+	int64_t vi = 0;
+	bool as_float;
+	if (a && a->kind == REF_ARG_TENSOR) {
+		if (a->t->numel != 1 || a->t->rank != 0) {
+			char s[160];
+			return ref_fail(c, ETC_ERR_MISMATCH,
+			                "argument value: expected a 0-d tensor, got shape %s",
+			                ref_shape_str(s, sizeof s, a->t->rank, a->t->shape));
+		}
+		as_float = ref_dtype_kind(a->t->dtype) == REF_KIND_FLOAT;
+		vf = ref_get_f(a->t, 0);
+		vi = ref_get_i(a->t, 0);
+	} else {
+		ref_scalar v;
+		ETC_TRY(ref_arg_scalar(c, "value", 1, &v));
+		as_float = v.kind == REF_KIND_FLOAT;
+		vf = v.f;
+		vi = v.i;
+	}
+	ref_tensor *o = &c->outs[0];
+	ETC_TRY(ref_tensor_alloc(o, ref_hold_dtype(c, x->dtype), x->rank, x->shape, c->err));
+	bool fl = ref_dtype_kind(o->dtype) == REF_KIND_FLOAT;
+	for (uint64_t i = 0; i < o->numel; i++) {
+		if (fl || as_float)
+			ref_set_f(o, i, vf);
+		else
+			ref_set_i(o, i, vi);
+	}
+	return 0;
+}
+
+/* _prelu_kernel(self, weight): x where x > 0, else weight x, the weight
+ * broadcast against self (one per channel, dim 1, as torch.prelu passes it). */
+int ref_op_prelu_kernel(ref_call *c)
+{
+	const ref_tensor *x, *w;
+	ETC_TRY(ref_check_nouts(c, 1));
+	ETC_TRY(ref_arg_tensor(c, "self", 0, &x));
+	ETC_TRY(ref_arg_tensor(c, "weight", 1, &w));
+	if (ref_dtype_kind(x->dtype) != REF_KIND_FLOAT ||
+	    ref_dtype_kind(w->dtype) != REF_KIND_FLOAT)
+		return ref_fail(c, ETC_ERR_UNSUPPORTED,
+		                "expected floating-point self and weight, got %s and %s",
+		                etc_scalar_type_name(x->dtype), etc_scalar_type_name(w->dtype));
+	const ref_tensor *ts[2] = {x, w};
+	ref_bcast it;
+	ETC_TRY(ref_bcast_init(&it, c, ts, 2));
+	ETC_TRY(ref_tensor_alloc(&c->outs[0], c->float_dtype, it.rank, it.shape, c->err));
+	for (uint64_t i = 0; i < it.numel; i++, ref_bcast_next(&it)) {
+		double v = ref_get_f(x, it.off[0]);
+		ref_set_f(&c->outs[0], i, v > 0 ? v : ref_get_f(w, it.off[1]) * v);
+	}
+	return 0;
+}
+
+/* round.decimals(self, *, decimals): as torch, nearbyint(x * 10^d) / 10^d,
+ * or nearbyint(x / 10^-d) * 10^-d for negative d. */
+static double f_round_decimals(double x, const double *p)
+{
+	return p[1] >= 0 ? nearbyint(x * p[0]) / p[0] : nearbyint(x / p[0]) * p[0];
+}
+int ref_op_round_decimals(ref_call *c)
+{
+	int64_t d;
+	double p[2];
+	ETC_TRY(ref_arg_int_or(c, "decimals", 1, 0, &d));
+	if (d > 300 || d < -300)
+		return ref_fail(c, ETC_ERR_UNSUPPORTED, "argument decimals: %lld is out of range",
+		                (long long)d);
+	p[0] = pow(10.0, (double)(d >= 0 ? d : -d));
+	p[1] = (double)d;
+	return unary_run(c, U_FLOAT_ONLY, false, f_round_decimals, NULL, p);
+}

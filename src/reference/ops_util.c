@@ -370,6 +370,16 @@ void ref_bcast_next(ref_bcast *b)
 	}
 }
 
+static uint64_t reduced_offset(const ref_reduce *r, uint64_t k)
+{
+	int64_t off = 0;
+	for (uint32_t j = r->nred; j-- > 0;) {
+		off += (int64_t)(k % (uint64_t)r->red_size[j]) * r->red_stride[j];
+		k /= (uint64_t)r->red_size[j];
+	}
+	return (uint64_t)off;
+}
+
 int ref_reduce_init(ref_reduce *r, const ref_call *c, const ref_tensor *x, const int64_t *dims,
                     size_t n, bool keepdim)
 {
@@ -396,12 +406,10 @@ int ref_reduce_init(ref_reduce *r, const ref_call *c, const ref_tensor *x, const
 	}
 	r->outer = 1;
 	r->inner = 1;
-	int64_t rsize[ETC_REF_MAX_RANK], rstride[ETC_REF_MAX_RANK];
-	uint32_t nred = 0;
 	for (uint32_t d = 0; d < x->rank; d++) {
 		if (red[d]) {
-			rsize[nred] = x->shape[d];
-			rstride[nred++] = stride[d];
+			r->red_size[r->nred] = x->shape[d];
+			r->red_stride[r->nred++] = stride[d];
 			r->inner *= (uint64_t)x->shape[d];
 			if (keepdim)
 				r->out_shape[r->out_rank++] = 1;
@@ -412,19 +420,20 @@ int ref_reduce_init(ref_reduce *r, const ref_call *c, const ref_tensor *x, const
 			r->out_shape[r->out_rank++] = x->shape[d];
 		}
 	}
+	/* Offsets precomputed once when they fit in a few MB; else on the fly. */
+	if (r->inner > ((uint64_t)1 << 19) || r->outer == 0)
+		return 0;
 	r->roff = malloc((r->inner ? r->inner : 1) * sizeof *r->roff);
 	if (!r->roff)
 		return etc_fail(c->err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-	for (uint64_t k = 0; k < r->inner; k++) {
-		uint64_t rem = k;
-		int64_t off = 0;
-		for (uint32_t j = nred; j-- > 0;) {
-			off += (int64_t)(rem % (uint64_t)rsize[j]) * rstride[j];
-			rem /= (uint64_t)rsize[j];
-		}
-		r->roff[k] = off;
-	}
+	for (uint64_t k = 0; k < r->inner; k++)
+		r->roff[k] = (int64_t)reduced_offset(r, k);
 	return 0;
+}
+
+uint64_t ref_reduce_at(const ref_reduce *r, uint64_t k)
+{
+	return r->roff ? (uint64_t)r->roff[k] : reduced_offset(r, k);
 }
 
 uint64_t ref_reduce_base(const ref_reduce *r, uint64_t o)

@@ -90,23 +90,27 @@ void ref_bcast_next(ref_bcast *b);
 /*
  * A reduction of a tensor over a set of dims: `outer` results, each of
  * `inner` elements; the element k of result o is input element
- * base(o) + roff[k].
+ * ref_reduce_base(o) + ref_reduce_at(k).
  */
 typedef struct ref_reduce {
 	uint32_t out_rank;
 	int64_t out_shape[ETC_REF_MAX_RANK];
 	uint64_t outer, inner;
-	int64_t *roff; /* inner offsets (owned) */
-	/* kept dims (outer order) and their strides in the input */
-	uint32_t nkept;
+	/* the inner offsets, precomputed (owned) unless there are too many */
+	int64_t *roff;
+	/* kept and reduced dims (in input order) and their strides in the input */
+	uint32_t nkept, nred;
 	int64_t kept_size[ETC_REF_MAX_RANK];
 	int64_t kept_stride[ETC_REF_MAX_RANK];
+	int64_t red_size[ETC_REF_MAX_RANK];
+	int64_t red_stride[ETC_REF_MAX_RANK];
 } ref_reduce;
 
 /* `dims` of n entries (n = 0: every dim) reduced; keepdim keeps them as 1. */
 int ref_reduce_init(ref_reduce *r, const ref_call *c, const ref_tensor *x, const int64_t *dims,
                     size_t n, bool keepdim);
 uint64_t ref_reduce_base(const ref_reduce *r, uint64_t o);
+uint64_t ref_reduce_at(const ref_reduce *r, uint64_t k);
 void ref_reduce_free(ref_reduce *r);
 
 #endif

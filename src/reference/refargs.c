@@ -84,7 +84,48 @@ static size_t nonfinite_at(const char *p, size_t left)
 	return 0;
 }
 
-int ref_json_parse(const char *text, size_t len, const char *what, json_t **out, etc_error *err)
+/* The index just after the JSON value starting at or after text[i] (strings
+ * and nesting skipped); len when the text ends first. */
+static size_t skip_value(const char *text, size_t len, size_t i)
+{
+	while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r'))
+		i++;
+	size_t depth = 0;
+	bool in_str = false;
+	for (; i < len; i++) {
+		char c = text[i];
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"' && (in_str = false, depth == 0))
+				return i + 1;
+		} else if (c == '"') {
+			in_str = true;
+		} else if (c == '{' || c == '[') {
+			depth++;
+		} else if (c == '}' || c == ']') {
+			if (depth == 0)
+				return i; /* a scalar ended by its container */
+			if (--depth == 0)
+				return i + 1;
+		} else if (depth == 0 &&
+		           (c == ',' || c == ' ' || c == '\n' || c == '\t' || c == '\r')) {
+			return i;
+		}
+	}
+	return len;
+}
+
+static bool dropped(const char *key, size_t n, const char *const *drop)
+{
+	for (size_t d = 0; drop && drop[d]; d++)
+		if (strlen(drop[d]) == n && memcmp(drop[d], key, n) == 0)
+			return true;
+	return false;
+}
+
+int ref_json_parse(const char *text, size_t len, const char *const *drop, const char *what,
+                   json_t **out, etc_error *err)
 {
 	*out = NULL;
 	size_t extra = 0;
@@ -107,35 +148,48 @@ int ref_json_parse(const char *text, size_t len, const char *what, json_t **out,
 		}
 	}
 	char *copy = NULL;
-	if (extra) {
-		copy = malloc(len + extra);
+	if (extra || drop) {
+		copy = malloc(len + extra + 1);
 		if (!copy)
 			return etc_fail(err, ETC_ERR_NOMEM, what, -1, "out of memory");
 		size_t o = 0;
-		in_str = false;
-		for (size_t i = 0; i < len; i++) {
+		for (size_t i = 0; i < len;) {
 			char c = text[i];
-			size_t n = 0;
-			if (in_str) {
-				if (c == '\\' && i + 1 < len) {
-					copy[o++] = c;
-					c = text[++i];
-				} else if (c == '"') {
-					in_str = false;
+			if (c == '"') {
+				size_t start = i++;
+				while (i < len && text[i] != '"')
+					i += text[i] == '\\' ? 2 : 1;
+				i = i < len ? i + 1 : len;
+				memcpy(copy + o, text + start, i - start);
+				o += i - start;
+				size_t k = i;
+				while (k < len && (text[k] == ' ' || text[k] == '\n' ||
+				                   text[k] == '\t' || text[k] == '\r'))
+					k++;
+				if (k < len && text[k] == ':' && i - start >= 2 &&
+				    dropped(text + start + 1, i - start - 2, drop)) {
+					size_t end = skip_value(text, len, k + 1);
+					/* ":null" replaces at least as many bytes: never longer */
+					if (end - k >= 5) {
+						memcpy(copy + o, ":null", 5);
+						o += 5;
+						i = end;
+					}
 				}
-			} else if (c == '"') {
-				in_str = true;
-			} else if (c == 'N' || c == 'I' || c == '-') {
-				n = nonfinite_at(text + i, len - i);
+				continue;
 			}
+			size_t n = (c == 'N' || c == 'I' || c == '-')
+			               ? nonfinite_at(text + i, len - i)
+			               : 0;
 			if (n) {
 				copy[o++] = '"';
 				memcpy(copy + o, text + i, n);
 				o += n;
 				copy[o++] = '"';
-				i += n - 1;
+				i += n;
 			} else {
 				copy[o++] = c;
+				i++;
 			}
 		}
 		text = copy;

@@ -32,9 +32,12 @@ json_t *ref_union_get(const json_t *u, const char **key);
  * Parses JSON text as Python's json module writes it: the bare tokens NaN,
  * Infinity and -Infinity outside strings (which strict JSON, and so jansson,
  * refuses) are read as the strings "NaN", "Infinity", "-Infinity", which
- * ref_json_number accepts. `what` names the text in messages.
+ * ref_json_number accepts. The value of every object member whose key is in
+ * `drop` (NULL-terminated; NULL: none) is read as null without being built,
+ * which keeps large programs' trees small. `what` names the text in messages.
  */
-int ref_json_parse(const char *text, size_t len, const char *what, json_t **out, etc_error *err);
+int ref_json_parse(const char *text, size_t len, const char *const *drop, const char *what,
+                   json_t **out, etc_error *err);
 
 /* A JSON number, or one of the strings above, as double; false otherwise. */
 bool ref_json_number(const json_t *v, double *out);

@@ -90,6 +90,20 @@ int64_t etc_refgraph_find(const etc_refgraph *g, const char *name)
 		for (uint32_t o = 0; o < g->nodes[i].pub.output_count; o++)
 			if (strcmp(g->nodes[i].pub.output_names[o], name) == 0)
 				return (int64_t)i;
+	/* The serializer drops a tuple node's own FX name but names its unread
+	 * items after it: "<fx name>_unused_<k>". */
+	size_t n = strlen(name);
+	for (size_t i = 0; i < g->nnodes; i++)
+		for (uint32_t o = 0; o < g->nodes[i].pub.output_count; o++) {
+			const char *s = g->nodes[i].pub.output_names[o];
+			if (strncmp(s, name, n) != 0 || strncmp(s + n, "_unused_", 8) != 0)
+				continue;
+			const char *d = s + n + 8;
+			while (*d >= '0' && *d <= '9')
+				d++;
+			if (d > s + n + 8 && !*d)
+				return (int64_t)i;
+		}
 	return -1;
 }
 

@@ -8,6 +8,7 @@
  */
 #include "reference/refgraph_private.h"
 #include "reference/refimport.h"
+#include "etcompare/text.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -99,11 +100,13 @@ static int set_status(etc_refrun *r, size_t i, int status, const char *fmt, ...)
 
 static int set_status(etc_refrun *r, size_t i, int status, const char *fmt, ...)
 {
-	char msg[1100];
+	char raw[1100], msg[1100];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
+	/* names come from the file and the reason is printed: escaped here */
+	etc_text_safe(msg, sizeof msg, raw);
 	r->status[i] = status;
 	r->why[i] = malloc(strlen(msg) + 1);
 	if (r->why[i])
@@ -328,6 +331,17 @@ static int replacement(const etc_refrun *r, const ref_node *n, size_t k, const e
 	size_t v = n->src_values[k];
 	const ref_value *val = &g->values[v];
 	const ref_tensor *ref = val->kind == REF_VALUE_WEIGHT ? &g->slots[v] : &r->vals[v];
+	uint64_t numel = 1;
+	bool ok =
+	    in->rank <= ETC_REF_MAX_RANK && (!in->rank || in->shape) && (!in->numel || in->data);
+	for (uint32_t d = 0; ok && d < in->rank; d++) {
+		ok = in->shape[d] >= 0;
+		numel *= ok ? (uint64_t)in->shape[d] : 0;
+	}
+	if (!ok || numel != in->numel)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "node %s: replacement %zu is a malformed tensor view", n->pub.name,
+		                k);
 	uint32_t rank = ref->data ? ref->rank : val->meta_rank;
 	const int64_t *shape = ref->data ? ref->shape : val->meta_shape;
 	int dtype = ref->data ? ref->dtype : ref_import_dtype(val->meta_dtype, g->float_dtype);

@@ -241,14 +241,25 @@ int etc_refinputs_from_record(etc_refinputs **out, const etc_refgraph *g, const 
 	const etc_pyobj *o = etc_torchsave_root(ts);
 	if (etc_pyobj_kind(o) == ETC_PY_DICT)
 		o = etc_pyobj_dict_get(o, g->method);
-	if ((etc_pyobj_kind(o) != ETC_PY_LIST && etc_pyobj_kind(o) != ETC_PY_TUPLE) ||
-	    index >= etc_pyobj_len(o))
-		return etc_fail(err, ETC_ERR_USAGE, etc_etrecord_name(rec), -1,
-		                "representative_inputs has %zu sets of inputs; there is no set %zu",
-		                etc_pyobj_len(o), index);
+	int k = etc_pyobj_kind(o);
+	if (k != ETC_PY_LIST && k != ETC_PY_TUPLE && k != ETC_PY_TENSOR)
+		return etc_fail(err, ETC_ERR_FORMAT, etc_etrecord_name(rec), -1,
+		                "representative_inputs is a %s, not a list of inputs",
+		                etc_pykind_name(k));
+	/* upstream writes one set (test case 0's inputs: tensors); a list of
+	 * sets (lists or tuples) is indexed */
+	int k0 = etc_pyobj_kind(etc_pyobj_item(o, 0));
+	bool sets = k != ETC_PY_TENSOR && (k0 == ETC_PY_LIST || k0 == ETC_PY_TUPLE) &&
+	            !(etc_pyobj_len(o) == 2 && etc_pyobj_kind(etc_pyobj_item(o, 1)) == ETC_PY_DICT);
+	size_t count = sets ? etc_pyobj_len(o) : 1;
+	if (index >= count)
+		return etc_fail(
+		    err, ETC_ERR_USAGE, etc_etrecord_name(rec), -1,
+		    "representative_inputs has %zu set%s of inputs; there is no set %zu", count,
+		    count == 1 ? "" : "s", index);
 	char what[64];
 	snprintf(what, sizeof what, "representative_inputs[%zu]", index);
-	return from_pyobj(out, g, etc_pyobj_item(o, index), what, err);
+	return from_pyobj(out, g, sets ? etc_pyobj_item(o, index) : o, what, err);
 }
 
 size_t etc_refinputs_count(const etc_refinputs *in)

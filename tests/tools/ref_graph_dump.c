@@ -2,15 +2,18 @@
  * ref_graph_dump.c - one graph of an ETRecord run by the reference
  * executor, every node output written to an .npz (tests/test_ref_graph.py):
  *
- *   ref_graph_dump ETRECORD [--inputs FILE.npz] [--dtype float32]
- *                  [--graph NAME] [--method NAME] [--eval] OUT.npz
+ *   ref_graph_dump ETRECORD [--inputs FILE.npz | --representative N]
+ *                  [--dtype float32] [--graph NAME] [--method NAME] [--eval] OUT.npz
  *
- * Inputs: the .npz's arrays "0", "1", ... or else the record's example
- * inputs. Each computed output is stored under its graph name ("getitem_3";
+ * Inputs: the .npz's arrays "0", "1", ..., the record's representative
+ * inputs N, or else the record's example inputs. Each computed output is stored under its graph
+ * name ("getitem_3";
  * "<node>.<i>" for an unnamed item); with --eval also under "<name>@eval",
  * computed again by etc_refrun_eval with every tensor input replaced by a
  * copy of itself; the graph's outputs also as "output.<k>". One line per node
- * on stdout: "name<TAB>op<TAB>status<TAB>why<TAB>output names (comma-separated)".
+ * on stdout: "name<TAB>op<TAB>status<TAB>why<TAB>output names (comma-separated)<TAB>
+ * the record's source line of the node ("-" when the node is not linked)",
+ * after a first line "# GRAPH METHOD".
  * Exit 0, or 1 with one line on stderr.
  */
 #include "etcompare/reference.h"
@@ -52,7 +55,7 @@ static int on_node(void *user, const etc_refrun *run, size_t node, etc_error *er
 	printf("%s\t%s\t%s\t%s\t", n->name, n->op, st >= 0 && st < 4 ? status_names[st] : "?", why);
 	for (uint32_t i = 0; i < n->output_count; i++)
 		printf("%s%s", i ? "," : "", n->output_names[i]);
-	printf("\n");
+	printf("\t%s\n", n->graph_node ? n->graph_node->source_line : "-");
 	if (st != ETC_REFNODE_COMPUTED)
 		return 0;
 	for (uint32_t i = 0; i < n->output_count; i++) {
@@ -100,12 +103,15 @@ static int on_node(void *user, const etc_refrun *run, size_t node, etc_error *er
 int main(int argc, char **argv)
 {
 	const char *rec_path = NULL, *inputs = NULL, *out = NULL;
+	long repr = -1;
 	etc_refgraph_options opt;
 	etc_refgraph_options_init(&opt);
 	dump d = {0};
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--inputs") == 0 && i + 1 < argc)
 			inputs = argv[++i];
+		else if (strcmp(argv[i], "--representative") == 0 && i + 1 < argc)
+			repr = strtol(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc)
 			opt.dtype =
 			    strcmp(argv[++i], "float32") == 0 ? ETC_REF_FLOAT32 : ETC_REF_FLOAT64;
@@ -123,7 +129,8 @@ int main(int argc, char **argv)
 			rec_path = NULL, i = argc;
 	}
 	if (!rec_path || !out) {
-		fprintf(stderr, "usage: ref_graph_dump ETRECORD [--inputs FILE.npz] [--dtype "
+		fprintf(stderr, "usage: ref_graph_dump ETRECORD [--inputs FILE.npz | "
+		                "--representative N] [--dtype "
 		                "float32] [--graph NAME] [--method NAME] [--eval] OUT.npz\n");
 		return 2;
 	}
@@ -139,10 +146,14 @@ int main(int argc, char **argv)
 		rc = etc_npz_open(&npz, inputs, &err);
 		if (rc == 0)
 			rc = etc_refinputs_from_npz(&in, g, npz, &err);
+	} else if (rc == 0 && repr >= 0) {
+		rc = etc_refinputs_from_record(&in, g, rec, "representative_inputs", (size_t)repr,
+		                               &err);
 	} else if (rc == 0) {
 		rc = etc_refinputs_from_record(&in, g, rec, "example_inputs", 0, &err);
 	}
 	if (rc == 0) {
+		printf("# %s %s\n", etc_refgraph_name(g), etc_refgraph_method(g));
 		d.g = g;
 		d.z = npz_out_open(out);
 		if (!d.z) {

@@ -46,7 +46,7 @@ static int run(const char *case_path, const char *in_path, const char *out_path,
 	int rc = etc_map_open(&map, case_path, err);
 	if (rc < 0)
 		return rc;
-	rc = ref_json_parse((const char *)map.data, map.size, case_path, &cj, err);
+	rc = ref_json_parse((const char *)map.data, map.size, NULL, case_path, &cj, err);
 	etc_map_close(&map);
 	if (rc < 0)
 		goto done;
