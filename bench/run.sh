@@ -276,7 +276,7 @@ if "$py" -c "import torch" 2>/dev/null; then
 	row "reference run, MobileNetV2-0.5 64x64 (153 nodes), main command" \
 		"$(mb "$(size_of "$work/mv2/mv2.etrecord")") MB ETRecord, $(mb "$(size_of "$work/mv2/mv2_debug.bin")") MB debug buffer" \
 		"$best_wall ($best_cpu CPU)" "$(kb_to_mb "$max_rss_kb")" "-" "< 1 s" "$verdict"
-	notes+=("Reference run: etcompare --etdump --debug_buffer --etrecord ${REF_ARGS-} on the files of bench/gen_mobilenet.py (float64 reference of every node, compared with the runtime's float32 values). bench/bench_reference.py has the reference executor against torch eager, model by model, and its memory.")
+	notes+=("Reference run: etcompare --etdump --debug_buffer --etrecord${REF_ARGS:+ $REF_ARGS} on the files of bench/gen_mobilenet.py (float64 reference of every node, compared with the runtime's float32 values). bench/bench_reference.py has the reference executor against torch eager, model by model, and its memory.")
 	rm -rf "$work/mv2"
 fi
 
