@@ -4,6 +4,8 @@
  * element blocks outside, set blocks inside, so that each candidate's and
  * each set's values are read and converted to double exactly once; the
  * Gram terms of a block of sets against all candidates are one dgemm.
+ * Large outputs are scored on a sketch first and the candidates that may
+ * matter confirmed by a direct pass (see sketch_infer).
  */
 #include "analysis/pairing.h"
 #include "core/blas.h"
@@ -24,6 +26,8 @@ void etc_pair_options_init_(etc_pair_options *o)
 	o->floor_db = 0.0;
 	o->block_sets = 0;
 	o->block_elems = 0;
+	o->sketch_elems = 0;
+	o->exact = false;
 }
 
 static bool has_data(const etc_pair_set *s, size_t p)
@@ -57,6 +61,7 @@ static double convert(const etc_values *v, uint64_t start, size_t len, double *d
 
 typedef struct work {
 	const etc_pair_set *sets, *cands;
+	const etc_pair_set *osets, *ocands; /* whose sizes and shapes decide agreement */
 	size_t n, m, nb, kb;
 	double *a, *b;             /* nb x kb and m x kb blocks */
 	double *gram;              /* the group's sets x candidates */
@@ -93,16 +98,18 @@ static void gram_group(work *w, size_t p, uint64_t len, size_t ns, size_t mc)
 	}
 	for (size_t s = 0; s < ns; s++)
 		for (size_t c = 0; c < mc; c++)
-			if (output_agrees(&w->sets[w->si[s]], &w->cands[w->ci[c]], p))
+			if (output_agrees(&w->osets[w->si[s]], &w->ocands[w->ci[c]], p))
 				w->ra[w->si[s] * w->m + w->ci[c]] += w->gram[s * mc + c];
 }
 
 /* sum (a - r)^2 over the outputs both sides have data for, directly. */
-static double direct_noise(const work *w, const etc_pair_set *a, const etc_pair_set *r)
+static double direct_noise(const work *w, size_t i, size_t k)
 {
+	const etc_pair_set *a = &w->sets[i], *r = &w->cands[k];
 	double noise = 0;
 	for (size_t p = 0; p < a->count; p++) {
-		if (!has_data(a, p) || !has_data(r, p) || !output_agrees(a, r, p))
+		if (!has_data(a, p) || !has_data(r, p) ||
+		    !output_agrees(&w->osets[i], &w->ocands[k], p))
 			continue;
 		uint64_t len = a->outputs[p].count;
 		for (uint64_t k0 = 0; k0 < len; k0 += w->kb) {
@@ -140,7 +147,8 @@ static void score_pair(const work *w, size_t i, size_t k, etc_pair_score *s)
 	double aa = 0, rr = 0;
 	size_t compared = 0;
 	for (size_t p = 0; p < a->count; p++) {
-		if (!has_data(a, p) || !has_data(r, p) || !output_agrees(a, r, p))
+		if (!has_data(a, p) || !has_data(r, p) ||
+		    !output_agrees(&w->osets[i], &w->ocands[k], p))
 			continue;
 		aa += w->aa[w->aoff[i] + p];
 		rr += w->rr[w->roff[k] + p];
@@ -150,12 +158,13 @@ static void score_pair(const work *w, size_t i, size_t k, etc_pair_score *s)
 	s->signal = rr;
 	s->noise = aa - 2 * ra + rr;
 	s->refined = false;
+	s->estimated = false;
 	if (!compared) {
 		s->snr_db = s->cosine = s->noise = NAN;
 		return;
 	}
 	if (!isnan(s->noise) && s->noise <= REFINE_BELOW * (aa + rr)) {
-		s->noise = direct_noise(w, a, r);
+		s->noise = direct_noise(w, i, k);
 		s->refined = true;
 	}
 	if (isnan(s->noise))
@@ -172,6 +181,7 @@ static void score_pair(const work *w, size_t i, size_t k, etc_pair_score *s)
 		s->cosine = (aa + rr - s->noise) / (2 * sqrt(aa) * sqrt(rr));
 	else
 		s->cosine = ra / (sqrt(aa) * sqrt(rr));
+	s->bound_db = s->snr_db;
 }
 
 static void choose(const etc_pair_score *row, size_t m, const etc_pair_options *o,
@@ -182,9 +192,17 @@ static void choose(const etc_pair_score *row, size_t m, const etc_pair_options *
 	for (size_t k = 0; k < m; k++)
 		c->usable += row[k].usable;
 	c->partial = c->usable == 0;
+	c->confirmed = 0;
+	c->others_below_db = -INFINITY;
 	for (size_t k = 0; k < m; k++) {
 		if (!(c->partial ? row[k].partial : row[k].usable))
 			continue;
+		if (row[k].estimated) {
+			if (!(row[k].bound_db <= c->others_below_db))
+				c->others_below_db = row[k].bound_db;
+			continue;
+		}
+		c->confirmed++;
 		double v = row[k].snr_db;
 		if (c->best < 0 || better(v, row[c->best].snr_db)) {
 			c->second = c->best;
@@ -208,13 +226,16 @@ static void choose(const etc_pair_score *row, size_t m, const etc_pair_options *
 	               (c->second >= 0 && c->margin_db < o->min_margin_db);
 }
 
+/* sets and cands give the values; osets and ocands (the same, or the
+ * outputs the values were sketched from) decide which outputs agree. */
 static int infer(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
-                 const etc_pair_options *opt, etc_pair_score *scores, etc_pair_choice *choice,
-                 etc_error *err)
+                 const etc_pair_set *osets, const etc_pair_set *ocands, const etc_pair_options *opt,
+                 etc_pair_score *scores, etc_pair_choice *choice, etc_error *err)
 {
 	work w;
 	memset(&w, 0, sizeof w);
 	w.sets = sets, w.cands = cands, w.n = n, w.m = m;
+	w.osets = osets, w.ocands = ocands;
 	w.nb = opt->block_sets ? opt->block_sets : 128;
 	w.kb = opt->block_elems ? opt->block_elems : 4096;
 	size_t na = 0, nr = 0, maxout = 0;
@@ -251,7 +272,7 @@ static int infer(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, 
 			memset(sc, 0, sizeof *sc);
 			sc->usable = sets[i].count == cands[k].count;
 			for (size_t p = 0; p < sets[i].count || p < cands[k].count; p++) {
-				bool agrees = output_agrees(&sets[i], &cands[k], p);
+				bool agrees = output_agrees(&osets[i], &ocands[k], p);
 				sc->usable &= agrees;
 				sc->partial |= agrees;
 			}
@@ -288,6 +309,292 @@ out:
 	free(aoff), free(roff), free(w.aa), free(w.rr), free(w.ra), free(w.gram);
 	free(w.si), free(w.ci), free(w.a), free(w.b), free(done);
 	return rc;
+}
+
+/* --- the sketch ----------------------------------------------------------------
+ * Exact scores of every set against every candidate cost sets x candidates x
+ * elements multiply-adds (1e11 for 1,000 runs x 100 references of 1 Mi
+ * elements). Large outputs are therefore scored first on a fixed selection
+ * of their elements: chunks of CHUNK consecutive elements, one per stride of
+ * count / chunks elements at a jitter within the stride that depends only on
+ * the chunk's index, so that sets and candidates of one size select the same
+ * elements. The Gram terms over the selection J give, per (set, candidate):
+ *   - an estimate, the SNR over J, that only decides what to confirm first;
+ *   - a proven bound: sum_J (a - r)^2 <= sum_all (a - r)^2 and the signal
+ *     sum r^2 is summed exactly over all elements, so
+ *     SNR_exact <= 10 log10(sum_all r^2 / sum_J (a - r)^2).
+ * Each set's top SKETCH_TOP candidates on the estimate, and any within
+ * min_margin_db + SKETCH_SLACK_DB of the top, are confirmed by one direct pass
+ * over all their elements (the set's values read once); then every other
+ * candidate whose bound is not below the exact best by more than
+ * min_margin_db is confirmed too, until none is left. A candidate never
+ * confirmed is thus proven not to be the best and not to be within
+ * min_margin_db of it: the choice and its ambiguity are those of the exact
+ * method, whatever the data outside J. The sketch only decides the cost. */
+
+#define CHUNK           16
+#define SKETCH_TOP      2
+#define SKETCH_SLACK_DB 6.0
+/* The Gram error energy is relatively exact to 1e-3 where it is not refined
+ * (it is then at least 1e-7 of energies it errs by ~1e-10 of): a bound on it
+ * loses 1 %. The direct sums err by far less than 1e-9. */
+#define GRAM_LOW   0.99
+#define DIRECT_LOW (1 - 1e-9)
+
+typedef struct sketch_src {
+	const etc_values *v;
+	uint64_t chunks;
+} sketch_src;
+
+static uint64_t chunk_start(uint64_t count, uint64_t chunks, uint64_t c)
+{
+	uint64_t lo = c * count / chunks, hi = (c + 1) * count / chunks;
+	uint64_t h = (c + 1) * 0x9E3779B97F4A7C15ULL;
+	h = (h ^ (h >> 31)) * 0xBF58476D1CE4E5B9ULL;
+	h ^= h >> 29;
+	return lo + h % (hi - lo - CHUNK + 1); /* hi - lo >= CHUNK: count > chunks x CHUNK */
+}
+
+static void sketch_read(const void *src, uint64_t start, size_t n, double *dst)
+{
+	const sketch_src *s = src;
+	while (n) {
+		uint64_t c = start / CHUNK, off = start % CHUNK;
+		size_t take = (size_t)(CHUNK - off < n ? CHUNK - off : n);
+		s->v->read(s->v->src, chunk_start(s->v->count, s->chunks, c) + off, take, dst);
+		start += take, dst += take, n -= take;
+	}
+}
+
+/* The sketch of set s: its large outputs sampled, the others as they are. */
+static void sketch_set(const etc_pair_set *s, uint64_t chunks, etc_values *vals, sketch_src *src,
+                       etc_pair_set *out)
+{
+	for (size_t p = 0; p < s->count; p++) {
+		vals[p] = s->outputs[p];
+		if (s->outputs[p].read && s->outputs[p].count > chunks * CHUNK) {
+			src[p] = (sketch_src){&s->outputs[p], chunks};
+			vals[p].count = chunks * CHUNK;
+			vals[p].read = sketch_read;
+			vals[p].src = &src[p];
+		}
+	}
+	*out = (etc_pair_set){vals, NULL, s->shapes, s->count};
+}
+
+/* The exact sums of one set against several candidates, all elements. */
+typedef struct exact_sums {
+	double aa, rr, ra, ee;
+	size_t compared;
+} exact_sums;
+
+/* One pass: the set's values read once per block, each candidate's once. */
+static void exact_pass(const etc_pair_set *a, const etc_pair_set *cands, const size_t *list,
+                       size_t nl, size_t kb, double *bufa, double *bufr, exact_sums *sum)
+{
+	memset(sum, 0, nl * sizeof *sum);
+	for (size_t p = 0; p < a->count; p++) {
+		if (!has_data(a, p))
+			continue;
+		const etc_values *v = &a->outputs[p];
+		for (size_t l = 0; l < nl; l++)
+			sum[l].compared +=
+			    has_data(&cands[list[l]], p) && output_agrees(a, &cands[list[l]], p);
+		for (uint64_t k0 = 0; k0 < v->count; k0 += kb) {
+			size_t kk = (size_t)(v->count - k0 < kb ? v->count - k0 : kb);
+			bool read = false;
+			double aa = 0;
+			for (size_t l = 0; l < nl; l++) {
+				const etc_pair_set *r = &cands[list[l]];
+				if (!has_data(r, p) || !output_agrees(a, r, p))
+					continue;
+				if (!read) {
+					v->read(v->src, k0, kk, bufa);
+					double s[4] = {0, 0, 0, 0};
+					size_t j = 0;
+					for (; j + 4 <= kk; j += 4)
+						for (size_t q = 0; q < 4; q++)
+							s[q] += bufa[j + q] * bufa[j + q];
+					for (; j < kk; j++)
+						s[0] += bufa[j] * bufa[j];
+					aa = (s[0] + s[1]) + (s[2] + s[3]);
+					read = true;
+				}
+				r->outputs[p].read(r->outputs[p].src, k0, kk, bufr);
+				double rr[4] = {0, 0, 0, 0}, ra[4] = {0, 0, 0, 0},
+				       ee[4] = {0, 0, 0, 0};
+				size_t j = 0;
+				for (; j + 4 <= kk; j += 4)
+					for (size_t q = 0; q < 4; q++) {
+						double x = bufa[j + q], y = bufr[j + q], d = x - y;
+						rr[q] += y * y, ra[q] += x * y, ee[q] += d * d;
+					}
+				for (; j < kk; j++) {
+					double x = bufa[j], y = bufr[j], d = x - y;
+					rr[0] += y * y, ra[0] += x * y, ee[0] += d * d;
+				}
+				sum[l].aa += aa;
+				sum[l].rr += (rr[0] + rr[1]) + (rr[2] + rr[3]);
+				sum[l].ra += (ra[0] + ra[1]) + (ra[2] + ra[3]);
+				sum[l].ee += (ee[0] + ee[1]) + (ee[2] + ee[3]);
+			}
+		}
+	}
+}
+
+/* The exact score from the direct sums (as score_pair, refined). */
+static void exact_score(const exact_sums *x, etc_pair_score *s)
+{
+	s->signal = x->rr;
+	s->noise = x->ee;
+	s->refined = true;
+	s->estimated = false;
+	if (!x->compared) {
+		s->snr_db = s->cosine = s->noise = s->bound_db = NAN;
+		return;
+	}
+	if (isnan(x->ee))
+		s->snr_db = NAN;
+	else if (x->ee == 0)
+		s->snr_db = INFINITY;
+	else if (x->rr == 0)
+		s->snr_db = -INFINITY;
+	else
+		s->snr_db = 10 * log10(x->rr / x->ee);
+	s->cosine = x->aa == 0 || x->rr == 0 ? NAN : x->ra / (sqrt(x->aa) * sqrt(x->rr));
+	s->bound_db = s->snr_db;
+}
+
+/* Whether candidate k is ranked for a set (as choose does). */
+static bool ranked(const etc_pair_score *row, size_t m, size_t k)
+{
+	bool any = false;
+	for (size_t j = 0; j < m && !any; j++)
+		any = row[j].usable;
+	return any ? row[k].usable : row[k].partial;
+}
+
+static bool any_large(const etc_pair_set *s, size_t n, uint64_t limit)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t p = 0; p < s[i].count; p++)
+			if (s[i].outputs[p].read && s[i].outputs[p].count > limit)
+				return true;
+	return false;
+}
+
+static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
+                        uint64_t chunks, const etc_pair_options *opt, etc_pair_score *scores,
+                        etc_pair_choice *choice, etc_error *err)
+{
+	size_t kb = opt->block_elems ? opt->block_elems : 4096;
+	size_t nv = 0, *off = malloc((n + m + 1) * sizeof *off);
+	for (size_t i = 0; off && i < n + m; i++) {
+		off[i] = nv;
+		nv += i < n ? sets[i].count : cands[i - n].count;
+	}
+	etc_values *vals = malloc((nv + 1) * sizeof *vals);
+	sketch_src *src = malloc((nv + 1) * sizeof *src);
+	etc_pair_set *sk = malloc((n + m + 1) * sizeof *sk);
+	double *energy = calloc(nv + 1, sizeof *energy); /* candidates' sum r^2, all elements */
+	double *bufa = malloc(kb * sizeof *bufa), *bufr = malloc(kb * sizeof *bufr);
+	double *bound = malloc((m + 1) * sizeof *bound);
+	size_t *list = malloc((m + 1) * sizeof *list);
+	exact_sums *sums = malloc((m + 1) * sizeof *sums);
+	bool *done = malloc((m + 1) * sizeof *done);
+	int rc = 0;
+	if (!off || !vals || !src || !sk || !energy || !bufa || !bufr || !bound || !list || !sums ||
+	    !done) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
+		goto out;
+	}
+	for (size_t i = 0; i < n + m; i++)
+		sketch_set(i < n ? &sets[i] : &cands[i - n], chunks, vals + off[i], src + off[i],
+		           &sk[i]);
+	for (size_t k = 0; k < m; k++)
+		for (size_t p = 0; p < cands[k].count; p++) {
+			const etc_values *v = &cands[k].outputs[p];
+			for (uint64_t k0 = 0; v->read && k0 < v->count; k0 += kb) {
+				size_t kk = (size_t)(v->count - k0 < kb ? v->count - k0 : kb);
+				energy[off[n + k] + p] += convert(v, k0, kk, bufr);
+			}
+		}
+	if ((rc = infer(sk, n, sk + n, m, sets, cands, opt, scores, choice, err)) < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		etc_pair_score *row = &scores[i * m];
+		/* the bounds, and the first candidates to confirm */
+		long top[SKETCH_TOP];
+		for (size_t t = 0; t < SKETCH_TOP; t++)
+			top[t] = -1;
+		for (size_t k = 0; k < m; k++) {
+			done[k] = !ranked(row, m, k); /* others keep the sketch's scores */
+			if (!row[k].usable && !row[k].partial)
+				continue;
+			double rr = 0;
+			for (size_t p = 0; p < sets[i].count; p++)
+				if (has_data(&sets[i], p) && has_data(&cands[k], p) &&
+				    output_agrees(&sets[i], &cands[k], p))
+					rr += energy[off[n + k] + p];
+			double low = row[k].noise * (row[k].refined ? DIRECT_LOW : GRAM_LOW);
+			bound[k] = low > 0 ? 10 * log10(rr * (1 + 1e-9) / low)
+			                   : (low == 0 ? INFINITY : NAN);
+			row[k].estimated = true;
+			row[k].bound_db = bound[k];
+			for (size_t t = 0; !done[k] && t < SKETCH_TOP; t++)
+				if (top[t] < 0 || better(row[k].snr_db, row[top[t]].snr_db)) {
+					memmove(top + t + 1, top + t,
+					        (SKETCH_TOP - 1 - t) * sizeof *top);
+					top[t] = (long)k;
+					break;
+				}
+		}
+		size_t nl = 0;
+		double band =
+		    top[0] >= 0 ? row[top[0]].snr_db - opt->min_margin_db - SKETCH_SLACK_DB : NAN;
+		for (size_t k = 0; k < m; k++)
+			if (!done[k] &&
+			    (row[k].snr_db >= band || (long)k == top[0] || (long)k == top[1]))
+				list[nl++] = k;
+		while (nl) {
+			exact_pass(&sets[i], cands, list, nl, kb, bufa, bufr, sums);
+			for (size_t l = 0; l < nl; l++) {
+				exact_score(&sums[l], &row[list[l]]);
+				done[list[l]] = true;
+			}
+			/* the exact best so far, and who may still beat it or come within the
+			 * margin */
+			long best = -1;
+			for (size_t k = 0; k < m; k++)
+				if (ranked(row, m, k) && !row[k].estimated &&
+				    (best < 0 || better(row[k].snr_db, row[best].snr_db)))
+					best = (long)k;
+			double clear = row[best].snr_db - opt->min_margin_db;
+			nl = 0;
+			for (size_t k = 0; k < m; k++)
+				if (!done[k] && !(bound[k] < clear))
+					list[nl++] = k;
+		}
+		choose(row, m, opt, &choice[i]);
+	}
+out:
+	free(off), free(vals), free(src), free(sk), free(energy), free(bufa), free(bufr);
+	free(bound), free(list), free(sums), free(done);
+	return rc;
+}
+
+/* The exact scores, or the sketch and its confirmation where outputs are large. */
+static int score_sets(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
+                      const etc_pair_options *opt, etc_pair_score *scores, etc_pair_choice *choice,
+                      etc_error *err)
+{
+	uint64_t chunks = (opt->sketch_elems ? opt->sketch_elems : 16384) / CHUNK;
+	if (chunks == 0)
+		chunks = 1;
+	if (!opt->exact &&
+	    (any_large(sets, n, chunks * CHUNK) || any_large(cands, m, chunks * CHUNK)))
+		return sketch_infer(sets, n, cands, m, chunks, opt, scores, choice, err);
+	return infer(sets, n, cands, m, sets, cands, opt, scores, choice, err);
 }
 
 /* --- identical sets ---------------------------------------------------------------
@@ -421,7 +728,7 @@ int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cand
 		}
 	}
 	if (nu == n) {
-		rc = infer(sets, n, cands, m, opt, scores, choice, err);
+		rc = score_sets(sets, n, cands, m, opt, scores, choice, err);
 		goto out;
 	}
 	us = malloc((nu * m + 1) * sizeof *us);
@@ -430,7 +737,7 @@ int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cand
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
 		goto out;
 	}
-	if ((rc = infer(uniq, nu, cands, m, opt, us, uc, err)) < 0)
+	if ((rc = score_sets(uniq, nu, cands, m, opt, us, uc, err)) < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		memcpy(&scores[i * m], &us[slot[i] * m], m * sizeof *scores);
