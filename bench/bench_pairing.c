@@ -83,10 +83,10 @@ int main(int argc, char **argv)
 	etc_tensor *tr = malloc(m * sizeof *tr), *ta = malloc(n * sizeof *ta);
 	etc_values *vr = malloc(m * sizeof *vr), *va = malloc(n * sizeof *va);
 	etc_pair_set *sr = malloc(m * sizeof *sr), *sa = malloc(n * sizeof *sa);
-	etc_pair_raw *raw = malloc(n * sizeof *raw);
+	etc_pair_raw *raw = malloc(n * sizeof *raw), *rawr = malloc(m * sizeof *rawr);
 	etc_pair_score *scores = malloc(n * m * sizeof *scores);
 	etc_pair_choice *choice = malloc(n * sizeof *choice);
-	if (!refs || !runs || !raw || !tr || !ta || !vr || !va || !sr || !sa || !scores ||
+	if (!refs || !runs || !raw || !rawr || !tr || !ta || !vr || !va || !sr || !sa || !scores ||
 	    !choice) {
 		fprintf(stderr, "bench_pairing: out of memory\n");
 		return 1;
@@ -106,7 +106,8 @@ int main(int argc, char **argv)
 	for (size_t k = 0; k < m; k++) {
 		make_tensor(&tr[k], refs + k * e, e);
 		etc_values_from_tensor(&vr[k], &tr[k]);
-		sr[k] = (etc_pair_set){&vr[k], NULL, NULL, 1};
+		rawr[k] = (etc_pair_raw){refs + k * e, e * sizeof *refs};
+		sr[k] = (etc_pair_set){&vr[k], &rawr[k], NULL, 1};
 	}
 	for (size_t i = 0; i < n; i++) {
 		make_tensor(&ta[i], runs + i * e, e);
@@ -177,6 +178,6 @@ int main(int argc, char **argv)
 	       best_infer, best_infer / best_order, gflop, gflop / best_infer, refined);
 	printf("  smallest margin %.1f dB; sink %g\n", choice[0].margin_db, sink);
 	free(refs), free(runs), free(tr), free(ta), free(vr), free(va), free(sr), free(sa);
-	free(scores), free(choice), free(raw);
+	free(scores), free(choice), free(raw), free(rawr);
 	return 0;
 }

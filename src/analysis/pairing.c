@@ -8,7 +8,9 @@
  * matter confirmed by a direct pass (see sketch_infer).
  */
 #include "analysis/pairing.h"
+#include "analysis/metrics_kernels.h"
 #include "core/blas.h"
+#include "core/parallel.h"
 #include "core/internal.h"
 
 #include <math.h>
@@ -388,9 +390,22 @@ typedef struct exact_sums {
 	size_t compared;
 } exact_sums;
 
-/* One pass: the set's values read once per block, each candidate's once. */
+/* Dense float32 bytes of output p, or NULL. */
+static const uint8_t *raw_f32(const etc_pair_set *s, size_t p)
+{
+	if (!s->raw || !s->raw[p].data || s->outputs[p].scalar_type != ETC_FLOAT ||
+	    s->raw[p].size != 4 * s->outputs[p].count)
+		return NULL;
+	return s->raw[p].data;
+}
+
+/* One pass: the set's values read once per block, each candidate's once.
+ * Dense float32 pairs go through the float32 kernel of the metrics (sums in
+ * double, converted in registers); any other pair, or a block with a NaN,
+ * through doubles. */
 static void exact_pass(const etc_pair_set *a, const etc_pair_set *cands, const size_t *list,
-                       size_t nl, size_t kb, double *bufa, double *bufr, exact_sums *sum)
+                       size_t nl, size_t kb, f32_pass_fn f32, double *bufa, double *bufr,
+                       exact_sums *sum)
 {
 	memset(sum, 0, nl * sizeof *sum);
 	for (size_t p = 0; p < a->count; p++) {
@@ -408,6 +423,16 @@ static void exact_pass(const etc_pair_set *a, const etc_pair_set *cands, const s
 				const etc_pair_set *r = &cands[list[l]];
 				if (!has_data(r, p) || !output_agrees(a, r, p))
 					continue;
+				const uint8_t *fa = raw_f32(a, p), *fr = raw_f32(r, p);
+				if (fa && fr) {
+					chunk_res c = {0, 0, 0, 0, 0, 0, INFINITY, 0};
+					f32(fr + 4 * k0, fa + 4 * k0, kk, &c);
+					if (!isnan(c.dd)) {
+						sum[l].aa += c.aa, sum[l].rr += c.rr;
+						sum[l].ra += c.ra, sum[l].ee += c.dd;
+						continue;
+					}
+				}
 				if (!read) {
 					v->read(v->src, k0, kk, bufa);
 					double s[4] = {0, 0, 0, 0};
@@ -465,15 +490,6 @@ static void exact_score(const exact_sums *x, etc_pair_score *s)
 	s->bound_db = s->snr_db;
 }
 
-/* Whether candidate k is ranked for a set (as choose does). */
-static bool ranked(const etc_pair_score *row, size_t m, size_t k)
-{
-	bool any = false;
-	for (size_t j = 0; j < m && !any; j++)
-		any = row[j].usable;
-	return any ? row[k].usable : row[k].partial;
-}
-
 static bool any_large(const etc_pair_set *s, size_t n, uint64_t limit)
 {
 	for (size_t i = 0; i < n; i++)
@@ -481,6 +497,99 @@ static bool any_large(const etc_pair_set *s, size_t n, uint64_t limit)
 			if (s[i].outputs[p].read && s[i].outputs[p].count > limit)
 				return true;
 	return false;
+}
+
+/* What the confirmation of a range of sets shares (read only, but for its
+ * own sets' rows, choices and `failed`). */
+typedef struct confirm_ctx {
+	const etc_pair_set *sets, *cands;
+	size_t n, m, kb;
+	const size_t *off;    /* first output slot of each set, then each candidate */
+	const double *energy; /* candidates' sum r^2 over all elements, per output */
+	const etc_pair_options *opt;
+	f32_pass_fn f32;
+	etc_pair_score *scores;
+	etc_pair_choice *choice;
+	bool *failed; /* per set: out of memory */
+} confirm_ctx;
+
+/* Set i's bounds, then its exact confirmations until the rest are proven far. */
+static void confirm_set(const confirm_ctx *x, size_t i, double *bound, size_t *list, bool *done,
+                        exact_sums *sums, double *bufa, double *bufr)
+{
+	const etc_pair_set *a = &x->sets[i];
+	size_t m = x->m;
+	etc_pair_score *row = &x->scores[i * m];
+	bool any_usable = false;
+	for (size_t k = 0; k < m; k++)
+		any_usable |= row[k].usable;
+	long top[SKETCH_TOP];
+	for (size_t t = 0; t < SKETCH_TOP; t++)
+		top[t] = -1;
+	for (size_t k = 0; k < m; k++) {
+		done[k] =
+		    !(any_usable ? row[k].usable : row[k].partial); /* unranked: sketch only */
+		if (!row[k].usable && !row[k].partial)
+			continue;
+		double rr = 0;
+		for (size_t p = 0; p < a->count; p++)
+			if (has_data(a, p) && has_data(&x->cands[k], p) &&
+			    output_agrees(a, &x->cands[k], p))
+				rr += x->energy[x->off[x->n + k] + p];
+		double low = row[k].noise * (row[k].refined ? DIRECT_LOW : GRAM_LOW);
+		bound[k] =
+		    low > 0 ? 10 * log10(rr * (1 + 1e-9) / low) : (low == 0 ? INFINITY : NAN);
+		row[k].estimated = true;
+		row[k].bound_db = bound[k];
+		for (size_t t = 0; !done[k] && t < SKETCH_TOP; t++)
+			if (top[t] < 0 || better(row[k].snr_db, row[top[t]].snr_db)) {
+				memmove(top + t + 1, top + t, (SKETCH_TOP - 1 - t) * sizeof *top);
+				top[t] = (long)k;
+				break;
+			}
+	}
+	size_t nl = 0;
+	double band =
+	    top[0] >= 0 ? row[top[0]].snr_db - x->opt->min_margin_db - SKETCH_SLACK_DB : NAN;
+	for (size_t k = 0; k < m; k++)
+		if (!done[k] && (row[k].snr_db >= band || (long)k == top[0] || (long)k == top[1]))
+			list[nl++] = k;
+	while (nl) {
+		exact_pass(a, x->cands, list, nl, x->kb, x->f32, bufa, bufr, sums);
+		for (size_t l = 0; l < nl; l++) {
+			exact_score(&sums[l], &row[list[l]]);
+			done[list[l]] = true;
+		}
+		/* the exact best so far, and who may still beat it or come within the margin */
+		long best = -1;
+		for (size_t k = 0; k < m; k++)
+			if ((any_usable ? row[k].usable : row[k].partial) && !row[k].estimated &&
+			    (best < 0 || better(row[k].snr_db, row[best].snr_db)))
+				best = (long)k;
+		double clear = row[best].snr_db - x->opt->min_margin_db;
+		nl = 0;
+		for (size_t k = 0; k < m; k++)
+			if (!done[k] && !(bound[k] < clear))
+				list[nl++] = k;
+	}
+	choose(row, m, x->opt, &x->choice[i]);
+}
+
+static void confirm_range(void *ctx, size_t begin, size_t end)
+{
+	const confirm_ctx *x = ctx;
+	size_t m = x->m;
+	double *bufa = malloc(x->kb * sizeof *bufa), *bufr = malloc(x->kb * sizeof *bufr);
+	double *bound = malloc((m + 1) * sizeof *bound);
+	size_t *list = malloc((m + 1) * sizeof *list);
+	exact_sums *sums = malloc((m + 1) * sizeof *sums);
+	bool *done = malloc((m + 1) * sizeof *done);
+	for (size_t i = begin; i < end; i++) {
+		x->failed[i] = !bufa || !bufr || !bound || !list || !sums || !done;
+		if (!x->failed[i])
+			confirm_set(x, i, bound, list, done, sums, bufa, bufr);
+	}
+	free(bufa), free(bufr), free(bound), free(list), free(sums), free(done);
 }
 
 static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
@@ -496,15 +605,11 @@ static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *
 	etc_values *vals = malloc((nv + 1) * sizeof *vals);
 	sketch_src *src = malloc((nv + 1) * sizeof *src);
 	etc_pair_set *sk = malloc((n + m + 1) * sizeof *sk);
-	double *energy = calloc(nv + 1, sizeof *energy); /* candidates' sum r^2, all elements */
-	double *bufa = malloc(kb * sizeof *bufa), *bufr = malloc(kb * sizeof *bufr);
-	double *bound = malloc((m + 1) * sizeof *bound);
-	size_t *list = malloc((m + 1) * sizeof *list);
-	exact_sums *sums = malloc((m + 1) * sizeof *sums);
-	bool *done = malloc((m + 1) * sizeof *done);
+	double *energy = calloc(nv + 1, sizeof *energy);
+	double *buf = malloc(kb * sizeof *buf);
+	bool *failed = calloc(n + 1, sizeof *failed);
 	int rc = 0;
-	if (!off || !vals || !src || !sk || !energy || !bufa || !bufr || !bound || !list || !sums ||
-	    !done) {
+	if (!off || !vals || !src || !sk || !energy || !buf || !failed) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
 		goto out;
 	}
@@ -516,70 +621,25 @@ static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *
 			const etc_values *v = &cands[k].outputs[p];
 			for (uint64_t k0 = 0; v->read && k0 < v->count; k0 += kb) {
 				size_t kk = (size_t)(v->count - k0 < kb ? v->count - k0 : kb);
-				energy[off[n + k] + p] += convert(v, k0, kk, bufr);
+				energy[off[n + k] + p] += convert(v, k0, kk, buf);
 			}
 		}
 	if ((rc = infer(sk, n, sk + n, m, sets, cands, opt, scores, choice, err)) < 0)
 		goto out;
-	for (size_t i = 0; i < n; i++) {
-		etc_pair_score *row = &scores[i * m];
-		/* the bounds, and the first candidates to confirm */
-		long top[SKETCH_TOP];
-		for (size_t t = 0; t < SKETCH_TOP; t++)
-			top[t] = -1;
-		for (size_t k = 0; k < m; k++) {
-			done[k] = !ranked(row, m, k); /* others keep the sketch's scores */
-			if (!row[k].usable && !row[k].partial)
-				continue;
-			double rr = 0;
-			for (size_t p = 0; p < sets[i].count; p++)
-				if (has_data(&sets[i], p) && has_data(&cands[k], p) &&
-				    output_agrees(&sets[i], &cands[k], p))
-					rr += energy[off[n + k] + p];
-			double low = row[k].noise * (row[k].refined ? DIRECT_LOW : GRAM_LOW);
-			bound[k] = low > 0 ? 10 * log10(rr * (1 + 1e-9) / low)
-			                   : (low == 0 ? INFINITY : NAN);
-			row[k].estimated = true;
-			row[k].bound_db = bound[k];
-			for (size_t t = 0; !done[k] && t < SKETCH_TOP; t++)
-				if (top[t] < 0 || better(row[k].snr_db, row[top[t]].snr_db)) {
-					memmove(top + t + 1, top + t,
-					        (SKETCH_TOP - 1 - t) * sizeof *top);
-					top[t] = (long)k;
-					break;
-				}
+	confirm_ctx x = {
+	    sets,   cands,  n,     m, kb, off, energy, opt, etc_metrics_pick_kernel_(KERNEL_BEST),
+	    scores, choice, failed};
+	/* sets are independent: each thread confirms a range of them (the read
+	 * functions of values are pure, as the threaded comparisons require) */
+	etc_parallel_for_(n, etc_thread_count_(), confirm_range, &x);
+	for (size_t i = 0; i < n; i++)
+		if (failed[i]) {
+			rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1,
+			              "out of memory (content pairing)");
+			goto out;
 		}
-		size_t nl = 0;
-		double band =
-		    top[0] >= 0 ? row[top[0]].snr_db - opt->min_margin_db - SKETCH_SLACK_DB : NAN;
-		for (size_t k = 0; k < m; k++)
-			if (!done[k] &&
-			    (row[k].snr_db >= band || (long)k == top[0] || (long)k == top[1]))
-				list[nl++] = k;
-		while (nl) {
-			exact_pass(&sets[i], cands, list, nl, kb, bufa, bufr, sums);
-			for (size_t l = 0; l < nl; l++) {
-				exact_score(&sums[l], &row[list[l]]);
-				done[list[l]] = true;
-			}
-			/* the exact best so far, and who may still beat it or come within the
-			 * margin */
-			long best = -1;
-			for (size_t k = 0; k < m; k++)
-				if (ranked(row, m, k) && !row[k].estimated &&
-				    (best < 0 || better(row[k].snr_db, row[best].snr_db)))
-					best = (long)k;
-			double clear = row[best].snr_db - opt->min_margin_db;
-			nl = 0;
-			for (size_t k = 0; k < m; k++)
-				if (!done[k] && !(bound[k] < clear))
-					list[nl++] = k;
-		}
-		choose(row, m, opt, &choice[i]);
-	}
 out:
-	free(off), free(vals), free(src), free(sk), free(energy), free(bufa), free(bufr);
-	free(bound), free(list), free(sums), free(done);
+	free(off), free(vals), free(src), free(sk), free(energy), free(buf), free(failed);
 	return rc;
 }
 
