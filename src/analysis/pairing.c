@@ -8,7 +8,6 @@
  * matter confirmed by a direct pass (see sketch_infer).
  */
 #include "analysis/pairing.h"
-#include "analysis/metrics_kernels.h"
 #include "core/blas.h"
 #include "core/parallel.h"
 #include "core/internal.h"
@@ -30,6 +29,7 @@ void etc_pair_options_init_(etc_pair_options *o)
 	o->block_elems = 0;
 	o->sketch_elems = 0;
 	o->exact = false;
+	o->confirm_top = 2;
 }
 
 static bool has_data(const etc_pair_set *s, size_t p)
@@ -223,6 +223,18 @@ static void choose(const etc_pair_score *row, size_t m, const etc_pair_options *
 		if (isnan(c->margin_db))
 			c->margin_db = 0; /* inf - inf: two candidates equal the set */
 	}
+	/* no confirmed runner-up (confirm_top 1), but unconfirmed ones: the
+	 * first of them on the estimate, and the margin proven for all of them */
+	c->second_estimated = false;
+	for (size_t k = 0; c->best >= 0 && c->second < 0 && k < m; k++)
+		if ((c->partial ? row[k].partial : row[k].usable) && row[k].estimated &&
+		    (!c->second_estimated || better(row[k].snr_db, row[c->second].snr_db)))
+			c->second = (long)k, c->second_estimated = true;
+	if (c->second_estimated) {
+		c->margin_db = row[c->best].snr_db - c->others_below_db;
+		if (isnan(c->margin_db))
+			c->margin_db = 0;
+	}
 	double best = c->best >= 0 ? row[c->best].snr_db : NAN;
 	c->ambiguous = c->best < 0 || isnan(best) || best < o->floor_db ||
 	               (c->second >= 0 && c->margin_db < o->min_margin_db);
@@ -317,7 +329,8 @@ out:
  * Exact scores of every set against every candidate cost sets x candidates x
  * elements multiply-adds (1e11 for 1,000 runs x 100 references of 1 Mi
  * elements). Large outputs are therefore scored first on a fixed selection
- * of their elements: chunks of CHUNK consecutive elements, one per stride of
+ * of their elements: chunks of CHUNK consecutive elements (1 KiB of float32: few
+ * pages touched, the prefetchers run within a chunk), one per stride of
  * count / chunks elements at a jitter within the stride that depends only on
  * the chunk's index, so that sets and candidates of one size select the same
  * elements. The Gram terms over the selection J give, per (set, candidate):
@@ -335,13 +348,15 @@ out:
  * method, whatever the data outside J. The sketch only decides the cost. */
 
 #define CHUNK           16
-#define SKETCH_TOP      2
+#define SKETCH_TOP      2 /* at most; opt->confirm_top */
 #define SKETCH_SLACK_DB 6.0
 /* The Gram error energy is relatively exact to 1e-3 where it is not refined
  * (it is then at least 1e-7 of energies it errs by ~1e-10 of): a bound on it
  * loses 1 %. The direct sums err by far less than 1e-9. */
-#define GRAM_LOW   0.99
-#define DIRECT_LOW (1 - 1e-9)
+#define GRAM_LOW 0.99
+/* Elements per block of the exact pass when every pair is float32. */
+#define EXACT_BLOCK ((size_t)1 << 16)
+#define DIRECT_LOW  (1 - 1e-9)
 
 typedef struct sketch_src {
 	const etc_values *v;
@@ -399,14 +414,93 @@ static const uint8_t *raw_f32(const etc_pair_set *s, size_t p)
 	return s->raw[p].data;
 }
 
+/* sum a^2, r^2, r a and (a - r)^2 of n float32 pairs (raw bytes), into out[4]. */
+typedef void (*dots_fn)(const uint8_t *ap, const uint8_t *rp, size_t n, double *out);
+
+static void dots_f32_generic(const uint8_t *ap, const uint8_t *rp, size_t n, double *out)
+{
+	double s[4][4] = {{0}};
+	for (size_t j = 0; j < n; j++) {
+		float fx, fy;
+		memcpy(&fx, ap + 4 * j, 4);
+		memcpy(&fy, rp + 4 * j, 4);
+		double x = fx, y = fy, d = x - y;
+		s[0][j % 4] += x * x, s[1][j % 4] += y * y, s[2][j % 4] += x * y;
+		s[3][j % 4] += d * d;
+	}
+	for (size_t q = 0; q < 4; q++)
+		out[q] += (s[q][0] + s[q][1]) + (s[q][2] + s[q][3]);
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#define PAIR_X86 1
+
+__attribute__((target("avx2,fma"))) static double hsum4(__m256d v)
+{
+	double x[4];
+	_mm256_storeu_pd(x, v);
+	return (x[0] + x[1]) + (x[2] + x[3]);
+}
+
+/* Converted in registers, two accumulators per sum: a quarter of the work
+ * of the metrics' float32 pass, which also counts, screens and maxes. */
+__attribute__((target("avx2,fma"))) static void dots_f32_avx2(const uint8_t *ap, const uint8_t *rp,
+                                                              size_t n, double *out)
+{
+	const float *fa = (const float *)(const void *)ap, *fr = (const float *)(const void *)rp;
+	__m256d aa0 = _mm256_setzero_pd(), rr0 = aa0, ra0 = aa0, dd0 = aa0;
+	__m256d aa1 = aa0, rr1 = aa0, ra1 = aa0, dd1 = aa0;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m256d a0 = _mm256_cvtps_pd(_mm_loadu_ps(fa + i));
+		__m256d a1 = _mm256_cvtps_pd(_mm_loadu_ps(fa + i + 4));
+		__m256d r0 = _mm256_cvtps_pd(_mm_loadu_ps(fr + i));
+		__m256d r1 = _mm256_cvtps_pd(_mm_loadu_ps(fr + i + 4));
+		__m256d d0 = _mm256_sub_pd(a0, r0), d1 = _mm256_sub_pd(a1, r1);
+		aa0 = _mm256_fmadd_pd(a0, a0, aa0), aa1 = _mm256_fmadd_pd(a1, a1, aa1);
+		rr0 = _mm256_fmadd_pd(r0, r0, rr0), rr1 = _mm256_fmadd_pd(r1, r1, rr1);
+		ra0 = _mm256_fmadd_pd(a0, r0, ra0), ra1 = _mm256_fmadd_pd(a1, r1, ra1);
+		dd0 = _mm256_fmadd_pd(d0, d0, dd0), dd1 = _mm256_fmadd_pd(d1, d1, dd1);
+	}
+	out[0] += hsum4(_mm256_add_pd(aa0, aa1));
+	out[1] += hsum4(_mm256_add_pd(rr0, rr1));
+	out[2] += hsum4(_mm256_add_pd(ra0, ra1));
+	out[3] += hsum4(_mm256_add_pd(dd0, dd1));
+	if (i < n)
+		dots_f32_generic(ap + 4 * i, rp + 4 * i, n - i, out);
+}
+#endif
+
+static dots_fn pick_dots(void)
+{
+#ifdef PAIR_X86
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		return dots_f32_avx2;
+#endif
+	return dots_f32_generic;
+}
+
 /* One pass: the set's values read once per block, each candidate's once.
- * Dense float32 pairs go through the float32 kernel of the metrics (sums in
- * double, converted in registers); any other pair, or a block with a NaN,
- * through doubles. */
+ * Dense float32 pairs are summed straight from their bytes (in double,
+ * converted in registers); any other pair through the read functions. */
 static void exact_pass(const etc_pair_set *a, const etc_pair_set *cands, const size_t *list,
-                       size_t nl, size_t kb, f32_pass_fn f32, double *bufa, double *bufr,
+                       size_t nl, size_t kb, dots_fn dots, double *bufa, double *bufr,
                        exact_sums *sum)
 {
+	/* the set's block stays in L2 while the candidates stream past it; long
+	 * enough streams for the prefetchers */
+	if (kb < EXACT_BLOCK) {
+		bool f32_all = true;
+		for (size_t p = 0; p < a->count && f32_all; p++)
+			f32_all = !has_data(a, p) || raw_f32(a, p);
+		for (size_t l = 0; l < nl && f32_all; l++)
+			for (size_t p = 0; p < cands[list[l]].count && f32_all; p++)
+				f32_all =
+				    !has_data(&cands[list[l]], p) || raw_f32(&cands[list[l]], p);
+		if (f32_all)
+			kb = EXACT_BLOCK; /* the double buffers are not used */
+	}
 	memset(sum, 0, nl * sizeof *sum);
 	for (size_t p = 0; p < a->count; p++) {
 		if (!has_data(a, p))
@@ -425,13 +519,11 @@ static void exact_pass(const etc_pair_set *a, const etc_pair_set *cands, const s
 					continue;
 				const uint8_t *fa = raw_f32(a, p), *fr = raw_f32(r, p);
 				if (fa && fr) {
-					chunk_res c = {0, 0, 0, 0, 0, 0, INFINITY, 0};
-					f32(fr + 4 * k0, fa + 4 * k0, kk, &c);
-					if (!isnan(c.dd)) {
-						sum[l].aa += c.aa, sum[l].rr += c.rr;
-						sum[l].ra += c.ra, sum[l].ee += c.dd;
-						continue;
-					}
+					double d[4] = {0, 0, 0, 0};
+					dots(fa + 4 * k0, fr + 4 * k0, kk, d);
+					sum[l].aa += d[0], sum[l].rr += d[1];
+					sum[l].ra += d[2], sum[l].ee += d[3];
+					continue;
 				}
 				if (!read) {
 					v->read(v->src, k0, kk, bufa);
@@ -507,7 +599,7 @@ typedef struct confirm_ctx {
 	const size_t *off;    /* first output slot of each set, then each candidate */
 	const double *energy; /* candidates' sum r^2 over all elements, per output */
 	const etc_pair_options *opt;
-	f32_pass_fn f32;
+	dots_fn dots;
 	etc_pair_score *scores;
 	etc_pair_choice *choice;
 	bool *failed; /* per set: out of memory */
@@ -524,6 +616,7 @@ static void confirm_set(const confirm_ctx *x, size_t i, double *bound, size_t *l
 	for (size_t k = 0; k < m; k++)
 		any_usable |= row[k].usable;
 	long top[SKETCH_TOP];
+	size_t ntop = x->opt->confirm_top == 1 ? 1 : SKETCH_TOP;
 	for (size_t t = 0; t < SKETCH_TOP; t++)
 		top[t] = -1;
 	for (size_t k = 0; k < m; k++) {
@@ -541,9 +634,9 @@ static void confirm_set(const confirm_ctx *x, size_t i, double *bound, size_t *l
 		    low > 0 ? 10 * log10(rr * (1 + 1e-9) / low) : (low == 0 ? INFINITY : NAN);
 		row[k].estimated = true;
 		row[k].bound_db = bound[k];
-		for (size_t t = 0; !done[k] && t < SKETCH_TOP; t++)
+		for (size_t t = 0; !done[k] && t < ntop; t++)
 			if (top[t] < 0 || better(row[k].snr_db, row[top[t]].snr_db)) {
-				memmove(top + t + 1, top + t, (SKETCH_TOP - 1 - t) * sizeof *top);
+				memmove(top + t + 1, top + t, (ntop - 1 - t) * sizeof *top);
 				top[t] = (long)k;
 				break;
 			}
@@ -555,7 +648,7 @@ static void confirm_set(const confirm_ctx *x, size_t i, double *bound, size_t *l
 		if (!done[k] && (row[k].snr_db >= band || (long)k == top[0] || (long)k == top[1]))
 			list[nl++] = k;
 	while (nl) {
-		exact_pass(a, x->cands, list, nl, x->kb, x->f32, bufa, bufr, sums);
+		exact_pass(a, x->cands, list, nl, x->kb, x->dots, bufa, bufr, sums);
 		for (size_t l = 0; l < nl; l++) {
 			exact_score(&sums[l], &row[list[l]]);
 			done[list[l]] = true;
@@ -626,9 +719,8 @@ static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *
 		}
 	if ((rc = infer(sk, n, sk + n, m, sets, cands, opt, scores, choice, err)) < 0)
 		goto out;
-	confirm_ctx x = {
-	    sets,   cands,  n,     m, kb, off, energy, opt, etc_metrics_pick_kernel_(KERNEL_BEST),
-	    scores, choice, failed};
+	confirm_ctx x = {sets,   cands, n,           m,      kb,     off,
+	                 energy, opt,   pick_dots(), scores, choice, failed};
 	/* sets are independent: each thread confirms a range of them (the read
 	 * functions of values are pure, as the threaded comparisons require) */
 	etc_parallel_for_(n, etc_thread_count_(), confirm_range, &x);
@@ -643,14 +735,18 @@ out:
 	return rc;
 }
 
+static uint64_t sketch_chunks(const etc_pair_options *opt)
+{
+	uint64_t chunks = (opt->sketch_elems ? opt->sketch_elems : 16384) / CHUNK;
+	return chunks ? chunks : 1;
+}
+
 /* The exact scores, or the sketch and its confirmation where outputs are large. */
 static int score_sets(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
                       const etc_pair_options *opt, etc_pair_score *scores, etc_pair_choice *choice,
                       etc_error *err)
 {
-	uint64_t chunks = (opt->sketch_elems ? opt->sketch_elems : 16384) / CHUNK;
-	if (chunks == 0)
-		chunks = 1;
+	uint64_t chunks = sketch_chunks(opt);
 	if (!opt->exact &&
 	    (any_large(sets, n, chunks * CHUNK) || any_large(cands, m, chunks * CHUNK)))
 		return sketch_infer(sets, n, cands, m, chunks, opt, scores, choice, err);
@@ -702,7 +798,10 @@ static uint64_t raw_hash(uint64_t h, const void *data, size_t size)
 	return h;
 }
 
-static uint64_t set_hash(const etc_pair_set *s, double *buf, size_t kb)
+/* A prefilter, so any function of the values will do: outputs longer
+ * than `sampled` elements are hashed on their sketch (distinct runs then
+ * cost no full read; equal hashes are confirmed on every element). */
+static uint64_t set_hash(const etc_pair_set *s, double *buf, size_t kb, uint64_t chunks)
 {
 	uint64_t h = mix(0, s->count);
 	for (size_t p = 0; p < s->count; p++) {
@@ -712,6 +811,16 @@ static uint64_t set_hash(const etc_pair_set *s, double *buf, size_t kb)
 		h = mix(h, (uint64_t)v->scalar_type);
 		for (const char *c = s->shapes && s->shapes[p] ? s->shapes[p] : ""; *c; c++)
 			h = mix(h, (unsigned char)*c);
+		if (chunks && v->read && v->count > chunks * CHUNK) {
+			sketch_src src = {v, chunks};
+			for (uint64_t k0 = 0; k0 < chunks * CHUNK; k0 += kb) {
+				size_t kk =
+				    (size_t)(chunks * CHUNK - k0 < kb ? chunks * CHUNK - k0 : kb);
+				sketch_read(&src, k0, kk, buf);
+				h = lanes_hash(h, (const uint8_t *)buf, kk);
+			}
+			continue;
+		}
 		if (s->raw && s->raw[p].data) {
 			h = raw_hash(h, s->raw[p].data, s->raw[p].size);
 			continue;
@@ -774,7 +883,7 @@ int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cand
 	}
 	size_t nu = 0;
 	for (size_t i = 0; i < n; i++) {
-		hash[i] = set_hash(&sets[i], a, kb);
+		hash[i] = set_hash(&sets[i], a, kb, opt->exact ? 0 : sketch_chunks(opt));
 		rep[i] = i;
 		for (size_t j = 0; j < i && rep[i] == i; j++)
 			if (rep[j] == j && hash[j] == hash[i] &&

@@ -90,6 +90,9 @@ typedef struct etc_pair_choice {
 	size_t usable;     /* comparable candidates */
 	bool partial;      /* none was: ranked among the partly comparable */
 	size_t confirmed;  /* ranked candidates scored exactly (all of them without a sketch) */
+	bool second_estimated; /* no runner-up was confirmed: `second` is the first
+	                          on the sketch and margin_db the proven lower bound
+	                          best - others_below_db (confirm_top 1 only) */
 	double others_below_db; /* the other ranked candidates' exact SNR is below
 	                           this (proven); -inf when every one was confirmed */
 } etc_pair_choice;
@@ -101,6 +104,9 @@ typedef struct etc_pair_options {
 	size_t block_elems;   /* elements per product (0: 4096) */
 	size_t sketch_elems;  /* elements sampled per large output (0: 16384) */
 	bool exact;           /* no sketch: every pair scored on all elements */
+	size_t confirm_top;   /* candidates confirmed first, on the sketch: 2 (the
+	                         runner-up exact too), or 1 (the runner-up only when
+	                         it is not proven far; one pass less) */
 } etc_pair_options;
 
 void etc_pair_options_init_(etc_pair_options *o);
