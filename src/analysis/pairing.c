@@ -353,10 +353,8 @@ out:
 /* The Gram error energy is relatively exact to 1e-3 where it is not refined
  * (it is then at least 1e-7 of energies it errs by ~1e-10 of): a bound on it
  * loses 1 %. The direct sums err by far less than 1e-9. */
-#define GRAM_LOW 0.99
-/* Elements per block of the exact pass when every pair is float32. */
-#define EXACT_BLOCK ((size_t)1 << 16)
-#define DIRECT_LOW  (1 - 1e-9)
+#define GRAM_LOW   0.99
+#define DIRECT_LOW (1 - 1e-9)
 
 typedef struct sketch_src {
 	const etc_values *v;
@@ -481,82 +479,85 @@ static dots_fn pick_dots(void)
 	return dots_f32_generic;
 }
 
-/* One pass: the set's values read once per block, each candidate's once.
- * Dense float32 pairs are summed straight from their bytes (in double,
- * converted in registers); any other pair through the read functions. */
+/* Zeroes the sums of set a against the listed candidates and counts the
+ * outputs each pair compares. */
+static void exact_start(const etc_pair_set *a, const etc_pair_set *cands, const size_t *list,
+                        size_t nl, exact_sums *sum)
+{
+	memset(sum, 0, nl * sizeof *sum);
+	for (size_t p = 0; p < a->count; p++)
+		for (size_t l = 0; has_data(a, p) && l < nl; l++)
+			sum[l].compared +=
+			    has_data(&cands[list[l]], p) && output_agrees(a, &cands[list[l]], p);
+}
+
+/* Elements [k0, k0 + kk) of output p of set a against the listed
+ * candidates, added to the sums: the set's block read once, each
+ * candidate's once. Dense float32 pairs are summed straight from their
+ * bytes (in double, converted in registers); any other pair through the
+ * read functions and the double buffers (kb >= kk elements). */
+static void exact_block(const etc_pair_set *a, size_t p, uint64_t k0, size_t kk,
+                        const etc_pair_set *cands, const size_t *list, size_t nl, dots_fn dots,
+                        double *bufa, double *bufr, exact_sums *sum)
+{
+	const etc_values *v = &a->outputs[p];
+	bool read = false;
+	double aa = 0;
+	for (size_t l = 0; l < nl; l++) {
+		const etc_pair_set *r = &cands[list[l]];
+		if (!has_data(r, p) || !output_agrees(a, r, p))
+			continue;
+		const uint8_t *fa = raw_f32(a, p), *fr = raw_f32(r, p);
+		if (fa && fr) {
+			double d[4] = {0, 0, 0, 0};
+			dots(fa + 4 * k0, fr + 4 * k0, kk, d);
+			sum[l].aa += d[0], sum[l].rr += d[1];
+			sum[l].ra += d[2], sum[l].ee += d[3];
+			continue;
+		}
+		if (!read) {
+			v->read(v->src, k0, kk, bufa);
+			double s[4] = {0, 0, 0, 0};
+			size_t j = 0;
+			for (; j + 4 <= kk; j += 4)
+				for (size_t q = 0; q < 4; q++)
+					s[q] += bufa[j + q] * bufa[j + q];
+			for (; j < kk; j++)
+				s[0] += bufa[j] * bufa[j];
+			aa = (s[0] + s[1]) + (s[2] + s[3]);
+			read = true;
+		}
+		r->outputs[p].read(r->outputs[p].src, k0, kk, bufr);
+		double rr[4] = {0, 0, 0, 0}, ra[4] = {0, 0, 0, 0}, ee[4] = {0, 0, 0, 0};
+		size_t j = 0;
+		for (; j + 4 <= kk; j += 4)
+			for (size_t q = 0; q < 4; q++) {
+				double x = bufa[j + q], y = bufr[j + q], d = x - y;
+				rr[q] += y * y, ra[q] += x * y, ee[q] += d * d;
+			}
+		for (; j < kk; j++) {
+			double x = bufa[j], y = bufr[j], d = x - y;
+			rr[0] += y * y, ra[0] += x * y, ee[0] += d * d;
+		}
+		sum[l].aa += aa;
+		sum[l].rr += (rr[0] + rr[1]) + (rr[2] + rr[3]);
+		sum[l].ra += (ra[0] + ra[1]) + (ra[2] + ra[3]);
+		sum[l].ee += (ee[0] + ee[1]) + (ee[2] + ee[3]);
+	}
+}
+
+/* One set against a few candidates, all elements (the later rounds). */
 static void exact_pass(const etc_pair_set *a, const etc_pair_set *cands, const size_t *list,
                        size_t nl, size_t kb, dots_fn dots, double *bufa, double *bufr,
                        exact_sums *sum)
 {
-	/* the set's block stays in L2 while the candidates stream past it; long
-	 * enough streams for the prefetchers */
-	if (kb < EXACT_BLOCK) {
-		bool f32_all = true;
-		for (size_t p = 0; p < a->count && f32_all; p++)
-			f32_all = !has_data(a, p) || raw_f32(a, p);
-		for (size_t l = 0; l < nl && f32_all; l++)
-			for (size_t p = 0; p < cands[list[l]].count && f32_all; p++)
-				f32_all =
-				    !has_data(&cands[list[l]], p) || raw_f32(&cands[list[l]], p);
-		if (f32_all)
-			kb = EXACT_BLOCK; /* the double buffers are not used */
-	}
-	memset(sum, 0, nl * sizeof *sum);
-	for (size_t p = 0; p < a->count; p++) {
-		if (!has_data(a, p))
-			continue;
-		const etc_values *v = &a->outputs[p];
-		for (size_t l = 0; l < nl; l++)
-			sum[l].compared +=
-			    has_data(&cands[list[l]], p) && output_agrees(a, &cands[list[l]], p);
-		for (uint64_t k0 = 0; k0 < v->count; k0 += kb) {
-			size_t kk = (size_t)(v->count - k0 < kb ? v->count - k0 : kb);
-			bool read = false;
-			double aa = 0;
-			for (size_t l = 0; l < nl; l++) {
-				const etc_pair_set *r = &cands[list[l]];
-				if (!has_data(r, p) || !output_agrees(a, r, p))
-					continue;
-				const uint8_t *fa = raw_f32(a, p), *fr = raw_f32(r, p);
-				if (fa && fr) {
-					double d[4] = {0, 0, 0, 0};
-					dots(fa + 4 * k0, fr + 4 * k0, kk, d);
-					sum[l].aa += d[0], sum[l].rr += d[1];
-					sum[l].ra += d[2], sum[l].ee += d[3];
-					continue;
-				}
-				if (!read) {
-					v->read(v->src, k0, kk, bufa);
-					double s[4] = {0, 0, 0, 0};
-					size_t j = 0;
-					for (; j + 4 <= kk; j += 4)
-						for (size_t q = 0; q < 4; q++)
-							s[q] += bufa[j + q] * bufa[j + q];
-					for (; j < kk; j++)
-						s[0] += bufa[j] * bufa[j];
-					aa = (s[0] + s[1]) + (s[2] + s[3]);
-					read = true;
-				}
-				r->outputs[p].read(r->outputs[p].src, k0, kk, bufr);
-				double rr[4] = {0, 0, 0, 0}, ra[4] = {0, 0, 0, 0},
-				       ee[4] = {0, 0, 0, 0};
-				size_t j = 0;
-				for (; j + 4 <= kk; j += 4)
-					for (size_t q = 0; q < 4; q++) {
-						double x = bufa[j + q], y = bufr[j + q], d = x - y;
-						rr[q] += y * y, ra[q] += x * y, ee[q] += d * d;
-					}
-				for (; j < kk; j++) {
-					double x = bufa[j], y = bufr[j], d = x - y;
-					rr[0] += y * y, ra[0] += x * y, ee[0] += d * d;
-				}
-				sum[l].aa += aa;
-				sum[l].rr += (rr[0] + rr[1]) + (rr[2] + rr[3]);
-				sum[l].ra += (ra[0] + ra[1]) + (ra[2] + ra[3]);
-				sum[l].ee += (ee[0] + ee[1]) + (ee[2] + ee[3]);
-			}
-		}
-	}
+	exact_start(a, cands, list, nl, sum);
+	for (size_t p = 0; p < a->count; p++)
+		for (uint64_t k0 = 0; has_data(a, p) && k0 < a->outputs[p].count; k0 += kb)
+			exact_block(
+			    a, p, k0,
+			    (size_t)(a->outputs[p].count - k0 < kb ? a->outputs[p].count - k0 : kb),
+			    cands, list, nl, dots, bufa, bufr, sum);
 }
 
 /* The exact score from the direct sums (as score_pair, refined). */
@@ -605,9 +606,8 @@ typedef struct confirm_ctx {
 	bool *failed; /* per set: out of memory */
 } confirm_ctx;
 
-/* Set i's bounds, then its exact confirmations until the rest are proven far. */
-static void confirm_set(const confirm_ctx *x, size_t i, double *bound, size_t *list, bool *done,
-                        exact_sums *sums, double *bufa, double *bufr)
+/* Set i's bounds (all candidates) and the first candidates to confirm. */
+static size_t confirm_first(const confirm_ctx *x, size_t i, double *bound, size_t *list)
 {
 	const etc_pair_set *a = &x->sets[i];
 	size_t m = x->m;
@@ -620,8 +620,6 @@ static void confirm_set(const confirm_ctx *x, size_t i, double *bound, size_t *l
 	for (size_t t = 0; t < SKETCH_TOP; t++)
 		top[t] = -1;
 	for (size_t k = 0; k < m; k++) {
-		done[k] =
-		    !(any_usable ? row[k].usable : row[k].partial); /* unranked: sketch only */
 		if (!row[k].usable && !row[k].partial)
 			continue;
 		double rr = 0;
@@ -634,7 +632,9 @@ static void confirm_set(const confirm_ctx *x, size_t i, double *bound, size_t *l
 		    low > 0 ? 10 * log10(rr * (1 + 1e-9) / low) : (low == 0 ? INFINITY : NAN);
 		row[k].estimated = true;
 		row[k].bound_db = bound[k];
-		for (size_t t = 0; !done[k] && t < ntop; t++)
+		bool rank =
+		    any_usable ? row[k].usable : row[k].partial; /* the others: sketch only */
+		for (size_t t = 0; rank && t < ntop; t++)
 			if (top[t] < 0 || better(row[k].snr_db, row[top[t]].snr_db)) {
 				memmove(top + t + 1, top + t, (ntop - 1 - t) * sizeof *top);
 				top[t] = (long)k;
@@ -645,14 +645,25 @@ static void confirm_set(const confirm_ctx *x, size_t i, double *bound, size_t *l
 	double band =
 	    top[0] >= 0 ? row[top[0]].snr_db - x->opt->min_margin_db - SKETCH_SLACK_DB : NAN;
 	for (size_t k = 0; k < m; k++)
-		if (!done[k] && (row[k].snr_db >= band || (long)k == top[0] || (long)k == top[1]))
+		if ((any_usable ? row[k].usable : row[k].partial) &&
+		    (row[k].snr_db >= band || (long)k == top[0] || (long)k == top[1]))
 			list[nl++] = k;
+	return nl;
+}
+
+/* The first round's exact scores of set i, then further rounds until every
+ * candidate left is proven more than min_margin_db below the exact best. */
+static void confirm_rest(const confirm_ctx *x, size_t i, const double *bound, size_t *list,
+                         size_t nl, exact_sums *sums, double *bufa, double *bufr)
+{
+	size_t m = x->m;
+	etc_pair_score *row = &x->scores[i * m];
+	bool any_usable = false;
+	for (size_t k = 0; k < m; k++)
+		any_usable |= row[k].usable;
 	while (nl) {
-		exact_pass(a, x->cands, list, nl, x->kb, x->dots, bufa, bufr, sums);
-		for (size_t l = 0; l < nl; l++) {
+		for (size_t l = 0; l < nl; l++)
 			exact_score(&sums[l], &row[list[l]]);
-			done[list[l]] = true;
-		}
 		/* the exact best so far, and who may still beat it or come within the margin */
 		long best = -1;
 		for (size_t k = 0; k < m; k++)
@@ -662,27 +673,64 @@ static void confirm_set(const confirm_ctx *x, size_t i, double *bound, size_t *l
 		double clear = row[best].snr_db - x->opt->min_margin_db;
 		nl = 0;
 		for (size_t k = 0; k < m; k++)
-			if (!done[k] && !(bound[k] < clear))
+			if ((any_usable ? row[k].usable : row[k].partial) && row[k].estimated &&
+			    !(bound[k] < clear))
 				list[nl++] = k;
+		if (nl)
+			exact_pass(&x->sets[i], x->cands, list, nl, x->kb, x->dots, bufa, bufr,
+			           sums);
 	}
 	choose(row, m, x->opt, &x->choice[i]);
 }
 
+/*
+ * A range of sets. The first round is blocked like the product: element
+ * blocks outside, the sets inside, so that the blocks of the candidates in
+ * use (100 x 16 KiB at 4,096 elements) stay in the cache from one set to
+ * the next and each set costs about one read of its own values.
+ */
 static void confirm_range(void *ctx, size_t begin, size_t end)
 {
 	const confirm_ctx *x = ctx;
-	size_t m = x->m;
+	size_t m = x->m, ns = end - begin;
 	double *bufa = malloc(x->kb * sizeof *bufa), *bufr = malloc(x->kb * sizeof *bufr);
-	double *bound = malloc((m + 1) * sizeof *bound);
-	size_t *list = malloc((m + 1) * sizeof *list);
-	exact_sums *sums = malloc((m + 1) * sizeof *sums);
-	bool *done = malloc((m + 1) * sizeof *done);
-	for (size_t i = begin; i < end; i++) {
-		x->failed[i] = !bufa || !bufr || !bound || !list || !sums || !done;
-		if (!x->failed[i])
-			confirm_set(x, i, bound, list, done, sums, bufa, bufr);
+	double *bound = malloc((ns * m + 1) * sizeof *bound);
+	size_t *list = malloc((ns * m + 1) * sizeof *list), *nl = malloc((ns + 1) * sizeof *nl);
+	exact_sums *sums = malloc((ns * m + 1) * sizeof *sums);
+	bool nomem = !bufa || !bufr || !bound || !list || !nl || !sums;
+	for (size_t i = begin; i < end; i++)
+		x->failed[i] = nomem;
+	if (nomem)
+		goto out;
+	size_t maxout = 0;
+	for (size_t s = 0; s < ns; s++) {
+		const etc_pair_set *a = &x->sets[begin + s];
+		nl[s] = confirm_first(x, begin + s, bound + s * m, list + s * m);
+		exact_start(a, x->cands, list + s * m, nl[s], sums + s * m);
+		maxout = a->count > maxout ? a->count : maxout;
 	}
-	free(bufa), free(bufr), free(bound), free(list), free(sums), free(done);
+	for (size_t p = 0; p < maxout; p++) {
+		uint64_t len = 0;
+		for (size_t s = 0; s < ns; s++)
+			if (has_data(&x->sets[begin + s], p) &&
+			    x->sets[begin + s].outputs[p].count > len)
+				len = x->sets[begin + s].outputs[p].count;
+		for (uint64_t k0 = 0; k0 < len; k0 += x->kb)
+			for (size_t s = 0; s < ns; s++) {
+				const etc_pair_set *a = &x->sets[begin + s];
+				if (!has_data(a, p) || a->outputs[p].count <= k0)
+					continue;
+				uint64_t left = a->outputs[p].count - k0;
+				exact_block(a, p, k0, (size_t)(left < x->kb ? left : x->kb),
+				            x->cands, list + s * m, nl[s], x->dots, bufa, bufr,
+				            sums + s * m);
+			}
+	}
+	for (size_t s = 0; s < ns; s++)
+		confirm_rest(x, begin + s, bound + s * m, list + s * m, nl[s], sums + s * m, bufa,
+		             bufr);
+out:
+	free(bufa), free(bufr), free(bound), free(list), free(nl), free(sums);
 }
 
 static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
