@@ -399,7 +399,7 @@ static void sketch_set(const etc_pair_set *s, uint64_t chunks, etc_values *vals,
 
 /* The exact sums of one set against several candidates, all elements. */
 typedef struct exact_sums {
-	double aa, rr, ra, ee;
+	double aa, rr, ee; /* sum ra = (aa + rr - ee) / 2 */
 	size_t compared;
 } exact_sums;
 
@@ -412,22 +412,37 @@ static const uint8_t *raw_f32(const etc_pair_set *s, size_t p)
 	return s->raw[p].data;
 }
 
-/* sum a^2, r^2, r a and (a - r)^2 of n float32 pairs (raw bytes), into out[4]. */
-typedef void (*dots_fn)(const uint8_t *ap, const uint8_t *rp, size_t n, double *out);
+/* The float32 sums of the exact pass, from raw bytes, in double: sum a^2
+ * of n values, and sum (a - r)^2 of n pairs. (sum r^2 is each candidate's
+ * energy, already summed; sum ra follows from the three.) */
+typedef struct f32_sums {
+	double (*sq)(const uint8_t *ap, size_t n);
+	double (*dd)(const uint8_t *ap, const uint8_t *rp, size_t n);
+} f32_sums;
 
-static void dots_f32_generic(const uint8_t *ap, const uint8_t *rp, size_t n, double *out)
+static double f32_at(const uint8_t *p)
 {
-	double s[4][4] = {{0}};
+	float f;
+	memcpy(&f, p, sizeof f);
+	return f;
+}
+
+static double sq_generic(const uint8_t *ap, size_t n)
+{
+	double s[4] = {0, 0, 0, 0};
+	for (size_t j = 0; j < n; j++)
+		s[j % 4] += f32_at(ap + 4 * j) * f32_at(ap + 4 * j);
+	return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+static double dd_generic(const uint8_t *ap, const uint8_t *rp, size_t n)
+{
+	double s[4] = {0, 0, 0, 0};
 	for (size_t j = 0; j < n; j++) {
-		float fx, fy;
-		memcpy(&fx, ap + 4 * j, 4);
-		memcpy(&fy, rp + 4 * j, 4);
-		double x = fx, y = fy, d = x - y;
-		s[0][j % 4] += x * x, s[1][j % 4] += y * y, s[2][j % 4] += x * y;
-		s[3][j % 4] += d * d;
+		double d = f32_at(ap + 4 * j) - f32_at(rp + 4 * j);
+		s[j % 4] += d * d;
 	}
-	for (size_t q = 0; q < 4; q++)
-		out[q] += (s[q][0] + s[q][1]) + (s[q][2] + s[q][3]);
+	return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
@@ -441,54 +456,59 @@ __attribute__((target("avx2,fma"))) static double hsum4(__m256d v)
 	return (x[0] + x[1]) + (x[2] + x[3]);
 }
 
-/* Converted in registers, two accumulators per sum: a quarter of the work
- * of the metrics' float32 pass, which also counts, screens and maxes. */
-__attribute__((target("avx2,fma"))) static void dots_f32_avx2(const uint8_t *ap, const uint8_t *rp,
-                                                              size_t n, double *out)
+/* converted in registers, two accumulators */
+__attribute__((target("avx2,fma"))) static double sq_avx2(const uint8_t *ap, size_t n)
 {
-	const float *fa = (const float *)(const void *)ap, *fr = (const float *)(const void *)rp;
-	__m256d aa0 = _mm256_setzero_pd(), rr0 = aa0, ra0 = aa0, dd0 = aa0;
-	__m256d aa1 = aa0, rr1 = aa0, ra1 = aa0, dd1 = aa0;
+	const float *fa = (const float *)(const void *)ap;
+	__m256d s0 = _mm256_setzero_pd(), s1 = s0;
 	size_t i = 0;
 	for (; i + 8 <= n; i += 8) {
 		__m256d a0 = _mm256_cvtps_pd(_mm_loadu_ps(fa + i));
 		__m256d a1 = _mm256_cvtps_pd(_mm_loadu_ps(fa + i + 4));
-		__m256d r0 = _mm256_cvtps_pd(_mm_loadu_ps(fr + i));
-		__m256d r1 = _mm256_cvtps_pd(_mm_loadu_ps(fr + i + 4));
-		__m256d d0 = _mm256_sub_pd(a0, r0), d1 = _mm256_sub_pd(a1, r1);
-		aa0 = _mm256_fmadd_pd(a0, a0, aa0), aa1 = _mm256_fmadd_pd(a1, a1, aa1);
-		rr0 = _mm256_fmadd_pd(r0, r0, rr0), rr1 = _mm256_fmadd_pd(r1, r1, rr1);
-		ra0 = _mm256_fmadd_pd(a0, r0, ra0), ra1 = _mm256_fmadd_pd(a1, r1, ra1);
-		dd0 = _mm256_fmadd_pd(d0, d0, dd0), dd1 = _mm256_fmadd_pd(d1, d1, dd1);
+		s0 = _mm256_fmadd_pd(a0, a0, s0), s1 = _mm256_fmadd_pd(a1, a1, s1);
 	}
-	out[0] += hsum4(_mm256_add_pd(aa0, aa1));
-	out[1] += hsum4(_mm256_add_pd(rr0, rr1));
-	out[2] += hsum4(_mm256_add_pd(ra0, ra1));
-	out[3] += hsum4(_mm256_add_pd(dd0, dd1));
-	if (i < n)
-		dots_f32_generic(ap + 4 * i, rp + 4 * i, n - i, out);
+	return hsum4(_mm256_add_pd(s0, s1)) + sq_generic(ap + 4 * i, n - i);
+}
+
+__attribute__((target("avx2,fma"))) static double dd_avx2(const uint8_t *ap, const uint8_t *rp,
+                                                          size_t n)
+{
+	const float *fa = (const float *)(const void *)ap, *fr = (const float *)(const void *)rp;
+	__m256d s0 = _mm256_setzero_pd(), s1 = s0;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(fa + i)),
+		                           _mm256_cvtps_pd(_mm_loadu_ps(fr + i)));
+		__m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(fa + i + 4)),
+		                           _mm256_cvtps_pd(_mm_loadu_ps(fr + i + 4)));
+		s0 = _mm256_fmadd_pd(d0, d0, s0), s1 = _mm256_fmadd_pd(d1, d1, s1);
+	}
+	return hsum4(_mm256_add_pd(s0, s1)) + dd_generic(ap + 4 * i, rp + 4 * i, n - i);
 }
 #endif
 
-static dots_fn pick_dots(void)
+static f32_sums pick_sums(void)
 {
 #ifdef PAIR_X86
 	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-		return dots_f32_avx2;
+		return (f32_sums){sq_avx2, dd_avx2};
 #endif
-	return dots_f32_generic;
+	return (f32_sums){sq_generic, dd_generic};
 }
 
-/* Zeroes the sums of set a against the listed candidates and counts the
- * outputs each pair compares. */
+/* Zeroes the sums of set a against the listed candidates, counts the
+ * outputs each pair compares and takes sum r^2 from the candidates'
+ * energies (energy[coff[k] + p]: summed as the exact method sums them). */
 static void exact_start(const etc_pair_set *a, const etc_pair_set *cands, const size_t *list,
-                        size_t nl, exact_sums *sum)
+                        size_t nl, const double *energy, const size_t *coff, exact_sums *sum)
 {
 	memset(sum, 0, nl * sizeof *sum);
 	for (size_t p = 0; p < a->count; p++)
 		for (size_t l = 0; has_data(a, p) && l < nl; l++)
-			sum[l].compared +=
-			    has_data(&cands[list[l]], p) && output_agrees(a, &cands[list[l]], p);
+			if (has_data(&cands[list[l]], p) && output_agrees(a, &cands[list[l]], p)) {
+				sum[l].compared++;
+				sum[l].rr += energy[coff[list[l]] + p];
+			}
 }
 
 /* Elements [k0, k0 + kk) of output p of set a against the listed
@@ -497,67 +517,58 @@ static void exact_start(const etc_pair_set *a, const etc_pair_set *cands, const 
  * bytes (in double, converted in registers); any other pair through the
  * read functions and the double buffers (kb >= kk elements). */
 static void exact_block(const etc_pair_set *a, size_t p, uint64_t k0, size_t kk,
-                        const etc_pair_set *cands, const size_t *list, size_t nl, dots_fn dots,
+                        const etc_pair_set *cands, const size_t *list, size_t nl, const f32_sums *f,
                         double *bufa, double *bufr, exact_sums *sum)
 {
 	const etc_values *v = &a->outputs[p];
-	bool read = false;
+	const uint8_t *fa = raw_f32(a, p);
+	bool have_aa = false, read = false;
 	double aa = 0;
 	for (size_t l = 0; l < nl; l++) {
 		const etc_pair_set *r = &cands[list[l]];
 		if (!has_data(r, p) || !output_agrees(a, r, p))
 			continue;
-		const uint8_t *fa = raw_f32(a, p), *fr = raw_f32(r, p);
+		const uint8_t *fr = raw_f32(r, p);
 		if (fa && fr) {
-			double d[4] = {0, 0, 0, 0};
-			dots(fa + 4 * k0, fr + 4 * k0, kk, d);
-			sum[l].aa += d[0], sum[l].rr += d[1];
-			sum[l].ra += d[2], sum[l].ee += d[3];
+			if (!have_aa)
+				aa = f->sq(fa + 4 * k0, kk), have_aa = true;
+			sum[l].aa += aa;
+			sum[l].ee += f->dd(fa + 4 * k0, fr + 4 * k0, kk);
 			continue;
 		}
 		if (!read) {
 			v->read(v->src, k0, kk, bufa);
-			double s[4] = {0, 0, 0, 0};
-			size_t j = 0;
-			for (; j + 4 <= kk; j += 4)
-				for (size_t q = 0; q < 4; q++)
-					s[q] += bufa[j + q] * bufa[j + q];
-			for (; j < kk; j++)
-				s[0] += bufa[j] * bufa[j];
-			aa = (s[0] + s[1]) + (s[2] + s[3]);
 			read = true;
 		}
+		if (!have_aa) {
+			double s[4] = {0, 0, 0, 0};
+			for (size_t j = 0; j < kk; j++)
+				s[j % 4] += bufa[j] * bufa[j];
+			aa = (s[0] + s[1]) + (s[2] + s[3]), have_aa = true;
+		}
 		r->outputs[p].read(r->outputs[p].src, k0, kk, bufr);
-		double rr[4] = {0, 0, 0, 0}, ra[4] = {0, 0, 0, 0}, ee[4] = {0, 0, 0, 0};
-		size_t j = 0;
-		for (; j + 4 <= kk; j += 4)
-			for (size_t q = 0; q < 4; q++) {
-				double x = bufa[j + q], y = bufr[j + q], d = x - y;
-				rr[q] += y * y, ra[q] += x * y, ee[q] += d * d;
-			}
-		for (; j < kk; j++) {
-			double x = bufa[j], y = bufr[j], d = x - y;
-			rr[0] += y * y, ra[0] += x * y, ee[0] += d * d;
+		double ee[4] = {0, 0, 0, 0};
+		for (size_t j = 0; j < kk; j++) {
+			double d = bufa[j] - bufr[j];
+			ee[j % 4] += d * d;
 		}
 		sum[l].aa += aa;
-		sum[l].rr += (rr[0] + rr[1]) + (rr[2] + rr[3]);
-		sum[l].ra += (ra[0] + ra[1]) + (ra[2] + ra[3]);
 		sum[l].ee += (ee[0] + ee[1]) + (ee[2] + ee[3]);
 	}
 }
 
 /* One set against a few candidates, all elements (the later rounds). */
 static void exact_pass(const etc_pair_set *a, const etc_pair_set *cands, const size_t *list,
-                       size_t nl, size_t kb, dots_fn dots, double *bufa, double *bufr,
-                       exact_sums *sum)
+                       size_t nl, size_t kb, const f32_sums *f, const double *energy,
+                       const size_t *coff, double *bufa, double *bufr, exact_sums *sum)
 {
-	exact_start(a, cands, list, nl, sum);
+	exact_start(a, cands, list, nl, energy, coff, sum);
 	for (size_t p = 0; p < a->count; p++)
 		for (uint64_t k0 = 0; has_data(a, p) && k0 < a->outputs[p].count; k0 += kb)
 			exact_block(
 			    a, p, k0,
 			    (size_t)(a->outputs[p].count - k0 < kb ? a->outputs[p].count - k0 : kb),
-			    cands, list, nl, dots, bufa, bufr, sum);
+			    cands, list, nl, f, bufa, bufr, sum);
 }
 
 /* The exact score from the direct sums (as score_pair, refined). */
@@ -579,7 +590,9 @@ static void exact_score(const exact_sums *x, etc_pair_score *s)
 		s->snr_db = -INFINITY;
 	else
 		s->snr_db = 10 * log10(x->rr / x->ee);
-	s->cosine = x->aa == 0 || x->rr == 0 ? NAN : x->ra / (sqrt(x->aa) * sqrt(x->rr));
+	s->cosine = x->aa == 0 || x->rr == 0
+	                ? NAN
+	                : (x->aa + x->rr - x->ee) / (2 * sqrt(x->aa) * sqrt(x->rr));
 	s->bound_db = s->snr_db;
 }
 
@@ -600,7 +613,7 @@ typedef struct confirm_ctx {
 	const size_t *off;    /* first output slot of each set, then each candidate */
 	const double *energy; /* candidates' sum r^2 over all elements, per output */
 	const etc_pair_options *opt;
-	dots_fn dots;
+	f32_sums f32;
 	etc_pair_score *scores;
 	etc_pair_choice *choice;
 	bool *failed; /* per set: out of memory */
@@ -677,8 +690,8 @@ static void confirm_rest(const confirm_ctx *x, size_t i, const double *bound, si
 			    !(bound[k] < clear))
 				list[nl++] = k;
 		if (nl)
-			exact_pass(&x->sets[i], x->cands, list, nl, x->kb, x->dots, bufa, bufr,
-			           sums);
+			exact_pass(&x->sets[i], x->cands, list, nl, x->kb, &x->f32, x->energy,
+			           x->off + x->n, bufa, bufr, sums);
 	}
 	choose(row, m, x->opt, &x->choice[i]);
 }
@@ -706,7 +719,8 @@ static void confirm_range(void *ctx, size_t begin, size_t end)
 	for (size_t s = 0; s < ns; s++) {
 		const etc_pair_set *a = &x->sets[begin + s];
 		nl[s] = confirm_first(x, begin + s, bound + s * m, list + s * m);
-		exact_start(a, x->cands, list + s * m, nl[s], sums + s * m);
+		exact_start(a, x->cands, list + s * m, nl[s], x->energy, x->off + x->n,
+		            sums + s * m);
 		maxout = a->count > maxout ? a->count : maxout;
 	}
 	for (size_t p = 0; p < maxout; p++) {
@@ -722,7 +736,7 @@ static void confirm_range(void *ctx, size_t begin, size_t end)
 					continue;
 				uint64_t left = a->outputs[p].count - k0;
 				exact_block(a, p, k0, (size_t)(left < x->kb ? left : x->kb),
-				            x->cands, list + s * m, nl[s], x->dots, bufa, bufr,
+				            x->cands, list + s * m, nl[s], &x->f32, bufa, bufr,
 				            sums + s * m);
 			}
 	}
@@ -768,7 +782,7 @@ static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *
 	if ((rc = infer(sk, n, sk + n, m, sets, cands, opt, scores, choice, err)) < 0)
 		goto out;
 	confirm_ctx x = {sets,   cands, n,           m,      kb,     off,
-	                 energy, opt,   pick_dots(), scores, choice, failed};
+	                 energy, opt,   pick_sums(), scores, choice, failed};
 	/* sets are independent: each thread confirms a range of them (the read
 	 * functions of values are pure, as the threaded comparisons require) */
 	etc_parallel_for_(n, etc_thread_count_(), confirm_range, &x);
