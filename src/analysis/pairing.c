@@ -463,6 +463,8 @@ __attribute__((target("avx2,fma"))) static double sq_avx2(const uint8_t *ap, siz
 	__m256d s0 = _mm256_setzero_pd(), s1 = s0;
 	size_t i = 0;
 	for (; i + 8 <= n; i += 8) {
+		/* a page ahead: the hardware prefetchers stop at page boundaries */
+		_mm_prefetch((const char *)(fa + i) + 4096, _MM_HINT_T0);
 		__m256d a0 = _mm256_cvtps_pd(_mm_loadu_ps(fa + i));
 		__m256d a1 = _mm256_cvtps_pd(_mm_loadu_ps(fa + i + 4));
 		s0 = _mm256_fmadd_pd(a0, a0, s0), s1 = _mm256_fmadd_pd(a1, a1, s1);
@@ -477,6 +479,7 @@ __attribute__((target("avx2,fma"))) static double dd_avx2(const uint8_t *ap, con
 	__m256d s0 = _mm256_setzero_pd(), s1 = s0;
 	size_t i = 0;
 	for (; i + 8 <= n; i += 8) {
+		_mm_prefetch((const char *)(fr + i) + 4096, _MM_HINT_T0);
 		__m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(fa + i)),
 		                           _mm256_cvtps_pd(_mm_loadu_ps(fr + i)));
 		__m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(fa + i + 4)),
