@@ -17,7 +17,7 @@ AOT reference: the worst output is 129.5 dB (cnn, test case 1), the others
 Generated files (flatc ETDumps, etrecord_gen ETRecords): the pooled SNR,
 cosine, runner-up and margin in --json are checked against numpy float64
 from the exact float32 values written. Outputs larger than the sketch
-(16384 elements) are ranked on a sample and confirmed exactly: the chosen
+(4096 elements) are ranked on a sample and confirmed exactly: the chosen
 pair's numbers are still numpy's, every confirmed candidate's too, and the
 others are flagged "estimated" with a proven "snr_bound" at or above their
 exact SNR and more than 1 dB below the best.
@@ -368,7 +368,7 @@ def npz_crc(d):
 
 
 def large(d):
-    n = 40000  # more than the 16384 elements of the sketch
+    n = 40000  # more than the 4096 elements of the sketch
     refs = [[f32(RNG.normal(size=n))] for _ in range(4)]
     runs = [[f32(np.asarray(refs[2][0]) + RNG.normal(scale=1e-4, size=n))],
             [f32(np.asarray(refs[0][0]) + RNG.normal(scale=1e-3, size=n))]]

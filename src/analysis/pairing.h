@@ -83,13 +83,13 @@ typedef struct etc_pair_score {
 
 /* The inference for one set. */
 typedef struct etc_pair_choice {
-	long best, second; /* candidate indices, -1 when none */
-	double margin_db;  /* SNR of best minus SNR of second; +inf without a second */
-	bool ambiguous;    /* margin below min_margin_db, best SNR below floor_db,
-	                      or nothing to score */
-	size_t usable;     /* comparable candidates */
-	bool partial;      /* none was: ranked among the partly comparable */
-	size_t confirmed;  /* ranked candidates scored exactly (all of them without a sketch) */
+	long best, second;     /* candidate indices, -1 when none */
+	double margin_db;      /* SNR of best minus SNR of second; +inf without a second */
+	bool ambiguous;        /* margin below min_margin_db, best SNR below floor_db,
+	                          or nothing to score */
+	size_t usable;         /* comparable candidates */
+	bool partial;          /* none was: ranked among the partly comparable */
+	size_t confirmed;      /* ranked candidates scored exactly (all of them without a sketch) */
 	bool second_estimated; /* no runner-up was confirmed: `second` is the first
 	                          on the sketch and margin_db the proven lower bound
 	                          best - others_below_db (confirm_top 1 only) */
@@ -102,7 +102,7 @@ typedef struct etc_pair_options {
 	double floor_db;      /* 0 dB: no candidate is closer than its own energy */
 	size_t block_sets;    /* sets converted per product (0: 128) */
 	size_t block_elems;   /* elements per product (0: 4096) */
-	size_t sketch_elems;  /* elements sampled per large output (0: 16384) */
+	size_t sketch_elems;  /* elements sampled per large output (0: 4096) */
 	bool exact;           /* no sketch: every pair scored on all elements */
 	size_t confirm_top;   /* candidates confirmed first, on the sketch: 2 (the
 	                         runner-up exact too), or 1 (the runner-up only when
