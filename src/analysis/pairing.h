@@ -93,7 +93,7 @@ typedef struct etc_pair_choice {
 	bool second_estimated; /* no runner-up was confirmed: `second` is the first
 	                          on the sketch and margin_db the proven lower bound
 	                          best - others_below_db (confirm_top 1 only) */
-	double others_below_db; /* the other ranked candidates' exact SNR is below
+	double others_below_db; /* the other ranked candidates' exact SNR is at most
 	                           this (proven); -inf when every one was confirmed */
 } etc_pair_choice;
 

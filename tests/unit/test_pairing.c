@@ -335,6 +335,29 @@ static void test_sketch(void)
 	CHECK(c.best == 1 && !c.ambiguous);
 	c = sketch_vs_exact(&runs[1], 1, refs, 8);
 	CHECK(c.best == 5 && c.confirmed == 2 && c.others_below_db < 30); /* the rest proven far */
+	/* confirm_top 1: only the best is scored exactly, the runner-up is the
+	 * sketch's first other and the margin the proven lower bound */
+	etc_pair_options o1;
+	etc_pair_options_init_(&o1);
+	o1.sketch_elems = SKETCH;
+	o1.confirm_top = 1;
+	etc_pair_set cands[8];
+	for (size_t k = 0; k < 8; k++)
+		cands[k] = refs[k].set;
+	etc_pair_score s1[8];
+	etc_error err;
+	etc_error_clear(&err);
+	CHECK(etc_pair_infer_(&runs[1].set, 1, cands, 8, &o1, s1, &c, &err) == 0);
+	double snr, cos;
+	big_naive(&runs[1], &refs[5], &snr, &cos);
+	CHECK(c.best == 5 && c.confirmed == 1 && c.second_estimated && c.second >= 0 &&
+	      c.second != 5 && !c.ambiguous && !s1[5].estimated && s1[c.second].estimated);
+	CHECK(near(s1[5].snr_db, snr, 1e-9));
+	CHECK(c.margin_db == s1[5].snr_db - c.others_below_db && c.margin_db > 1);
+	for (size_t k = 0; k < 8; k++) {
+		big_naive(&runs[1], &refs[k], &snr, &cos);
+		CHECK(k == 5 || (s1[k].estimated && s1[k].bound_db >= snr));
+	}
 
 	/* errors where the sketch does not look: refs 0 and 1 are the run but
 	 * for three elements each (about 20 dB), ref 2 the run with small noise
