@@ -112,6 +112,10 @@ typedef struct etc_pair_options {
 void etc_pair_options_init_(etc_pair_options *o);
 
 /*
+ * The values' read functions must be safe to call from several threads at
+ * once (those of etcompare/metrics.h are): with large outputs the exact
+ * confirmation runs sets in parallel (ETC_THREADS).
+ *
  * Scores every set against every candidate: scores[i * m + k], and the
  * choice of each set in choice[i]. Memory beyond the outputs is one block
  * of sets and one of candidates in double (block_sets + m) x block_elems,
