@@ -119,7 +119,9 @@ void etc_pair_options_init_(etc_pair_options *o);
  * Scores every set against every candidate: scores[i * m + k], and the
  * choice of each set in choice[i]. Memory beyond the outputs is one block
  * of sets and one of candidates in double (block_sets + m) x block_elems,
- * and the n x m Gram terms of one output. Ties rank by candidate index; a
+ * and the n x m Gram terms of one output; with large outputs also the
+ * n x m bounds, lists and exact sums of the confirmation (about 56 bytes
+ * per pair). Ties rank by candidate index; a
  * NaN score ranks below every number.
  * @return 0, ETC_ERR_NOMEM or ETC_ERR_USAGE.
  */
