@@ -2,7 +2,8 @@
  * map.c - read-only whole-file views. Regular files are memory-mapped so that
  * large debug buffers and ETDumps are never copied; devices, FIFOs and
  * sockets are refused (/dev/zero never ends, a FIFO without a writer never
- * opens). "-" is standard input, read into memory up to ETC_MAP_STDIN_MAX.
+ * opens). "-" is standard input (so is a pipe given as /dev/stdin), read
+ * into memory up to ETC_MAP_STDIN_MAX.
  * etc_map_release hands the pages of a part already read back to the kernel.
  * A mapping opened inside etc_run_guarded is noted there, so that a file
  * truncated underfoot is named in the error (guard.c).
@@ -31,8 +32,8 @@ static int read_all(etc_map *m, int fd, const char *path, etc_error *err)
 		if (len >= max) {
 			free(buf);
 			return etc_fail(err, ETC_ERR_LIMIT, path, -1,
-			                "standard input is larger than %llu MiB: save it to a file "
-			                "and give its name instead of '-'",
+			                "standard input is larger than %llu MiB: save it to a "
+			                "file and give the file's name",
 			                (unsigned long long)(max >> 20));
 		}
 		if (len == cap) {
@@ -66,6 +67,14 @@ static int read_all(etc_map *m, int fd, const char *path, etc_error *err)
 	return 0;
 }
 
+/* Whether st is the process's standard input (opened again as /dev/stdin). */
+static bool is_stdin(const struct stat *st)
+{
+	struct stat in;
+	return fstat(STDIN_FILENO, &in) == 0 && in.st_dev == st->st_dev &&
+	       in.st_ino == st->st_ino && !S_ISCHR(st->st_mode) && !S_ISBLK(st->st_mode);
+}
+
 static int not_regular(const char *path, mode_t mode, etc_error *err)
 {
 	const char *kind = S_ISFIFO(mode)   ? "a FIFO"
@@ -81,7 +90,7 @@ int etc_map_open(etc_map *m, const char *path, etc_error *err)
 {
 	memset(m, 0, sizeof *m);
 	if (strcmp(path, "-") == 0)
-		return read_all(m, STDIN_FILENO, "standard input", err);
+		return read_all(m, STDIN_FILENO, "-", err);
 	/* O_NONBLOCK: opening a FIFO without a writer must not wait for one */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
@@ -120,6 +129,8 @@ int etc_map_open(etc_map *m, const char *path, etc_error *err)
 				etc_guard_note_map_(p, m->size, path);
 			}
 		}
+	} else if (is_stdin(&st)) {
+		rc = read_all(m, STDIN_FILENO, path, err); /* "/dev/stdin": a pipe the user gave */
 	} else {
 		rc = not_regular(path, st.st_mode, err);
 	}
