@@ -4,6 +4,8 @@ the code before and must hold now:
 1. A mapped debug buffer truncated by another process while --show-outputs
    reads it: exit 3 "changed while being read" naming the file, never
    signal 7 (a helper process truncates the file mid-read).
+7. An ETRecord quantize_per_channel whose axis is as_float 1e300: the row
+   says the axis is not a dimension (no undefined float-to-int conversion).
 3. Devices, FIFOs and sockets as inputs: exit 3 "not a regular file"
    at once (a FIFO without a writer does not hang); standard input ("-")
    is read up to a cap.
@@ -101,5 +103,39 @@ def case_special_files(d):
           b"standard input is larger than 1024 MiB" in p.stderr, p.stderr)
 
 
+def case_axis(d):
+    import numpy as np
+    import etrecord_gen as G
+    import test_numgap_real as R
+    ref = R.f32(np.linspace(-1, 1, 30).reshape(2, 3, 5))
+    s3, z3 = [0.01, 0.02, 0.03], [0, 2, -1]
+    q = R.quantize(ref, s3, z3, axis=1)
+    for label, kind, axis in (("as_float 1e300", "as_float", 1e300),
+                              ("as_float -1e300", "as_float", -1e300),
+                              ("as_float 1.5", "as_float", 1.5),
+                              ("as_int 2**62", "as_int", 2 ** 62)):
+        nodes = [R.raw_node("quantize_1", R.QPC, [("input", "as_tensor", "x"),
+                                                  ("scales", "as_floats", s3),
+                                                  ("zero_points", "as_ints", z3),
+                                                  ("axis", kind, axis),
+                                                  ("quant_min", "as_int", -128),
+                                                  ("quant_max", "as_int", 127),
+                                                  ("dtype", "as_scalar_type", 1)], handle=1)]
+        rec = os.path.join(d, "axis.etrecord")
+        G.write_etrecord(rec, programs={"forward": G.program(nodes)},
+                         debug_handle_map={"forward": {"0": [1]}})
+        dm = R.Dump()
+        dm.op(0, "native_call_quantize_per_channel.out", [dm.tensor("CHAR", q)])
+        etdp, dbg = dm.write(d, "axis_dev")
+        npz = R.write_npz(os.path.join(d, "axis.npz"), [("1", ref)]) or os.path.join(d, "axis.npz")
+        rc, out, err, ng = R.gap(d, "axis", "--etdump", etdp, "--debug_buffer", dbg,
+                                 "--etrecord", rec, "--reference-intermediates", npz)
+        rows = ng.get("rows", [])
+        check(f"quantize axis {label}: not killed, a result", rc in (0, 1, 3), (rc, err))
+        check(f"quantize axis {label}: the row says the axis is not a dimension",
+              len(rows) == 1 and "is not a dimension" in (rows[0].get("reason") or ""),
+              (rc, err[-300:], rows and rows[0].get("reason")))
+
+
 if __name__ == "__main__":
-    common.run_cases("hostile_round2", case_special_files, case_sigbus)
+    common.run_cases("hostile_round2", case_axis, case_special_files, case_sigbus)
