@@ -7,6 +7,7 @@
  * numgap_check.c. The report writers are in report_numgap.c.
  */
 #include "analysis/numgap_internal.h"
+#include "etcompare/text.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -28,11 +29,13 @@ void *etc_ng_grow_(void *p, size_t *cap, size_t need, size_t size)
 
 int etc_ng_warn_(etc_numgap *ng, etc_error *err, const char *fmt, ...)
 {
-	char buf[600];
+	char raw[600], buf[1200];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
+	/* warnings quote names from the inputs: escaped once, here, as etc_fail does */
+	etc_text_safe(buf, sizeof buf, raw);
 	const char **w = etc_ng_grow_(ng->warn, &ng->capwarn, ng->nwarn + 1, sizeof *w);
 	if (!w)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
