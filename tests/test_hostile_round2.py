@@ -4,6 +4,11 @@ the code before and must hold now:
 1. A mapped debug buffer truncated by another process while --show-outputs
    reads it: exit 3 "changed while being read" naming the file, never
    signal 7 (a helper process truncates the file mid-read).
+5. The numeric gap's --force warning (an ETRecord that does not fit its
+   ETDump) quoting an event named native_call_ESC[2J ESC]0;PWN BEL mul.out
+   and an ETRecord op aten.ESC[31mtanh U+202E.default: stderr carries
+   the escapes, no raw control or bidi character; so do the ETRecord's,
+   the inspector's and the delegate-scale warnings.
 7. An ETRecord quantize_per_channel whose axis is as_float 1e300: the row
    says the axis is not a dimension (no undefined float-to-int conversion).
 3. Devices, FIFOs and sockets as inputs: exit 3 "not a regular file"
@@ -103,6 +108,41 @@ def case_special_files(d):
           b"standard input is larger than 1024 MiB" in p.stderr, p.stderr)
 
 
+def case_warnings(d):
+    import etrecord_gen as G
+    import test_accuracy as A
+    ev_name = "native_call_\x1b[2J\x1b]0;PWN\x07mul.out"
+    op = "aten.\x1b[31mtanh\u202e.default"
+    nodes = [G.node(f"n{i}", op, inputs=[("self", f"n{i - 1}" if i else "x")], handle=i + 1)
+             for i in range(2)]
+    rec = os.path.join(d, "warn.etrecord")
+    G.write_etrecord(rec, programs={"forward": G.program(nodes)},
+                     debug_handle_map={"forward": {"0": [1], "1": [2]}})
+    dm = A.Dump()
+    events = []
+    for i in range(2):
+        t = dm.tensor("FLOAT", [1.0, 2.0 + i], [2])
+        events += [E.dbg_event(t, i), E.prof(ev_name, i, 1000 * i, 1000 * i + 500)]
+    events.append(E.prof("Method::execute", 0, 0, 5000, chain=-1))
+    etdp, dbg = H.write_etdump(d, "warn", [{"name": "Execute", "events": events}], dm.buf,
+                               FLATC, FBS)
+    base = ["--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec, "--reference-etdump",
+            etdp, "--reference-debug-buffer", dbg, "--no-table"]
+    p = subprocess.run([ETC, *base, "--force"], capture_output=True)
+    err = p.stderr
+    check("--force warning: emitted", b"warning:" in err and b"--force" in err, err)
+    check("--force warning: no raw control, C1, bidi or invalid byte on stderr",
+          not H.raw_bytes_found(err), repr(err[:600]))
+    check("--force warning: the event name shown escaped",
+          b"native_call_\\x1b[2J\\x1b]0;PWN\\x07mul.out" in err, repr(err[:600]))
+    check("--force warning: the op shown escaped", b"aten.\\x1b[31mtanh\\u202e.default" in err,
+          repr(err[:600]))
+    p = subprocess.run([ETC, *base], capture_output=True)
+    check("without --force: the same message as an error, escaped",
+          p.returncode == 3 and not H.raw_bytes_found(p.stderr) and b"\\u202e" in p.stderr,
+          (p.returncode, p.stderr[:600]))
+
+
 def case_axis(d):
     import numpy as np
     import etrecord_gen as G
@@ -138,4 +178,4 @@ def case_axis(d):
 
 
 if __name__ == "__main__":
-    common.run_cases("hostile_round2", case_axis, case_special_files, case_sigbus)
+    common.run_cases("hostile_round2", case_warnings, case_axis, case_special_files, case_sigbus)
