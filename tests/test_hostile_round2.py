@@ -9,6 +9,15 @@ the code before and must hold now:
    and an ETRecord op aten.ESC[31mtanh U+202E.default: stderr carries
    the escapes, no raw control or bidi character; so do the ETRecord's,
    the inspector's and the delegate-scale warnings.
+6. gnuplot, with a fake `gnuplot` first on PATH: one that never exits is
+   killed after ETC_GNUPLOT_TIMEOUT x (plots + 3) s with a message naming
+   the plot, and no temporary file is left; etcompare killed by SIGTERM
+   while it waits leaves no temporary file either (plot folder and TMPDIR);
+   one that exits 1 with a message is reported with its status and message
+   (not "disk full"); a non-PNG file ending in IEND is not renamed to .png,
+   and the HTML report is still written with a note.
+8. --report alone: a failing gnuplot, or a TMPDIR where no folder can be
+   made, is a warning (exit 0) and the report is written.
 7. An ETRecord quantize_per_channel whose axis is as_float 1e300: the row
    says the axis is not a dimension (no undefined float-to-int conversion).
 3. Devices, FIFOs and sockets as inputs: exit 3 "not a regular file"
@@ -16,6 +25,7 @@ the code before and must hold now:
    is read up to a cap.
 """
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -143,6 +153,144 @@ def case_warnings(d):
           (p.returncode, p.stderr[:600]))
 
 
+FAKE_HANG = """#!/bin/sh
+exec sleep 1000
+"""
+FAKE_FAIL = """#!/bin/sh
+cat >/dev/null
+echo "gnuplot: fake failure: cannot open display" >&2
+exit 1
+"""
+# Follows the combined script: writes a file that ends like a PNG but is not one.
+FAKE_NOT_PNG = """#!/usr/bin/python3
+import os, re, sys
+cwd, out = ".", None
+for line in sys.stdin:
+    m = re.match(r"print '(.*)'", line)
+    if m:
+        sys.stderr.write(m.group(1) + "\\n")
+    m = re.match(r"cd '(.*)'", line)
+    if m:
+        cwd = m.group(1)
+    m = re.match(r"outfile = '(.*)'", line)
+    if m:
+        with open(os.path.join(cwd, m.group(1)), "wb") as f:
+            f.write(b"<html>not a png</html>" + b"IEND\\xaeB`\\x82")
+"""
+
+
+def fake_gnuplot(d, name, text):
+    bindir = os.path.join(d, "fakebin-" + name)
+    os.makedirs(bindir, exist_ok=True)
+    path = os.path.join(bindir, "gnuplot")
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o755)
+    return dict(os.environ, PATH=bindir + os.pathsep + os.environ["PATH"])
+
+
+def temp_left(folder):
+    return [f for f in os.listdir(folder) if f.startswith(".") or "XXXX" in f
+            or f.startswith("etcompare-report-")] if os.path.isdir(folder) else []
+
+
+def case_gnuplot(d):
+    import test_accuracy as A
+    etdp, dbg, rec = A.two_run_fixture(d, "gp", A.A0, A.A1)
+    base = ["--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec, "--no-table"]
+    # 1. a gnuplot that never exits
+    env = fake_gnuplot(d, "hang", FAKE_HANG)
+    env["ETC_GNUPLOT_TIMEOUT"] = "1"
+    out = os.path.join(d, "plots-hang")
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run([ETC, *base, "--plot", out], capture_output=True, text=True, env=env,
+                           timeout=120)
+    except subprocess.TimeoutExpired:
+        check("hanging gnuplot: etcompare ends", False, "still waiting after 120 s")
+        return
+    took = time.monotonic() - t0
+    check("hanging gnuplot: exit 4", p.returncode == 4, (p.returncode, p.stderr[-400:]))
+    check("hanging gnuplot: killed with a message naming the plot",
+          "did not finish within" in p.stderr and "killed while it made plot " in p.stderr,
+          p.stderr[-400:])
+    check("hanging gnuplot: the timeout is scaled to the plots (1 s each + 3)", took < 90, took)
+    check("hanging gnuplot: no temporary file left in the plot folder", not temp_left(out),
+          temp_left(out))
+    # 2. etcompare killed while gnuplot hangs: no temporary file in the plot folder or TMPDIR
+    env["ETC_GNUPLOT_TIMEOUT"] = "600"
+    tmpdir = os.path.join(d, "tmp-kill")
+    os.makedirs(tmpdir, exist_ok=True)
+    env["TMPDIR"] = tmpdir
+    for label, args, folder in (("--plot", ["--plot", os.path.join(d, "plots-kill")],
+                                 os.path.join(d, "plots-kill")),
+                                ("--report alone", ["--report", os.path.join(d, "k.html")],
+                                 tmpdir)):
+        p = subprocess.Popen([ETC, *base, *args], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, env=env)
+        time.sleep(2.5)
+        p.send_signal(signal.SIGTERM)
+        try:
+            _, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            check(f"SIGTERM during gnuplot ({label}): etcompare ends", False, "hung")
+            continue
+        check(f"SIGTERM during gnuplot ({label}): ended by the signal",
+              p.returncode == -signal.SIGTERM, (p.returncode, err[-300:]))
+        check(f"SIGTERM during gnuplot ({label}): no temporary file left",
+              not temp_left(folder), temp_left(folder))
+    # 3. a gnuplot that exits 1 with a message
+    env = fake_gnuplot(d, "fail", FAKE_FAIL)
+    out = os.path.join(d, "plots-fail")
+    p = subprocess.run([ETC, *base, "--plot", out], capture_output=True, text=True, env=env,
+                       timeout=120)
+    check("gnuplot exits 1: exit 4", p.returncode == 4, (p.returncode, p.stderr[-400:]))
+    check("gnuplot exits 1: its status and stderr are reported",
+          "exited with status 1" in p.stderr and "fake failure: cannot open display" in p.stderr,
+          p.stderr[-400:])
+    check("gnuplot exits 1: not blamed on the disk", "disk full" not in p.stderr, p.stderr[-400:])
+    check("gnuplot exits 1: no temporary file left", not temp_left(out), temp_left(out))
+    # 8. --report alone with that gnuplot: a warning, and the report
+    html = os.path.join(d, "fail.html")
+    p = subprocess.run([ETC, *base, "--report", html], capture_output=True, text=True, env=env,
+                       timeout=120)
+    check("--report alone, gnuplot fails: exit 0", p.returncode == 0,
+          (p.returncode, p.stderr[-400:]))
+    check("--report alone, gnuplot fails: a warning", "warning:" in p.stderr, p.stderr[-400:])
+    page = open(html, encoding="utf-8").read() if os.path.exists(html) else ""
+    check("--report alone, gnuplot fails: the report is written with a note",
+          "left out" in page and "exited with status 1" in page, page[-300:])
+    # 4. a non-PNG that ends in IEND
+    env = fake_gnuplot(d, "notpng", FAKE_NOT_PNG)
+    out = os.path.join(d, "plots-notpng")
+    html = os.path.join(d, "notpng.html")
+    p = subprocess.run([ETC, *base, "--plot", out, "--report", html], capture_output=True,
+                       text=True, env=env, timeout=120)
+    pngs = [f for f in os.listdir(out) if f.endswith(".png")] if os.path.isdir(out) else []
+    check("non-PNG from gnuplot: never renamed to .png", not pngs, pngs)
+    check("non-PNG from gnuplot: the report is written all the same", os.path.exists(html),
+          p.stderr[-400:])
+    page = open(html, encoding="utf-8").read() if os.path.exists(html) else ""
+    check("non-PNG from gnuplot: the report says the plots were left out",
+          "left out" in page and "not a PNG" in page, page[-300:])
+    check("non-PNG from gnuplot: no temporary file left", not temp_left(out), temp_left(out))
+    # 8. --report alone with a TMPDIR where nothing can be created
+    ro = os.path.join(d, "ro-tmp")
+    os.makedirs(ro, exist_ok=True)
+    os.chmod(ro, 0o500)
+    env = dict(os.environ, TMPDIR=ro)
+    html = os.path.join(d, "rotmp.html")
+    p = subprocess.run([ETC, *base, "--report", html], capture_output=True, text=True, env=env,
+                       timeout=120)
+    os.chmod(ro, 0o700)
+    if os.geteuid() != 0:
+        check("--report alone, TMPDIR unwritable: exit 0 (a warning)", p.returncode == 0,
+              (p.returncode, p.stderr[-400:]))
+        check("--report alone, TMPDIR unwritable: the report is written",
+              os.path.exists(html) and "warning:" in p.stderr, p.stderr[-400:])
+
+
 def case_axis(d):
     import numpy as np
     import etrecord_gen as G
@@ -178,4 +326,4 @@ def case_axis(d):
 
 
 if __name__ == "__main__":
-    common.run_cases("hostile_round2", case_warnings, case_axis, case_special_files, case_sigbus)
+    common.run_cases("hostile_round2", case_gnuplot, case_warnings, case_axis, case_special_files, case_sigbus)
