@@ -18,6 +18,11 @@ the code before and must hold now:
    and the HTML report is still written with a note.
 8. --report alone: a failing gnuplot, or a TMPDIR where no folder can be
    made, is a warning (exit 0) and the report is written.
+4. Reads multiplied: 64 debug events alternating between one 256 MiB tensor
+   and a small one (so that a cache of the last tensor misses every time):
+   --show-outputs, --json and the numeric gap against itself each take at
+   most 2x the time (+0.5 s of start-up noise, best of two) and 2x the peak
+   RSS of one event reading that tensor once.
 7. An ETRecord quantize_per_channel whose axis is as_float 1e300: the row
    says the axis is not a dimension (no undefined float-to-int conversion).
 3. Devices, FIFOs and sockets as inputs: exit 3 "not a regular file"
@@ -41,12 +46,15 @@ import test_escape as E  # noqa: E402
 from test_accuracy import check  # noqa: E402
 
 
-def big_dump(d, stem, nbytes, events=1):
+def big_dump(d, stem, nbytes, events=1, output=True, interleave=False):
     """An ETDump with `events` debug events, all pointing at one float32
-    tensor of nbytes at offset 0; the debug buffer is a sparse file."""
+    tensor of nbytes at offset 0 (with `interleave`, every other event is a
+    4-element tensor past it instead); the debug buffer is a sparse file."""
     n = nbytes // 4
     t = {"scalar_type": "FLOAT", "sizes": [n], "strides": [1], "offset": 0}
-    evs = [E.dbg_event(t, i, output=True) for i in range(events)]
+    tiny = {"scalar_type": "FLOAT", "sizes": [4], "strides": [1], "offset": nbytes}
+    evs = [E.dbg_event(tiny if interleave and i % 2 else t, i, output=output)
+           for i in range(events)]
     evs.append(E.prof("Method::execute", 0, 0, 5000, chain=-1))
     etdp, dbg = H.write_etdump(d, stem, [{"name": "Execute", "events": evs}], b"", FLATC, FBS)
     with open(dbg, "wb") as f:
@@ -290,6 +298,41 @@ def case_gnuplot(d):
           os.path.exists(html) and "warning:" in p.stderr, p.stderr[-400:])
 
 
+def timed(args):
+    """(seconds, peak RSS in KB, exit code) of etcompare ARGS, best of two."""
+    best = None
+    for _ in range(2):
+        t0 = time.monotonic()
+        p = subprocess.run(["/usr/bin/time", "-f", "%M", ETC, *args], capture_output=True)
+        took = time.monotonic() - t0
+        rss = int(p.stderr.decode().strip().splitlines()[-1])
+        if best is None or took < best[0]:
+            best = (took, rss, p.returncode)
+    return best
+
+
+def case_aliasing(d):
+    size = 1 << 28
+    one = big_dump(d, "alias1", size, events=1, output=False)
+    many = big_dump(d, "alias64", size, events=64, output=False, interleave=True)
+    for label, extra in (("--show-outputs", ["--show-outputs"]),
+                         ("--json", ["--json", os.devnull]),
+                         ("numeric gap against itself", ["--reference-etdump", None,
+                                                         "--reference-debug-buffer", None])):
+        res = []
+        for etdp, dbg in (one, many):
+            args = [a if a is not None else None for a in extra]
+            if label.startswith("numeric"):
+                args = ["--reference-etdump", etdp, "--reference-debug-buffer", dbg]
+            res.append(timed(["--etdump", etdp, "--debug_buffer", dbg, "--no-table", *args]))
+        (t1, r1, c1), (t64, r64, c64) = res
+        check(f"aliasing {label}: both run (exit 0)", c1 == 0 and c64 == 0, (c1, c64))
+        check(f"aliasing {label}: 64 events on one tensor within 2x the time of one",
+              t64 <= 2 * t1 + 0.5, f"{t64:.2f} s vs {t1:.2f} s")
+        check(f"aliasing {label}: within 2x the peak RSS of one", r64 <= 2 * r1 + 8192,
+              f"{r64} KB vs {r1} KB")
+
+
 def case_axis(d):
     import numpy as np
     import etrecord_gen as G
@@ -325,4 +368,4 @@ def case_axis(d):
 
 
 if __name__ == "__main__":
-    common.run_cases("hostile_round2", case_gnuplot, case_warnings, case_axis, case_special_files, case_sigbus)
+    common.run_cases("hostile_round2", case_aliasing, case_gnuplot, case_warnings, case_axis, case_special_files, case_sigbus)
