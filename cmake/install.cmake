@@ -9,7 +9,8 @@ if(_etc_type STREQUAL "STATIC_LIBRARY")
   set(ETC_STATIC TRUE)
   # etcompareConfig.cmake defines this target from pkg-config on the consumer's side.
   target_link_libraries(etcompare INTERFACE
-    "$<INSTALL_INTERFACE:$<LINK_ONLY:PkgConfig::etcompare_deps>>")
+    "$<INSTALL_INTERFACE:$<LINK_ONLY:PkgConfig::etcompare_deps>>"
+    "$<INSTALL_INTERFACE:$<LINK_ONLY:BLAS::BLAS>>")
 else()
   set(ETC_STATIC FALSE)
 endif()
@@ -48,7 +49,8 @@ file(RELATIVE_PATH ETC_PC_TO_PREFIX /root/${CMAKE_INSTALL_LIBDIR}/pkgconfig /roo
 configure_file(cmake/etcompare.pc.in ${CMAKE_CURRENT_BINARY_DIR}/etcompare.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/etcompare.pc
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
-install(FILES schema/etdump.fbs schema/etcompare-report.schema.json schema/batch-summary.schema.json
+install(FILES schema/etdump.fbs schema/bundled_program_schema.fbs schema/etcompare-report.schema.json
+  schema/batch-summary.schema.json
   DESTINATION ${CMAKE_INSTALL_DATADIR}/etcompare)
 
 # Man page and bash completion: both generated from `etcompare --help` once the

@@ -261,12 +261,15 @@ def case_pass(d):
                        "--min-snr", "60", "--json", js, "--junit", ju)
     check("1 pass: exit 0", rc == 0, err)
     check("1 pass: stderr summary", "accuracy: 2 of 2 outputs pass" in err, err)
-    check("1 pass: table says pairing by order",
-          "pairing by order" in out and "no bundled_input_index" in out, out[-600:])
+    # issue 20: without a bundled_input_index the default pairs by content
+    check("1 pass: table says pairing by content",
+          "pairing by content" in out and "no bundled_input_index" in out and
+          "references by run: 0, 1" in out, out[-600:])
     check("1 pass: table has two pass rows", out.count(" pass ") >= 2, out[-800:])
     rep = load_json(js)
     acc = rep.get("accuracy") or {}
-    check("1 pass: json pair_by order", acc.get("pair_by") == "order", json.dumps(acc)[:300])
+    check("1 pass: json pair_by content", acc.get("pair_by") == "content",
+          json.dumps(acc)[:300])
     check("1 pass: json outputs 2 failures 0",
           acc.get("outputs") == 2 and acc.get("failures") == 0)
     rows = acc_rows(rep)
@@ -487,17 +490,23 @@ def case_count_mismatch(d):
     etdp, dbg = dump.write(d, "count")
     rec = etrecord(d, "count", [[T(R0)], [T(R1)]])
     js = os.path.join(d, "count.json")
-    # issue 13: the counts differ: pairs by order, the unpaired run is a failing row
+    # issue 20: the counts differ and no run has an index: each run is paired
+    # with the reference its outputs match (0, 1, 0), nothing is unpaired
     rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
                        "--compare", "--json", js)
     rows = acc_rows(load_json(js))
-    check("6 count: exit 1, the unpaired run 2 is a 'missing reference' row",
-          rc == 1 and len(rows) == 3 and rows[2].get("run") == 2 and
-          rows[2].get("status") == "missing reference", f"rc={rc} {err} {rows}")
+    check("6 count: by content (default): runs 0, 1, 2 with references 0, 1, 0, exit 0",
+          rc == 0 and [(r.get("run"), r.get("reference")) for r in rows] ==
+          [(0, 0), (1, 1), (2, 0)], f"rc={rc} {err} {rows}")
     check("6 count: the note has both counts",
           "3 runs" in out and "2 reference sets" in out, out[-300:])
+    # issue 13: forced order: the unpaired run is a failing row
     rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
-                       "--pair-by", "order")
+                       "--pair-by", "order", "--json", js)
+    rows = acc_rows(load_json(js))
+    check("6 count: --pair-by order: exit 1, the unpaired run 2 is a 'missing reference' row",
+          rc == 1 and len(rows) == 3 and rows[2].get("run") == 2 and
+          rows[2].get("status") == "missing reference", f"rc={rc} {err} {rows}")
     check("6 count: forced order also exit 1 with both counts",
           rc == 1 and "3 runs" in out and "2 reference" in out, err)
     # the three merged runs keep their own outputs: with 3 references all pass
@@ -691,9 +700,10 @@ def case_reference_files(d, etdp, dbg):
     # plain npz is one reference: both runs are compared with it (issue 13)
     rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--reference-outputs", plain,
                        "--no-table")
+    # issue 20: one reference set is the only candidate of content pairing
     check("9 plain npz vs 2 runs: every run against reference 0, said in the note",
-          rc in (0, 1) and "2 runs" in out and "every run is compared with reference 0" in out,
-          out[-300:] + err)
+          rc in (0, 1) and "2 runs" in out and "pairing by content" in out and
+          "references by run: 0, 0" in out, out[-300:] + err)
     # --reference-outputs wins over the ETRecord's references
     rec = etrecord(d, "other", [[T(R1, [2, 3])], [T(R0, [2, 3])]])
     rc, _, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,

@@ -48,9 +48,12 @@ def pairing(d):
     check("pairing: 3 runs, 1 reference set: exit 0, every run compared with reference 0",
           rc == 0 and [(r["run"], r["reference"], r["status"]) for r in rows] ==
           [(0, 0, "pass"), (1, 0, "pass"), (2, 0, "pass")], f"rc={rc} {err} {rows}")
+    # issue 20: no run carries an index, so the default is content (the one
+    # reference set is every run's only candidate)
     check("pairing: the report says so (table note and JSON)",
-          "every run is compared with reference 0" in out and acc.get("pair_by") == "all" and
-          "3 runs" in acc.get("note", ""), out[-300:] + json.dumps(acc)[:300])
+          "pairing by content" in out and "references by run: 0, 0, 0" in out and
+          acc.get("pair_by") == "content" and "3 runs" in acc.get("note", ""),
+          out[-300:] + json.dumps(acc)[:300])
     # --pair-by all with two references: reference 1 is unpaired
     rec2 = etrecord(d, "two_refs", [[T(R0)], [T(R1)]])
     rc, out, err, acc, rows = rows_of(d, "all2", "--etdump", etdp, "--debug_buffer", dbg,
@@ -75,13 +78,22 @@ def pairing(d):
     etdp2, dbg2 = dump.write(d, "two")
     rec3 = etrecord(d, "three_refs", [[T(R0)], [T(R0)], [T(R0)]])
     rc, out, err, acc, rows = rows_of(d, "order23", "--etdump", etdp2, "--debug_buffer", dbg2,
-                                      "--etrecord", rec3, "--compare")
-    check("pairing: 2 runs, 3 references (auto = order): reference 2 is a failing row",
+                                      "--etrecord", rec3, "--compare", "--pair-by", "order")
+    check("pairing: 2 runs, 3 references (order): reference 2 is a failing row",
           rc == 1 and acc.get("pair_by") == "order" and
           [(r["run"], r["reference"], r["status"]) for r in rows] ==
           [(0, 0, "pass"), (1, 1, "pass"), (None, 2, "missing output")] and
           "no run 2 of block" in rows[2]["reason"], f"rc={rc} {rows}")
     check("pairing: the note gives both counts", "2 runs, 3 reference sets" in out, out[-300:])
+    # issue 20: by default (content) the three equal references are ambiguous
+    # candidates; the runs are gated on the first, unmatched sets are no failure
+    rc, out, err, acc, rows = rows_of(d, "content23", "--etdump", etdp2, "--debug_buffer",
+                                      dbg2, "--etrecord", rec3, "--compare")
+    check("pairing: 2 runs, 3 equal references (auto = content): ambiguous, gated on 0",
+          rc == 0 and acc.get("pair_by") == "content" and
+          [(r["run"], r["reference"], r["status"]) for r in rows] ==
+          [(0, 0, "pass"), (1, 0, "pass")] and "AMBIGUOUS" in out and
+          "2 runs, 3 reference sets" in out, f"rc={rc} {rows} {out[-400:]}")
     # an .npz of one reference: every run against it
     npz = os.path.join(d, "one.npz")
     sys.path.insert(0, os.path.join(SRC, "tests", "data", "npz"))
@@ -90,7 +102,7 @@ def pairing(d):
     rc, out, err, acc, rows = rows_of(d, "npz1", "--etdump", etdp, "--debug_buffer", dbg,
                                       "--reference-outputs", npz)
     check("pairing: a plain .npz (one reference) against 3 runs: 3 passing rows",
-          rc == 0 and len(rows) == 3 and acc.get("pair_by") == "all", f"rc={rc} {err}")
+          rc == 0 and len(rows) == 3 and acc.get("pair_by") == "content", f"rc={rc} {err}")
 
 
 # --- 0-based runs ------------------------------------------------------------------------

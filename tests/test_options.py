@@ -27,7 +27,7 @@ def bad_values(d, etdp, dbg, rec):
         (["--min-cosine", "-1.5"], "--min-cosine takes a number from -1 to 1, not '-1.5'"),
         (["--max-mse", "-1"], "--max-mse takes a number >= 0, not '-1'"),
         (["--max-abs", "inf"], "--max-abs takes a number >= 0, not 'inf'"),
-        (["--pair-by", "name"], "--pair-by takes index, order or all, not 'name'"),
+        (["--pair-by", "name"], "--pair-by takes index, order, content or all, not 'name'"),
         (["--tables", "profile,taxes"], "--tables takes a list of"),
         (["--source_time_scale", "parsecs"], "--source_time_scale takes ns, us, ms, s or cycles, "
                                              "not 'parsecs'"),

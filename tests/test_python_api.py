@@ -253,7 +253,7 @@ def test_runs(tmp):
     import test_accuracy as A
     etdp, dbg, rec = A.two_run_fixture(tmp, "two", A.A0, A.A1)
     insp = E.Inspector(etdump_path=etdp, debug_buffer_path=dbg, etrecord=rec)
-    for pair_by in ("auto", "order", "all"):
+    for pair_by in ("auto", "order", "all", "content"):
         js = os.path.join(tmp, f"acc_{pair_by}.json")
         rule = [] if pair_by == "auto" else ["--pair-by", pair_by]
         rc, _out, err = cli("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,

@@ -6,13 +6,15 @@
  * and timing statistics), report.h (tables, TSV/CSV, JSON, output files),
  * torchsave.h (torch.save archives: reference outputs of an ETRecord),
  * profile.h (framework tax, memory, operator, module and delegate
- * summaries), perfdiff.h (performance diff against a baseline ETDump).
+ * summaries), perfdiff.h (performance diff against a baseline ETDump),
+ * bundled.h (BundledProgram files: test inputs and expected outputs).
  */
 #ifndef ETCOMPARE_ETCOMPARE_H
 #define ETCOMPARE_ETCOMPARE_H
 
 #include "accuracy.h"
 #include "binding.h"
+#include "bundled.h"
 #include "common.h"
 #include "etdump.h"
 #include "etrecord.h"

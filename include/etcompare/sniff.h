@@ -25,7 +25,9 @@ typedef enum etc_file_kind {
 	ETC_FILE_PICKLE,         /**< a pickle stream (protocol 2-5), e.g. a legacy torch.save */
 	ETC_FILE_LEGACY_PROFILE, /**< a pre-ETDump profiler dump (prof_result.bin) */
 	ETC_FILE_JSON,           /**< JSON text */
-	ETC_FILE_GZIP            /**< gzip-compressed data */
+	ETC_FILE_GZIP,           /**< gzip-compressed data */
+	ETC_FILE_BUNDLED_PROGRAM /**< an ExecuTorch BundledProgram (.bpte): "BP" + 2 digits at byte
+	                            4 */
 } etc_file_kind;
 
 /**

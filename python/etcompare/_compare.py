@@ -6,7 +6,7 @@ import os
 from . import _lib, _tensor
 from ._lib import Error, lib
 
-_PAIR = {"auto": 0, "index": 1, "order": 2, "all": 3}
+_PAIR = {"auto": 0, "index": 1, "order": 2, "all": 3, "content": 4}
 _METRICS = {"snr": "snr_db", "mse": "mse", "cosine_similarity": "cosine"}
 
 
@@ -152,7 +152,7 @@ def accuracy(insp, reference, thresholds, block, method, pair_by):
     if meth:
         opt.method = meth
     if pair_by not in _PAIR:
-        raise Error(f"pair_by must be auto, index, order or all, not '{pair_by}'",
+        raise Error(f"pair_by must be auto, index, order, content or all, not '{pair_by}'",
                     "usage error")
     opt.pair_by = _PAIR[pair_by]
     for k, v in thresholds.items():

@@ -125,13 +125,16 @@ class Values(ctypes.Structure):
 
 
 class ReferenceSet(ctypes.Structure):
-    _fields_ = [("torchsave", c_void_p), ("npz", c_void_p), ("name", c_char_p)]
+    _fields_ = [("torchsave", c_void_p), ("npz", c_void_p), ("name", c_char_p),
+                ("bundled", c_void_p)]
 
 
 class AccuracyOptions(ctypes.Structure):
     _fields_ = [("block", c_char_p), ("method", c_char_p), ("pair_by", c_int),
                 ("min_snr", c_double), ("max_mse", c_double), ("min_cosine", c_double),
-                ("max_abs", c_double), ("progress", c_void_p), ("progress_ctx", c_void_p)]
+                ("max_abs", c_double), ("progress", c_void_p), ("progress_ctx", c_void_p),
+                ("pair_min_margin_db", c_double), ("pair_floor_db", c_double),
+                ("strict_pairing", c_bool)]
 
 
 class AccuracyRow(ctypes.Structure):

@@ -8,10 +8,13 @@
 #include "analysis/compare_private.h"
 #include "core/internal.h"
 #include "analysis/metrics_private.h"
+#include "analysis/pairing.h"
 #include "format/npz_private.h"
 #include "format/zipread.h"
+#include "etcompare/text.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -30,8 +33,12 @@ struct etc_accuracy {
 	item *act, *ref; /* per row, for etc_accuracy_row_values (plots) */
 	size_t count, cap;
 	int rule;
-	char note[256];
-	etc_accuracy_options opt; /* as given: block and method borrowed */
+	char note[1024];
+	char source[512];              /* etc_accuracy_reference_source */
+	etc_accuracy_options opt;      /* as given: block and method borrowed */
+	etc_accuracy_pairing *pairing; /* content pairing: one per run */
+	size_t npairing, nrefs;
+	etc_pair_score *scores; /* npairing x nrefs */
 };
 
 static void scalar_read(const void *src, uint64_t start, size_t n, double *dst)
@@ -125,6 +132,7 @@ typedef struct refs {
 	bool npz_indexed; /* npz arrays named "k.j" */
 	kj_entry *kj;     /* those arrays sorted by (k, j); owned */
 	size_t nkj;
+	size_t method; /* bundled: the method's test suite */
 } refs;
 
 static int compare_kj(const void *pa, const void *pb)
@@ -152,10 +160,112 @@ static bool parse_kj(const char *name, long *k, long *j)
 	return end != p && !*end && *j >= 0;
 }
 
+/* --- BundledProgram references ---------------------------------------------- */
+
+static int bundled_open(refs *r, const etc_reference_set *set, const char *method, etc_error *err)
+{
+	const etc_bundled *bp = set->bundled;
+	long m = etc_bundled_method_find(bp, method);
+	if (m < 0) {
+		char have[256] = "", part[96];
+		size_t n = etc_bundled_method_count(bp), at = 0;
+		for (size_t i = 0; i < n && at < sizeof have; i++) {
+			etc_str s = etc_bundled_method_name(bp, i);
+			etc_text_escape(part, sizeof part, s.ptr, s.len);
+			at += (size_t)snprintf(have + at, sizeof have - at, "%s%s", i ? ", " : "",
+			                       part);
+		}
+		char want[96];
+		return etc_fail(err, ETC_ERR_MISMATCH, set->name, -1,
+		                "the BundledProgram has no test suite for method \"%s\" (%s%s)",
+		                etc_text_safe(want, sizeof want, method),
+		                n ? "its methods: " : "it has no test suites", have);
+	}
+	r->method = (size_t)m;
+	r->count = etc_bundled_test_case_count(bp, r->method);
+	return 0;
+}
+
+/* The expected outputs of test case `index`, as tensor and scalar items. */
+static int bundled_get(const refs *r, size_t index, item *out, size_t cap, size_t *n,
+                       etc_error *err)
+{
+	const etc_bundled *bp = r->set->bundled;
+	size_t count = etc_bundled_value_count(bp, r->method, index, true);
+	for (size_t j = 0; j < count; j++) {
+		etc_bundled_value v;
+		if (*n >= cap)
+			return etc_fail(err, ETC_ERR_LIMIT, r->set->name, -1,
+			                "more than %zu outputs in test case %zu", cap, index);
+		ETC_TRY(etc_bundled_get(bp, r->method, index, true, j, &v, err));
+		item *it = &out[(*n)++];
+		memset(it, 0, sizeof *it);
+		it->has_data = true;
+		if (v.kind == ETC_BUNDLED_TENSOR) {
+			if (!v.row_major)
+				return etc_fail(
+				    err, ETC_ERR_UNSUPPORTED, r->set->name, (int64_t)v.offset,
+				    "test case %zu: expected output %zu is not in row-major "
+				    "dim order, which the comparison needs",
+				    index, j);
+			it->t = v.tensor;
+			continue;
+		}
+		it->scalar = true;
+		it->t.numel = 1;
+		it->t.scalar_type = v.kind == ETC_BUNDLED_INT    ? ETC_LONG
+		                    : v.kind == ETC_BUNDLED_BOOL ? ETC_BOOL
+		                                                 : ETC_DOUBLE;
+		it->value = v.kind == ETC_BUNDLED_INT    ? (double)v.int_val
+		            : v.kind == ETC_BUNDLED_BOOL ? (double)v.bool_val
+		                                         : v.double_val;
+	}
+	return 0;
+}
+
+/*
+ * A BundledProgram names the program it tests: a run paired with one of its
+ * test cases must have as many outputs, of the same shapes. When it does
+ * not, the file is another program's, and comparing would only fill the
+ * table with mismatches.
+ */
+static int bundled_agree(const refs *r, size_t index, const item *acts, size_t na,
+                         const item *refs_, size_t nr, uint32_t run, const char *block,
+                         etc_error *err)
+{
+	char m[96], b[96];
+	etc_str s = etc_bundled_method_name(r->set->bundled, r->method);
+	etc_text_escape(m, sizeof m, s.ptr, s.len);
+	etc_text_safe(b, sizeof b, block);
+	if (na != nr)
+		return etc_fail(err, ETC_ERR_MISMATCH, r->set->name, -1,
+		                "test case %zu of method %s has %zu expected output%s, run %u of "
+		                "block \"%s\" has %zu program output%s: the BundledProgram is not "
+		                "the program this ETDump ran",
+		                index, m, nr, nr == 1 ? "" : "s", run, b, na, na == 1 ? "" : "s");
+	for (size_t j = 0; j < na; j++) {
+		char x[96], y[96];
+		if (acts[j].scalar || refs_[j].scalar)
+			continue;
+		shape_str(&acts[j], x, sizeof x);
+		shape_str(&refs_[j], y, sizeof y);
+		if (strcmp(x, y) != 0)
+			return etc_fail(
+			    err, ETC_ERR_MISMATCH, r->set->name, -1,
+			    "test case %zu of method %s: expected output %zu has shape %s, "
+			    "output %zu of run %u of block \"%s\" has shape %s: the "
+			    "BundledProgram is not the program this ETDump ran",
+			    index, m, j, y, j, run, b, x);
+	}
+	return 0;
+}
+
 static int refs_open(refs *r, const etc_reference_set *set, const char *method, etc_error *err)
 {
 	memset(r, 0, sizeof *r);
 	r->set = set;
+	if (set->bundled)
+		return bundled_open(r, set, method, err);
 	if (set->torchsave) {
 		const etc_pyobj *root = etc_torchsave_root(set->torchsave);
 		const etc_pyobj *list = root;
@@ -254,6 +364,8 @@ static int flatten_py(const etc_pyobj *o, item *out, size_t cap, size_t *n, int 
 static int refs_get(const refs *r, size_t index, item *out, size_t cap, size_t *n, etc_error *err)
 {
 	*n = 0;
+	if (r->set->bundled)
+		return bundled_get(r, index, out, cap, n, err);
 	if (r->set->torchsave)
 		return flatten_py(etc_pyobj_item(r->list, index), out, cap, n, 0, r->set->name,
 		                  err);
@@ -291,6 +403,23 @@ static int refs_get(const refs *r, size_t index, item *out, size_t cap, size_t *
 		it->has_data = true;
 	}
 	return 0;
+}
+
+static void describe_source(etc_accuracy *a, const etc_reference_set *set, const refs *r)
+{
+	char name[256], method[96];
+	etc_text_safe(name, sizeof name, set->name);
+	if (set->bundled) {
+		etc_str m = etc_bundled_method_name(set->bundled, r->method);
+		etc_text_escape(method, sizeof method, m.ptr, m.len);
+		snprintf(
+		    a->source, sizeof a->source,
+		    "the expected outputs of method %s in %s (BundledProgram, %zu test case%s)",
+		    method, name, r->count, r->count == 1 ? "" : "s");
+	} else {
+		snprintf(a->source, sizeof a->source, "the %s reference outputs in %s",
+		         set->torchsave ? "torch.save" : ".npz", name);
+	}
 }
 
 /* --- run outputs ------------------------------------------------------------ */
@@ -480,6 +609,9 @@ void etc_accuracy_options_init(etc_accuracy_options *o)
 	o->min_snr = o->max_mse = o->min_cosine = o->max_abs = NAN;
 	o->progress = NULL;
 	o->progress_ctx = NULL;
+	o->pair_min_margin_db = 1.0;
+	o->pair_floor_db = 0.0;
+	o->strict_pairing = false;
 }
 
 const char *etc_row_status_str(int s)
@@ -503,13 +635,262 @@ static int cmp_run_ref(const void *a, const void *b)
 
 #define MAX_OUTPUTS 4096
 
+/* --- pairing by content ------------------------------------------------------ */
+
+/* The items of every run and reference set, one after the other. */
+typedef struct itemlist {
+	item *v;
+	size_t n, cap;
+} itemlist;
+
+static int itemlist_push(itemlist *l, const item *its, size_t n, etc_error *err)
+{
+	if (l->n + n > l->cap) {
+		size_t cap = l->cap ? l->cap : 64;
+		while (cap < l->n + n)
+			cap *= 2;
+		item *v = realloc(l->v, cap * sizeof *v);
+		if (!v)
+			return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		l->v = v;
+		l->cap = cap;
+	}
+	memcpy(l->v + l->n, its, n * sizeof *its);
+	l->n += n;
+	return 0;
+}
+
+/* Appends formatted text to the note, as far as it fits. */
+static void note_add(char *note, size_t cap, const char *fmt, ...)
+{
+	size_t at = strlen(note);
+	if (at + 1 >= cap)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(note + at, cap - at, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Infers each run's reference set from its outputs (analysis/pairing.h):
+ * fills a->pairing (one per run, in `runs` order) and a->scores.
+ */
+static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_ref *runs,
+                        size_t nruns, const refs *r, const etc_accuracy_options *opt, item *tmp,
+                        etc_error *err)
+{
+	size_t m = r->count, nsets = nruns + m;
+	itemlist l = {0};
+	size_t *start = malloc((nsets + 1) * sizeof *start);
+	etc_values *vals = NULL;
+	etc_pair_raw *raw = NULL;
+	char(*shapes)[96] = NULL;
+	const char **sp = NULL;
+	etc_pair_set *ps = malloc((nsets ? nsets : 1) * sizeof *ps);
+	etc_pair_choice *choice = malloc((nruns ? nruns : 1) * sizeof *choice);
+	a->pairing = calloc(nruns ? nruns : 1, sizeof *a->pairing);
+	a->scores = malloc((nruns * m + 1) * sizeof *a->scores);
+	int rc = 0;
+	if (!start || !ps || !choice || !a->pairing || !a->scores) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < nsets && rc == 0; i++) {
+		size_t n = 0;
+		start[i] = l.n;
+		if (i < nruns)
+			rc = run_items(insp, etc_inspector_block(insp, runs[i].block), runs[i].run,
+			               tmp, MAX_OUTPUTS, &n, err);
+		else
+			rc = refs_get(r, i - nruns, tmp, MAX_OUTPUTS, &n, err);
+		/* every candidate's score is reported: its .npz members are verified */
+		for (size_t j = 0; i >= nruns && j < n && rc == 0; j++)
+			rc = verify_ref(r->set, &tmp[j], err);
+		if (rc == 0)
+			rc = itemlist_push(&l, tmp, n, err);
+	}
+	if (rc < 0)
+		goto done;
+	start[nsets] = l.n;
+	vals = calloc(l.n + 1, sizeof *vals);
+	raw = calloc(l.n + 1, sizeof *raw);
+	shapes = malloc((l.n + 1) * sizeof *shapes);
+	sp = malloc((l.n + 1) * sizeof *sp);
+	if (!vals || !raw || !shapes || !sp) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		goto done;
+	}
+	for (size_t j = 0; j < l.n; j++) {
+		const item *it = &l.v[j];
+		if (it->has_data)
+			item_values(it, &vals[j]);
+		if (it->has_data && !it->scalar && !it->pt && it->t.data) {
+			raw[j].data = it->t.data; /* dense: identical runs found by memcmp */
+			raw[j].size = (size_t)it->t.nbytes;
+		} else if (!it->has_data)
+			vals[j].count = it->t.numel; /* no data: sized, not scored */
+		shape_str(it, shapes[j], sizeof shapes[j]);
+		/* numbers and 0-dim tensors compare by count, as compare_pair does */
+		sp[j] = it->scalar ? NULL : shapes[j];
+	}
+	for (size_t i = 0; i < nsets; i++) {
+		ps[i].outputs = vals + start[i];
+		ps[i].raw = raw + start[i];
+		ps[i].shapes = sp + start[i];
+		ps[i].count = start[i + 1] - start[i];
+	}
+	etc_pair_options po;
+	etc_pair_options_init_(&po);
+	po.min_margin_db = opt->pair_min_margin_db;
+	po.floor_db = opt->pair_floor_db;
+	if ((rc = etc_pair_infer_(ps, nruns, ps + nruns, m, &po, a->scores, choice, err)) < 0)
+		goto done;
+	for (size_t i = 0; i < nruns; i++) {
+		etc_accuracy_pairing *p = &a->pairing[i];
+		const etc_pair_choice *c = &choice[i];
+		p->block = runs[i].block;
+		p->run = runs[i].run;
+		p->etdump_run = runs[i].etdump_run;
+		p->reference = (int32_t)c->best;
+		p->second = (int32_t)c->second;
+		p->snr_db = c->best >= 0 ? a->scores[i * m + (size_t)c->best].snr_db : NAN;
+		p->cosine = c->best >= 0 ? a->scores[i * m + (size_t)c->best].cosine : NAN;
+		p->second_snr_db =
+		    c->second >= 0 ? a->scores[i * m + (size_t)c->second].snr_db : NAN;
+		p->margin_db = c->margin_db;
+		p->ambiguous = c->ambiguous;
+		p->candidates = (uint32_t)c->usable;
+		p->partial = c->partial;
+		if (c->best < 0) /* nothing agrees in size: as the order rule would */
+			p->reference = m == 1 ? 0 : i < m ? (int32_t)i : -1;
+	}
+	a->npairing = nruns;
+	a->nrefs = m;
+done:
+	free(l.v), free(start), free(vals), free(raw), free(shapes), free(sp), free(ps);
+	free(choice);
+	return rc;
+}
+
+/* Why run i's content pairing is ambiguous, for its note and strict rows. */
+static void ambiguity_text(const etc_accuracy_pairing *p, double min_margin, char *buf, size_t cap)
+{
+	if (p->reference < 0 || (p->partial && isnan(p->snr_db)))
+		snprintf(buf, cap,
+		         "no reference set has an output of the run's sizes: paired by order");
+	else if (isnan(p->snr_db))
+		snprintf(buf, cap, "nothing to score (the outputs have no data)");
+	else if (p->second >= 0 && p->margin_db < min_margin)
+		snprintf(buf, cap,
+		         "references %d and %d match within %.3g dB (SNR %.4g and %.4g dB)",
+		         p->reference, p->second, p->margin_db, p->snr_db, p->second_snr_db);
+	else
+		snprintf(buf, cap, "no reference is close: the best, %d, has SNR %.4g dB",
+		         p->reference, p->snr_db);
+}
+
+/* --strict-pairing: the compared rows of an ambiguous run fail, saying why. */
+static void strict_fail(etc_accuracy *a, size_t first, const etc_accuracy_pairing *p,
+                        const etc_accuracy_options *opt)
+{
+	char why[160];
+	ambiguity_text(p, opt->pair_min_margin_db, why, sizeof why);
+	for (size_t j = first; j < a->count; j++) {
+		etc_accuracy_row *row = &a->rows[j];
+		if (row->status != ETC_ROW_PASS && row->status != ETC_ROW_FAIL)
+			continue;
+		char text[400];
+		if (row->status == ETC_ROW_FAIL)
+			snprintf(text, sizeof text, "ambiguous pairing: %s; %s", why, row->reason);
+		else
+			snprintf(text, sizeof text, "ambiguous pairing: %s", why);
+		snprintf(row->reason, sizeof row->reason, "%.159s", text);
+		row->status = ETC_ROW_FAIL;
+	}
+}
+
+/* The note of content pairing: why, the references chosen, the margins. */
+static void content_note(etc_accuracy *a, const char *why, size_t nruns, size_t m,
+                         const etc_accuracy_options *opt)
+{
+	char *note = a->note;
+	size_t cap = sizeof a->note;
+	snprintf(note, cap,
+	         "pairing by content %s: each run of block \"%s\" was paired with the reference "
+	         "its outputs match best (highest SNR over its outputs); %zu run%s, %zu reference "
+	         "set%s; references by run:",
+	         why, opt->block, nruns, nruns == 1 ? "" : "s", m, m == 1 ? "" : "s");
+	for (size_t i = 0; i < nruns && i < 16; i++)
+		if (a->pairing[i].reference >= 0)
+			note_add(note, cap, "%s %d", i ? "," : "", a->pairing[i].reference);
+		else
+			note_add(note, cap, "%s -", i ? "," : "");
+	if (nruns > 16)
+		note_add(note, cap, ", ...");
+	long low = -1;
+	size_t amb = 0;
+	for (size_t i = 0; i < nruns; i++) {
+		const etc_accuracy_pairing *p = &a->pairing[i];
+		amb += p->ambiguous;
+		/* a run with a runner-up says more than one without */
+		if (p->reference >= 0 && !p->ambiguous &&
+		    (low < 0 || (p->second >= 0 && a->pairing[low].second < 0) ||
+		     ((p->second >= 0) == (a->pairing[low].second >= 0) &&
+		      p->margin_db < a->pairing[low].margin_db)))
+			low = (long)i;
+	}
+	if (low >= 0 && a->pairing[low].second < 0)
+		note_add(note, cap, "; one candidate per run");
+	else if (low >= 0)
+		note_add(note, cap, "; smallest margin %.4g dB (run %u: reference %d over %d)",
+		         a->pairing[low].margin_db, a->pairing[low].run, a->pairing[low].reference,
+		         a->pairing[low].second);
+	if (amb) {
+		note_add(note, cap, "; AMBIGUOUS (%s):",
+		         opt->strict_pairing ? "failing, --strict-pairing"
+		                             : "gated on the best; --strict-pairing fails");
+		size_t shown = 0;
+		for (size_t i = 0; i < nruns && shown < 3; i++) {
+			if (!a->pairing[i].ambiguous)
+				continue;
+			char why_amb[160];
+			ambiguity_text(&a->pairing[i], opt->pair_min_margin_db, why_amb,
+			               sizeof why_amb);
+			note_add(note, cap, "%s run %u: %s", shown++ ? ";" : "", a->pairing[i].run,
+			         why_amb);
+		}
+		if (amb > shown)
+			note_add(note, cap, "; and %zu more", amb - shown);
+	}
+	size_t partial = 0;
+	for (size_t i = 0; i < nruns; i++)
+		partial += a->pairing[i].partial;
+	if (partial)
+		note_add(
+		    note, cap,
+		    "; %zu run%s had no reference set with all of its outputs' sizes: paired on "
+		    "the outputs that agree",
+		    partial, partial == 1 ? "" : "s");
+	/* references no run matched are not failures: the runs used other inputs */
+	size_t unused = 0;
+	for (size_t k = 0; k < m; k++) {
+		bool used = false;
+		for (size_t i = 0; i < nruns && !used; i++)
+			used = a->pairing[i].reference == (int32_t)k;
+		if (!used)
+			note_add(note, cap, "%s %zu", unused++ ? "," : "; matched by no run:", k);
+	}
+}
+
 int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_reference_set *set,
                      const etc_accuracy_options *opt, etc_error *err)
 {
 	etc_accuracy_options o;
 	if (!opt)
 		etc_accuracy_options_init(&o), opt = &o;
-	if (!out || !insp || !set || (!set->torchsave == !set->npz))
+	if (!out || !insp || !set ||
+	    (set->torchsave != NULL) + (set->npz != NULL) + (set->bundled != NULL) != 1)
 		return etc_fail(
 		    err, ETC_ERR_USAGE, NULL, -1,
 		    "etc_accuracy_run: needs an inspector and exactly one reference source");
@@ -555,15 +936,24 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 		goto done;
 	}
 	a->opt = *opt;
+	a->nrefs = r.count;
+	describe_source(a, set, &r);
 	a->rule = opt->pair_by;
 	if (a->rule == ETC_PAIR_AUTO)
-		a->rule = any_index                   ? ETC_PAIR_INDEX
-		          : r.count == 1 && nruns > 1 ? ETC_PAIR_ALL
-		                                      : ETC_PAIR_ORDER;
+		a->rule = any_index ? ETC_PAIR_INDEX : ETC_PAIR_CONTENT;
 	const char *why = opt->pair_by != ETC_PAIR_AUTO ? "(--pair-by)"
 	                  : any_index                   ? "(runs carry a bundled_input_index)"
 	                                                : "(runs carry no bundled_input_index)";
-	if (a->rule == ETC_PAIR_ALL)
+	if (a->rule == ETC_PAIR_CONTENT) {
+		if ((rc = content_pair(a, insp, runs, nruns, &r, opt, acts, err)) < 0)
+			goto done;
+		content_note(a,
+		             opt->pair_by != ETC_PAIR_AUTO
+		                 ? "(--pair-by)"
+		                 : "(the runs carry no bundled_input_index: the ExecuTorch runtime "
+		                   "does not write it)",
+		             nruns, r.count, opt);
+	} else if (a->rule == ETC_PAIR_ALL)
 		snprintf(a->note, sizeof a->note,
 		         "%zu run%s of block \"%s\" and %zu reference output set%s: every run is "
 		         "compared with reference 0 %s",
@@ -597,9 +987,11 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 	}
 	for (size_t i = 0; i < nruns && rc == 0; i++) {
 		const etc_event_block *blk = etc_inspector_block(insp, runs[i].block);
-		long ref = a->rule == ETC_PAIR_ORDER ? (long)i
-		           : a->rule == ETC_PAIR_ALL ? 0
-		                                     : (long)runs[i].bidx;
+		long ref = a->rule == ETC_PAIR_ORDER     ? (long)i
+		           : a->rule == ETC_PAIR_ALL     ? 0
+		           : a->rule == ETC_PAIR_CONTENT ? (long)a->pairing[i].reference
+		                                         : (long)runs[i].bidx;
+		size_t first_row = a->count;
 		if (ref >= 0 && (size_t)ref < r.count)
 			used[ref] = true;
 		size_t na, nr = 0;
@@ -608,6 +1000,10 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 		bool ref_ok = ref >= 0 && (size_t)ref < r.count;
 		if (ref_ok &&
 		    (rc = refs_get(&r, (size_t)ref, ref_items, MAX_OUTPUTS, &nr, err)) < 0)
+			break;
+		if (ref_ok && set->bundled &&
+		    (rc = bundled_agree(&r, (size_t)ref, acts, na, ref_items, nr, runs[i].run,
+		                        opt->block, err)) < 0)
 			break;
 		size_t n = na > nr ? na : nr;
 		for (size_t j = 0; j < n && rc == 0; j++) {
@@ -623,7 +1019,13 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 				row->status = ETC_ROW_MISSING_REFERENCE;
 				shape_str(&acts[j], row->shape, sizeof row->shape);
 				row->dtype = etc_scalar_type_name(acts[j].t.scalar_type);
-				if (!ref_ok)
+				if (!ref_ok && a->rule == ETC_PAIR_CONTENT)
+					snprintf(
+					    row->reason, sizeof row->reason,
+					    "no reference set agrees in size with an output of "
+					    "the run, and no set to pair by order (%zu sets)",
+					    r.count);
+				else if (!ref_ok)
 					snprintf(row->reason, sizeof row->reason,
 					         ref < 0 ? "the run has no bundled_input_index"
 					                 : "no reference set %ld (there are %zu)",
@@ -655,10 +1057,13 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 		/* references not compared (unpaired, other shape) are verified too */
 		for (size_t j = 0; j < nr && rc == 0; j++)
 			rc = verify_ref(r.set, &ref_items[j], err);
+		if (a->rule == ETC_PAIR_CONTENT && a->pairing[i].ambiguous && opt->strict_pairing)
+			strict_fail(a, first_row, &a->pairing[i], opt);
 	}
-	/* references no run was paired with are unpaired items too */
+	/* references no run was paired with are unpaired items too (but not under
+	 * content pairing: there the runs simply used other inputs) */
 	for (size_t k = 0; used && k < r.count && rc == 0; k++) {
-		if (used[k])
+		if (used[k] || a->rule == ETC_PAIR_CONTENT)
 			continue;
 		etc_accuracy_row *row = NULL;
 		if ((rc = push_row(a, &row, err)) < 0)
@@ -698,6 +1103,8 @@ void etc_accuracy_free(etc_accuracy *a)
 	free(a->rows);
 	free(a->act);
 	free(a->ref);
+	free(a->pairing);
+	free(a->scores);
 	free(a);
 }
 
@@ -734,6 +1141,38 @@ int etc_accuracy_pair_rule(const etc_accuracy *a)
 const char *etc_accuracy_pair_note(const etc_accuracy *a)
 {
 	return a->note;
+}
+
+size_t etc_accuracy_pairing_count(const etc_accuracy *a)
+{
+	return a->npairing;
+}
+
+const etc_accuracy_pairing *etc_accuracy_pairing_at(const etc_accuracy *a, size_t i)
+{
+	return i < a->npairing ? &a->pairing[i] : NULL;
+}
+
+bool etc_accuracy_pairing_score(const etc_accuracy *a, size_t i, size_t k, double *snr_db,
+                                double *cosine)
+{
+	if (i >= a->npairing || k >= a->nrefs || !a->scores[i * a->nrefs + k].usable)
+		return false;
+	if (snr_db)
+		*snr_db = a->scores[i * a->nrefs + k].snr_db;
+	if (cosine)
+		*cosine = a->scores[i * a->nrefs + k].cosine;
+	return true;
+}
+
+size_t etc_accuracy_reference_count(const etc_accuracy *a)
+{
+	return a->nrefs;
+}
+
+const char *etc_accuracy_reference_source(const etc_accuracy *a)
+{
+	return a->source;
 }
 
 size_t etc_accuracy_failures(const etc_accuracy *a)

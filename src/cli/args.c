@@ -80,11 +80,19 @@ static const char usage_text[] =
     "  --compare                 compare (alias --compare_results); implied by the flags below\n"
     "  --reference-outputs FILE  references from a torch.save file or an .npz, instead of\n"
     "                            the ETRecord's reference_outputs\n"
+    "  --bundled-program FILE.bpte\n"
+    "                            references from a BundledProgram: the expected outputs of\n"
+    "                            test case k of --method (forward) are reference k; used\n"
+    "                            instead of the ETRecord's reference_outputs\n"
     "  --block NAME              EventBlock to compare (Execute)\n"
-    "  --pair-by index|order|all\n"
+    "  --pair-by index|order|content|all\n"
     "                            pair runs with references by bundled_input_index, by\n"
-    "                            order, or every run with reference 0 (default: index\n"
-    "                            when runs carry one, all for one reference, else order)\n"
+    "                            order, by content (the reference set the run's outputs\n"
+    "                            match best), or every run with reference 0 (default:\n"
+    "                            index when runs carry one, else content: the ExecuTorch\n"
+    "                            runtime does not write the index)\n"
+    "  --strict-pairing          a content pairing that is ambiguous (margin under 1 dB over\n"
+    "                            the second best, or best SNR under 0 dB) fails its rows\n"
     "  --min-snr DB, --max-mse X, --min-cosine X, --max-abs X\n"
     "                            the gate: exit 1 when an output fails one\n"
     "  --metrics LIST            columns: snr,mse,cosine,l1,max_abs,max_rel "
@@ -216,6 +224,7 @@ static const option_field valued[] = {
     {"--method", offsetof(args, method)},
     {"--module", offsetof(args, module)},
     {"--reference-outputs", offsetof(args, reference_outputs)},
+    {"--bundled-program", offsetof(args, bundled_program)},
     {"--block", offsetof(args, block)},
     {"--pair-by", offsetof(args, pair_by)},
     {"--metrics", offsetof(args, metrics)},
@@ -253,6 +262,7 @@ static const option_field flags[] = {
     {"--compare", offsetof(args, compare)},
     {"--compare_results", offsetof(args, compare)},
     {"--force", offsetof(args, numgap.force)},
+    {"--strict-pairing", offsetof(args, strict_pairing)},
 };
 
 /* The options cli_parse reads by hand (optional or repeated values). */
@@ -337,8 +347,8 @@ static int check_values(const args *a)
 		return bad_value("--metrics", "a list of snr,mse,cosine,l1,max_abs,max_rel",
 		                 a->metrics);
 	if (a->pair_by && strcmp(a->pair_by, "index") && strcmp(a->pair_by, "order") &&
-	    strcmp(a->pair_by, "all"))
-		return bad_value("--pair-by", "index, order or all", a->pair_by);
+	    strcmp(a->pair_by, "content") && strcmp(a->pair_by, "all"))
+		return bad_value("--pair-by", "index, order, content or all", a->pair_by);
 	if (a->tables && etc_profile_tables_parse(a->tables, &mask) < 0)
 		return bad_value("--tables",
 		                 "a list of profile,tax,memory,ops,modules,delegates,all",
@@ -461,7 +471,11 @@ int cli_parse(int argc, char **argv, args *a)
 	/* Flags only the accuracy comparison uses turn it on. Thresholds and
 	 * --plot serve other analyses too: they turn it on only when reference
 	 * outputs are at hand (decided in main, once the ETRecord is read). */
-	if (a->compare || a->reference_outputs || a->pair_by || a->metrics ||
+	if (a->reference_outputs && a->bundled_program)
+		return usage_error("%s", "--reference-outputs and --bundled-program both give the "
+		                         "reference outputs: give one");
+	if (a->compare || a->reference_outputs || a->bundled_program || a->pair_by ||
+	    a->strict_pairing || a->metrics ||
 	    (a->junit && !numgap_wanted(&a->numgap) && !a->baseline_etdump) ||
 	    (a->block && !numgap_wanted(&a->numgap)))
 		a->compare = a->compare_explicit = true;
@@ -479,7 +493,8 @@ int cli_parse(int argc, char **argv, args *a)
 		                       : "the comparison needs --debug_buffer (the outputs' "
 		                         "values)");
 	if ((a->min_snr || a->max_mse || a->min_cosine || a->max_abs) && !a->etrecord &&
-	    !a->reference_outputs && !numgap_wanted(&a->numgap) && !a->example)
+	    !a->reference_outputs && !a->bundled_program && !numgap_wanted(&a->numgap) &&
+	    !a->example)
 		return usage_error(
 		    "%s", "the thresholds need something to compare: --debug_buffer and an "
 		          "--etrecord with reference outputs, --reference-outputs FILE, or a "

@@ -20,12 +20,14 @@ typedef struct args {
 	const char *source_scale, *target_scale;
 	const char *etrecord, *method, *module, *graph_method;
 	const char *reference_outputs, *block, *pair_by, *metrics, *junit, *plot_dir;
-	const char *report; /* --report FILE.html */
+	const char *bundled_program; /* --bundled-program FILE.bpte */
+	const char *report;          /* --report FILE.html */
 	const char *min_snr, *max_mse, *min_cosine, *max_abs;
 	const char *legacy_profile, *legacy_time_scale, *trace;
 	const char *tables, *baseline_etdump, *max_regression, *min_event_time;
 	bool include_delegate_debug_data, show_outputs, strict, example, no_table;
 	bool graph, show_references, compare, plot;
+	bool strict_pairing;   /* --strict-pairing */
 	bool compare_explicit; /* asked for by a flag only the comparison uses */
 	unsigned metric_mask;  /* --metrics, parsed by compare() */
 

@@ -60,6 +60,7 @@ static int write_file(const char *path, writer_fn fn, const etc_inspector *insp,
 typedef struct owned_refs {
 	etc_torchsave *ts;
 	etc_npz *npz;
+	etc_bundled *bp;
 } owned_refs;
 
 static int write_junit(const char *path, const etc_junit_gates *gates)
@@ -153,9 +154,12 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 			ao.pair_by = ETC_PAIR_INDEX;
 		else if (!strcmp(a->pair_by, "order"))
 			ao.pair_by = ETC_PAIR_ORDER;
+		else if (!strcmp(a->pair_by, "content"))
+			ao.pair_by = ETC_PAIR_CONTENT;
 		else
 			ao.pair_by = ETC_PAIR_ALL; /* checked by cli_parse */
 	}
+	ao.strict_pairing = a->strict_pairing;
 	unsigned mask = 0x1 | 0x2 | 0x4 | 0x10;
 	if (a->metrics && etc_metric_mask_parse(a->metrics, &mask) < 0)
 		return usage_error(
@@ -167,7 +171,20 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		return usage_error("%s",
 		                   "the comparison needs --debug_buffer (the outputs' values)");
 	etc_reference_set set = {0};
-	if (a->reference_outputs) {
+	if (a->bundled_program) {
+		/* the BundledProgram the runtime ran (opened by main): it wins over the
+		 * ETRecord's copy */
+		set.bundled = owned->bp;
+		set.name = a->bundled_program;
+		if (!a->method && etc_bundled_method_count(owned->bp) == 1)
+			ao.method = etc_bundled_method_name(owned->bp, 0).ptr;
+		if (rec &&
+		    (etc_etrecord_reference_outputs(rec) || etc_etrecord_reference_error(rec)))
+			fprintf(
+			    stderr,
+			    "etcompare: note: the reference outputs come from --bundled-program; "
+			    "the ETRecord's reference_outputs are not used\n");
+	} else if (a->reference_outputs) {
 		set.name = a->reference_outputs;
 		int rc = ends_with(a->reference_outputs, ".npz") ||
 		                 ends_with(a->reference_outputs, ".npy")
@@ -198,6 +215,10 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 	if (rc < 0)
 		return input_error(&err);
 	ro->accuracy = acc;
+	char safe[1024];
+	if (set.bundled) /* it may replace the ETRecord's references: say whose they are */
+		printf("reference outputs: %s\n",
+		       etc_text_safe(safe, sizeof safe, etc_accuracy_reference_source(acc)));
 	if (etc_report_accuracy(stdout, acc, insp, mask, &err) < 0) {
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
 		return EXIT_OUTPUT;
@@ -283,6 +304,7 @@ static int check_outputs(const args *a)
 	                    a->debug_buffer,
 	                    a->etrecord,
 	                    a->reference_outputs,
+	                    a->bundled_program,
 	                    a->baseline_etdump,
 	                    a->legacy_profile,
 	                    a->numgap.reference_etdump,
@@ -358,7 +380,7 @@ static int run(void *ctx)
 	etc_inspector *insp = NULL;
 	etc_etrecord *rec = NULL;
 	int status = EXIT_OK, gate = EXIT_OK;
-	owned_refs owned = {NULL, NULL};
+	owned_refs owned = {NULL, NULL, NULL};
 	numgap_state ng = {NULL, NULL, NULL, NULL, NULL, NULL};
 	profile_cmd pc;
 	if ((rc = cmd_profile_init(&pc, a.tables, a.baseline_etdump, a.max_regression,
@@ -380,7 +402,8 @@ static int run(void *ctx)
 			        etc_text_safe(safe, sizeof safe, etc_etrecord_warning(rec, i)));
 		delegate_scales_link(&ds, rec, a.method);
 		/* a comparison that needs the unreadable references fails before any work */
-		if (a.etdump && !a.reference_outputs && !numgap_wanted(&a.numgap) &&
+		if (a.etdump && !a.reference_outputs && !a.bundled_program &&
+		    !numgap_wanted(&a.numgap) &&
 		    (a.compare || a.min_snr || a.max_mse || a.min_cosine || a.max_abs) &&
 		    etc_etrecord_reference_error(rec)) {
 			status = unreadable_references(rec);
@@ -405,6 +428,11 @@ static int run(void *ctx)
 			goto out;
 	}
 
+	/* verified before any work: a bad BundledProgram prints no table */
+	if (a.bundled_program && etc_bundled_open(&owned.bp, a.bundled_program, &err) < 0) {
+		status = input_error(&err);
+		goto out;
+	}
 	if (a.example) {
 		if ((rc = example_open(&a, !bare, &dump, &buf, &rec, &ng)) != 0) {
 			status = rc;
@@ -557,6 +585,7 @@ static int run(void *ctx)
 		    {"debug buffer", a.example ? NULL : a.debug_buffer},
 		    {"ETRecord", a.etrecord},
 		    {"reference outputs", a.reference_outputs},
+		    {"BundledProgram", a.bundled_program},
 		    {"reference ETDump", a.numgap.reference_etdump},
 		    {"reference debug buffer", a.numgap.reference_debug_buffer},
 		    {"reference ETRecord", a.numgap.reference_etrecord},
@@ -614,6 +643,7 @@ out:
 	etc_accuracy_free((etc_accuracy *)ro.accuracy);
 	etc_torchsave_free(owned.ts);
 	etc_npz_free(owned.npz);
+	etc_bundled_free(owned.bp);
 	etc_inspector_free(insp);
 	etc_etrecord_free(rec);
 	etc_debug_buffer_free(buf);

@@ -32,6 +32,8 @@ static const char *option_for(int kind)
 		return "--reference-outputs";
 	case ETC_FILE_LEGACY_PROFILE:
 		return "--legacy-profile";
+	case ETC_FILE_BUNDLED_PROGRAM:
+		return "--bundled-program";
 	}
 	return NULL;
 }
@@ -48,6 +50,9 @@ static const char *hint_for(int kind, const input_rule *r)
 	case ETC_FILE_GZIP:
 		return " (decompress it first, e.g. gunzip -k FILE)";
 	case ETC_FILE_PROGRAM:
+		if (r->accepts & KIND(ETC_FILE_BUNDLED_PROGRAM))
+			return " (--bundled-program takes the .bpte that bundles the program with "
+			       "its test cases)";
 		return " (the runtime writes the ETDump when it runs the program)";
 	}
 	return "";
@@ -93,6 +98,8 @@ int check_inputs(const args *a)
 	     KIND(ETC_FILE_TORCHSAVE) | KIND(ETC_FILE_NPZ) | KIND(ETC_FILE_NPY) |
 	         KIND(ETC_FILE_PICKLE) | zip,
 	     "a torch.save file or an .npz"},
+	    {"--bundled-program", a->bundled_program, KIND(ETC_FILE_BUNDLED_PROGRAM),
+	     "a BundledProgram (.bpte)"},
 	    {"--reference-etdump", a->numgap.reference_etdump, etdump, "an ETDump"},
 	    {"--reference-debug-buffer", a->numgap.reference_debug_buffer, buffer,
 	     "a debug buffer"},

@@ -101,6 +101,9 @@ int etc_sniff_bytes(const void *data, size_t len)
 	if (len >= 8 && p[4] == 'E' && p[5] == 'T' && p[6] >= '0' && p[6] <= '9' && p[7] >= '0' &&
 	    p[7] <= '9')
 		return ETC_FILE_PROGRAM;
+	if (len >= 8 && p[4] == 'B' && p[5] == 'P' && p[6] >= '0' && p[6] <= '9' && p[7] >= '0' &&
+	    p[7] <= '9')
+		return ETC_FILE_BUNDLED_PROGRAM;
 	if (len >= 4 && p[0] == 'P' && p[1] == 'K' &&
 	    ((p[2] == 3 && p[3] == 4) || (p[2] == 5 && p[3] == 6)))
 		return sniff_zip(p, len);
@@ -140,6 +143,7 @@ const char *etc_file_kind_name(int kind)
 	                                    "a pickle stream",
 	                                    "a legacy profiler dump",
 	                                    "a JSON text",
-	                                    "gzip-compressed data"};
-	return kind >= 0 && kind <= ETC_FILE_GZIP ? names[kind] : names[0];
+	                                    "gzip-compressed data",
+	                                    "an ExecuTorch BundledProgram (.bpte)"};
+	return kind >= 0 && kind <= ETC_FILE_BUNDLED_PROGRAM ? names[kind] : names[0];
 }

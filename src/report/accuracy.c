@@ -237,14 +237,68 @@ void etc_metrics_json_(etc_sbuf *b, const etc_metrics *m)
 	etc_sbuf_puts(b, "}");
 }
 
+/* "pairing": how each run was paired by content, with every candidate's score. */
+static void pairing_json(etc_sbuf *b, const etc_accuracy *acc, const etc_inspector *insp)
+{
+	size_t n = etc_accuracy_pairing_count(acc), m = etc_accuracy_reference_count(acc);
+	etc_sbuf_puts(b, ", \"pairing\": [");
+	for (size_t i = 0; i < n; i++) {
+		const etc_accuracy_pairing *p = etc_accuracy_pairing_at(acc, i);
+		const etc_event_block *blk = etc_inspector_block(insp, p->block);
+		etc_sbuf_puts(b, i ? ",\n      {\"block\": " : "\n      {\"block\": ");
+		etc_sbuf_json_str(b, blk->name.ptr, blk->name.len);
+		etc_sbuf_printf(b, ", \"run\": %u, \"etdump_run\": %u, \"reference\": ", p->run,
+		                p->etdump_run);
+		if (p->reference >= 0)
+			etc_sbuf_printf(b, "%d", p->reference);
+		else
+			etc_sbuf_puts(b, "null");
+		etc_sbuf_puts(b, ", \"snr\": ");
+		etc_json_num_(b, p->snr_db);
+		etc_sbuf_puts(b, ", \"cosine\": ");
+		etc_json_num_(b, p->cosine);
+		etc_sbuf_puts(b, ", \"second\": ");
+		if (p->second >= 0)
+			etc_sbuf_printf(b, "%d", p->second);
+		else
+			etc_sbuf_puts(b, "null");
+		etc_sbuf_puts(b, ", \"second_snr\": ");
+		etc_json_num_(b, p->second_snr_db);
+		etc_sbuf_puts(b, ", \"margin_db\": ");
+		etc_json_num_(b, p->margin_db);
+		etc_sbuf_printf(b, ", \"ambiguous\": %s, \"candidates\": [",
+		                p->ambiguous ? "true" : "false");
+		size_t shown = 0;
+		for (size_t k = 0; k < m; k++) {
+			double snr, cos;
+			if (!etc_accuracy_pairing_score(acc, i, k, &snr, &cos))
+				continue;
+			etc_sbuf_printf(b, "%s{\"reference\": %zu, \"snr\": ", shown++ ? ", " : "",
+			                k);
+			etc_json_num_(b, snr);
+			etc_sbuf_puts(b, ", \"cosine\": ");
+			etc_json_num_(b, cos);
+			etc_sbuf_puts(b, "}");
+		}
+		etc_sbuf_puts(b, "]}");
+	}
+	etc_sbuf_puts(b, "]");
+}
+
 void etc_accuracy_json_(etc_sbuf *b, const etc_accuracy *acc, const etc_inspector *insp)
 {
 	int rule = etc_accuracy_pair_rule(acc);
 	etc_sbuf_printf(b, "{\"pair_by\": \"%s\", \"note\": ",
-	                rule == ETC_PAIR_ORDER ? "order"
-	                : rule == ETC_PAIR_ALL ? "all"
-	                                       : "index");
+	                rule == ETC_PAIR_ORDER     ? "order"
+	                : rule == ETC_PAIR_ALL     ? "all"
+	                : rule == ETC_PAIR_CONTENT ? "content"
+	                                           : "index");
 	etc_sbuf_json_str(b, etc_accuracy_pair_note(acc), strlen(etc_accuracy_pair_note(acc)));
+	const char *source = etc_accuracy_reference_source(acc);
+	etc_sbuf_puts(b, ", \"reference_source\": ");
+	etc_sbuf_json_str(b, source, strlen(source));
+	if (rule == ETC_PAIR_CONTENT)
+		pairing_json(b, acc, insp);
 	size_t n = etc_accuracy_row_count(acc);
 	etc_sbuf_printf(b, ", \"outputs\": %zu, \"failures\": %zu, \"worst\": ", n,
 	                etc_accuracy_failures(acc));

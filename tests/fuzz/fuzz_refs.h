@@ -62,7 +62,7 @@ static inline void fuzz_compare_refs(const etc_torchsave *ts, const etc_npz *npz
 	etc_accuracy *acc = NULL;
 	if (fuzz_example_inspector(&dump, &buf, &insp, &err) < 0)
 		goto done;
-	etc_reference_set set = {ts, npz, "fuzz refs"};
+	etc_reference_set set = {ts, npz, "fuzz refs", NULL};
 	etc_accuracy_options ao;
 	etc_accuracy_options_init(&ao);
 	if (etc_accuracy_run(&acc, insp, &set, &ao, &err) < 0) {
