@@ -18,6 +18,16 @@ static int fail(const etc_error *err, int code)
 	return code;
 }
 
+/* The signal that arrived while the --report temporary folder existed: a
+ * handler can only leave it here (it takes no argument). */
+static volatile sig_atomic_t held_signal;
+static const int held_signals[4] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+static void on_held(int sig)
+{
+	held_signal = sig;
+}
+
 /* A plot failure: an error with --plot, a warning with --report alone
  * (the report is written without the plot). */
 static int plot_fail(const etc_error *err, int code, const args *a)
@@ -195,14 +205,14 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 	}
 	/* SIGINT/SIGTERM/SIGHUP/SIGQUIT held back until the temporary plot
 	 * folder is removed (gnuplot.c kills gnuplot when one arrives) */
-	sigset_t held, old_mask;
-	sigemptyset(&held);
-	sigaddset(&held, SIGINT);
-	sigaddset(&held, SIGTERM);
-	sigaddset(&held, SIGHUP);
-	sigaddset(&held, SIGQUIT);
+	struct sigaction hold, old_act[4];
+	memset(&hold, 0, sizeof hold);
+	hold.sa_handler = on_held;
+	sigemptyset(&hold.sa_mask);
+	held_signal = 0;
 	if (tmp[0])
-		sigprocmask(SIG_BLOCK, &held, &old_mask);
+		for (size_t k = 0; k < 4; k++)
+			sigaction(held_signals[k], &hold, &old_act[k]);
 	/* A plot that fails does not cost the report: it is written all the same. */
 	int rc = make_plots(dir, a, r, batch, &pr);
 	if (rc != 0 && !a->plot) {
@@ -224,7 +234,11 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 	}
 	if (tmp[0]) {
 		remove_plots(tmp, batch);
-		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		int sig = held_signal;
+		for (size_t k = 0; k < 4; k++)
+			sigaction(held_signals[k], &old_act[k], NULL);
+		if (sig)
+			raise(sig);
 	}
 	etc_plot_batch_free(batch);
 	return rc;

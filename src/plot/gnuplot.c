@@ -16,9 +16,10 @@
  * Bounds: gnuplot gets ETC_GNUPLOT_TIMEOUT seconds (default 10) per plot plus
  * three times that for starting; past the deadline it is killed and the
  * error names the plot it was making. While it runs, SIGINT, SIGTERM, SIGHUP
- * and SIGQUIT are held back (blocked on the calling thread); one arriving
- * kills gnuplot, the temporary files are removed and the signal is then
- * let through, so an interrupted run leaves no temporary file behind.
+ * and SIGQUIT are held back (a handler notes the signal); one arriving kills
+ * gnuplot, the temporary files are removed and the signal is then raised
+ * again for the previous disposition, so an interrupted run leaves no
+ * temporary file behind.
  */
 #define _GNU_SOURCE
 #include "etcompare/plot.h"
@@ -473,17 +474,25 @@ static void settle(etc_plot_batch *b, batch_item *it, const char *msg, size_t ml
 }
 
 static const int held_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+enum { NHELD = 4 };
+
+/*
+ * The one piece of process state here: the signal that arrived while
+ * gnuplot ran. A signal handler takes no argument, and the signal may land
+ * on any thread (BLAS keeps threads of its own that a mask set here does not
+ * cover), so it can only leave the number where the waiting loop looks.
+ */
+static volatile sig_atomic_t held_signal;
+
+static void on_held(int sig)
+{
+	held_signal = sig;
+}
 
 /* A held-back signal that arrived, or 0. */
 static int signal_pending(void)
 {
-	sigset_t p;
-	if (sigpending(&p) != 0)
-		return 0;
-	for (size_t k = 0; k < sizeof held_signals / sizeof held_signals[0]; k++)
-		if (sigismember(&p, held_signals[k]))
-			return held_signals[k];
-	return 0;
+	return held_signal;
 }
 
 static double now_s(void)
@@ -681,12 +690,15 @@ int etc_plot_batch_run(etc_plot_batch *b, const etc_plot_options *o, etc_plot_re
 			res->gnuplot_missing = true;
 		return 0;
 	}
-	/* held back while temporary PNGs exist: temporary files are removed first */
-	sigset_t held, old_mask;
-	sigemptyset(&held);
-	for (size_t k = 0; k < sizeof held_signals / sizeof held_signals[0]; k++)
-		sigaddset(&held, held_signals[k]);
-	pthread_sigmask(SIG_BLOCK, &held, &old_mask);
+	/* held back while temporary PNGs exist: temporary files are removed first,
+	 * then the signal goes to the previous disposition */
+	struct sigaction hold, old_act[NHELD];
+	memset(&hold, 0, sizeof hold);
+	hold.sa_handler = on_held;
+	sigemptyset(&hold.sa_mask);
+	held_signal = 0;
+	for (size_t k = 0; k < NHELD; k++)
+		sigaction(held_signals[k], &hold, &old_act[k]);
 	int rc = 0;
 	for (size_t i = 0; i < b->n && rc == 0; i++) {
 		batch_item *it = &b->items[i];
@@ -729,9 +741,14 @@ int etc_plot_batch_run(etc_plot_batch *b, const etc_plot_options *o, etc_plot_re
 			b->items[i].tmp = NULL;
 		}
 	free(exe);
-	/* a signal that arrived meanwhile is delivered now (unless the caller
-	 * holds it back too, to clean up its own files first) */
-	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+	/* a signal that arrived meanwhile goes to the previous disposition now (the
+	 * caller may hold it back too, to clean up its own files first) */
+	int sig = held_signal;
+	held_signal = 0;
+	for (size_t k = 0; k < NHELD; k++)
+		sigaction(held_signals[k], &old_act[k], NULL);
+	if (sig)
+		raise(sig);
 	return rc;
 }
 
