@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	etc_perfdiff_options_init(&po);
 	if (etc_perfdiff_create(&pd, r.insp, r.insp, &po, &err) == 0)
 		etc_html_report_perfdiff(h, pd);
-	etc_numgap_reference ref = {r.insp, NULL, "self"};
+	etc_numgap_reference ref = {.insp = r.insp, .name = "self"};
 	etc_numgap_options no;
 	etc_numgap_options_init(&no);
 	if (size & 2)
