@@ -23,6 +23,10 @@ the code before and must hold now:
    --show-outputs, --json and the numeric gap against itself each take at
    most 2x the time (+0.5 s of start-up noise, best of two) and 2x the peak
    RSS of one event reading that tensor once.
+2. Shapes that differ deep inside a long rank: runtime [1]*38+[2,3] against
+   reference [1]*38+[3,2] (same flat data), and the same at rank 64, are a
+   shape mismatch in the accuracy gate and in the numeric gap (never exit 0);
+   the printed shape elides its middle with a marker instead of cutting.
 7. An ETRecord quantize_per_channel whose axis is as_float 1e300: the row
    says the axis is not a dimension (no undefined float-to-int conversion).
 3. Devices, FIFOs and sockets as inputs: exit 3 "not a regular file"
@@ -333,6 +337,50 @@ def case_aliasing(d):
               f"{r64} KB vs {r1} KB")
 
 
+def case_shapes(d):
+    sys.path.insert(0, os.path.join(SRC, "tests", "data", "npz"))
+    import make_npz as NPZ
+    import test_accuracy as A
+    vals = [float(v) for v in range(6)]
+    for rank in (40, 64):
+        act_shape = [1] * (rank - 2) + [2, 3]
+        ref_shape = [1] * (rank - 2) + [3, 2]
+        # accuracy gate: a program output against a reference .npz
+        dm = A.Dump()
+        t = dm.tensor("FLOAT", vals, act_shape)
+        runs = [{"name": "Execute", "events": [E.dbg_event(t, 0, A.OUT_CHAIN, output=True),
+                                               E.prof("Method::execute", 0, 1, 9, chain=-1)]}]
+        etdp, dbg = H.write_etdump(d, f"shape{rank}", runs, dm.buf, FLATC, FBS)
+        refs = os.path.join(d, f"shape{rank}.npz")
+        NPZ.write_npz(refs, [("0.0", A.npy32(vals, ref_shape))])
+        p = subprocess.run([ETC, "--etdump", etdp, "--debug_buffer", dbg, "--reference-outputs",
+                            refs, "--min-snr", "10"], capture_output=True, text=True)
+        check(f"rank {rank} accuracy: [..,2,3] against [..,3,2] does not pass (exit 1)",
+              p.returncode == 1, (p.returncode, p.stderr[-300:]))
+        check(f"rank {rank} accuracy: a shape mismatch", "shape" in p.stdout + p.stderr,
+              p.stdout[-600:])
+        check(f"rank {rank} accuracy: the printed shape elides the middle with a marker",
+              "\u2026" in p.stdout and "more" in p.stdout, p.stdout[-600:])
+        # numeric gap: an intermediate output against a reference ETDump
+        out = {}
+        for side, shape in (("rt", act_shape), ("ref", ref_shape)):
+            dm = A.Dump()
+            t = dm.tensor("FLOAT", vals, shape)
+            evs = [E.dbg_event(t, 0), E.prof("native_call_add.out", 0, 10, 20),
+                   E.prof("Method::execute", 0, 0, 50, chain=-1)]
+            out[side] = H.write_etdump(d, f"gap{rank}{side}", [{"name": "Execute", "events": evs}],
+                                       dm.buf, FLATC, FBS)
+        p = subprocess.run([ETC, "--etdump", out["rt"][0], "--debug_buffer", out["rt"][1],
+                            "--reference-etdump", out["ref"][0], "--reference-debug-buffer",
+                            out["ref"][1], "--min-snr", "10", "--no-table"],
+                           capture_output=True, text=True)
+        check(f"rank {rank} numeric gap: [..,2,3] against [..,3,2] is not a pass (exit != 0)",
+              p.returncode != 0, (p.returncode, p.stdout[-300:], p.stderr[-300:]))
+        check(f"rank {rank} numeric gap: reported as a shape mismatch",
+              "shape" in p.stdout + p.stderr and p.returncode in (1, 3),
+              (p.returncode, p.stdout[-300:], p.stderr[-300:]))
+
+
 def case_axis(d):
     import numpy as np
     import etrecord_gen as G
@@ -368,4 +416,4 @@ def case_axis(d):
 
 
 if __name__ == "__main__":
-    common.run_cases("hostile_round2", case_aliasing, case_gnuplot, case_warnings, case_axis, case_special_files, case_sigbus)
+    common.run_cases("hostile_round2", case_shapes, case_aliasing, case_gnuplot, case_warnings, case_axis, case_special_files, case_sigbus)
