@@ -361,6 +361,19 @@ def case_shapes(d):
               p.stdout[-600:])
         check(f"rank {rank} accuracy: the printed shape elides the middle with a marker",
               "\u2026" in p.stdout and "more" in p.stdout, p.stdout[-600:])
+        js = os.path.join(d, f"shape{rank}.json")
+        subprocess.run([ETC, "--etdump", etdp, "--debug_buffer", dbg, "--reference-outputs",
+                        refs, "--min-snr", "10", "--no-table", "--json", js], capture_output=True)
+        import json
+        try:
+            rows = json.load(open(js))["accuracy"]["rows"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            rows = [{"error": repr(e)}]
+        want = "[" + ", ".join(str(x) for x in act_shape) + "]"
+        want_ref = "[" + ", ".join(str(x) for x in ref_shape) + "]"
+        check(f"rank {rank} accuracy JSON: the whole shapes, not elided",
+              rows and rows[0].get("shape") == want and rows[0].get("reference_shape") == want_ref,
+              rows[:1])
         # numeric gap: an intermediate output against a reference ETDump
         out = {}
         for side, shape in (("rt", act_shape), ("ref", ref_shape)):

@@ -1157,6 +1157,24 @@ done:
 	return 0;
 }
 
+const char *etc_accuracy_row_shape_full(const etc_accuracy *a, size_t i, bool reference, char *buf,
+                                        size_t cap)
+{
+	if (!cap)
+		return buf;
+	buf[0] = '\0';
+	if (!a || i >= a->count)
+		return buf;
+	const item *it = reference ? &a->ref[i] : &a->act[i];
+	const char *shown = reference ? a->rows[i].reference_shape : a->rows[i].shape;
+	/* only an elided text is made again (rows without a side keep theirs) */
+	if (it->scalar || !strstr(shown, "\xe2\x80\xa6 "))
+		snprintf(buf, cap, "%s", shown);
+	else
+		etc_shape_str_(&it->t, buf, cap);
+	return buf;
+}
+
 void etc_accuracy_free(etc_accuracy *a)
 {
 	if (!a)

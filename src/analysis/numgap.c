@@ -494,6 +494,24 @@ int etc_numgap_row_values(const etc_numgap *ng, size_t i, etc_values *actual, et
 	return 0;
 }
 
+const char *etc_numgap_row_shape_full(const etc_numgap *ng, size_t i, bool reference, char *buf,
+                                      size_t cap)
+{
+	if (!cap)
+		return buf;
+	buf[0] = '\0';
+	if (!ng || i >= ng->nrows)
+		return buf;
+	const etc_tensor *t = reference ? &ng->ref[i] : &ng->act[i];
+	const char *shown = reference ? ng->rows[i].reference_shape : ng->rows[i].shape;
+	/* only an elided text is made again (rows without a side keep theirs) */
+	if (t->ndim == 0 || !strstr(shown, "\xe2\x80\xa6 "))
+		snprintf(buf, cap, "%s", shown);
+	else
+		etc_shape_str_(t, buf, cap);
+	return buf;
+}
+
 const etc_tensor *etc_numgap_row_tensor(const etc_numgap *ng, size_t i)
 {
 	return i < ng->nrows && ng->rows[i].has_metrics ? &ng->act[i] : NULL;
