@@ -30,8 +30,8 @@ the code before and must hold now:
 7. An ETRecord quantize_per_channel whose axis is as_float 1e300: the row
    says the axis is not a dimension (no undefined float-to-int conversion).
 3. Devices, FIFOs and sockets as inputs: exit 3 "not a regular file"
-   at once (a FIFO without a writer does not hang); standard input ("-")
-   is read up to a cap.
+   at once (a FIFO without a writer does not hang), in the CLI and as the
+   batch's error lines; standard input ("-") is read up to a cap.
 """
 import os
 import signal
@@ -117,6 +117,20 @@ def case_special_files(d):
                   p.stderr)
             check(f"{flag} {label}: at once (< 5 s)", took < 5, took)
     s.close()
+    # the batch: a manifest row with /dev/zero or a FIFO is that run's error line
+    man = os.path.join(d, "special.csv")
+    with open(man, "w") as f:
+        f.write(f"etdump,debug_buffer\n/dev/zero,\n{fifo},\n{etdp},/dev/zero\n")
+    env = dict(os.environ, PYTHONPATH=os.path.join(SRC, "python"))
+    try:
+        p = subprocess.run([sys.executable, "-m", "etcompare.batch", "--workers", "1", man],
+                           capture_output=True, text=True, env=env, timeout=120)
+        lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+        check("batch with /dev/zero and a FIFO: three error lines, nothing hangs",
+              len(lines) == 3 and all('"status": "error"' in ln and "not a regular file" in ln
+                                      for ln in lines), p.stdout[-800:] + p.stderr[-400:])
+    except subprocess.TimeoutExpired:
+        check("batch with /dev/zero and a FIFO: ends", False, "still running after 120 s")
     # standard input: read, and capped
     with open(dbg, "rb") as f:
         p = subprocess.run([ETC, "--etdump", etdp, "--debug_buffer", "-", "--show-outputs",
