@@ -1,11 +1,10 @@
 /*
  * fuzz_numgap.c - the numeric gap with a fuzzed ETRecord: the bundled
  * example run linked to the record (--force, so a record that does not fit
- * warns), compared with the example run linked to the same record: alignment by debug handle, the graph's permutations,
- * dequantization by its quantize/dequantize nodes. Every warning, rendered
- * as the CLI prints it, the table and the errors are checked for terminal
- * safety (fuzz_outputs.h); a warning itself must already be safe (the
- * library escapes it once, when it is made).
+ * warns), compared with the example run linked to the same record: alignment by debug handle, the
+ * graph's permutations, dequantization by its quantize/dequantize nodes. Every warning, rendered as
+ * the CLI prints it, the table and the errors are checked for terminal safety (fuzz_outputs.h); a
+ * warning itself must already be safe (the library escapes it once, when it is made).
  *
  * Input: the ETRecord's bytes.
  */

@@ -79,16 +79,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (kinds & 1)
 		(void)etc_plot_bars(&o, "bars", title, title, n, labels, values, &res, &err);
 	if (kinds & 2)
-		(void)etc_plot_histogram(&o, "hist", title, values, n, (kinds >> 4) + 1, &res, &err);
+		(void)etc_plot_histogram(&o, "hist", title, values, n, (kinds >> 4) + 1, &res,
+		                         &err);
 	if (kinds & 4)
 		(void)etc_plot_lines(&o, "lines", title, title, n, labels, values,
-		                     n ? values[n - 1] : NAN, n ? (long)(kinds % n) : -1, &res, &err);
+		                     n ? values[n - 1] : NAN, n ? (long)(kinds % n) : -1, &res,
+		                     &err);
 	if (kinds & 8)
 		(void)etc_plot_boxes(&o, "boxes", title, title, n, labels, boxes, &res, &err);
 	if ((kinds & 16) && n >= 3)
-		(void)etc_plot_timeline(&o, "timeline", title, title, 3, labels, n, spans, &res, &err);
+		(void)etc_plot_timeline(&o, "timeline", title, title, 3, labels, n, spans, &res,
+		                        &err);
 	if (kinds & 32)
-		(void)etc_plot_trend(&o, "trend", title, title, title, n, labels, values, &res, &err);
+		(void)etc_plot_trend(&o, "trend", title, title, title, n, labels, values, &res,
+		                     &err);
 	if (kinds & 64) {
 		char png[400];
 		snprintf(png, sizeof png, "%s/heat.png", dir);
