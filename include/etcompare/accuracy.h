@@ -174,6 +174,14 @@ ETC_API const char *etc_accuracy_pair_note(const etc_accuracy *acc);
  * The compared values of row i (only rows with metrics), e.g. for plots.
  * Valid while `acc` and the inputs live. 0 or ETC_ERR_USAGE.
  */
+/**
+ * The whole shape of row i ("[1, 1, ..., 2, 3]", every dimension), runtime or
+ * `reference` side, into buf (1600 bytes hold any rank up to 64): the row's
+ * `shape` fields elide the middle of a long one. Returns buf ("" when i is
+ * out of range).
+ */
+ETC_API const char *etc_accuracy_row_shape_full(const etc_accuracy *acc, size_t i, bool reference,
+                                                char *buf, size_t cap);
 ETC_API int etc_accuracy_row_values(const etc_accuracy *acc, size_t i, etc_values *actual,
                                     etc_values *reference);
 /** The actual output tensor of row i (shape for heat maps), or NULL for scalars. */

@@ -339,6 +339,9 @@ ETC_API int etc_numgap_inputs_score(const etc_inspector *insp, const char *block
                                     double *snr, etc_error *err);
 
 /** The compared values of row i (rows with metrics), e.g. for heat maps. 0 or ETC_ERR_USAGE. */
+/** As etc_accuracy_row_shape_full, for row i of the numeric gap. */
+ETC_API const char *etc_numgap_row_shape_full(const etc_numgap *ng, size_t i, bool reference,
+                                              char *buf, size_t cap);
 ETC_API int etc_numgap_row_values(const etc_numgap *ng, size_t i, etc_values *actual,
                                   etc_values *reference);
 /** The runtime tensor of row i (for its shape), or NULL. */

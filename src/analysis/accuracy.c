@@ -62,14 +62,66 @@ static void item_values(const item *it, etc_values *v)
 	}
 }
 
-void etc_shape_str_(const etc_tensor *t, char *buf, size_t cap)
+/* The whole "[2, 3]" of t into buf (ETC_SHAPE_FULL bytes hold any rank up to
+ * 64); returns its length. */
+static size_t shape_full(const etc_tensor *t, char *buf, size_t cap)
 {
 	size_t n = (size_t)snprintf(buf, cap, "[");
 	for (uint32_t k = 0; k < t->ndim && n < cap; k++)
 		n += (size_t)snprintf(buf + n, cap - n, k ? ", %lld" : "%lld",
 		                      (long long)etc_tensor_size(t, k));
 	if (n < cap)
-		snprintf(buf + n, cap - n, "]");
+		n += (size_t)snprintf(buf + n, cap - n, "]");
+	return n < cap ? n : cap - 1;
+}
+
+void etc_shape_str_(const etc_tensor *t, char *buf, size_t cap)
+{
+	char full[ETC_SHAPE_FULL];
+	size_t n = shape_full(t, full, sizeof full);
+	if (n < cap) {
+		memcpy(buf, full, n + 1);
+		return;
+	}
+	/* never cut silently: the first and last sizes with the count left out */
+	uint32_t head = t->ndim, tail = 0;
+	char mark[48];
+	for (;;) {
+		head = head > 1 ? head - 1 : head;
+		tail = t->ndim - head > 3 ? 3 : t->ndim - head;
+		uint32_t mid = t->ndim - head - tail;
+		snprintf(mark, sizeof mark, ", \xe2\x80\xa6 %u more \xe2\x80\xa6", mid);
+		size_t len = 1 + strlen(mark) + 1;
+		for (uint32_t k = 0; k < head; k++)
+			len += (size_t)snprintf(NULL, 0, k ? ", %lld" : "%lld",
+			                        (long long)etc_tensor_size(t, k));
+		for (uint32_t k = t->ndim - tail; k < t->ndim; k++)
+			len +=
+			    (size_t)snprintf(NULL, 0, ", %lld", (long long)etc_tensor_size(t, k));
+		if (len < cap || head <= 1)
+			break;
+	}
+	size_t at = (size_t)snprintf(buf, cap, "[");
+	for (uint32_t k = 0; k < head && at < cap; k++)
+		at += (size_t)snprintf(buf + at, cap - at, k ? ", %lld" : "%lld",
+		                       (long long)etc_tensor_size(t, k));
+	if (at < cap)
+		at += (size_t)snprintf(buf + at, cap - at, "%s", mark);
+	for (uint32_t k = t->ndim - tail; k < t->ndim && at < cap; k++)
+		at += (size_t)snprintf(buf + at, cap - at, ", %lld",
+		                       (long long)etc_tensor_size(t, k));
+	if (at < cap)
+		snprintf(buf + at, cap - at, "]");
+}
+
+bool etc_shape_equal_(const etc_tensor *a, const etc_tensor *b)
+{
+	if (a->ndim != b->ndim)
+		return false;
+	for (uint32_t k = 0; k < a->ndim; k++)
+		if (etc_tensor_size(a, k) != etc_tensor_size(b, k))
+			return false;
+	return true;
 }
 
 static void shape_str(const item *it, char *buf, size_t cap)
@@ -249,7 +301,7 @@ static int bundled_agree(const refs *r, size_t index, const item *acts, size_t n
 			continue;
 		shape_str(&acts[j], x, sizeof x);
 		shape_str(&refs_[j], y, sizeof y);
-		if (strcmp(x, y) != 0)
+		if (!etc_shape_equal_(&acts[j].t, &refs_[j].t))
 			return etc_fail(
 			    err, ETC_ERR_MISMATCH, r->set->name, -1,
 			    "test case %zu of method %s: expected output %zu has shape %s, "
@@ -562,7 +614,7 @@ static int compare_pair(etc_accuracy_row *row, const item *act, item *ref,
 		return 0;
 	}
 	if (act->t.numel != ref->t.numel ||
-	    (!act->scalar && !ref->scalar && strcmp(row->shape, row->reference_shape) != 0)) {
+	    (!act->scalar && !ref->scalar && !etc_shape_equal_(&act->t, &ref->t))) {
 		row->status = ETC_ROW_SHAPE_MISMATCH;
 		snprintf(row->reason, sizeof row->reason, "shape %.60s against reference %.60s",
 		         row->shape, row->reference_shape);
@@ -685,7 +737,7 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 	size_t *start = malloc((nsets + 1) * sizeof *start);
 	etc_values *vals = NULL;
 	etc_pair_raw *raw = NULL;
-	char(*shapes)[96] = NULL;
+	char **shapes = NULL; /* whole shapes: pairing compares them in full */
 	const char **sp = NULL;
 	etc_pair_set *ps = malloc((nsets ? nsets : 1) * sizeof *ps);
 	etc_pair_choice *choice = malloc((nruns ? nruns : 1) * sizeof *choice);
@@ -715,7 +767,7 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 	start[nsets] = l.n;
 	vals = calloc(l.n + 1, sizeof *vals);
 	raw = calloc(l.n + 1, sizeof *raw);
-	shapes = malloc((l.n + 1) * sizeof *shapes);
+	shapes = calloc(l.n + 1, sizeof *shapes);
 	sp = malloc((l.n + 1) * sizeof *sp);
 	if (!vals || !raw || !shapes || !sp) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
@@ -730,7 +782,14 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 			raw[j].size = (size_t)it->t.nbytes;
 		} else if (!it->has_data)
 			vals[j].count = it->t.numel; /* no data: sized, not scored */
-		shape_str(it, shapes[j], sizeof shapes[j]);
+		char full[ETC_SHAPE_FULL];
+		size_t flen = shape_full(&it->t, full, sizeof full);
+		shapes[j] = malloc(flen + 1);
+		if (!shapes[j]) {
+			rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+			goto done;
+		}
+		memcpy(shapes[j], full, flen + 1);
 		/* numbers and 0-dim tensors compare by count, as compare_pair does */
 		sp[j] = it->scalar ? NULL : shapes[j];
 	}
@@ -768,6 +827,8 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 	a->npairing = nruns;
 	a->nrefs = m;
 done:
+	for (size_t j = 0; shapes && j < l.n; j++)
+		free(shapes[j]);
 	free(l.v), free(start), free(vals), free(raw), free(shapes), free(sp), free(ps);
 	free(choice);
 	return rc;
@@ -1094,6 +1155,24 @@ done:
 	}
 	*out = a;
 	return 0;
+}
+
+const char *etc_accuracy_row_shape_full(const etc_accuracy *a, size_t i, bool reference, char *buf,
+                                        size_t cap)
+{
+	if (!cap)
+		return buf;
+	buf[0] = '\0';
+	if (!a || i >= a->count)
+		return buf;
+	const item *it = reference ? &a->ref[i] : &a->act[i];
+	const char *shown = reference ? a->rows[i].reference_shape : a->rows[i].shape;
+	/* only an elided text is made again (rows without a side keep theirs) */
+	if (it->scalar || !strstr(shown, "\xe2\x80\xa6 "))
+		snprintf(buf, cap, "%s", shown);
+	else
+		etc_shape_str_(&it->t, buf, cap);
+	return buf;
 }
 
 void etc_accuracy_free(etc_accuracy *a)

@@ -22,8 +22,14 @@ typedef struct etc_gate {
  */
 int etc_gate_judge_(const etc_metrics *m, const etc_gate *g, char *why, size_t cap);
 
-/* "[2, 3]" for the sizes of `t` (truncated to cap). */
+/* Bytes that hold the whole shape string of any tensor (64 dimensions). */
+enum { ETC_SHAPE_FULL = 1600 };
+/* "[2, 3]" for the sizes of `t`, for display; when it does not fit in cap
+ * the middle is left out with a marker ("[1, 1, \u2026 34 more \u2026, 2, 3]"),
+ * never cut silently. Compare shapes with etc_shape_equal_, never as text. */
 void etc_shape_str_(const etc_tensor *t, char *buf, size_t cap);
+/* Same rank and the same size in every dimension. */
+bool etc_shape_equal_(const etc_tensor *a, const etc_tensor *b);
 
 /* True for the floating-point scalar types (half, float, double, bfloat16, float8). */
 bool etc_scalar_type_is_float_(int scalar_type);

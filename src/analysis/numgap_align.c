@@ -268,10 +268,7 @@ static void last_op(etc_numgap *ng, const item *it, etc_numgap_row *row)
 /* How well output `o` fits `want`: 2 shape and dtype, 1 shape, 0 neither. */
 static int fit(const otensor *o, const otensor *want)
 {
-	char s1[96], s2[96];
-	etc_shape_str_(&o->t, s1, sizeof s1);
-	etc_shape_str_(&want->t, s2, sizeof s2);
-	if (strcmp(s1, s2))
+	if (!etc_shape_equal_(&o->t, &want->t))
 		return 0;
 	return o->t.scalar_type == want->t.scalar_type ? 2 : 1;
 }

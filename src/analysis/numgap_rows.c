@@ -168,7 +168,7 @@ void etc_ng_compare_pair_(etc_numgap *ng, size_t i, const item *ait, const otens
 		         !a->has_data ? "runtime" : "reference", !a->has_data ? a->why : r->why);
 		return;
 	}
-	if ((a->t.numel != r->t.numel || strcmp(row->shape, row->reference_shape) != 0) &&
+	if ((a->t.numel != r->t.numel || !etc_shape_equal_(&a->t, &r->t)) &&
 	    !layout_match(ng, &a->t, &r->t, &ng->xf[i], row)) {
 		row->status = ETC_ROW_SHAPE_MISMATCH;
 		snprintf(row->reason, sizeof row->reason, "shape %.60s against reference %.60s",

@@ -332,12 +332,16 @@ void etc_accuracy_json_(etc_sbuf *b, const etc_accuracy *acc, const etc_inspecto
 		etc_sbuf_printf(b, ", \"output\": %u, \"status\": \"%s\", \"reason\": ", r->output,
 		                etc_row_status_str(r->status));
 		etc_sbuf_json_str(b, r->reason, strlen(r->reason));
+		/* the whole shape: the row's text elides the middle of a long one */
+		char full[1600];
+		etc_accuracy_row_shape_full(acc, i, false, full, sizeof full);
 		etc_sbuf_puts(b, ", \"shape\": ");
-		etc_sbuf_json_str(b, r->shape, strlen(r->shape));
+		etc_sbuf_json_str(b, full, strlen(full));
 		etc_sbuf_puts(b, ", \"dtype\": ");
 		etc_sbuf_json_str(b, r->dtype, strlen(r->dtype));
 		etc_sbuf_puts(b, ", \"reference_shape\": ");
-		etc_sbuf_json_str(b, r->reference_shape, strlen(r->reference_shape));
+		etc_accuracy_row_shape_full(acc, i, true, full, sizeof full);
+		etc_sbuf_json_str(b, full, strlen(full));
 		etc_sbuf_puts(b, ", \"reference_dtype\": ");
 		etc_sbuf_json_str(b, r->reference_dtype, strlen(r->reference_dtype));
 		etc_sbuf_puts(b, ", \"metrics\": ");

@@ -650,9 +650,11 @@ void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng)
 		                r->instruction_id, r->item_count, r->output, r->reference_output);
 		json_kv(b, "status", etc_row_status_str(r->status));
 		json_kv(b, "reason", r->reason);
-		json_kv(b, "shape", r->shape);
+		char full[1600]; /* the whole shape: the row's text elides a long one */
+		json_kv(b, "shape", etc_numgap_row_shape_full(ng, i, false, full, sizeof full));
 		json_kv(b, "dtype", r->dtype);
-		json_kv(b, "reference_shape", r->reference_shape);
+		json_kv(b, "reference_shape",
+		        etc_numgap_row_shape_full(ng, i, true, full, sizeof full));
 		json_kv(b, "reference_dtype", r->reference_dtype);
 		json_kv(b, "source_line", r->source_line);
 		json_kv(b, "module_path", r->module_path);
