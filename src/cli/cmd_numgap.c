@@ -25,11 +25,10 @@ int numgap_check_args(const numgap_args *a, bool have_etdump)
 	if (a->reference_etdump && !a->reference_debug_buffer)
 		return usage_error("%s", "--reference-etdump needs --reference-debug-buffer (the "
 		                         "reference's intermediate outputs)");
-	if ((a->distance || a->quant_params || a->layout || a->force) && !numgap_wanted(a))
-		return usage_error("%s",
-		                   "--distance, --quant-params, --layout and --force belong to "
-		                   "the numeric gap: give --reference-etdump or "
-		                   "--reference-intermediates");
+	if ((a->distance || a->quant_params || a->layout) && !numgap_wanted(a))
+		return usage_error("%s", "--distance, --quant-params and --layout belong to "
+		                         "the numeric gap: give --reference-etdump or "
+		                         "--reference-intermediates");
 	int d;
 	if (a->distance && etc_numgap_distance_parse(a->distance, &d) < 0)
 		return usage_error("--distance %s: expected mse, l1 or snr", a->distance);

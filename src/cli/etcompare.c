@@ -119,6 +119,69 @@ static void show_progress(void *ctx, uint64_t done, uint64_t total)
 		fputc('\n', stderr);
 }
 
+/*
+ * The ETRecord and the debug buffer belong to the ETDump: an input of
+ * another model or run is refused (exit 3) before any table or verdict,
+ * or only warned about with --force.
+ */
+static int check_belonging(const etc_inspector *insp, bool force)
+{
+	int (*const check[])(const etc_inspector *, const char *,
+	                     etc_error *) = {etc_check_etrecord, etc_check_debug_buffer};
+	const char *const fix[] = {"--etrecord", "--debug_buffer"};
+	for (size_t i = 0; i < 2; i++) {
+		etc_error err;
+		etc_error_clear(&err);
+		int rc = check[i](insp, fix[i], &err);
+		if (rc == ETC_ERR_MISMATCH && force) {
+			fprintf(stderr, "etcompare: warning: %s (--force: compared anyway)\n",
+			        err.message);
+		} else if (rc == ETC_ERR_MISMATCH) {
+			fprintf(stderr, "etcompare: error: %s (or --force to compare anyway)\n",
+			        err.message);
+			return EXIT_INPUT;
+		} else if (rc < 0) {
+			return input_error(&err);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Reference outputs of another program: not one output could be compared
+ * (no row compared, and outputs whose shapes fit no reference). Exit 3
+ * unless --force.
+ */
+static int check_references(const etc_accuracy *acc, const etc_inspector *insp, bool force)
+{
+	size_t n = etc_accuracy_row_count(acc);
+	const etc_accuracy_row *bad = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
+		if (r->has_metrics || r->status == ETC_ROW_NO_DATA || r->status == ETC_ROW_PASS ||
+		    r->status == ETC_ROW_FAIL)
+			return 0;
+		/* unpaired runs are the pairing's verdict; a shape that fits no output is not */
+		if (!bad && r->status == ETC_ROW_SHAPE_MISMATCH)
+			bad = r;
+	}
+	if (!bad)
+		return 0;
+	char safe[1024], reason[256];
+	snprintf(safe, sizeof safe,
+	         "ETDump %s and reference outputs %s do not belong together: none of the %zu "
+	         "outputs can be compared (first: %s); give the reference outputs of this "
+	         "program (--etrecord, --reference-outputs or --bundled-program)",
+	         etc_etdump_name(etc_inspector_etdump(insp)), etc_accuracy_reference_source(acc), n,
+	         etc_text_safe(reason, sizeof reason, bad->reason));
+	if (force) {
+		fprintf(stderr, "etcompare: warning: %s (--force: compared anyway)\n", safe);
+		return 0;
+	}
+	fprintf(stderr, "etcompare: error: %s (or --force to compare anyway)\n", safe);
+	return EXIT_INPUT;
+}
+
 /* The ETRecord has reference outputs, but they could not be read: bad input. */
 static int unreadable_references(const etc_etrecord *rec)
 {
@@ -215,6 +278,8 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 	if (rc < 0)
 		return input_error(&err);
 	ro->accuracy = acc;
+	if ((rc = check_references(acc, insp, a->numgap.force)) != 0)
+		return rc;
 	char safe[1024];
 	if (set.bundled) /* it may replace the ETRecord's references: say whose they are */
 		printf("reference outputs: %s\n",
@@ -460,6 +525,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if ((rc = delegate_scales_check(&ds, insp)) != 0) {
+		status = rc;
+		goto out;
+	}
+	if ((rc = check_belonging(insp, a.numgap.force)) != 0) {
 		status = rc;
 		goto out;
 	}
