@@ -537,8 +537,26 @@ int parse_threshold(const char *flag, const char *v, double *out)
 	return 0;
 }
 
+/*
+ * The last error printed, for the JUnit and HTML reports of a run that
+ * stops on it. The CLI is one process with one thread; this is its only
+ * such state, and the library has none.
+ */
+static char last_error[1024];
+
+void cli_error(const char *message)
+{
+	fprintf(stderr, "etcompare: error: %s\n", message);
+	snprintf(last_error, sizeof last_error, "%s", message);
+}
+
+const char *cli_last_error(void)
+{
+	return last_error;
+}
+
 int input_error(const etc_error *err)
 {
-	fprintf(stderr, "etcompare: error: %s\n", err->message);
+	cli_error(err->message);
 	return EXIT_INPUT;
 }

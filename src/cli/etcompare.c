@@ -40,7 +40,7 @@ static int write_file(const char *path, writer_fn fn, const etc_inspector *insp,
 	etc_output *o;
 	etc_error_clear(&err);
 	if (etc_output_open(&o, path, &err) < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		return EXIT_OUTPUT;
 	}
 	int rc = fn(etc_output_stream(o), insp, ro, &err);
@@ -50,7 +50,7 @@ static int write_file(const char *path, writer_fn fn, const etc_inspector *insp,
 		return rc == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
 	}
 	if (etc_output_commit(o, &err) < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		return EXIT_OUTPUT;
 	}
 	return EXIT_OK;
@@ -73,11 +73,11 @@ static int write_junit(const char *path, const etc_junit_gates *gates)
 	    etc_report_junit_gates(etc_output_stream(o), gates, &err) < 0) {
 		if (o)
 			etc_output_abort(o);
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		return EXIT_OUTPUT;
 	}
 	if (etc_output_commit(o, &err) < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		return EXIT_OUTPUT;
 	}
 	return EXIT_OK;
@@ -137,8 +137,9 @@ static int check_belonging(const etc_inspector *insp, bool force)
 			fprintf(stderr, "etcompare: warning: %s (--force: compared anyway)\n",
 			        err.message);
 		} else if (rc == ETC_ERR_MISMATCH) {
-			fprintf(stderr, "etcompare: error: %s (or --force to compare anyway)\n",
-			        err.message);
+			char msg[sizeof err.message + 64];
+			snprintf(msg, sizeof msg, "%s (or --force to compare anyway)", err.message);
+			cli_error(msg);
 			return EXIT_INPUT;
 		} else if (rc < 0) {
 			return input_error(&err);
@@ -178,16 +179,19 @@ static int check_references(const etc_accuracy *acc, const etc_inspector *insp, 
 		fprintf(stderr, "etcompare: warning: %s (--force: compared anyway)\n", safe);
 		return 0;
 	}
-	fprintf(stderr, "etcompare: error: %s (or --force to compare anyway)\n", safe);
+	char msg[sizeof safe + 64];
+	snprintf(msg, sizeof msg, "%s (or --force to compare anyway)", safe);
+	cli_error(msg);
 	return EXIT_INPUT;
 }
 
 /* The ETRecord has reference outputs, but they could not be read: bad input. */
 static int unreadable_references(const etc_etrecord *rec)
 {
-	char safe[1024];
-	fprintf(stderr, "etcompare: error: the ETRecord's reference_outputs cannot be read: %s\n",
-	        etc_text_safe(safe, sizeof safe, etc_etrecord_reference_error(rec)));
+	char safe[1024], msg[1100];
+	snprintf(msg, sizeof msg, "the ETRecord's reference_outputs cannot be read: %s",
+	         etc_text_safe(safe, sizeof safe, etc_etrecord_reference_error(rec)));
+	cli_error(msg);
 	return EXIT_INPUT;
 }
 
@@ -285,7 +289,7 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		printf("reference outputs: %s\n",
 		       etc_text_safe(safe, sizeof safe, etc_accuracy_reference_source(acc)));
 	if (etc_report_accuracy(stdout, acc, insp, mask, &err) < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		return EXIT_OUTPUT;
 	}
 	size_t n = etc_accuracy_row_count(acc), fails = etc_accuracy_failures(acc);
@@ -361,6 +365,69 @@ static int example_open(args *a, bool plots, etc_etdump **dump, etc_debug_buffer
 	return 0;
 }
 
+/* The input files for the HTML report (the example's are built in). */
+static size_t report_inputs(const args *a, report_input in[12])
+{
+	size_t nin = 0;
+	if (a->example) {
+		in[nin++] = (report_input){"ETDump", "example.etdp", etc_example_etdump,
+		                           sizeof etc_example_etdump};
+		in[nin++] = (report_input){"debug buffer", "example_debug.bin", etc_example_debug,
+		                           sizeof etc_example_debug};
+		in[nin++] = (report_input){"ETRecord", "example.etrecord", etc_example_etrecord,
+		                           sizeof etc_example_etrecord};
+		in[nin++] = (report_input){"reference intermediates", "example_intermediates.npz",
+		                           etc_example_npz, sizeof etc_example_npz};
+	}
+	const char *const files[][2] = {
+	    {"ETDump", a->example ? NULL : a->etdump},
+	    {"debug buffer", a->example ? NULL : a->debug_buffer},
+	    {"ETRecord", a->etrecord},
+	    {"reference outputs", a->reference_outputs},
+	    {"BundledProgram", a->bundled_program},
+	    {"reference ETDump", a->numgap.reference_etdump},
+	    {"reference debug buffer", a->numgap.reference_debug_buffer},
+	    {"reference ETRecord", a->numgap.reference_etrecord},
+	    {"reference intermediates", a->numgap.reference_intermediates},
+	    {"baseline ETDump", a->baseline_etdump}};
+	for (size_t i = 0; i < sizeof files / sizeof files[0] && nin < 12; i++)
+		if (files[i][1] && !a->example) /* the example's files are built in */
+			in[nin++] = (report_input){files[i][0], files[i][1], NULL, 0};
+	return nin;
+}
+
+/*
+ * A run that stops with exit 3 or 4 still leaves its --junit and --report
+ * files (when they are not what failed): CI then shows the error, not a
+ * missing artifact.
+ */
+static void error_artifacts(int argc, char **argv, const args *a, const run_results *r, int status,
+                            bool junit_done, bool report_done)
+{
+	const char *msg = cli_last_error();
+	char text[1200];
+	snprintf(text, sizeof text, "exit %d (%s): %s", status,
+	         status == EXIT_OUTPUT ? "an output could not be written" : "invalid input",
+	         *msg ? msg : "see the command's log");
+	if (a->junit && !junit_done) {
+		etc_error err;
+		etc_output *o = NULL;
+		etc_error_clear(&err);
+		if (etc_output_open(&o, a->junit, &err) < 0) {
+			fprintf(stderr, "etcompare: error: %s\n", err.message);
+		} else if (etc_report_junit_error(etc_output_stream(o),
+		                                  status == EXIT_OUTPUT ? "output" : "inputs", text,
+		                                  &err) < 0) {
+			etc_output_abort(o);
+			fprintf(stderr, "etcompare: error: %s\n", err.message);
+		} else if (etc_output_commit(o, &err) < 0) {
+			fprintf(stderr, "etcompare: error: %s\n", err.message);
+		}
+	}
+	if (a->report && !report_done)
+		cli_error_report(argc, argv, a, r, status, msg);
+}
+
 /* Every output path checked before any file is read or written. */
 static int check_outputs(const args *a)
 {
@@ -382,7 +449,7 @@ static int check_outputs(const args *a)
 	if (rc == ETC_ERR_USAGE)
 		return usage_error("%s", err.message);
 	if (rc < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		return EXIT_OUTPUT;
 	}
 	return 0;
@@ -438,6 +505,7 @@ int main(int argc, char **argv)
 	etc_inspector *insp = NULL;
 	etc_etrecord *rec = NULL;
 	int status = EXIT_OK, gate = EXIT_OK;
+	bool junit_done = false, report_done = false;
 	owned_refs owned = {NULL, NULL, NULL};
 	numgap_state ng = {NULL, NULL, NULL, NULL, NULL, NULL};
 	profile_cmd pc;
@@ -474,12 +542,12 @@ int main(int argc, char **argv)
 			status = rc == ETC_ERR_USAGE && (a.graph_method || a.method) ? EXIT_USAGE
 			         : rc == ETC_ERR_IO                                  ? EXIT_OUTPUT
 			                                                             : EXIT_INPUT;
-			fprintf(stderr, "etcompare: error: %s\n", err.message);
+			cli_error(err.message);
 			goto out;
 		}
 		if (a.show_references && etc_report_references(stdout, rec, &ro, &err) < 0) {
 			status = EXIT_OUTPUT;
-			fprintf(stderr, "etcompare: error: %s\n", err.message);
+			cli_error(err.message);
 			goto out;
 		}
 		if (!a.etdump)
@@ -516,12 +584,12 @@ int main(int argc, char **argv)
 	rc = etc_inspector_create(&insp, dump, buf, &io, &err);
 	if (rc < 0) {
 		status = rc == ETC_ERR_USAGE ? EXIT_USAGE : EXIT_INPUT;
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		goto out;
 	}
 	if (rec && (rc = etc_inspector_link(insp, rec, a.method, &err)) < 0) {
 		status = rc == ETC_ERR_USAGE && a.method ? EXIT_USAGE : EXIT_INPUT;
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		goto out;
 	}
 	if ((rc = delegate_scales_check(&ds, insp)) != 0) {
@@ -564,7 +632,7 @@ int main(int argc, char **argv)
 			                "shapes but no values\n");
 		if ((rc = etc_report_outputs(stdout, insp, &ro, &err)) < 0) {
 			status = rc == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
-			fprintf(stderr, "etcompare: error: %s\n", err.message);
+			cli_error(err.message);
 			goto out;
 		}
 	}
@@ -607,7 +675,7 @@ int main(int argc, char **argv)
 	}
 	if (fflush(stdout) != 0) {
 		status = EXIT_OUTPUT;
-		fprintf(stderr, "etcompare: error: cannot write to standard output\n");
+		cli_error("cannot write to standard output");
 		goto out;
 	}
 	if (a.tsv && (rc = write_file(a.tsv, cmd_profile_tsv, insp, &ro)) != 0) {
@@ -629,33 +697,7 @@ int main(int argc, char **argv)
 	/* Plots last: a plot failure must not cost the gate's verdict or the reports. */
 	if (a.plot || a.report) {
 		report_input in[12];
-		size_t nin = 0;
-		if (a.example) {
-			in[nin++] = (report_input){"ETDump", "example.etdp", etc_example_etdump,
-			                           sizeof etc_example_etdump};
-			in[nin++] = (report_input){"debug buffer", "example_debug.bin",
-			                           etc_example_debug, sizeof etc_example_debug};
-			in[nin++] =
-			    (report_input){"ETRecord", "example.etrecord", etc_example_etrecord,
-			                   sizeof etc_example_etrecord};
-			in[nin++] =
-			    (report_input){"reference intermediates", "example_intermediates.npz",
-			                   etc_example_npz, sizeof etc_example_npz};
-		}
-		const char *const files[][2] = {
-		    {"ETDump", a.example ? NULL : a.etdump},
-		    {"debug buffer", a.example ? NULL : a.debug_buffer},
-		    {"ETRecord", a.etrecord},
-		    {"reference outputs", a.reference_outputs},
-		    {"BundledProgram", a.bundled_program},
-		    {"reference ETDump", a.numgap.reference_etdump},
-		    {"reference debug buffer", a.numgap.reference_debug_buffer},
-		    {"reference ETRecord", a.numgap.reference_etrecord},
-		    {"reference intermediates", a.numgap.reference_intermediates},
-		    {"baseline ETDump", a.baseline_etdump}};
-		for (size_t i = 0; i < sizeof files / sizeof files[0] && nin < 12; i++)
-			if (files[i][1] && !a.example) /* the example's files are built in */
-				in[nin++] = (report_input){files[i][0], files[i][1], NULL, 0};
+		size_t nin = report_inputs(&a, in);
 		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin};
 		const char *dir = a.plot_dir ? a.plot_dir : "etcompare-plots";
 		if (a.plot && !buf)
@@ -666,6 +708,7 @@ int main(int argc, char **argv)
 		dir_snapshot before;
 		if (a.plot)
 			dir_snapshot_take(&before, dir);
+		report_done = true;
 		rc = cli_plots_and_report(argc, argv, &a, &res);
 		if (a.plot) {
 			size_t pngs, files = dir_snapshot_changed(&before, dir, &pngs);
@@ -683,6 +726,7 @@ int main(int argc, char **argv)
 	/* The JUnit report last, and the gate's verdict is its failure count:
 	 * the exit code and the XML cannot disagree. */
 	etc_junit_gates gates = {ro.accuracy, insp, ro.numgap, ro.perfdiff};
+	junit_done = true;
 	if (a.junit && (rc = write_junit(a.junit, &gates)) != 0) {
 		status = rc;
 		goto out;
@@ -700,6 +744,12 @@ int main(int argc, char **argv)
 		status = EXIT_OK;
 	}
 out:
+	if (status == EXIT_INPUT || status == EXIT_OUTPUT) {
+		report_input in[12];
+		size_t nin = report_inputs(&a, in);
+		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin};
+		error_artifacts(argc, argv, &a, &res, status, junit_done, report_done);
+	}
 	numgap_free(&ng);
 	cmd_profile_free(&pc);
 	etc_accuracy_free((etc_accuracy *)ro.accuracy);
