@@ -320,6 +320,14 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		fprintf(stderr, "etcompare: accuracy gate FAILED: %zu of %zu outputs fail%s\n",
 		        fails, n, worst);
 		*status = 1;
+	} else if (isnan(ao.min_snr) && isnan(ao.max_mse) && isnan(ao.min_cosine) &&
+	           isnan(ao.max_abs)) {
+		/* --compare alone: the numbers, no verdict */
+		fprintf(
+		    stderr,
+		    "etcompare: accuracy: %zu output%s compared, no gate (--min-snr, --max-mse, "
+		    "--min-cosine or --max-abs sets one)%s\n",
+		    n, n == 1 ? "" : "s", worst);
 	} else {
 		fprintf(stderr, "etcompare: accuracy: %zu of %zu outputs pass%s\n", n, n, worst);
 	}
@@ -428,6 +436,39 @@ static void error_artifacts(int argc, char **argv, const args *a, const run_resu
 		cli_error_report(argc, argv, a, r, status, msg);
 }
 
+/*
+ * With an output on standard output (`--json -`), stdout is for that data
+ * alone: fd 1 is pointed at stderr for the tables and messages, and the
+ * data's stdout (returned, -1 when none) comes back with data_stdout.
+ */
+static int tables_to_stderr(const args *a)
+{
+	const char *out[] = {a->tsv, a->csv, a->json, a->trace, a->junit, a->numgap.tsv, a->report};
+	bool dash = false;
+	for (size_t i = 0; i < sizeof out / sizeof *out; i++)
+		dash |= out[i] && strcmp(out[i], "-") == 0;
+	if (!dash)
+		return -1;
+	fflush(stdout);
+	int fd = dup(STDOUT_FILENO);
+	if (fd >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The data's standard output back on fd 1 (see tables_to_stderr). */
+static void data_stdout(int *fd)
+{
+	if (*fd < 0)
+		return;
+	fflush(stdout);
+	dup2(*fd, STDOUT_FILENO);
+	close(*fd);
+	*fd = -1;
+}
+
 /* Every output path checked before any file is read or written. */
 static int check_outputs(const args *a)
 {
@@ -465,6 +506,7 @@ int main(int argc, char **argv)
 		return rc;
 	if ((rc = check_inputs(&a)) != 0)
 		return rc;
+	int data_fd = tables_to_stderr(&a);
 	if (a.legacy_profile) {
 		rc = etc_cli_legacy(a.legacy_profile, a.legacy_time_scale);
 		if (rc || (!a.etdump && !a.example && !a.etrecord))
@@ -678,6 +720,7 @@ int main(int argc, char **argv)
 		cli_error("cannot write to standard output");
 		goto out;
 	}
+	data_stdout(&data_fd);
 	if (a.tsv && (rc = write_file(a.tsv, cmd_profile_tsv, insp, &ro)) != 0) {
 		status = rc;
 		goto out;
@@ -744,6 +787,7 @@ int main(int argc, char **argv)
 		status = EXIT_OK;
 	}
 out:
+	data_stdout(&data_fd);
 	if (status == EXIT_INPUT || status == EXIT_OUTPUT) {
 		report_input in[12];
 		size_t nin = report_inputs(&a, in);

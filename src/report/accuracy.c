@@ -157,6 +157,9 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 			hdr[nc] = metric_cols[i].header, right[nc++] = true;
 	hdr[nc] = "verdict", right[nc++] = false;
 	size_t n = etc_accuracy_row_count(acc);
+	const etc_accuracy_options *ao = etc_accuracy_options_get(acc);
+	bool gated = !isnan(ao->min_snr) || !isnan(ao->max_mse) || !isnan(ao->min_cosine) ||
+	             !isnan(ao->max_abs);
 	char(*cells)[COLS][112] = calloc(n ? n : 1, sizeof *cells);
 	if (!cells)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
@@ -184,7 +187,11 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 			else
 				snprintf(cells[i][c++], 112, "-");
 		}
-		if (r->status == ETC_ROW_PASS)
+		if (r->status == ETC_ROW_PASS && !gated)
+			snprintf(cells[i][c++], 112, "%s", /* --compare alone judges nothing */
+			         r->has_metrics && r->metrics.identical ? "no gate (identical)"
+			                                                : "no gate");
+		else if (r->status == ETC_ROW_PASS)
 			snprintf(cells[i][c++], 112, "%s",
 			         r->has_metrics && r->metrics.identical ? "pass (identical)"
 			                                                : "pass");
@@ -203,9 +210,13 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 	etc_grid_print_(f, nc, hdr, right, n, ptrs);
 	free(ptrs);
 	char note[1024];
-	fprintf(f, "%s; %zu of %zu outputs pass\n",
-	        etc_text_safe(note, sizeof note, etc_accuracy_pair_note(acc)),
-	        n - etc_accuracy_failures(acc), n);
+	if (gated)
+		fprintf(f, "%s; %zu of %zu outputs pass\n",
+		        etc_text_safe(note, sizeof note, etc_accuracy_pair_note(acc)),
+		        n - etc_accuracy_failures(acc), n);
+	else
+		fprintf(f, "%s; %zu outputs compared, no gate\n",
+		        etc_text_safe(note, sizeof note, etc_accuracy_pair_note(acc)), n);
 	free(cells);
 	if (ferror(f))
 		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the accuracy table");
