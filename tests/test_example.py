@@ -33,8 +33,9 @@ def main():
     check("profiling table: the operators with percentiles over runs",
           "p50 (ms)" in out and "native_call_native_layer_norm.out" in out and
           "['aten.native_layer_norm.default']" in out and "Method::execute" in out, out[:2000])
-    rows = [ln for ln in out.splitlines() if ln.startswith("│ Execute │")]
-    verdicts = [(ln.split("│")[2].strip(), ln.split("│")[3].strip(), ln.split("│")[-2].strip())
+    # the two blocks are Execute#1 and Execute#2, with the ETDump's run beside each run
+    rows = [ln for ln in out.splitlines() if ln.startswith("│ Execute#")]
+    verdicts = [(ln.split("│")[2].strip(), ln.split("│")[4].strip(), ln.split("│")[-2].strip())
                 for ln in rows]
     # two blocks "Execute" (inputs 0 and 1, not merged), runs numbered from 0 in each
     want = [(str(r // 2), str(r % 2), "pass" if r % 2 else "FAIL: SNR 24.83 dB below 30 dB")

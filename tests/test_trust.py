@@ -179,5 +179,25 @@ def case_compare_no_gate(d):
             "outputs pass" not in err and "no gate" in err, err)
 
 
-C.run_cases("trust", case_wrong_etrecord, case_wrong_buffer, case_real_accepted,
+def case_blocks(d):
+    base = ["--etdump", ETDP, "--debug_buffer", DBG, "--etrecord", REC, "--min-snr", "30"]
+    rc, out, err = C.run(*base)
+    C.check("two Execute blocks: the table names them Execute#1 and Execute#2",
+            "Execute#1" in out and "Execute#2" in out, out)
+    C.check("two Execute blocks: an 'etdump run' column beside the block's run",
+            "etdump run" in out, out)
+    C.check("worst output named unambiguously (block#index, ETDump run)",
+            re.search(r"worst: Execute#\d run \d ref \d output \d \(ETDump run \d\)", err),
+    rc2, out2, err2 = C.run(*base, "--block", "Execute#2")
+    C.check("--block Execute#2 accepted: only that block's 3 runs, which pass",
+            rc2 == 0 and "Execute#1" not in out2 and out2.count("Execute#2 ") >= 3 and
+            "3 of 3 outputs pass" in err2, f"rc={rc2} {out2} {err2}")
+    rc3, _, err3 = C.run(*base, "--block", "Execute#1")
+    C.check("--block Execute#1: its runs fail the gate (24.8 dB), exit 1",
+            rc3 == 1 and "3 of 3 outputs fail" in err3, f"rc={rc3} {err3}")
+    rc4, _, err4 = C.run(*base, "--block", "Execute#9")
+    C.check("--block Execute#9 (no such block): exit 3", rc4 == 3, f"rc={rc4} {err4}")
+
+
+C.run_cases("trust", case_blocks, case_wrong_etrecord, case_wrong_buffer, case_real_accepted,
             case_error_artifacts, case_stdout_data, case_compare_no_gate)

@@ -302,17 +302,27 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		/* what tells it apart when two blocks share the name */
 		unsigned parts = etc_report_accuracy_id_parts(acc, insp);
 		char blk[24] = "", ref[24] = "";
+		for (size_t i = 0; i < etc_inspector_block_count(insp); i++) {
+			const etc_event_block *o = etc_inspector_block(insp, i);
+			if (i != r->block && o->name.len == b->name.len &&
+			    (!o->name.len || !memcmp(o->name.ptr, b->name.ptr, o->name.len)))
+				parts |=
+				    ETC_ACCURACY_ID_BLOCK; /* "Execute#2", as --block takes it */
+		}
 		if (parts & ETC_ACCURACY_ID_BLOCK)
-			snprintf(blk, sizeof blk, " (block %u)", r->block);
+			snprintf(blk, sizeof blk, "#%u", r->block);
 		if ((parts & ETC_ACCURACY_ID_REF) && r->reference >= 0)
 			snprintf(ref, sizeof ref, " ref %d", r->reference);
+		char run[48] = "";
+		if (r->etdump_run != UINT32_MAX) /* the block's run and the ETDump's */
+			snprintf(run, sizeof run, " (ETDump run %u)", r->etdump_run);
 		if (r->status == ETC_ROW_PASS)
 			snprintf(worst, sizeof worst,
-			         "; worst: %s%s run %u%s output %u at SNR %.4g dB", name, blk,
-			         r->run, ref, r->output, r->metrics.snr_db);
+			         "; worst: %s%s run %u%s output %u%s at SNR %.4g dB", name, blk,
+			         r->run, ref, r->output, run, r->metrics.snr_db);
 		else
-			snprintf(worst, sizeof worst, "; worst: %s%s run %u%s output %u: %s", name,
-			         blk, r->run, ref, r->output,
+			snprintf(worst, sizeof worst, "; worst: %s%s run %u%s output %u%s: %s",
+			         name, blk, r->run, ref, r->output, run,
 			         etc_text_safe(reason, sizeof reason, r->reason));
 	}
 	fflush(stdout); /* the table before its verdict, also in one 2>&1 stream */
