@@ -188,6 +188,7 @@ def case_blocks(d):
             "etdump run" in out, out)
     C.check("worst output named unambiguously (block#index, ETDump run)",
             re.search(r"worst: Execute#\d run \d ref \d output \d \(ETDump run \d\)", err),
+            err)
     rc2, out2, err2 = C.run(*base, "--block", "Execute#2")
     C.check("--block Execute#2 accepted: only that block's 3 runs, which pass",
             rc2 == 0 and "Execute#1" not in out2 and out2.count("Execute#2 ") >= 3 and
