@@ -9,7 +9,8 @@ if(_etc_type STREQUAL "STATIC_LIBRARY")
   set(ETC_STATIC TRUE)
   # etcompareConfig.cmake defines this target from pkg-config on the consumer's side.
   target_link_libraries(etcompare INTERFACE
-    "$<INSTALL_INTERFACE:$<LINK_ONLY:PkgConfig::etcompare_deps>>")
+    "$<INSTALL_INTERFACE:$<LINK_ONLY:PkgConfig::etcompare_deps>>"
+    "$<INSTALL_INTERFACE:$<LINK_ONLY:BLAS::BLAS>>")
 else()
   set(ETC_STATIC FALSE)
 endif()

@@ -26,8 +26,10 @@ in float64 (tiny, harmless differences). Files written to examples/:
                             and init)
   example_debug.bin         its debug buffer (the tensors' bytes)
   example.etrecord          the ETRecord: the Edge program (ops, debug
-                            handles, stack traces, modules) and the reference
-                            outputs of both inputs
+                            handles, stack traces, modules) with its weights
+                            and inputs (the reference executor runs it: the
+                            numeric gap of `etcompare --example`), and the
+                            reference outputs of both inputs
   example_intermediates.npz the AOT reference intermediates of input 0,
                             one array per debug handle ("1" ... "7")
 
@@ -246,22 +248,87 @@ def device_etdump(inputs, w, stem="example", times=TIMES):
     d.write(stem)
 
 
+PARAMS = [("fc1_weight", "fc1.weight", lambda w: w["fc1"][0]), ("fc1_bias", "fc1.bias",
+                                                                 lambda w: w["fc1"][1]),
+          ("fc2_weight", "fc2.weight", lambda w: w["fc2"][0]), ("fc2_bias", "fc2.bias",
+                                                                 lambda w: w["fc2"][1]),
+          ("norm_weight", "norm.weight", lambda w: w["gamma"]), ("norm_bias", "norm.bias",
+                                                                  lambda w: w["beta"]),
+          ("head_weight", "head.weight", lambda w: w["head"][0]), ("head_bias", "head.bias",
+                                                                   lambda w: w["head"][1])]
+
+
+def tensor_value(shape):
+    """A float32 value of the serialized graph (serde ScalarType FLOAT = 7)."""
+    strides = [int(np.prod(shape[i + 1:])) for i in range(len(shape))]
+    return {"dtype": 7, "sizes": [{"as_int": n} for n in shape], "requires_grad": False,
+            "device": {"type": "cpu"}, "strides": [{"as_int": n} for n in strides],
+            "storage_offset": {"as_int": 0}, "layout": 7}
+
+
 def etrecord(inputs, w):
-    nodes, prev = [], "x"
+    """The Edge program as torch.export serializes it, with its weights
+    (state dict), its example inputs (input 0) and the representative
+    inputs (both bundled inputs): what the reference executor needs to run
+    the graph itself. The linear layers' weights are stored as [in, out]
+    (the graph has no permute_copy nodes: one node per device op)."""
+    args = {"addmm": [("self", "p_fc1_bias"), ("mat1", "x"), ("mat2", "p_fc1_weight")],
+            "relu": [("self", "addmm")],
+            "addmm_1": [("self", "p_fc2_bias"), ("mat1", "relu"), ("mat2", "p_fc2_weight")],
+            "native_layer_norm": [("input", "addmm_1"), ("normalized_shape", [16]),
+                                  ("weight", "p_norm_weight"), ("bias", "p_norm_bias"),
+                                  ("eps", EPS_REF)],
+            "add": [("self", "native_layer_norm"), ("other", "x")],
+            "addmm_2": [("self", "p_head_bias"), ("mat1", "add"), ("mat2", "p_head_weight")],
+            "_softmax": [("self", "addmm_2"), ("dim", -1), ("half_to_float", False)]}
+    shapes = {"addmm": [1, 16], "relu": [1, 16], "addmm_1": [1, 16], "native_layer_norm": [1, 16],
+              "native_layer_norm_unused_1": [1, 1], "native_layer_norm_unused_2": [1, 1],
+              "add": [1, 16], "addmm_2": [1, 8], "_softmax": [1, 8], "x": [1, 16]}
+    nodes = []
     for i, (name, op, _, line, code, module) in enumerate(OPS):
         frames = [(FILE, line, "forward", code)]
         mods = [("L__self__", "", "tiny_net.TinyNet")] + ([module] if module else [])
-        nodes.append(G.node(name, op, inputs=[("self", prev)] + ([("other", "x")] if name == "add"
-                                                                  else []),
-                            handle=i + 1, trace=frames, modules=mods))
-        prev = name
+        n = G.node(name, op, inputs=args[name], handle=i + 1, trace=frames, modules=mods,
+                   named=True)
+        if name == "native_layer_norm":  # (out, mean, rstd): only the first is used
+            n["outputs"] = [{"as_tensor": {"name": k}} for k in
+                            ("native_layer_norm", "native_layer_norm_unused_1",
+                             "native_layer_norm_unused_2")]
+        nodes.append(n)
+    state = {}
+    for pname, key, get in PARAMS:
+        a = np.asarray(get(w), dtype=np.float32)
+        state[key] = G.Tensor("float32", [float(v) for v in a.ravel()], shape=list(a.shape))
+        shapes["p_" + pname] = list(a.shape)
+    prog = G.program(nodes)
+    graph = prog["graph_module"]["graph"]
+    graph["inputs"] = [{"as_tensor": {"name": "p_" + p}} for p, _, _ in PARAMS] + \
+        [{"as_tensor": {"name": "x"}}]
+    graph["outputs"] = [{"as_tensor": {"name": "_softmax"}}]
+    graph["tensor_values"] = {k: tensor_value(v) for k, v in shapes.items()}
+    prog["graph_module"]["signature"] = {
+        "input_specs": [{"parameter": {"arg": {"name": "p_" + p}, "parameter_name": key}}
+                        for p, key, _ in PARAMS] +
+        [{"user_input": {"arg": {"as_tensor": {"name": "x"}}}}],
+        "output_specs": [{"user_output": {"arg": {"as_tensor": {"name": "_softmax"}}}}]}
+
+    def tensor(x):
+        return G.Tensor("float32", [float(v) for v in x.ravel()], shape=list(x.shape))
     refs = [[G.Tensor("float32", [float(v) for v in forward(x, w, device=False)[-1].ravel()],
                       shape=[1, 8])] for x in inputs]
-    G.write_etrecord(os.path.join(HERE, "example.etrecord"),
-                     programs={"forward": G.program(nodes)},
-                     debug_handle_map={"forward": {str(i): [i + 1] for i in range(len(OPS))}},
-                     num_outs_map={"forward": {str(i): 1 for i in range(len(OPS))}},
-                     reference_outputs={"forward": refs})
+    members = G.etrecord_members(
+        programs={"forward": prog}, siblings=False,
+        debug_handle_map={"forward": {str(i): [i + 1] for i in range(len(OPS))}},
+        num_outs_map={"forward": {str(i): 1 for i in range(len(OPS))}},
+        reference_outputs={"forward": refs},
+        representative_inputs=[[tensor(x)] for x in inputs])
+    at = next(k for k, (name, _) in enumerate(members) if name.startswith(G.EDGE_MEMBER)) + 1
+    member = members[at - 1][0]
+    members[at:at] = [(member + "_state_dict", G.torch_save(state)),
+                      (member + "_constants", G.torch_save({})),
+                      (member + "_example_inputs", G.torch_save(((tensor(inputs[0]),), {})))]
+    with open(os.path.join(HERE, "example.etrecord"), "wb") as f:
+        f.write(G.zip_bytes(members))
 
 
 def intermediates(x, w):

@@ -524,12 +524,22 @@ def test_snr_drop(d):
     check("snr drop: the top two drops are the two ops that introduce error (b, then f)",
           [x["runtime_nodes"] for x in order[:2]] == ["node_b", "node_f"] and
           got.get("b") == "inf", [(x["runtime_nodes"], x["snr_drop"]) for x in order])
+    # "where the error enters" ranks by the noise power an op adds (not the dB
+    # drop): 10^(-snr/10) minus the largest of its producers'
+    noise = {k: 10 ** (-snr[k] / 10) - max([10 ** (-snr[p] / 10) if p != "x" else 0.0
+                                            for p in ins[k]]) for k in names}
+    gotn = {x["runtime_nodes"][5:]: x["noise_added"] for x in rows}
+    check("snr drop: noise_added is the op's error-to-signal ratio minus its inputs' (numpy)",
+          all(gotn.get(k) is not None and abs(float(gotn[k]) - noise[k]) <= 1e-12
+              for k in names), f"{gotn} want {noise}")
     i1 = out.find("Where the error enters")
     sect = out[i1:] if i1 >= 0 else ""
-    check("snr drop: 'where the error enters' lists node_b then node_f with source lines",
-          sect.find("1. row 1 node_b (aten.relu.default): SNR drop +inf dB") > 0 and
-          sect.find("2. row 4 node_f (aten.hardtanh.default)") > 0 and
-          "at model.py:54" in sect, sect[:600])
+    check("snr drop: 'where the error enters' lists node_f (most added noise) then node_b "
+          "(+inf dB drop, less noise) with source lines",
+          noise["f"] > noise["b"] > 0 and
+          sect.find("1. row 4 node_f (aten.hardtanh.default): adds noise") > 0 and
+          sect.find("2. row 1 node_b (aten.relu.default): adds noise") > 0 and
+          "SNR drop +inf dB" in sect and "at model.py:54" in sect, sect[:600])
     with open(tsv, newline="") as f:
         t = list(csv.DictReader(f, delimiter="\t"))
     check("snr drop: in the TSV too", len(t) == 6 and t[1]["snr_drop"] == "inf" and

@@ -29,6 +29,7 @@
 #include "perfdiff.h"
 #include "plot.h"
 #include "profile.h"
+#include "reference.h"
 #include "report.h"
 #include "sniff.h"
 #include "tensor.h"

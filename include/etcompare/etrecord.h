@@ -187,6 +187,28 @@ ETC_API int etc_etrecord_reference(const etc_etrecord *rec, const char *method, 
                                    const etc_pytensor **out, size_t cap, size_t *count,
                                    etc_error *err);
 
+/* --- raw members (the reference executor reads programs and weights) ------- */
+
+/** True when the record's zip has a member called exactly `name`. */
+ETC_API bool etc_etrecord_has_member(const etc_etrecord *rec, const char *name);
+/**
+ * The bytes of member `name` (e.g. "edge_dialect_exported_program"): a view
+ * into the mapped file for a stored member, inflated memory owned by the
+ * record otherwise; valid as long as the record. ETC_ERR_FORMAT when the
+ * member is absent or corrupt (the message names it). Not thread-safe on
+ * one record (the first read of a compressed member caches it).
+ */
+ETC_API int etc_etrecord_member(const etc_etrecord *rec, const char *name, const void **data,
+                                size_t *size, etc_error *err);
+/**
+ * Member `name` read as a torch.save archive (e.g. the program's
+ * "<member>_state_dict", "_constants" or "_example_inputs"), sharing the
+ * record's inflation budget. Release with etc_torchsave_free; it borrows
+ * the record's bytes, so the record must outlive it.
+ */
+ETC_API int etc_etrecord_torchsave(const etc_etrecord *rec, const char *name, etc_torchsave **out,
+                                   etc_error *err);
+
 #ifdef __cplusplus
 }
 #endif

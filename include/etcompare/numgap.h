@@ -8,8 +8,22 @@
  * EventBlock ("Execute" by default): every instruction or delegate event
  * that logged debug data is one item, in execution order (its native_call
  * and OPERATOR_CALL events count once). The reference side is either the
- * same of a second ETDump with its debug buffer, or an `.npz` whose arrays
- * are named by debug handle: "12", or "12,13" for a group.
+ * same of a second ETDump with its debug buffer, an `.npz` whose arrays
+ * are named by debug handle: "12", or "12,13" for a group, or the
+ * ETRecord's own graph run by the reference executor (reference.h) on the
+ * run's inputs: one item per node with a debug handle, its outputs in the
+ * reference dtype (float64 by default).
+ *
+ * Two errors per op (a reference graph): the cumulative error is the
+ * reference chain from the model's inputs against the runtime (the row's
+ * metrics, cumulative_snr); the local error re-runs the op in the reference
+ * dtype on the runtime's own logged inputs (the producer's runtime output
+ * of each tensor input, read where the producer's handle is the largest
+ * of a runtime item's; a reference value stands in for an input the
+ * runtime did not log, and the row's local_note says which), parameters
+ * and program inputs from the record, and compares that with the runtime's
+ * output (local, local_snr). The first divergence stays defined on the
+ * cumulative error; "where the error enters" ranks by the local one.
  *
  * Delegates (upstream's _get_runtime_intermediate_outputs_and_op_names):
  * events a delegate logs inside its partition (log_intermediate_output_
@@ -42,6 +56,10 @@
  * and constants count as +inf; a producer that was not compared passes on
  * the lowest SNR of its own producers) minus its own SNR: exact over exact is 0, exact inputs and
  * an inexact output +inf. An op that amplifies inherited error shows a drop too.
+ * A dB drop says nothing of how much error enters (+inf at 142.9 dB is
+ * rounding): noise_added, the row's error-to-signal ratio 10^(-snr/10)
+ * minus the largest of those producers', does, and ranks "where the error
+ * enters" when there is no local error (etc_numgap_top_drops).
  *
  * Records that do not belong: with an ETRecord on a side, more than half
  * of that side's events with intermediate outputs without a debug handle,
@@ -102,6 +120,7 @@
 #include "inspector.h"
 #include "metrics.h"
 #include "npz.h"
+#include "reference.h"
 
 #include <stdbool.h>
 
@@ -109,11 +128,21 @@
 extern "C" {
 #endif
 
-/** Where the reference intermediate outputs come from (exactly one set). */
+/** Where the reference intermediate outputs come from (exactly one of insp, npz, graph). */
 typedef struct etc_numgap_reference {
 	const etc_inspector *insp; /**< a second ETDump with its debug buffer (linked or not) */
 	const etc_npz *npz;        /**< arrays named by debug handle: "12", "12,13" */
 	const char *name;          /**< for messages */
+	/**
+	 * The runtime ETRecord's graph run by the reference executor on
+	 * `inputs` (input_count of them, in the graph's order): every node with
+	 * a debug handle is a reference item, and each is re-run on the
+	 * runtime's own logged inputs (the rows' local error). Needs the
+	 * runtime linked to the ETRecord the graph was loaded from.
+	 */
+	const etc_refgraph *graph;
+	const etc_reftensor *inputs;
+	size_t input_count;
 } etc_numgap_reference;
 
 /** The distance in the `gap` column (upstream's calculate_numeric_gap(distance)). */
@@ -201,6 +230,32 @@ typedef struct etc_numgap_row {
 	 * NAN when not compared or without a graph.
 	 */
 	double snr_drop;
+	/* --- the two errors of an op, and its share of the noise ------------- */
+	/**
+	 * The cumulative error: metrics.snr_db of the reference chain from the
+	 * model's inputs against the runtime (+inf when identical, NAN when not
+	 * compared); the first divergence is defined on it.
+	 */
+	double cumulative_snr;
+	/**
+	 * The noise power the op adds: its error-to-signal ratio 10^(-snr/10)
+	 * minus the largest of its compared producers' (graph inputs and
+	 * constants 0); NAN when not compared or without a graph.
+	 */
+	double noise_added;
+	/**
+	 * The local error (a reference graph only, etc_numgap_reference.graph):
+	 * the op re-run in the reference dtype on the runtime's own logged
+	 * inputs, against the runtime's output. has_local false: local_note
+	 * says why.
+	 */
+	bool has_local;
+	etc_metrics local;
+	double local_snr;        /**< local.snr_db, +inf identical, NAN without */
+	uint32_t local_inputs;   /**< tensor inputs of the re-run op */
+	uint32_t local_standins; /**< of them, reference values standing in for unlogged ones */
+	/** "" or e.g. "inputs: 1 of 2 from the reference (node X not logged)" */
+	char local_note[200];
 } etc_numgap_row;
 
 /** Which side an unmatched item is on. */
@@ -250,9 +305,12 @@ ETC_API long etc_numgap_first_divergence(const etc_numgap *ng);
 /** Rows that fail the gate (FAIL and rows that could not be compared). */
 ETC_API size_t etc_numgap_failures(const etc_numgap *ng);
 /**
- * "Where the error enters": the rows that lose SNR (snr_drop > 0), largest
- * drop first (+inf first of all), ties in execution order. Writes at most
- * `k` row indices to `idx` and returns how many; 0 without a graph.
+ * "Where the error enters": failing rows before passing ones; among them,
+ * rows with a local error (a reference graph) first, lowest local SNR
+ * first, then the rows that add noise (noise_added > 0), most first (so
+ * an op at 142.9 dB never outranks one at 18.25 dB); ties in execution
+ * order. Identical rows and rows that add no noise are left out. Writes at
+ * most `k` row indices to `idx` and returns how many; 0 without a graph.
  */
 ETC_API size_t etc_numgap_top_drops(const etc_numgap *ng, size_t k, size_t *idx);
 ETC_API size_t etc_numgap_unmatched_count(const etc_numgap *ng);
@@ -268,6 +326,17 @@ ETC_API const char *etc_numgap_distance_name(int distance);
 ETC_API int etc_numgap_distance_parse(const char *name, int *out);
 /** "etrecord", "quant-params" or "" for an etc_numgap_quant_source. */
 ETC_API const char *etc_numgap_quant_source_name(int source);
+
+/**
+ * How well `g` run on `inputs` reproduces the runtime's program outputs
+ * (block `block`, NULL "Execute", its first run): the lowest SNR over the
+ * outputs, +inf when all are identical, NAN when none could be compared.
+ * To tell which of several candidate inputs a run was made with.
+ * ETC_ERR_USAGE without program outputs; the run's errors otherwise.
+ */
+ETC_API int etc_numgap_inputs_score(const etc_inspector *insp, const char *block,
+                                    const etc_refgraph *g, const etc_reftensor *inputs, size_t n,
+                                    double *snr, etc_error *err);
 
 /** The compared values of row i (rows with metrics), e.g. for heat maps. 0 or ETC_ERR_USAGE. */
 ETC_API int etc_numgap_row_values(const etc_numgap *ng, size_t i, etc_values *actual,

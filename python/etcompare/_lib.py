@@ -146,7 +146,8 @@ class AccuracyRow(ctypes.Structure):
 
 
 class NumgapReference(ctypes.Structure):
-    _fields_ = [("insp", c_void_p), ("npz", c_void_p), ("name", c_char_p)]
+    _fields_ = [("insp", c_void_p), ("npz", c_void_p), ("name", c_char_p), ("graph", c_void_p),
+                ("inputs", c_void_p), ("input_count", c_size_t)]
 
 
 class NumgapOptions(ctypes.Structure):

@@ -112,6 +112,9 @@ static int snr_drops(etc_numgap *ng, etc_error *err)
 					in = eff[g->in[k]];
 		}
 		double own = own_snr(r);
+		/* error-to-signal ratios add where dB do not: 142.9 dB is no noise */
+		if (!isnan(own))
+			r->noise_added = pow(10.0, -own / 10.0) - pow(10.0, -in / 10.0);
 		if (isnan(own))
 			r->snr_drop = NAN;
 		else if (isinf(in) && isinf(own))
@@ -176,20 +179,26 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
 	etc_numgap_options o;
 	if (!opt)
 		etc_numgap_options_init(&o), opt = &o;
-	if (!out || !insp || !ref || !ref->insp == !ref->npz)
+	if (!out || !insp || !ref ||
+	    (ref->insp != NULL) + (ref->npz != NULL) + (ref->graph != NULL) != 1)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
 		                "etc_numgap_run: needs an inspector and exactly one reference");
 	const char *block = opt->block ? opt->block : "Execute";
 	const char *rt_name = etc_etdump_name(etc_inspector_etdump(insp));
-	const char *ref_name = ref->name   ? ref->name
-	                       : ref->insp ? etc_etdump_name(etc_inspector_etdump(ref->insp))
-	                                   : "the reference";
+	const char *ref_name = ref->name    ? ref->name
+	                       : ref->insp  ? etc_etdump_name(etc_inspector_etdump(ref->insp))
+	                       : ref->graph ? "the reference graph"
+	                                    : "the reference";
 	const etc_etrecord *rec = etc_inspector_etrecord(insp);
 	bool by_handle = rec != NULL;
 	if (ref->npz && !by_handle)
 		return etc_fail(err, ETC_ERR_USAGE, ref_name, -1,
 		                "intermediate outputs from an .npz are keyed by debug handle: "
 		                "give --etrecord to key the runtime's too");
+	if (ref->graph && !by_handle)
+		return etc_fail(err, ETC_ERR_USAGE, ref_name, -1,
+		                "a reference graph is keyed by debug handle: link the runtime to "
+		                "its ETRecord (--etrecord)");
 	if (ref->insp && by_handle && !etc_inspector_etrecord(ref->insp))
 		return etc_fail(err, ETC_ERR_USAGE, ref_name, -1,
 		                "the runtime is linked to an ETRecord but the reference ETDump is "
@@ -235,8 +244,10 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
 	size_t nrt = g.n;
 	if (rc == 0)
 		rc = ref->npz ? etc_ng_gather_npz_(ng, &g, ref->npz, ref_name, err)
-		              : etc_ng_gather_inspector_(ng, &g, ref->insp, ETC_NUMGAP_REFERENCE,
-		                                         block, "reference ETDump", err);
+		     : ref->graph
+		         ? etc_ng_gather_graph_(ng, &g, nrt, ref, err)
+		         : etc_ng_gather_inspector_(ng, &g, ref->insp, ETC_NUMGAP_REFERENCE, block,
+		                                    "reference ETDump", err);
 	if (rc == 0 && by_handle)
 		rc = etc_ng_check_record_(ng, &g, 0, nrt, insp, "--etrecord", err);
 	if (rc == 0 && by_handle && ref->insp)
@@ -258,6 +269,11 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
 		rc = etc_ng_verify_ref_(ng, &g.ts[i], err);
 	if (rc == 0 && ng->nrows == 0)
 		rc = etc_ng_nothing_aligned_(&g, nrt, by_handle, block, rt_name, ref_name, err);
+	if (rc == 0 && ref->graph)
+		rc = etc_ng_local_metrics_(ng, err);
+	for (size_t i = 0; rc == 0 && i < ng->nrows; i++)
+		if (ng->rows[i].has_metrics)
+			ng->rows[i].cumulative_snr = own_snr(&ng->rows[i]);
 	if (rc == 0)
 		rc = snr_drops(ng, err);
 	free(g.items);
@@ -286,6 +302,7 @@ void etc_numgap_free(etc_numgap *ng)
 	free(ng->act);
 	free(ng->ref);
 	free(ng->xf);
+	free(ng->loc);
 	free(ng->warn);
 	free(ng->un);
 	free(ng);
@@ -324,10 +341,27 @@ size_t etc_numgap_failures(const etc_numgap *ng)
 	return n;
 }
 
-/* Is row i's SNR drop ahead of row j's: larger first, ties in execution order. */
-static bool drop_before(const etc_numgap *ng, size_t i, size_t j)
+/* Does row r show error entering: a local error, else added noise. */
+static bool enters(const etc_numgap_row *r)
 {
-	double x = ng->rows[i].snr_drop, y = ng->rows[j].snr_drop;
+	if (r->has_local)
+		return r->local_snr < INFINITY;
+	return r->has_metrics && r->noise_added > 0;
+}
+
+/* Is row i ahead of row j in "where the error enters": failing first, then
+ * local error (lowest SNR first), then added noise (most first), then in
+ * execution order. */
+static bool enters_before(const etc_numgap *ng, size_t i, size_t j)
+{
+	const etc_numgap_row *a = &ng->rows[i], *b = &ng->rows[j];
+	bool fa = a->status != ETC_ROW_PASS, fb = b->status != ETC_ROW_PASS;
+	if (fa != fb)
+		return fa;
+	if (a->has_local != b->has_local)
+		return a->has_local;
+	double x = a->has_local ? -a->local_snr : a->noise_added;
+	double y = b->has_local ? -b->local_snr : b->noise_added;
 	return x > y || (x == y && i < j);
 }
 
@@ -336,17 +370,17 @@ size_t etc_numgap_top_drops(const etc_numgap *ng, size_t k, size_t *idx)
 	/* a partial insertion sort: the rows can be many, k is small */
 	size_t nt = 0;
 	for (size_t i = 0; i < ng->nrows && k; i++) {
-		if (!(ng->rows[i].snr_drop > 0)) /* NaN, no loss or a gain */
+		if (!enters(&ng->rows[i]))
 			continue;
 		size_t at;
 		if (nt < k)
 			at = nt++;
-		else if (drop_before(ng, i, idx[k - 1]))
+		else if (enters_before(ng, i, idx[k - 1]))
 			at = k - 1;
 		else
 			continue;
 		idx[at] = i;
-		for (; at > 0 && drop_before(ng, idx[at], idx[at - 1]); at--) {
+		for (; at > 0 && enters_before(ng, idx[at], idx[at - 1]); at--) {
 			size_t t = idx[at];
 			idx[at] = idx[at - 1];
 			idx[at - 1] = t;

@@ -96,17 +96,20 @@ static int push_row(etc_numgap *ng, etc_numgap_row **out, etc_error *err)
 	ng->act = act ? act : ng->act;
 	etc_tensor *ref = act ? etc_ng_grow_(ng->ref, &c3, need, sizeof *ref) : NULL;
 	ng->ref = ref ? ref : ng->ref;
-	size_t c4 = ng->caprows;
+	size_t c4 = ng->caprows, c5 = ng->caprows;
 	rowx *xf = ref ? etc_ng_grow_(ng->xf, &c4, need, sizeof *xf) : NULL;
-	if (!xf)
+	ng->xf = xf ? xf : ng->xf;
+	etc_tensor *loc = xf ? etc_ng_grow_(ng->loc, &c5, need, sizeof *loc) : NULL;
+	if (!loc)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-	ng->xf = xf;
-	ng->caprows = c4;
+	ng->loc = loc;
+	ng->caprows = c5;
 	etc_numgap_row *r = &ng->rows[ng->nrows];
 	memset(r, 0, sizeof *r);
 	memset(&ng->act[ng->nrows], 0, sizeof *ng->act);
 	memset(&ng->ref[ng->nrows], 0, sizeof *ng->ref);
 	memset(&ng->xf[ng->nrows], 0, sizeof *ng->xf);
+	memset(&ng->loc[ng->nrows], 0, sizeof *ng->loc);
 	ng->nrows++;
 	r->ops = r->reference_ops = r->event_name = r->stack_trace = r->source_line =
 	    r->module_path = "";
@@ -114,6 +117,7 @@ static int push_row(etc_numgap *ng, etc_numgap_row **out, etc_error *err)
 	r->nodes = r->reference_nodes = r->delegate_backend = "";
 	r->gap = NAN;
 	r->snr_drop = NAN;
+	r->cumulative_snr = r->noise_added = r->local_snr = NAN;
 	*out = r;
 	return 0;
 }
@@ -336,10 +340,33 @@ static int emit_group(etc_numgap *ng, gather *g, const group *gr, const etc_gate
 		    nodes_of(ng, ETC_NUMGAP_REFERENCE, gr->fh, gr->nfh, &row->reference_node_list,
 		             &row->reference_node_count);
 		last_op(ng, a, row);
+		/* a reference graph's node: its re-run, compared after the rows */
+		row->local_inputs = r->local_inputs;
+		row->local_standins = r->local_standins;
+		if (r->local_note)
+			snprintf(row->local_note, sizeof row->local_note, "%s", r->local_note);
+		const otensor *ro = &g->ts[r->first + pr];
+		if (ro->has_local)
+			ng->loc[i] = ro->local;
 		int rc = 0;
 		etc_ng_compare_pair_(ng, i, a, &g->ts[a->first + pa], &g->ts[r->first + pr], gate,
 		                     err, &rc);
 		ETC_TRY(rc);
+		if (ro->has_local_m) {
+			/* computed in the run against this very runtime tensor, read as is */
+			if (ng->act[i].data == ro->local_vs && !ng->xf[i].permute &&
+			    !ng->xf[i].dequant) {
+				row->has_local = true;
+				row->local = ro->local_m;
+				row->local_snr =
+				    ro->local_m.identical ? INFINITY : ro->local_m.snr_db;
+			} else {
+				snprintf(
+				    row->local_note, sizeof row->local_note,
+				    "no local error: the row compares another runtime tensor than "
+				    "the re-run's");
+			}
+		}
 	}
 	/* outputs left over on either side */
 	const item *many = a->nout > 1 ? a : r;

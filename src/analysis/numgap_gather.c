@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int push_item(gather *g, item **out, etc_error *err)
+int etc_ng_push_item_(gather *g, item **out, etc_error *err)
 {
 	item *p = etc_ng_grow_(g->items, &g->cap, g->n + 1, sizeof *p);
 	if (!p)
@@ -21,7 +21,7 @@ static int push_item(gather *g, item **out, etc_error *err)
 	return 0;
 }
 
-static int push_tensor(gather *g, otensor **out, etc_error *err)
+int etc_ng_push_tensor_(gather *g, otensor **out, etc_error *err)
 {
 	otensor *p = etc_ng_grow_(g->ts, &g->capt, g->nt + 1, sizeof *p);
 	if (!p)
@@ -142,7 +142,7 @@ int etc_ng_gather_inspector_(etc_numgap *ng, gather *g, const etc_inspector *ins
 		if (etc_ng_is_delegate_call_(ev) && delegate_call_covered(blk, ev))
 			continue;
 		item *it = NULL;
-		ETC_TRY(push_item(g, &it, err));
+		ETC_TRY(etc_ng_push_item_(g, &it, err));
 		it->side = side;
 		it->order = (uint32_t)(g->n - 1);
 		it->ev = ev;
@@ -155,7 +155,7 @@ int etc_ng_gather_inspector_(etc_numgap *ng, gather *g, const etc_inspector *ins
 				continue; /* scalars are not intermediate tensors */
 			for (uint32_t i = 0; i < v->tensor_count; i++) {
 				otensor *o = NULL;
-				ETC_TRY(push_tensor(g, &o, err));
+				ETC_TRY(etc_ng_push_tensor_(g, &o, err));
 				int rc = etc_value_tensor(v, i, buf, &o->t, err);
 				if (rc < 0 && rc != ETC_ERR_UNSUPPORTED)
 					return rc;
@@ -268,7 +268,7 @@ int etc_ng_gather_npz_(etc_numgap *ng, gather *g, const etc_npz *z, const char *
 			break;
 		}
 		item *it = NULL;
-		if ((rc = push_item(g, &it, err)) < 0)
+		if ((rc = etc_ng_push_item_(g, &it, err)) < 0)
 			break;
 		it->side = ETC_NUMGAP_REFERENCE;
 		it->order = (uint32_t)i;
@@ -276,7 +276,7 @@ int etc_ng_gather_npz_(etc_numgap *ng, gather *g, const etc_npz *z, const char *
 		if ((rc = etc_ng_set_handles_(&ng->arena, it, h, nh, err)) < 0)
 			break;
 		otensor *o = NULL;
-		if ((rc = push_tensor(g, &o, err)) < 0)
+		if ((rc = etc_ng_push_tensor_(g, &o, err)) < 0)
 			break;
 		/* the CRC-32 is checked in the comparison's pass, or at the end */
 		etc_error e2;

@@ -32,6 +32,9 @@ typedef struct item {
 	int64_t *handles;              /* ascending, unique */
 	uint32_t nh;
 	uint32_t first, nout; /* outputs: tensors[first .. first+nout) */
+	/* a reference graph's node: its re-run on the runtime's inputs */
+	const char *local_note; /* NULL or what stood in, why no re-run */
+	uint32_t local_inputs, local_standins;
 } item;
 
 typedef struct otensor {
@@ -39,6 +42,13 @@ typedef struct otensor {
 	bool has_data;
 	etc_npz_crc check; /* an .npz array's CRC-32, verified in the comparison or at the end */
 	char why[128];     /* when !has_data */
+	bool has_local;    /* a reference graph's re-run output (local), same shape as t */
+	etc_tensor local;
+	/* or, when the runtime output was plain (float, same shape), the local
+	 * metrics computed in the run against the runtime data at local_vs */
+	bool has_local_m;
+	etc_metrics local_m;
+	const uint8_t *local_vs;
 } otensor;
 
 typedef struct gather {
@@ -60,6 +70,7 @@ struct etc_numgap {
 	int alignment;
 	etc_numgap_row *rows;
 	etc_tensor *act, *ref; /* per row */
+	etc_tensor *loc;       /* per row: the reference graph's re-run (sizes_le NULL: none) */
 	rowx *xf;              /* per row */
 	size_t nrows, caprows;
 	etc_numgap_unmatched *un;
@@ -85,6 +96,8 @@ int etc_ng_warn_(etc_numgap *ng, etc_error *err, const char *fmt, ...) ETC_PRINT
 
 /* --- items (numgap_gather.c) --------------------------------------------------------------- */
 
+int etc_ng_push_item_(gather *g, item **out, etc_error *err);
+int etc_ng_push_tensor_(gather *g, otensor **out, etc_error *err);
 /* Copies `n` handles into the arena, ascending and unique. */
 int etc_ng_set_handles_(etc_arena *a, item *it, const int64_t *h, size_t n, etc_error *err);
 bool etc_ng_same_instruction_(const etc_inspector_event *a, const etc_inspector_event *b);
@@ -95,6 +108,16 @@ int etc_ng_gather_inspector_(etc_numgap *ng, gather *g, const etc_inspector *ins
 /* The items of an .npz reference: one per array, named by its debug handles. */
 int etc_ng_gather_npz_(etc_numgap *ng, gather *g, const etc_npz *z, const char *name,
                        etc_error *err);
+
+/* --- a reference graph (numgap_refgraph.c) ---------------------------------------------- */
+
+/* Runs ref->graph: one item per node with a debug handle (after the nrt
+ * runtime items), outputs kept where the runtime shares the handle, and
+ * each kept node re-run on the runtime's logged inputs. */
+int etc_ng_gather_graph_(etc_numgap *ng, gather *g, size_t nrt, const etc_numgap_reference *ref,
+                         etc_error *err);
+/* The local metrics of the rows with a re-run (after their comparison). */
+int etc_ng_local_metrics_(etc_numgap *ng, etc_error *err);
 
 /* --- alignment (numgap_align.c) ------------------------------------------------------------ */
 

@@ -20,7 +20,8 @@ static const char usage_text[] =
     "\n"
     "Numerical debugging and profiling of ExecuTorch runs. Jobs: --etdump alone profiles;\n"
     "a threshold (--min-snr...) with --etrecord or --reference-outputs compares outputs;\n"
-    "--reference-etdump or --reference-intermediates finds the numeric gap op by op;\n"
+    "with --etrecord and --debug_buffer the ETRecord's graph finds the numeric gap op by\n"
+    "op (or --reference-etdump, --reference-intermediates);\n"
     "--baseline-etdump diffs performance; --legacy-profile reads prof_result.bin.\n"
     "\n"
     "Inputs:\n"
@@ -106,6 +107,23 @@ static const char usage_text[] =
     "                            command, inputs, tables, numeric gap and the plots embedded\n"
     "\n"
     "Numeric gap (intermediate outputs op by op against a reference run):\n"
+    "  With --etrecord and --debug_buffer the reference is the ETRecord's own graph, run\n"
+    "  in float64 on the run's inputs: each op gets a cumulative SNR (the reference chain\n"
+    "  from the model's inputs) and a local SNR (the op re-run on the runtime's own logged\n"
+    "  inputs), and \"where the error enters\" ranks ops by the local one.\n"
+    "  --reference-graph NAME    the graph to run: exported_program,\n"
+    "                            edge_dialect_exported_program or a graph_map name\n"
+    "                            (default: upstream's choice)\n"
+    "  --reference-dtype float64|float32\n"
+    "                            the reference's arithmetic (default float64)\n"
+    "  --inputs FILE             the run's inputs: an .npz with arrays \"0\", \"1\", ... or\n"
+    "                            a torch.save list (default: the ETRecord's\n"
+    "                            representative_inputs[bundled_input_index], else the\n"
+    "                            example or representative inputs that reproduce the run's\n"
+    "                            outputs best)\n"
+    "  --no-reference-run        no numeric gap from the ETRecord's graph\n"
+    "  --reference-ops           list the ops the reference executor computes\n"
+    "  Or a reference run of your own (these win over the graph):\n"
     "  --reference-etdump FILE   the reference run's ETDump (e.g. portable CPU kernels)\n"
     "  --reference-debug-buffer FILE\n"
     "                            its debug buffer\n"
@@ -121,7 +139,8 @@ static const char usage_text[] =
     "  --layout auto|none        compare NHWC against NCHW after permuting (default auto)\n"
     "  --force                   compare even when an ETRecord does not fit its ETDump\n"
     "  --min-snr, --max-mse, --min-cosine, --max-abs and --plot apply too; exit 1 at the\n"
-    "  first diverging operator (printed with its stack trace)\n"
+    "  first diverging operator (printed with its stack trace; from the ETRecord's graph\n"
+    "  only with a threshold)\n"
     "  FILE may be - for standard output. Files are replaced atomically.\n"
     "  Every long option may be spelled with '_' or '-' between its words.\n"
     "\n"
@@ -137,9 +156,9 @@ static const char usage_text[] =
     "  # gate CI on accuracy: exit 1 when an output's SNR is under 30 dB\n"
     "  etcompare --etdump model.etdp --debug_buffer debug.bin --etrecord model.etrecord \\\n"
     "      --min-snr 30 --junit accuracy.xml\n"
-    "  # the first operator whose output diverges from the AOT reference\n"
+    "  # the first operator whose output diverges, and where the error enters\n"
     "  etcompare --etdump model.etdp --debug_buffer debug.bin --etrecord model.etrecord \\\n"
-    "      --reference-intermediates aot.npz --min-snr 30\n"
+    "      --min-snr 30\n"
     "  # performance against a baseline: exit 1 past a 10% regression\n"
     "  etcompare --etdump new.etdp --baseline-etdump old.etdp --max-regression 10\n";
 
@@ -242,6 +261,9 @@ static const option_field valued[] = {
     {"--distance", offsetof(args, numgap.distance)},
     {"--quant-params", offsetof(args, numgap.quant_params)},
     {"--layout", offsetof(args, numgap.layout)},
+    {"--reference-graph", offsetof(args, numgap.reference_graph)},
+    {"--reference-dtype", offsetof(args, numgap.reference_dtype)},
+    {"--inputs", offsetof(args, numgap.inputs)},
 
     {"--legacy-profile", offsetof(args, legacy_profile)},
     {"--legacy-time-scale", offsetof(args, legacy_time_scale)},
@@ -262,6 +284,8 @@ static const option_field flags[] = {
     {"--compare", offsetof(args, compare)},
     {"--compare_results", offsetof(args, compare)},
     {"--force", offsetof(args, numgap.force)},
+    {"--no-reference-run", offsetof(args, numgap.no_reference_run)},
+    {"--reference-ops", offsetof(args, reference_ops)},
     {"--strict-pairing", offsetof(args, strict_pairing)},
 };
 
@@ -485,10 +509,10 @@ int cli_parse(int argc, char **argv, args *a)
 	if (numgap_check_args(&a->numgap, a->etdump || a->example))
 		return EXIT_USAGE;
 	/* the values to compare are in the debug buffer: say so before any table */
-	if (!a->debug_buffer && !a->example && (a->compare || numgap_wanted(&a->numgap)))
+	bool gap = numgap_wanted(&a->numgap) || numgap_graph_asked(&a->numgap);
+	if (!a->debug_buffer && !a->example && (a->compare || gap))
 		return usage_error("%s",
-		                   numgap_wanted(&a->numgap)
-		                       ? "the numeric gap needs --debug_buffer (the intermediate "
+		                   gap ? "the numeric gap needs --debug_buffer (the intermediate "
 		                         "outputs' values)"
 		                       : "the comparison needs --debug_buffer (the outputs' "
 		                         "values)");

@@ -27,6 +27,7 @@ typedef struct args {
 	const char *tables, *baseline_etdump, *max_regression, *min_event_time;
 	bool include_delegate_debug_data, show_outputs, strict, example, no_table;
 	bool graph, show_references, compare, plot;
+	bool reference_ops;    /* --reference-ops: list the reference executor's ops */
 	bool strict_pairing;   /* --strict-pairing */
 	bool compare_explicit; /* asked for by a flag only the comparison uses */
 	unsigned metric_mask;  /* --metrics, parsed by compare() */

@@ -7,11 +7,23 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 bool numgap_wanted(const numgap_args *a)
 {
 	return a->reference_etdump || a->reference_intermediates;
+}
+
+bool numgap_graph_asked(const numgap_args *a)
+{
+	return !numgap_wanted(a) && !a->no_reference_run &&
+	       (a->reference_graph || a->reference_dtype || a->inputs || a->tsv);
+}
+
+bool numgap_graph_mode(const numgap_args *a, bool have_etrecord, bool have_debug_buffer)
+{
+	return !numgap_wanted(a) && !a->no_reference_run && have_etrecord && have_debug_buffer;
 }
 
 int numgap_check_args(const numgap_args *a, bool have_etdump)
@@ -25,19 +37,30 @@ int numgap_check_args(const numgap_args *a, bool have_etdump)
 	if (a->reference_etdump && !a->reference_debug_buffer)
 		return usage_error("%s", "--reference-etdump needs --reference-debug-buffer (the "
 		                         "reference's intermediate outputs)");
-	if ((a->distance || a->quant_params || a->layout) && !numgap_wanted(a))
-		return usage_error("%s", "--distance, --quant-params and --layout belong to "
-		                         "the numeric gap: give --reference-etdump or "
-		                         "--reference-intermediates");
+	if ((a->distance || a->quant_params || a->layout) && a->no_reference_run &&
+	    !numgap_wanted(a))
+		return usage_error("%s",
+		                   "--distance, --quant-params and --layout belong to "
+		                   "the numeric gap, which --no-reference-run turns off: give "
+		                   "--reference-etdump or --reference-intermediates");
+	if ((a->reference_graph || a->reference_dtype || a->inputs) && a->no_reference_run)
+		return usage_error("%s",
+		                   "--reference-graph, --reference-dtype and --inputs belong "
+		                   "to the reference run, which --no-reference-run turns off");
+	if (a->reference_dtype && strcmp(a->reference_dtype, "float64") &&
+	    strcmp(a->reference_dtype, "float32"))
+		return usage_error("--reference-dtype %s: expected float64 or float32",
+		                   a->reference_dtype);
 	int d;
 	if (a->distance && etc_numgap_distance_parse(a->distance, &d) < 0)
 		return usage_error("--distance %s: expected mse, l1 or snr", a->distance);
 	if (a->layout && strcmp(a->layout, "auto") && strcmp(a->layout, "none"))
 		return usage_error("--layout %s: expected auto or none", a->layout);
-	if (a->tsv && !numgap_wanted(a))
-		return usage_error("%s", "--numgap-tsv needs --reference-etdump or "
+	if (a->tsv && !numgap_wanted(a) && a->no_reference_run)
+		return usage_error("%s", "--numgap-tsv needs a reference: the ETRecord's graph "
+		                         "(without --no-reference-run), --reference-etdump or "
 		                         "--reference-intermediates");
-	if (numgap_wanted(a) && !have_etdump)
+	if ((numgap_wanted(a) || numgap_graph_asked(a)) && !have_etdump)
 		return usage_error("%s", "the numeric gap needs --etdump and --debug_buffer");
 	return 0;
 }
@@ -72,6 +95,273 @@ static int open_reference(const numgap_args *a, const etc_etrecord *rec,
 		return rc == ETC_ERR_USAGE ? usage_error("%s", err.message) : input_error(&err);
 	ref->insp = st->insp;
 	ref->name = a->reference_etdump;
+	return 0;
+}
+
+/* --- the reference graph ---------------------------------------------------------------- */
+
+/* "(give --inputs ...)" */
+#define INPUTS_HINT                                                                                \
+	"give --inputs FILE (an .npz with arrays \"0\", \"1\", ... in the graph's input order, "   \
+	"or a torch.save list of tensors)"
+
+/* The graph could not run: an error when it was asked for, else a note and no gap. */
+static int graph_unavailable(const numgap_args *a, int status, const char *msg)
+{
+	char safe[1024];
+	etc_text_safe(safe, sizeof safe, msg);
+	if (numgap_graph_asked(a)) {
+		fprintf(stderr, "etcompare: error: the numeric gap from the ETRecord's graph: %s\n",
+		        safe);
+		return status == ETC_ERR_USAGE ? EXIT_USAGE : EXIT_INPUT;
+	}
+	fprintf(stderr, "etcompare: note: no numeric gap from the ETRecord's graph: %s\n", safe);
+	return 0;
+}
+
+/* The block the gap reads (the first run of it). */
+static const etc_event_block *gap_block(const etc_inspector *insp, const char *name)
+{
+	if (!name)
+		name = "Execute";
+	for (size_t b = 0; b < etc_inspector_block_count(insp); b++) {
+		const etc_event_block *blk = etc_inspector_block(insp, b);
+		if (blk->name.len == strlen(name) && !memcmp(blk->name.ptr, name, blk->name.len))
+			return blk;
+	}
+	return NULL;
+}
+
+/* --inputs FILE: an .npz, else a torch.save list. */
+static int inputs_from_file(const numgap_args *a, numgap_state *st, etc_error *err)
+{
+	size_t n = strlen(a->inputs);
+	int rc;
+	if (n >= 4 && !strcmp(a->inputs + n - 4, ".npz")) {
+		if ((rc = etc_npz_open(&st->inputs_npz, a->inputs, err)) < 0)
+			return rc;
+		return etc_refinputs_from_npz(&st->inputs, st->graph, st->inputs_npz, err);
+	}
+	if ((rc = etc_torchsave_open(&st->inputs_ts, a->inputs, err)) < 0)
+		return rc;
+	return etc_refinputs_from_torchsave(&st->inputs, st->graph, st->inputs_ts, err);
+}
+
+/* One candidate set of inputs: the record's (owned), or views of a .bpte test case. */
+typedef struct candidate {
+	etc_refinputs *in;
+	etc_reftensor *views;
+	size_t n;
+	char name[80];
+} candidate;
+
+static void candidate_free(candidate *c)
+{
+	etc_refinputs_free(c->in);
+	free(c->views);
+	memset(c, 0, sizeof *c);
+}
+
+static const etc_reftensor *candidate_tensors(const candidate *c)
+{
+	return c->in ? etc_refinputs_tensors(c->in) : c->views;
+}
+
+static size_t candidate_count(const candidate *c)
+{
+	return c->in ? etc_refinputs_count(c->in) : c->n;
+}
+
+/* Test case `tc` of the BundledProgram's suite for the graph's method (1: no such case). */
+static int bundled_candidate(const etc_bundled *bp, const etc_refgraph *g, size_t tc, candidate *c,
+                             etc_error *err)
+{
+	long m = etc_bundled_method_find(bp, etc_refgraph_method(g));
+	if (m < 0 || tc >= etc_bundled_test_case_count(bp, (size_t)m))
+		return 1;
+	size_t n = etc_bundled_value_count(bp, (size_t)m, tc, false);
+	c->views = calloc(n ? n : 1, sizeof *c->views);
+	if (!c->views) {
+		etc_error_clear(err);
+		err->status = ETC_ERR_NOMEM;
+		snprintf(err->message, sizeof err->message, "out of memory");
+		return ETC_ERR_NOMEM;
+	}
+	c->n = n;
+	for (size_t i = 0; i < n; i++) {
+		int rc = etc_bundled_tensor(bp, (size_t)m, tc, false, i, &c->views[i], err);
+		if (rc < 0) {
+			candidate_free(c);
+			return rc;
+		}
+	}
+	snprintf(c->name, sizeof c->name, "BundledProgram's test case %zu", tc);
+	return 0;
+}
+
+/* Candidate k in the order tried: the .bpte's test cases, the record's
+ * example inputs, its representative inputs. 1: past the last. */
+static int next_candidate(const etc_bundled *bp, const etc_refgraph *g, const etc_etrecord *rec,
+                          size_t k, candidate *c, etc_error *err)
+{
+	size_t nbp = 0;
+	long m = bp ? etc_bundled_method_find(bp, etc_refgraph_method(g)) : -1;
+	if (m >= 0)
+		nbp = etc_bundled_test_case_count(bp, (size_t)m);
+	if (k < nbp)
+		return bundled_candidate(bp, g, k, c, err);
+	k -= nbp;
+	const char *which = k == 0 ? "example_inputs" : "representative_inputs";
+	size_t index = k == 0 ? 0 : k - 1;
+	if (k > 0 && !etc_etrecord_representative_inputs(rec))
+		return 1;
+	if (k > 64)
+		return 1;
+	int rc = etc_refinputs_from_record(&c->in, g, rec, which, index, err);
+	if (rc == 0)
+		snprintf(c->name, sizeof c->name, k ? "ETRecord's %s[%zu]" : "ETRecord's %s", which,
+		         index);
+	/* no example inputs: go on to the representative ones; past the last of those: stop */
+	if (rc < 0 && rc != ETC_ERR_NOMEM)
+		return k == 0 ? 2 : 1;
+	return rc;
+}
+
+/*
+ * The inputs of the run: its bundled_input_index's test case (the .bpte's,
+ * else the record's representative_inputs); else --inputs; else the
+ * candidates (the .bpte's test cases, the record's example and
+ * representative inputs), the one whose reference run reproduces the run's
+ * program outputs best. 1 when there are none (`why` says so).
+ */
+static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
+                         numgap_state *st, char *why, size_t cap, etc_error *err)
+{
+	const etc_event_block *blk = gap_block(insp, a->block);
+	int idx = blk ? blk->bundled_input_index : -1;
+	if (idx >= 0 && st->bundled) {
+		candidate c;
+		memset(&c, 0, sizeof c);
+		int rc = bundled_candidate(st->bundled, st->graph, (size_t)idx, &c, err);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			st->inputs_views = c.views;
+			st->inputs_view_count = c.n;
+			fprintf(stderr,
+			        "etcompare: note: reference run on the %s (the run's "
+			        "bundled_input_index)\n",
+			        c.name);
+			return 0;
+		}
+	}
+	if (idx >= 0 && etc_etrecord_representative_inputs(rec)) {
+		int rc = etc_refinputs_from_record(&st->inputs, st->graph, rec,
+		                                   "representative_inputs", (size_t)idx, err);
+		if (rc < 0)
+			return rc;
+		fprintf(
+		    stderr,
+		    "etcompare: note: reference run on the ETRecord's representative_inputs[%d] "
+		    "(the run's bundled_input_index)\n",
+		    idx);
+		return 0;
+	}
+	if (a->inputs)
+		return inputs_from_file(a, st, err);
+	candidate best, c;
+	memset(&best, 0, sizeof best);
+	double best_snr = NAN;
+	size_t tried = 0;
+	for (size_t k = 0;; k++) {
+		memset(&c, 0, sizeof c);
+		etc_error e2;
+		etc_error_clear(&e2);
+		int rc = next_candidate(st->bundled, st->graph, rec, k, &c, &e2);
+		if (rc == ETC_ERR_NOMEM || (rc < 0 && !tried)) {
+			*err = e2;
+			candidate_free(&best);
+			return rc;
+		}
+		if (rc == 2 || rc < 0)
+			continue; /* no example inputs, or a test case that cannot be read */
+		if (rc == 1)
+			break;
+		tried++;
+		if (tried == 1) {
+			best = c;
+			continue;
+		}
+		/* a second candidate: score both by the run's program outputs */
+		double snr = NAN;
+		if (tried == 2 &&
+		    etc_numgap_inputs_score(insp, a->block, st->graph, candidate_tensors(&best),
+		                            candidate_count(&best), &best_snr, &e2) < 0)
+			best_snr = NAN;
+		if (etc_numgap_inputs_score(insp, a->block, st->graph, candidate_tensors(&c),
+		                            candidate_count(&c), &snr, &e2) < 0)
+			snr = NAN;
+		if (snr > best_snr || (isnan(best_snr) && !isnan(snr))) {
+			candidate_free(&best);
+			best = c;
+			best_snr = snr;
+		} else {
+			candidate_free(&c);
+		}
+	}
+	if (!tried) {
+		snprintf(
+		    why, cap,
+		    "no inputs for the run (no representative_inputs, no example inputs%s): %s",
+		    st->bundled ? ", no test case of the BundledProgram" : "", INPUTS_HINT);
+		return 1;
+	}
+	st->inputs = best.in;
+	st->inputs_views = best.views;
+	st->inputs_view_count = best.n;
+	/* a choice among several is worth a note; the only candidate is not */
+	if (tried > 1)
+		fprintf(stderr,
+		        "etcompare: note: reference run on the %s: of %zu candidate inputs, its "
+		        "program outputs match the run's best (SNR %.4g dB)\n",
+		        best.name, tried, best_snr);
+	return 0;
+}
+
+/* Loads the ETRecord's graph and the run's inputs into ref; 0 with ref->graph NULL: no gap. */
+static int open_graph(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
+                      numgap_state *st, etc_numgap_reference *ref)
+{
+	etc_error err;
+	etc_error_clear(&err);
+	if (!rec)
+		return graph_unavailable(a, ETC_ERR_USAGE,
+		                         "it needs --etrecord (the graph, its weights and inputs)");
+	etc_refgraph_options go;
+	etc_refgraph_options_init(&go);
+	go.graph = a->reference_graph;
+	go.method = a->method;
+	go.dtype = a->reference_dtype && !strcmp(a->reference_dtype, "float32") ? ETC_REF_FLOAT32
+	                                                                        : ETC_REF_FLOAT64;
+	int rc = etc_refgraph_load(&st->graph, rec, &go, &err);
+	if (rc < 0) {
+		/* an unknown graph name is the user's */
+		if (!numgap_graph_asked(a) && rc == ETC_ERR_UNSUPPORTED)
+			return 0; /* no runnable graph in the record: nothing to say */
+		return graph_unavailable(
+		    a, a->reference_graph && rc == ETC_ERR_USAGE ? rc : ETC_ERR_FORMAT,
+		    err.message);
+	}
+	char why[600] = "";
+	rc = choose_inputs(a, insp, rec, st, why, sizeof why, &err);
+	if (rc < 0)
+		return graph_unavailable(a, rc, err.message);
+	if (rc > 0)
+		return graph_unavailable(a, ETC_ERR_FORMAT, why);
+	ref->graph = st->graph;
+	ref->inputs = st->inputs ? etc_refinputs_tensors(st->inputs) : st->inputs_views;
+	ref->input_count = st->inputs ? etc_refinputs_count(st->inputs) : st->inputs_view_count;
+	ref->name = etc_etrecord_name(rec);
 	return 0;
 }
 
@@ -113,10 +403,17 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 	if (!etc_inspector_debug_buffer(insp))
 		return usage_error("%s", "the numeric gap needs --debug_buffer (the intermediate "
 		                         "outputs' values)");
-	etc_numgap_reference ref = {NULL, NULL, NULL};
-	int rc = open_reference(a, rec, io, st, &ref);
+	etc_numgap_reference ref = {NULL, NULL, NULL, NULL, NULL, 0};
+	bool graph = !numgap_wanted(a);
+	int rc = graph ? open_graph(a, insp, rec, st, &ref) : open_reference(a, rec, io, st, &ref);
 	if (rc)
 		return rc;
+	if (graph && !ref.graph)
+		return 0; /* not asked for and cannot run: the note said why */
+	/* from the graph alone, the gap gates only with a threshold */
+	bool gates = !graph || a->min_snr || a->max_mse || a->min_cosine || a->max_abs ||
+	             numgap_graph_asked(a);
+	st->gates = gates;
 	etc_error err;
 	etc_error_clear(&err);
 	rc = etc_numgap_run(&st->ng, insp, &ref, &o, &err);
@@ -154,7 +451,13 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		    what != event ? ")" : "", *r->source_line ? " at " : "",
 		    etc_text_safe(s3, sizeof s3, r->source_line),
 		    etc_text_safe(s4, sizeof s4, r->reason));
-		*gate = EXIT_GATE;
+		if (gates)
+			*gate = EXIT_GATE;
+		else
+			fprintf(stderr,
+			        "etcompare: note: the numeric gap from the ETRecord's graph "
+			        "gates only with a threshold (--min-snr, --max-mse, "
+			        "--min-cosine, --max-abs)\n");
 	} else {
 		fprintf(stderr,
 		        "etcompare: numeric gap: %zu intermediate outputs pass, %zu unmatched\n", n,
@@ -179,6 +482,11 @@ int numgap_plots(const numgap_state *st, const etc_plot_options *po, etc_plot_re
 void numgap_free(numgap_state *st)
 {
 	etc_numgap_free(st->ng);
+	etc_refinputs_free(st->inputs);
+	free(st->inputs_views);
+	etc_refgraph_free(st->graph);
+	etc_npz_free(st->inputs_npz);
+	etc_torchsave_free(st->inputs_ts);
 	etc_inspector_free(st->insp);
 	etc_npz_free(st->npz);
 	etc_etrecord_free(st->rec);

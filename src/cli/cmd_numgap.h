@@ -17,6 +17,9 @@ typedef struct numgap_args {
 	const char *block, *method;
 	const char *min_snr, *max_mse, *min_cosine, *max_abs;
 	const char *distance, *quant_params, *layout;
+	/* the reference graph: the ETRecord's own graph run on the run's inputs */
+	const char *reference_graph, *reference_dtype, *inputs;
+	bool no_reference_run;
 	bool force;
 } numgap_args;
 
@@ -27,11 +30,26 @@ typedef struct numgap_state {
 	etc_inspector *insp;
 	etc_etrecord *rec;
 	etc_npz *npz;
+	etc_refgraph *graph;
+	etc_refinputs *inputs;
+	etc_npz *inputs_npz;
+	etc_torchsave *inputs_ts;
+	etc_reftensor *inputs_views; /* a .bpte test case's inputs (views into it) */
+	size_t inputs_view_count;
+	const etc_bundled *bundled; /* --bundled-program (borrowed), or NULL */
+	bool gates;                 /* the gap's verdict is a gate (exit 1, JUnit) */
 	etc_numgap *ng;
 } numgap_state;
 
 /* True when a reference for the numeric gap was given. */
 bool numgap_wanted(const numgap_args *a);
+/* True when an option asks for the reference graph (it must then work: exit 3 if not). */
+bool numgap_graph_asked(const numgap_args *a);
+/*
+ * True when the numeric gap runs from the ETRecord's own graph: no other
+ * reference, not --no-reference-run, and an ETRecord and a debug buffer.
+ */
+bool numgap_graph_mode(const numgap_args *a, bool have_etrecord, bool have_debug_buffer);
 
 /*
  * Usage checks that need no file: the reference options belong together
@@ -40,10 +58,13 @@ bool numgap_wanted(const numgap_args *a);
 int numgap_check_args(const numgap_args *a, bool have_etdump);
 
 /*
- * Opens the reference, computes the gap against `insp` (linked to `rec`
- * when given), prints the table on stdout and the verdict on stderr, and
- * writes --numgap-tsv. Returns 0 or an exit code; *gate becomes 1 at a
- * divergence. The gap stays in st->ng for --json and the plots.
+ * Opens the reference (or loads the ETRecord's graph and the run's inputs),
+ * computes the gap against `insp` (linked to `rec` when given), prints the
+ * table on stdout and the verdict on stderr, and writes --numgap-tsv.
+ * Returns 0 or an exit code; *gate becomes 1 at a divergence. The gap
+ * stays in st->ng for --json and the plots; st->ng stays NULL when the
+ * graph was not asked for and cannot run (a note says which option would
+ * make it work).
  */
 int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
                const etc_inspector_options *io, numgap_state *st, int *gate);

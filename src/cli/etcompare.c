@@ -346,16 +346,17 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 
 /*
  * The bundled example (examples/make_example.py), compiled in: a device
- * ETDump of 3 runs and its debug buffer, the ETRecord with the reference
- * outputs, and the AOT reference intermediates in which layer_norm diverges.
- * It runs the whole flow: profiling table, accuracy gate (--min-snr 30 unless
- * a threshold is given), numeric gap and, unless `plots` is false (a bare
+ * ETDump of 3 runs and its debug buffer, and the ETRecord with the
+ * reference outputs, the graph's weights and inputs (the reference executor
+ * runs it: the numeric gap, in which layer_norm diverges). It runs the whole
+ * flow: profiling table, accuracy gate (--min-snr 30 unless a threshold is
+ * given), numeric gap and, unless `plots` is false (a bare
  * `etcompare`), the plots. Options given on the command line win; with an
  * output option (--tsv, --csv, --json, --trace, --show-outputs) the example
  * only supplies the inputs, so that output is what the user gets.
  */
 static int example_open(args *a, bool plots, etc_etdump **dump, etc_debug_buffer **buf,
-                        etc_etrecord **rec, numgap_state *ng)
+                        etc_etrecord **rec)
 {
 	etc_error err;
 	etc_error_clear(&err);
@@ -369,14 +370,13 @@ static int example_open(args *a, bool plots, etc_etdump **dump, etc_debug_buffer
 	if (etc_etrecord_wrap(rec, etc_example_etrecord, sizeof etc_example_etrecord,
 	                      "example.etrecord", &err) < 0)
 		return input_error(&err);
-	if (a->tsv || a->csv || a->json || a->trace || a->show_outputs)
+	if (a->tsv || a->csv || a->json || a->trace || a->show_outputs) {
+		/* only the inputs: the output asked for is what the user gets */
+		if (!numgap_wanted(&a->numgap) && !numgap_graph_asked(&a->numgap))
+			a->numgap.no_reference_run = true;
 		return 0;
-	if (!numgap_wanted(&a->numgap)) {
-		if (etc_npz_wrap(&ng->npz, etc_example_npz, sizeof etc_example_npz,
-		                 "example_intermediates.npz", &err) < 0)
-			return input_error(&err);
-		a->numgap.reference_intermediates = "example_intermediates.npz";
 	}
+	/* the numeric gap comes from the ETRecord alone: its graph, weights and inputs */
 	if (!a->min_snr && !a->max_mse && !a->min_cosine && !a->max_abs)
 		a->min_snr = "30";
 	a->plot = a->plot || plots;
@@ -394,8 +394,6 @@ static size_t report_inputs(const args *a, report_input in[12])
 		                           sizeof etc_example_debug};
 		in[nin++] = (report_input){"ETRecord", "example.etrecord", etc_example_etrecord,
 		                           sizeof etc_example_etrecord};
-		in[nin++] = (report_input){"reference intermediates", "example_intermediates.npz",
-		                           etc_example_npz, sizeof etc_example_npz};
 	}
 	const char *const files[][2] = {
 	    {"ETDump", a->example ? NULL : a->etdump},
@@ -512,6 +510,12 @@ int main(int argc, char **argv)
 	int rc = cli_parse(argc, argv, &a);
 	if (rc)
 		return rc == CLI_DONE ? EXIT_OK : rc;
+	if (a.reference_ops) {
+		/* the ops the reference executor computes (the numeric gap from a graph) */
+		for (size_t i = 0; i < etc_reference_op_count(); i++)
+			printf("%s\n", etc_reference_op_name(i));
+		return fflush(stdout) == 0 ? EXIT_OK : EXIT_OUTPUT;
+	}
 	if ((rc = check_outputs(&a)) != 0)
 		return rc;
 	if ((rc = check_inputs(&a)) != 0)
@@ -559,7 +563,8 @@ int main(int argc, char **argv)
 	int status = EXIT_OK, gate = EXIT_OK;
 	bool junit_done = false, report_done = false;
 	owned_refs owned = {NULL, NULL, NULL};
-	numgap_state ng = {NULL, NULL, NULL, NULL, NULL, NULL};
+	numgap_state ng;
+	memset(&ng, 0, sizeof ng);
 	profile_cmd pc;
 	if ((rc = cmd_profile_init(&pc, a.tables, a.baseline_etdump, a.max_regression,
 	                           a.min_event_time)) != 0)
@@ -612,7 +617,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (a.example) {
-		if ((rc = example_open(&a, !bare, &dump, &buf, &rec, &ng)) != 0) {
+		if ((rc = example_open(&a, !bare, &dump, &buf, &rec)) != 0) {
 			status = rc;
 			goto out;
 		}
@@ -701,7 +706,8 @@ int main(int argc, char **argv)
 		         etc_etrecord_reference_error(rec)) {
 			status = unreadable_references(rec);
 			goto out;
-		} else if (thresholds && !numgap_wanted(&a.numgap)) {
+		} else if (thresholds && !numgap_wanted(&a.numgap) &&
+		           !numgap_graph_mode(&a.numgap, rec != NULL, buf != NULL)) {
 			status = usage_error(
 			    "%s", "the thresholds need something to compare: --debug_buffer and an "
 			          "--etrecord with reference outputs, or --reference-outputs FILE");
@@ -712,13 +718,23 @@ int main(int argc, char **argv)
 		status = rc;
 		goto out;
 	}
-	if (numgap_wanted(&a.numgap)) {
-		a.numgap.block = a.block;
+	if (numgap_wanted(&a.numgap) || numgap_graph_asked(&a.numgap) ||
+	    numgap_graph_mode(&a.numgap, rec != NULL, buf != NULL)) {
+		/* the numeric gap takes the block by name: "Execute#2" is block "Execute" */
+		char gap_block[256];
+		if (a.block && strchr(a.block, '#')) {
+			snprintf(gap_block, sizeof gap_block, "%.*s",
+			         (int)(strrchr(a.block, '#') - a.block), a.block);
+			a.numgap.block = gap_block;
+		} else {
+			a.numgap.block = a.block;
+		}
 		a.numgap.method = a.method;
 		a.numgap.min_snr = a.min_snr;
 		a.numgap.max_mse = a.max_mse;
 		a.numgap.min_cosine = a.min_cosine;
 		a.numgap.max_abs = a.max_abs;
+		ng.bundled = owned.bp;
 		if ((rc = numgap_run(&a.numgap, insp, rec, &io, &ng, &gate)) != 0) {
 			status = rc;
 			goto out;
@@ -778,7 +794,8 @@ int main(int argc, char **argv)
 	}
 	/* The JUnit report last, and the gate's verdict is its failure count:
 	 * the exit code and the XML cannot disagree. */
-	etc_junit_gates gates = {ro.accuracy, insp, ro.numgap, ro.perfdiff};
+	/* a numeric gap from the ETRecord's graph without a threshold is shown, not gated */
+	etc_junit_gates gates = {ro.accuracy, insp, ng.gates ? ro.numgap : NULL, ro.perfdiff};
 	junit_done = true;
 	if (a.junit && (rc = write_junit(a.junit, &gates)) != 0) {
 		status = rc;

@@ -561,7 +561,8 @@ static int load_program(etc_etrecord *r, method *m, const char *member, etc_erro
 
 /* --- reference outputs --------------------------------------------------- */
 
-static int load_torchsave(etc_etrecord *r, const char *member, etc_torchsave **out, etc_error *err)
+static int load_torchsave(const etc_etrecord *r, const char *member, etc_torchsave **out,
+                          etc_error *err)
 {
 	const etc_zip_entry *e = etc_zip_find(r->zip, member);
 	const uint8_t *data;
@@ -1003,4 +1004,37 @@ int etc_etrecord_reference(const etc_etrecord *r, const char *method_name, size_
 		                "has none",
 		                method_name, etc_pyobj_len(runs), index);
 	return flatten(r, etc_pyobj_item(runs, index), out, cap, count, 0, err);
+}
+
+/* --- raw members ------------------------------------------------------------ */
+
+bool etc_etrecord_has_member(const etc_etrecord *r, const char *name)
+{
+	return r && name && etc_zip_find(r->zip, name) != NULL;
+}
+
+int etc_etrecord_member(const etc_etrecord *r, const char *name, const void **data, size_t *size,
+                        etc_error *err)
+{
+	*data = NULL;
+	*size = 0;
+	const etc_zip_entry *e = name ? etc_zip_find(r->zip, name) : NULL;
+	if (!e)
+		return etc_fail(err, ETC_ERR_FORMAT, r->name, -1, "the ETRecord has no member %s",
+		                name ? name : "(null)");
+	const uint8_t *d;
+	ETC_TRY(etc_zip_read(r->zip, e, &d, size, NULL, err));
+	*data = d;
+	return 0;
+}
+
+int etc_etrecord_torchsave(const etc_etrecord *r, const char *name, etc_torchsave **out,
+                           etc_error *err)
+{
+	*out = NULL;
+	if (!name || !etc_zip_find(r->zip, name))
+		return etc_fail(err, ETC_ERR_FORMAT, r->name, -1, "the ETRecord has no member %s",
+		                name ? name : "(null)");
+	ETC_TRY(load_torchsave(r, name, out, err));
+	return 0;
 }

@@ -501,29 +501,33 @@ static void write_drops(FILE *f, const etc_numgap *ng)
 	size_t k = etc_numgap_top_drops(ng, ETC_REPORT_DROPS, top);
 	bool any = false;
 	for (size_t i = 0; i < n && !any; i++)
-		any = !isnan(etc_numgap_row_at(ng, i)->snr_drop);
+		any = !isnan(etc_numgap_row_at(ng, i)->snr_drop) ||
+		      etc_numgap_row_at(ng, i)->has_local;
 	if (!any)
 		return; /* no graph: no drops */
-	fputs("<h3>Where the error enters</h3>\n<p class=\"muted\">The largest SNR drops: the "
-	      "lowest SNR among the compared producers of a row's inputs minus its own SNR "
-	      "(+inf: exact inputs, inexact output). An op that amplifies the error it "
-	      "inherits shows a drop too.</p>\n",
+	fputs("<h3>Where the error enters</h3>\n<p class=\"muted\">", f);
+	put_esc(f, etc_numgap_enters_rule_(ng));
+	fputs(". The local SNR re-runs the op on the runtime's own logged inputs; without a "
+	      "reference graph, the noise an op adds is its error-to-signal ratio "
+	      "10<sup>-SNR/10</sup> minus the largest of its inputs'.</p>\n",
 	      f);
 	if (!k) {
-		fputs("<p>No row loses SNR against its inputs.</p>\n", f);
+		fputs("<p>No op adds error of its own.</p>\n", f);
 		return;
 	}
 	fputs("<ol id=\"enters\">\n", f);
 	for (size_t i = 0; i < k; i++) {
 		const etc_numgap_row *r = etc_numgap_row_at(ng, top[i]);
-		char drop[40], snr[40];
-		etc_fmt_snr_drop_(drop, sizeof drop, r->snr_drop);
-		etc_fmt_metric_(snr, sizeof snr, r->metrics.snr_db);
+		char fig[400];
+		etc_numgap_enters_figures_(fig, sizeof fig, r);
 		fprintf(f, "<li><b>row %zu ", top[i]);
 		put_esc(f, *r->nodes ? r->nodes : r->event_name);
 		fputs("</b> (", f);
 		put_esc(f, *r->ops ? r->ops : r->event_name);
-		fprintf(f, "): SNR drop %s dB to %s dB", drop, snr);
+		fputs("): ", f);
+		put_esc(f, fig);
+		if (r->status != ETC_ROW_PASS)
+			fputs(", FAIL", f);
 		if (*r->source_line) {
 			fputs(" at <code>", f);
 			put_esc(f, r->source_line);
@@ -605,14 +609,18 @@ static void write_numgap(FILE *f, const etc_html_report *h)
 		fputs("<p class=\"muted\">The reference ops equal the runtime ops in every "
 		      "row.</p>\n",
 		      f);
-	const char *cols[12] = {"row", "node", "runtime ops"};
+	bool local = false;
+	for (size_t i = 0; i < n && !local; i++)
+		local = etc_numgap_row_at(ng, i)->has_local;
+	const char *cols[14] = {"row", "node", "runtime ops"};
 	size_t nc = 3;
 	if (refops)
 		cols[nc++] = "reference ops";
-	static const char *const rest[] = {"shape",  "SNR (dB)", "SNR drop", "MSE",
-	                                   "cosine", "max abs",  "source",   "verdict"};
-	for (size_t c = 0; c < 8; c++)
-		cols[nc++] = rest[c];
+	static const char *const rest[] = {"shape",  "SNR (dB)", "local SNR", "SNR drop", "MSE",
+	                                   "cosine", "max abs",  "source",    "verdict"};
+	for (size_t c = 0; c < 9; c++)
+		if (c != 2 || local)
+			cols[nc++] = rest[c];
 	table_head(f, "numgap", cols, nc);
 	for (size_t i = 0; i < n; i++) {
 		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
@@ -636,14 +644,34 @@ static void write_numgap(FILE *f, const etc_html_report *h)
 			text_cell(f, r->shape);
 		}
 		const etc_metrics *m = &r->metrics;
-		if (r->has_metrics) {
+		if (r->has_metrics)
 			num_cell(f, m->snr_db, NULL);
+		else
+			fputs("<td class=\"n\">-</td>", f);
+		if (local) {
+			/* the local SNR cell says why it is missing or what stood in */
+			if (*r->local_note) {
+				fputs("<td class=\"n\" title=\"", f);
+				put_esc(f, r->local_note);
+				fputs("\"", f);
+			} else {
+				fputs("<td class=\"n\"", f);
+			}
+			char v[40];
+			etc_fmt_snr_drop_(v, sizeof v, r->local_snr);
+			if (r->has_local && !isnan(r->local_snr))
+				fprintf(f, " data-v=\"%s\">%s</td>",
+				        isinf(r->local_snr) ? "Infinity" : v, v);
+			else
+				fputs(">-</td>", f);
+		}
+		if (r->has_metrics) {
 			drop_cell(f, r->snr_drop);
 			num_cell(f, m->mse, NULL);
 			num_cell(f, m->cosine, NULL);
 			num_cell(f, m->max_abs, NULL);
 		} else {
-			for (int c = 0; c < 5; c++)
+			for (int c = 0; c < 4; c++)
 				fputs("<td class=\"n\">-</td>", f);
 		}
 		text_cell(f, r->source_line);

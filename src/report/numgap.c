@@ -35,7 +35,7 @@ static void clip(char *dst, size_t cap, const char *s)
 	memcpy(dst + k, "...", 4);
 }
 
-#define NCOL 14
+#define NCOL 15
 #define CELL 128
 
 void etc_fmt_snr_drop_(char *buf, size_t cap, double v)
@@ -48,42 +48,81 @@ void etc_fmt_snr_drop_(char *buf, size_t cap, double v)
 		etc_fmt_metric_(buf, cap, v);
 }
 
-/* The top rows by SNR drop: "where the error enters". */
+/* The heading of "where the error enters": local errors, else added noise. */
+const char *etc_numgap_enters_rule_(const etc_numgap *ng)
+{
+	for (size_t i = 0; i < etc_numgap_row_count(ng); i++)
+		if (etc_numgap_row_at(ng, i)->has_local)
+			return "failing ops first, lowest local SNR first: each op re-run in the "
+			       "reference dtype on the runtime's own inputs";
+	return "failing ops first, most added noise first: the op's error-to-signal ratio "
+	       "minus its inputs' largest";
+}
+
+/* One ranked row's figures: "local SNR 18.3 dB, cumulative 18.3 dB" or
+ * "adds noise 0.015 of the signal, SNR drop 123 dB to 18.3 dB". */
+void etc_numgap_enters_figures_(char *buf, size_t cap, const etc_numgap_row *r)
+{
+	char a[40], c[40], d[40];
+	etc_fmt_snr_drop_(c, sizeof c, r->cumulative_snr);
+	if (r->has_local) {
+		etc_fmt_snr_drop_(a, sizeof a, r->local_snr);
+		snprintf(buf, cap, "local SNR %s dB, cumulative %s dB%s%s%s", a, c,
+		         *r->local_note ? " (" : "", r->local_note, *r->local_note ? ")" : "");
+		return;
+	}
+	etc_fmt_metric_(a, sizeof a, r->noise_added);
+	etc_fmt_snr_drop_(d, sizeof d, r->snr_drop);
+	snprintf(buf, cap, "adds noise %s of the signal power, SNR drop %s dB to %s dB", a, d, c);
+}
+
+/* The top rows: "where the error enters". */
 static void print_drops(FILE *f, const etc_numgap *ng)
 {
 	size_t n = etc_numgap_row_count(ng), top[ETC_REPORT_DROPS];
 	size_t nt = etc_numgap_top_drops(ng, ETC_REPORT_DROPS, top);
 	bool any = false;
 	for (size_t i = 0; i < n && !any; i++)
-		any = !isnan(etc_numgap_row_at(ng, i)->snr_drop);
+		any = !isnan(etc_numgap_row_at(ng, i)->snr_drop) ||
+		      etc_numgap_row_at(ng, i)->has_local;
 	if (!any)
 		return;
-	fprintf(f, "\nWhere the error enters (largest SNR drop: lowest input SNR - own SNR):\n");
+	fprintf(f, "\nWhere the error enters (%s):\n", etc_numgap_enters_rule_(ng));
 	if (!nt)
-		fprintf(f, "  no row loses SNR against its inputs\n");
+		fprintf(f, "  no op adds error of its own\n");
 	for (size_t k = 0; k < nt; k++) {
 		const etc_numgap_row *r = etc_numgap_row_at(ng, top[k]);
-		char drop[40], snr[40];
-		etc_fmt_snr_drop_(drop, sizeof drop, r->snr_drop);
-		etc_fmt_metric_(snr, sizeof snr, r->metrics.snr_db);
-		char s1[512], s2[512], s3[512];
-		fprintf(f, "  %zu. row %zu %s (%s): SNR drop %s dB to %s dB%s%s\n", k + 1, top[k],
+		char fig[400];
+		etc_numgap_enters_figures_(fig, sizeof fig, r);
+		char s1[512], s2[512], s3[512], s4[512];
+		fprintf(f, "  %zu. row %zu %s (%s): %s%s%s%s\n", k + 1, top[k],
 		        etc_text_safe(s1, sizeof s1, *r->nodes ? r->nodes : r->event_name),
-		        etc_text_safe(s2, sizeof s2, *r->ops ? r->ops : r->event_name), drop, snr,
-		        *r->source_line ? " at " : "",
+		        etc_text_safe(s2, sizeof s2, *r->ops ? r->ops : r->event_name),
+		        etc_text_safe(s4, sizeof s4, fig),
+		        r->status != ETC_ROW_PASS ? ", FAIL" : "", *r->source_line ? " at " : "",
 		        etc_text_safe(s3, sizeof s3, r->source_line));
 	}
 }
 
 int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 {
+	/* the last column, the local SNR, only when a reference graph gave it */
 	static const char *const hdr[NCOL] = {
-	    "#",      "node",    "runtime ops", "runtime handles", "reference ops",
-	    "shape",  "dtype",   "SNR (dB)",    "SNR drop",        "MSE",
-	    "cosine", "max abs", "source",      "verdict"};
-	static const bool right[NCOL] = {true, false, false, false, false, false, false,
+	    "#",     "node",   "runtime ops", "runtime handles", "reference ops",
+	    "shape", "dtype",  "SNR (dB)",    "local SNR",       "SNR drop",
+	    "MSE",   "cosine", "max abs",     "source",          "verdict"};
+	static const bool right[NCOL] = {true, false, false, false, false, false, false, true,
 	                                 true, true,  true,  true,  true,  false, false};
 	size_t n = etc_numgap_row_count(ng);
+	bool local = false;
+	for (size_t i = 0; i < n && !local; i++)
+		local = etc_numgap_row_at(ng, i)->has_local;
+	const char *hd[NCOL];
+	bool rt[NCOL];
+	int nc = 0;
+	for (int k = 0; k < NCOL; k++)
+		if (k != 8 || local)
+			hd[nc] = hdr[k], rt[nc++] = right[k];
 	long first = etc_numgap_first_divergence(ng);
 	char(*cells)[NCOL][CELL] = calloc(n ? n : 1, sizeof *cells);
 	const char **ptrs = calloc((n ? n : 1) * NCOL, sizeof *ptrs);
@@ -117,15 +156,19 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 			snprintf(c[6], CELL, "%s", r->dtype);
 		if (r->has_metrics) {
 			etc_fmt_metric_(c[7], CELL, r->metrics.snr_db);
-			etc_fmt_snr_drop_(c[8], CELL, r->snr_drop);
-			etc_fmt_metric_(c[9], CELL, r->metrics.mse);
-			etc_fmt_metric_(c[10], CELL, r->metrics.cosine);
-			etc_fmt_metric_(c[11], CELL, r->metrics.max_abs);
+			etc_fmt_snr_drop_(c[9], CELL, r->snr_drop);
+			etc_fmt_metric_(c[10], CELL, r->metrics.mse);
+			etc_fmt_metric_(c[11], CELL, r->metrics.cosine);
+			etc_fmt_metric_(c[12], CELL, r->metrics.max_abs);
 		} else {
-			for (int k = 7; k < 12; k++)
+			for (int k = 7; k < 13; k++)
 				snprintf(c[k], CELL, "-");
 		}
-		clip(c[12], 56, r->source_line);
+		if (r->has_local)
+			etc_fmt_snr_drop_(c[8], CELL, r->local_snr);
+		else
+			snprintf(c[8], CELL, "-");
+		clip(c[13], 56, r->source_line);
 		/* how the runtime values were read, when not as they are */
 		char how[40] = "";
 		if (*r->layout || r->quant_source)
@@ -134,18 +177,19 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 			         r->quant_source ? "deq. " : "",
 			         etc_numgap_quant_source_name(r->quant_source));
 		if (r->status == ETC_ROW_PASS)
-			snprintf(c[13], CELL, "%s%s",
+			snprintf(c[14], CELL, "%s%s",
 			         r->has_metrics && r->metrics.identical ? "pass (identical)"
 			                                                : "pass",
 			         how);
 		else
-			snprintf(c[13], CELL, "%s%.16s: %.52s%s",
+			snprintf(c[14], CELL, "%s%.16s: %.52s%s",
 			         (long)i == first ? "FIRST DIVERGENCE " : "",
 			         etc_row_status_str(r->status), r->reason, how);
-		for (int k = 0; k < NCOL; k++)
-			ptrs[i * NCOL + (size_t)k] = c[k];
+		for (int k = 0, j = 0; k < NCOL; k++)
+			if (k != 8 || local)
+				ptrs[i * (size_t)nc + (size_t)j++] = c[k];
 	}
-	if ((rc = etc_grid_print_(f, NCOL, hdr, right, n, ptrs)) < 0) {
+	if ((rc = etc_grid_print_(f, (size_t)nc, hd, rt, n, ptrs)) < 0) {
 		rc = etc_fail(err, rc, NULL, -1, "out of memory");
 		goto done;
 	}
@@ -352,7 +396,15 @@ int etc_report_numgap_tsv(FILE *f, const etc_numgap *ng, etc_error *err)
 	                                   "layout",
 	                                   "quant_source",
 	                                   "quant",
-	                                   "snr_drop"};
+	                                   "snr_drop",
+	                                   "cumulative_snr",
+	                                   "local_snr",
+	                                   "local_mse",
+	                                   "local_max_abs",
+	                                   "noise_added",
+	                                   "local_inputs",
+	                                   "local_standins",
+	                                   "local_note"};
 	const size_t ncols = sizeof cols / sizeof cols[0];
 	etc_sbuf b = {0}, b2 = {0};
 	long first = etc_numgap_first_divergence(ng);
@@ -408,7 +460,21 @@ int etc_report_numgap_tsv(FILE *f, const etc_numgap *ng, etc_error *err)
 		field(f, r->layout, false);
 		field(f, etc_numgap_quant_source_name(r->quant_source), false);
 		field(f, r->quant, false);
-		drop_field(f, r->snr_drop, true);
+		drop_field(f, r->snr_drop, false);
+		drop_field(f, r->cumulative_snr, false);
+		drop_field(f, r->local_snr, false);
+		num_field(f, r->has_local, r->local.mse);
+		num_field(f, r->has_local, r->local.max_abs);
+		drop_field(f, r->noise_added, false);
+		{
+			char a[24] = "", c[24] = "";
+			if (r->local_inputs)
+				snprintf(a, sizeof a, "%u", r->local_inputs),
+				    snprintf(c, sizeof c, "%u", r->local_standins);
+			field(f, a, false);
+			field(f, c, false);
+		}
+		field(f, r->local_note, true);
 	}
 	/* unmatched items: their side's columns, the other side's empty */
 	for (size_t i = 0; i < etc_numgap_unmatched_count(ng); i++) {
@@ -448,7 +514,8 @@ int etc_report_numgap_tsv(FILE *f, const etc_numgap *ng, etc_error *err)
 		field(f, rt ? u->ops : "", false);
 		field(f, rt ? "" : u->ops, false);
 		field(f, u->instruction_id >= 0 ? u->name : "", false);
-		for (int k = 0; k < 5; k++) /* nodes, distance, layout, quant source, quant */
+		/* nodes, distance, layout, quant source, quant, snr drop, the two errors */
+		for (int k = 0; k < 13; k++)
 			field(f, "", false);
 		field(f, "", true);
 	}
@@ -463,6 +530,16 @@ int etc_report_numgap_tsv(FILE *f, const etc_numgap *ng, etc_error *err)
 }
 
 /* --- JSON ---------------------------------------------------------------------------- */
+
+/* `, "key": v` with null for NaN (inf as the library's JSON numbers write it). */
+static void json_num_or_null(etc_sbuf *b, const char *key, double v)
+{
+	etc_sbuf_printf(b, ", \"%s\": ", key);
+	if (isnan(v))
+		etc_sbuf_puts(b, "null");
+	else
+		etc_json_num_(b, v);
+}
 
 static void json_handles(etc_sbuf *b, const int64_t *h, size_t n)
 {
@@ -585,6 +662,17 @@ void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng)
 			etc_metrics_json_(b, &r->metrics);
 		else
 			etc_sbuf_puts(b, "null");
+		json_num_or_null(b, "cumulative_snr", r->cumulative_snr);
+		json_num_or_null(b, "local_snr", r->local_snr);
+		json_num_or_null(b, "noise_added", r->noise_added);
+		etc_sbuf_puts(b, ", \"local_metrics\": ");
+		if (r->has_local)
+			etc_metrics_json_(b, &r->local);
+		else
+			etc_sbuf_puts(b, "null");
+		etc_sbuf_printf(b, ", \"local_inputs\": %u, \"local_standins\": %u",
+		                r->local_inputs, r->local_standins);
+		json_kv(b, "local_note", r->local_note);
 		etc_sbuf_puts(b, "}");
 	}
 	etc_sbuf_puts(b, "], \"unmatched\": [");

@@ -59,6 +59,9 @@ void etc_tensor_text_(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
 enum { ETC_REPORT_DROPS = 5 };
 /* "+inf", "12.3" or "-" (not compared, no graph) for an SNR drop. */
 void etc_fmt_snr_drop_(char *buf, size_t cap, double v);
+/* "Where the error enters": the rule of the ranking, and a ranked row's figures. */
+const char *etc_numgap_enters_rule_(const etc_numgap *ng);
+void etc_numgap_enters_figures_(char *buf, size_t cap, const etc_numgap_row *r);
 
 /* The numeric gap as a JSON object (for the --json report). */
 void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng);

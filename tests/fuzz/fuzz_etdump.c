@@ -40,7 +40,7 @@ static void read_value(const etc_value *v, const etc_debug_buffer *buf)
 /* The numeric gap of the run against itself: terminal, TSV and JUnit. */
 static void numgap_outputs(const etc_inspector *insp, size_t size)
 {
-	etc_numgap_reference ref = {insp, NULL, "self"};
+	etc_numgap_reference ref = {insp, NULL, "self", NULL, NULL, 0};
 	etc_numgap_options o;
 	etc_numgap_options_init(&o);
 	if (size & 2)

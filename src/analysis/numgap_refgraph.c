@@ -1,0 +1,603 @@
+/*
+ * numgap_refgraph.c - the numeric gap's third reference source: the
+ * ETRecord's own graph run by the reference executor (reference.h). Every
+ * node with a debug handle is a reference item; its outputs are kept only
+ * when a runtime item shares its handle (the rows need them). In the same
+ * callback the node is re-run on the runtime's own logged inputs (its local
+ * error): compared at once when the runtime output is a plain float tensor
+ * of the same shape, else kept and compared after alignment through the
+ * row's own reading of the runtime tensor (layout, dequantization). A node
+ * the runtime did not log is re-run on runtime values too, so that its
+ * users read what the runtime computed; those values are freed after their
+ * last user. Also the score of a set of inputs: how well the graph run on
+ * them reproduces the runtime's program outputs.
+ */
+#include "analysis/numgap_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* A runtime item by the largest of its handles. */
+typedef struct hitem {
+	int64_t handle;
+	uint32_t item;
+} hitem;
+
+typedef struct gctx {
+	etc_numgap *ng;
+	gather *g;
+	const etc_refgraph *graph;
+	hitem *bymax; /* runtime items by their largest handle */
+	size_t nmax;
+	int64_t *all; /* every runtime handle, ascending, unique */
+	size_t nall;
+	/* per node: its re-run on runtime values when unlogged (NULL: none), and
+	 * the reads of its outputs still to come */
+	etc_refvalues **derived;
+	uint32_t *users;
+} gctx;
+
+static int cmp_hitem(const void *a, const void *b)
+{
+	const hitem *x = a, *y = b;
+	if (x->handle != y->handle)
+		return x->handle < y->handle ? -1 : 1;
+	return (x->item > y->item) - (x->item < y->item);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The runtime item whose largest handle is h (the later one on a tie), or -1. */
+static long item_by_max(const gctx *c, int64_t h)
+{
+	size_t lo = 0, hi = c->nmax;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->bymax[mid].handle <= h)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && c->bymax[lo - 1].handle == h ? (long)c->bymax[lo - 1].item : -1;
+}
+
+static bool runtime_has(const gctx *c, int64_t h)
+{
+	return bsearch(&h, c->all, c->nall, sizeof *c->all, cmp_i64) != NULL;
+}
+
+/* An etc_tensor over a reference tensor (sizes and data borrowed). */
+static void tensor_of(const etc_reftensor *v, etc_tensor *t)
+{
+	memset(t, 0, sizeof *t);
+	t->scalar_type = v->dtype;
+	t->ndim = v->rank;
+	t->sizes_le = (const uint8_t *)v->shape; /* int64, native = little-endian hosts */
+	t->numel = v->numel;
+	t->nbytes = v->numel * etc_scalar_type_size(v->dtype);
+	t->data = v->data;
+}
+
+/* A copy of reference tensor v that outlives the run: shape in the arena,
+ * data in the arena (keep) or nowhere. */
+static int keep_tensor(etc_numgap *ng, const etc_reftensor *v, bool data, etc_tensor *t,
+                       etc_error *err)
+{
+	tensor_of(v, t);
+	int64_t *shape = etc_arena_alloc(&ng->arena, v->rank ? v->rank : 1, sizeof *shape);
+	if (!shape)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	if (v->rank)
+		memcpy(shape, v->shape, v->rank * sizeof *shape);
+	t->sizes_le = (const uint8_t *)shape;
+	t->data = NULL;
+	t->offset = -1;
+	if (!data)
+		return 0;
+	size_t nb = (size_t)t->nbytes;
+	void *p = etc_arena_alloc(&ng->arena, nb ? nb : 1, 1);
+	if (!p)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1,
+		                "out of memory keeping a reference output of %llu bytes",
+		                (unsigned long long)t->nbytes);
+	if (nb)
+		memcpy(p, v->data, nb);
+	t->data = p;
+	t->offset = 0;
+	return 0;
+}
+
+/* Output `pos` of runtime item `it` that stands for output `pos` of a node with `count` outputs. */
+static const otensor *runtime_output(const gather *g, const item *it, uint32_t count, uint32_t pos)
+{
+	if (it->nout == count && pos < count)
+		return &g->ts[it->first + pos];
+	if (it->nout == 1 && pos == 0)
+		return &g->ts[it->first];
+	return NULL;
+}
+
+static bool same_shape(const etc_tensor *t, const etc_reftensor *v)
+{
+	if (t->ndim != v->rank || t->numel != v->numel)
+		return false;
+	for (uint32_t k = 0; k < v->rank; k++)
+		if (etc_tensor_size(t, k) != v->shape[k])
+			return false;
+	return true;
+}
+
+/* One replacement input of a re-run: the runtime's tensor as a reference
+ * tensor (copied when its data is not aligned for its dtype). */
+typedef struct repl {
+	etc_reftensor v;
+	int64_t shape[ETC_REF_MAX_RANK];
+	void *copy;
+} repl;
+
+/* The replacements of a node's tensor inputs by runtime values. */
+typedef struct inputs_of {
+	size_t ns;
+	repl *rp;
+	const etc_reftensor **in;
+	uint32_t acts, standins, replaced;
+	etc_sbuf missing; /* "node X not logged, ..." */
+} inputs_of;
+
+static void inputs_free(inputs_of *x)
+{
+	for (size_t k = 0; x->rp && k < x->ns; k++)
+		free(x->rp[k].copy);
+	free(x->rp);
+	free(x->in);
+	etc_sbuf_free(&x->missing);
+	memset(x, 0, sizeof *x);
+}
+
+/*
+ * For each tensor input of node n that a node produces: the runtime's
+ * logged value (its producer's handle is the largest of a runtime item's),
+ * else the producer's own re-run on runtime values (an unlogged view or
+ * copy keeps what the runtime computed), else nothing: the reference stands
+ * in. Parameters and program inputs are the record's.
+ */
+static int runtime_inputs(gctx *c, const etc_refrun *run, size_t n, inputs_of *x, etc_error *err)
+{
+	const etc_refsrc *srcs = NULL;
+	memset(x, 0, sizeof *x);
+	x->ns = etc_refgraph_node_inputs(c->graph, n, &srcs);
+	x->rp = calloc(x->ns ? x->ns : 1, sizeof *x->rp);
+	x->in = calloc(x->ns ? x->ns : 1, sizeof *x->in);
+	if (!x->rp || !x->in)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	for (size_t k = 0; k < x->ns; k++) {
+		if (srcs[k].kind != ETC_REFSRC_NODE)
+			continue;
+		x->acts++;
+		size_t pi = srcs[k].index;
+		const etc_refnode *p = etc_refgraph_node(c->graph, pi);
+		const etc_reftensor *refv = etc_refrun_output(run, pi, srcs[k].output);
+		long ri = p && p->debug_handle >= 0 ? item_by_max(c, p->debug_handle) : -1;
+		const otensor *o = ri >= 0 ? runtime_output(c->g, &c->g->items[ri], p->output_count,
+		                                            srcs[k].output)
+		                           : NULL;
+		const char *why = NULL;
+		/* without a reference value (not computed) the op itself checks the shape */
+		if (!p)
+			why = "not computed";
+		else if (!o && c->derived && c->derived[pi] &&
+		         srcs[k].output < etc_refvalues_count(c->derived[pi])) {
+			x->in[k] = etc_refvalues_get(c->derived[pi], srcs[k].output);
+			x->replaced++;
+			continue;
+		} else if (!o)
+			why = refv ? "not logged" : "not logged, not computed";
+		else if (!o->has_data || (!o->t.data && o->t.numel))
+			why = "logged without data";
+		else if ((refv && !same_shape(&o->t, refv)) || o->t.ndim > ETC_REF_MAX_RANK)
+			why = "logged in another shape";
+		if (why) {
+			x->standins++;
+			const char *name = p ? p->name : "?";
+			if (p && srcs[k].output < p->output_count && p->output_names &&
+			    p->output_names[srcs[k].output][0] && p->output_count > 1)
+				name = p->output_names[srcs[k].output];
+			etc_sbuf_printf(&x->missing, "%snode %s %s", x->missing.len ? ", " : "",
+			                name, why);
+			continue;
+		}
+		repl *r = &x->rp[k];
+		for (uint32_t d = 0; d < o->t.ndim; d++)
+			r->shape[d] = etc_tensor_size(&o->t, d);
+		r->v.dtype = o->t.scalar_type;
+		r->v.rank = o->t.ndim;
+		r->v.shape = o->t.ndim ? r->shape : NULL;
+		r->v.numel = o->t.numel;
+		r->v.data = o->t.data;
+		size_t es = etc_scalar_type_size(o->t.scalar_type);
+		if (es && ((uintptr_t)o->t.data % es) != 0) {
+			/* debug buffer tensors are 64-byte aligned in memory, not in the file */
+			r->copy = malloc((size_t)o->t.nbytes ? (size_t)o->t.nbytes : 1);
+			if (!r->copy)
+				return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+			memcpy(r->copy, o->t.data, (size_t)o->t.nbytes);
+			r->v.data = r->copy;
+		}
+		x->in[k] = &r->v;
+		x->replaced++;
+	}
+	return 0;
+}
+
+/* An unlogged node's value as the runtime computed it, when one of its
+ * inputs carries runtime values: its re-run on them (kept for its users). */
+static int derive(gctx *c, const etc_refrun *run, size_t n, etc_error *err)
+{
+	inputs_of x;
+	int rc = runtime_inputs(c, run, n, &x, err);
+	if (rc == 0 && x.replaced) {
+		etc_error e2;
+		etc_error_clear(&e2);
+		int r = etc_refrun_eval(run, n, x.in, &c->derived[n], &e2);
+		if (r == ETC_ERR_NOMEM) {
+			if (err)
+				*err = e2;
+			rc = r;
+		} else if (r < 0) {
+			c->derived[n] = NULL; /* its users get the reference's value */
+		}
+	}
+	inputs_free(&x);
+	return rc;
+}
+
+/* The node's re-run on the runtime's own logged inputs; its outputs go to
+ * the item's otensors (local), the counts and note to the item. */
+static int rerun(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd, item *it,
+                 etc_error *err)
+{
+	inputs_of x;
+	int rc = runtime_inputs(c, run, n, &x, err);
+	if (rc < 0) {
+		inputs_free(&x);
+		return rc;
+	}
+	it->local_inputs = x.acts;
+	it->local_standins = x.standins;
+	char note[200] = "";
+	if (x.standins)
+		snprintf(note, sizeof note, "inputs: %u of %u from the reference (%.150s)",
+		         x.standins, x.acts, x.missing.p ? x.missing.p : "");
+	etc_refvalues *vals = NULL;
+	const char *why = NULL;
+	if (etc_refrun_status(run, n, &why) != ETC_REFNODE_COMPUTED &&
+	    (x.standins || !x.replaced)) {
+		/* the reference could not compute it and the runtime does not feed it all */
+		snprintf(note, sizeof note,
+		         "no local error: the reference did not compute an input the runtime did "
+		         "not log");
+		it->local_note = etc_arena_strdup(&c->ng->arena, note, strlen(note));
+		inputs_free(&x);
+		return 0;
+	}
+	if (x.replaced) {
+		etc_error e2;
+		etc_error_clear(&e2);
+		int r = etc_refrun_eval(run, n, x.in, &vals, &e2);
+		if (r == ETC_ERR_NOMEM) {
+			if (err)
+				*err = e2;
+			inputs_free(&x);
+			return r;
+		}
+		if (r < 0) {
+			snprintf(
+			    note, sizeof note,
+			    "no local error: the re-run on the runtime's inputs failed: %.120s",
+			    e2.message);
+			it->local_note = etc_arena_strdup(&c->ng->arena, note, strlen(note));
+			inputs_free(&x);
+			return 0;
+		}
+	}
+	inputs_free(&x);
+	if (*note)
+		it->local_note = etc_arena_strdup(&c->ng->arena, note, strlen(note));
+	for (uint32_t j = 0; j < it->nout && j < nd->output_count; j++) {
+		otensor *ot = &c->g->ts[it->first + j];
+		const etc_reftensor *v =
+		    vals ? (j < etc_refvalues_count(vals) ? etc_refvalues_get(vals, j) : NULL)
+		         : etc_refrun_output(run, n, j);
+		if (!v)
+			continue;
+		if (vals && !ot->has_data && ot->t.scalar_type < 0 &&
+		    (rc = keep_tensor(c->ng, v, false, &ot->t, err)) < 0)
+			break; /* not computed: the re-run at least gives its shape and dtype */
+		if (!vals) {
+			/* nothing replaced: the re-run is the reference itself */
+			ot->local = ot->t;
+			ot->has_local = ot->t.data != NULL || ot->t.numel == 0;
+			continue;
+		}
+		/* the usual case (a float runtime output of the same shape): the local
+		 * metrics now, nothing kept */
+		long ri = item_by_max(c, nd->debug_handle);
+		const otensor *rto =
+		    ri >= 0 ? runtime_output(c->g, &c->g->items[ri], nd->output_count, j) : NULL;
+		if (rto && rto->has_data && rto->t.data && same_shape(&rto->t, v) &&
+		    etc_scalar_type_is_float_(rto->t.scalar_type)) {
+			etc_tensor lt;
+			tensor_of(v, &lt);
+			etc_values vl, va;
+			etc_values_from_tensor(&vl, &lt);
+			etc_values_from_tensor(&va, &rto->t);
+			if ((rc = etc_metrics_compare(&vl, &va, &ot->local_m, err)) < 0)
+				break;
+			ot->has_local_m = true;
+			ot->local_vs = rto->t.data;
+			continue;
+		}
+		if ((rc = keep_tensor(c->ng, v, true, &ot->local, err)) < 0)
+			break;
+		ot->has_local = true;
+	}
+	etc_refvalues_free(vals);
+	return rc;
+}
+
+/* After node n: its inputs' derived values that no later node reads are freed. */
+static void release(gctx *c, size_t n)
+{
+	const etc_refsrc *srcs = NULL;
+	size_t ns = etc_refgraph_node_inputs(c->graph, n, &srcs);
+	for (size_t k = 0; k < ns; k++) {
+		if (srcs[k].kind != ETC_REFSRC_NODE)
+			continue;
+		size_t p = srcs[k].index;
+		if (c->users[p] && --c->users[p] == 0) {
+			etc_refvalues_free(c->derived[p]);
+			c->derived[p] = NULL;
+		}
+	}
+	if (!c->users[n]) {
+		etc_refvalues_free(c->derived[n]);
+		c->derived[n] = NULL;
+	}
+}
+
+static const char *status_name(int st)
+{
+	return st == ETC_REFNODE_UNSUPPORTED ? "its op is not in the reference library"
+	       : st == ETC_REFNODE_SKIPPED   ? "an input was not computed"
+	       : st == ETC_REFNODE_FAILED    ? "the op refused its inputs"
+	                                     : "not computed";
+}
+
+static int handled_node(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd,
+                        etc_error *err);
+
+static int on_node(void *user, const etc_refrun *run, size_t n, etc_error *err)
+{
+	gctx *c = user;
+	int rc = 0;
+	const etc_refnode *nd = etc_refgraph_node(c->graph, n);
+	const char *why0 = NULL;
+	int st0 = etc_refrun_status(run, n, &why0);
+	/* a node skipped after an unsupported op can still run on runtime values */
+	bool computed = st0 == ETC_REFNODE_COMPUTED || st0 == ETC_REFNODE_SKIPPED;
+	bool logged = nd && nd->debug_handle >= 0 && item_by_max(c, nd->debug_handle) >= 0;
+	if (nd && computed && !logged && c->users[n])
+		rc = derive(c, run, n, err);
+	if (rc == 0 && nd && nd->debug_handle >= 0 && nd->output_count)
+		rc = handled_node(c, run, n, nd, err);
+	release(c, n);
+	return rc;
+}
+
+/* A node with a debug handle: a reference item (outputs kept when the runtime
+ * shares its handle) and, when kept, its re-run on the runtime's inputs. */
+static int handled_node(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd,
+                        etc_error *err)
+{
+	gather *g = c->g;
+	item *it = NULL;
+	ETC_TRY(etc_ng_push_item_(g, &it, err));
+	it->side = ETC_NUMGAP_REFERENCE;
+	it->order = (uint32_t)(g->n - 1);
+	it->name = nd->name;
+	ETC_TRY(etc_ng_set_handles_(&c->ng->arena, it, &nd->debug_handle, 1, err));
+	const char *why = NULL;
+	int st = etc_refrun_status(run, n, &why);
+	bool keep = runtime_has(c, nd->debug_handle);
+	for (uint32_t j = 0; j < nd->output_count; j++) {
+		otensor *o = NULL;
+		ETC_TRY(etc_ng_push_tensor_(g, &o, err));
+		it->nout++;
+		const etc_reftensor *v =
+		    st == ETC_REFNODE_COMPUTED ? etc_refrun_output(run, n, j) : NULL;
+		if (!v) {
+			o->t.scalar_type = -1; /* "unknown" */
+			snprintf(o->why, sizeof o->why, "not computed (%.40s): %.60s",
+			         status_name(st), why && *why ? why : nd->op);
+			continue;
+		}
+		ETC_TRY(keep_tensor(c->ng, v, keep, &o->t, err));
+		o->has_data = keep;
+		if (!keep)
+			snprintf(o->why, sizeof o->why,
+			         "not kept: no runtime output has its handle");
+	}
+	if (keep && (st == ETC_REFNODE_COMPUTED || st == ETC_REFNODE_SKIPPED))
+		ETC_TRY(rerun(c, run, n, nd, it, err));
+	return 0;
+}
+
+int etc_ng_gather_graph_(etc_numgap *ng, gather *g, size_t nrt, const etc_numgap_reference *ref,
+                         etc_error *err)
+{
+	gctx c = {ng, g, ref->graph, NULL, 0, NULL, 0, NULL, NULL};
+	size_t total = 0;
+	for (size_t i = 0; i < nrt; i++)
+		total += g->items[i].nh;
+	c.bymax = malloc((nrt ? nrt : 1) * sizeof *c.bymax);
+	c.all = malloc((total ? total : 1) * sizeof *c.all);
+	if (!c.bymax || !c.all) {
+		free(c.bymax);
+		free(c.all);
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	}
+	for (size_t i = 0; i < nrt; i++) {
+		const item *it = &g->items[i];
+		if (!it->nh)
+			continue; /* an event without a handle: never aligned */
+		c.bymax[c.nmax++] = (hitem){it->handles[it->nh - 1], (uint32_t)i};
+		memcpy(c.all + c.nall, it->handles, it->nh * sizeof *c.all);
+		c.nall += it->nh;
+	}
+	size_t nn = etc_refgraph_node_count(ref->graph);
+	c.derived = calloc(nn ? nn : 1, sizeof *c.derived);
+	c.users = calloc(nn ? nn : 1, sizeof *c.users);
+	if (!c.derived || !c.users) {
+		free(c.bymax);
+		free(c.all);
+		free(c.derived);
+		free(c.users);
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	}
+	for (size_t i = 0; i < nn; i++) {
+		const etc_refsrc *srcs = NULL;
+		size_t ns = etc_refgraph_node_inputs(ref->graph, i, &srcs);
+		for (size_t k = 0; k < ns; k++)
+			if (srcs[k].kind == ETC_REFSRC_NODE && srcs[k].index < nn)
+				c.users[srcs[k].index]++;
+	}
+	qsort(c.bymax, c.nmax, sizeof *c.bymax, cmp_hitem);
+	qsort(c.all, c.nall, sizeof *c.all, cmp_i64);
+	size_t k = 0;
+	for (size_t i = 0; i < c.nall; i++)
+		if (!k || c.all[i] != c.all[k - 1])
+			c.all[k++] = c.all[i];
+	c.nall = k;
+	int rc = etc_refgraph_run(ref->graph, ref->inputs, ref->input_count, on_node, &c, err);
+	for (size_t i = 0; i < nn; i++)
+		etc_refvalues_free(c.derived[i]);
+	free(c.derived);
+	free(c.users);
+	free(c.bymax);
+	free(c.all);
+	return rc;
+}
+
+/* Local metrics of every row whose reference has a re-run, read as the row reads the runtime. */
+int etc_ng_local_metrics_(etc_numgap *ng, etc_error *err)
+{
+	for (size_t i = 0; i < ng->nrows; i++) {
+		etc_numgap_row *r = &ng->rows[i];
+		if (!ng->loc || !ng->loc[i].sizes_le)
+			continue;
+		if (!r->has_metrics) {
+			if (!*r->local_note)
+				snprintf(r->local_note, sizeof r->local_note,
+				         "no local error: the row was not compared");
+			continue;
+		}
+		etc_values va, vl;
+		etc_ng_row_chain_(ng, i, &va);
+		etc_values_from_tensor(&vl, &ng->loc[i]);
+		if (va.count != vl.count) {
+			snprintf(r->local_note, sizeof r->local_note,
+			         "no local error: the re-run has %llu values, the runtime %llu",
+			         (unsigned long long)vl.count, (unsigned long long)va.count);
+			continue;
+		}
+		ETC_TRY(etc_metrics_compare(&vl, &va, &r->local, err));
+		r->has_local = true;
+		r->local_snr = r->local.identical ? INFINITY : r->local.snr_db;
+	}
+	return 0;
+}
+
+/* --- scoring a set of inputs ----------------------------------------------------------- */
+
+typedef struct sctx {
+	const etc_refgraph *graph;
+	const etc_value *outs; /* the runtime's program outputs, flattened below */
+	etc_tensor *rt;
+	size_t nrt;
+	double worst;
+	size_t compared;
+} sctx;
+
+static int on_output(void *user, const etc_refrun *run, size_t n, etc_error *err)
+{
+	sctx *s = user;
+	for (size_t k = 0; k < etc_refgraph_output_count(s->graph) && k < s->nrt; k++) {
+		size_t node;
+		uint32_t out;
+		if (etc_refgraph_output(s->graph, k, &node, &out) < 0 || node != n)
+			continue;
+		const etc_reftensor *v = etc_refrun_output(run, n, out);
+		if (!v || !s->rt[k].data || s->rt[k].numel != v->numel)
+			continue;
+		etc_tensor t;
+		tensor_of(v, &t);
+		etc_values vr, va;
+		etc_values_from_tensor(&vr, &t);
+		etc_values_from_tensor(&va, &s->rt[k]);
+		etc_metrics m;
+		ETC_TRY(etc_metrics_compare(&vr, &va, &m, err));
+		double snr = m.identical ? INFINITY : isnan(m.snr_db) ? -INFINITY : m.snr_db;
+		if (!s->compared || snr < s->worst)
+			s->worst = snr;
+		s->compared++;
+	}
+	return 0;
+}
+
+int etc_numgap_inputs_score(const etc_inspector *insp, const char *block, const etc_refgraph *g,
+                            const etc_reftensor *inputs, size_t n, double *snr, etc_error *err)
+{
+	*snr = NAN;
+	const char *name = block ? block : "Execute";
+	const etc_event_block *blk = NULL;
+	for (size_t b = 0; b < etc_inspector_block_count(insp) && !blk; b++) {
+		const etc_event_block *x = etc_inspector_block(insp, b);
+		if (x->name.len == strlen(name) && !memcmp(x->name.ptr, name, x->name.len))
+			blk = x;
+	}
+	const etc_debug_buffer *buf = etc_inspector_debug_buffer(insp);
+	if (!blk || !blk->run_count || !buf)
+		return etc_fail(err, ETC_ERR_USAGE, etc_etdump_name(etc_inspector_etdump(insp)), -1,
+		                "no program outputs to score inputs with (block \"%s\", debug "
+		                "buffer)",
+		                name);
+	size_t cnt = 0;
+	for (uint32_t v = blk->output_start[0]; v < blk->output_start[1]; v++)
+		if (blk->outputs[v].type == ETC_VALUE_TENSOR ||
+		    blk->outputs[v].type == ETC_VALUE_TENSOR_LIST)
+			cnt += blk->outputs[v].tensor_count;
+	sctx s = {g, NULL, calloc(cnt ? cnt : 1, sizeof(etc_tensor)), 0, NAN, 0};
+	if (!s.rt)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	for (uint32_t v = blk->output_start[0]; v < blk->output_start[1]; v++) {
+		const etc_value *val = &blk->outputs[v];
+		if (val->type != ETC_VALUE_TENSOR && val->type != ETC_VALUE_TENSOR_LIST)
+			continue;
+		for (uint32_t i = 0; i < val->tensor_count; i++) {
+			etc_error e2;
+			if (etc_value_tensor(val, i, buf, &s.rt[s.nrt], &e2) < 0)
+				memset(&s.rt[s.nrt], 0, sizeof s.rt[s.nrt]);
+			s.nrt++;
+		}
+	}
+	int rc = etc_refgraph_run(g, inputs, n, on_output, &s, err);
+	if (rc == 0 && s.compared)
+		*snr = s.worst;
+	free(s.rt);
+	return rc;
+}

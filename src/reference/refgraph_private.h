@@ -1,0 +1,78 @@
+/*
+ * refgraph_private.h - the loaded graph shared by the loader
+ * (refgraph_load.c), the accessors (refgraph.c), the runner
+ * (refgraph_run.c) and the inputs (refinputs.c).
+ *
+ * Every tensor of the graph is a value: a weight (held by the graph), a
+ * user input, or an output of a node. A node's decoded arguments point at
+ * the graph's value slots (`slots`); a run keeps its own array of the same
+ * size and translates those pointers, so a graph can be run by several
+ * runs at once and the arguments are decoded once.
+ */
+#ifndef ETC_REFGRAPH_PRIVATE_H
+#define ETC_REFGRAPH_PRIVATE_H
+
+#include "reference/ref_op.h"
+
+typedef enum ref_value_kind {
+	REF_VALUE_WEIGHT = 0, /* parameter, buffer or lifted constant: data in slots[] */
+	REF_VALUE_INPUT,      /* user input `index` */
+	REF_VALUE_NODE,       /* output `output` of node `index` */
+	REF_VALUE_ABSENT      /* an allocation (memory.alloc): never computed */
+} ref_value_kind;
+
+typedef struct ref_value {
+	const char *name;
+	int kind;
+	size_t index;
+	uint32_t output;
+	/* the graph's record (tensor_values) of the value, when it has one */
+	bool has_meta;
+	int meta_dtype; /* etc_scalar_type, -1 unknown */
+	uint32_t meta_rank;
+	int64_t meta_shape[ETC_REF_MAX_RANK];
+	/* references by node arguments: the run frees the value after the last */
+	uint32_t uses;
+} ref_value;
+
+typedef struct ref_node {
+	etc_refnode pub;
+	const ref_op *op; /* NULL: not in the library */
+	ref_arg *args;
+	size_t nargs;
+	etc_refsrc *srcs; /* tensor arguments, flattened in argument order */
+	size_t *src_values;
+	size_t nsrcs;
+	size_t *out_values; /* value of each output; SIZE_MAX for a non-tensor item */
+} ref_node;
+
+struct etc_refgraph {
+	etc_arena arena;
+	const etc_etrecord *rec;
+	const char *name, *method, *member;
+	int dtype;       /* etc_ref_dtype */
+	int float_dtype; /* ETC_DOUBLE or ETC_FLOAT */
+	ref_value *values;
+	ref_tensor *slots; /* one per value; weights hold their data */
+	size_t nvalues;
+	ref_node *nodes;
+	size_t nnodes;
+	size_t *inputs; /* value of each user input */
+	size_t ninputs;
+	size_t *outputs; /* value of each user output */
+	size_t noutputs;
+};
+
+#define REF_NO_VALUE ((size_t)-1)
+
+/*
+ * Checks and converts a user input `t` for input `i` (shape equal to the
+ * graph's; floats of any dtype to the reference dtype; ints and bool of the
+ * graph's dtype) into `dst`, borrowing `t`'s data when no conversion is
+ * needed and `borrow` is set. ETC_ERR_MISMATCH naming input, expected and
+ * actual.
+ */
+int ref_graph_take_input(const etc_refgraph *g, size_t i, const etc_reftensor *t, bool borrow,
+                         ref_tensor *dst, etc_error *err);
+
+#endif

@@ -1,0 +1,173 @@
+/*
+ * refgraph_weights.c - the graph signature: user inputs, and parameters,
+ * buffers and lifted constants read from the program's `_state_dict` and
+ * `_constants` members, checked against the graph and converted once.
+ */
+#include "reference/refargs.h"
+#include "reference/refimport.h"
+#include "reference/refload.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int weight(ref_loader *L, const json_t *spec, const char *kind, const char *key_field)
+{
+	const char *name = ref_load_tensor_name(json_object_get(spec, "arg"));
+	const json_t *key = json_object_get(spec, key_field);
+	if (!name || !json_is_string(key))
+		return ref_load_error(L, "a %s input spec without its name", kind);
+	weight_spec *w = &L->weights[L->nweights++];
+	w->kind = kind;
+	w->key = ref_load_dup(L->g, json_string_value(key));
+	if (!w->key)
+		return ref_load_nomem(L->err);
+	/* a non-persistent buffer is saved with the constants */
+	w->constants_first = strcmp(kind, "tensor_constant") == 0 ||
+	                     json_is_false(json_object_get(spec, "persistent"));
+	return ref_load_value(L, name, REF_VALUE_WEIGHT, L->nweights - 1, 0, &w->value);
+}
+
+static int user_input(ref_loader *L, const json_t *arg, size_t pos)
+{
+	etc_refgraph *g = L->g;
+	const char *name = ref_load_tensor_name(arg);
+	if (!name) {
+		char p[32];
+		snprintf(p, sizeof p, "%zu", pos);
+		return etc_fail(L->err, ETC_ERR_UNSUPPORTED, etc_etrecord_name(g->rec), -1,
+		                "member %s: user input %s is not a tensor (only tensor inputs are "
+		                "supported)",
+		                g->member, p);
+	}
+	size_t v;
+	ETC_TRY(ref_load_value(L, name, REF_VALUE_INPUT, g->ninputs, 0, &v));
+	g->inputs[g->ninputs++] = v;
+	return 0;
+}
+
+int ref_load_signature(ref_loader *L, const json_t *gm, const json_t *graph)
+{
+	etc_refgraph *g = L->g;
+	const json_t *sig = json_object_get(gm, "signature");
+	const json_t *specs = json_object_get(sig, "input_specs");
+	if (json_is_array(specs)) {
+		for (size_t i = 0; i < json_array_size(specs); i++) {
+			const char *k = NULL;
+			const json_t *s = ref_union_get(json_array_get(specs, i), &k);
+			if (!s)
+				return ref_load_error(L, "input spec %zu is empty", i);
+			if (strcmp(k, "user_input") == 0)
+				ETC_TRY(user_input(L, json_object_get(s, "arg"), i));
+			else if (strcmp(k, "parameter") == 0)
+				ETC_TRY(weight(L, s, "parameter", "parameter_name"));
+			else if (strcmp(k, "buffer") == 0)
+				ETC_TRY(weight(L, s, "buffer", "buffer_name"));
+			else if (strcmp(k, "tensor_constant") == 0)
+				ETC_TRY(weight(L, s, "tensor_constant", "tensor_constant_name"));
+			else if (strcmp(k, "constant_input") != 0)
+				return etc_fail(
+				    L->err, ETC_ERR_UNSUPPORTED, etc_etrecord_name(g->rec), -1,
+				    "member %s: %s graph inputs are not supported", g->member, k);
+		}
+		return 0;
+	}
+	/* the oldest layout: maps from input names to weights */
+	static const char *const maps[] = {"inputs_to_parameters", "inputs_to_buffers",
+	                                   "inputs_to_lifted_tensor_constants"};
+	static const char *const kinds[] = {"parameter", "buffer", "tensor_constant"};
+	const json_t *ins = json_object_get(graph, "inputs");
+	for (size_t i = 0; i < json_array_size(ins); i++) {
+		const char *name = ref_load_tensor_name(json_array_get(ins, i));
+		bool done = false;
+		for (size_t m = 0; name && m < 3 && !done; m++) {
+			const json_t *key = json_object_get(json_object_get(sig, maps[m]), name);
+			if (!json_is_string(key))
+				continue;
+			weight_spec *w = &L->weights[L->nweights++];
+			w->kind = kinds[m];
+			w->key = ref_load_dup(L->g, json_string_value(key));
+			if (!w->key)
+				return ref_load_nomem(L->err);
+			w->constants_first = m == 2;
+			ETC_TRY(ref_load_value(L, name, REF_VALUE_WEIGHT, L->nweights - 1, 0,
+			                       &w->value));
+			done = true;
+		}
+		if (!done)
+			ETC_TRY(user_input(L, json_array_get(ins, i), i));
+	}
+	return 0;
+}
+
+/* --- weights -------------------------------------------------------------------------- */
+
+static int open_archive(etc_refgraph *g, const char *suffix, etc_torchsave **ts, char *name,
+                        size_t cap, etc_error *err)
+{
+	snprintf(name, cap, "%s%s", g->member, suffix);
+	*ts = NULL;
+	if (!etc_etrecord_has_member(g->rec, name))
+		return 0;
+	return etc_etrecord_torchsave(g->rec, name, ts, err);
+}
+
+static int load_weight(ref_loader *L, const weight_spec *w, etc_torchsave *sd, const char *sd_name,
+                       etc_torchsave *cs, const char *cs_name)
+{
+	etc_refgraph *g = L->g;
+	ref_value *v = &g->values[w->value];
+	const etc_pyobj *first = etc_torchsave_root(w->constants_first ? cs : sd);
+	const etc_pyobj *second = etc_torchsave_root(w->constants_first ? sd : cs);
+	const etc_pytensor *t = etc_pyobj_tensor(etc_pyobj_dict_get(first, w->key));
+	if (!t)
+		t = etc_pyobj_tensor(etc_pyobj_dict_get(second, w->key));
+	if (!t) {
+		const char *where = w->constants_first ? cs_name : sd_name;
+		return etc_fail(L->err, ETC_ERR_FORMAT, etc_etrecord_name(g->rec), -1,
+		                "weight %s (%s %s) is missing from member %s%s", v->name, w->kind,
+		                w->key, where,
+		                etc_etrecord_has_member(g->rec, where) ? "" : " (no such member)");
+	}
+	if (v->has_meta) {
+		bool same =
+		    v->meta_dtype == t->tensor.scalar_type && v->meta_rank == t->tensor.ndim;
+		for (uint32_t d = 0; same && d < v->meta_rank; d++)
+			same = v->meta_shape[d] == etc_tensor_size(&t->tensor, d);
+		if (!same) {
+			char a[256], b[256];
+			int64_t shape[ETC_REF_MAX_RANK];
+			uint32_t r =
+			    t->tensor.ndim < ETC_REF_MAX_RANK ? t->tensor.ndim : ETC_REF_MAX_RANK;
+			for (uint32_t d = 0; d < r; d++)
+				shape[d] = etc_tensor_size(&t->tensor, d);
+			ref_shape_str(a, sizeof a, v->meta_rank, v->meta_shape);
+			ref_shape_str(b, sizeof b, r, shape);
+			return etc_fail(L->err, ETC_ERR_MISMATCH, etc_etrecord_name(g->rec), -1,
+			                "weight %s (%s %s): the graph expects %s %s, the archive "
+			                "has %s %s",
+			                v->name, w->kind, w->key,
+			                etc_scalar_type_name(v->meta_dtype), a,
+			                etc_scalar_type_name(t->tensor.scalar_type), b);
+		}
+	}
+	if (v->uses == 0)
+		return 0; /* not read by any node: not held */
+	char what[512];
+	snprintf(what, sizeof what, "weight %s (%s %s)", v->name, w->kind, w->key);
+	return ref_import_pytensor(&g->slots[w->value], t, g->float_dtype, what, L->err);
+}
+
+int ref_load_weights(ref_loader *L)
+{
+	etc_refgraph *g = L->g;
+	etc_torchsave *sd = NULL, *cs = NULL;
+	char sd_name[600], cs_name[600];
+	int rc = open_archive(g, "_state_dict", &sd, sd_name, sizeof sd_name, L->err);
+	if (rc == 0)
+		rc = open_archive(g, "_constants", &cs, cs_name, sizeof cs_name, L->err);
+	for (size_t i = 0; rc == 0 && i < L->nweights; i++)
+		rc = load_weight(L, &L->weights[i], sd, sd_name, cs, cs_name);
+	etc_torchsave_free(sd);
+	etc_torchsave_free(cs);
+	return rc;
+}
