@@ -104,8 +104,8 @@ offers() { # offers WORD... : what the completion offers for the last word
 		_etcompare etcompare "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
 		printf "%s\n" "${COMPREPLY[@]}" | sort' "$comp" etcompare "$@")
 }
-got=$(offers --reference-o)
-check "completes --reference-o to --reference-outputs (got: $got)" test "$got" = "--reference-outputs"
+got=$(offers --reference-out)
+check "completes --reference-out to --reference-outputs (got: $got)" test "$got" = "--reference-outputs"
 got=$(offers --etdump mod)
 check "completes a file after --etdump (got: $got)" test "$got" = "model.etdp"
 got=$(offers --target_time_scale m)

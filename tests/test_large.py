@@ -200,6 +200,7 @@ def linked_report(tmp, tag, record):
         return p, None
     r = json.load(open(rep))
     r["etrecord"].pop("path")
+    r["accuracy"].pop("reference_source", None)  # names the record's path
     return p, {k: r[k] for k in ("etrecord", "blocks", "accuracy", "warnings")}
 
 
