@@ -15,6 +15,12 @@ The library is loaded on first use of a name below, not at import, so that
 """
 import importlib
 
+try:  # said at import, not as a NameError deep in the first call
+    import numpy as _numpy  # noqa: F401
+except ImportError as _e:
+    raise ImportError("etcompare needs numpy: pip install numpy (or apt install "
+                      "python3-numpy)") from _e
+
 from ._errors import Error
 
 _EXPORTS = {"Inspector": "_inspector", "EventBlock": "_inspector", "Event": "_inspector",
