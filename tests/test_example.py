@@ -60,13 +60,13 @@ def main():
                            "ops_top", "timeline") if not plot_written(plots, s)]
     check("plots written to ./etcompare-plots", not missing, f"missing {missing}")
 
-    # a bare etcompare shows the example but writes nothing
+    # a bare etcompare prints the usage, exits 2 and writes nothing (issue 22)
     bare = os.path.join(work, "bare")
     os.makedirs(bare)
     rc, out, err = run_in(bare)
-    check("bare etcompare: the example's verdicts, exit 0, no plots",
-          rc == 0 and "bundled example" in err and "accuracy gate FAILED" in err and
-          "first divergence at row 3" in err and not os.listdir(bare), f"rc={rc} {err}")
+    check("bare etcompare: usage, exit 2, nothing written",
+          rc == 2 and "usage: etcompare" in err and "--example" in err and
+          not os.listdir(bare), f"rc={rc} {err}")
 
     # options given win: a looser gate passes, --plot DIR, --no-table
     mine = os.path.join(work, "mine")

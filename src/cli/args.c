@@ -444,7 +444,17 @@ int cli_parse(int argc, char **argv, args *a)
 				if (!*v)
 					return usage_error("option '%s' has an empty value",
 					                   valued[k].name);
-				*(const char **)((char *)a + valued[k].field) = v;
+				const char **slot = (const char **)((char *)a + valued[k].field);
+				/* a threshold given twice: which one gates would be a guess */
+				if (*slot && !strncmp(valued[k].name, "--m", 3) &&
+				    (strstr(valued[k].name, "snr") ||
+				     strstr(valued[k].name, "mse") ||
+				     strstr(valued[k].name, "cosine") ||
+				     strstr(valued[k].name, "abs")))
+					return usage_error(
+					    "%s is given twice: give each threshold once",
+					    valued[k].name);
+				*slot = v;
 				matched = true;
 			}
 		}

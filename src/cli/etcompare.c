@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <math.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -492,6 +493,15 @@ static int check_outputs(const args *a)
 	                    a->numgap.reference_debug_buffer,
 	                    a->numgap.reference_etrecord,
 	                    a->numgap.reference_intermediates};
+	/* --plot DIR naming an input file (`--plot example.etdp`) */
+	for (size_t i = 0; a->plot_dir && i < sizeof in / sizeof *in; i++) {
+		struct stat sp, si;
+		if (in[i] && stat(a->plot_dir, &sp) == 0 && stat(in[i], &si) == 0 &&
+		    sp.st_dev == si.st_dev && sp.st_ino == si.st_ino)
+			return usage_error(
+			    "--plot %s: this is an input file, not the plot directory",
+			    a->plot_dir);
+	}
 	etc_error err;
 	etc_error_clear(&err);
 	int rc = etc_output_check(out, sizeof out / sizeof *out, in, sizeof in / sizeof *in, &err);
@@ -526,18 +536,18 @@ int main(int argc, char **argv)
 		if (rc || (!a.etdump && !a.example && !a.etrecord))
 			return rc;
 	}
-	bool bare = false;
+	/* a bare `etcompare` is a usage error: the example is --example */
+	const bool bare = false;
 	if (!a.etdump && !a.example && !a.etrecord) {
-		/* Only a bare `etcompare` shows the example: with other options the
-		 * user forgot --etdump, and writing the example's table into their
-		 * --tsv file would be a silent wrong answer. */
 		if (argc > 1)
 			return usage_error("%s", "no --etdump given (use --example for the bundled "
 			                         "example)");
-		fprintf(stderr, "etcompare: no --etdump given: showing the bundled example "
-		                "(etcompare --example also writes its plots; see etcompare "
-		                "--help)\n");
-		a.example = bare = true;
+		fprintf(stderr,
+		        "usage: etcompare --etdump FILE [--debug_buffer FILE] [--etrecord "
+		        "FILE] [options]\n"
+		        "       etcompare --example   (the bundled example, with its plots)\n"
+		        "Try 'etcompare --help'.\n");
+		return EXIT_USAGE;
 	}
 	etc_inspector_options io;
 	etc_inspector_options_init(&io);
