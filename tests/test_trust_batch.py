@@ -117,10 +117,11 @@ def main():
     check("-o /nonexistent/x.jsonl: one line, no traceback", rc in (3, 4) and
           len(err.strip().splitlines()) == 1 and "Traceback" not in err, f"rc={rc} {err}")
     # SIGTERM and SIGINT at a random point: exit 143/130, no traceback, no orphan
+    many = runs_folder(os.path.join(d, "many"), 300)
     for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
         o2 = os.path.join(d, f"sig{sig}.jsonl")
-        p = start(f, "-o", o2, "--workers", "1")
-        time.sleep(random.uniform(0.4, 0.8))
+        p = start(many, "-o", o2, "--workers", "2")
+        time.sleep(random.uniform(0.6, 1.2))
         os.kill(p.pid, sig)
         try:
             _, err = p.communicate(timeout=30)
@@ -137,7 +138,8 @@ def main():
     # kill -9 at random points, then --resume: every input exactly once, no orphan
     o3 = os.path.join(d, "k9.jsonl")
     for k in range(3):
-        p = start(f, "-o", o3, "--workers", "2", *(["--resume"] if k else []))
+        p = start(f, "-o", o3, "--workers", "2", "--min-snr", "30",
+                  *(["--resume"] if k else []))
         time.sleep(random.uniform(0.5, 1.5))
         os.kill(p.pid, signal.SIGKILL)
         p.communicate()

@@ -33,13 +33,31 @@ etcompare installed).
 Exit status: 0 all ok, 1 some run failed the gate, 3 some input was bad,
 2 usage.
 """
+import signal
+
+
+class _Stop(Exception):
+    """SIGINT or SIGTERM: stop the pool, keep the complete lines."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_signal(signum, frame):
+    raise _Stop(signum)
+
+
+if __name__ == "__main__":  # before the imports: a signal at any point is a clean stop
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
+
 import argparse
 import concurrent.futures
 import csv
 import json
 import math
 import os
-import signal
 import sys
 import time
 import warnings
@@ -420,18 +438,6 @@ def _read_lines(path, repair=False):
     return good
 
 
-class _Stop(Exception):
-    """SIGINT or SIGTERM: stop the pool, keep the complete lines."""
-
-    def __init__(self, signum):
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _on_signal(signum, frame):
-    raise _Stop(signum)
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2
         self.exit(2, f"{self.prog}: error: {message}\n")
@@ -550,4 +556,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except _Stop as e:  # before main's own handling began
+        sys.exit(130 if e.signum == signal.SIGINT else 143)
