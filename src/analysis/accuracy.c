@@ -1183,6 +1183,17 @@ bool etc_accuracy_pairing_score(const etc_accuracy *a, size_t i, size_t k, doubl
 	return true;
 }
 
+bool etc_accuracy_pairing_score_estimated(const etc_accuracy *a, size_t i, size_t k,
+                                          double *bound_db)
+{
+	if (i >= a->npairing || k >= a->nrefs || !a->scores[i * a->nrefs + k].usable ||
+	    !a->scores[i * a->nrefs + k].estimated)
+		return false;
+	if (bound_db)
+		*bound_db = a->scores[i * a->nrefs + k].bound_db;
+	return true;
+}
+
 size_t etc_accuracy_reference_count(const etc_accuracy *a)
 {
 	return a->nrefs;

@@ -310,6 +310,13 @@ static void pairing_json(etc_sbuf *b, const etc_accuracy *acc, const etc_inspect
 			etc_json_num_(b, snr);
 			etc_sbuf_puts(b, ", \"cosine\": ");
 			etc_json_num_(b, cos);
+			double bound;
+			if (etc_accuracy_pairing_score_estimated(acc, i, k, &bound)) {
+				/* a large output ranked on its sketch: proven far, not scored
+				 * exactly */
+				etc_sbuf_puts(b, ", \"estimated\": true, \"snr_bound\": ");
+				etc_json_num_(b, bound);
+			}
 			etc_sbuf_puts(b, "}");
 		}
 		etc_sbuf_puts(b, "]}");
