@@ -206,5 +206,36 @@ def case_blocks(d):
     C.check("--block Execute#9 (no such block): exit 3", rc4 == 3, f"rc={rc4} {err4}")
 
 
-C.run_cases("trust", case_blocks, case_wrong_etrecord, case_wrong_buffer, case_real_accepted,
+def complete(*words):
+    """What build/etcompare.bash offers after `etcompare WORDS...`."""
+    comp = os.path.join(os.path.dirname(C.ETC), "etcompare.bash")
+    script = (f"source '{comp}'; COMP_WORDS=(etcompare {' '.join(words)}); "
+              f"COMP_CWORD={len(words)}; _etcompare; printf '%s\\n' \"${{COMPREPLY[@]}}\"")
+    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True)
+    return sorted(p.stdout.split())
+
+
+def case_small(d):
+    C.check("completion: --distance offers mse, l1, snr",
+            complete("--distance", "") == ["l1", "mse", "snr"], complete("--distance", ""))
+    C.check("completion: --tables offers the table names",
+            "memory" in complete("--tables", "") and "delegates" in complete("--tables", ""),
+            complete("--tables", ""))
+    C.check("completion: --metrics offers the metric names",
+            "max_rel" in complete("--metrics", "") and "l1" in complete("--metrics", ""),
+            complete("--metrics", ""))
+    C.check("completion: the _ spellings (--min_snr, --debug_buffer)",
+            "--min_snr" in complete("--min_") and "--reference_etdump" in complete("--ref"),
+            complete("--min_"))
+    rc, out, err = C.run()
+    C.check("a bare etcompare: usage, exit 2", rc == 2 and "usage: etcompare" in err and
+            out == "", f"rc={rc} {err}")
+    rc, _, err = C.run("--etdump", ETDP, "--min-snr", "30", "--min_snr", "20")
+    C.check("a repeated threshold is a usage error", rc == 2 and "given twice" in err, err)
+    rc, _, err = C.run("--etdump", ETDP, "--debug_buffer", DBG, "--plot", ETDP)
+    C.check("--plot naming an input: usage error before any work", rc == 2 and
+            "input file" in err, f"rc={rc} {err}")
+
+
+C.run_cases("trust", case_small, case_blocks, case_wrong_etrecord, case_wrong_buffer, case_real_accepted,
             case_error_artifacts, case_stdout_data, case_compare_no_gate)
