@@ -42,11 +42,13 @@ static bool kernel_op(etc_str name, char *op, size_t cap)
 	size_t k = sizeof prefix - 1;
 	if (name.len <= k || memcmp(name.ptr, prefix, k) != 0)
 		return false;
-	size_t n = 0;
-	for (size_t i = k; i < name.len && name.ptr[i] != '.' && n + 1 < cap; i++)
+	size_t n = 0, i = k;
+	for (; i < name.len && name.ptr[i] != '.' && n + 1 < cap; i++)
 		op[n++] = name.ptr[i];
 	op[n] = '\0';
-	return n > 0;
+	/* the runtime names a kernel by its variant too ("addmm.out"): a name
+	 * without one is not the runtime's kernel name and says nothing */
+	return n > 0 && i < name.len && name.ptr[i] == '.';
 }
 
 /*
