@@ -7,6 +7,7 @@ exit 3; --min_snr and --min-snr; -o into a missing folder is one line."""
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -87,6 +88,9 @@ def main():
     check("--min_snr accepted: every run a line, exit 1 (the example fails at 30 dB)",
           rc == 1 and len(rows) == n and all(r["status"] == "gate_failed" for r in rows),
           f"rc={rc} {err[-300:]}")
+    check("batch gate messages carry their numbers (SNR in dB)",
+          all(re.search(r"failed: 3 of 6 outputs \(worst: SNR 24.83 dB", r.get("message") or "")
+              for r in rows), rows[0].get("message"))
     # --resume with nothing left: the exit status is the whole summary's
     rc, _, err = batch(f, "-o", out, "--min-snr", "30", "--resume")
     check("--resume with everything done: exit 1 from the summary's gate_failed lines",

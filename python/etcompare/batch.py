@@ -190,6 +190,19 @@ def _fails(m, gate):
             bad(m.get("max_abs"), gate.get("max_abs"), False))
 
 
+def _numbers(m):
+    """The deciding numbers of a failure, for the message: 'SNR 24.83 dB, ...'."""
+    parts = []
+    for key, label, unit in (("snr", "SNR", " dB"), ("mse", "MSE", ""),
+                             ("cosine", "cosine", ""), ("max_abs", "max abs", "")):
+        v = m.get(key) if hasattr(m, "get") else None
+        if isinstance(v, (int, float)):
+            parts.append(f"{label} {v:.4g}{unit}")
+        elif isinstance(v, str):
+            parts.append(f"{label} {v}{unit}")
+    return ", ".join(parts) or "no metrics"
+
+
 def _execute_stats(insp):
     for b in insp.event_blocks:
         for e in b.events:
@@ -240,17 +253,22 @@ def analyze(spec, gate):
                                   etrecord=spec.get("etrecord"))
                 rows = _outputs_against_run(insp, rinsp, compare_results)
                 out["worst_output"] = _worst(rows)
-                failed += [f"output {r['output']}" for r in rows if _fails(r, gate)]
+                failed += [f"output {r['output']} ({_numbers(r)})" for r in rows
+                           if _fails(r, gate)]
                 if has_buffer and spec.get("reference_debug_buffer"):
                     gap = insp.calculate_numeric_gap(reference=rinsp, **gate)
                     out["first_divergence"] = _first_divergence(gap)
                     if out["first_divergence"]:
-                        failed.append("first divergence")
+                        fd = out["first_divergence"]
+                        failed.append(f"first divergence ({_numbers(fd)})"
+                                      if isinstance(fd, dict) else "first divergence")
             elif has_buffer and (ref or _has_references(insp)):
                 acc = insp.compare(reference=ref, **gate)
                 out["worst_output"] = _worst(acc.rows)
                 if not acc.passed:
-                    failed.append(f"{acc.failures} outputs")
+                    w = out["worst_output"]
+                    failed.append(f"{acc.failures} of {len(acc.rows)} outputs" +
+                                  (f" (worst: {_numbers(w)})" if isinstance(w, dict) else ""))
     except Error as e:
         out["status"], out["message"] = "error", str(e)
     except Exception as e:  # a run must never end the batch
