@@ -48,6 +48,9 @@ int etc_ng_warn_(etc_numgap *ng, etc_error *err, const char *fmt, ...)
 
 static double own_snr(const etc_numgap_row *r)
 {
+	/* empty against empty compares nothing: no SNR, no drop */
+	if (r->metrics.count == 0)
+		return NAN;
 	return r->metrics.identical ? INFINITY : r->metrics.snr_db;
 }
 

@@ -358,8 +358,9 @@ static int emit_group(etc_numgap *ng, gather *g, const group *gr, const etc_gate
 			    !ng->xf[i].dequant) {
 				row->has_local = true;
 				row->local = ro->local_m;
-				row->local_snr =
-				    ro->local_m.identical ? INFINITY : ro->local_m.snr_db;
+				row->local_snr = ro->local_m.count == 0  ? NAN
+				                 : ro->local_m.identical ? INFINITY
+				                                         : ro->local_m.snr_db;
 			} else {
 				snprintf(
 				    row->local_note, sizeof row->local_note,

@@ -517,7 +517,9 @@ int etc_ng_local_metrics_(etc_numgap *ng, etc_error *err)
 		}
 		ETC_TRY(etc_metrics_compare(&vl, &va, &r->local, err));
 		r->has_local = true;
-		r->local_snr = r->local.identical ? INFINITY : r->local.snr_db;
+		r->local_snr = r->local.count == 0  ? NAN
+		               : r->local.identical ? INFINITY
+		                                    : r->local.snr_db;
 	}
 	return 0;
 }
