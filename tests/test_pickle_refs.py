@@ -36,12 +36,13 @@ PROTOCOLS = (2, 3, 4, 5)
 
 
 def fmt(v, dtype):
-    """A value as --show-references prints it (%.6g; bool as True/False)."""
+    """A value as --show-references prints it (%.6g; integers as integers, issue
+    22; bool as True/False)."""
     if isinstance(v, str):
         return {"nan": "nan", "inf": "inf", "-inf": "-inf"}[v]
     if dtype == "bool":
         return "True" if v else "False"
-    if dtype == "int64":
+    if dtype in ("int64", "int32", "int16", "int8", "uint8", "uint16", "uint32"):
         return str(int(v))
     return "%.6g" % v
 

@@ -47,6 +47,13 @@ static const char usage_text[] =
     "                            alias --tsv_path\n"
     "  --csv FILE                write the table as CSV\n"
     "  --json FILE               write the full JSON report (schema in schema/)\n"
+    "  --junit FILE              JUnit XML of every gate run: one testcase per output, per\n"
+    "                            numeric-gap row and per gated event\n"
+    "  --plot [DIR]              bar charts, error histograms and heat maps (./etcompare-plots);\n"
+    "                            with an ETDump also the profiling plots: top operators,\n"
+    "                            per-run box plots, framework tax per run, a timeline\n"
+    "  --report FILE.html        one self-contained HTML report of the run (any mode): verdict,\n"
+    "                            command, inputs, tables, numeric gap and the plots embedded\n"
     "  --show-outputs            print program outputs and intermediate outputs\n"
     "  --max-values N            values shown per tensor (8)\n"
     "  --include_delegate_debug_data\n"
@@ -98,13 +105,6 @@ static const char usage_text[] =
     "                            the gate: exit 1 when an output fails one\n"
     "  --metrics LIST            columns: snr,mse,cosine,l1,max_abs,max_rel "
     "(snr,mse,cosine,max_abs)\n"
-    "  --junit FILE              JUnit XML of every gate run: one testcase per output, per\n"
-    "                            numeric-gap row and per gated event\n"
-    "  --plot [DIR]              bar charts, error histograms and heat maps (./etcompare-plots);\n"
-    "                            with an ETDump also the profiling plots: top operators,\n"
-    "                            per-run box plots, framework tax per run, a timeline\n"
-    "  --report FILE.html        one self-contained HTML report of the run (any mode): verdict,\n"
-    "                            command, inputs, tables, numeric gap and the plots embedded\n"
     "\n"
     "Numeric gap (intermediate outputs op by op against a reference run):\n"
     "  With --etrecord and --debug_buffer the reference is the ETRecord's own graph, run\n"
@@ -444,7 +444,17 @@ int cli_parse(int argc, char **argv, args *a)
 				if (!*v)
 					return usage_error("option '%s' has an empty value",
 					                   valued[k].name);
-				*(const char **)((char *)a + valued[k].field) = v;
+				const char **slot = (const char **)((char *)a + valued[k].field);
+				/* a threshold given twice: which one gates would be a guess */
+				if (*slot && !strncmp(valued[k].name, "--m", 3) &&
+				    (strstr(valued[k].name, "snr") ||
+				     strstr(valued[k].name, "mse") ||
+				     strstr(valued[k].name, "cosine") ||
+				     strstr(valued[k].name, "abs")))
+					return usage_error(
+					    "%s is given twice: give each threshold once",
+					    valued[k].name);
+				*slot = v;
 				matched = true;
 			}
 		}
@@ -561,8 +571,26 @@ int parse_threshold(const char *flag, const char *v, double *out)
 	return 0;
 }
 
+/*
+ * The last error printed, for the JUnit and HTML reports of a run that
+ * stops on it. The CLI is one process with one thread; this is its only
+ * such state, and the library has none.
+ */
+static char last_error[1024];
+
+void cli_error(const char *message)
+{
+	fprintf(stderr, "etcompare: error: %s\n", message);
+	snprintf(last_error, sizeof last_error, "%s", message);
+}
+
+const char *cli_last_error(void)
+{
+	return last_error;
+}
+
 int input_error(const etc_error *err)
 {
-	fprintf(stderr, "etcompare: error: %s\n", err->message);
+	cli_error(err->message);
 	return EXIT_INPUT;
 }
