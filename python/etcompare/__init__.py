@@ -19,10 +19,13 @@ from ._errors import Error
 
 _EXPORTS = {"Inspector": "_inspector", "EventBlock": "_inspector", "Event": "_inspector",
             "PerfData": "_inspector", "TimeScale": "_inspector", "AccuracyResult": "_compare",
-            "compare_results": "_compare"}
+            "compare_results": "_compare", "NumericalComparatorBase": "_comparator",
+            "MSEComparator": "_comparator", "L1Comparator": "_comparator",
+            "SNRComparator": "_comparator"}
 
 __all__ = ["Inspector", "EventBlock", "Event", "PerfData", "TimeScale", "Error",
-           "AccuracyResult", "compare_results", "__version__", "library_path"]
+           "AccuracyResult", "compare_results", "__version__", "library_path",
+           "NumericalComparatorBase", "MSEComparator", "L1Comparator", "SNRComparator"]
 
 
 def __getattr__(name):

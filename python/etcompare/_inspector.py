@@ -308,7 +308,16 @@ class Inspector:
                  source_time_scale=TimeScale.NS, target_time_scale=TimeScale.MS,
                  debug_buffer_path=None, delegate_metadata_parser=None,
                  delegate_time_scale_converter=None, enable_module_hierarchy=False,
-                 method=None, strict=False):
+                 method=None, strict=False, bundled_program=None, inputs=None,
+                 tensor_type="numpy"):
+        if tensor_type not in ("numpy", "torch"):
+            raise Error(f"tensor_type must be 'numpy' or 'torch', not '{tensor_type}'",
+                        "usage error")
+        if tensor_type == "torch":
+            import torch  # noqa: F401  (an ImportError now, not at the first tensor)
+        self._tensor_type = tensor_type
+        self._bundled_program = bundled_program
+        self._inputs = inputs
         if (etdump_path is None) == (etdump_data is None):
             raise Error("Expecting exactly one of etdump_path or etdump_data to be specified.",
                         "usage error")
@@ -336,8 +345,11 @@ class Inspector:
         self._method = method
         self._strict = bool(strict)
         if etrecord is not None:
+            if hasattr(etrecord, "_path") and hasattr(etrecord, "graph_names"):
+                etrecord = etrecord._path  # an etcompare.ETRecord: opened again, owned here
             if not isinstance(etrecord, (str, bytes, os.PathLike)):
-                raise TypeError("Unsupported ETRecord type: give the path of the ETRecord file")
+                raise TypeError("Unsupported ETRecord type: give the path of the ETRecord file "
+                                "or an etcompare.ETRecord")
             p = ctypes.c_void_p()
             _lib.check(lib.etrecord_open(ctypes.byref(p), _lib.path_arg(etrecord),
                                          ctypes.byref(err)), err)
@@ -504,7 +516,15 @@ class Inspector:
         from ._graph import Graph
         return Graph(self._h, graph, self._method)
 
-    def calculate_numeric_gap(self, distance="MSE", reference=None, block="Execute", **thresholds):
+    def get_reference_graph(self, graph=None):
+        """The graph the numeric gap's reference run executes (upstream's
+        get_reference_graph): a Graph whose nodes carry name, target,
+        args (scale, zero point, ...) and debug handle."""
+        return self.get_exported_program(graph)
+
+    def calculate_numeric_gap(self, distance="MSE", disable_debug_handle_valdiation=False,
+                              reference_graph=None, reference=None, block="Execute",
+                              reference_dtype="float32", **thresholds):
         """Intermediate outputs against a reference, op by op (upstream's
         calculate_numeric_gap). `reference`: an .npz of AOT intermediates keyed
         by debug handle ("12", "12,13"), or another Inspector (a reference run
@@ -512,9 +532,17 @@ class Inspector:
         min_cosine, max_abs; quant_params (a JSON file, as --quant-params);
         layout ("auto" or "none"); force (an ETRecord that does not fit its
         ETDump is a warning). Returns a pandas DataFrame (a list of dicts
-        without pandas) with upstream's columns first."""
+        without pandas) with upstream's columns first.
+
+        Without reference=, as upstream: the ETRecord's graph (reference_graph,
+        default upstream's) run by the library's reference executor in
+        reference_dtype (float32 as upstream's AOT values; "float64" for
+        the CLI's default) on the run's inputs (inputs=, bundled_program=,
+        else the record's). `distance` may be a NumericalComparatorBase:
+        its compare() gets the aligned pairs, as upstream's."""
         from ._numgap import numeric_gap
-        return numeric_gap(self, distance, reference, block, thresholds)
+        return numeric_gap(self, distance, reference, block, thresholds, reference_graph,
+                           reference_dtype, disable_debug_handle_valdiation)
 
     def compare(self, reference=None, min_snr=None, max_mse=None, min_cosine=None, max_abs=None,
                 block="Execute", method=None, pair_by="auto"):

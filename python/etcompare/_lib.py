@@ -170,7 +170,16 @@ EXACT = {"error": EtcError, "str": EtcStr, "run": Run, "value": Value, "tensor":
          "values": Values, "accuracy_row": AccuracyRow, "perf_stats": PerfStats}
 # Option structs: filled by the library's *_init in a buffer of the library's
 # size; only their leading fields are set here, so the library may add fields.
-PREFIX = {"inspector_options": InspectorOptions, "accuracy_options": AccuracyOptions,
+class RefgraphOptions(ctypes.Structure):
+    _fields_ = [("graph", c_char_p), ("method", c_char_p), ("dtype", c_int)]
+
+
+class RefTensor(ctypes.Structure):
+    _fields_ = [("dtype", c_int), ("rank", c_uint32), ("shape", c_void_p), ("numel", c_uint64),
+                ("data", c_void_p)]
+
+
+PREFIX = {"refgraph_options": RefgraphOptions, "inspector_options": InspectorOptions, "accuracy_options": AccuracyOptions,
           "numgap_options": NumgapOptions, "report_options": ReportOptions,
           "reference_set": ReferenceSet, "numgap_reference": NumgapReference}
 
@@ -195,6 +204,7 @@ FUNCTIONS = [
     ("etc_etrecord_free", None, [_P]),
     ("etc_etrecord_method_index", c_int, [_P, c_char_p]),
     ("etc_etrecord_default_method", c_int, [_P]),
+    ("etc_etrecord_name", c_char_p, [_P]),
     ("etc_etrecord_method", c_char_p, [_P, c_size_t]),
     ("etc_etrecord_node_count", c_size_t, [_P, c_size_t]),
     ("etc_etrecord_node", POINTER(GraphNode), [_P, c_size_t, c_size_t]),
@@ -226,6 +236,29 @@ FUNCTIONS = [
     ("etc_torchsave_free", None, [_P]),
     ("etc_npz_open", c_int, [_PP, c_char_p, _E]),
     ("etc_npz_free", None, [_P]),
+    # the reference run (reference.h) and its inputs
+    ("etc_refgraph_options_init", None, [_P]),
+    ("etc_refgraph_load", c_int, [_PP, _P, _P, _E]),
+    ("etc_refgraph_free", None, [_P]),
+    ("etc_refgraph_name", c_char_p, [_P]),
+    ("etc_refgraph_method", c_char_p, [_P]),
+    ("etc_refinputs_from_record", c_int, [_PP, _P, _P, c_char_p, c_size_t, _E]),
+    ("etc_refinputs_from_npz", c_int, [_PP, _P, _P, _E]),
+    ("etc_refinputs_from_torchsave", c_int, [_PP, _P, _P, _E]),
+    ("etc_refinputs_count", c_size_t, [_P]),
+    ("etc_refinputs_tensors", _P, [_P]),
+    ("etc_refinputs_free", None, [_P]),
+    ("etc_torchsave_open", c_int, [_PP, c_char_p, _E]),
+    ("etc_torchsave_free", None, [_P]),
+    ("etc_etrecord_representative_inputs", _P, [_P]),
+    ("etc_numgap_inputs_score", c_int, [_P, c_char_p, _P, _P, c_size_t, POINTER(c_double), _E]),
+    ("etc_bundled_open", c_int, [_PP, c_char_p, _E]),
+    ("etc_bundled_free", None, [_P]),
+    ("etc_bundled_method_find", ctypes.c_long, [_P, c_char_p]),
+    ("etc_bundled_test_case_count", c_size_t, [_P, c_size_t]),
+    ("etc_bundled_value_count", c_size_t, [_P, c_size_t, c_size_t, c_bool]),
+    ("etc_bundled_tensor", c_int, [_P, c_size_t, c_size_t, c_bool, c_size_t, POINTER(RefTensor),
+                                   _E]),
     ("etc_accuracy_options_init", None, [_P]),
     ("etc_accuracy_run", c_int, [_PP, _P, _P, _P, _E]),
     ("etc_accuracy_free", None, [_P]),
