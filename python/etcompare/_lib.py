@@ -179,6 +179,8 @@ class RefTensor(ctypes.Structure):
                 ("data", c_void_p)]
 
 
+EXACT["reftensor"] = RefTensor
+
 PREFIX = {"refgraph_options": RefgraphOptions, "inspector_options": InspectorOptions, "accuracy_options": AccuracyOptions,
           "numgap_options": NumgapOptions, "report_options": ReportOptions,
           "reference_set": ReferenceSet, "numgap_reference": NumgapReference}

@@ -117,7 +117,11 @@ def numeric_gap(insp, distance, reference, block, thresholds, reference_graph=No
     ref = _lib.options("numgap_reference", None)
     if reference is None:
         from ._refrun import open_run
-        run = open_run(insp, block, reference_graph, reference_dtype, insp._method)
+        try:
+            run = open_run(insp, block, reference_graph, reference_dtype, insp._method)
+        except Error as e:
+            raise Error("calculate_numeric_gap without reference= runs the ETRecord's graph "
+                        f"(as upstream): {e.message}", e.status, e.file, e.offset) from None
         g.keep.append(run)
         ref.graph = run.graph
         ref.inputs = run.inputs.tensors
