@@ -13,6 +13,8 @@ events, 0.7.0 numeric gap):
   float32 rounding level (SNR 128-152 dB) and differ by the rounding of the
   two float32 implementations (measured: SNR within 3.0 dB, MSE and L1
   within a factor 0.5 relative);
+- get_exported_program(): call_function nodes (name, target, debug
+  handle) against <m>_nodes.json;
 - a custom NumericalComparatorBase gives the built-in MSE's numbers, sees
   upstream's mapping shape, and the built-ins are its instances;
 - where upstream 0.7.0 raises (cnn, tiny_transformer: tuple outputs), the
@@ -115,6 +117,32 @@ def check_gap(model, insp):
             [r.gap for r in insp.calculate_numeric_gap("SNR").itertuples()])
 
 
+def check_graph(model, insp):
+    """get_exported_program(): upstream's path to the nodes and their name,
+    target and meta["debug_handle"] against <m>_nodes.json (written from
+    upstream's ETRecord graph); the method name as the CLI's --graph; None
+    for an unknown name."""
+    want = json.load(open(os.path.join(D, model + "_nodes.json")))["nodes"]
+    getitems = [k for k, v in want.items() if v["op"] == "call_function" and "getitem_of" in v]
+    want = [(k, v["target"], v["debug_handle"]) for k, v in want.items()
+            if v["op"] == "call_function" and "getitem_of" not in v]
+    ep = insp.get_exported_program()
+    outs = {o for n in ep.nodes for o in n.outputs}
+    C.check(f"{model}: upstream's {len(getitems)} getitem nodes are the outputs of their "
+            "tuple node (node.outputs), not nodes", all(g in outs for g in getitems),
+            [g for g in getitems if g not in outs])
+    got = [(n.name, n.op, n.meta["debug_handle"]) for n in ep.graph_module.graph.nodes]
+    C.check(f"{model}: get_exported_program().graph_module.graph.nodes: upstream's "
+            f"{len(want)} call_function nodes but getitem (name, target, meta['debug_handle'])",
+            got == want, [x for x in zip(got, want) if x[0] != x[1]][:2])
+    C.check(f"{model}: nodes carry meta['stack_trace']",
+            all(n.meta["stack_trace"] for n in ep.graph.nodes))
+    C.check(f"{model}: get_exported_program('forward') (the method name, as --graph)",
+            [n.name for n in insp.get_exported_program("forward").nodes] == [w[0] for w in want])
+    C.check(f"{model}: an unknown graph is None, as upstream",
+            insp.get_exported_program("no_such_graph") is None)
+
+
 def main():
     R.WORK = C.work_dir("python_parity")
     with C.harness():
@@ -125,6 +153,8 @@ def main():
             R.check_dataframe(run, insp, frame)
             R.check_events(run, model, insp, json.load(open(os.path.join(O,
                                                                          run + "_etdump.json"))))
+            if run == model:
+                check_graph(model, insp)
             if run in ("mlp", "qcnn"):
                 check_gap(model, insp)
             else:

@@ -31,6 +31,13 @@ class Node:
             self.module_hierarchy[_lib.cstr(fr.key)] = (_lib.cstr(fr.path), _lib.cstr(fr.type))
 
     @property
+    def meta(self):
+        """Upstream's node.meta keys that users read: debug_handle,
+        stack_trace and nn_module_stack ({key: (path, type)})."""
+        return {"debug_handle": self.debug_handle, "stack_trace": self.stack_trace,
+                "nn_module_stack": dict(self.module_hierarchy)}
+
+    @property
     def module(self):
         """The innermost module path, e.g. "body.layer3" ("" at the root)."""
         return list(self.module_hierarchy.values())[-1][0] if self.module_hierarchy else ""
@@ -66,6 +73,16 @@ class Graph:
             self._arg = graph.encode()
             self.nodes = [Node(_lib.at(ptr.value, i, _lib.GraphNode, "graph_node"))
                           for i in range(count.value)]
+
+    # upstream's ExportedProgram path to the nodes:
+    # ep.graph_module.graph.nodes and ep.graph.nodes
+    @property
+    def graph(self):
+        return self
+
+    @property
+    def graph_module(self):
+        return self
 
     def __iter__(self):
         return iter(self.nodes)

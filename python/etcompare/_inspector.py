@@ -514,6 +514,22 @@ class Inspector:
                           "provided at the time of Inspector construction", stacklevel=2)
             return None
         from ._graph import Graph
+        rec = self._h.etrecord
+        if graph is None:
+            return Graph(self._h, None, self._method)
+        # a method name, as the CLI's --graph METHOD, else a graph_map name
+        if lib.etrecord_method_index(rec, graph.encode()) >= 0:
+            return Graph(self._h, None, graph)
+        names = [_lib.cstr(lib.etrecord_graph_name(rec, i))
+                 for i in range(lib.etrecord_graph_count(rec))]
+        if graph not in names:
+            import logging
+            methods = [_lib.cstr(lib.etrecord_method(rec, i))
+                       for i in range(lib.etrecord_method_count(rec))]
+            logging.getLogger("etcompare").warning(
+                "get_exported_program: no graph '%s' in the ETRecord; available: %s", graph,
+                ", ".join(methods + names) or "none")
+            return None
         return Graph(self._h, graph, self._method)
 
     def get_reference_graph(self, graph=None):

@@ -207,6 +207,7 @@ FUNCTIONS = [
     ("etc_etrecord_method_index", c_int, [_P, c_char_p]),
     ("etc_etrecord_default_method", c_int, [_P]),
     ("etc_etrecord_name", c_char_p, [_P]),
+    ("etc_etrecord_method_count", c_size_t, [_P]),
     ("etc_etrecord_method", c_char_p, [_P, c_size_t]),
     ("etc_etrecord_node_count", c_size_t, [_P, c_size_t]),
     ("etc_etrecord_node", POINTER(GraphNode), [_P, c_size_t, c_size_t]),
