@@ -143,6 +143,51 @@ def check_graph(model, insp):
             insp.get_exported_program("no_such_graph") is None)
 
 
+def check_module(run, model, insp):
+    """find_total_for_module resolves names as the CLI's --module (a type
+    name too) and an unknown name raises with the CLI's suggestions."""
+    etdp, rec, _buf = R.paths(run, model)
+    out = R.T.cli("--etdump", etdp, "--etrecord", rec, "--module", "LayerNorm")
+    line = [x for x in out[1].splitlines() if x.startswith("find_total_for_module")]
+    cli = float(line[0].split("= ")[1].split()[0]) if line else None
+    C.check(f"{run}: find_total_for_module('LayerNorm') == the CLI's --module LayerNorm",
+            cli is not None and insp.find_total_for_module("LayerNorm") == cli, (line, cli))
+    try:
+        insp.find_total_for_module("LayerNrom")
+        C.check(f"{run}: a misspelt module raises", False)
+    except E.Error as e:
+        C.check(f"{run}: a misspelt module raises with the CLI's suggestions",
+                "LayerNorm" in str(e) and "closest" in str(e), e)
+
+
+def check_torch(run, model):
+    """tensor_type="torch": torch tensors with the numpy view's values."""
+    etdp, rec, buf = R.paths(run, model)
+    try:
+        import torch
+    except ImportError:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = E.Inspector(etdump_path=etdp, etrecord=rec, debug_buffer_path=buf, tensor_type="torch")
+    n = inspector(run, model)
+    ev_t = [x for b in t.event_blocks for e in b.events for x in e.debug_data]
+    ev_n = [x for b in n.event_blocks for e in b.events for x in e.debug_data]
+    C.check(f"{run}: tensor_type='torch': debug_data are torch tensors with the same values",
+            all(isinstance(a, torch.Tensor) and np.array_equal(a.numpy(), b)
+                for a, b in zip(ev_t, ev_n) if isinstance(b, np.ndarray)) and len(ev_t) > 0)
+    if ev_t:
+        a = next(x for x in ev_t if isinstance(x, torch.Tensor) and x.numel())
+        before = a.clone()
+        a.add_(1)  # a private copy: the mapped file and later reads are unchanged
+        again = E.Inspector(etdump_path=etdp, etrecord=rec, debug_buffer_path=buf,
+                            tensor_type="torch")
+        first = next(x for b in again.event_blocks for e in b.events for x in e.debug_data
+                     if isinstance(x, torch.Tensor) and x.numel())
+        C.check(f"{run}: writing a torch tensor changes only that tensor",
+                torch.equal(first, before))
+
+
 def main():
     R.WORK = C.work_dir("python_parity")
     with C.harness():
@@ -155,6 +200,10 @@ def main():
                                                                          run + "_etdump.json"))))
             if run == model:
                 check_graph(model, insp)
+            if model == "tiny_transformer":
+                check_module(run, model, insp)
+            if run == "mlp":
+                check_torch(run, model)
             if run in ("mlp", "qcnn"):
                 check_gap(model, insp)
             else:

@@ -40,6 +40,7 @@ class _Handles:
         self.etdump = self.buf = self.etrecord = self.insp = None
         self.table_insp = None  # the CLI-scaled twin of insp, for tables with a converter
         self.data = None  # bytes given as etdump_data (the dump points into them)
+        self.tensor_type = "numpy"
 
     def __del__(self):
         if lib is None:  # interpreter shutdown
@@ -158,6 +159,8 @@ class Event:
         if self._debug_data is None:
             self._debug_data = _tensor.values(self._debug_ptr, 0, self._debug_count, self._h.buf,
                                               self._h) if self._debug_count else []
+            if self._h.tensor_type == "torch":
+                self._debug_data = _tensor.as_type_all(self._debug_data, "torch")
         return self._debug_data
 
     @property
@@ -324,6 +327,7 @@ class Inspector:
         self._source_time_scale = _tscale(source_time_scale)
         self._target_time_scale = _tscale(target_time_scale)
         h = self._h = _Handles()
+        h.tensor_type = tensor_type
         err = _lib.new_error()
         p = ctypes.c_void_p()
         if etdump_path is not None:
@@ -488,9 +492,20 @@ class Inspector:
             file.write(text)
 
     def find_total_for_module(self, module_name):
-        """Sum of the average times of the events inside module `module_name`."""
+        """Sum of the average times of the events inside module `module_name`,
+        the name resolved as the CLI's --module: a module path ("body.fc1"),
+        an nn_module_stack key, a type ("LayerNorm"), else part of a key (as
+        upstream). An unknown name raises etcompare.Error with close names.
+        Without an ETRecord: 0.0, as upstream."""
+        if not self._h.etrecord:
+            return 0.0
         if self._converter is None:
-            return lib.inspector_module_total(self._h.insp, module_name.encode(), None)
+            err = _lib.new_error()
+            total, count, match = ctypes.c_double(), ctypes.c_size_t(), ctypes.c_int()
+            _lib.check(lib.profile_module_total(self._h.insp, module_name.encode(),
+                                                ctypes.byref(total), ctypes.byref(count),
+                                                ctypes.byref(match), ctypes.byref(err)), err)
+            return total.value
         # the converter's durations live in Event.perf_data: upstream's sum over them
         total = 0.0
         for block in self.event_blocks:

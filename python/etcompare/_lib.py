@@ -208,6 +208,8 @@ FUNCTIONS = [
     ("etc_etrecord_default_method", c_int, [_P]),
     ("etc_etrecord_name", c_char_p, [_P]),
     ("etc_etrecord_method_count", c_size_t, [_P]),
+    ("etc_profile_module_total", c_int, [_P, c_char_p, POINTER(c_double), POINTER(c_size_t),
+                                         POINTER(c_int), _E]),
     ("etc_etrecord_method", c_char_p, [_P, c_size_t]),
     ("etc_etrecord_node_count", c_size_t, [_P, c_size_t]),
     ("etc_etrecord_node", POINTER(GraphNode), [_P, c_size_t, c_size_t]),

@@ -140,3 +140,14 @@ def as_type(a, tensor_type):
         return a
     import torch
     return torch.from_numpy(_np().array(a))
+
+
+def as_type_all(values, tensor_type):
+    """as_type over debug data: arrays and lists of arrays; scalars kept."""
+    out = []
+    for v in values:
+        if isinstance(v, list):
+            out.append([as_type(x, tensor_type) if hasattr(x, "dtype") else x for x in v])
+        else:
+            out.append(as_type(v, tensor_type) if hasattr(v, "dtype") else v)
+    return out
