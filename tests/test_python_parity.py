@@ -188,6 +188,21 @@ def check_torch(run, model):
                 torch.equal(first, before))
 
 
+def check_frame_options(run, insp):
+    """to_dataframe with and without units and delegate debug data: the
+    checked default frame, renamed without " (ms)" / unchanged (no event
+    of the corpus carries delegate debug metadata, as upstream's frame)."""
+    base = insp.to_dataframe()
+    plain = insp.to_dataframe(include_units=False)
+    renamed = [c.replace(" (ms)", "") for c in base.columns]
+    C.check(f"{run}: to_dataframe(include_units=False): upstream's names without units",
+            list(plain.columns) == renamed and "p50" in plain.columns and
+            plain["p50"].tolist() == base["p50 (ms)"].tolist())
+    dd = insp.to_dataframe(include_delegate_debug_data=True)
+    C.check(f"{run}: to_dataframe(include_delegate_debug_data=True): no extra column here",
+            list(dd.columns) == list(base.columns) and len(dd) == len(base))
+
+
 def main():
     R.WORK = C.work_dir("python_parity")
     with C.harness():
@@ -196,6 +211,7 @@ def main():
             frame = R.oracle_frame(run)
             R.check_tables(run, model, insp)
             R.check_dataframe(run, insp, frame)
+            check_frame_options(run, insp)
             R.check_events(run, model, insp, json.load(open(os.path.join(O,
                                                                          run + "_etdump.json"))))
             if run == model:
