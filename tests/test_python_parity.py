@@ -203,6 +203,66 @@ def check_frame_options(run, insp):
             list(dd.columns) == list(base.columns) and len(dd) == len(base))
 
 
+class QualcommStyle(E.NumericalComparatorBase):
+    """The Qualcomm debugger's pattern: preprocessing dequantizes a quantized
+    runtime output with the scale and zero point of the reference graph's
+    quantize node of that handle; element_compare is SNR in float64."""
+
+    QPT = "quantized_decomposed.quantize_per_tensor.default"
+
+    def preprocessing(self, mapping):
+        graph = self.inspector.get_reference_graph()
+        out = {}
+        for (aot_h, aot), (rt_h, rt) in mapping.items():
+            if np.asarray(rt).dtype.kind in "iu" and np.asarray(aot).dtype.kind == "f":
+                q = [n for n in graph.graph_module.graph.nodes
+                     if n.meta["debug_handle"] in aot_h and n.op == self.QPT]
+                args = {name: value for name, _kind, value in q[-1].args}
+                scale, zp = float(args["scale"]), int(args["zero_point"])
+                rt = (np.asarray(rt, dtype=np.float64) - zp) * scale
+            out[(aot_h, aot)] = (rt_h, rt)
+        return out
+
+    def element_compare(self, a, b):
+        return E.SNRComparator().element_compare(a, b)
+
+
+def check_qualcomm(insp):
+    """Acceptance (issue 24): the Qualcomm-style comparator on qcnn gives the
+    gap of the library's built-in dequantization (ETRecord quantize nodes).
+    The reference: the float64 AOT values by handle (<m>_aot_f64.npz renamed
+    through <m>_nodes.json), a quantize node's entry being its float input,
+    so the int8 runtime output is compared with the value it quantized."""
+    z = np.load(os.path.join(D, "qcnn_aot_f64.npz"))
+    n2h = json.load(open(os.path.join(D, "qcnn_nodes.json")))["node_to_debug_handle"]
+    nodes = {n.name: n for n in insp.get_exported_program().nodes}
+    ref = {}
+    for name, h in n2h.items():
+        n = nodes.get(name)
+        if n is None or h is None:
+            continue
+        if n.op == QualcommStyle.QPT:
+            ref[str(h)] = z[dict((a[0], a[2]) for a in n.args)["input"]]
+        elif name in z:
+            ref[str(h)] = z[name]
+    path = os.path.join(R.WORK, "qcnn_ref_by_handle.npz")
+    np.savez(path, **ref)
+    builtin = insp.calculate_numeric_gap("SNR", reference=path)
+    mine = insp.calculate_numeric_gap(QualcommStyle(), reference=path)
+    want = {tuple(r.aot_ops): r.gap[0] for r in builtin.itertuples()}
+    quant = [tuple(r.aot_ops) for r in builtin.itertuples() if r.quant_source == "etrecord"]
+    got = {tuple(r.aot_ops): r.gap[0] for r in mine.itertuples()}
+    C.check("qcnn: the built-in dequantized the quantize_per_tensor rows (ETRecord nodes)",
+            len(quant) >= 5, quant)
+    diffs = [abs(got[k] - want[k]) for k in quant if k in got]
+    C.check("qcnn: a Qualcomm-style comparator (scale/zero point from get_reference_graph()) "
+            "gives the built-in dequantization's SNR on every quantized row (1e-9 dB)",
+            len(diffs) == len(quant) and max(diffs) < 1e-9, (diffs, quant))
+    same = [k for k in want if k in got and k not in quant and
+            not (got[k] == want[k] or abs(got[k] - want[k]) < 1e-9)]
+    C.check("qcnn: and the float rows' SNR", not same, same[:3])
+
+
 def main():
     R.WORK = C.work_dir("python_parity")
     with C.harness():
@@ -220,6 +280,8 @@ def main():
                 check_module(run, model, insp)
             if run == "mlp":
                 check_torch(run, model)
+            if run == "qcnn":
+                check_qualcomm(insp)
             if run in ("mlp", "qcnn"):
                 check_gap(model, insp)
             else:
