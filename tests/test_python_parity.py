@@ -263,9 +263,35 @@ def check_qualcomm(insp):
     C.check("qcnn: and the float rows' SNR", not same, same[:3])
 
 
+def check_errors():
+    """The exception classes upstream raises, each also an etcompare.Error,
+    and the CLI's hint for swapped files."""
+    etdp, rec, _buf = R.paths("mlp", "mlp")
+    cases = [
+        ("a missing file: FileNotFoundError", dict(etdump_path=etdp + ".missing"),
+         FileNotFoundError, "No such file"),
+        ("cycles against ms: RuntimeError", dict(etdump_path=etdp, source_time_scale="cycles",
+                                                 target_time_scale="ms"), RuntimeError, "cycles"),
+        ("the ETRecord as the ETDump: the hint", dict(etdump_path=rec), ValueError,
+         "did you mean etrecord=?"),
+        ("the ETDump as the ETRecord: the hint", dict(etdump_path=etdp, etrecord=etdp), ValueError,
+         "did you mean etdump_path=?"),
+    ]
+    for what, kw, cls, text in cases:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                E.Inspector(**kw)
+            C.check(f"errors: {what}", False, "no exception")
+        except Exception as e:  # noqa: BLE001 (the class is what is checked)
+            C.check(f"errors: {what} (and an etcompare.Error)",
+                    isinstance(e, cls) and isinstance(e, E.Error) and text in str(e), repr(e))
+
+
 def main():
     R.WORK = C.work_dir("python_parity")
     with C.harness():
+        check_errors()
         for run, model in R.RUNS:
             insp = inspector(run, model)
             frame = R.oracle_frame(run)

@@ -15,7 +15,7 @@ The library is loaded on first use of a name below, not at import, so that
 """
 import importlib
 
-from ._errors import Error
+from ._errors import Error, MismatchError, NotFoundError
 
 _EXPORTS = {"Inspector": "_inspector", "EventBlock": "_inspector", "Event": "_inspector",
             "PerfData": "_inspector", "TimeScale": "_inspector", "AccuracyResult": "_compare",
@@ -25,7 +25,7 @@ _EXPORTS = {"Inspector": "_inspector", "EventBlock": "_inspector", "Event": "_in
 
 __all__ = ["Inspector", "EventBlock", "Event", "PerfData", "TimeScale", "Error",
            "AccuracyResult", "compare_results", "__version__", "library_path",
-           "NumericalComparatorBase", "MSEComparator", "L1Comparator", "SNRComparator"]
+           "MismatchError", "NotFoundError", "NumericalComparatorBase", "MSEComparator", "L1Comparator", "SNRComparator"]
 
 
 def __getattr__(name):

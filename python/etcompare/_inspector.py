@@ -32,6 +32,17 @@ def _scale(v, what):
     return out.value
 
 
+def _hinted(rc, err, path, expected, keyword_for):
+    """Raises the library's error with the CLI's hint for swapped files."""
+    try:
+        _lib.check(rc, err)
+    except Error as e:
+        hint = _lib.swapped_hint(path, expected, keyword_for)
+        if not hint:
+            raise
+        raise type(e)(e.message + hint, e.status, e.file, e.offset) from None
+
+
 class _Handles:
     """The library objects behind one Inspector. Numpy arrays handed out hold
     a reference to this object, so the mapping lives as long as they do."""
@@ -326,13 +337,20 @@ class Inspector:
                         "usage error")
         self._source_time_scale = _tscale(source_time_scale)
         self._target_time_scale = _tscale(target_time_scale)
+        if (self._source_time_scale == TimeScale.CYCLES) != \
+                (self._target_time_scale == TimeScale.CYCLES):
+            from ._errors import MismatchError  # upstream: RuntimeError
+            raise MismatchError("for time scale in cycles both the source and the target time "
+                                "scale have to be cycles", "usage error")
         h = self._h = _Handles()
         h.tensor_type = tensor_type
         err = _lib.new_error()
         p = ctypes.c_void_p()
         if etdump_path is not None:
-            _lib.check(lib.etdump_open(ctypes.byref(p), _lib.path_arg(etdump_path),
-                                       ctypes.byref(err)), err)
+            rc = lib.etdump_open(ctypes.byref(p), _lib.path_arg(etdump_path), ctypes.byref(err))
+            if rc < 0:
+                _hinted(rc, err, etdump_path, "ETDump",
+                        {"ETRecord": "etrecord", "BundledProgram": "bundled_program"})
         else:
             h.data = bytes(etdump_data)
             _lib.check(lib.etdump_wrap(ctypes.byref(p), ctypes.c_char_p(h.data), len(h.data),
@@ -355,8 +373,10 @@ class Inspector:
                 raise TypeError("Unsupported ETRecord type: give the path of the ETRecord file "
                                 "or an etcompare.ETRecord")
             p = ctypes.c_void_p()
-            _lib.check(lib.etrecord_open(ctypes.byref(p), _lib.path_arg(etrecord),
-                                         ctypes.byref(err)), err)
+            rc = lib.etrecord_open(ctypes.byref(p), _lib.path_arg(etrecord), ctypes.byref(err))
+            if rc < 0:
+                _hinted(rc, err, etrecord, "ETRecord",
+                        {"ETDump": "etdump_path", "BundledProgram": "bundled_program"})
             h.etrecord = p.value
         # The library scales delegated events by target/source by default, as
         # upstream's default converter. A user's converter replaces that

@@ -10,7 +10,7 @@ from other headers is an ImportError, never a wrong number.
 import ctypes
 import os
 
-from ._errors import Error
+from ._errors import Error, error_for
 
 c_int, c_uint32, c_int32, c_int64, c_uint64 = (ctypes.c_int, ctypes.c_uint32, ctypes.c_int32,
                                                ctypes.c_int64, ctypes.c_uint64)
@@ -208,6 +208,8 @@ FUNCTIONS = [
     ("etc_etrecord_default_method", c_int, [_P]),
     ("etc_etrecord_name", c_char_p, [_P]),
     ("etc_etrecord_method_count", c_size_t, [_P]),
+    ("etc_sniff_file", c_int, [c_char_p, POINTER(c_int), _E]),
+    ("etc_file_kind_name", c_char_p, [c_int]),
     ("etc_profile_module_total", c_int, [_P, c_char_p, POINTER(c_double), POINTER(c_size_t),
                                          POINTER(c_int), _E]),
     ("etc_etrecord_method", c_char_p, [_P, c_size_t]),
@@ -362,8 +364,8 @@ def check(rc, err):
     """Raises Error with the library's message when `rc` is a failure."""
     if rc < 0:
         msg = err.message.decode("utf-8", "replace") or lib.status_str(rc).decode()
-        raise Error(msg, lib.status_str(rc).decode(), err.file.decode("utf-8", "replace"),
-                    err.offset)
+        raise error_for(msg, lib.status_str(rc).decode(), err.file.decode("utf-8", "replace"),
+                        err.offset)
     return rc
 
 
@@ -404,3 +406,20 @@ def capture(write):
 
 def path_arg(p):
     return os.fsencode(os.fspath(p))
+
+
+def swapped_hint(path, expected, keyword_for):
+    """" (this file is an ETRecord: did you mean etrecord=?)" when the file at
+    `path` is of another kind that another keyword takes; "" otherwise.
+    `keyword_for`: {kind name: keyword}."""
+    kind, err = c_int(), new_error()
+    try:
+        if lib.sniff_file(path_arg(path), ctypes.byref(kind), ctypes.byref(err)) < 0:
+            return ""
+    except (TypeError, ValueError):
+        return ""
+    name = (lib.file_kind_name(kind.value) or b"").decode()
+    for what, keyword in keyword_for.items():
+        if what in name and expected not in name:
+            return f" (this file is {name}: did you mean {keyword}=?)"
+    return ""
