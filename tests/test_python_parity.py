@@ -288,6 +288,19 @@ def check_errors():
                     isinstance(e, cls) and isinstance(e, E.Error) and text in str(e), repr(e))
 
 
+def check_etrecord_object(run, model, insp):
+    """etrecord= takes an etcompare.ETRecord as upstream takes its object."""
+    etdp, rec, buf = R.paths(run, model)
+    r = E.ETRecord(rec)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        other = E.Inspector(etdump_path=etdp, etrecord=r, debug_buffer_path=buf)
+    C.check(f"{run}: Inspector(etrecord=etcompare.ETRecord(path)) links as the path does",
+            [e.op_types for b in other.event_blocks for e in b.events] ==
+            [e.op_types for b in insp.event_blocks for e in b.events] and
+            "forward" in r.methods and len(r.get_exported_program().nodes) > 0)
+
+
 def main():
     R.WORK = C.work_dir("python_parity")
     with C.harness():
@@ -302,6 +315,7 @@ def main():
                                                                          run + "_etdump.json"))))
             if run == model:
                 check_graph(model, insp)
+                check_etrecord_object(run, model, insp)
             if model == "tiny_transformer":
                 check_module(run, model, insp)
             if run == "mlp":

@@ -21,11 +21,11 @@ _EXPORTS = {"Inspector": "_inspector", "EventBlock": "_inspector", "Event": "_in
             "PerfData": "_inspector", "TimeScale": "_inspector", "AccuracyResult": "_compare",
             "compare_results": "_compare", "NumericalComparatorBase": "_comparator",
             "MSEComparator": "_comparator", "L1Comparator": "_comparator",
-            "SNRComparator": "_comparator"}
+            "SNRComparator": "_comparator", "ETRecord": "_graph"}
 
 __all__ = ["Inspector", "EventBlock", "Event", "PerfData", "TimeScale", "Error",
            "AccuracyResult", "compare_results", "__version__", "library_path",
-           "MismatchError", "NotFoundError", "NumericalComparatorBase", "MSEComparator", "L1Comparator", "SNRComparator"]
+           "ETRecord", "MismatchError", "NotFoundError", "NumericalComparatorBase", "MSEComparator", "L1Comparator", "SNRComparator"]
 
 
 def __getattr__(name):
