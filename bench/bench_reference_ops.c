@@ -8,8 +8,10 @@
  * op's own overhead (argument checks, the broadcast of the bias, im2col,
  * allocation) shows as the gap between the two GFLOP/s figures. Also the
  * float32 mode (sgemm) of both, and each GEMM's peak (1024^3) in the same
- * run. The op and its GEMM alternate R times and the best of each is kept;
- * OpenBLAS threads follow ETC_THREADS. Test-side code: calls the op table
+ * run. The op and its GEMM alternate R times and the best of each is kept,
+ * by wall time and by CPU time (all threads: with ETC_THREADS=1 a figure
+ * that the machine's load hardly moves); OpenBLAS threads follow
+ * ETC_THREADS. Test-side code: calls the op table
  * directly.
  *
  * Usage: bench_reference_ops [--repeat R]
@@ -23,11 +25,34 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void)
+static double clock_s(clockid_t id)
 {
 	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(id, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A wall time and the process's CPU time (all threads) of one call. */
+typedef struct span {
+	double wall, cpu;
+} span;
+
+static span span_start(void)
+{
+	span s = {clock_s(CLOCK_MONOTONIC), clock_s(CLOCK_PROCESS_CPUTIME_ID)};
+	return s;
+}
+
+static span span_end(span s)
+{
+	span e = {clock_s(CLOCK_MONOTONIC) - s.wall, clock_s(CLOCK_PROCESS_CPUTIME_ID) - s.cpu};
+	return e;
+}
+
+static void span_best(span *best, span s)
+{
+	best->wall = s.wall < best->wall ? s.wall : best->wall;
+	best->cpu = s.cpu < best->cpu ? s.cpu : best->cpu;
 }
 
 static uint64_t rng = 88172645463325252ULL;
@@ -63,34 +88,34 @@ static ref_arg ints_arg(const char *name, const int64_t *v, size_t n)
 	return a;
 }
 
-/* One call of the op (its output freed), in seconds. */
-static double op_once(const ref_op *f, const char *op, const ref_arg *args, size_t nargs, int dtype)
+/* One call of the op (its output freed). */
+static span op_once(const ref_op *f, const char *op, const ref_arg *args, size_t nargs, int dtype)
 {
 	etc_error err = {0};
 	ref_tensor out;
 	memset(&out, 0, sizeof out);
 	ref_call c = {"bench", op, args, nargs, dtype, &out, 1, &err};
-	double t0 = now();
+	span t = span_start();
 	if (f->fn(&c) < 0) {
 		fprintf(stderr, "%s\n", err.message);
 		exit(1);
 	}
-	double t = now() - t0;
+	t = span_end(t);
 	ref_tensor_free(&out);
 	return t;
 }
 
-/* One plain GEMM C[m x n] = A[m x k] B[k x n] in the dtype of a, in seconds. */
-static double gemm_once(const ref_tensor *a, const ref_tensor *b, ref_tensor *c, size_t m, size_t n,
-                        size_t k)
+/* One plain GEMM C[m x n] = A[m x k] B[k x n] in the dtype of a. */
+static span gemm_once(const ref_tensor *a, const ref_tensor *b, ref_tensor *c, size_t m, size_t n,
+                      size_t k)
 {
-	double t0 = now();
+	span t = span_start();
 	if (a->dtype == ETC_DOUBLE)
 		etc_blas_dgemm(false, false, m, n, k, 1.0, a->data, k, b->data, n, 0.0, c->data, n);
 	else
 		etc_blas_sgemm(false, false, m, n, k, 1.0f, a->data, k, b->data, n, 0.0f, c->data,
 		               n);
-	return now() - t0;
+	return span_end(t);
 }
 
 /*
@@ -99,7 +124,7 @@ static double gemm_once(const ref_tensor *a, const ref_tensor *b, ref_tensor *c,
  * hurts both alike.
  */
 static void compare(const char *op, const ref_arg *args, size_t nargs, int dtype, size_t m,
-                    size_t n, size_t k, int repeat, double *t_op, double *t_gemm)
+                    size_t n, size_t k, int repeat, span *t_op, span *t_gemm)
 {
 	const ref_op *f = ref_op_find(op);
 	if (!f) {
@@ -113,41 +138,45 @@ static void compare(const char *op, const ref_arg *args, size_t nargs, int dtype
 		exit(1);
 	op_once(f, op, args, nargs, dtype);
 	gemm_once(&a, &b, &c, m, n, k);
-	*t_op = *t_gemm = 1e30;
+	t_op->wall = t_op->cpu = t_gemm->wall = t_gemm->cpu = 1e30;
 	for (int r = 0; r < repeat; r++) {
-		double t = op_once(f, op, args, nargs, dtype);
-		*t_op = t < *t_op ? t : *t_op;
-		t = gemm_once(&a, &b, &c, m, n, k);
-		*t_gemm = t < *t_gemm ? t : *t_gemm;
+		span_best(t_op, op_once(f, op, args, nargs, dtype));
+		span_best(t_gemm, gemm_once(&a, &b, &c, m, n, k));
 	}
 	ref_tensor_free(&a);
 	ref_tensor_free(&b);
 	ref_tensor_free(&c);
 }
 
-static void row(const char *what, double flops, double t_op, double t_gemm, double peak)
+/* Wall GFLOP/s (best wall) and CPU GFLOP/s (best CPU time) of the op and
+ * of its GEMM, and the op's share of each. */
+static void row(const char *what, double flops, span t_op, span t_gemm, span peak)
 {
-	printf("%-36s %8.2f ms %7.2f GFLOP/s | %8.2f ms %7.2f GFLOP/s | %5.1f%% | %5.1f%%\n", what,
-	       t_op * 1e3, flops / t_op / 1e9, t_gemm * 1e3, flops / t_gemm / 1e9,
-	       100.0 * t_gemm / t_op, 100.0 * flops / t_op / 1e9 / peak);
+	printf("%-36s wall %7.2f | %7.2f GFLOP/s %5.1f%% (peak %5.1f%%); CPU %7.2f | %7.2f "
+	       "GFLOP/s %5.1f%% (peak %5.1f%%)\n",
+	       what, flops / t_op.wall / 1e9, flops / t_gemm.wall / 1e9,
+	       100.0 * t_gemm.wall / t_op.wall, 100.0 * flops / t_op.wall / 1e9 / peak.wall,
+	       flops / t_op.cpu / 1e9, flops / t_gemm.cpu / 1e9, 100.0 * t_gemm.cpu / t_op.cpu,
+	       100.0 * flops / t_op.cpu / 1e9 / peak.cpu);
 }
 
-/* The GEMM's peak here: GFLOP/s of a 1024 x 1024 x 1024 product, best of R. */
-static double peak_gflops(int dtype, int repeat)
+/* The GEMM's peak here: GFLOP/s (by wall and by CPU time) of a 1024 x 1024
+ * x 1024 product, best of R. */
+static span peak_gflops(int dtype, int repeat)
 {
 	ref_tensor a, b, c;
 	int64_t sq[2] = {1024, 1024};
 	if (make(&a, dtype, 2, sq) < 0 || make(&b, dtype, 2, sq) < 0 || make(&c, dtype, 2, sq) < 0)
 		exit(1);
-	double best = gemm_once(&a, &b, &c, 1024, 1024, 1024);
-	for (int r = 0; r < repeat; r++) {
-		double t = gemm_once(&a, &b, &c, 1024, 1024, 1024);
-		best = t < best ? t : best;
-	}
+	span best = gemm_once(&a, &b, &c, 1024, 1024, 1024);
+	for (int r = 0; r < repeat; r++)
+		span_best(&best, gemm_once(&a, &b, &c, 1024, 1024, 1024));
 	ref_tensor_free(&a);
 	ref_tensor_free(&b);
 	ref_tensor_free(&c);
-	return 2.0 * 1024 * 1024 * 1024 / best / 1e9;
+	span g = {2.0 * 1024 * 1024 * 1024 / best.wall / 1e9,
+	          2.0 * 1024 * 1024 * 1024 / best.cpu / 1e9};
+	return g;
 }
 
 int main(int argc, char **argv)
@@ -173,16 +202,16 @@ int main(int argc, char **argv)
 	printf("OpenBLAS threads: %u (ETC_THREADS), best of %d alternating runs, load average "
 	       "%.1f\n",
 	       etc_thread_count_(), repeat, load);
-	printf("%-36s %28s | %28s | %6s | %s\n", "op", "time and rate", "the same GEMM alone",
-	       "op/GEMM", "op/peak");
+	printf("GFLOP/s of the op | of the same GEMM alone, the op's share of that GEMM and of "
+	       "the peak; by wall time, then by CPU time (all threads)\n");
 	int dtypes[2] = {ETC_DOUBLE, ETC_FLOAT};
 	for (int di = 0; di < 2; di++) {
 		int dt = dtypes[di];
 		const char *dn = dt == ETC_DOUBLE ? "float64" : "float32";
 		char label[96];
-		double peak = peak_gflops(dt, repeat);
-		printf("%s GEMM peak (1024 x 1024 x 1024): %.2f GFLOP/s\n",
-		       dt == ETC_DOUBLE ? "dgemm" : "sgemm", peak);
+		span peak = peak_gflops(dt, repeat);
+		printf("%s peak (1024 x 1024 x 1024): wall %.2f GFLOP/s, CPU %.2f GFLOP/s\n",
+		       dt == ETC_DOUBLE ? "dgemm" : "sgemm", peak.wall, peak.cpu);
 
 		/* addmm: self [512], mat1 [512, 512], mat2 [512, 512] */
 		int64_t n = 512, sv[1] = {n}, sm[2] = {n, n};
@@ -191,7 +220,7 @@ int main(int argc, char **argv)
 			return 1;
 		ref_arg args[3] = {tensor_arg("self", &s), tensor_arg("mat1", &a),
 		                   tensor_arg("mat2", &b)};
-		double t_op, t_g;
+		span t_op, t_g;
 		compare("aten.addmm.default", args, 3, dt, 512, 512, 512, repeat, &t_op, &t_g);
 		snprintf(label, sizeof label, "addmm 512x512x512 %s", dn);
 		row(label, 2.0 * 512 * 512 * 512, t_op, t_g, peak);

@@ -40,7 +40,8 @@
 # generated inputs; default a new directory under ${TMPDIR:-/tmp}, removed at
 # the end unless KEEP=1), SKIP_BIG=1 skips case c.
 # Output: a markdown table on stdout, also written into docs/benchmarks.md
-# (the part after its "## Results" line; set OUT to write elsewhere).
+# (its "## Results" section, up to the next "## " heading; set OUT to write
+# elsewhere).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -263,6 +264,22 @@ row "ETRecord load + link, 50,000 nodes, 100k events" \
 notes+=("The ETRecord case uses the verbose 2023 serializer style (every argument-union key written, unused ones null), the largest form of an Edge program.")
 rm -f "$work/big.etrecord" "$work/link.etdp"
 
+# --- r: the reference executor on MobileNetV2-0.5 at 64x64: the main command
+# with the float64 reference run (bench/gen_mobilenet.py writes the ETRecord,
+# ETDump and debug buffer; it needs Debian's python3-torch) ---------------------
+if "$py" -c "import torch" 2>/dev/null; then
+	"$py" "$here/gen_mobilenet.py" "$work/mv2" >"$work/gen.txt"
+	# shellcheck disable=SC2086
+	measure "$etc" --etdump "$work/mv2/mv2.etdp" --debug_buffer "$work/mv2/mv2_debug.bin" \
+		--etrecord "$work/mv2/mv2.etrecord" ${REF_ARGS-}
+	verdict=$(awk -v w="$best_wall" 'BEGIN{print (w < 1) ? "PASS" : "FAIL"}')
+	row "reference run, MobileNetV2-0.5 64x64 (153 nodes), main command" \
+		"$(mb "$(size_of "$work/mv2/mv2.etrecord")") MB ETRecord, $(mb "$(size_of "$work/mv2/mv2_debug.bin")") MB debug buffer" \
+		"$best_wall ($best_cpu CPU)" "$(kb_to_mb "$max_rss_kb")" "-" "< 1 s" "$verdict"
+	notes+=("Reference run: etcompare --etdump --debug_buffer --etrecord${REF_ARGS:+ $REF_ARGS} on the files of bench/gen_mobilenet.py (float64 reference of every node, compared with the runtime's float32 values). bench/bench_reference.py has the reference executor against torch eager, model by model, and its memory.")
+	rm -rf "$work/mv2"
+fi
+
 # --- c: --show-outputs over 1 GiB ----------------------------------------------
 if [[ -z ${SKIP_BIG:-} ]]; then
 	name=outputs_1g
@@ -387,14 +404,15 @@ results=$(
 	done
 )
 echo "$results"
-# docs/benchmarks.md keeps its text up to "## Results"; the results replace the rest.
+# docs/benchmarks.md: the results replace the "## Results" section (up to the
+# next "## " heading); the sections before and after it are kept.
 out=${OUT:-$here/../docs/benchmarks.md}
 if [[ -f $out ]] && grep -q '^## Results' "$out"; then
-	{
-		sed '/^## Results/q' "$out"
-		echo
-		echo "$results"
-	} >"$out.tmp" && mv "$out.tmp" "$out"
+	printf '%s\n' "$results" >"$work/results.md"
+	awk -v res="$work/results.md" '
+		/^## Results/ { print; print ""; while ((getline l < res) > 0) print l; print ""; skip = 1; next }
+		skip && /^## / { skip = 0 }
+		!skip { print }' "$out" >"$out.tmp" && mv "$out.tmp" "$out"
 else
 	{
 		echo "## Results"

@@ -11,5 +11,6 @@ set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" --target etcompare_cli >/dev/null
+# the CLI, and the shared library the Python package loads (README's recipe)
+cmake --build build -j"$(nproc)" --target etcompare_cli etcompare_shared >/dev/null
 exec ./build/etcompare --example "$@"

@@ -299,7 +299,8 @@ def case_pass(d):
     # --compare_results alias and --compare with no gate: exit 0
     rc, out, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
                        "--compare_results", "--no-table")
-    check("1 pass: --compare_results alias compares", rc == 0 and "2 of 2 outputs pass" in err,
+    check("1 pass: --compare_results alias compares",
+          rc == 0 and "2 outputs compared, no gate" in err,
           err)
     return etdp, dbg, rec
 
@@ -564,7 +565,8 @@ def case_missing_rows(d):
               rows[1].get("shape") == "[2, 3]" and rows[1].get("dtype") == "float32",
               json.dumps(rows[1]))
     check("7 missing reference: stderr names it",
-          "1 of 2 outputs fail; worst: Execute run 0 output 1: reference 0 has 1 outputs" in err,
+          "1 of 2 outputs fail; worst: Execute run 0 output 1 (ETDump run 0): reference 0 has "
+          "1 outputs" in err,
           err)
     try:
         suite = ET.parse(ju).getroot().find("testsuite")

@@ -47,8 +47,9 @@ with tempfile.TemporaryDirectory() as tmp:
     check("--tsv without --etdump exits 2", p.returncode == 2 and b"no --etdump" in p.stderr)
     check("and writes nothing", not os.path.exists(target))
     p = run()
-    check("bare etcompare shows the example", p.returncode == 0 and b"bundled example" in p.stderr
-          and b"native_call_add.out" in p.stdout)
+    check("bare etcompare: usage on stderr, exit 2 (the example is --example)",
+          p.returncode == 2 and b"usage: etcompare --etdump" in p.stderr and
+          b"--example" in p.stderr and p.stdout == b"")
 
     # 3. Delegate metadata: empty vector in run 1, bytes in run 2 (merged).
     def run_data(meta):

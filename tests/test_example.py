@@ -33,8 +33,9 @@ def main():
     check("profiling table: the operators with percentiles over runs",
           "p50 (ms)" in out and "native_call_native_layer_norm.out" in out and
           "['aten.native_layer_norm.default']" in out and "Method::execute" in out, out[:2000])
-    rows = [ln for ln in out.splitlines() if ln.startswith("│ Execute │")]
-    verdicts = [(ln.split("│")[2].strip(), ln.split("│")[3].strip(), ln.split("│")[-2].strip())
+    # the two blocks are Execute#1 and Execute#2, with the ETDump's run beside each run
+    rows = [ln for ln in out.splitlines() if ln.startswith("│ Execute#")]
+    verdicts = [(ln.split("│")[2].strip(), ln.split("│")[4].strip(), ln.split("│")[-2].strip())
                 for ln in rows]
     # two blocks "Execute" (inputs 0 and 1, not merged), runs numbered from 0 in each
     want = [(str(r // 2), str(r % 2), "pass" if r % 2 else "FAIL: SNR 24.83 dB below 30 dB")
@@ -59,13 +60,13 @@ def main():
                            "ops_top", "timeline") if not plot_written(plots, s)]
     check("plots written to ./etcompare-plots", not missing, f"missing {missing}")
 
-    # a bare etcompare shows the example but writes nothing
+    # a bare etcompare prints the usage, exits 2 and writes nothing (issue 22)
     bare = os.path.join(work, "bare")
     os.makedirs(bare)
     rc, out, err = run_in(bare)
-    check("bare etcompare: the example's verdicts, exit 0, no plots",
-          rc == 0 and "bundled example" in err and "accuracy gate FAILED" in err and
-          "first divergence at row 3" in err and not os.listdir(bare), f"rc={rc} {err}")
+    check("bare etcompare: usage, exit 2, nothing written",
+          rc == 2 and "usage: etcompare" in err and "--example" in err and
+          not os.listdir(bare), f"rc={rc} {err}")
 
     # options given win: a looser gate passes, --plot DIR, --no-table
     mine = os.path.join(work, "mine")

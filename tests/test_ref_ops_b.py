@@ -433,6 +433,12 @@ def upsampling():
            {"x": x}, 1, ["exactly one of output_size and scale_factors"])
 
 
+def variants(dt, *ops):
+    """An op's view and copy spellings share one function: every spelling in
+    float, the copy variants alone for the other dtypes."""
+    return list(ops) if dt == "f" else [o for o in ops if "copy" in o] or list(ops[-1:])
+
+
 def sample(dt, *shape):
     if dt == "f":
         return rn(*shape)
@@ -447,26 +453,27 @@ def shape_ops():
     for dt in ["f", "i64", "b", "u8"]:
         x = sample(dt, 2, 3, 4)
         xin = {"x": x}
-        for op in ["aten.view.default", "aten.view_copy.default", "aten._unsafe_view.default"]:
+        for op in variants(dt, "aten.view.default", "aten.view_copy.default",
+                           "aten._unsafe_view.default"):
             case(f"{op} {dt} with -1", op, [R.t("self", "x"), R.ints("size", [4, -1])], xin,
                  x.reshape(4, -1))
         case(f"reshape {dt}", "aten.reshape.default", [R.t("self", "x"), R.ints("shape", [24])],
              xin, x.reshape(24))
-        for op in ["aten.permute.default", "aten.permute_copy.default"]:
+        for op in variants(dt, "aten.permute.default", "aten.permute_copy.default"):
             case(f"{op} {dt} negative dims", op, [R.t("self", "x"), R.ints("dims", [-1, 0, 1])],
                  xin, x.permute(-1, 0, 1))
-        for op in ["aten.transpose.int", "aten.transpose_copy.int"]:
+        for op in variants(dt, "aten.transpose.int", "aten.transpose_copy.int"):
             case(f"{op} {dt}", op, [R.t("self", "x"), R.i("dim0", -1), R.i("dim1", 0)], xin,
                  x.transpose(-1, 0))
         y = sample(dt, 3, 5)
-        for op in ["aten.t.default", "aten.t_copy.default"]:
+        for op in variants(dt, "aten.t.default", "aten.t_copy.default"):
             case(f"{op} {dt}", op, [R.t("self", "x")], {"x": y}, y.t())
         e = sample(dt, 3, 1)
-        for op in ["aten.expand.default", "aten.expand_copy.default"]:
+        for op in variants(dt, "aten.expand.default", "aten.expand_copy.default"):
             case(f"{op} {dt} new dims and -1", op, [R.t("self", "x"), R.ints("size", [2, -1, 4])],
                  {"x": e}, e.expand(2, -1, 4))
         s = sample(dt, 1, 3, 1, 2)
-        for sfx in ["squeeze", "squeeze_copy"]:
+        for sfx in variants(dt, "squeeze", "squeeze_copy"):
             case(f"{sfx}.default {dt}", f"aten.{sfx}.default", [R.t("self", "x")], {"x": s},
                  s.squeeze())
             case(f"{sfx}.dim {dt} negative", f"aten.{sfx}.dim", [R.t("self", "x"), R.i("dim", -2)],
@@ -475,24 +482,26 @@ def shape_ops():
                  [R.t("self", "x"), R.i("dim", 1)], {"x": s}, s.squeeze(1))
             case(f"{sfx}.dims {dt}", f"aten.{sfx}.dims", [R.t("self", "x"), R.ints("dim", [0, 2])],
                  {"x": s}, s.squeeze(2).squeeze(0))
-        for op in ["aten.unsqueeze.default", "aten.unsqueeze_copy.default"]:
+        for op in variants(dt, "aten.unsqueeze.default", "aten.unsqueeze_copy.default"):
             case(f"{op} {dt} dim -1", op, [R.t("self", "x"), R.i("dim", -1)], xin, x.unsqueeze(-1))
             case(f"{op} {dt} dim 1", op, [R.t("self", "x"), R.i("dim", 1)], xin, x.unsqueeze(1))
         case(f"flip {dt}", "aten.flip.default", [R.t("self", "x"), R.ints("dims", [0, -1])], xin,
              x.flip(0, -1))
-        case(f"repeat {dt}", "aten.repeat.default", [R.t("self", "x"), R.ints("repeats", [2, 1, 3, 2])],
+        case(f"repeat {dt}", "aten.repeat.default",
+             [R.t("self", "x"), R.ints("repeats", [2, 1, 3, 2])],
              xin, x.repeat(2, 1, 3, 2))
-        for op in ["aten.select.int", "aten.select_copy.int"]:
+        for op in variants(dt, "aten.select.int", "aten.select_copy.int"):
             case(f"{op} {dt} negative index", op,
                  [R.t("self", "x"), R.i("dim", 1), R.i("index", -1)], xin, x.select(1, -1))
         parts = x.split([1, 2, 0], 1)
-        for op in ["aten.split_with_sizes.default", "aten.split_with_sizes_copy.default"]:
+        for op in variants(dt, "aten.split_with_sizes.default",
+                           "aten.split_with_sizes_copy.default"):
             case(f"{op} {dt}", op, [R.t("self", "x"), R.ints("split_sizes", [1, 2, 0]),
                                      R.i("dim", 1)], xin, parts)
-        for op in ["aten.split.Tensor", "aten.split_copy.Tensor"]:
+        for op in variants(dt, "aten.split.Tensor", "aten.split_copy.Tensor"):
             case(f"{op} {dt} uneven", op, [R.t("self", "x"), R.i("split_size", 3), R.i("dim", -1)],
                  xin, x.split(3, -1))
-        for op in ["aten.unbind.int", "aten.unbind_copy.int"]:
+        for op in variants(dt, "aten.unbind.int", "aten.unbind_copy.int"):
             case(f"{op} {dt}", op, [R.t("self", "x"), R.i("dim", 1)], xin, x.unbind(1))
         case(f"constant_pad_nd {dt}", "aten.constant_pad_nd.default",
              [R.t("self", "x"), R.ints("pad", [1, 2, -1, 0]), R.i("value", 1)], xin,
@@ -573,7 +582,8 @@ def shape_ops():
     refuse("view invalid size", "aten.view_copy.default",
            [R.t("self", "x"), R.ints("size", [7, -1])], {"x": x}, 1,
            ["node case", "aten.view_copy.default", "[7, -1]", "[5, 6, 4]"])
-    refuse("expand invalid", "aten.expand_copy.default", [R.t("self", "x"), R.ints("size", [5, 2, 4])],
+    refuse("expand invalid", "aten.expand_copy.default",
+           [R.t("self", "x"), R.ints("size", [5, 2, 4])],
            {"x": x}, 1, ["[5, 6, 4]", "[5, 2, 4]"])
     refuse("cat shape mismatch", "aten.cat.default", [R.ts("tensors", ["a", "b"]), R.i("dim", 0)],
            {"a": rn(2, 3), "b": rn(2, 4)}, 1, ["[2, 4]", "[2, 3]"])
@@ -724,7 +734,7 @@ def scatter_ops():
             case(f"as_strided_copy {dt} {size} {stride} {off}", "aten.as_strided_copy.default",
                  args, {"x": x}, torch.as_strided(x, size, stride, off or 0))
         for dim, size, step in [(1, 2, 1), (-1, 3, 2), (0, 4, 3), (1, 0, 1)]:
-            for op in ["aten.unfold.default", "aten.unfold_copy.default"]:
+            for op in variants(dt, "aten.unfold.default", "aten.unfold_copy.default"):
                 case(f"{op} {dt} dim {dim} size {size} step {step}", op,
                      [R.t("self", "x"), R.i("dimension", dim), R.i("size", size),
                       R.i("step", step)], {"x": x}, x.unfold(dim, size, step))
@@ -840,6 +850,9 @@ def hostile_params():
     refuse("narrow length 2^63-1", "aten.narrow.default",
            [R.t("self", "x"), R.i("dim", 1), R.i("start", 2), R.i("length", 2**63 - 1)],
            {"x": y}, 1, ["exceed dim 1"])
+    refuse("split sizes summing past int64", "aten.split_with_sizes_copy.default",
+           [R.t("self", "x"), R.ints("split_sizes", [3, 2**63 - 1]), R.i("dim", 1)], {"x": y}, 2,
+           ["sum to more than 7"])
     refuse("repeat 2^62", "aten.repeat.default", [R.t("self", "x"), R.ints("repeats", [big, 3])],
            {"x": y}, 1, ["too large"])
     refuse("constant_pad_nd 2^62", "aten.constant_pad_nd.default",

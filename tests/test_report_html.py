@@ -137,10 +137,10 @@ def terminal_accuracy(out):
             continue
         cells = [c.strip() for c in line.strip("│").split("│")]
         if cols is None:
-            if cells[:4] == ["block", "run", "ref", "output"]:
+            if cells[:5] == ["block", "run", "etdump run", "ref", "output"]:
                 cols = cells
             continue
-        rows.append((cells[0], cells[1], cells[2], cells[3], cells[-1]))
+        rows.append((cells[0], cells[1], cells[3], cells[4], cells[-1]))
     return cols, rows
 
 
@@ -184,8 +184,8 @@ def case_accuracy(d):
     table = doc.tables.get("accuracy", [])[1:]
     first = table[0][1] if table else []
     check("accuracy: failing rows first, the failing output with its SNR",
-          table and table[0][0] == "bad" and first[3] == str(BAD) and
-          abs(float(first[6]) - snr) < 1e-4 * abs(snr) and "FAIL" in first[10],
+          table and table[0][0] == "bad" and first[4] == str(BAD) and
+          abs(float(first[7]) - snr) < 1e-4 * abs(snr) and "FAIL" in first[11],
           f"{first} {snr}")
     check("accuracy: passing rows after the failing ones",
           [c for c, _ in table] == sorted([c for c, _ in table], key=lambda c: c != "bad"))
@@ -295,8 +295,9 @@ def case_example(d):
     table = doc.tables.get("accuracy", [])
     head = table[0][1] if table else []
     check("example: the HTML accuracy table has the terminal's run and ref columns",
-          head[:4] == ["block", "run", "ref", "output"] and cols is not None, str(head))
-    got = [(c[0], c[1], c[2], c[3], c[10]) for _, c in table[1:]]
+          head[:5] == ["block", "run", "etdump run", "ref", "output"] and cols is not None,
+          str(head))
+    got = [(c[0], c[1], c[3], c[4], c[11]) for _, c in table[1:]]
     want = [r for r in term if r[4] != "pass" and not r[4].startswith("pass ")] + \
            [r for r in term if r[4] == "pass" or r[4].startswith("pass ")]
     check("example: HTML rows = terminal rows (0-based run within the block, ref, "
@@ -314,11 +315,13 @@ def case_example(d):
     check("example: the verdict names the diverging node",
           "first divergence at row 3, node native_layer_norm" in verdict, verdict[:400])
     check("example: the stderr 'worst:' names the reference (two blocks named Execute)",
-          "worst: Execute run 0 ref 0 output 0" in p.stderr, p.stderr)
+          re.search(r"worst: Execute#\d run 0 ref 0 output 0 \(ETDump run \d\)", p.stderr),
+          p.stderr)
     # one heat map per output that differs from its reference: 6, none overwritten
     differ = [r for r in term if "identical" not in r[4]]
     maps = sorted(n for n in os.listdir(pdir) if n.startswith("heatmap_") and n.endswith(".png"))
-    exp = sorted(f"heatmap_{b}_run{r}_ref{f}_out{o}.png" for b, r, f, o, _ in differ)
+    exp = sorted(f"heatmap_{b.split('#')[0]}_run{r}_ref{f}_out{o}.png"
+                 for b, r, f, o, _ in differ)
     check("example: --plot writes 6 accuracy heat maps with distinct names (run and ref)",
           len(differ) == 6 and maps == exp, f"{maps} vs {exp}")
     caps = [c for c in re.findall(r"<figcaption>(.*?)</figcaption>", doc.raw, re.S)
@@ -335,7 +338,7 @@ def case_example(d):
           len(maps2) == 6 and all(re.match(r"heatmap_Execute_block\d+_run\d_ref0_out0\.png$", n)
                                   for n in maps2), str(maps2))
     check("example --pair-by all: the 'worst:' names the block's position",
-          re.search(r"worst: Execute \(block \d+\) run \d ref 0 output 0", p2.stderr)
+          re.search(r"worst: Execute#\d+ run \d ref 0 output 0", p2.stderr)
           is not None, p2.stderr)
     for n in maps[:1]:
         # a [1, 8] output: gnuplot draws no image of one row, so boxes are drawn

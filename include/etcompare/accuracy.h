@@ -155,6 +155,15 @@ ETC_API const etc_accuracy_pairing *etc_accuracy_pairing_at(const etc_accuracy *
  */
 ETC_API bool etc_accuracy_pairing_score(const etc_accuracy *acc, size_t i, size_t k, double *snr_db,
                                         double *cosine);
+/**
+ * True when that score is an estimate: the outputs were large, content
+ * pairing ranked them on a sketch (a fixed sample of elements) and this
+ * candidate was proven far from the best without an exact pass. `bound_db`
+ * (optional) gets the proven upper bound on its exact pooled SNR. False for
+ * an exact score (or k not a candidate).
+ */
+ETC_API bool etc_accuracy_pairing_score_estimated(const etc_accuracy *acc, size_t i, size_t k,
+                                                  double *bound_db);
 /** Reference sets the comparison had. */
 ETC_API size_t etc_accuracy_reference_count(const etc_accuracy *acc);
 

@@ -16,6 +16,7 @@
 #include "binding.h"
 #include "bundled.h"
 #include "common.h"
+#include "consistency.h"
 #include "etdump.h"
 #include "etrecord.h"
 #include "html.h"

@@ -119,6 +119,13 @@ typedef struct etc_junit_gates {
  */
 ETC_API int etc_report_junit_gates(FILE *out, const etc_junit_gates *g, etc_error *err);
 /**
+ * JUnit XML of a run that stopped with an error (bad input, an output that
+ * could not be written): one testcase named `kind` with an <error> holding
+ * `message`, so that CI shows the error instead of a missing report.
+ */
+ETC_API int etc_report_junit_error(FILE *out, const char *kind, const char *message,
+                                   etc_error *err);
+/**
  * The failing testcases etc_report_junit_gates writes: the run's gate
  * verdict. Non-zero exactly when one of the gates fails (exit code 1).
  */

@@ -84,6 +84,8 @@ ETC_API void etc_debug_buffer_free(etc_debug_buffer *buf);
 ETC_API uint64_t etc_debug_buffer_size(const etc_debug_buffer *buf);
 /** The name given at open (the path). */
 ETC_API const char *etc_debug_buffer_name(const etc_debug_buffer *buf);
+/** The buffer's bytes (etc_debug_buffer_size of them). */
+ETC_API const uint8_t *etc_debug_buffer_data(const etc_debug_buffer *buf);
 
 /**
  * A tensor as described in the ETDump, with its data when a debug buffer

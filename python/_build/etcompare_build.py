@@ -83,11 +83,49 @@ def _wheel(wheel_directory, members):
     return wheel
 
 
+def _library():
+    """The libetcompare.so the installed package loads: ETCOMPARE_LIBRARY,
+    the checkout's build/ one, else one built here with CMake; a clear
+    error otherwise."""
+    import glob
+    import shutil
+    import subprocess
+    env = os.environ.get("ETCOMPARE_LIBRARY")
+    if env and os.path.exists(env):
+        return [env]
+    src = os.path.dirname(HERE)
+    for d in ("build", "build-python"):
+        found = sorted(glob.glob(os.path.join(src, d, "libetcompare.so*")))
+        if found:
+            return found
+    fix = (f"build it first: cmake -S {src} -B {src}/build && cmake --build {src}/build "
+           f"--target etcompare_shared")
+    if not os.path.exists(os.path.join(src, "CMakeLists.txt")) or not shutil.which("cmake"):
+        raise RuntimeError(f"etcompare: the package needs libetcompare.so; {fix}")
+    out = os.path.join(src, "build-python")
+    try:
+        subprocess.run(["cmake", "-S", src, "-B", out, "-DCMAKE_BUILD_TYPE=Release",
+                        "-DETC_BUILD_TESTS=OFF", "-DETC_BUILD_BENCH=OFF"], check=True,
+                       stdout=subprocess.DEVNULL)
+        subprocess.run(["cmake", "--build", out, "--target", "etcompare_shared", "-j",
+                        str(os.cpu_count() or 1)], check=True, stdout=subprocess.DEVNULL)
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise RuntimeError(f"etcompare: building libetcompare.so failed ({e}); {fix}") from e
+    found = sorted(glob.glob(os.path.join(out, "libetcompare.so*")))
+    if not found:
+        raise RuntimeError(f"etcompare: no libetcompare.so in {out}; {fix}")
+    return found
+
+
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     members = []
     for path, arcname in _files():
         with open(path, "rb") as f:
             members.append((arcname, f.read()))
+    if not any(a.split("/")[-1].startswith("libetcompare.so") for a, _ in members):
+        # the installed package loads its own copy: the checkout may go away
+        with open(os.path.realpath(_library()[0]), "rb") as f:
+            members.append((f"{NAME}/libetcompare.so", f.read()))
     return _wheel(wheel_directory, members)
 
 

@@ -15,6 +15,16 @@ The library is loaded on first use of a name below, not at import, so that
 """
 import importlib
 
+import importlib.util as _util
+
+try:  # said at import, not deep in the first call; found, not imported (fast start)
+    _numpy = _util.find_spec("numpy")
+except ValueError:  # sys.modules["numpy"] is None: blocked
+    _numpy = None
+if _numpy is None:
+    raise ImportError("etcompare needs numpy: pip install numpy (or apt install "
+                      "python3-numpy)")
+
 from ._errors import Error, MismatchError, NotFoundError
 
 _EXPORTS = {"Inspector": "_inspector", "EventBlock": "_inspector", "Event": "_inspector",
@@ -25,7 +35,8 @@ _EXPORTS = {"Inspector": "_inspector", "EventBlock": "_inspector", "Event": "_in
 
 __all__ = ["Inspector", "EventBlock", "Event", "PerfData", "TimeScale", "Error",
            "AccuracyResult", "compare_results", "__version__", "library_path",
-           "ETRecord", "MismatchError", "NotFoundError", "NumericalComparatorBase", "MSEComparator", "L1Comparator", "SNRComparator"]
+           "ETRecord", "MismatchError", "NotFoundError", "NumericalComparatorBase",
+           "MSEComparator", "L1Comparator", "SNRComparator"]
 
 
 def __getattr__(name):

@@ -33,6 +33,25 @@ etcompare installed).
 Exit status: 0 all ok, 1 some run failed the gate, 3 some input was bad,
 2 usage.
 """
+import signal
+
+
+class _Stop(Exception):
+    """SIGINT or SIGTERM: stop the pool, keep the complete lines."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_signal(signum, frame):
+    raise _Stop(signum)
+
+
+if __name__ == "__main__":  # before the imports: a signal at any point is a clean stop
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
+
 import argparse
 import concurrent.futures
 import csv
@@ -116,7 +135,14 @@ def discover(inputs):
             specs.extend(from_manifest(path))
         else:
             specs.append(by_convention(path))
-    return specs
+    # the same ETDump spelled twice (runs and ./runs/, a link) is analysed once
+    seen, unique = set(), []
+    for s in specs:
+        real = os.path.realpath(s["etdump"])
+        if real not in seen:
+            seen.add(real)
+            unique.append(s)
+    return unique
 
 
 # --- one run ---------------------------------------------------------------------------------
@@ -278,25 +304,64 @@ def _died(spec, why):
     return json.dumps(out)
 
 
-def _run_pool(chunks, gate, workers, emit):
-    """Chunks on a process pool. A worker that dies (a crash in native code)
-    breaks the pool: the chunks it took down are then run one ETDump per
-    fresh single-worker pool, so only the ETDump that kills a worker alone
-    becomes an error line."""
+def _die_with_parent():
+    """Worker initializer: the kernel kills the worker when the batch dies
+    (even by kill -9), so no worker is left writing results nobody reads."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the batch
+
+
+def _kill_pool(ex):
+    for proc in list((getattr(ex, "_processes", None) or {}).values()):
+        try:
+            proc.kill()
+        except (OSError, ValueError):
+            pass
+    ex.shutdown(wait=False, cancel_futures=True)
+
+
+def _pool_round(chunks, gate, workers, emit):
+    """One pool over the chunks; the specs of chunks a dead worker took down."""
     failed = []
-    with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as ex:
+    ex = concurrent.futures.ProcessPoolExecutor(max_workers=workers,
+                                                initializer=_die_with_parent)
+    try:
         futures = {ex.submit(analyze_chunk, c, gate): c for c in chunks}
         for f in concurrent.futures.as_completed(futures):
             try:
                 emit(f.result())
             except concurrent.futures.process.BrokenProcessPool:
                 failed.extend(futures[f])
+    except BaseException:
+        _kill_pool(ex)
+        raise
+    ex.shutdown(wait=True)
+    return failed
+
+
+def _run_pool(chunks, gate, workers, emit):
+    """Chunks on a process pool. A worker that dies (a crash in native code)
+    breaks the pool: the chunks it took down run again one ETDump per chunk
+    on a fresh pool of the same size, and only what breaks that pool too runs
+    alone, so only the ETDump that kills a worker becomes an error line."""
+    failed = _pool_round(chunks, gate, workers, emit)
+    if failed:
+        failed = _pool_round([[s] for s in failed], gate, workers, emit)
     for spec in failed:
-        with concurrent.futures.ProcessPoolExecutor(max_workers=1) as ex:
-            try:
-                emit(ex.submit(analyze_chunk, [spec], gate).result())
-            except concurrent.futures.process.BrokenProcessPool as e:
-                emit([_died(spec, e)])
+        ex = concurrent.futures.ProcessPoolExecutor(max_workers=1, initializer=_die_with_parent)
+        try:
+            emit(ex.submit(analyze_chunk, [spec], gate).result())
+        except concurrent.futures.process.BrokenProcessPool as e:
+            emit([_died(spec, e)])
+        except BaseException:
+            _kill_pool(ex)
+            raise
+        ex.shutdown(wait=True)
 
 
 def _run_dask(chunks, gate, workers, scheduler, emit):
@@ -347,17 +412,41 @@ def _key(line):
         return ("", line)
 
 
-def _read_lines(path):
+def _read_lines(path, repair=False):
+    """The summary's complete lines. With repair, a line that does not parse
+    (a run cut by kill -9 mid-write) is dropped from the file with a warning,
+    and its input is analysed again."""
     if not os.path.exists(path):
         return []
     with open(path) as f:
-        return [ln.rstrip("\n") for ln in f if ln.strip()]
+        raw = [ln.rstrip("\n") for ln in f if ln.strip()]
+    good = []
+    for ln in raw:
+        try:
+            if isinstance(json.loads(ln), dict):
+                good.append(ln)
+                continue
+        except ValueError:
+            pass
+        if repair:
+            print(f"etcompare.batch: warning: {path}: dropped a cut or invalid line "
+                  f"({ln[:60]!r}...); its input is analysed again", file=sys.stderr)
+    if repair and len(good) != len(raw):
+        with open(path + ".tmp", "w") as f:
+            f.write("".join(ln + "\n" for ln in good))
+        os.replace(path + ".tmp", path)
+    return good
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python3 -m etcompare.batch",
-                                description="One JSON summary line per ETDump "
-                                            "(schema/batch-summary.schema.json).")
+    p = _Parser(prog="python3 -m etcompare.batch",
+                description="One JSON summary line per ETDump "
+                            "(schema/batch-summary.schema.json).")
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="ETDump, folder of ETDumps, or CSV manifest")
     p.add_argument("-o", "--output", default="-", help="summary JSONL file (default: stdout)")
@@ -368,7 +457,9 @@ def parse_args(argv):
     p.add_argument("--resume", action="store_true",
                    help="skip inputs already in the summary (-o)")
     for name in ("min-snr", "max-mse", "min-cosine", "max-abs"):
-        p.add_argument("--" + name, type=float, help="accuracy gate threshold")
+        # both spellings, as the CLI takes them
+        p.add_argument("--" + name, "--" + name.replace("-", "_"), type=float,
+                       help="accuracy gate threshold")
     a = p.parse_args(argv)
     if a.workers < 1:
         p.error("--workers must be at least 1")
@@ -377,8 +468,7 @@ def parse_args(argv):
     return a
 
 
-def main(argv=None):
-    a = parse_args(sys.argv[1:] if argv is None else argv)
+def _run(a):
     # one process per CPU already: numpy's BLAS threads and libetcompare's
     # comparison threads in each would only compete (set before any process
     # of the batch imports numpy or loads the library)
@@ -387,11 +477,16 @@ def main(argv=None):
     gate = {k: getattr(a, k) for k in ("min_snr", "max_mse", "min_cosine", "max_abs")
             if getattr(a, k) is not None}
     specs = discover(a.inputs)
+    if not specs:
+        print("etcompare.batch: error: no ETDump (.etdp, .etdump) in "
+              + ", ".join(a.inputs), file=sys.stderr)
+        return 3
     to_file = a.output != "-"
     done = set()
     if a.resume:
-        done = {json.loads(ln).get("etdump") for ln in _read_lines(a.output)}
-    todo = [s for s in specs if s["etdump"] not in done]
+        done = {os.path.realpath(json.loads(ln).get("etdump") or "")
+                for ln in _read_lines(a.output, repair=True)}
+    todo = [s for s in specs if os.path.realpath(s["etdump"]) not in done]
     collected = []
     sink = open(a.output, "a" if a.resume else "w") if to_file else None
 
@@ -401,6 +496,7 @@ def main(argv=None):
             sink.write("".join(ln + "\n" for ln in lines))
             sink.flush()
 
+    stopped = None
     try:
         chunks = _chunks(todo, a.workers)
         if not chunks:
@@ -409,7 +505,11 @@ def main(argv=None):
             _run_dask(chunks, gate, a.workers, a.scheduler, emit)
         else:
             _run_pool(chunks, gate, a.workers, emit)
+    except _Stop as e:
+        stopped = e.signum
     finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         if sink:
             sink.close()
     lines = _read_lines(a.output) if to_file else collected
@@ -421,15 +521,42 @@ def main(argv=None):
         os.replace(tmp, a.output)
     else:
         sys.stdout.write("".join(ln + "\n" for ln in lines))
-    statuses = [json.loads(ln)["status"] for ln in collected]
+        sys.stdout.flush()
+    if stopped is not None:
+        name = "SIGINT" if stopped == signal.SIGINT else "SIGTERM"
+        print(f"etcompare.batch: stopped by {name}: {len(collected)} runs analysed and "
+              f"written; --resume goes on", file=sys.stderr)
+        return 130 if stopped == signal.SIGINT else 143
+    # the verdict of the whole summary, also of lines an earlier run wrote
+    statuses = [json.loads(ln).get("status") for ln in lines]
     n = len(collected)
     msg = f"etcompare.batch: {n} run{'' if n == 1 else 's'} analysed (" + ", ".join(
-        f"{statuses.count(s)} {s}" for s in ("ok", "gate_failed", "error")) + ")"
+        f"{[json.loads(ln).get('status') for ln in collected].count(s)} {s}"
+        for s in ("ok", "gate_failed", "error")) + ")"
     if a.resume:
         msg += f"; {len(specs) - len(todo)} skipped, already in {a.output}"
+    msg += "; summary: " + ", ".join(f"{statuses.count(s)} {s}"
+                                     for s in ("ok", "gate_failed", "error"))
     print(msg, file=sys.stderr)
     return 3 if "error" in statuses else 1 if "gate_failed" in statuses else 0
 
 
+def main(argv=None):
+    a = parse_args(sys.argv[1:] if argv is None else argv)
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
+    try:
+        return _run(a)
+    except _Stop as e:  # a signal outside the pool's loop
+        return 130 if e.signum == signal.SIGINT else 143
+    except OSError as e:  # every error one line, no traceback
+        print(f"etcompare.batch: error: {e.filename or ''}: {e.strerror or e}",
+              file=sys.stderr)
+        return 4 if e.filename and e.filename.startswith(a.output) else 3
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except _Stop as e:  # before main's own handling began
+        sys.exit(130 if e.signum == signal.SIGINT else 143)

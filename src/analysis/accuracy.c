@@ -883,6 +883,27 @@ static void content_note(etc_accuracy *a, const char *why, size_t nruns, size_t 
 	}
 }
 
+/*
+ * Is block `b` the one `want` names? "Execute" is every block of that name;
+ * "Execute#2" is block 2 alone, the name the reports give a block whose
+ * name another block shares.
+ */
+static bool block_chosen(const etc_inspector *insp, size_t b, const char *want)
+{
+	const etc_event_block *blk = etc_inspector_block(insp, b);
+	size_t n = strlen(want);
+	const char *hash = strrchr(want, '#');
+	if (hash && hash[1]) {
+		char *end;
+		unsigned long idx = strtoul(hash + 1, &end, 10);
+		if (!*end && hash[1] >= '0' && hash[1] <= '9') {
+			size_t k = (size_t)(hash - want);
+			return idx == b && blk->name.len == k && !memcmp(blk->name.ptr, want, k);
+		}
+	}
+	return blk->name.len == n && !memcmp(blk->name.ptr, want, n);
+}
+
 int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_reference_set *set,
                      const etc_accuracy_options *opt, etc_error *err)
 {
@@ -899,12 +920,9 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 
 	/* the runs of the chosen block, in ETDump order */
 	size_t nruns = 0;
-	for (size_t b = 0; b < etc_inspector_block_count(insp); b++) {
-		const etc_event_block *blk = etc_inspector_block(insp, b);
-		if (blk->name.len == strlen(opt->block) &&
-		    !memcmp(blk->name.ptr, opt->block, blk->name.len))
-			nruns += blk->run_count;
-	}
+	for (size_t b = 0; b < etc_inspector_block_count(insp); b++)
+		if (block_chosen(insp, b, opt->block))
+			nruns += etc_inspector_block(insp, b)->run_count;
 	run_ref *runs = calloc(nruns ? nruns : 1, sizeof *runs);
 	item *acts = malloc(MAX_OUTPUTS * sizeof *acts),
 	     *ref_items = malloc(MAX_OUTPUTS * sizeof *ref_items);
@@ -918,8 +936,7 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 	bool any_index = false;
 	for (size_t b = 0; b < etc_inspector_block_count(insp); b++) {
 		const etc_event_block *blk = etc_inspector_block(insp, b);
-		if (blk->name.len != strlen(opt->block) ||
-		    memcmp(blk->name.ptr, opt->block, blk->name.len))
+		if (!block_chosen(insp, b, opt->block))
 			continue;
 		for (uint32_t i = 0; i < blk->run_count; i++) {
 			runs[k].block = (uint32_t)b;
@@ -1062,8 +1079,9 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 	}
 	/* references no run was paired with are unpaired items too (but not under
 	 * content pairing: there the runs simply used other inputs) */
+	bool one_block = strchr(opt->block, '#') != NULL; /* "Execute#2": its runs alone */
 	for (size_t k = 0; used && k < r.count && rc == 0; k++) {
-		if (used[k] || a->rule == ETC_PAIR_CONTENT)
+		if (used[k] || a->rule == ETC_PAIR_CONTENT || one_block)
 			continue;
 		etc_accuracy_row *row = NULL;
 		if ((rc = push_row(a, &row, err)) < 0)
@@ -1162,6 +1180,17 @@ bool etc_accuracy_pairing_score(const etc_accuracy *a, size_t i, size_t k, doubl
 		*snr_db = a->scores[i * a->nrefs + k].snr_db;
 	if (cosine)
 		*cosine = a->scores[i * a->nrefs + k].cosine;
+	return true;
+}
+
+bool etc_accuracy_pairing_score_estimated(const etc_accuracy *a, size_t i, size_t k,
+                                          double *bound_db)
+{
+	if (i >= a->npairing || k >= a->nrefs || !a->scores[i * a->nrefs + k].usable ||
+	    !a->scores[i * a->nrefs + k].estimated)
+		return false;
+	if (bound_db)
+		*bound_db = a->scores[i * a->nrefs + k].bound_db;
 	return true;
 }
 

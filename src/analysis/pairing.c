@@ -4,9 +4,12 @@
  * element blocks outside, set blocks inside, so that each candidate's and
  * each set's values are read and converted to double exactly once; the
  * Gram terms of a block of sets against all candidates are one dgemm.
+ * Large outputs are scored on a sketch first and the candidates that may
+ * matter confirmed by a direct pass (see sketch_infer).
  */
 #include "analysis/pairing.h"
 #include "core/blas.h"
+#include "core/parallel.h"
 #include "core/internal.h"
 
 #include <math.h>
@@ -24,6 +27,9 @@ void etc_pair_options_init_(etc_pair_options *o)
 	o->floor_db = 0.0;
 	o->block_sets = 0;
 	o->block_elems = 0;
+	o->sketch_elems = 0;
+	o->exact = false;
+	o->confirm_top = 2;
 }
 
 static bool has_data(const etc_pair_set *s, size_t p)
@@ -57,6 +63,7 @@ static double convert(const etc_values *v, uint64_t start, size_t len, double *d
 
 typedef struct work {
 	const etc_pair_set *sets, *cands;
+	const etc_pair_set *osets, *ocands; /* whose sizes and shapes decide agreement */
 	size_t n, m, nb, kb;
 	double *a, *b;             /* nb x kb and m x kb blocks */
 	double *gram;              /* the group's sets x candidates */
@@ -93,16 +100,18 @@ static void gram_group(work *w, size_t p, uint64_t len, size_t ns, size_t mc)
 	}
 	for (size_t s = 0; s < ns; s++)
 		for (size_t c = 0; c < mc; c++)
-			if (output_agrees(&w->sets[w->si[s]], &w->cands[w->ci[c]], p))
+			if (output_agrees(&w->osets[w->si[s]], &w->ocands[w->ci[c]], p))
 				w->ra[w->si[s] * w->m + w->ci[c]] += w->gram[s * mc + c];
 }
 
 /* sum (a - r)^2 over the outputs both sides have data for, directly. */
-static double direct_noise(const work *w, const etc_pair_set *a, const etc_pair_set *r)
+static double direct_noise(const work *w, size_t i, size_t k)
 {
+	const etc_pair_set *a = &w->sets[i], *r = &w->cands[k];
 	double noise = 0;
 	for (size_t p = 0; p < a->count; p++) {
-		if (!has_data(a, p) || !has_data(r, p) || !output_agrees(a, r, p))
+		if (!has_data(a, p) || !has_data(r, p) ||
+		    !output_agrees(&w->osets[i], &w->ocands[k], p))
 			continue;
 		uint64_t len = a->outputs[p].count;
 		for (uint64_t k0 = 0; k0 < len; k0 += w->kb) {
@@ -140,7 +149,8 @@ static void score_pair(const work *w, size_t i, size_t k, etc_pair_score *s)
 	double aa = 0, rr = 0;
 	size_t compared = 0;
 	for (size_t p = 0; p < a->count; p++) {
-		if (!has_data(a, p) || !has_data(r, p) || !output_agrees(a, r, p))
+		if (!has_data(a, p) || !has_data(r, p) ||
+		    !output_agrees(&w->osets[i], &w->ocands[k], p))
 			continue;
 		aa += w->aa[w->aoff[i] + p];
 		rr += w->rr[w->roff[k] + p];
@@ -150,12 +160,13 @@ static void score_pair(const work *w, size_t i, size_t k, etc_pair_score *s)
 	s->signal = rr;
 	s->noise = aa - 2 * ra + rr;
 	s->refined = false;
+	s->estimated = false;
 	if (!compared) {
 		s->snr_db = s->cosine = s->noise = NAN;
 		return;
 	}
 	if (!isnan(s->noise) && s->noise <= REFINE_BELOW * (aa + rr)) {
-		s->noise = direct_noise(w, a, r);
+		s->noise = direct_noise(w, i, k);
 		s->refined = true;
 	}
 	if (isnan(s->noise))
@@ -172,6 +183,7 @@ static void score_pair(const work *w, size_t i, size_t k, etc_pair_score *s)
 		s->cosine = (aa + rr - s->noise) / (2 * sqrt(aa) * sqrt(rr));
 	else
 		s->cosine = ra / (sqrt(aa) * sqrt(rr));
+	s->bound_db = s->snr_db;
 }
 
 static void choose(const etc_pair_score *row, size_t m, const etc_pair_options *o,
@@ -182,9 +194,17 @@ static void choose(const etc_pair_score *row, size_t m, const etc_pair_options *
 	for (size_t k = 0; k < m; k++)
 		c->usable += row[k].usable;
 	c->partial = c->usable == 0;
+	c->confirmed = 0;
+	c->others_below_db = -INFINITY;
 	for (size_t k = 0; k < m; k++) {
 		if (!(c->partial ? row[k].partial : row[k].usable))
 			continue;
+		if (row[k].estimated) {
+			if (!(row[k].bound_db <= c->others_below_db))
+				c->others_below_db = row[k].bound_db;
+			continue;
+		}
+		c->confirmed++;
 		double v = row[k].snr_db;
 		if (c->best < 0 || better(v, row[c->best].snr_db)) {
 			c->second = c->best;
@@ -203,18 +223,33 @@ static void choose(const etc_pair_score *row, size_t m, const etc_pair_options *
 		if (isnan(c->margin_db))
 			c->margin_db = 0; /* inf - inf: two candidates equal the set */
 	}
+	/* no confirmed runner-up (confirm_top 1), but unconfirmed ones: the
+	 * first of them on the estimate, and the margin proven for all of them */
+	c->second_estimated = false;
+	for (size_t k = 0; c->best >= 0 && c->second < 0 && k < m; k++)
+		if ((c->partial ? row[k].partial : row[k].usable) && row[k].estimated &&
+		    (!c->second_estimated || better(row[k].snr_db, row[c->second].snr_db)))
+			c->second = (long)k, c->second_estimated = true;
+	if (c->second_estimated) {
+		c->margin_db = row[c->best].snr_db - c->others_below_db;
+		if (isnan(c->margin_db))
+			c->margin_db = 0;
+	}
 	double best = c->best >= 0 ? row[c->best].snr_db : NAN;
 	c->ambiguous = c->best < 0 || isnan(best) || best < o->floor_db ||
 	               (c->second >= 0 && c->margin_db < o->min_margin_db);
 }
 
+/* sets and cands give the values; osets and ocands (the same, or the
+ * outputs the values were sketched from) decide which outputs agree. */
 static int infer(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
-                 const etc_pair_options *opt, etc_pair_score *scores, etc_pair_choice *choice,
-                 etc_error *err)
+                 const etc_pair_set *osets, const etc_pair_set *ocands, const etc_pair_options *opt,
+                 etc_pair_score *scores, etc_pair_choice *choice, etc_error *err)
 {
 	work w;
 	memset(&w, 0, sizeof w);
 	w.sets = sets, w.cands = cands, w.n = n, w.m = m;
+	w.osets = osets, w.ocands = ocands;
 	w.nb = opt->block_sets ? opt->block_sets : 128;
 	w.kb = opt->block_elems ? opt->block_elems : 4096;
 	size_t na = 0, nr = 0, maxout = 0;
@@ -251,7 +286,7 @@ static int infer(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, 
 			memset(sc, 0, sizeof *sc);
 			sc->usable = sets[i].count == cands[k].count;
 			for (size_t p = 0; p < sets[i].count || p < cands[k].count; p++) {
-				bool agrees = output_agrees(&sets[i], &cands[k], p);
+				bool agrees = output_agrees(&osets[i], &ocands[k], p);
 				sc->usable &= agrees;
 				sc->partial |= agrees;
 			}
@@ -288,6 +323,505 @@ out:
 	free(aoff), free(roff), free(w.aa), free(w.rr), free(w.ra), free(w.gram);
 	free(w.si), free(w.ci), free(w.a), free(w.b), free(done);
 	return rc;
+}
+
+/* --- the sketch ----------------------------------------------------------------
+ * Exact scores of every set against every candidate cost sets x candidates x
+ * elements multiply-adds (1e11 for 1,000 runs x 100 references of 1 Mi
+ * elements). Large outputs are therefore scored first on a fixed selection
+ * of their elements: chunks of CHUNK consecutive elements (a 64-byte cache line
+ * of float32), one per stride of
+ * count / chunks elements at a jitter within the stride that depends only on
+ * the chunk's index, so that sets and candidates of one size select the same
+ * elements. The Gram terms over the selection J give, per (set, candidate):
+ *   - an estimate, the SNR over J, that only decides what to confirm first;
+ *   - a proven bound: sum_J (a - r)^2 <= sum_all (a - r)^2 and the signal
+ *     sum r^2 is summed exactly over all elements, so
+ *     SNR_exact <= 10 log10(sum_all r^2 / sum_J (a - r)^2).
+ * Each set's top SKETCH_TOP candidates on the estimate, and any within
+ * min_margin_db + SKETCH_SLACK_DB of the top, are confirmed by one direct pass
+ * over all their elements (the set's values read once); then every other
+ * candidate whose bound is not below the exact best by more than
+ * min_margin_db is confirmed too, until none is left. A candidate never
+ * confirmed is thus proven not to be the best and not to be within
+ * min_margin_db of it: the choice and its ambiguity are those of the exact
+ * method, whatever the data outside J. The sketch only decides the cost.
+ * (A NaN or infinite value gives a NaN or infinite bound, which is never
+ * below the best: confirmed. An exact SNR that is NaN ranks below every
+ * number, so the argument holds for it too.) The bound of a far candidate
+ * is its exact SNR plus about 10 log10(count / sampled) dB (24 dB for 1 Mi
+ * elements sampled 4 Ki): only runs whose best is below that confirm more
+ * than the first candidates, and then cost up to the exact method. */
+
+#define CHUNK           16
+#define SKETCH_TOP      2 /* at most; opt->confirm_top */
+#define SKETCH_SLACK_DB 6.0
+/* The Gram error energy is relatively exact to 1e-3 where it is not refined
+ * (it is then at least 1e-7 of energies it errs by ~1e-10 of): a bound on it
+ * loses 1 %. The direct sums err by far less than 1e-9. */
+#define GRAM_LOW   0.99
+#define DIRECT_LOW (1 - 1e-9)
+
+typedef struct sketch_src {
+	const etc_values *v;
+	uint64_t chunks;
+} sketch_src;
+
+static uint64_t chunk_start(uint64_t count, uint64_t chunks, uint64_t c)
+{
+	uint64_t lo = c * count / chunks, hi = (c + 1) * count / chunks;
+	uint64_t h = (c + 1) * 0x9E3779B97F4A7C15ULL;
+	h = (h ^ (h >> 31)) * 0xBF58476D1CE4E5B9ULL;
+	h ^= h >> 29;
+	return lo + h % (hi - lo - CHUNK + 1); /* hi - lo >= CHUNK: count > chunks x CHUNK */
+}
+
+static void sketch_read(const void *src, uint64_t start, size_t n, double *dst)
+{
+	const sketch_src *s = src;
+	while (n) {
+		uint64_t c = start / CHUNK, off = start % CHUNK;
+		size_t take = (size_t)(CHUNK - off < n ? CHUNK - off : n);
+		s->v->read(s->v->src, chunk_start(s->v->count, s->chunks, c) + off, take, dst);
+		start += take, dst += take, n -= take;
+	}
+}
+
+/* The sketch of set s: its large outputs sampled, the others as they are. */
+static void sketch_set(const etc_pair_set *s, uint64_t chunks, etc_values *vals, sketch_src *src,
+                       etc_pair_set *out)
+{
+	for (size_t p = 0; p < s->count; p++) {
+		vals[p] = s->outputs[p];
+		if (s->outputs[p].read && s->outputs[p].count > chunks * CHUNK) {
+			src[p] = (sketch_src){&s->outputs[p], chunks};
+			vals[p].count = chunks * CHUNK;
+			vals[p].read = sketch_read;
+			vals[p].src = &src[p];
+		}
+	}
+	*out = (etc_pair_set){vals, NULL, s->shapes, s->count};
+}
+
+/* The exact sums of one set against several candidates, all elements. */
+typedef struct exact_sums {
+	double aa, rr, ee; /* sum ra = (aa + rr - ee) / 2 */
+	size_t compared;
+} exact_sums;
+
+/* Dense float32 bytes of output p, or NULL. */
+static const uint8_t *raw_f32(const etc_pair_set *s, size_t p)
+{
+	if (!s->raw || !s->raw[p].data || s->outputs[p].scalar_type != ETC_FLOAT ||
+	    s->raw[p].size != 4 * s->outputs[p].count)
+		return NULL;
+	return s->raw[p].data;
+}
+
+/* The float32 sums of the exact pass, from raw bytes, in double: sum a^2
+ * of n values, and sum (a - r)^2 of n pairs. (sum r^2 is each candidate's
+ * energy, already summed; sum ra follows from the three.) */
+typedef struct f32_sums {
+	double (*sq)(const uint8_t *ap, size_t n);
+	double (*dd)(const uint8_t *ap, const uint8_t *rp, size_t n);
+} f32_sums;
+
+static double f32_at(const uint8_t *p)
+{
+	float f;
+	memcpy(&f, p, sizeof f);
+	return f;
+}
+
+static double sq_generic(const uint8_t *ap, size_t n)
+{
+	double s[4] = {0, 0, 0, 0};
+	for (size_t j = 0; j < n; j++)
+		s[j % 4] += f32_at(ap + 4 * j) * f32_at(ap + 4 * j);
+	return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+static double dd_generic(const uint8_t *ap, const uint8_t *rp, size_t n)
+{
+	double s[4] = {0, 0, 0, 0};
+	for (size_t j = 0; j < n; j++) {
+		double d = f32_at(ap + 4 * j) - f32_at(rp + 4 * j);
+		s[j % 4] += d * d;
+	}
+	return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#define PAIR_X86 1
+
+__attribute__((target("avx2,fma"))) static double hsum4(__m256d v)
+{
+	double x[4];
+	_mm256_storeu_pd(x, v);
+	return (x[0] + x[1]) + (x[2] + x[3]);
+}
+
+/* converted in registers, two accumulators */
+__attribute__((target("avx2,fma"))) static double sq_avx2(const uint8_t *ap, size_t n)
+{
+	const float *fa = (const float *)(const void *)ap;
+	__m256d s0 = _mm256_setzero_pd(), s1 = s0;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		/* a page ahead: the hardware prefetchers stop at page boundaries */
+		_mm_prefetch((const char *)(fa + i) + 4096, _MM_HINT_T0);
+		__m256d a0 = _mm256_cvtps_pd(_mm_loadu_ps(fa + i));
+		__m256d a1 = _mm256_cvtps_pd(_mm_loadu_ps(fa + i + 4));
+		s0 = _mm256_fmadd_pd(a0, a0, s0), s1 = _mm256_fmadd_pd(a1, a1, s1);
+	}
+	return hsum4(_mm256_add_pd(s0, s1)) + sq_generic(ap + 4 * i, n - i);
+}
+
+__attribute__((target("avx2,fma"))) static double dd_avx2(const uint8_t *ap, const uint8_t *rp,
+                                                          size_t n)
+{
+	const float *fa = (const float *)(const void *)ap, *fr = (const float *)(const void *)rp;
+	__m256d s0 = _mm256_setzero_pd(), s1 = s0;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		_mm_prefetch((const char *)(fr + i) + 4096, _MM_HINT_T0);
+		__m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(fa + i)),
+		                           _mm256_cvtps_pd(_mm_loadu_ps(fr + i)));
+		__m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(fa + i + 4)),
+		                           _mm256_cvtps_pd(_mm_loadu_ps(fr + i + 4)));
+		s0 = _mm256_fmadd_pd(d0, d0, s0), s1 = _mm256_fmadd_pd(d1, d1, s1);
+	}
+	return hsum4(_mm256_add_pd(s0, s1)) + dd_generic(ap + 4 * i, rp + 4 * i, n - i);
+}
+#endif
+
+static f32_sums pick_sums(void)
+{
+#ifdef PAIR_X86
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		return (f32_sums){sq_avx2, dd_avx2};
+#endif
+	return (f32_sums){sq_generic, dd_generic};
+}
+
+/* Zeroes the sums of set a against the listed candidates, counts the
+ * outputs each pair compares and takes sum r^2 from the candidates'
+ * energies (energy[coff[k] + p]: summed as the exact method sums them). */
+static void exact_start(const etc_pair_set *a, const etc_pair_set *cands, const size_t *list,
+                        size_t nl, const double *energy, const size_t *coff, exact_sums *sum)
+{
+	memset(sum, 0, nl * sizeof *sum);
+	for (size_t p = 0; p < a->count; p++)
+		for (size_t l = 0; has_data(a, p) && l < nl; l++)
+			if (has_data(&cands[list[l]], p) && output_agrees(a, &cands[list[l]], p)) {
+				sum[l].compared++;
+				sum[l].rr += energy[coff[list[l]] + p];
+			}
+}
+
+/* Elements [k0, k0 + kk) of output p of set a against the listed
+ * candidates, added to the sums: the set's block read once, each
+ * candidate's once. Dense float32 pairs are summed straight from their
+ * bytes (in double, converted in registers); any other pair through the
+ * read functions and the double buffers (kb >= kk elements). */
+static void exact_block(const etc_pair_set *a, size_t p, uint64_t k0, size_t kk,
+                        const etc_pair_set *cands, const size_t *list, size_t nl, const f32_sums *f,
+                        double *bufa, double *bufr, exact_sums *sum)
+{
+	const etc_values *v = &a->outputs[p];
+	const uint8_t *fa = raw_f32(a, p);
+	bool have_aa = false, read = false;
+	double aa = 0;
+	for (size_t l = 0; l < nl; l++) {
+		const etc_pair_set *r = &cands[list[l]];
+		if (!has_data(r, p) || !output_agrees(a, r, p))
+			continue;
+		const uint8_t *fr = raw_f32(r, p);
+		if (fa && fr) {
+			if (!have_aa)
+				aa = f->sq(fa + 4 * k0, kk), have_aa = true;
+			sum[l].aa += aa;
+			sum[l].ee += f->dd(fa + 4 * k0, fr + 4 * k0, kk);
+			continue;
+		}
+		if (!read) {
+			v->read(v->src, k0, kk, bufa);
+			read = true;
+		}
+		if (!have_aa) {
+			double s[4] = {0, 0, 0, 0};
+			for (size_t j = 0; j < kk; j++)
+				s[j % 4] += bufa[j] * bufa[j];
+			aa = (s[0] + s[1]) + (s[2] + s[3]), have_aa = true;
+		}
+		r->outputs[p].read(r->outputs[p].src, k0, kk, bufr);
+		double ee[4] = {0, 0, 0, 0};
+		for (size_t j = 0; j < kk; j++) {
+			double d = bufa[j] - bufr[j];
+			ee[j % 4] += d * d;
+		}
+		sum[l].aa += aa;
+		sum[l].ee += (ee[0] + ee[1]) + (ee[2] + ee[3]);
+	}
+}
+
+/* One set against a few candidates, all elements (the later rounds). */
+static void exact_pass(const etc_pair_set *a, const etc_pair_set *cands, const size_t *list,
+                       size_t nl, size_t kb, const f32_sums *f, const double *energy,
+                       const size_t *coff, double *bufa, double *bufr, exact_sums *sum)
+{
+	exact_start(a, cands, list, nl, energy, coff, sum);
+	for (size_t p = 0; p < a->count; p++)
+		for (uint64_t k0 = 0; has_data(a, p) && k0 < a->outputs[p].count; k0 += kb)
+			exact_block(
+			    a, p, k0,
+			    (size_t)(a->outputs[p].count - k0 < kb ? a->outputs[p].count - k0 : kb),
+			    cands, list, nl, f, bufa, bufr, sum);
+}
+
+/* The exact score from the direct sums (as score_pair, refined). */
+static void exact_score(const exact_sums *x, etc_pair_score *s)
+{
+	s->signal = x->rr;
+	s->noise = x->ee;
+	s->refined = true;
+	s->estimated = false;
+	if (!x->compared) {
+		s->snr_db = s->cosine = s->noise = s->bound_db = NAN;
+		return;
+	}
+	if (isnan(x->ee))
+		s->snr_db = NAN;
+	else if (x->ee == 0)
+		s->snr_db = INFINITY;
+	else if (x->rr == 0)
+		s->snr_db = -INFINITY;
+	else
+		s->snr_db = 10 * log10(x->rr / x->ee);
+	s->cosine = x->aa == 0 || x->rr == 0
+	                ? NAN
+	                : (x->aa + x->rr - x->ee) / (2 * sqrt(x->aa) * sqrt(x->rr));
+	s->bound_db = s->snr_db;
+}
+
+static bool any_large(const etc_pair_set *s, size_t n, uint64_t limit)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t p = 0; p < s[i].count; p++)
+			if (s[i].outputs[p].read && s[i].outputs[p].count > limit)
+				return true;
+	return false;
+}
+
+/* What the confirmation of a range of sets shares (read only, but for its
+ * own sets' rows, choices and `failed`). */
+typedef struct confirm_ctx {
+	const etc_pair_set *sets, *cands;
+	size_t n, m, kb;
+	const size_t *off;    /* first output slot of each set, then each candidate */
+	const double *energy; /* candidates' sum r^2 over all elements, per output */
+	const etc_pair_options *opt;
+	f32_sums f32;
+	etc_pair_score *scores;
+	etc_pair_choice *choice;
+	bool *failed; /* per set: out of memory */
+} confirm_ctx;
+
+/* Set i's bounds (all candidates) and the first candidates to confirm. */
+static size_t confirm_first(const confirm_ctx *x, size_t i, double *bound, size_t *list)
+{
+	const etc_pair_set *a = &x->sets[i];
+	size_t m = x->m;
+	etc_pair_score *row = &x->scores[i * m];
+	bool any_usable = false;
+	for (size_t k = 0; k < m; k++)
+		any_usable |= row[k].usable;
+	long top[SKETCH_TOP];
+	size_t ntop = x->opt->confirm_top == 1 ? 1 : SKETCH_TOP;
+	for (size_t t = 0; t < SKETCH_TOP; t++)
+		top[t] = -1;
+	for (size_t k = 0; k < m; k++) {
+		if (!row[k].usable && !row[k].partial)
+			continue;
+		double rr = 0;
+		for (size_t p = 0; p < a->count; p++)
+			if (has_data(a, p) && has_data(&x->cands[k], p) &&
+			    output_agrees(a, &x->cands[k], p))
+				rr += x->energy[x->off[x->n + k] + p];
+		double low = row[k].noise * (row[k].refined ? DIRECT_LOW : GRAM_LOW);
+		bound[k] =
+		    low > 0 ? 10 * log10(rr * (1 + 1e-9) / low) : (low == 0 ? INFINITY : NAN);
+		row[k].estimated = true;
+		row[k].bound_db = bound[k];
+		bool rank =
+		    any_usable ? row[k].usable : row[k].partial; /* the others: sketch only */
+		for (size_t t = 0; rank && t < ntop; t++)
+			if (top[t] < 0 || better(row[k].snr_db, row[top[t]].snr_db)) {
+				memmove(top + t + 1, top + t, (ntop - 1 - t) * sizeof *top);
+				top[t] = (long)k;
+				break;
+			}
+	}
+	size_t nl = 0;
+	double band =
+	    top[0] >= 0 ? row[top[0]].snr_db - x->opt->min_margin_db - SKETCH_SLACK_DB : NAN;
+	for (size_t k = 0; k < m; k++)
+		if ((any_usable ? row[k].usable : row[k].partial) &&
+		    (row[k].snr_db >= band || (long)k == top[0] || (long)k == top[1]))
+			list[nl++] = k;
+	return nl;
+}
+
+/* The first round's exact scores of set i, then further rounds until every
+ * candidate left is proven more than min_margin_db below the exact best. */
+static void confirm_rest(const confirm_ctx *x, size_t i, const double *bound, size_t *list,
+                         size_t nl, exact_sums *sums, double *bufa, double *bufr)
+{
+	size_t m = x->m;
+	etc_pair_score *row = &x->scores[i * m];
+	bool any_usable = false;
+	for (size_t k = 0; k < m; k++)
+		any_usable |= row[k].usable;
+	while (nl) {
+		for (size_t l = 0; l < nl; l++)
+			exact_score(&sums[l], &row[list[l]]);
+		/* the exact best so far, and who may still beat it or come within the margin */
+		long best = -1;
+		for (size_t k = 0; k < m; k++)
+			if ((any_usable ? row[k].usable : row[k].partial) && !row[k].estimated &&
+			    (best < 0 || better(row[k].snr_db, row[best].snr_db)))
+				best = (long)k;
+		double clear = row[best].snr_db - x->opt->min_margin_db;
+		nl = 0;
+		for (size_t k = 0; k < m; k++)
+			if ((any_usable ? row[k].usable : row[k].partial) && row[k].estimated &&
+			    !(bound[k] < clear))
+				list[nl++] = k;
+		if (nl)
+			exact_pass(&x->sets[i], x->cands, list, nl, x->kb, &x->f32, x->energy,
+			           x->off + x->n, bufa, bufr, sums);
+	}
+	choose(row, m, x->opt, &x->choice[i]);
+}
+
+/*
+ * A range of sets. The first round is blocked like the product: element
+ * blocks outside, the sets inside, so that the blocks of the candidates in
+ * use (100 x 16 KiB at 4,096 elements) stay in the cache from one set to
+ * the next and each set costs about one read of its own values.
+ */
+static void confirm_range(void *ctx, size_t begin, size_t end)
+{
+	const confirm_ctx *x = ctx;
+	size_t m = x->m, ns = end - begin;
+	double *bufa = malloc(x->kb * sizeof *bufa), *bufr = malloc(x->kb * sizeof *bufr);
+	double *bound = malloc((ns * m + 1) * sizeof *bound);
+	size_t *list = malloc((ns * m + 1) * sizeof *list), *nl = malloc((ns + 1) * sizeof *nl);
+	exact_sums *sums = malloc((ns * m + 1) * sizeof *sums);
+	bool nomem = !bufa || !bufr || !bound || !list || !nl || !sums;
+	for (size_t i = begin; i < end; i++)
+		x->failed[i] = nomem;
+	if (nomem)
+		goto out;
+	size_t maxout = 0;
+	for (size_t s = 0; s < ns; s++) {
+		const etc_pair_set *a = &x->sets[begin + s];
+		nl[s] = confirm_first(x, begin + s, bound + s * m, list + s * m);
+		exact_start(a, x->cands, list + s * m, nl[s], x->energy, x->off + x->n,
+		            sums + s * m);
+		maxout = a->count > maxout ? a->count : maxout;
+	}
+	for (size_t p = 0; p < maxout; p++) {
+		uint64_t len = 0;
+		for (size_t s = 0; s < ns; s++)
+			if (has_data(&x->sets[begin + s], p) &&
+			    x->sets[begin + s].outputs[p].count > len)
+				len = x->sets[begin + s].outputs[p].count;
+		for (uint64_t k0 = 0; k0 < len; k0 += x->kb)
+			for (size_t s = 0; s < ns; s++) {
+				const etc_pair_set *a = &x->sets[begin + s];
+				if (!has_data(a, p) || a->outputs[p].count <= k0)
+					continue;
+				uint64_t left = a->outputs[p].count - k0;
+				exact_block(a, p, k0, (size_t)(left < x->kb ? left : x->kb),
+				            x->cands, list + s * m, nl[s], &x->f32, bufa, bufr,
+				            sums + s * m);
+			}
+	}
+	for (size_t s = 0; s < ns; s++)
+		confirm_rest(x, begin + s, bound + s * m, list + s * m, nl[s], sums + s * m, bufa,
+		             bufr);
+out:
+	free(bufa), free(bufr), free(bound), free(list), free(nl), free(sums);
+}
+
+static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
+                        uint64_t chunks, const etc_pair_options *opt, etc_pair_score *scores,
+                        etc_pair_choice *choice, etc_error *err)
+{
+	size_t kb = opt->block_elems ? opt->block_elems : 4096;
+	size_t nv = 0, *off = malloc((n + m + 1) * sizeof *off);
+	for (size_t i = 0; off && i < n + m; i++) {
+		off[i] = nv;
+		nv += i < n ? sets[i].count : cands[i - n].count;
+	}
+	etc_values *vals = malloc((nv + 1) * sizeof *vals);
+	sketch_src *src = malloc((nv + 1) * sizeof *src);
+	etc_pair_set *sk = malloc((n + m + 1) * sizeof *sk);
+	double *energy = calloc(nv + 1, sizeof *energy);
+	double *buf = malloc(kb * sizeof *buf);
+	bool *failed = calloc(n + 1, sizeof *failed);
+	int rc = 0;
+	if (!off || !vals || !src || !sk || !energy || !buf || !failed) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
+		goto out;
+	}
+	for (size_t i = 0; i < n + m; i++)
+		sketch_set(i < n ? &sets[i] : &cands[i - n], chunks, vals + off[i], src + off[i],
+		           &sk[i]);
+	for (size_t k = 0; k < m; k++)
+		for (size_t p = 0; p < cands[k].count; p++) {
+			const etc_values *v = &cands[k].outputs[p];
+			for (uint64_t k0 = 0; v->read && k0 < v->count; k0 += kb) {
+				size_t kk = (size_t)(v->count - k0 < kb ? v->count - k0 : kb);
+				energy[off[n + k] + p] += convert(v, k0, kk, buf);
+			}
+		}
+	if ((rc = infer(sk, n, sk + n, m, sets, cands, opt, scores, choice, err)) < 0)
+		goto out;
+	confirm_ctx x = {sets,   cands, n,           m,      kb,     off,
+	                 energy, opt,   pick_sums(), scores, choice, failed};
+	/* sets are independent: each thread confirms a range of them (the read
+	 * functions of values are pure, as the threaded comparisons require) */
+	etc_parallel_for_(n, etc_thread_count_(), confirm_range, &x);
+	for (size_t i = 0; i < n; i++)
+		if (failed[i]) {
+			rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1,
+			              "out of memory (content pairing)");
+			goto out;
+		}
+out:
+	free(off), free(vals), free(src), free(sk), free(energy), free(buf), free(failed);
+	return rc;
+}
+
+static uint64_t sketch_chunks(const etc_pair_options *opt)
+{
+	uint64_t chunks = (opt->sketch_elems ? opt->sketch_elems : 4096) / CHUNK;
+	return chunks ? chunks : 1;
+}
+
+/* The exact scores, or the sketch and its confirmation where outputs are large. */
+static int score_sets(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
+                      const etc_pair_options *opt, etc_pair_score *scores, etc_pair_choice *choice,
+                      etc_error *err)
+{
+	uint64_t chunks = sketch_chunks(opt);
+	if (!opt->exact &&
+	    (any_large(sets, n, chunks * CHUNK) || any_large(cands, m, chunks * CHUNK)))
+		return sketch_infer(sets, n, cands, m, chunks, opt, scores, choice, err);
+	return infer(sets, n, cands, m, sets, cands, opt, scores, choice, err);
 }
 
 /* --- identical sets ---------------------------------------------------------------
@@ -335,7 +869,10 @@ static uint64_t raw_hash(uint64_t h, const void *data, size_t size)
 	return h;
 }
 
-static uint64_t set_hash(const etc_pair_set *s, double *buf, size_t kb)
+/* A prefilter, so any function of the values will do: outputs longer
+ * than `sampled` elements are hashed on their sketch (distinct runs then
+ * cost no full read; equal hashes are confirmed on every element). */
+static uint64_t set_hash(const etc_pair_set *s, double *buf, size_t kb, uint64_t chunks)
 {
 	uint64_t h = mix(0, s->count);
 	for (size_t p = 0; p < s->count; p++) {
@@ -345,6 +882,16 @@ static uint64_t set_hash(const etc_pair_set *s, double *buf, size_t kb)
 		h = mix(h, (uint64_t)v->scalar_type);
 		for (const char *c = s->shapes && s->shapes[p] ? s->shapes[p] : ""; *c; c++)
 			h = mix(h, (unsigned char)*c);
+		if (chunks && v->read && v->count > chunks * CHUNK) {
+			sketch_src src = {v, chunks};
+			for (uint64_t k0 = 0; k0 < chunks * CHUNK; k0 += kb) {
+				size_t kk =
+				    (size_t)(chunks * CHUNK - k0 < kb ? chunks * CHUNK - k0 : kb);
+				sketch_read(&src, k0, kk, buf);
+				h = lanes_hash(h, (const uint8_t *)buf, kk);
+			}
+			continue;
+		}
 		if (s->raw && s->raw[p].data) {
 			h = raw_hash(h, s->raw[p].data, s->raw[p].size);
 			continue;
@@ -407,7 +954,7 @@ int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cand
 	}
 	size_t nu = 0;
 	for (size_t i = 0; i < n; i++) {
-		hash[i] = set_hash(&sets[i], a, kb);
+		hash[i] = set_hash(&sets[i], a, kb, opt->exact ? 0 : sketch_chunks(opt));
 		rep[i] = i;
 		for (size_t j = 0; j < i && rep[i] == i; j++)
 			if (rep[j] == j && hash[j] == hash[i] &&
@@ -421,7 +968,7 @@ int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cand
 		}
 	}
 	if (nu == n) {
-		rc = infer(sets, n, cands, m, opt, scores, choice, err);
+		rc = score_sets(sets, n, cands, m, opt, scores, choice, err);
 		goto out;
 	}
 	us = malloc((nu * m + 1) * sizeof *us);
@@ -430,7 +977,7 @@ int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cand
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
 		goto out;
 	}
-	if ((rc = infer(uniq, nu, cands, m, opt, us, uc, err)) < 0)
+	if ((rc = score_sets(uniq, nu, cands, m, opt, us, uc, err)) < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		memcpy(&scores[i * m], &us[slot[i] * m], m * sizeof *scores);

@@ -19,6 +19,23 @@
  * Sets with identical values and shapes (the same input run again) are
  * found by a hash pass, confirmed by a full comparison, and scored once.
  *
+ * Large outputs (more elements than sketch_elems) are ranked on a sketch
+ * and confirmed exactly: the Gram terms above are computed on a fixed,
+ * deterministic selection of each output (chunks of 16 elements at jittered
+ * strides, the same for sets and candidates; small outputs whole), which
+ * gives each (set, candidate) an estimate and, with the candidates' exact
+ * energies, a proven upper bound on the exact SNR (an error energy summed
+ * over a subset of the elements is at most the full one). The candidates
+ * near the top of the sketch are then scored exactly by a direct pass over
+ * all elements, and again any other whose bound does not clear the exact
+ * best by min_margin_db, until every candidate left is proven more than
+ * min_margin_db below the best. The best, the ambiguity and the scores of
+ * the confirmed candidates are therefore those of the exact method; the
+ * runner-up and margin are the best among the confirmed (an unconfirmed
+ * candidate's exact SNR is at most choice.others_below_db, itself below the
+ * best by more than min_margin_db). Unconfirmed scores are the sketch's,
+ * flagged `estimated`.
+ *
  * Set and candidate are comparable only when they have the same number of
  * outputs and, output by output, the same element count (and the same
  * shape text when both give one). Only when no candidate is comparable are
@@ -52,23 +69,32 @@ typedef struct etc_pair_set {
 
 /* The score of one (set, candidate). */
 typedef struct etc_pair_score {
-	bool usable;   /* comparable (same outputs and sizes) */
-	bool partial;  /* some outputs agree in size and shape: scored on those */
-	bool refined;  /* error energy from a direct pass, not the Gram terms */
-	double snr_db; /* pooled; +inf when equal, NaN when nothing had data */
-	double cosine; /* pooled sum ra / sqrt(sum aa sum rr); NaN for zero norms */
-	double noise;  /* sum (a - r)^2 over the outputs */
-	double signal; /* sum r^2 over the outputs */
+	bool usable;     /* comparable (same outputs and sizes) */
+	bool partial;    /* some outputs agree in size and shape: scored on those */
+	bool refined;    /* error energy from a direct pass, not the Gram terms */
+	bool estimated;  /* not confirmed: snr_db and cosine are the sketch's
+	                    estimates, the exact SNR is at most bound_db */
+	double bound_db; /* proven upper bound on the exact SNR (= snr_db when exact) */
+	double snr_db;   /* pooled; +inf when equal, NaN when nothing had data */
+	double cosine;   /* pooled sum ra / sqrt(sum aa sum rr); NaN for zero norms */
+	double noise;    /* sum (a - r)^2 over the outputs */
+	double signal;   /* sum r^2 over the outputs */
 } etc_pair_score;
 
 /* The inference for one set. */
 typedef struct etc_pair_choice {
-	long best, second; /* candidate indices, -1 when none */
-	double margin_db;  /* SNR of best minus SNR of second; +inf without a second */
-	bool ambiguous;    /* margin below min_margin_db, best SNR below floor_db,
-	                      or nothing to score */
-	size_t usable;     /* comparable candidates */
-	bool partial;      /* none was: ranked among the partly comparable */
+	long best, second;     /* candidate indices, -1 when none */
+	double margin_db;      /* SNR of best minus SNR of second; +inf without a second */
+	bool ambiguous;        /* margin below min_margin_db, best SNR below floor_db,
+	                          or nothing to score */
+	size_t usable;         /* comparable candidates */
+	bool partial;          /* none was: ranked among the partly comparable */
+	size_t confirmed;      /* ranked candidates scored exactly (all of them without a sketch) */
+	bool second_estimated; /* no runner-up was confirmed: `second` is the first
+	                          on the sketch and margin_db the proven lower bound
+	                          best - others_below_db (confirm_top 1 only) */
+	double others_below_db; /* the other ranked candidates' exact SNR is at most
+	                           this (proven); -inf when every one was confirmed */
 } etc_pair_choice;
 
 typedef struct etc_pair_options {
@@ -76,15 +102,26 @@ typedef struct etc_pair_options {
 	double floor_db;      /* 0 dB: no candidate is closer than its own energy */
 	size_t block_sets;    /* sets converted per product (0: 128) */
 	size_t block_elems;   /* elements per product (0: 4096) */
+	size_t sketch_elems;  /* elements sampled per large output (0: 4096) */
+	bool exact;           /* no sketch: every pair scored on all elements */
+	size_t confirm_top;   /* candidates confirmed first, on the sketch: 2 (the
+	                         runner-up exact too), or 1 (the runner-up only when
+	                         it is not proven far; one pass less) */
 } etc_pair_options;
 
 void etc_pair_options_init_(etc_pair_options *o);
 
 /*
+ * The values' read functions must be safe to call from several threads at
+ * once (those of etcompare/metrics.h are): with large outputs the exact
+ * confirmation runs sets in parallel (ETC_THREADS).
+ *
  * Scores every set against every candidate: scores[i * m + k], and the
  * choice of each set in choice[i]. Memory beyond the outputs is one block
  * of sets and one of candidates in double (block_sets + m) x block_elems,
- * and the n x m Gram terms of one output. Ties rank by candidate index; a
+ * and the n x m Gram terms of one output; with large outputs also the
+ * n x m bounds, lists and exact sums of the confirmation (about 56 bytes
+ * per pair). Ties rank by candidate index; a
  * NaN score ranks below every number.
  * @return 0, ETC_ERR_NOMEM or ETC_ERR_USAGE.
  */

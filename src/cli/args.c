@@ -444,7 +444,17 @@ int cli_parse(int argc, char **argv, args *a)
 				if (!*v)
 					return usage_error("option '%s' has an empty value",
 					                   valued[k].name);
-				*(const char **)((char *)a + valued[k].field) = v;
+				const char **slot = (const char **)((char *)a + valued[k].field);
+				/* a threshold given twice: which one gates would be a guess */
+				if (*slot && !strncmp(valued[k].name, "--m", 3) &&
+				    (strstr(valued[k].name, "snr") ||
+				     strstr(valued[k].name, "mse") ||
+				     strstr(valued[k].name, "cosine") ||
+				     strstr(valued[k].name, "abs")))
+					return usage_error(
+					    "%s is given twice: give each threshold once",
+					    valued[k].name);
+				*slot = v;
 				matched = true;
 			}
 		}
@@ -561,8 +571,26 @@ int parse_threshold(const char *flag, const char *v, double *out)
 	return 0;
 }
 
+/*
+ * The last error printed, for the JUnit and HTML reports of a run that
+ * stops on it. The CLI is one process with one thread; this is its only
+ * such state, and the library has none.
+ */
+static char last_error[1024];
+
+void cli_error(const char *message)
+{
+	fprintf(stderr, "etcompare: error: %s\n", message);
+	snprintf(last_error, sizeof last_error, "%s", message);
+}
+
+const char *cli_last_error(void)
+{
+	return last_error;
+}
+
 int input_error(const etc_error *err)
 {
-	fprintf(stderr, "etcompare: error: %s\n", err->message);
+	cli_error(err->message);
 	return EXIT_INPUT;
 }

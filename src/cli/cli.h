@@ -11,7 +11,11 @@ enum { EXIT_OK = 0, EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_OUTPUT =
 
 /* In args.c. Prints "etcompare: <fmt with arg>" and the --help hint; returns EXIT_USAGE. */
 int usage_error(const char *fmt, const char *arg);
-/* Prints the error's message; returns EXIT_INPUT. */
+/* In args.c. Prints "etcompare: error: <message>" and keeps it for cli_last_error. */
+void cli_error(const char *message);
+/* The last message cli_error printed ("" when none). */
+const char *cli_last_error(void);
+/* Prints the error's message (cli_error); returns EXIT_INPUT. */
 int input_error(const etc_error *err);
 /* A threshold flag's number (NaN when v is NULL), or a usage error. */
 int parse_threshold(const char *flag, const char *v, double *out);

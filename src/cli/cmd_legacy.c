@@ -3,6 +3,7 @@
  * prof_result.bin and prints the old profiler tools' tables on stdout.
  */
 #include "cmd_legacy.h"
+#include "cli.h"
 
 #include "etcompare/etcompare.h"
 
@@ -21,7 +22,7 @@ int etc_cli_legacy(const char *path, const char *scale)
 	etc_error err;
 	etc_legacy_profile *p;
 	if (etc_legacy_profile_open(&p, path, &err) < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		return 3;
 	}
 	int rc = etc_report_legacy(stdout, p, ts, &err);
@@ -31,7 +32,7 @@ int etc_cli_legacy(const char *path, const char *scale)
 		return 4;
 	}
 	if (rc < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		return rc == ETC_ERR_IO ? 4 : 3;
 	}
 	return 0;

@@ -37,10 +37,10 @@ int numgap_check_args(const numgap_args *a, bool have_etdump)
 	if (a->reference_etdump && !a->reference_debug_buffer)
 		return usage_error("%s", "--reference-etdump needs --reference-debug-buffer (the "
 		                         "reference's intermediate outputs)");
-	if ((a->distance || a->quant_params || a->layout || a->force) && a->no_reference_run &&
+	if ((a->distance || a->quant_params || a->layout) && a->no_reference_run &&
 	    !numgap_wanted(a))
 		return usage_error("%s",
-		                   "--distance, --quant-params, --layout and --force belong to "
+		                   "--distance, --quant-params and --layout belong to "
 		                   "the numeric gap, which --no-reference-run turns off: give "
 		                   "--reference-etdump or --reference-intermediates");
 	if ((a->reference_graph || a->reference_dtype || a->inputs) && a->no_reference_run)

@@ -5,6 +5,7 @@
  * (profile.h, perfdiff.h).
  */
 #include "cmd_profile.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <math.h>
@@ -12,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_OUTPUT = 4 };
 
 static int usage(const char *fmt, const char *arg)
 {
@@ -57,7 +57,7 @@ int cmd_profile_init(profile_cmd *pc, const char *tables, const char *baseline,
 
 static int fail(const etc_error *err, int code)
 {
-	fprintf(stderr, "etcompare: error: %s\n", err->message);
+	cli_error(err->message);
 	return code;
 }
 

@@ -12,7 +12,7 @@
 
 static int fail(const etc_error *err, int code)
 {
-	fprintf(stderr, "etcompare: error: %s\n", err->message);
+	cli_error(err->message);
 	return code;
 }
 
@@ -184,5 +184,54 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 	if (tmp[0])
 		remove_plots(tmp, batch);
 	etc_plot_batch_free(batch);
+	return rc;
+}
+
+int cli_error_report(int argc, char **argv, const args *a, const run_results *r, int status,
+                     const char *message)
+{
+	etc_error err;
+	etc_error_clear(&err);
+	etc_html_report *h = NULL;
+	etc_profile *own = NULL;
+	char text[1200];
+	snprintf(text, sizeof text, "ERROR (exit %d, %s): %s", status,
+	         status == EXIT_OUTPUT ? "an output could not be written" : "invalid input",
+	         *message ? message : "see the command's log");
+	int rc = 0;
+	if (etc_html_report_create(&h, "etcompare report", &err) < 0 ||
+	    etc_html_report_command(h, argc, argv, &err) < 0 ||
+	    etc_html_report_verdict(h, true, text, &err) < 0) {
+		rc = fail(&err, EXIT_OUTPUT);
+		goto done;
+	}
+	for (size_t i = 0; i < r->ninputs; i++) {
+		const report_input *in = &r->inputs[i];
+		etc_error ierr;
+		etc_error_clear(&ierr);
+		int e = in->data ? etc_html_report_input_bytes(h, in->role, in->path, in->data,
+		                                               in->size, &ierr)
+		                 : etc_html_report_input(h, in->role, in->path, &ierr);
+		if (e < 0) { /* the unreadable input may be the error itself: listed all the same */
+			snprintf(text, sizeof text, "%s %s: %s", in->role, in->path, ierr.message);
+			etc_html_report_note(h, text, &err);
+		}
+	}
+	if (r->acc)
+		etc_html_report_accuracy(h, r->acc, r->insp);
+	if (r->ng && r->ng->ng)
+		etc_html_report_numgap(h, r->ng->ng);
+	if (r->insp) {
+		const etc_profile *p = r->pc ? r->pc->profile : NULL;
+		if (!p && etc_profile_create(&own, r->insp, &err) == 0)
+			p = own;
+		if (p)
+			etc_html_report_profile(h, p, (r->pc ? r->pc->tables : 0) | ETC_TABLE_OPS);
+	}
+	if (etc_html_report_write(h, a->report, &err) < 0)
+		rc = fail(&err, EXIT_OUTPUT);
+done:
+	etc_profile_free(own);
+	etc_html_report_free(h);
 	return rc;
 }

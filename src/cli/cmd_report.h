@@ -40,4 +40,12 @@ typedef struct run_results {
  */
 int cli_plots_and_report(int argc, char **argv, const args *a, const run_results *r);
 
+/*
+ * The HTML report of a run that stopped with exit `status` (3 or 4): the
+ * error `message`, the inputs and whatever `r` holds (NULL members were
+ * not computed). Returns 0 or EXIT_OUTPUT after printing the error.
+ */
+int cli_error_report(int argc, char **argv, const args *a, const run_results *r, int status,
+                     const char *message);
+
 #endif

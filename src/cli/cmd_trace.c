@@ -3,6 +3,7 @@
  * Chrome trace (Perfetto UI, chrome://tracing) through an atomic output file.
  */
 #include "cmd_trace.h"
+#include "cli.h"
 
 #include <stdio.h>
 
@@ -12,7 +13,7 @@ int etc_cli_trace(const char *path, const etc_etdump *dump, int source_time_scal
 	etc_output *o;
 	etc_error_clear(&err);
 	if (etc_output_open(&o, path, &err) < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		return 4;
 	}
 	etc_trace_options opt;
@@ -25,7 +26,7 @@ int etc_cli_trace(const char *path, const etc_etdump *dump, int source_time_scal
 		return rc == ETC_ERR_IO ? 4 : 3;
 	}
 	if (etc_output_commit(o, &err) < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		return 4;
 	}
 	return 0;

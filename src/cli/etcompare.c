@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <math.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@ static int write_file(const char *path, writer_fn fn, const etc_inspector *insp,
 	etc_output *o;
 	etc_error_clear(&err);
 	if (etc_output_open(&o, path, &err) < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		return EXIT_OUTPUT;
 	}
 	int rc = fn(etc_output_stream(o), insp, ro, &err);
@@ -50,7 +51,7 @@ static int write_file(const char *path, writer_fn fn, const etc_inspector *insp,
 		return rc == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
 	}
 	if (etc_output_commit(o, &err) < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		return EXIT_OUTPUT;
 	}
 	return EXIT_OK;
@@ -73,11 +74,11 @@ static int write_junit(const char *path, const etc_junit_gates *gates)
 	    etc_report_junit_gates(etc_output_stream(o), gates, &err) < 0) {
 		if (o)
 			etc_output_abort(o);
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		return EXIT_OUTPUT;
 	}
 	if (etc_output_commit(o, &err) < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		return EXIT_OUTPUT;
 	}
 	return EXIT_OK;
@@ -119,12 +120,79 @@ static void show_progress(void *ctx, uint64_t done, uint64_t total)
 		fputc('\n', stderr);
 }
 
+/*
+ * The ETRecord and the debug buffer belong to the ETDump: an input of
+ * another model or run is refused (exit 3) before any table or verdict,
+ * or only warned about with --force.
+ */
+static int check_belonging(const etc_inspector *insp, bool force)
+{
+	int (*const check[])(const etc_inspector *, const char *,
+	                     etc_error *) = {etc_check_etrecord, etc_check_debug_buffer};
+	const char *const fix[] = {"--etrecord", "--debug_buffer"};
+	for (size_t i = 0; i < 2; i++) {
+		etc_error err;
+		etc_error_clear(&err);
+		int rc = check[i](insp, fix[i], &err);
+		if (rc == ETC_ERR_MISMATCH && force) {
+			fprintf(stderr, "etcompare: warning: %s (--force: compared anyway)\n",
+			        err.message);
+		} else if (rc == ETC_ERR_MISMATCH) {
+			char msg[sizeof err.message + 64];
+			snprintf(msg, sizeof msg, "%s (or --force to compare anyway)", err.message);
+			cli_error(msg);
+			return EXIT_INPUT;
+		} else if (rc < 0) {
+			return input_error(&err);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Reference outputs of another program: not one output could be compared
+ * (no row compared, and outputs whose shapes fit no reference). Exit 3
+ * unless --force.
+ */
+static int check_references(const etc_accuracy *acc, const etc_inspector *insp, bool force)
+{
+	size_t n = etc_accuracy_row_count(acc);
+	const etc_accuracy_row *bad = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
+		if (r->has_metrics || r->status == ETC_ROW_NO_DATA || r->status == ETC_ROW_PASS ||
+		    r->status == ETC_ROW_FAIL)
+			return 0;
+		/* unpaired runs are the pairing's verdict; a shape that fits no output is not */
+		if (!bad && r->status == ETC_ROW_SHAPE_MISMATCH)
+			bad = r;
+	}
+	if (!bad)
+		return 0;
+	char safe[1024], reason[256];
+	snprintf(safe, sizeof safe,
+	         "ETDump %s and reference outputs %s do not belong together: none of the %zu "
+	         "outputs can be compared (first: %s); give the reference outputs of this "
+	         "program (--etrecord, --reference-outputs or --bundled-program)",
+	         etc_etdump_name(etc_inspector_etdump(insp)), etc_accuracy_reference_source(acc), n,
+	         etc_text_safe(reason, sizeof reason, bad->reason));
+	if (force) {
+		fprintf(stderr, "etcompare: warning: %s (--force: compared anyway)\n", safe);
+		return 0;
+	}
+	char msg[sizeof safe + 64];
+	snprintf(msg, sizeof msg, "%s (or --force to compare anyway)", safe);
+	cli_error(msg);
+	return EXIT_INPUT;
+}
+
 /* The ETRecord has reference outputs, but they could not be read: bad input. */
 static int unreadable_references(const etc_etrecord *rec)
 {
-	char safe[1024];
-	fprintf(stderr, "etcompare: error: the ETRecord's reference_outputs cannot be read: %s\n",
-	        etc_text_safe(safe, sizeof safe, etc_etrecord_reference_error(rec)));
+	char safe[1024], msg[1100];
+	snprintf(msg, sizeof msg, "the ETRecord's reference_outputs cannot be read: %s",
+	         etc_text_safe(safe, sizeof safe, etc_etrecord_reference_error(rec)));
+	cli_error(msg);
 	return EXIT_INPUT;
 }
 
@@ -215,12 +283,14 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 	if (rc < 0)
 		return input_error(&err);
 	ro->accuracy = acc;
+	if ((rc = check_references(acc, insp, a->numgap.force)) != 0)
+		return rc;
 	char safe[1024];
 	if (set.bundled) /* it may replace the ETRecord's references: say whose they are */
 		printf("reference outputs: %s\n",
 		       etc_text_safe(safe, sizeof safe, etc_accuracy_reference_source(acc)));
 	if (etc_report_accuracy(stdout, acc, insp, mask, &err) < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		return EXIT_OUTPUT;
 	}
 	size_t n = etc_accuracy_row_count(acc), fails = etc_accuracy_failures(acc);
@@ -233,17 +303,27 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		/* what tells it apart when two blocks share the name */
 		unsigned parts = etc_report_accuracy_id_parts(acc, insp);
 		char blk[24] = "", ref[24] = "";
+		for (size_t i = 0; i < etc_inspector_block_count(insp); i++) {
+			const etc_event_block *o = etc_inspector_block(insp, i);
+			if (i != r->block && o->name.len == b->name.len &&
+			    (!o->name.len || !memcmp(o->name.ptr, b->name.ptr, o->name.len)))
+				parts |=
+				    ETC_ACCURACY_ID_BLOCK; /* "Execute#2", as --block takes it */
+		}
 		if (parts & ETC_ACCURACY_ID_BLOCK)
-			snprintf(blk, sizeof blk, " (block %u)", r->block);
+			snprintf(blk, sizeof blk, "#%u", r->block);
 		if ((parts & ETC_ACCURACY_ID_REF) && r->reference >= 0)
 			snprintf(ref, sizeof ref, " ref %d", r->reference);
+		char run[48] = "";
+		if (r->etdump_run != UINT32_MAX) /* the block's run and the ETDump's */
+			snprintf(run, sizeof run, " (ETDump run %u)", r->etdump_run);
 		if (r->status == ETC_ROW_PASS)
 			snprintf(worst, sizeof worst,
-			         "; worst: %s%s run %u%s output %u at SNR %.4g dB", name, blk,
-			         r->run, ref, r->output, r->metrics.snr_db);
+			         "; worst: %s%s run %u%s output %u%s at SNR %.4g dB", name, blk,
+			         r->run, ref, r->output, run, r->metrics.snr_db);
 		else
-			snprintf(worst, sizeof worst, "; worst: %s%s run %u%s output %u: %s", name,
-			         blk, r->run, ref, r->output,
+			snprintf(worst, sizeof worst, "; worst: %s%s run %u%s output %u%s: %s",
+			         name, blk, r->run, ref, r->output, run,
 			         etc_text_safe(reason, sizeof reason, r->reason));
 	}
 	fflush(stdout); /* the table before its verdict, also in one 2>&1 stream */
@@ -251,6 +331,14 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		fprintf(stderr, "etcompare: accuracy gate FAILED: %zu of %zu outputs fail%s\n",
 		        fails, n, worst);
 		*status = 1;
+	} else if (isnan(ao.min_snr) && isnan(ao.max_mse) && isnan(ao.min_cosine) &&
+	           isnan(ao.max_abs)) {
+		/* --compare alone: the numbers, no verdict */
+		fprintf(
+		    stderr,
+		    "etcompare: accuracy: %zu output%s compared, no gate (--min-snr, --max-mse, "
+		    "--min-cosine or --max-abs sets one)%s\n",
+		    n, n == 1 ? "" : "s", worst);
 	} else {
 		fprintf(stderr, "etcompare: accuracy: %zu of %zu outputs pass%s\n", n, n, worst);
 	}
@@ -296,6 +384,100 @@ static int example_open(args *a, bool plots, etc_etdump **dump, etc_debug_buffer
 	return 0;
 }
 
+/* The input files for the HTML report (the example's are built in). */
+static size_t report_inputs(const args *a, report_input in[12])
+{
+	size_t nin = 0;
+	if (a->example) {
+		in[nin++] = (report_input){"ETDump", "example.etdp", etc_example_etdump,
+		                           sizeof etc_example_etdump};
+		in[nin++] = (report_input){"debug buffer", "example_debug.bin", etc_example_debug,
+		                           sizeof etc_example_debug};
+		in[nin++] = (report_input){"ETRecord", "example.etrecord", etc_example_etrecord,
+		                           sizeof etc_example_etrecord};
+	}
+	const char *const files[][2] = {
+	    {"ETDump", a->example ? NULL : a->etdump},
+	    {"debug buffer", a->example ? NULL : a->debug_buffer},
+	    {"ETRecord", a->etrecord},
+	    {"reference outputs", a->reference_outputs},
+	    {"BundledProgram", a->bundled_program},
+	    {"reference ETDump", a->numgap.reference_etdump},
+	    {"reference debug buffer", a->numgap.reference_debug_buffer},
+	    {"reference ETRecord", a->numgap.reference_etrecord},
+	    {"reference intermediates", a->numgap.reference_intermediates},
+	    {"baseline ETDump", a->baseline_etdump}};
+	for (size_t i = 0; i < sizeof files / sizeof files[0] && nin < 12; i++)
+		if (files[i][1] && !a->example) /* the example's files are built in */
+			in[nin++] = (report_input){files[i][0], files[i][1], NULL, 0};
+	return nin;
+}
+
+/*
+ * A run that stops with exit 3 or 4 still leaves its --junit and --report
+ * files (when they are not what failed): CI then shows the error, not a
+ * missing artifact.
+ */
+static void error_artifacts(int argc, char **argv, const args *a, const run_results *r, int status,
+                            bool junit_done, bool report_done)
+{
+	const char *msg = cli_last_error();
+	char text[1200];
+	snprintf(text, sizeof text, "exit %d (%s): %s", status,
+	         status == EXIT_OUTPUT ? "an output could not be written" : "invalid input",
+	         *msg ? msg : "see the command's log");
+	if (a->junit && !junit_done) {
+		etc_error err;
+		etc_output *o = NULL;
+		etc_error_clear(&err);
+		if (etc_output_open(&o, a->junit, &err) < 0) {
+			fprintf(stderr, "etcompare: error: %s\n", err.message);
+		} else if (etc_report_junit_error(etc_output_stream(o),
+		                                  status == EXIT_OUTPUT ? "output" : "inputs", text,
+		                                  &err) < 0) {
+			etc_output_abort(o);
+			fprintf(stderr, "etcompare: error: %s\n", err.message);
+		} else if (etc_output_commit(o, &err) < 0) {
+			fprintf(stderr, "etcompare: error: %s\n", err.message);
+		}
+	}
+	if (a->report && !report_done)
+		cli_error_report(argc, argv, a, r, status, msg);
+}
+
+/*
+ * With an output on standard output (`--json -`), stdout is for that data
+ * alone: fd 1 is pointed at stderr for the tables and messages, and the
+ * data's stdout (returned, -1 when none) comes back with data_stdout.
+ */
+static int tables_to_stderr(const args *a)
+{
+	const char *out[] = {a->tsv, a->csv, a->json, a->trace, a->junit, a->numgap.tsv, a->report};
+	bool dash = false;
+	for (size_t i = 0; i < sizeof out / sizeof *out; i++)
+		dash |= out[i] && strcmp(out[i], "-") == 0;
+	if (!dash)
+		return -1;
+	fflush(stdout);
+	int fd = dup(STDOUT_FILENO);
+	if (fd >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The data's standard output back on fd 1 (see tables_to_stderr). */
+static void data_stdout(int *fd)
+{
+	if (*fd < 0)
+		return;
+	fflush(stdout);
+	dup2(*fd, STDOUT_FILENO);
+	close(*fd);
+	*fd = -1;
+}
+
 /* Every output path checked before any file is read or written. */
 static int check_outputs(const args *a)
 {
@@ -311,13 +493,22 @@ static int check_outputs(const args *a)
 	                    a->numgap.reference_debug_buffer,
 	                    a->numgap.reference_etrecord,
 	                    a->numgap.reference_intermediates};
+	/* --plot DIR naming an input file (`--plot example.etdp`) */
+	for (size_t i = 0; a->plot_dir && i < sizeof in / sizeof *in; i++) {
+		struct stat sp, si;
+		if (in[i] && stat(a->plot_dir, &sp) == 0 && stat(in[i], &si) == 0 &&
+		    sp.st_dev == si.st_dev && sp.st_ino == si.st_ino)
+			return usage_error(
+			    "--plot %s: this is an input file, not the plot directory",
+			    a->plot_dir);
+	}
 	etc_error err;
 	etc_error_clear(&err);
 	int rc = etc_output_check(out, sizeof out / sizeof *out, in, sizeof in / sizeof *in, &err);
 	if (rc == ETC_ERR_USAGE)
 		return usage_error("%s", err.message);
 	if (rc < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		return EXIT_OUTPUT;
 	}
 	return 0;
@@ -339,23 +530,24 @@ int main(int argc, char **argv)
 		return rc;
 	if ((rc = check_inputs(&a)) != 0)
 		return rc;
+	int data_fd = tables_to_stderr(&a);
 	if (a.legacy_profile) {
 		rc = etc_cli_legacy(a.legacy_profile, a.legacy_time_scale);
 		if (rc || (!a.etdump && !a.example && !a.etrecord))
 			return rc;
 	}
-	bool bare = false;
+	/* a bare `etcompare` is a usage error: the example is --example */
+	const bool bare = false;
 	if (!a.etdump && !a.example && !a.etrecord) {
-		/* Only a bare `etcompare` shows the example: with other options the
-		 * user forgot --etdump, and writing the example's table into their
-		 * --tsv file would be a silent wrong answer. */
 		if (argc > 1)
 			return usage_error("%s", "no --etdump given (use --example for the bundled "
 			                         "example)");
-		fprintf(stderr, "etcompare: no --etdump given: showing the bundled example "
-		                "(etcompare --example also writes its plots; see etcompare "
-		                "--help)\n");
-		a.example = bare = true;
+		fprintf(stderr,
+		        "usage: etcompare --etdump FILE [--debug_buffer FILE] [--etrecord "
+		        "FILE] [options]\n"
+		        "       etcompare --example   (the bundled example, with its plots)\n"
+		        "Try 'etcompare --help'.\n");
+		return EXIT_USAGE;
 	}
 	etc_inspector_options io;
 	etc_inspector_options_init(&io);
@@ -379,6 +571,7 @@ int main(int argc, char **argv)
 	etc_inspector *insp = NULL;
 	etc_etrecord *rec = NULL;
 	int status = EXIT_OK, gate = EXIT_OK;
+	bool junit_done = false, report_done = false;
 	owned_refs owned = {NULL, NULL, NULL};
 	numgap_state ng;
 	memset(&ng, 0, sizeof ng);
@@ -416,12 +609,12 @@ int main(int argc, char **argv)
 			status = rc == ETC_ERR_USAGE && (a.graph_method || a.method) ? EXIT_USAGE
 			         : rc == ETC_ERR_IO                                  ? EXIT_OUTPUT
 			                                                             : EXIT_INPUT;
-			fprintf(stderr, "etcompare: error: %s\n", err.message);
+			cli_error(err.message);
 			goto out;
 		}
 		if (a.show_references && etc_report_references(stdout, rec, &ro, &err) < 0) {
 			status = EXIT_OUTPUT;
-			fprintf(stderr, "etcompare: error: %s\n", err.message);
+			cli_error(err.message);
 			goto out;
 		}
 		if (!a.etdump)
@@ -458,15 +651,19 @@ int main(int argc, char **argv)
 	rc = etc_inspector_create(&insp, dump, buf, &io, &err);
 	if (rc < 0) {
 		status = rc == ETC_ERR_USAGE ? EXIT_USAGE : EXIT_INPUT;
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		goto out;
 	}
 	if (rec && (rc = etc_inspector_link(insp, rec, a.method, &err)) < 0) {
 		status = rc == ETC_ERR_USAGE && a.method ? EXIT_USAGE : EXIT_INPUT;
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_error(err.message);
 		goto out;
 	}
 	if ((rc = delegate_scales_check(&ds, insp)) != 0) {
+		status = rc;
+		goto out;
+	}
+	if ((rc = check_belonging(insp, a.numgap.force)) != 0) {
 		status = rc;
 		goto out;
 	}
@@ -502,7 +699,7 @@ int main(int argc, char **argv)
 			                "shapes but no values\n");
 		if ((rc = etc_report_outputs(stdout, insp, &ro, &err)) < 0) {
 			status = rc == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
-			fprintf(stderr, "etcompare: error: %s\n", err.message);
+			cli_error(err.message);
 			goto out;
 		}
 	}
@@ -533,7 +730,15 @@ int main(int argc, char **argv)
 	}
 	if (numgap_wanted(&a.numgap) || numgap_graph_asked(&a.numgap) ||
 	    numgap_graph_mode(&a.numgap, rec != NULL, buf != NULL)) {
-		a.numgap.block = a.block;
+		/* the numeric gap takes the block by name: "Execute#2" is block "Execute" */
+		char gap_block[256];
+		if (a.block && strchr(a.block, '#')) {
+			snprintf(gap_block, sizeof gap_block, "%.*s",
+			         (int)(strrchr(a.block, '#') - a.block), a.block);
+			a.numgap.block = gap_block;
+		} else {
+			a.numgap.block = a.block;
+		}
 		a.numgap.method = a.method;
 		a.numgap.min_snr = a.min_snr;
 		a.numgap.max_mse = a.max_mse;
@@ -548,9 +753,10 @@ int main(int argc, char **argv)
 	}
 	if (fflush(stdout) != 0) {
 		status = EXIT_OUTPUT;
-		fprintf(stderr, "etcompare: error: cannot write to standard output\n");
+		cli_error("cannot write to standard output");
 		goto out;
 	}
+	data_stdout(&data_fd);
 	if (a.tsv && (rc = write_file(a.tsv, cmd_profile_tsv, insp, &ro)) != 0) {
 		status = rc;
 		goto out;
@@ -570,30 +776,7 @@ int main(int argc, char **argv)
 	/* Plots last: a plot failure must not cost the gate's verdict or the reports. */
 	if (a.plot || a.report) {
 		report_input in[12];
-		size_t nin = 0;
-		if (a.example) {
-			in[nin++] = (report_input){"ETDump", "example.etdp", etc_example_etdump,
-			                           sizeof etc_example_etdump};
-			in[nin++] = (report_input){"debug buffer", "example_debug.bin",
-			                           etc_example_debug, sizeof etc_example_debug};
-			in[nin++] =
-			    (report_input){"ETRecord", "example.etrecord", etc_example_etrecord,
-			                   sizeof etc_example_etrecord};
-		}
-		const char *const files[][2] = {
-		    {"ETDump", a.example ? NULL : a.etdump},
-		    {"debug buffer", a.example ? NULL : a.debug_buffer},
-		    {"ETRecord", a.etrecord},
-		    {"reference outputs", a.reference_outputs},
-		    {"BundledProgram", a.bundled_program},
-		    {"reference ETDump", a.numgap.reference_etdump},
-		    {"reference debug buffer", a.numgap.reference_debug_buffer},
-		    {"reference ETRecord", a.numgap.reference_etrecord},
-		    {"reference intermediates", a.numgap.reference_intermediates},
-		    {"baseline ETDump", a.baseline_etdump}};
-		for (size_t i = 0; i < sizeof files / sizeof files[0] && nin < 12; i++)
-			if (files[i][1] && !a.example) /* the example's files are built in */
-				in[nin++] = (report_input){files[i][0], files[i][1], NULL, 0};
+		size_t nin = report_inputs(&a, in);
 		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin};
 		const char *dir = a.plot_dir ? a.plot_dir : "etcompare-plots";
 		if (a.plot && !buf)
@@ -604,6 +787,7 @@ int main(int argc, char **argv)
 		dir_snapshot before;
 		if (a.plot)
 			dir_snapshot_take(&before, dir);
+		report_done = true;
 		rc = cli_plots_and_report(argc, argv, &a, &res);
 		if (a.plot) {
 			size_t pngs, files = dir_snapshot_changed(&before, dir, &pngs);
@@ -622,6 +806,7 @@ int main(int argc, char **argv)
 	 * the exit code and the XML cannot disagree. */
 	/* a numeric gap from the ETRecord's graph without a threshold is shown, not gated */
 	etc_junit_gates gates = {ro.accuracy, insp, ng.gates ? ro.numgap : NULL, ro.perfdiff};
+	junit_done = true;
 	if (a.junit && (rc = write_junit(a.junit, &gates)) != 0) {
 		status = rc;
 		goto out;
@@ -639,6 +824,13 @@ int main(int argc, char **argv)
 		status = EXIT_OK;
 	}
 out:
+	data_stdout(&data_fd);
+	if (status == EXIT_INPUT || status == EXIT_OUTPUT) {
+		report_input in[12];
+		size_t nin = report_inputs(&a, in);
+		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin};
+		error_artifacts(argc, argv, &a, &res, status, junit_done, report_done);
+	}
 	numgap_free(&ng);
 	cmd_profile_free(&pc);
 	etc_accuracy_free((etc_accuracy *)ro.accuracy);

@@ -71,6 +71,11 @@ uint64_t etc_debug_buffer_size(const etc_debug_buffer *b)
 	return b->size;
 }
 
+const uint8_t *etc_debug_buffer_data(const etc_debug_buffer *b)
+{
+	return b->data;
+}
+
 const char *etc_debug_buffer_name(const etc_debug_buffer *b)
 {
 	return b->name;

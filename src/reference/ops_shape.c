@@ -400,12 +400,15 @@ static int split_sizes(ref_call *c, const ref_tensor *x, uint32_t k, const int64
 		if (sizes[i] < 0)
 			return ref_fail(c, ETC_ERR_MISMATCH, "split size %" PRId64 " is negative",
 			                sizes[i]);
-		sum += sizes[i];
+		/* a sum past the dim can only fail: stop before it can overflow */
+		sum += sizes[i] < x->shape[k] ? sizes[i] : x->shape[k] + 1;
 	}
 	if (sum != x->shape[k])
 		return ref_fail(c, ETC_ERR_MISMATCH,
-		                "split sizes %s sum to %" PRId64 ", dim %u of %s has %" PRId64,
-		                ref_shape_str(b1, sizeof b1, (uint32_t)n, sizes), sum, k,
+		                "split sizes %s sum to %s%" PRId64 ", dim %u of %s has %" PRId64,
+		                ref_shape_str(b1, sizeof b1, (uint32_t)n, sizes),
+		                sum > x->shape[k] ? "more than " : "",
+		                sum > x->shape[k] ? x->shape[k] : sum, k,
 		                ref_shape_str(b2, sizeof b2, x->rank, x->shape), x->shape[k]);
 	if (c->nouts != n)
 		return ref_fail(c, ETC_ERR_MISMATCH, "the split gives %zu outputs, the graph %u", n,

@@ -140,6 +140,19 @@ int etc_grid_print_(FILE *f, size_t nc, const char *const *hdr, const bool *righ
 
 #define COLS 16
 
+/* Does another block have the name of block `b`? Then it is named "Execute#b". */
+static bool shared_name(const etc_inspector *insp, size_t b)
+{
+	const etc_event_block *blk = etc_inspector_block(insp, b);
+	for (size_t i = 0; i < etc_inspector_block_count(insp); i++) {
+		const etc_event_block *o = etc_inspector_block(insp, i);
+		if (i != b && o->name.len == blk->name.len &&
+		    (!o->name.len || !memcmp(o->name.ptr, blk->name.ptr, o->name.len)))
+			return true;
+	}
+	return false;
+}
+
 int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *insp,
                         unsigned metric_mask, etc_error *err)
 {
@@ -148,6 +161,7 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 	size_t nc = 0;
 	hdr[nc] = "block", right[nc++] = false;
 	hdr[nc] = "run", right[nc++] = true;
+	hdr[nc] = "etdump run", right[nc++] = true;
 	hdr[nc] = "ref", right[nc++] = true;
 	hdr[nc] = "output", right[nc++] = true;
 	hdr[nc] = "shape", right[nc++] = false;
@@ -157,6 +171,9 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 			hdr[nc] = metric_cols[i].header, right[nc++] = true;
 	hdr[nc] = "verdict", right[nc++] = false;
 	size_t n = etc_accuracy_row_count(acc);
+	const etc_accuracy_options *ao = etc_accuracy_options_get(acc);
+	bool gated = !isnan(ao->min_snr) || !isnan(ao->max_mse) || !isnan(ao->min_cosine) ||
+	             !isnan(ao->max_abs);
 	char(*cells)[COLS][112] = calloc(n ? n : 1, sizeof *cells);
 	if (!cells)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
@@ -164,11 +181,18 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 		const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
 		const etc_event_block *b = etc_inspector_block(insp, r->block);
 		size_t c = 0;
-		snprintf(cells[i][c++], 112, "%.*s", (int)b->name.len, b->name.ptr);
-		if (r->etdump_run == UINT32_MAX)
-			snprintf(cells[i][c++], 112, "-"); /* a reference no run used */
+		if (shared_name(insp, r->block))
+			snprintf(cells[i][c++], 112, "%.*s#%u", (int)b->name.len, b->name.ptr,
+			         r->block);
 		else
+			snprintf(cells[i][c++], 112, "%.*s", (int)b->name.len, b->name.ptr);
+		if (r->etdump_run == UINT32_MAX) { /* a reference no run used */
+			snprintf(cells[i][c++], 112, "-");
+			snprintf(cells[i][c++], 112, "-");
+		} else {
 			snprintf(cells[i][c++], 112, "%u", r->run);
+			snprintf(cells[i][c++], 112, "%u", r->etdump_run);
+		}
 		if (r->reference >= 0)
 			snprintf(cells[i][c++], 112, "%d", r->reference);
 		else
@@ -184,7 +208,11 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 			else
 				snprintf(cells[i][c++], 112, "-");
 		}
-		if (r->status == ETC_ROW_PASS)
+		if (r->status == ETC_ROW_PASS && !gated)
+			snprintf(cells[i][c++], 112, "%s", /* --compare alone judges nothing */
+			         r->has_metrics && r->metrics.identical ? "no gate (identical)"
+			                                                : "no gate");
+		else if (r->status == ETC_ROW_PASS)
 			snprintf(cells[i][c++], 112, "%s",
 			         r->has_metrics && r->metrics.identical ? "pass (identical)"
 			                                                : "pass");
@@ -203,9 +231,13 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 	etc_grid_print_(f, nc, hdr, right, n, ptrs);
 	free(ptrs);
 	char note[1024];
-	fprintf(f, "%s; %zu of %zu outputs pass\n",
-	        etc_text_safe(note, sizeof note, etc_accuracy_pair_note(acc)),
-	        n - etc_accuracy_failures(acc), n);
+	if (gated)
+		fprintf(f, "%s; %zu of %zu outputs pass\n",
+		        etc_text_safe(note, sizeof note, etc_accuracy_pair_note(acc)),
+		        n - etc_accuracy_failures(acc), n);
+	else
+		fprintf(f, "%s; %zu outputs compared, no gate\n",
+		        etc_text_safe(note, sizeof note, etc_accuracy_pair_note(acc)), n);
 	free(cells);
 	if (ferror(f))
 		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the accuracy table");
@@ -278,6 +310,13 @@ static void pairing_json(etc_sbuf *b, const etc_accuracy *acc, const etc_inspect
 			etc_json_num_(b, snr);
 			etc_sbuf_puts(b, ", \"cosine\": ");
 			etc_json_num_(b, cos);
+			double bound;
+			if (etc_accuracy_pairing_score_estimated(acc, i, k, &bound)) {
+				/* a large output ranked on its sketch: proven far, not scored
+				 * exactly */
+				etc_sbuf_puts(b, ", \"estimated\": true, \"snr_bound\": ");
+				etc_json_num_(b, bound);
+			}
 			etc_sbuf_puts(b, "}");
 		}
 		etc_sbuf_puts(b, "]}");

@@ -115,6 +115,14 @@ static const uint8_t *element_at(const etc_pytensor *pt, uint64_t i)
 	return pt->storage + (size_t)off * etc_scalar_type_size(t->scalar_type);
 }
 
+/* Integer types a double holds exactly: printed as integers. */
+static bool small_int(int st)
+{
+	return st == ETC_BYTE || st == ETC_CHAR || st == ETC_SHORT || st == ETC_INT ||
+	       st == ETC_UINT16 || st == ETC_UINT32 || st == ETC_QINT8 || st == ETC_QUINT8 ||
+	       st == ETC_QINT32;
+}
+
 /* Integers exactly (int64 beyond 2^53 too), bools as Python writes them. */
 static void element(FILE *f, const etc_pytensor *pt, uint64_t i)
 {
@@ -125,6 +133,8 @@ static void element(FILE *f, const etc_pytensor *pt, uint64_t i)
 		fprintf(f, "%llu", (unsigned long long)etc_le64(element_at(pt, i)));
 	else if (st == ETC_BOOL)
 		fputs(*element_at(pt, i) ? "True" : "False", f);
+	else if (small_int(st))
+		fprintf(f, "%.0f", etc_pytensor_get(pt, i)); /* int32 1234567, not 1.23457e+06 */
 	else
 		fprintf(f, "%.6g", etc_pytensor_get(pt, i));
 }
@@ -179,6 +189,8 @@ static void pytensor_line(FILE *f, const etc_pytensor *pt, uint32_t max_values)
 		fputs(" max=", f);
 		element(f, pt, hi);
 		fprintf(f, " mean=%.6g", sum / (double)t->numel);
+	} else if (small_int(t->scalar_type)) {
+		fprintf(f, "  min=%.0f max=%.0f mean=%.6g", mn, mx, sum / (double)(t->numel - nan));
 	} else {
 		fprintf(f, "  min=%.6g max=%.6g mean=%.6g", mn, mx, sum / (double)(t->numel - nan));
 	}

@@ -382,10 +382,13 @@ static void write_accuracy(FILE *f, const etc_html_report *h)
 	        etc_accuracy_failures(acc) == 1 ? "s" : "");
 	put_esc(f, etc_accuracy_pair_note(acc));
 	fputs("</span></p>\n", f);
-	static const char *const cols[] = {"block",  "run",     "ref",      "output",
-	                                   "shape",  "dtype",   "SNR (dB)", "MSE",
-	                                   "cosine", "max abs", "verdict"};
-	table_head(f, "accuracy", cols, 11);
+	static const char *const cols[] = {"block",  "run",    "etdump run", "ref",
+	                                   "output", "shape",  "dtype",      "SNR (dB)",
+	                                   "MSE",    "cosine", "max abs",    "verdict"};
+	table_head(f, "accuracy", cols, 12);
+	const etc_accuracy_options *ao = etc_accuracy_options_get(acc);
+	bool gated = !isnan(ao->min_snr) || !isnan(ao->max_mse) || !isnan(ao->min_cosine) ||
+	             !isnan(ao->max_abs);
 	/* failing rows first, each group in its order */
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < n; i++) {
@@ -401,9 +404,20 @@ static void write_accuracy(FILE *f, const etc_html_report *h)
 			fputs("<td>", f);
 			if (b)
 				put_esc_n(f, b->name.ptr, b->name.len);
+			for (size_t o = 0; b && o < etc_inspector_block_count(h->acc_insp); o++) {
+				const etc_event_block *ob = etc_inspector_block(h->acc_insp, o);
+				if (o != r->block && ob->name.len == b->name.len &&
+				    (!b->name.len ||
+				     !memcmp(ob->name.ptr, b->name.ptr, b->name.len))) {
+					fprintf(f, "#%u",
+					        r->block); /* "Execute#2", as --block takes it */
+					break;
+				}
+			}
 			fputs("</td>", f);
 			/* a reference no run used has no run */
 			index_cell(f, r->etdump_run == UINT32_MAX ? -1 : (long long)r->run);
+			index_cell(f, r->etdump_run == UINT32_MAX ? -1 : (long long)r->etdump_run);
 			index_cell(f, r->reference);
 			index_cell(f, r->output);
 			text_cell(f, *r->shape ? r->shape : r->reference_shape);
@@ -416,7 +430,9 @@ static void write_accuracy(FILE *f, const etc_html_report *h)
 				else
 					fputs("<td class=\"n\">-</td>", f);
 			fputs("<td class=\"st\">", f);
-			put_esc(f, etc_row_status_str(r->status));
+			put_esc(f, r->status == ETC_ROW_PASS && !gated
+			               ? "no gate"
+			               : etc_row_status_str(r->status));
 			if (r->status != ETC_ROW_PASS) {
 				fputs(": ", f);
 				put_esc(f, r->reason);

@@ -272,6 +272,34 @@ int etc_report_junit_gates(FILE *f, const etc_junit_gates *g, etc_error *err)
 	return 0;
 }
 
+int etc_report_junit_error(FILE *f, const char *kind, const char *message, etc_error *err)
+{
+	etc_sbuf b = {0};
+	etc_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	etc_sbuf_puts(&b, "<testsuites name=\"etcompare\" tests=\"1\" failures=\"0\" "
+	                  "errors=\"1\">\n"
+	                  "  <testsuite name=\"etcompare\" tests=\"1\" failures=\"0\" "
+	                  "errors=\"1\">\n"
+	                  "    <testcase classname=\"etcompare\" name=\"");
+	xmls(&b, kind);
+	etc_sbuf_puts(&b, "\">\n      <error type=\"");
+	xmls(&b, kind);
+	etc_sbuf_puts(&b, "\" message=\"");
+	xmls(&b, message);
+	etc_sbuf_puts(&b, "\">");
+	xmls(&b, message);
+	etc_sbuf_puts(&b, "</error>\n    </testcase>\n  </testsuite>\n</testsuites>\n");
+	if (b.failed) {
+		etc_sbuf_free(&b);
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	}
+	fwrite(b.p, 1, b.len, f);
+	etc_sbuf_free(&b);
+	if (ferror(f))
+		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the JUnit report");
+	return 0;
+}
+
 int etc_report_junit(FILE *f, const etc_accuracy *acc, const etc_inspector *insp, etc_error *err)
 {
 	etc_junit_gates g = {acc, insp, NULL, NULL};

@@ -3,7 +3,10 @@
  * Gram-term scores against a naive double computation, with blocks smaller
  * than the data (tails in both directions), outputs of several lengths, a
  * candidate of another shape, twins, NaN, zero vectors, outputs without
- * data and the partly comparable fallback.
+ * data and the partly comparable fallback; and the sketch of large outputs
+ * against the exact method where the sketch would mislead (differences
+ * outside the sampled elements, errors concentrated where it does not look,
+ * a near tie), with far candidates' bounds checked against their exact SNR.
  */
 #include "analysis/pairing.h"
 #include "check.h"
@@ -220,10 +223,187 @@ static void test_identical(void)
 	}
 }
 
+/* --- the sketch: one output of BIG elements, sampled SKETCH of them --- */
+#define BIG    4096
+#define SKETCH 64
+
+typedef struct bigset {
+	double v[BIG];
+	etc_values val;
+	etc_pair_set set;
+} bigset;
+
+static void bigset_wrap(bigset *s)
+{
+	etc_values_from_doubles(&s->val, s->v, BIG);
+	s->set = (etc_pair_set){&s->val, NULL, NULL, 1};
+}
+
+static void big_naive(const bigset *a, const bigset *r, double *snr, double *cos)
+{
+	double rr = 0, aa = 0, ra = 0, ee = 0;
+	for (size_t j = 0; j < BIG; j++) {
+		double x = a->v[j], y = r->v[j];
+		rr += y * y, aa += x * x, ra += x * y, ee += (x - y) * (x - y);
+	}
+	*snr = ee == 0 ? INFINITY : 10 * log10(rr / ee);
+	*cos = ra / sqrt(aa * rr);
+}
+
+/*
+ * Runs the sketch and the exact method on the same data: same choice,
+ * same ambiguity, the exact numbers for every confirmed candidate, and for
+ * the others a bound at or above their exact SNR and below the best by
+ * more than the margin. Returns the sketch's choice of set 0.
+ */
+static bool near_or_nan(double x, double y, double rel)
+{
+	return isnan(x) ? isnan(y) : near(x, y, rel);
+}
+
+static etc_pair_choice sketch_vs_exact(const bigset *runs, size_t n, const bigset *refs, size_t m)
+{
+	etc_pair_set sets[4], cands[8];
+	for (size_t i = 0; i < n; i++)
+		sets[i] = runs[i].set;
+	for (size_t k = 0; k < m; k++)
+		cands[k] = refs[k].set;
+	etc_pair_options o;
+	etc_pair_options_init_(&o);
+	o.sketch_elems = SKETCH;
+	o.block_elems = 1000; /* blocks with a tail, in the sketch and the exact passes */
+	etc_pair_score sc[32], ex[32];
+	etc_pair_choice ch[4], ec[4];
+	etc_error err;
+	etc_error_clear(&err);
+	CHECK(etc_pair_infer_(sets, n, cands, m, &o, sc, ch, &err) == 0);
+	o.exact = true;
+	CHECK(etc_pair_infer_(sets, n, cands, m, &o, ex, ec, &err) == 0);
+	for (size_t i = 0; i < n; i++) {
+		CHECK(ch[i].best == ec[i].best);
+		CHECK(ch[i].ambiguous == ec[i].ambiguous);
+		CHECK(ec[i].confirmed == m && isinf(ec[i].others_below_db));
+		CHECK(ch[i].confirmed >= 2 && ch[i].confirmed <= m);
+		double others = -INFINITY;
+		for (size_t k = 0; k < m; k++) {
+			const etc_pair_score *s = &sc[i * m + k], *e = &ex[i * m + k];
+			double snr, cos;
+			big_naive(&runs[i], &refs[k], &snr, &cos);
+			CHECK(near_or_nan(e->snr_db, snr, 1e-9));
+			CHECK(!e->estimated);
+			if (s->estimated) {
+				CHECK(s->bound_db >= snr);
+				CHECK(s->bound_db <
+				      ex[i * m + (size_t)ec[i].best].snr_db - o.min_margin_db);
+				others = fmax(others, s->bound_db);
+			} else {
+				CHECK(near_or_nan(s->snr_db, snr, 1e-9));
+				CHECK(near_or_nan(s->cosine, cos, 1e-12));
+			}
+		}
+		CHECK(ch[i].others_below_db == others);
+		/* the runner-up is the exact one whenever it was confirmed */
+		if (!sc[i * m + (size_t)ec[i].second].estimated) {
+			CHECK(ch[i].second == ec[i].second);
+			CHECK(near_or_nan(ch[i].margin_db, ec[i].margin_db, 1e-9));
+		}
+	}
+	return ch[0];
+}
+
+static void test_sketch(void)
+{
+	static bigset refs[8], runs[4];
+	for (size_t k = 0; k < 8; k++) {
+		for (size_t j = 0; j < BIG; j++)
+			refs[k].v[j] = rnd();
+		bigset_wrap(&refs[k]);
+	}
+	/* refs 1 and 2 equal ref 0 but for a few elements: a sketch of 64 in
+	 * 4096 most likely sees three equal candidates */
+	for (size_t j = 0; j < BIG; j++)
+		refs[1].v[j] = refs[2].v[j] = refs[0].v[j];
+	refs[1].v[1000] += 0.3, refs[1].v[3001] -= 0.2;
+	refs[2].v[17] += 0.05;
+	for (size_t j = 0; j < BIG; j++) {
+		runs[0].v[j] = refs[1].v[j] + 1e-6 * rnd(); /* ref 1 */
+		runs[1].v[j] = refs[5].v[j] + 1e-3 * rnd(); /* ref 5, the others far */
+	}
+	for (size_t i = 0; i < 2; i++)
+		bigset_wrap(&runs[i]);
+	etc_pair_choice c = sketch_vs_exact(runs, 2, refs, 8);
+	CHECK(c.best == 1 && !c.ambiguous);
+	c = sketch_vs_exact(&runs[1], 1, refs, 8);
+	CHECK(c.best == 5 && c.confirmed == 2 && c.others_below_db < 30); /* the rest proven far */
+	/* confirm_top 1: only the best is scored exactly, the runner-up is the
+	 * sketch's first other and the margin the proven lower bound */
+	etc_pair_options o1;
+	etc_pair_options_init_(&o1);
+	o1.sketch_elems = SKETCH;
+	o1.confirm_top = 1;
+	etc_pair_set cands[8];
+	for (size_t k = 0; k < 8; k++)
+		cands[k] = refs[k].set;
+	etc_pair_score s1[8];
+	etc_error err;
+	etc_error_clear(&err);
+	CHECK(etc_pair_infer_(&runs[1].set, 1, cands, 8, &o1, s1, &c, &err) == 0);
+	double snr, cos;
+	big_naive(&runs[1], &refs[5], &snr, &cos);
+	CHECK(c.best == 5 && c.confirmed == 1 && c.second_estimated && c.second >= 0 &&
+	      c.second != 5 && !c.ambiguous && !s1[5].estimated && s1[c.second].estimated);
+	CHECK(near(s1[5].snr_db, snr, 1e-9));
+	CHECK(c.margin_db == s1[5].snr_db - c.others_below_db && c.margin_db > 1);
+	for (size_t k = 0; k < 8; k++) {
+		big_naive(&runs[1], &refs[k], &snr, &cos);
+		CHECK(k == 5 || (s1[k].estimated && s1[k].bound_db >= snr));
+	}
+
+	/* errors where the sketch does not look: refs 0 and 1 are the run but
+	 * for three elements each (about 20 dB), ref 2 the run with small noise
+	 * everywhere (about 60 dB). The sketch sees 0 and 1 as equal to the run
+	 * and confirms them first; ref 2's bound then forces its confirmation. */
+	static bigset trap[4], run;
+	for (size_t j = 0; j < BIG; j++)
+		run.v[j] = rnd();
+	bigset_wrap(&run);
+	for (size_t k = 0; k < 4; k++) {
+		for (size_t j = 0; j < BIG; j++)
+			trap[k].v[j] = k < 2 ? run.v[j] : k == 2 ? run.v[j] + 1e-3 * rnd() : rnd();
+		bigset_wrap(&trap[k]);
+	}
+	for (size_t q = 0; q < 3; q++)
+		trap[0].v[5 + 1361 * q] += 1, trap[1].v[700 + 1201 * q] -= 1;
+	c = sketch_vs_exact(&run, 1, trap, 4);
+	CHECK(c.best == 2 && !c.ambiguous && c.confirmed >= 3);
+
+	/* a near tie: two candidates 0.3 dB apart (noise energies 1 : 1.07) */
+	static bigset tie[3], r2;
+	for (size_t j = 0; j < BIG; j++)
+		r2.v[j] = rnd();
+	bigset_wrap(&r2);
+	for (size_t j = 0; j < BIG; j++) {
+		double d = 1e-2 * rnd();
+		tie[0].v[j] = r2.v[j] + d;
+		tie[1].v[j] = r2.v[j] - 1.035 * d;
+		tie[2].v[j] = rnd();
+	}
+	for (size_t k = 0; k < 3; k++)
+		bigset_wrap(&tie[k]);
+	c = sketch_vs_exact(&r2, 1, tie, 3);
+	CHECK(c.best == 0 && c.second == 1 && c.ambiguous && c.margin_db < 1);
+
+	/* a NaN in the run: every score NaN, every candidate confirmed */
+	r2.v[99] = NAN;
+	c = sketch_vs_exact(&r2, 1, tie, 3);
+	CHECK(c.confirmed == 3 && c.ambiguous);
+}
+
 int main(void)
 {
 	CHECK_GROUP(test_scores);
 	CHECK_GROUP(test_edges);
 	CHECK_GROUP(test_identical);
+	CHECK_GROUP(test_sketch);
 	return check_report("test_pairing");
 }

@@ -1,0 +1,43 @@
+/*
+ * etcompare/consistency.h - do the inputs belong together? An ETRecord of
+ * another model, or a debug buffer of another run, gives numbers that look
+ * like a model regression; these checks refuse such inputs before any
+ * verdict, with the evidence and the fix.
+ */
+#ifndef ETCOMPARE_CONSISTENCY_H
+#define ETCOMPARE_CONSISTENCY_H
+
+#include "common.h"
+#include "inspector.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * The ETRecord linked to `insp` (etc_inspector_link) is the ETDump's own:
+ * every instruction that calls a kernel (an event named
+ * `native_call_<op>.out`, or one that logged intermediate outputs) has a
+ * debug_handle_map entry, and its name contains the op of a node it is
+ * linked to. Instructions without a kernel call (et_view, memory.alloc)
+ * have no entry by design and are not counted.
+ * @param fix  the option that gives the right file, for the message (e.g. "--etrecord")
+ * @return 0 (also without a linked ETRecord); ETC_ERR_MISMATCH naming both
+ *         files and the first piece of evidence
+ */
+ETC_API int etc_check_etrecord(const etc_inspector *insp, const char *fix, etc_error *err);
+
+/**
+ * The debug buffer of `insp` is the one the ETDump's runs wrote: every
+ * tensor range of every run lies inside it, and the buffer holds no
+ * sizeable non-zero data the ETDump does not reference (after the last
+ * range, where the runtime leaves zero padding, or between ranges).
+ * @return 0 (also without a debug buffer); ETC_ERR_MISMATCH naming both
+ *         files, the evidence ("references 416 of 4,440 bytes") and the fix
+ */
+ETC_API int etc_check_debug_buffer(const etc_inspector *insp, const char *fix, etc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,277 @@
+/*
+ * consistency.c - do the inputs belong together (see etcompare/consistency.h)?
+ * Owns the two checks run before any comparison: the linked ETRecord against
+ * the ETDump's instructions, and the debug buffer against the tensor ranges
+ * the ETDump's runs reference.
+ */
+#include "etcompare/consistency.h"
+#include "etcompare/etdump.h"
+
+#include "core/internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bytes after the last referenced range that may hold alignment padding. */
+enum { TAIL_SLACK = 256 };
+/*
+ * Non-zero bytes between referenced ranges beyond this are another run's
+ * data: the runtime leaves alignment gaps zero (0 in every real export).
+ */
+enum { GAP_LIMIT = 32 };
+
+static bool name_is(etc_str s, const char *lit)
+{
+	size_t n = strlen(lit);
+	return s.len == n && memcmp(s.ptr, lit, n) == 0;
+}
+
+static bool is_framework(etc_str name)
+{
+	return name_is(name, "Method::init") || name_is(name, "Program::load_method") ||
+	       name_is(name, "Method::execute") || name_is(name, "OPERATOR_CALL") ||
+	       name_is(name, "DELEGATE_CALL");
+}
+
+/* "native_call_addmm.out" -> "addmm"; false for another name. */
+static bool kernel_op(etc_str name, char *op, size_t cap)
+{
+	static const char prefix[] = "native_call_";
+	size_t k = sizeof prefix - 1;
+	if (name.len <= k || memcmp(name.ptr, prefix, k) != 0)
+		return false;
+	size_t n = 0;
+	for (size_t i = k; i < name.len && name.ptr[i] != '.' && n + 1 < cap; i++)
+		op[n++] = name.ptr[i];
+	op[n] = '\0';
+	return n > 0;
+}
+
+/*
+ * Does kernel `kernel` (from the event name `name`) run node op `op`? The
+ * op's base name ("aten.mul.Scalar" -> "mul") is in the event name
+ * ("native_call_quantized_mul_scalar.out"), or the kernel's in the op.
+ */
+static bool op_fits(const char *op, const char *kernel, etc_str name)
+{
+	if (!op)
+		return true;
+	if (strstr(op, kernel))
+		return true;
+	const char *dot = strchr(op, '.');
+	const char *from = dot ? dot + 1 : op;
+	const char *to = strchr(from, '.');
+	size_t n = to ? (size_t)(to - from) : strlen(from);
+	if (!n)
+		return true;
+	for (size_t i = 0; i + n <= name.len; i++)
+		if (memcmp(name.ptr + i, from, n) == 0)
+			return true;
+	return false;
+}
+
+/* 4440 -> "4,440" */
+static const char *grouped(char buf[32], uint64_t v)
+{
+	char raw[24];
+	int n = snprintf(raw, sizeof raw, "%" PRIu64, v), o = 0;
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = raw[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+int etc_check_etrecord(const etc_inspector *insp, const char *fix, etc_error *err)
+{
+	const etc_etrecord *rec = etc_inspector_etrecord(insp);
+	if (!rec)
+		return 0;
+	const char *dump = etc_etdump_name(etc_inspector_etdump(insp));
+	const char *rname = etc_etrecord_name(rec);
+	size_t kernels = 0, linked = 0, unlinked_named = 0;
+	const etc_inspector_event *missing = NULL, *wrong = NULL;
+	const char *wrong_op = "";
+	char op[128];
+	for (size_t b = 0; b < etc_inspector_block_count(insp); b++) {
+		const etc_event_block *blk = etc_inspector_block(insp, b);
+		for (size_t e = 0; e < blk->event_count; e++) {
+			const etc_inspector_event *ev = &blk->events[e];
+			if (ev->instruction_id < 0 || ev->is_delegated_op || is_framework(ev->name))
+				continue;
+			bool named = kernel_op(ev->name, op, sizeof op);
+			if (!named && ev->debug_count == 0)
+				continue; /* no kernel call: no debug_handle_map entry by design */
+			kernels++;
+			if (ev->debug_handle_count == 0) {
+				unlinked_named += named;
+				if (named && !missing)
+					missing = ev;
+				continue;
+			}
+			linked++;
+			if (!named || ev->node_count == 0 || wrong)
+				continue;
+			bool fits = false;
+			for (uint32_t k = 0; k < ev->node_count && !fits; k++)
+				fits = op_fits(ev->nodes[k]->op, op, ev->name);
+			if (!fits) {
+				wrong = ev;
+				wrong_op = ev->nodes[0]->op ? ev->nodes[0]->op : "?";
+			}
+		}
+	}
+	/* an empty debug_handle_map links nothing: the Inspector warns about it */
+	if (!linked)
+		return 0;
+	if (wrong)
+		return etc_fail(err, ETC_ERR_MISMATCH, NULL, -1,
+		                "ETDump %s and ETRecord %s do not belong together: instruction %d "
+		                "`%.*s` is `%s` in this record; give the ETRecord exported with "
+		                "this program (%s)",
+		                dump, rname, wrong->instruction_id, (int)wrong->name.len,
+		                wrong->name.ptr, wrong_op, fix);
+	/* a few unlinked kernels are the record's gaps; most of them, another program */
+	if (missing && unlinked_named * 2 > kernels)
+		return etc_fail(err, ETC_ERR_MISMATCH, NULL, -1,
+		                "ETDump %s and ETRecord %s do not belong together: %zu of the %zu "
+		                "kernel calls have no debug_handle_map entry (first: instruction "
+		                "%d `%.*s`); give the ETRecord exported with this program (%s)",
+		                dump, rname, unlinked_named, kernels, missing->instruction_id,
+		                (int)missing->name.len, missing->name.ptr, fix);
+	return 0;
+}
+
+typedef struct range {
+	uint64_t begin, end;
+} range;
+
+static int range_cmp(const void *pa, const void *pb)
+{
+	const range *a = pa, *b = pb;
+	return a->begin < b->begin ? -1 : a->begin > b->begin;
+}
+
+static uint64_t nonzero(const uint8_t *p, uint64_t from, uint64_t to, uint64_t *first)
+{
+	uint64_t n = 0;
+	for (uint64_t i = from; i < to; i++)
+		if (p[i]) {
+			if (!n)
+				*first = i;
+			n++;
+		}
+	return n;
+}
+
+/* Every tensor range of every run, into *out (*n of them). */
+static int collect(const etc_etdump *dump, range **out, size_t *n, etc_error *err)
+{
+	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
+	for (uint32_t r = 0; r < etc_etdump_run_count(dump); r++) {
+		etc_run run;
+		etc_etdump_run(dump, r, &run);
+		for (uint32_t e = 0; e < run.event_count; e++) {
+			etc_event ev;
+			etc_etdump_event(dump, r, e, &ev);
+			if (ev.kind != ETC_EVENT_DEBUG || !ev.debug.has_value)
+				continue;
+			const etc_value *v = &ev.debug.value;
+			for (uint32_t t = 0; t < v->tensor_count; t++) {
+				etc_tensor ten;
+				etc_error ignored;
+				/* a malformed tensor is its parser's error, reported where it is
+				 * read */
+				if (etc_value_tensor(v, t, NULL, &ten, &ignored) < 0 ||
+				    ten.offset < 0 || !ten.nbytes)
+					continue;
+				if (*n == cap) {
+					size_t c = cap ? cap * 2 : 256;
+					range *g = realloc(*out, c * sizeof *g);
+					if (!g)
+						return etc_fail(err, ETC_ERR_NOMEM, NULL, -1,
+						                "out of memory");
+					*out = g;
+					cap = c;
+				}
+				(*out)[(*n)++] = (range){(uint64_t)ten.offset,
+				                         (uint64_t)ten.offset + ten.nbytes};
+			}
+		}
+	}
+	return 0;
+}
+
+int etc_check_debug_buffer(const etc_inspector *insp, const char *fix, etc_error *err)
+{
+	const etc_debug_buffer *buf = etc_inspector_debug_buffer(insp);
+	if (!buf)
+		return 0;
+	const etc_etdump *dump = etc_inspector_etdump(insp);
+	const uint8_t *data = etc_debug_buffer_data(buf);
+	uint64_t size = etc_debug_buffer_size(buf);
+	range *rs;
+	size_t n;
+	int rc = collect(dump, &rs, &n, err);
+	if (rc < 0) {
+		free(rs);
+		return rc;
+	}
+	char a[32], b[32], c[32], d[32], e[32];
+	char head[1200];
+	snprintf(head, sizeof head, "ETDump %s and debug buffer %s do not belong together",
+	         etc_etdump_name(dump), etc_debug_buffer_name(buf));
+	qsort(rs, n, sizeof *rs, range_cmp);
+	uint64_t covered = 0, end = 0, first = 0, gaps = 0, gap_at = 0, gap_end = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (rs[i].end > size) {
+			rc = etc_fail(
+			    err, ETC_ERR_MISMATCH, NULL, -1,
+			    "%s: the ETDump references bytes %s..%s, beyond the buffer's %s "
+			    "bytes; give the %s the runtime wrote with this ETDump",
+			    head, grouped(a, rs[i].begin), grouped(b, rs[i].end), grouped(c, size),
+			    fix);
+			goto done;
+		}
+		if (rs[i].begin > end) {
+			uint64_t g = nonzero(data, end, rs[i].begin, &first);
+			if (g && !gaps)
+				gap_at = first, gap_end = rs[i].begin;
+			gaps += g;
+		}
+		uint64_t from = rs[i].begin > end ? rs[i].begin : end;
+		if (rs[i].end > from)
+			covered += rs[i].end - from;
+		if (rs[i].end > end)
+			end = rs[i].end;
+	}
+	if (gaps > GAP_LIMIT) {
+		rc = etc_fail(err, ETC_ERR_MISMATCH, NULL, -1,
+		              "%s: the ETDump references %s of %s bytes, and %s non-zero bytes "
+		              "between its tensors belong to none of them (the first at offset "
+		              "%s, before %s); give the %s the runtime wrote with this ETDump",
+		              head, grouped(a, covered), grouped(b, size), grouped(c, gaps),
+		              grouped(d, gap_at), grouped(e, gap_end), fix);
+		goto done;
+	}
+	/* the runtime zero-pads the buffer to its allocated size after the last tensor */
+	uint64_t tail_from = end + TAIL_SLACK < size ? end + TAIL_SLACK : size;
+	uint64_t tail = nonzero(data, tail_from, size, &first);
+	if (tail)
+		rc =
+		    etc_fail(err, ETC_ERR_MISMATCH, NULL, -1,
+		             "%s: the ETDump references %s of %s bytes, but %s non-zero bytes from "
+		             "offset %s on belong to no tensor of it (the buffer is of another run "
+		             "or model); give the %s the runtime wrote with this ETDump",
+		             head, grouped(a, covered), grouped(b, size), grouped(c, tail),
+		             grouped(d, first), fix);
+done:
+	free(rs);
+	return rc;
+}
