@@ -270,8 +270,9 @@ def check_errors():
     cases = [
         ("a missing file: FileNotFoundError", dict(etdump_path=etdp + ".missing"),
          FileNotFoundError, "No such file"),
-        ("cycles against ms: RuntimeError", dict(etdump_path=etdp, source_time_scale="cycles",
-                                                 target_time_scale="ms"), RuntimeError, "cycles"),
+        ("cycles against ms: RuntimeError, upstream's message",
+         dict(etdump_path=etdp, source_time_scale="cycles", target_time_scale="ms"), RuntimeError,
+         "For TimeScale in cycles both the source and target time scale have to be in cycles."),
         ("the ETRecord as the ETDump: the hint", dict(etdump_path=rec), ValueError,
          "did you mean etrecord=?"),
         ("the ETDump as the ETRecord: the hint", dict(etdump_path=etdp, etrecord=etdp), ValueError,
@@ -301,6 +302,19 @@ def check_etrecord_object(run, model, insp):
             "forward" in r.methods and len(r.get_exported_program().nodes) > 0)
 
 
+def check_module_hierarchy_flag(run, model, insp):
+    """enable_module_hierarchy only shapes upstream's internal operator graph
+    (op_graph_dict); events and frames are the same either way, as upstream."""
+    etdp, rec, buf = R.paths(run, model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        on = E.Inspector(etdump_path=etdp, etrecord=rec, debug_buffer_path=buf,
+                         enable_module_hierarchy=True)
+    C.check(f"{run}: enable_module_hierarchy=True: the same events and module hierarchies",
+            [e.module_hierarchy for b in on.event_blocks for e in b.events] ==
+            [e.module_hierarchy for b in insp.event_blocks for e in b.events])
+
+
 def main():
     R.WORK = C.work_dir("python_parity")
     with C.harness():
@@ -316,6 +330,7 @@ def main():
             if run == model:
                 check_graph(model, insp)
                 check_etrecord_object(run, model, insp)
+                check_module_hierarchy_flag(run, model, insp)
             if model == "tiny_transformer":
                 check_module(run, model, insp)
             if run == "mlp":

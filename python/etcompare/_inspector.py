@@ -340,8 +340,8 @@ class Inspector:
         if (self._source_time_scale == TimeScale.CYCLES) != \
                 (self._target_time_scale == TimeScale.CYCLES):
             from ._errors import MismatchError  # upstream: RuntimeError
-            raise MismatchError("for time scale in cycles both the source and the target time "
-                                "scale have to be cycles", "usage error")
+            raise MismatchError("For TimeScale in cycles both the source and target time scale "
+                                "have to be in cycles.", "usage error")
         h = self._h = _Handles()
         h.tensor_type = tensor_type
         err = _lib.new_error()
