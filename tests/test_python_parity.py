@@ -315,6 +315,27 @@ def check_module_hierarchy_flag(run, model, insp):
             [e.module_hierarchy for b in insp.event_blocks for e in b.events])
 
 
+def check_plots(run, insp):
+    """compare_results(plot=True): the same numbers as without, and the CLI's
+    plots drawn by the library: a bar chart per metric, a histogram and a
+    heat map per output (PNG files)."""
+    b = next(b for b in insp.event_blocks if b.name == "Execute")
+    plain = E.compare_results(b.reference_output, b.run_output)
+    d = os.path.join(R.WORK, run + "_plots")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = E.compare_results(b.reference_output, b.run_output, plot=True, plot_dir=d)
+    pngs = got.pop("plots")
+    C.check(f"{run}: compare_results(plot=True) values == without plot", got == plain)
+    names = {os.path.basename(p) for p in pngs}
+    ok = all(open(p, "rb").read(8) == b"\x89PNG\r\n\x1a\n" for p in pngs)
+    C.check(f"{run}: compare_results(plot=True) heat map per output (PNG)",
+            ok and "heatmap_0.png" in names, names)
+    if "snr.png" in names:  # gnuplot present
+        C.check(f"{run}: bar charts per metric and a histogram per output",
+                {"snr.png", "mse.png", "cosine_similarity.png", "error_0.png"} <= names, names)
+
+
 def main():
     R.WORK = C.work_dir("python_parity")
     with C.harness():
@@ -335,6 +356,7 @@ def main():
                 check_module(run, model, insp)
             if run == "mlp":
                 check_torch(run, model)
+                check_plots(run, insp)
             if run == "qcnn":
                 check_qualcomm(insp)
             if run in ("mlp", "qcnn"):

@@ -181,6 +181,20 @@ class RefTensor(ctypes.Structure):
 
 EXACT["reftensor"] = RefTensor
 
+
+class PlotOptions(ctypes.Structure):
+    _fields_ = [("dir", c_char_p), ("gnuplot", c_char_p), ("template_dir", c_char_p),
+                ("batch", c_void_p), ("style", c_void_p)]
+
+
+class PlotResult(ctypes.Structure):
+    _fields_ = [("pngs_written", c_int), ("scripts_written", c_int),
+                ("gnuplot_missing", c_bool)]
+
+
+EXACT["plot_options"] = PlotOptions
+EXACT["plot_result"] = PlotResult
+
 PREFIX = {"refgraph_options": RefgraphOptions, "inspector_options": InspectorOptions, "accuracy_options": AccuracyOptions,
           "numgap_options": NumgapOptions, "report_options": ReportOptions,
           "reference_set": ReferenceSet, "numgap_reference": NumgapReference}
@@ -208,6 +222,12 @@ FUNCTIONS = [
     ("etc_etrecord_default_method", c_int, [_P]),
     ("etc_etrecord_name", c_char_p, [_P]),
     ("etc_etrecord_method_count", c_size_t, [_P]),
+    ("etc_plot_bars", c_int, [_P, c_char_p, c_char_p, c_char_p, c_size_t, POINTER(c_char_p),
+                              POINTER(c_double), _P, _E]),
+    ("etc_plot_histogram", c_int, [_P, c_char_p, c_char_p, POINTER(c_double), c_size_t,
+                                   c_size_t, _P, _E]),
+    ("etc_plot_heatmap", c_int, [c_char_p, POINTER(c_double), c_uint64, c_uint64, c_char_p,
+                                 _E]),
     ("etc_sniff_file", c_int, [c_char_p, POINTER(c_int), _E]),
     ("etc_file_kind_name", c_char_p, [c_int]),
     ("etc_profile_module_total", c_int, [_P, c_char_p, POINTER(c_double), POINTER(c_size_t),
