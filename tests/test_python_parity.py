@@ -336,6 +336,20 @@ def check_plots(run, insp):
                 {"snr.png", "mse.png", "cosine_similarity.png", "error_0.png"} <= names, names)
 
 
+def check_inputs(model, insp):
+    """inputs= (a list of arrays): the reference run on them is the one on
+    the bundled test case they are (test case 0, chosen by the library)."""
+    x = np.load(os.path.join(D, model + "_io.npz"))["input0"].astype(np.float32)
+    etdp, rec, buf = R.paths(model, model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        given = E.Inspector(etdump_path=etdp, etrecord=rec, debug_buffer_path=buf, inputs=[x])
+    a = [r.gap for r in given.calculate_numeric_gap("SNR").itertuples()]
+    b = [r.gap for r in insp.calculate_numeric_gap("SNR").itertuples()]
+    C.check(f"{model}: inputs=[array] gives the gap of the bundled test case 0", a == b,
+            (a[:3], b[:3]))
+
+
 def main():
     R.WORK = C.work_dir("python_parity")
     with C.harness():
@@ -361,6 +375,7 @@ def main():
                 check_qualcomm(insp)
             if run in ("mlp", "qcnn"):
                 check_gap(model, insp)
+                check_inputs(model, insp)
             else:
                 err = open(os.path.join(O, f"{run}_numeric_gap_MSE_et0.7.0.error.txt")).read()
                 df = insp.calculate_numeric_gap("MSE")

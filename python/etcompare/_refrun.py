@@ -130,8 +130,9 @@ def open_run(insp, block, reference_graph, dtype, method):
     go.graph, go.method = gname, mname
     go.dtype = 1 if dtype == "float32" else 0
     p = ctypes.c_void_p()
-    _lib.check(lib.refgraph_load(ctypes.byref(p), h.etrecord, ctypes.byref(go), ctypes.byref(err)), err)
-    run.graph = g = p.value
+    _lib.check(lib.refgraph_load(ctypes.byref(p), h.etrecord, ctypes.byref(go),
+                                 ctypes.byref(err)), err)
+    run.graph = p.value
     if insp._bundled_program is not None:
         bp = ctypes.c_void_p()
         _lib.check(lib.bundled_open(ctypes.byref(bp), _lib.path_arg(insp._bundled_program),
