@@ -176,6 +176,21 @@ def check_torch(run, model):
     C.check(f"{run}: tensor_type='torch': debug_data are torch tensors with the same values",
             all(isinstance(a, torch.Tensor) and np.array_equal(a.numpy(), b)
                 for a, b in zip(ev_t, ev_n) if isinstance(b, np.ndarray)) and len(ev_t) > 0)
+    class TorchMSE(E.NumericalComparatorBase):
+        def element_compare(self, a, b):
+            return float(torch.mean((a.double() - b.double()) ** 2))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tb = E.Inspector(etdump_path=etdp, etrecord=rec, debug_buffer_path=buf,
+                         bundled_program=os.path.join(D, model + ".bpte"), tensor_type="torch")
+    got = tb.calculate_numeric_gap(TorchMSE())
+    want = n.calculate_numeric_gap("MSE")
+    C.check(f"{run}: a comparator calling torch methods runs with tensor_type='torch' and gives "
+            "the built-in MSE", len(got) == len(want) and
+            isinstance(got.aot_intermediate_output[0], torch.Tensor) and
+            all(abs(a[0] - b[0]) <= 1e-12 * max(1e-300, abs(b[0])) or a[0] == b[0]
+                for a, b in zip(got.gap, want.gap)))
     if ev_t:
         a = next(x for x in ev_t if isinstance(x, torch.Tensor) and x.numel())
         before = a.clone()
