@@ -32,13 +32,20 @@ def metrics_of(reference, actual):
     return m
 
 
-def compare_results(reference_output, run_output, metrics=None, plot=False):
+def compare_results(reference_output, run_output, metrics=None, plot=False, plot_dir=None):
     """Upstream's compare_results: each pair of outputs compared, returned as
     {"snr": [...], "mse": [...], "cosine_similarity": [...]}, one value per
-    output, at full precision (upstream rounds to 2 decimals)."""
+    output, at full precision (upstream rounds to 2 decimals).
+
+    plot=True draws the CLI's accuracy plots through the library into
+    `plot_dir` (default: a new temporary directory): a bar chart per metric
+    (one bar per output), an error histogram per output (gnuplot) and a heat
+    map of |run - reference| for every output of two or more dimensions;
+    the PNG paths are returned under the extra key "plots"."""
     if plot:
-        raise Error("compare_results(plot=True): draw the plots with Inspector.compare() and "
-                    "the CLI's --plot DIR", "unsupported")
+        out = compare_results(reference_output, run_output, metrics)
+        out["plots"] = _plots(reference_output, run_output, out, plot_dir)
+        return out
     wanted = [k for k in _METRICS if metrics is None or k in metrics]
     out = {k: [] for k in wanted}
     if not isinstance(reference_output, (list, tuple)):
@@ -163,3 +170,54 @@ def accuracy(insp, reference, thresholds, block, method, pair_by):
                                 ctypes.byref(err)), err)
     o.acc = p.value
     return AccuracyResult(o, insp)
+
+
+def _plots(reference_output, run_output, values, plot_dir):
+    import tempfile
+
+    import numpy as np
+    if not isinstance(reference_output, (list, tuple)):
+        reference_output = [reference_output]
+    if not isinstance(run_output, (list, tuple)):
+        run_output = [run_output]
+    d = os.fspath(plot_dir) if plot_dir is not None else tempfile.mkdtemp(prefix="etcompare_")
+    os.makedirs(d, exist_ok=True)
+    opt = _lib.PlotOptions()
+    dir_b = d.encode()
+    opt.dir = dir_b
+    res = _lib.PlotResult()
+    err = _lib.new_error()
+    n = len(reference_output)
+    labels = (ctypes.c_char_p * n)(*[f"output {i}".encode() for i in range(n)])
+    written = []
+    for key, vals in values.items():
+        arr = (ctypes.c_double * n)(*[float(v) for v in vals])
+        _lib.check(lib.plot_bars(ctypes.byref(opt), key.encode(), key.encode(), key.encode(), n,
+                                 labels, arr, ctypes.byref(res), ctypes.byref(err)), err)
+        written.append(os.path.join(d, key + ".png"))
+    for i, (ref, run) in enumerate(zip(reference_output, run_output)):
+        r = np.asarray(ref.detach().cpu().numpy() if hasattr(ref, "detach") else ref, np.float64)
+        a = np.asarray(run.detach().cpu().numpy() if hasattr(run, "detach") else run, np.float64)
+        e = np.ascontiguousarray((a - r.reshape(a.shape)).ravel())
+        if e.size:
+            name = f"error_{i}"
+            _lib.check(lib.plot_histogram(ctypes.byref(opt), name.encode(),
+                                          f"output {i}: run - reference".encode(),
+                                          e.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
+                                          e.size, 0, ctypes.byref(res), ctypes.byref(err)), err)
+            written.append(os.path.join(d, name + ".png"))
+        if a.ndim >= 2 and e.size:
+            ab = np.ascontiguousarray(np.abs(e))
+            path = os.path.join(d, f"heatmap_{i}.png")
+            _lib.check(lib.plot_heatmap(path.encode(),
+                                        ab.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
+                                        a.size // a.shape[-1], a.shape[-1],
+                                        f"output {i}: |run - reference|".encode(),
+                                        ctypes.byref(err)), err)
+            written.append(path)
+    if res.gnuplot_missing:
+        import warnings
+        warnings.warn("gnuplot not found: the .gp and .dat files are written, the bar charts "
+                      "and histograms have no PNG", stacklevel=3)
+        written = [p for p in written if os.path.basename(p).startswith("heatmap_")]
+    return [p for p in written if os.path.exists(p)]

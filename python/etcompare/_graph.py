@@ -31,6 +31,13 @@ class Node:
             self.module_hierarchy[_lib.cstr(fr.key)] = (_lib.cstr(fr.path), _lib.cstr(fr.type))
 
     @property
+    def meta(self):
+        """Upstream's node.meta keys that users read: debug_handle,
+        stack_trace and nn_module_stack ({key: (path, type)})."""
+        return {"debug_handle": self.debug_handle, "stack_trace": self.stack_trace,
+                "nn_module_stack": dict(self.module_hierarchy)}
+
+    @property
     def module(self):
         """The innermost module path, e.g. "body.layer3" ("" at the root)."""
         return list(self.module_hierarchy.values())[-1][0] if self.module_hierarchy else ""
@@ -67,6 +74,16 @@ class Graph:
             self.nodes = [Node(_lib.at(ptr.value, i, _lib.GraphNode, "graph_node"))
                           for i in range(count.value)]
 
+    # upstream's ExportedProgram path to the nodes:
+    # ep.graph_module.graph.nodes and ep.graph.nodes
+    @property
+    def graph(self):
+        return self
+
+    @property
+    def graph_module(self):
+        return self
+
     def __iter__(self):
         return iter(self.nodes)
 
@@ -88,3 +105,48 @@ class Graph:
     def print_readable(self, file=None):
         import sys
         (file or sys.stdout).write(str(self))
+
+
+class ETRecord:
+    """An ETRecord file opened by the library: its methods and graph names,
+    and its programs as printable graphs. Inspector(etrecord=...) takes it
+    as it takes a path."""
+
+    def __init__(self, path):
+        import os
+
+        class _Rec:
+            etrecord = None
+
+            def __del__(self):
+                if lib is not None:
+                    lib.etrecord_free(self.etrecord)
+
+        self._path = os.fspath(path)
+        self._h = _Rec()
+        err = _lib.new_error()
+        p = ctypes.c_void_p()
+        _lib.check(lib.etrecord_open(ctypes.byref(p), _lib.path_arg(path), ctypes.byref(err)),
+                   err)
+        self._h.etrecord = p.value
+
+    @property
+    def methods(self):
+        rec = self._h.etrecord
+        return [_lib.cstr(lib.etrecord_method(rec, i)) for i in range(lib.etrecord_method_count(rec))]
+
+    @property
+    def graph_names(self):
+        rec = self._h.etrecord
+        return [_lib.cstr(lib.etrecord_graph_name(rec, i))
+                for i in range(lib.etrecord_graph_count(rec))]
+
+    def get_exported_program(self, graph=None):
+        """The Edge program of method `graph` (default the record's), or
+        graph_map program `graph`."""
+        if graph is None or graph in self.methods:
+            return Graph(self._h, None, graph)
+        return Graph(self._h, graph)
+
+    def __repr__(self):
+        return f"<etcompare.ETRecord {self._path}>"

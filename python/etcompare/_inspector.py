@@ -32,6 +32,17 @@ def _scale(v, what):
     return out.value
 
 
+def _hinted(rc, err, path, expected, keyword_for):
+    """Raises the library's error with the CLI's hint for swapped files."""
+    try:
+        _lib.check(rc, err)
+    except Error as e:
+        hint = _lib.swapped_hint(path, expected, keyword_for)
+        if not hint:
+            raise
+        raise type(e)(e.message + hint, e.status, e.file, e.offset) from None
+
+
 class _Handles:
     """The library objects behind one Inspector. Numpy arrays handed out hold
     a reference to this object, so the mapping lives as long as they do."""
@@ -40,6 +51,7 @@ class _Handles:
         self.etdump = self.buf = self.etrecord = self.insp = None
         self.table_insp = None  # the CLI-scaled twin of insp, for tables with a converter
         self.data = None  # bytes given as etdump_data (the dump points into them)
+        self.tensor_type = "numpy"
 
     def __del__(self):
         if lib is None:  # interpreter shutdown
@@ -158,6 +170,8 @@ class Event:
         if self._debug_data is None:
             self._debug_data = _tensor.values(self._debug_ptr, 0, self._debug_count, self._h.buf,
                                               self._h) if self._debug_count else []
+            if self._h.tensor_type == "torch":
+                self._debug_data = _tensor.as_type_all(self._debug_data, "torch")
         return self._debug_data
 
     @property
@@ -308,18 +322,35 @@ class Inspector:
                  source_time_scale=TimeScale.NS, target_time_scale=TimeScale.MS,
                  debug_buffer_path=None, delegate_metadata_parser=None,
                  delegate_time_scale_converter=None, enable_module_hierarchy=False,
-                 method=None, strict=False):
+                 method=None, strict=False, bundled_program=None, inputs=None,
+                 tensor_type="numpy"):
+        if tensor_type not in ("numpy", "torch"):
+            raise Error(f"tensor_type must be 'numpy' or 'torch', not '{tensor_type}'",
+                        "usage error")
+        if tensor_type == "torch":
+            import torch  # noqa: F401  (an ImportError now, not at the first tensor)
+        self._tensor_type = tensor_type
+        self._bundled_program = bundled_program
+        self._inputs = inputs
         if (etdump_path is None) == (etdump_data is None):
             raise Error("Expecting exactly one of etdump_path or etdump_data to be specified.",
                         "usage error")
         self._source_time_scale = _tscale(source_time_scale)
         self._target_time_scale = _tscale(target_time_scale)
+        if (self._source_time_scale == TimeScale.CYCLES) != \
+                (self._target_time_scale == TimeScale.CYCLES):
+            from ._errors import MismatchError  # upstream: RuntimeError
+            raise MismatchError("For TimeScale in cycles both the source and target time scale "
+                                "have to be in cycles.", "usage error")
         h = self._h = _Handles()
+        h.tensor_type = tensor_type
         err = _lib.new_error()
         p = ctypes.c_void_p()
         if etdump_path is not None:
-            _lib.check(lib.etdump_open(ctypes.byref(p), _lib.path_arg(etdump_path),
-                                       ctypes.byref(err)), err)
+            rc = lib.etdump_open(ctypes.byref(p), _lib.path_arg(etdump_path), ctypes.byref(err))
+            if rc < 0:
+                _hinted(rc, err, etdump_path, "ETDump",
+                        {"ETRecord": "etrecord", "BundledProgram": "bundled_program"})
         else:
             h.data = bytes(etdump_data)
             _lib.check(lib.etdump_wrap(ctypes.byref(p), ctypes.c_char_p(h.data), len(h.data),
@@ -336,11 +367,16 @@ class Inspector:
         self._method = method
         self._strict = bool(strict)
         if etrecord is not None:
+            if hasattr(etrecord, "_path") and hasattr(etrecord, "graph_names"):
+                etrecord = etrecord._path  # an etcompare.ETRecord: opened again, owned here
             if not isinstance(etrecord, (str, bytes, os.PathLike)):
-                raise TypeError("Unsupported ETRecord type: give the path of the ETRecord file")
+                raise TypeError("Unsupported ETRecord type: give the path of the ETRecord file "
+                                "or an etcompare.ETRecord")
             p = ctypes.c_void_p()
-            _lib.check(lib.etrecord_open(ctypes.byref(p), _lib.path_arg(etrecord),
-                                         ctypes.byref(err)), err)
+            rc = lib.etrecord_open(ctypes.byref(p), _lib.path_arg(etrecord), ctypes.byref(err))
+            if rc < 0:
+                _hinted(rc, err, etrecord, "ETRecord",
+                        {"ETDump": "etdump_path", "BundledProgram": "bundled_program"})
             h.etrecord = p.value
         # The library scales delegated events by target/source by default, as
         # upstream's default converter. A user's converter replaces that
@@ -476,9 +512,20 @@ class Inspector:
             file.write(text)
 
     def find_total_for_module(self, module_name):
-        """Sum of the average times of the events inside module `module_name`."""
+        """Sum of the average times of the events inside module `module_name`,
+        the name resolved as the CLI's --module: a module path ("body.fc1"),
+        an nn_module_stack key, a type ("LayerNorm"), else part of a key (as
+        upstream). An unknown name raises etcompare.Error with close names.
+        Without an ETRecord: 0.0, as upstream."""
+        if not self._h.etrecord:
+            return 0.0
         if self._converter is None:
-            return lib.inspector_module_total(self._h.insp, module_name.encode(), None)
+            err = _lib.new_error()
+            total, count, match = ctypes.c_double(), ctypes.c_size_t(), ctypes.c_int()
+            _lib.check(lib.profile_module_total(self._h.insp, module_name.encode(),
+                                                ctypes.byref(total), ctypes.byref(count),
+                                                ctypes.byref(match), ctypes.byref(err)), err)
+            return total.value
         # the converter's durations live in Event.perf_data: upstream's sum over them
         total = 0.0
         for block in self.event_blocks:
@@ -502,9 +549,33 @@ class Inspector:
                           "provided at the time of Inspector construction", stacklevel=2)
             return None
         from ._graph import Graph
+        rec = self._h.etrecord
+        if graph is None:
+            return Graph(self._h, None, self._method)
+        # a method name, as the CLI's --graph METHOD, else a graph_map name
+        if lib.etrecord_method_index(rec, graph.encode()) >= 0:
+            return Graph(self._h, None, graph)
+        names = [_lib.cstr(lib.etrecord_graph_name(rec, i))
+                 for i in range(lib.etrecord_graph_count(rec))]
+        if graph not in names:
+            import logging
+            methods = [_lib.cstr(lib.etrecord_method(rec, i))
+                       for i in range(lib.etrecord_method_count(rec))]
+            logging.getLogger("etcompare").warning(
+                "get_exported_program: no graph '%s' in the ETRecord; available: %s", graph,
+                ", ".join(methods + names) or "none")
+            return None
         return Graph(self._h, graph, self._method)
 
-    def calculate_numeric_gap(self, distance="MSE", reference=None, block="Execute", **thresholds):
+    def get_reference_graph(self, graph=None):
+        """The graph the numeric gap's reference run executes (upstream's
+        get_reference_graph): a Graph whose nodes carry name, target,
+        args (scale, zero point, ...) and debug handle."""
+        return self.get_exported_program(graph)
+
+    def calculate_numeric_gap(self, distance="MSE", disable_debug_handle_valdiation=False,
+                              reference_graph=None, reference=None, block="Execute",
+                              reference_dtype="float32", **thresholds):
         """Intermediate outputs against a reference, op by op (upstream's
         calculate_numeric_gap). `reference`: an .npz of AOT intermediates keyed
         by debug handle ("12", "12,13"), or another Inspector (a reference run
@@ -512,9 +583,17 @@ class Inspector:
         min_cosine, max_abs; quant_params (a JSON file, as --quant-params);
         layout ("auto" or "none"); force (an ETRecord that does not fit its
         ETDump is a warning). Returns a pandas DataFrame (a list of dicts
-        without pandas) with upstream's columns first."""
+        without pandas) with upstream's columns first.
+
+        Without reference=, as upstream: the ETRecord's graph (reference_graph,
+        default upstream's) run by the library's reference executor in
+        reference_dtype (float32 as upstream's AOT values; "float64" for
+        the CLI's default) on the run's inputs (inputs=, bundled_program=,
+        else the record's). `distance` may be a NumericalComparatorBase:
+        its compare() gets the aligned pairs, as upstream's."""
         from ._numgap import numeric_gap
-        return numeric_gap(self, distance, reference, block, thresholds)
+        return numeric_gap(self, distance, reference, block, thresholds, reference_graph,
+                           reference_dtype, disable_debug_handle_valdiation)
 
     def compare(self, reference=None, min_snr=None, max_mse=None, min_cosine=None, max_abs=None,
                 block="Execute", method=None, pair_by="auto"):

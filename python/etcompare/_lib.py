@@ -10,7 +10,7 @@ from other headers is an ImportError, never a wrong number.
 import ctypes
 import os
 
-from ._errors import Error
+from ._errors import Error, error_for
 
 c_int, c_uint32, c_int32, c_int64, c_uint64 = (ctypes.c_int, ctypes.c_uint32, ctypes.c_int32,
                                                ctypes.c_int64, ctypes.c_uint64)
@@ -170,7 +170,32 @@ EXACT = {"error": EtcError, "str": EtcStr, "run": Run, "value": Value, "tensor":
          "values": Values, "accuracy_row": AccuracyRow, "perf_stats": PerfStats}
 # Option structs: filled by the library's *_init in a buffer of the library's
 # size; only their leading fields are set here, so the library may add fields.
-PREFIX = {"inspector_options": InspectorOptions, "accuracy_options": AccuracyOptions,
+class RefgraphOptions(ctypes.Structure):
+    _fields_ = [("graph", c_char_p), ("method", c_char_p), ("dtype", c_int)]
+
+
+class RefTensor(ctypes.Structure):
+    _fields_ = [("dtype", c_int), ("rank", c_uint32), ("shape", c_void_p), ("numel", c_uint64),
+                ("data", c_void_p)]
+
+
+EXACT["reftensor"] = RefTensor
+
+
+class PlotOptions(ctypes.Structure):
+    _fields_ = [("dir", c_char_p), ("gnuplot", c_char_p), ("template_dir", c_char_p),
+                ("batch", c_void_p), ("style", c_void_p)]
+
+
+class PlotResult(ctypes.Structure):
+    _fields_ = [("pngs_written", c_int), ("scripts_written", c_int),
+                ("gnuplot_missing", c_bool)]
+
+
+EXACT["plot_options"] = PlotOptions
+EXACT["plot_result"] = PlotResult
+
+PREFIX = {"refgraph_options": RefgraphOptions, "inspector_options": InspectorOptions, "accuracy_options": AccuracyOptions,
           "numgap_options": NumgapOptions, "report_options": ReportOptions,
           "reference_set": ReferenceSet, "numgap_reference": NumgapReference}
 
@@ -195,6 +220,18 @@ FUNCTIONS = [
     ("etc_etrecord_free", None, [_P]),
     ("etc_etrecord_method_index", c_int, [_P, c_char_p]),
     ("etc_etrecord_default_method", c_int, [_P]),
+    ("etc_etrecord_name", c_char_p, [_P]),
+    ("etc_etrecord_method_count", c_size_t, [_P]),
+    ("etc_plot_bars", c_int, [_P, c_char_p, c_char_p, c_char_p, c_size_t, POINTER(c_char_p),
+                              POINTER(c_double), _P, _E]),
+    ("etc_plot_histogram", c_int, [_P, c_char_p, c_char_p, POINTER(c_double), c_size_t,
+                                   c_size_t, _P, _E]),
+    ("etc_plot_heatmap", c_int, [c_char_p, POINTER(c_double), c_uint64, c_uint64, c_char_p,
+                                 _E]),
+    ("etc_sniff_file", c_int, [c_char_p, POINTER(c_int), _E]),
+    ("etc_file_kind_name", c_char_p, [c_int]),
+    ("etc_profile_module_total", c_int, [_P, c_char_p, POINTER(c_double), POINTER(c_size_t),
+                                         POINTER(c_int), _E]),
     ("etc_etrecord_method", c_char_p, [_P, c_size_t]),
     ("etc_etrecord_node_count", c_size_t, [_P, c_size_t]),
     ("etc_etrecord_node", POINTER(GraphNode), [_P, c_size_t, c_size_t]),
@@ -226,6 +263,29 @@ FUNCTIONS = [
     ("etc_torchsave_free", None, [_P]),
     ("etc_npz_open", c_int, [_PP, c_char_p, _E]),
     ("etc_npz_free", None, [_P]),
+    # the reference run (reference.h) and its inputs
+    ("etc_refgraph_options_init", None, [_P]),
+    ("etc_refgraph_load", c_int, [_PP, _P, _P, _E]),
+    ("etc_refgraph_free", None, [_P]),
+    ("etc_refgraph_name", c_char_p, [_P]),
+    ("etc_refgraph_method", c_char_p, [_P]),
+    ("etc_refinputs_from_record", c_int, [_PP, _P, _P, c_char_p, c_size_t, _E]),
+    ("etc_refinputs_from_npz", c_int, [_PP, _P, _P, _E]),
+    ("etc_refinputs_from_torchsave", c_int, [_PP, _P, _P, _E]),
+    ("etc_refinputs_count", c_size_t, [_P]),
+    ("etc_refinputs_tensors", _P, [_P]),
+    ("etc_refinputs_free", None, [_P]),
+    ("etc_torchsave_open", c_int, [_PP, c_char_p, _E]),
+    ("etc_torchsave_free", None, [_P]),
+    ("etc_etrecord_representative_inputs", _P, [_P]),
+    ("etc_numgap_inputs_score", c_int, [_P, c_char_p, _P, _P, c_size_t, POINTER(c_double), _E]),
+    ("etc_bundled_open", c_int, [_PP, c_char_p, _E]),
+    ("etc_bundled_free", None, [_P]),
+    ("etc_bundled_method_find", ctypes.c_long, [_P, c_char_p]),
+    ("etc_bundled_test_case_count", c_size_t, [_P, c_size_t]),
+    ("etc_bundled_value_count", c_size_t, [_P, c_size_t, c_size_t, c_bool]),
+    ("etc_bundled_tensor", c_int, [_P, c_size_t, c_size_t, c_bool, c_size_t, POINTER(RefTensor),
+                                   _E]),
     ("etc_accuracy_options_init", None, [_P]),
     ("etc_accuracy_run", c_int, [_PP, _P, _P, _P, _E]),
     ("etc_accuracy_free", None, [_P]),
@@ -324,8 +384,8 @@ def check(rc, err):
     """Raises Error with the library's message when `rc` is a failure."""
     if rc < 0:
         msg = err.message.decode("utf-8", "replace") or lib.status_str(rc).decode()
-        raise Error(msg, lib.status_str(rc).decode(), err.file.decode("utf-8", "replace"),
-                    err.offset)
+        raise error_for(msg, lib.status_str(rc).decode(), err.file.decode("utf-8", "replace"),
+                        err.offset)
     return rc
 
 
@@ -366,3 +426,20 @@ def capture(write):
 
 def path_arg(p):
     return os.fsencode(os.fspath(p))
+
+
+def swapped_hint(path, expected, keyword_for):
+    """" (this file is an ETRecord: did you mean etrecord=?)" when the file at
+    `path` is of another kind that another keyword takes; "" otherwise.
+    `keyword_for`: {kind name: keyword}."""
+    kind, err = c_int(), new_error()
+    try:
+        if lib.sniff_file(path_arg(path), ctypes.byref(kind), ctypes.byref(err)) < 0:
+            return ""
+    except (TypeError, ValueError):
+        return ""
+    name = (lib.file_kind_name(kind.value) or b"").decode()
+    for what, keyword in keyword_for.items():
+        if what in name and expected not in name:
+            return f" (this file is {name}: did you mean {keyword}=?)"
+    return ""

@@ -92,19 +92,43 @@ def _ops(s):
     return [x for x in s.split(", ") if x] if isinstance(s, str) else s
 
 
-def numeric_gap(insp, distance, reference, block, thresholds):
+def _distance(insp, distance):
+    """(library distance name, the comparator to run in Python or None)."""
+    from ._comparator import BUILTIN, NumericalComparatorBase, is_plain_builtin
+    if isinstance(distance, NumericalComparatorBase):
+        if distance.inspector is None:
+            distance.inspector = insp
+        if is_plain_builtin(distance):
+            return type(distance).distance, None
+        return "MSE", distance
     dist = str(distance).upper()
-    if dist not in DISTANCES:
-        raise Error(f"distance must be one of MSE, L1, SNR, not '{distance}'", "usage error")
-    if reference is None:
-        raise Error("calculate_numeric_gap needs reference=: an .npz of AOT intermediates keyed "
-                    "by debug handle, or the Inspector of a reference run (etcompare does not "
-                    "run the graph on the representative inputs)", "usage error")
+    if dist not in BUILTIN:
+        raise Error(f"distance must be one of MSE, L1, SNR or a NumericalComparatorBase, not "
+                    f"'{distance}'", "usage error")
+    return dist, None
+
+
+def numeric_gap(insp, distance, reference, block, thresholds, reference_graph=None,
+                reference_dtype="float32", disable_debug_handle_valdiation=False):
+    dist, comparator = _distance(insp, distance)
     g = _Gap()
     g.keep.append(insp._h)
     err = _lib.new_error()
     ref = _lib.options("numgap_reference", None)
-    if hasattr(reference, "_h") and hasattr(reference, "event_blocks"):
+    if reference is None:
+        from ._refrun import open_run
+        try:
+            run = open_run(insp, block, reference_graph, reference_dtype, insp._method)
+        except Error as e:
+            raise Error("calculate_numeric_gap without reference= runs the ETRecord's graph "
+                        f"(as upstream): {e.message}", e.status, e.file, e.offset) from None
+        g.keep.append(run)
+        ref.graph = run.graph
+        ref.inputs = run.inputs.tensors
+        ref.input_count = run.inputs.count
+        name = _lib.cstr(lib.etrecord_name(insp._h.etrecord)) or "ETRecord"
+        g.notes = run.notes
+    elif hasattr(reference, "_h") and hasattr(reference, "event_blocks"):
         ref.insp = reference._h.insp
         g.keep.append(reference._h)
         name = "reference inspector"
@@ -113,7 +137,9 @@ def numeric_gap(insp, distance, reference, block, thresholds):
         _lib.check(lib.npz_open(ctypes.byref(p), _lib.path_arg(reference), ctypes.byref(err)), err)
         g.npz = ref.npz = p.value
         name = os.fspath(reference)
-    ref.name = name.encode() if isinstance(name, str) else name
+    name_b = name.encode() if isinstance(name, str) else name
+    g.keep.append(name_b)
+    ref.name = name_b
     opt = _lib.options("numgap_options", lib.numgap_options_init)
     blk = block.encode()
     opt.block = blk
@@ -134,7 +160,9 @@ def numeric_gap(insp, distance, reference, block, thresholds):
     if layout not in ("auto", "none"):
         raise Error(f"layout must be auto or none, not '{layout}'", "usage error")
     opt.layout = 0 if layout == "auto" else 1
-    opt.force = bool(thresholds.pop("force", False))
+    # upstream's disable_debug_handle_valdiation (sic): an ETRecord whose
+    # handles do not fit the ETDump is a warning, as the CLI's --force
+    opt.force = bool(thresholds.pop("force", False)) or bool(disable_debug_handle_valdiation)
     if thresholds:
         raise TypeError(f"unexpected argument(s): {', '.join(thresholds)}")
     p = ctypes.c_void_p()
@@ -148,9 +176,13 @@ def numeric_gap(insp, distance, reference, block, thresholds):
     for i in range(len(doc["rows"])):
         t = lib.numgap_row_tensor(g.ng, i)
         r = lib.numgap_row_reference_tensor(g.ng, i)
-        arrays.append((_tensor.tensor_array(t.contents, g) if t else None,
-                       _tensor.tensor_array(r.contents, g) if r else None))
+        arrays.append((_tensor.as_type(_tensor.tensor_array(t.contents, g) if t else None,
+                                       insp._tensor_type),
+                       _tensor.as_type(_tensor.tensor_array(r.contents, g) if r else None,
+                                       insp._tensor_type)))
     rows = _upstream_rows(doc, arrays)
+    if comparator is not None:
+        return _custom(comparator, rows, insp._tensor_type)
     try:
         import pandas as pd
     except ImportError:
@@ -160,4 +192,24 @@ def numeric_gap(insp, distance, reference, block, thresholds):
         (i for i, r in enumerate(rows) if r.get("first_divergence")), None)
     df.attrs["unmatched"] = doc.get("unmatched", [])
     df.attrs["alignment"] = doc.get("alignment")
+    df.attrs["notes"] = list(getattr(g, "notes", []))
     return df
+
+
+def _custom(comparator, rows, tensor_type):
+    """Upstream's path for a comparator: the aligned pairs as its mapping
+    {(aot_debug_handle, aot_output): (runtime_debug_handle, runtime_output)},
+    the op names by handle, and its compare()."""
+    mapping, aot_names, rt_names = {}, {}, {}
+    for r in rows:
+        aot, rt = r["aot_intermediate_output"], r["runtime_intermediate_output"]
+        if isinstance(aot, list):
+            aot = [_tensor.hashable(x, tensor_type) for x in aot]
+            rt = [_tensor.hashable(x, tensor_type) for x in rt]
+            aot, rt = tuple(aot), tuple(rt)
+        else:
+            aot, rt = _tensor.hashable(aot, tensor_type), _tensor.hashable(rt, tensor_type)
+        mapping[(r["aot_debug_handle"], aot)] = (r["runtime_debug_handle"], rt)
+        aot_names[r["aot_debug_handle"]] = list(r["aot_ops"])
+        rt_names[r["runtime_debug_handle"]] = list(r["runtime_ops"])
+    return comparator.compare(mapping, aot_names, rt_names)

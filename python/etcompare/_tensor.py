@@ -104,3 +104,50 @@ def value(v, buf, owner):
 
 def values(ptr, start, end, buf, owner):
     return [value(_lib.at(ptr, i, _lib.Value, "value"), buf, owner) for i in range(start, end)]
+
+
+class _Hashable:
+    cls = None
+
+
+def _hashable_cls():
+    if _Hashable.cls is None:
+        np = _np()
+
+        class HashableArray(np.ndarray):
+            """A numpy array usable as a dict key (by identity), as torch
+            tensors are in upstream's comparator mapping."""
+            __hash__ = object.__hash__
+
+        _Hashable.cls = HashableArray
+    return _Hashable.cls
+
+
+def hashable(a, tensor_type="numpy"):
+    """`a` usable as a dict key: torch tensors already are; numpy arrays
+    become a HashableArray view (zero-copy)."""
+    if a is None or tensor_type == "torch" or not hasattr(a, "view"):
+        return a
+    return a.view(_hashable_cls())
+
+
+def as_type(a, tensor_type):
+    """An array as the caller asked for it: the numpy view itself, or a
+    torch tensor. torch has no read-only tensors and the debug buffer is
+    mapped read-only, so a torch tensor owns a copy of the values (writes
+    change the copy, never the file or what the Inspector computes on)."""
+    if a is None or tensor_type == "numpy":
+        return a
+    import torch
+    return torch.from_numpy(_np().array(a))
+
+
+def as_type_all(values, tensor_type):
+    """as_type over debug data: arrays and lists of arrays; scalars kept."""
+    out = []
+    for v in values:
+        if isinstance(v, list):
+            out.append([as_type(x, tensor_type) if hasattr(x, "dtype") else x for x in v])
+        else:
+            out.append(as_type(v, tensor_type) if hasattr(v, "dtype") else v)
+    return out

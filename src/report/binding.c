@@ -40,6 +40,10 @@ size_t etc_struct_size(const char *name)
 	    {"numgap_reference", sizeof(etc_numgap_reference)},
 	    {"numgap_options", sizeof(etc_numgap_options)},
 	    {"report_options", sizeof(etc_report_options)},
+	    {"refgraph_options", sizeof(etc_refgraph_options)},
+	    {"reftensor", sizeof(etc_reftensor)},
+	    {"plot_options", sizeof(etc_plot_options)},
+	    {"plot_result", sizeof(etc_plot_result)},
 	};
 	for (size_t i = 0; name && i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		if (!strcmp(sizes[i].name, name))

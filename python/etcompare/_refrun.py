@@ -1,0 +1,197 @@
+"""The reference run of calculate_numeric_gap() without reference=: the
+ETRecord's graph run by the library's reference executor (reference.h) on
+the run's inputs, chosen as the CLI chooses them (src/cli/cmd_numgap.c):
+the Inspector's inputs=; else the test case of the block's
+bundled_input_index (bundled_program=, else the record's
+representative_inputs); else, of the bundled test cases, the record's
+example inputs and representative inputs, the one whose reference run
+reproduces the run's program outputs best."""
+import ctypes
+import math
+import os
+
+from . import _lib
+from ._errors import Error
+from ._lib import lib
+
+# numpy dtype kind+size -> etc_scalar_type
+_SCALAR = {"u1": 0, "i1": 1, "i2": 2, "i4": 3, "i8": 4, "f2": 5, "f4": 6, "f8": 7, "b1": 11}
+
+
+class _Inputs:
+    """One candidate set of inputs: a ctypes array of etc_reftensor and what
+    keeps its data alive."""
+
+    def __init__(self, name, tensors, count, keep=(), owned=None):
+        self.name, self.tensors, self.count = name, tensors, count
+        self.keep, self.owned = list(keep), owned
+
+    def __del__(self):
+        if lib is not None and self.owned:
+            lib.refinputs_free(self.owned)
+
+
+class RefRun:
+    """Owns the loaded graph, the bundled program and the chosen inputs."""
+
+    def __init__(self):
+        self.graph = self.bundled = None
+        self.inputs = None
+        self.notes = []
+
+    def __del__(self):
+        if lib is None:
+            return
+        self.inputs = None
+        lib.refgraph_free(self.graph)
+        lib.bundled_free(self.bundled)
+
+
+def _owned(ptr, name):
+    return _Inputs(name, lib.refinputs_tensors(ptr), lib.refinputs_count(ptr), owned=ptr)
+
+
+def _from_arrays(arrays, name):
+    import numpy as np
+    arr = (_lib.RefTensor * max(len(arrays), 1))()
+    keep = []
+    for i, a in enumerate(arrays):
+        if hasattr(a, "detach"):  # a torch tensor
+            a = a.detach().cpu().numpy()
+        a = np.ascontiguousarray(a)
+        code = _SCALAR.get(f"{a.dtype.kind}{a.dtype.itemsize}")
+        if code is None:
+            raise Error(f"inputs[{i}]: dtype {a.dtype} is not supported by the reference run",
+                        "usage error")
+        shape = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
+        keep += [a, shape]
+        arr[i].dtype, arr[i].rank, arr[i].numel = code, a.ndim, a.size
+        arr[i].shape = ctypes.addressof(shape) if a.ndim else None
+        arr[i].data = a.ctypes.data if a.size else None
+    return _Inputs(name, ctypes.addressof(arr), len(arrays), keep + [arr])
+
+
+def _from_file(g, path):
+    err = _lib.new_error()
+    p, out = ctypes.c_void_p(), ctypes.c_void_p()
+    path_b = _lib.path_arg(path)
+    if os.fspath(path).endswith(".npz"):
+        _lib.check(lib.npz_open(ctypes.byref(p), path_b, ctypes.byref(err)), err)
+        try:
+            _lib.check(lib.refinputs_from_npz(ctypes.byref(out), g, p, ctypes.byref(err)), err)
+        finally:
+            lib.npz_free(p)
+    else:
+        _lib.check(lib.torchsave_open(ctypes.byref(p), path_b, ctypes.byref(err)), err)
+        try:
+            _lib.check(lib.refinputs_from_torchsave(ctypes.byref(out), g, p, ctypes.byref(err)),
+                       err)
+        finally:
+            lib.torchsave_free(p)
+    return _owned(out.value, os.fspath(path))
+
+
+def _bundled_case(bp, g, tc):
+    m = lib.bundled_method_find(bp, lib.refgraph_method(g))
+    if m < 0 or tc >= lib.bundled_test_case_count(bp, m):
+        return None
+    n = lib.bundled_value_count(bp, m, tc, False)
+    arr = (_lib.RefTensor * max(n, 1))()
+    err = _lib.new_error()
+    for i in range(n):
+        if lib.bundled_tensor(bp, m, tc, False, i, ctypes.byref(arr[i]), ctypes.byref(err)) < 0:
+            return None
+    return _Inputs(f"BundledProgram test case {tc}", ctypes.addressof(arr), n, [arr])
+
+
+def _record_case(g, rec, which, index):
+    err = _lib.new_error()
+    out = ctypes.c_void_p()
+    if lib.refinputs_from_record(ctypes.byref(out), g, rec, which, index, ctypes.byref(err)) < 0:
+        return None
+    return _owned(out.value, f"ETRecord's {which.decode()}[{index}]")
+
+
+def open_run(insp, block, reference_graph, dtype, method):
+    """A RefRun with the graph loaded and the inputs chosen; raises Error
+    (the library's message) when the graph cannot run."""
+    h = insp._h
+    if not h.etrecord:
+        raise Error("calculate_numeric_gap without reference= runs the ETRecord's graph: give "
+                    "etrecord= (or reference=: an .npz of AOT intermediates or an Inspector)",
+                    "usage error")
+    if dtype not in ("float32", "float64"):
+        raise Error(f"reference_dtype must be float32 or float64, not '{dtype}'", "usage error")
+    run = RefRun()
+    err = _lib.new_error()
+    go = _lib.options("refgraph_options", lib.refgraph_options_init)
+    gname = reference_graph.encode() if reference_graph else None
+    mname = method.encode() if method else None
+    go.graph, go.method = gname, mname
+    go.dtype = 1 if dtype == "float32" else 0
+    p = ctypes.c_void_p()
+    _lib.check(lib.refgraph_load(ctypes.byref(p), h.etrecord, ctypes.byref(go),
+                                 ctypes.byref(err)), err)
+    run.graph = p.value
+    if insp._bundled_program is not None:
+        bp = ctypes.c_void_p()
+        _lib.check(lib.bundled_open(ctypes.byref(bp), _lib.path_arg(insp._bundled_program),
+                                    ctypes.byref(err)), err)
+        run.bundled = bp.value
+    run.inputs = _choose(insp, run, block)
+    return run
+
+
+def _choose(insp, run, block):
+    g, rec, bp = run.graph, insp._h.etrecord, run.bundled
+    given = insp._inputs
+    if given is not None:
+        if isinstance(given, (str, bytes, os.PathLike)):
+            return _from_file(g, given)
+        return _from_arrays(list(given), "inputs=")
+    blk = next((b for b in insp.event_blocks if b.name == block), None)
+    idx = blk.bundled_input_index if blk is not None else -1
+    if idx >= 0 and bp:
+        c = _bundled_case(bp, g, idx)
+        if c is not None:
+            return c
+    if idx >= 0 and lib.etrecord_representative_inputs(rec):
+        c = _record_case(g, rec, b"representative_inputs", idx)
+        if c is not None:
+            return c
+    cands = []
+    tc = 0
+    while bp:
+        c = _bundled_case(bp, g, tc)
+        if c is None:
+            break
+        cands.append(c)
+        tc += 1
+    c = _record_case(g, rec, b"example_inputs", 0)
+    if c is not None:
+        cands.append(c)
+    k = 0
+    while lib.etrecord_representative_inputs(rec):
+        c = _record_case(g, rec, b"representative_inputs", k)
+        if c is None:
+            break
+        cands.append(c)
+        k += 1
+    if not cands:
+        raise Error("no inputs for the reference run (no representative_inputs, no example "
+                    "inputs, no bundled_program=): give inputs= (a list of arrays, an .npz with "
+                    "arrays \"0\", \"1\", ... or a torch.save list)", "format error")
+    if len(cands) == 1:
+        return cands[0]
+    best, best_snr = cands[0], math.nan
+    for c in cands:
+        snr = ctypes.c_double(math.nan)
+        err = _lib.new_error()
+        if lib.numgap_inputs_score(insp._h.insp, block.encode(), g, c.tensors, c.count,
+                                   ctypes.byref(snr), ctypes.byref(err)) < 0:
+            continue
+        if snr.value > best_snr or (math.isnan(best_snr) and not math.isnan(snr.value)):
+            best, best_snr = c, snr.value
+    run.notes.append(f"reference run on the {best.name}: of {len(cands)} candidate inputs, its "
+                     f"program outputs match the run's best (SNR {best_snr:.4g} dB)")
+    return best

@@ -1,0 +1,403 @@
+"""Parity harness (issue 24): the sequence of upstream Inspector calls run
+against etcompare on the real files of tests/data/realexport/, every value
+compared with upstream's stored result (oracle/, executorch 0.5.0 tables and
+events, 0.7.0 numeric gap):
+
+- construction, print_data_tabular, to_dataframe, event_blocks[*].events[*]
+  attributes and debug data: test_realexport's checks, run here through the
+  same Inspector the numeric gap uses (bundled_program= given);
+- calculate_numeric_gap("MSE"/"SNR"/"L1") without reference= (upstream's
+  reference run, float32 as upstream's AOT values) against
+  oracle/<m>_numeric_gap_<D>_et0.7.0.json: the same rows and op lists
+  exactly, inf exactly where upstream has inf; finite gaps are all at the
+  float32 rounding level (SNR 128-152 dB) and differ by the rounding of the
+  two float32 implementations (measured: SNR within 3.0 dB, MSE and L1
+  within a factor 0.5 relative);
+- get_exported_program(): call_function nodes (name, target, debug
+  handle) against <m>_nodes.json;
+- a custom NumericalComparatorBase gives the built-in MSE's numbers, sees
+  upstream's mapping shape, and the built-ins are its instances;
+- where upstream 0.7.0 raises (cnn, tiny_transformer: tuple outputs), the
+  oracle's error is stored and etcompare gives the rows instead.
+"""
+import json
+import math
+import os
+import sys
+import warnings
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common as C  # noqa: E402
+import test_realexport as R  # noqa: E402
+
+E = R.E
+import numpy as np  # noqa: E402
+
+D, O = R.D, R.O
+SNR_DB_TOL = 3.0   # measured worst 2.91 dB (qcnn), all rows above 128 dB
+REL_TOL = 0.5      # MSE and L1 at ~1e-15 / 1e-5: measured worst 0.488
+
+
+def inspector(run, model):
+    etdp, rec, buf = R.paths(run, model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return E.Inspector(etdump_path=etdp, etrecord=rec, debug_buffer_path=buf,
+                           bundled_program=os.path.join(D, model + ".bpte"))
+
+
+class MyMSE(E.NumericalComparatorBase):
+    """A user's comparator as written against upstream's base class."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = None
+
+    def preprocessing(self, mapping):
+        self.seen = mapping
+        return mapping
+
+    def element_compare(self, a, b):
+        a = np.asarray(a, dtype=np.float64)
+        b = np.asarray(b, dtype=np.float64)
+        return float(np.mean((a - b) ** 2))
+
+
+def shapes(x):
+    """upstream's *_output_shapes: one shape per output of the group."""
+    return [list(np.shape(t)) for t in x] if isinstance(x, list) else [list(np.shape(x))]
+
+
+def check_gap(model, insp):
+    for d in ("MSE", "SNR", "L1"):
+        want = json.load(open(os.path.join(O, f"{model}_numeric_gap_{d}_et0.7.0.json")))["rows"]
+        df = insp.calculate_numeric_gap(d)
+        C.check(f"{model} {d}: upstream's {len(want)} rows", len(df) == len(want), len(df))
+        ops_ok = all(list(w["aot_ops"]) == list(g.aot_ops) and
+                     list(w["runtime_ops"]) == list(g.runtime_ops)
+                     for w, g in zip(want, df.itertuples()))
+        C.check(f"{model} {d}: aot_ops and runtime_ops exactly upstream's", ops_ok)
+        shapes_ok = all(shapes(g.aot_intermediate_output) == w["aot_output_shapes"] and
+                        shapes(g.runtime_intermediate_output) == w["runtime_output_shapes"]
+                        for w, g in zip(want, df.itertuples()))
+        C.check(f"{model} {d}: output shapes upstream's (each side, each output)", shapes_ok)
+        bad = []
+        for w, g in zip(want, df.itertuples()):
+            a = w["gap"][0] if isinstance(w["gap"], list) else w["gap"]
+            b = g.gap[0]
+            if math.isinf(a) or math.isinf(b):
+                ok = a == b
+            elif d == "SNR":
+                ok = abs(a - b) <= SNR_DB_TOL and a > 120 and b > 120
+            else:
+                ok = abs(a - b) <= REL_TOL * abs(a)
+            if not ok:
+                bad.append((w["aot_ops"], a, b))
+        C.check(f"{model} {d}: gaps upstream's (inf exactly, finite within float32 rounding)",
+                not bad, bad[:3])
+    mse = insp.calculate_numeric_gap("MSE")
+    mine = MyMSE()
+    got = insp.calculate_numeric_gap(distance=mine)
+    C.check(f"{model}: the comparator got the inspector", mine.inspector is insp)
+    key, val = next(iter(mine.seen.items()))
+    C.check(f"{model}: mapping {{(aot_handle, aot_out): (rt_handle, rt_out)}}",
+            isinstance(key[0], tuple) and isinstance(val[0], tuple) and
+            hasattr(key[1], "shape") and hasattr(val[1], "shape"))
+    by_ops = {tuple(r.aot_ops): r.gap[0] for r in mse.itertuples()}
+    diffs = [abs(r.gap[0] - by_ops[tuple(r.aot_ops)]) for r in got.itertuples()]
+    C.check(f"{model}: a custom comparator gives the built-in MSE",
+            len(got) > 0 and max(diffs) <= 1e-12 * max(1.0, max(by_ops.values())), max(diffs))
+    C.check(f"{model}: the built-ins are NumericalComparatorBase",
+            all(isinstance(c(), E.NumericalComparatorBase)
+                for c in (E.MSEComparator, E.L1Comparator, E.SNRComparator)))
+    snr = insp.calculate_numeric_gap(E.SNRComparator())
+    C.check(f"{model}: SNRComparator() gives the same as 'SNR'",
+            [r.gap for r in snr.itertuples()] ==
+            [r.gap for r in insp.calculate_numeric_gap("SNR").itertuples()])
+
+
+def check_graph(model, insp):
+    """get_exported_program(): upstream's path to the nodes and their name,
+    target and meta["debug_handle"] against <m>_nodes.json (written from
+    upstream's ETRecord graph); the method name as the CLI's --graph; None
+    for an unknown name."""
+    want = json.load(open(os.path.join(D, model + "_nodes.json")))["nodes"]
+    getitems = [k for k, v in want.items() if v["op"] == "call_function" and "getitem_of" in v]
+    want = [(k, v["target"], v["debug_handle"]) for k, v in want.items()
+            if v["op"] == "call_function" and "getitem_of" not in v]
+    ep = insp.get_exported_program()
+    outs = {o for n in ep.nodes for o in n.outputs}
+    C.check(f"{model}: upstream's {len(getitems)} getitem nodes are the outputs of their "
+            "tuple node (node.outputs), not nodes", all(g in outs for g in getitems),
+            [g for g in getitems if g not in outs])
+    got = [(n.name, n.op, n.meta["debug_handle"]) for n in ep.graph_module.graph.nodes]
+    C.check(f"{model}: get_exported_program().graph_module.graph.nodes: upstream's "
+            f"{len(want)} call_function nodes but getitem (name, target, meta['debug_handle'])",
+            got == want, [x for x in zip(got, want) if x[0] != x[1]][:2])
+    C.check(f"{model}: nodes carry meta['stack_trace']",
+            all(n.meta["stack_trace"] for n in ep.graph.nodes))
+    C.check(f"{model}: get_exported_program('forward') (the method name, as --graph)",
+            [n.name for n in insp.get_exported_program("forward").nodes] == [w[0] for w in want])
+    C.check(f"{model}: an unknown graph is None, as upstream",
+            insp.get_exported_program("no_such_graph") is None)
+
+
+def check_module(run, model, insp):
+    """find_total_for_module resolves names as the CLI's --module (a type
+    name too) and an unknown name raises with the CLI's suggestions."""
+    etdp, rec, _buf = R.paths(run, model)
+    out = R.T.cli("--etdump", etdp, "--etrecord", rec, "--module", "LayerNorm")
+    line = [x for x in out[1].splitlines() if x.startswith("find_total_for_module")]
+    cli = float(line[0].split("= ")[1].split()[0]) if line else None
+    C.check(f"{run}: find_total_for_module('LayerNorm') == the CLI's --module LayerNorm",
+            cli is not None and insp.find_total_for_module("LayerNorm") == cli, (line, cli))
+    try:
+        insp.find_total_for_module("LayerNrom")
+        C.check(f"{run}: a misspelt module raises", False)
+    except E.Error as e:
+        C.check(f"{run}: a misspelt module raises with the CLI's suggestions",
+                "LayerNorm" in str(e) and "closest" in str(e), e)
+
+
+def check_torch(run, model):
+    """tensor_type="torch": torch tensors with the numpy view's values."""
+    etdp, rec, buf = R.paths(run, model)
+    try:
+        import torch
+    except ImportError:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = E.Inspector(etdump_path=etdp, etrecord=rec, debug_buffer_path=buf, tensor_type="torch")
+    n = inspector(run, model)
+    ev_t = [x for b in t.event_blocks for e in b.events for x in e.debug_data]
+    ev_n = [x for b in n.event_blocks for e in b.events for x in e.debug_data]
+    C.check(f"{run}: tensor_type='torch': debug_data are torch tensors with the same values",
+            all(isinstance(a, torch.Tensor) and np.array_equal(a.numpy(), b)
+                for a, b in zip(ev_t, ev_n) if isinstance(b, np.ndarray)) and len(ev_t) > 0)
+    class TorchMSE(E.NumericalComparatorBase):
+        def element_compare(self, a, b):
+            return float(torch.mean((a.double() - b.double()) ** 2))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tb = E.Inspector(etdump_path=etdp, etrecord=rec, debug_buffer_path=buf,
+                         bundled_program=os.path.join(D, model + ".bpte"), tensor_type="torch")
+    got = tb.calculate_numeric_gap(TorchMSE())
+    want = n.calculate_numeric_gap("MSE")
+    C.check(f"{run}: a comparator calling torch methods runs with tensor_type='torch' and gives "
+            "the built-in MSE", len(got) == len(want) and
+            isinstance(got.aot_intermediate_output[0], torch.Tensor) and
+            all(abs(a[0] - b[0]) <= 1e-12 * max(1e-300, abs(b[0])) or a[0] == b[0]
+                for a, b in zip(got.gap, want.gap)))
+    if ev_t:
+        a = next(x for x in ev_t if isinstance(x, torch.Tensor) and x.numel())
+        before = a.clone()
+        a.add_(1)  # a private copy: the mapped file and later reads are unchanged
+        again = E.Inspector(etdump_path=etdp, etrecord=rec, debug_buffer_path=buf,
+                            tensor_type="torch")
+        first = next(x for b in again.event_blocks for e in b.events for x in e.debug_data
+                     if isinstance(x, torch.Tensor) and x.numel())
+        C.check(f"{run}: writing a torch tensor changes only that tensor",
+                torch.equal(first, before))
+
+
+def check_frame_options(run, insp):
+    """to_dataframe with and without units and delegate debug data: the
+    checked default frame, renamed without " (ms)" / unchanged (no event
+    of the corpus carries delegate debug metadata, as upstream's frame)."""
+    base = insp.to_dataframe()
+    plain = insp.to_dataframe(include_units=False)
+    renamed = [c.replace(" (ms)", "") for c in base.columns]
+    C.check(f"{run}: to_dataframe(include_units=False): upstream's names without units",
+            list(plain.columns) == renamed and "p50" in plain.columns and
+            plain["p50"].tolist() == base["p50 (ms)"].tolist())
+    dd = insp.to_dataframe(include_delegate_debug_data=True)
+    C.check(f"{run}: to_dataframe(include_delegate_debug_data=True): no extra column here",
+            list(dd.columns) == list(base.columns) and len(dd) == len(base))
+
+
+class QualcommStyle(E.NumericalComparatorBase):
+    """The Qualcomm debugger's pattern: preprocessing dequantizes a quantized
+    runtime output with the scale and zero point of the reference graph's
+    quantize node of that handle; element_compare is SNR in float64."""
+
+    QPT = "quantized_decomposed.quantize_per_tensor.default"
+
+    def preprocessing(self, mapping):
+        graph = self.inspector.get_reference_graph()
+        out = {}
+        for (aot_h, aot), (rt_h, rt) in mapping.items():
+            if np.asarray(rt).dtype.kind in "iu" and np.asarray(aot).dtype.kind == "f":
+                q = [n for n in graph.graph_module.graph.nodes
+                     if n.meta["debug_handle"] in aot_h and n.op == self.QPT]
+                args = {name: value for name, _kind, value in q[-1].args}
+                scale, zp = float(args["scale"]), int(args["zero_point"])
+                rt = (np.asarray(rt, dtype=np.float64) - zp) * scale
+            out[(aot_h, aot)] = (rt_h, rt)
+        return out
+
+    def element_compare(self, a, b):
+        return E.SNRComparator().element_compare(a, b)
+
+
+def check_qualcomm(insp):
+    """Acceptance (issue 24): the Qualcomm-style comparator on qcnn gives the
+    gap of the library's built-in dequantization (ETRecord quantize nodes).
+    The reference: the float64 AOT values by handle (<m>_aot_f64.npz renamed
+    through <m>_nodes.json), a quantize node's entry being its float input,
+    so the int8 runtime output is compared with the value it quantized."""
+    z = np.load(os.path.join(D, "qcnn_aot_f64.npz"))
+    n2h = json.load(open(os.path.join(D, "qcnn_nodes.json")))["node_to_debug_handle"]
+    nodes = {n.name: n for n in insp.get_exported_program().nodes}
+    ref = {}
+    for name, h in n2h.items():
+        n = nodes.get(name)
+        if n is None or h is None:
+            continue
+        if n.op == QualcommStyle.QPT:
+            ref[str(h)] = z[dict((a[0], a[2]) for a in n.args)["input"]]
+        elif name in z:
+            ref[str(h)] = z[name]
+    path = os.path.join(R.WORK, "qcnn_ref_by_handle.npz")
+    np.savez(path, **ref)
+    builtin = insp.calculate_numeric_gap("SNR", reference=path)
+    mine = insp.calculate_numeric_gap(QualcommStyle(), reference=path)
+    want = {tuple(r.aot_ops): r.gap[0] for r in builtin.itertuples()}
+    quant = [tuple(r.aot_ops) for r in builtin.itertuples() if r.quant_source == "etrecord"]
+    got = {tuple(r.aot_ops): r.gap[0] for r in mine.itertuples()}
+    C.check("qcnn: the built-in dequantized the quantize_per_tensor rows (ETRecord nodes)",
+            len(quant) >= 5, quant)
+    diffs = [abs(got[k] - want[k]) for k in quant if k in got]
+    C.check("qcnn: a Qualcomm-style comparator (scale/zero point from get_reference_graph()) "
+            "gives the built-in dequantization's SNR on every quantized row (1e-9 dB)",
+            len(diffs) == len(quant) and max(diffs) < 1e-9, (diffs, quant))
+    same = [k for k in want if k in got and k not in quant and
+            not (got[k] == want[k] or abs(got[k] - want[k]) < 1e-9)]
+    C.check("qcnn: and the float rows' SNR", not same, same[:3])
+
+
+def check_errors():
+    """The exception classes upstream raises, each also an etcompare.Error,
+    and the CLI's hint for swapped files."""
+    etdp, rec, _buf = R.paths("mlp", "mlp")
+    cases = [
+        ("a missing file: FileNotFoundError", dict(etdump_path=etdp + ".missing"),
+         FileNotFoundError, "No such file"),
+        ("cycles against ms: RuntimeError, upstream's message",
+         dict(etdump_path=etdp, source_time_scale="cycles", target_time_scale="ms"), RuntimeError,
+         "For TimeScale in cycles both the source and target time scale have to be in cycles."),
+        ("the ETRecord as the ETDump: the hint", dict(etdump_path=rec), ValueError,
+         "did you mean etrecord=?"),
+        ("the ETDump as the ETRecord: the hint", dict(etdump_path=etdp, etrecord=etdp), ValueError,
+         "did you mean etdump_path=?"),
+    ]
+    for what, kw, cls, text in cases:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                E.Inspector(**kw)
+            C.check(f"errors: {what}", False, "no exception")
+        except Exception as e:  # noqa: BLE001 (the class is what is checked)
+            C.check(f"errors: {what} (and an etcompare.Error)",
+                    isinstance(e, cls) and isinstance(e, E.Error) and text in str(e), repr(e))
+
+
+def check_etrecord_object(run, model, insp):
+    """etrecord= takes an etcompare.ETRecord as upstream takes its object."""
+    etdp, rec, buf = R.paths(run, model)
+    r = E.ETRecord(rec)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        other = E.Inspector(etdump_path=etdp, etrecord=r, debug_buffer_path=buf)
+    C.check(f"{run}: Inspector(etrecord=etcompare.ETRecord(path)) links as the path does",
+            [e.op_types for b in other.event_blocks for e in b.events] ==
+            [e.op_types for b in insp.event_blocks for e in b.events] and
+            "forward" in r.methods and len(r.get_exported_program().nodes) > 0)
+
+
+def check_module_hierarchy_flag(run, model, insp):
+    """enable_module_hierarchy only shapes upstream's internal operator graph
+    (op_graph_dict); events and frames are the same either way, as upstream."""
+    etdp, rec, buf = R.paths(run, model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        on = E.Inspector(etdump_path=etdp, etrecord=rec, debug_buffer_path=buf,
+                         enable_module_hierarchy=True)
+    C.check(f"{run}: enable_module_hierarchy=True: the same events and module hierarchies",
+            [e.module_hierarchy for b in on.event_blocks for e in b.events] ==
+            [e.module_hierarchy for b in insp.event_blocks for e in b.events])
+
+
+def check_plots(run, insp):
+    """compare_results(plot=True): the same numbers as without, and the CLI's
+    plots drawn by the library: a bar chart per metric, a histogram and a
+    heat map per output (PNG files)."""
+    b = next(b for b in insp.event_blocks if b.name == "Execute")
+    plain = E.compare_results(b.reference_output, b.run_output)
+    d = os.path.join(R.WORK, run + "_plots")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = E.compare_results(b.reference_output, b.run_output, plot=True, plot_dir=d)
+    pngs = got.pop("plots")
+    C.check(f"{run}: compare_results(plot=True) values == without plot", got == plain)
+    names = {os.path.basename(p) for p in pngs}
+    ok = all(open(p, "rb").read(8) == b"\x89PNG\r\n\x1a\n" for p in pngs)
+    C.check(f"{run}: compare_results(plot=True) heat map per output (PNG)",
+            ok and "heatmap_0.png" in names, names)
+    if "snr.png" in names:  # gnuplot present
+        C.check(f"{run}: bar charts per metric and a histogram per output",
+                {"snr.png", "mse.png", "cosine_similarity.png", "error_0.png"} <= names, names)
+
+
+def check_inputs(model, insp):
+    """inputs= (a list of arrays): the reference run on them is the one on
+    the bundled test case they are (test case 0, chosen by the library)."""
+    x = np.load(os.path.join(D, model + "_io.npz"))["input0"].astype(np.float32)
+    etdp, rec, buf = R.paths(model, model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        given = E.Inspector(etdump_path=etdp, etrecord=rec, debug_buffer_path=buf, inputs=[x])
+    a = [r.gap for r in given.calculate_numeric_gap("SNR").itertuples()]
+    b = [r.gap for r in insp.calculate_numeric_gap("SNR").itertuples()]
+    C.check(f"{model}: inputs=[array] gives the gap of the bundled test case 0", a == b,
+            (a[:3], b[:3]))
+
+
+def main():
+    R.WORK = C.work_dir("python_parity")
+    with C.harness():
+        check_errors()
+        for run, model in R.RUNS:
+            insp = inspector(run, model)
+            frame = R.oracle_frame(run)
+            R.check_tables(run, model, insp)
+            R.check_dataframe(run, insp, frame)
+            check_frame_options(run, insp)
+            R.check_events(run, model, insp, json.load(open(os.path.join(O,
+                                                                         run + "_etdump.json"))))
+            if run == model:
+                check_graph(model, insp)
+                check_etrecord_object(run, model, insp)
+                check_module_hierarchy_flag(run, model, insp)
+            if model == "tiny_transformer":
+                check_module(run, model, insp)
+            if run == "mlp":
+                check_torch(run, model)
+                check_plots(run, insp)
+            if run == "qcnn":
+                check_qualcomm(insp)
+            if run in ("mlp", "qcnn"):
+                check_gap(model, insp)
+                check_inputs(model, insp)
+            else:
+                err = open(os.path.join(O, f"{run}_numeric_gap_MSE_et0.7.0.error.txt")).read()
+                df = insp.calculate_numeric_gap("MSE")
+                C.check(f"{run}: upstream 0.7.0 raises ({err[:40]}...), etcompare gives rows",
+                        "ValueError" in err and len(df) > 0, len(df))
+    C.finish(R.WORK)
+
+
+if __name__ == "__main__":
+    main()
