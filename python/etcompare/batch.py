@@ -46,6 +46,7 @@ import warnings
 ETDUMP_SUFFIXES = (".etdp", ".etdump")
 FIELDS = ("etdump", "debug_buffer", "etrecord", "reference", "reference_debug_buffer")
 OUTPUT_REFERENCE_SUFFIXES = (".npz", ".npy", ".pt", ".pth")
+GROUP_FIELDS = ("device", "input", "model")
 
 
 # --- inputs ----------------------------------------------------------------------------------
@@ -98,6 +99,9 @@ def from_manifest(path):
             for k in FIELDS:
                 v = (row.get(k) or "").strip()
                 spec[k] = os.path.normpath(os.path.join(base, v)) if v else None
+            for k in GROUP_FIELDS:  # labels of the group summaries (batch_groups.py)
+                if (row.get(k) or "").strip():
+                    spec[k] = row[k].strip()
             if spec["etdump"]:
                 out.append(spec)
     return out
@@ -186,7 +190,7 @@ def _first_divergence(gap):
     return None
 
 
-def analyze(spec, gate):
+def analyze(spec, gate, groups=False):
     """The summary of one run: never raises (a bad input is an error line)."""
     from . import Inspector, compare_results
     from ._lib import Error
@@ -196,6 +200,7 @@ def analyze(spec, gate):
                 "time_unit": "ms", "execute_p50": None, "execute_avg": None,
                 "worst_output": None, "first_divergence": None})
     failed = []
+    gap = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -225,6 +230,9 @@ def analyze(spec, gate):
                 out["worst_output"] = _worst(acc.rows)
                 if not acc.passed:
                     failed.append(f"{acc.failures} outputs")
+            if groups:
+                from .batch_groups import PRIVATE, run_info
+                out[PRIVATE] = run_info(insp, gap)
     except Error as e:
         out["status"], out["message"] = "error", str(e)
     except Exception as e:  # a run must never end the batch
@@ -258,8 +266,8 @@ def _outputs_against_run(insp, rinsp, compare_results):
     return rows
 
 
-def analyze_chunk(specs, gate):
-    return [json.dumps(analyze(s, gate)) for s in specs]
+def analyze_chunk(specs, gate, groups=False):
+    return [json.dumps(analyze(s, gate, groups)) for s in specs]
 
 
 # --- the batch -------------------------------------------------------------------------------
@@ -278,14 +286,14 @@ def _died(spec, why):
     return json.dumps(out)
 
 
-def _run_pool(chunks, gate, workers, emit):
+def _run_pool(chunks, gate, workers, emit, groups=False):
     """Chunks on a process pool. A worker that dies (a crash in native code)
     breaks the pool: the chunks it took down are then run one ETDump per
     fresh single-worker pool, so only the ETDump that kills a worker alone
     becomes an error line."""
     failed = []
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as ex:
-        futures = {ex.submit(analyze_chunk, c, gate): c for c in chunks}
+        futures = {ex.submit(analyze_chunk, c, gate, groups): c for c in chunks}
         for f in concurrent.futures.as_completed(futures):
             try:
                 emit(f.result())
@@ -294,12 +302,12 @@ def _run_pool(chunks, gate, workers, emit):
     for spec in failed:
         with concurrent.futures.ProcessPoolExecutor(max_workers=1) as ex:
             try:
-                emit(ex.submit(analyze_chunk, [spec], gate).result())
+                emit(ex.submit(analyze_chunk, [spec], gate, groups).result())
             except concurrent.futures.process.BrokenProcessPool as e:
                 emit([_died(spec, e)])
 
 
-def _run_dask(chunks, gate, workers, scheduler, emit):
+def _run_dask(chunks, gate, workers, scheduler, emit, groups=False, then=None):
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError as e:
@@ -317,7 +325,7 @@ def _run_dask(chunks, gate, workers, scheduler, emit):
     else:
         client = Client(scheduler)
     try:
-        futures = client.map(analyze_chunk, chunks, gate=gate, pure=False)
+        futures = client.map(analyze_chunk, chunks, gate=gate, groups=groups, pure=False)
         index = {f.key: c for f, c in zip(futures, chunks)}
         for f in as_completed(futures):
             try:
@@ -327,13 +335,16 @@ def _run_dask(chunks, gate, workers, scheduler, emit):
                 if len(failed) == 1:
                     emit([_died(failed[0], f"{type(e).__name__}: {e}")])
                 else:  # find which ETDump: one task each
-                    more = client.map(analyze_chunk, [[s] for s in failed], gate=gate, pure=False)
+                    more = client.map(analyze_chunk, [[s] for s in failed], gate=gate,
+                                      groups=groups, pure=False)
                     index.update({g.key: [s] for g, s in zip(more, failed)})
                     for g in more:
                         try:
                             emit(g.result())
                         except Exception as e2:
                             emit([_died(index[g.key][0], f"{type(e2).__name__}: {e2}")])
+        if then is not None:  # the group reduction, on the same workers
+            then(lambda fn, args: client.gather(client.map(fn, *zip(*args), pure=False)))
     finally:
         client.close()
         if cluster is not None:
@@ -369,6 +380,8 @@ def parse_args(argv):
                    help="skip inputs already in the summary (-o)")
     for name in ("min-snr", "max-mse", "min-cosine", "max-abs"):
         p.add_argument("--" + name, type=float, help="accuracy gate threshold")
+    from .batch_groups import add_arguments
+    add_arguments(p)
     a = p.parse_args(argv)
     if a.workers < 1:
         p.error("--workers must be at least 1")
@@ -394,8 +407,13 @@ def main(argv=None):
     todo = [s for s in specs if s["etdump"] not in done]
     collected = []
     sink = open(a.output, "a" if a.resume else "w") if to_file else None
+    groups = bool(a.group_summary)
+    infos = {}  # etdump -> the run's group data (batch_groups.run_info)
 
     def emit(lines):
+        if groups:
+            from .batch_groups import strip_private
+            lines = strip_private(lines, infos)
         collected.extend(lines)
         if sink:
             sink.write("".join(ln + "\n" for ln in lines))
@@ -406,9 +424,18 @@ def main(argv=None):
         if not chunks:
             pass
         elif a.scheduler:
-            _run_dask(chunks, gate, a.workers, a.scheduler, emit)
+            then = None
+            if groups:
+                from .batch_groups import reduce_all
+
+                def then(mapper):
+                    reduce_all(a, specs, infos, mapper)
+            _run_dask(chunks, gate, a.workers, a.scheduler, emit, groups, then)
         else:
-            _run_pool(chunks, gate, a.workers, emit)
+            _run_pool(chunks, gate, a.workers, emit, groups)
+            if groups:
+                from .batch_groups import pool_mapper, reduce_all
+                reduce_all(a, specs, infos, pool_mapper(a.workers))
     finally:
         if sink:
             sink.close()
@@ -428,6 +455,8 @@ def main(argv=None):
     if a.resume:
         msg += f"; {len(specs) - len(todo)} skipped, already in {a.output}"
     print(msg, file=sys.stderr)
+    if groups and getattr(a, "group_gate_failed", False):
+        statuses.append("gate_failed")
     return 3 if "error" in statuses else 1 if "gate_failed" in statuses else 0
 
 
