@@ -267,7 +267,7 @@ def _outputs_against_run(insp, rinsp, compare_results):
 
 
 def analyze_chunk(specs, gate, groups=False):
-    return [json.dumps(analyze(s, gate, groups)) for s in specs]
+    return [json.dumps(analyze(s, gate, True) if groups else analyze(s, gate)) for s in specs]
 
 
 # --- the batch -------------------------------------------------------------------------------
@@ -293,7 +293,8 @@ def _run_pool(chunks, gate, workers, emit, groups=False):
     becomes an error line."""
     failed = []
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as ex:
-        futures = {ex.submit(analyze_chunk, c, gate, groups): c for c in chunks}
+        extra = (True,) if groups else ()  # (the two-argument form stays callable as before)
+        futures = {ex.submit(analyze_chunk, c, gate, *extra): c for c in chunks}
         for f in concurrent.futures.as_completed(futures):
             try:
                 emit(f.result())
@@ -302,7 +303,7 @@ def _run_pool(chunks, gate, workers, emit, groups=False):
     for spec in failed:
         with concurrent.futures.ProcessPoolExecutor(max_workers=1) as ex:
             try:
-                emit(ex.submit(analyze_chunk, [spec], gate, groups).result())
+                emit(ex.submit(analyze_chunk, [spec], gate, *extra).result())
             except concurrent.futures.process.BrokenProcessPool as e:
                 emit([_died(spec, e)])
 
@@ -325,7 +326,8 @@ def _run_dask(chunks, gate, workers, scheduler, emit, groups=False, then=None):
     else:
         client = Client(scheduler)
     try:
-        futures = client.map(analyze_chunk, chunks, gate=gate, groups=groups, pure=False)
+        extra = {"groups": True} if groups else {}
+        futures = client.map(analyze_chunk, chunks, gate=gate, pure=False, **extra)
         index = {f.key: c for f, c in zip(futures, chunks)}
         for f in as_completed(futures):
             try:
@@ -336,7 +338,7 @@ def _run_dask(chunks, gate, workers, scheduler, emit, groups=False, then=None):
                     emit([_died(failed[0], f"{type(e).__name__}: {e}")])
                 else:  # find which ETDump: one task each
                     more = client.map(analyze_chunk, [[s] for s in failed], gate=gate,
-                                      groups=groups, pure=False)
+                                      pure=False, **extra)
                     index.update({g.key: [s] for g, s in zip(more, failed)})
                     for g in more:
                         try:
