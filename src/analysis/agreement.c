@@ -24,6 +24,11 @@ struct etc_agreement {
 	double *dist; /* n x n */
 	double *res;  /* n x n */
 	double *norm; /* n */
+	/* scratch of etc_agreement_add_f32, kept between blocks (no page faults per block) */
+	double *g;    /* n x n */
+	double *d;    /* n x cap */
+	double *mean; /* cap */
+	size_t cap;
 };
 
 int etc_agreement_new(size_t runs, etc_agreement **out, etc_error *err)
@@ -58,6 +63,9 @@ void etc_agreement_free(etc_agreement *ag)
 	free(ag->dist);
 	free(ag->res);
 	free(ag->norm);
+	free(ag->g);
+	free(ag->d);
+	free(ag->mean);
 	free(ag);
 }
 
@@ -76,17 +84,21 @@ int etc_agreement_add_f32(etc_agreement *ag, const float *block, size_t ld, size
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
 		                "agreement block: row stride %zu below the %zu values per run", ld,
 		                count);
-	double *d = malloc(n * count * sizeof(double));
-	double *mean = calloc(count, sizeof(double));
-	double *g = malloc(n * n * sizeof(double));
-	if (!d || !mean || !g) {
-		free(d);
-		free(mean);
-		free(g);
+	if (!ag->g)
+		ag->g = malloc(n * n * sizeof(double));
+	if (count > ag->cap) {
+		free(ag->d);
+		free(ag->mean);
+		ag->d = malloc(n * count * sizeof(double));
+		ag->mean = malloc(count * sizeof(double));
+		ag->cap = ag->d && ag->mean ? count : 0;
+	}
+	if (!ag->g || !ag->cap)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1,
 		                "out of memory for an agreement block of %zu runs x %zu values", n,
 		                count);
-	}
+	double *d = ag->d, *mean = ag->mean, *g = ag->g;
+	memset(mean, 0, count * sizeof(double));
 	for (size_t i = 0; i < n; i++) {
 		const float *x = block + i * ld;
 		double s = 0;
@@ -119,9 +131,6 @@ int etc_agreement_add_f32(etc_agreement *ag, const float *block, size_t ld, size
 		}
 	}
 	ag->elements += count;
-	free(d);
-	free(mean);
-	free(g);
 	return ETC_OK;
 }
 
