@@ -71,10 +71,6 @@ def _f(v):
                                         "-inf" if v == -math.inf else v)
 
 
-def _num(v):
-    return None if v is None else float(v)
-
-
 def _flat(x):
     import numpy as np
     if hasattr(x, "detach"):
@@ -443,7 +439,12 @@ def strip_private(lines, infos):
 
 
 def _slice_task(output, runs, lo, hi):
-    return agreement_task(runs, output, lo, hi)
+    """A slice's sums, or the message of what went wrong (never raises: one
+    unreadable run must not end the batch)."""
+    try:
+        return agreement_task(runs, output, lo, hi)
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
 
 
 def pool_mapper(workers):
@@ -474,14 +475,22 @@ def reduce_all(a, specs, infos, mapper):
             tasks.append(t)
             owner.append(key)
     results = mapper(_slice_task, tasks) if tasks else []
-    sums = {}
+    sums, errors = {}, {}
     for key, t, r in zip(owner, tasks, results):  # in slice order: deterministic sums
+        if isinstance(r, str):
+            errors.setdefault(key, {})[t[0]] = r
+            continue
         per = sums.setdefault(key, {})
         per[t[0]] = r if t[0] not in per else _add(per[t[0]], r)
+    for key, per in errors.items():
+        for k in per:
+            sums.get(key, {}).pop(k, None)
     lines = []
     for key in keys:
         doc = summarize(key, groups[key], sums.get(key, {}), a.outlier_margin,
                         a.min_run_agreement, a.agreement_heatmaps)
+        doc["agreement_errors"] = [{"output": k, "message": m}
+                                   for k, m in sorted(errors.get(key, {}).items())]
         if doc["status"] == "gate_failed":
             a.group_gate_failed = True
         lines.append(json_line(doc))
