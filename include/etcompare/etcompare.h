@@ -13,6 +13,7 @@
 #define ETCOMPARE_ETCOMPARE_H
 
 #include "accuracy.h"
+#include "agreement.h"
 #include "binding.h"
 #include "bundled.h"
 #include "common.h"

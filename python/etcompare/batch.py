@@ -30,6 +30,10 @@ processes; --scheduler tcp://HOST:PORT submits to a running Dask cluster
 (whose workers must see the same paths, e.g. shared storage, and have
 etcompare installed).
 
+--group-summary FILE adds one line per (model, bundled input) group: per-op
+SNR distributions, run/device agreement matrices and outliers
+(batch_groups.py, docs/farm.md; --device-from, --min-run-agreement).
+
 Exit status: 0 all ok, 1 some run failed the gate, 3 some input was bad,
 2 usage.
 """
@@ -65,6 +69,7 @@ import warnings
 ETDUMP_SUFFIXES = (".etdp", ".etdump")
 FIELDS = ("etdump", "debug_buffer", "etrecord", "reference", "reference_debug_buffer")
 OUTPUT_REFERENCE_SUFFIXES = (".npz", ".npy", ".pt", ".pth")
+GROUP_FIELDS = ("device", "input", "model")
 
 
 # --- inputs ----------------------------------------------------------------------------------
@@ -123,6 +128,10 @@ def from_manifest(path):
                     v = row.get(k)
                     v = (v if isinstance(v, str) else "").strip()
                     spec[k] = os.path.normpath(os.path.join(base, v)) if v else None
+                for k in GROUP_FIELDS:  # labels of the group summaries (batch_groups.py)
+                    v = row.get(k)
+                    if isinstance(v, str) and v.strip():
+                        spec[k] = v.strip()
                 if spec["etdump"]:
                     out.append(spec)
         except (csv.Error, ValueError) as e:
@@ -234,7 +243,7 @@ def _first_divergence(gap):
     return None
 
 
-def analyze(spec, gate):
+def analyze(spec, gate, groups=False):
     """The summary of one run: never raises (a bad input is an error line)."""
     from . import Inspector, compare_results
     from ._lib import Error
@@ -244,6 +253,7 @@ def analyze(spec, gate):
                 "time_unit": "ms", "execute_p50": None, "execute_avg": None,
                 "worst_output": None, "first_divergence": None})
     failed = []
+    gap = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -278,6 +288,9 @@ def analyze(spec, gate):
                     w = out["worst_output"]
                     failed.append(f"{acc.failures} of {len(acc.rows)} outputs" +
                                   (f" (worst: {_numbers(w)})" if isinstance(w, dict) else ""))
+            if groups:
+                from .batch_groups import PRIVATE, run_info
+                out[PRIVATE] = run_info(insp, gap)
     except Error as e:
         out["status"], out["message"] = "error", str(e)
     except Exception as e:  # a run must never end the batch
@@ -311,8 +324,8 @@ def _outputs_against_run(insp, rinsp, compare_results):
     return rows
 
 
-def analyze_chunk(specs, gate):
-    return [json.dumps(analyze(s, gate)) for s in specs]
+def analyze_chunk(specs, gate, groups=False):
+    return [json.dumps(analyze(s, gate, True) if groups else analyze(s, gate)) for s in specs]
 
 
 # --- the batch -------------------------------------------------------------------------------
@@ -352,13 +365,14 @@ def _kill_pool(ex):
     ex.shutdown(wait=False, cancel_futures=True)
 
 
-def _pool_round(chunks, gate, workers, emit):
+def _pool_round(chunks, gate, workers, emit, groups=False):
     """One pool over the chunks; the specs of chunks a dead worker took down."""
     failed = []
     ex = concurrent.futures.ProcessPoolExecutor(max_workers=workers,
                                                 initializer=_die_with_parent)
     try:
-        futures = {ex.submit(analyze_chunk, c, gate): c for c in chunks}
+        extra = (True,) if groups else ()  # (the two-argument form stays callable as before)
+        futures = {ex.submit(analyze_chunk, c, gate, *extra): c for c in chunks}
         for f in concurrent.futures.as_completed(futures):
             try:
                 emit(f.result())
@@ -371,18 +385,19 @@ def _pool_round(chunks, gate, workers, emit):
     return failed
 
 
-def _run_pool(chunks, gate, workers, emit):
+def _run_pool(chunks, gate, workers, emit, groups=False):
     """Chunks on a process pool. A worker that dies (a crash in native code)
     breaks the pool: the chunks it took down run again one ETDump per chunk
     on a fresh pool of the same size, and only what breaks that pool too runs
     alone, so only the ETDump that kills a worker becomes an error line."""
-    failed = _pool_round(chunks, gate, workers, emit)
+    extra = (True,) if groups else ()
+    failed = _pool_round(chunks, gate, workers, emit, groups)
     if failed:
-        failed = _pool_round([[s] for s in failed], gate, workers, emit)
+        failed = _pool_round([[s] for s in failed], gate, workers, emit, groups)
     for spec in failed:
         ex = concurrent.futures.ProcessPoolExecutor(max_workers=1, initializer=_die_with_parent)
         try:
-            emit(ex.submit(analyze_chunk, [spec], gate).result())
+            emit(ex.submit(analyze_chunk, [spec], gate, *extra).result())
         except concurrent.futures.process.BrokenProcessPool as e:
             emit([_died(spec, e)])
         except BaseException:
@@ -391,7 +406,7 @@ def _run_pool(chunks, gate, workers, emit):
         ex.shutdown(wait=True)
 
 
-def _run_dask(chunks, gate, workers, scheduler, emit):
+def _run_dask(chunks, gate, workers, scheduler, emit, groups=False, then=None):
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError as e:
@@ -409,7 +424,8 @@ def _run_dask(chunks, gate, workers, scheduler, emit):
     else:
         client = Client(scheduler)
     try:
-        futures = client.map(analyze_chunk, chunks, gate=gate, pure=False)
+        extra = {"groups": True} if groups else {}
+        futures = client.map(analyze_chunk, chunks, gate=gate, pure=False, **extra)
         index = {f.key: c for f, c in zip(futures, chunks)}
         for f in as_completed(futures):
             try:
@@ -419,13 +435,16 @@ def _run_dask(chunks, gate, workers, scheduler, emit):
                 if len(failed) == 1:
                     emit([_died(failed[0], f"{type(e).__name__}: {e}")])
                 else:  # find which ETDump: one task each
-                    more = client.map(analyze_chunk, [[s] for s in failed], gate=gate, pure=False)
+                    more = client.map(analyze_chunk, [[s] for s in failed], gate=gate,
+                                      pure=False, **extra)
                     index.update({g.key: [s] for g, s in zip(more, failed)})
                     for g in more:
                         try:
                             emit(g.result())
                         except Exception as e2:
                             emit([_died(index[g.key][0], f"{type(e2).__name__}: {e2}")])
+        if then is not None:  # the group reduction, on the same workers
+            then(lambda fn, args: client.gather(client.map(fn, *zip(*args), pure=False)))
     finally:
         client.close()
         if cluster is not None:
@@ -487,6 +506,8 @@ def parse_args(argv):
         # both spellings, as the CLI takes them
         p.add_argument("--" + name, "--" + name.replace("-", "_"), type=float,
                        help="accuracy gate threshold")
+    from .batch_groups import add_arguments
+    add_arguments(p)
     a = p.parse_args(argv)
     if a.workers < 1:
         p.error("--workers must be at least 1")
@@ -516,8 +537,13 @@ def _run(a):
     todo = [s for s in specs if os.path.realpath(s["etdump"]) not in done]
     collected = []
     sink = open(a.output, "a" if a.resume else "w") if to_file else None
+    groups = bool(a.group_summary)
+    infos = {}  # etdump -> the run's group data (batch_groups.run_info)
 
     def emit(lines):
+        if groups:
+            from .batch_groups import strip_private
+            lines = strip_private(lines, infos)
         collected.extend(lines)
         if sink:
             sink.write("".join(ln + "\n" for ln in lines))
@@ -529,9 +555,18 @@ def _run(a):
         if not chunks:
             pass
         elif a.scheduler:
-            _run_dask(chunks, gate, a.workers, a.scheduler, emit)
+            then = None
+            if groups:
+                from .batch_groups import reduce_all
+
+                def then(mapper):
+                    reduce_all(a, specs, infos, mapper)
+            _run_dask(chunks, gate, a.workers, a.scheduler, emit, groups, then)
         else:
-            _run_pool(chunks, gate, a.workers, emit)
+            _run_pool(chunks, gate, a.workers, emit, groups)
+            if groups:
+                from .batch_groups import pool_mapper, reduce_all
+                reduce_all(a, specs, infos, pool_mapper(a.workers))
     except _Stop as e:
         stopped = e.signum
     finally:
@@ -565,6 +600,8 @@ def _run(a):
     msg += "; summary: " + ", ".join(f"{statuses.count(s)} {s}"
                                      for s in ("ok", "gate_failed", "error"))
     print(msg, file=sys.stderr)
+    if groups and getattr(a, "group_gate_failed", False):
+        statuses.append("gate_failed")
     return 3 if "error" in statuses else 1 if "gate_failed" in statuses else 0
 
 
