@@ -92,9 +92,9 @@ ETC_API int etc_tap_options_parse_rel_diff(etc_tap_options *o, const char *text,
 
 /** One field of a STATS tap row. */
 typedef struct etc_tap_field {
-	int field; /**< etc_tap_field number */
-	double actual, reference,
-	    rel_diff; /**< rel_diff = |a-r| / |r| (0 when equal, inf when r=0) */
+	int field;                          /**< etc_tap_field number */
+	double actual, reference, rel_diff; /**< rel_diff = |a-r| / |r|; |a| when r = 0; 0 when
+	                                       equal (NaN = NaN); inf when one is NaN */
 	bool fail;
 } etc_tap_field;
 

@@ -433,7 +433,8 @@ static double rel_diff(double a, double r)
 		return 0;
 	if (isnan(a) || isnan(r))
 		return INFINITY;
-	return r == 0 ? INFINITY : fabs(a - r) / fabs(r);
+	/* against a zero reference the difference itself (relative to 1) */
+	return r == 0 ? fabs(a) : fabs(a - r) / fabs(r);
 }
 
 static int stats_row(etc_taps *t, etc_tap_row *row, const spec_item *it, const etc_accuracy *acc,
