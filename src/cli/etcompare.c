@@ -22,6 +22,7 @@
 #include "args.h"
 #include "cli.h"
 #include "cmd_legacy.h"
+#include "cmd_methods.h"
 #include "cmd_numgap.h"
 #include "cmd_profile.h"
 #include "cmd_report.h"
@@ -595,7 +596,13 @@ int main(int argc, char **argv)
 		a.numgap.min_cosine = a.min_cosine;
 		a.numgap.max_abs = a.max_abs;
 		ng.bundled = owned.bp;
-		if ((rc = numgap_run(&a.numgap, insp, rec, &io, &ng, &gate)) != 0) {
+		bool every = false;
+		if ((rc = numgap_every_method(&a.numgap, insp, rec, &io, &ng, &gate, &every)) !=
+		    0) {
+			status = rc;
+			goto out;
+		}
+		if (!every && (rc = numgap_run(&a.numgap, insp, rec, &io, &ng, &gate)) != 0) {
 			status = rc;
 			goto out;
 		}
