@@ -38,7 +38,7 @@ def values(method, perturb):
     return outs
 
 
-def record(d):
+def record(d, refs=False):
     programs, dhm = {}, {}
     for m, ops in METHODS.items():
         nodes = [G.node(f"{m}_op{i}", op, inputs=[("self", f"{m}_op{i - 1}" if i else "x")],
@@ -48,7 +48,12 @@ def record(d):
         programs[m] = G.program(nodes)
         dhm[m] = {str(i): [i + 1] for i in range(len(ops))}
     path = os.path.join(d, "two.etrecord")
-    G.write_etrecord(path, programs=programs, debug_handle_map=dhm)
+    kw = {}
+    if refs:  # the eager outputs of each method: its last op's value
+        kw["reference_outputs"] = {m: [[G.Tensor("float32", values(m, False)[-1],
+                                                  shape=list(SHAPE))]] for m in METHODS}
+        path = os.path.join(d, "two_refs.etrecord")
+    G.write_etrecord(path, programs=programs, debug_handle_map=dhm, **kw)
     return path
 
 
@@ -60,6 +65,10 @@ def dump(d, stem, perturb):
         for i, x in enumerate(values(m, perturb)):
             dm.op(i, f"native_call_{ops[i].split('.')[1]}.out",
                   [dm.tensor("FLOAT", x, SHAPE)])
+        out = dm.tensor("FLOAT", values(m, perturb)[-1], SHAPE)
+        dm.events.append({"debug_event": {"chain_index": N.OUT_CHAIN, "instruction_id": 0,
+                                          "debug_entry": {"val": "Tensor", "tensor": out,
+                                                          "output": {"bool_val": True}}}})
         dm.events.append({"profile_event": {"name": "Method::execute", "chain_index": -1,
                                             "instruction_id": 0, "start_time": 1,
                                             "end_time": dm.t + 1}})
@@ -93,6 +102,20 @@ def main():
                          "--min-snr", "40")
     C.check("both methods against themselves: exit 0, 7 identical rows",
             rc == 0 and out.count("pass (identical)") == 7, f"rc={rc} {err}")
+    # the accuracy pairing per method: each block against its method's references
+    rec2 = record(d, refs=True)
+    rc, out, err = N.run("--etdump", dev_etdp, "--debug_buffer", dev_dbg, "--etrecord", rec2,
+                         "--compare", "--min-snr", "40")
+    C.check("accuracy per method, each under its heading",
+            "accuracy of method forward (EventBlock forward)" in out and
+            "accuracy of method decode (EventBlock decode)" in out, out + err)
+    fwd = out.split("accuracy of method decode")[0]
+    dec = out.split("accuracy of method decode")[-1]
+    C.check("forward's output passes against forward's reference",
+            "pass (identical)" in fwd and "1 of 1 outputs pass" in fwd, fwd)
+    C.check("decode's output fails against decode's reference",
+            "FAIL" in dec and "0 of 1 outputs pass" in dec, dec)
+    C.check("the gate fails for decode", rc == 1 and "accuracy gate FAILED" in err, f"rc={rc} {err}")
     C.finish()
 
 

@@ -22,16 +22,21 @@ static bool has_block(const etc_inspector *insp, const char *name)
 	return false;
 }
 
+size_t methods_with_blocks(const etc_inspector *insp, const etc_etrecord *rec)
+{
+	if (!rec || etc_etrecord_method_count(rec) < 2)
+		return 0;
+	size_t n = 0;
+	for (size_t m = 0; m < etc_etrecord_method_count(rec); m++)
+		n += has_block(insp, etc_etrecord_method(rec, m));
+	return n >= 2 ? n : 0;
+}
+
 int numgap_every_method(numgap_args *a, etc_inspector *insp, const etc_etrecord *rec,
                         const etc_inspector_options *io, numgap_state *first, int *gate, bool *done)
 {
 	*done = false;
-	if (!rec || a->method || a->block || etc_etrecord_method_count(rec) < 2)
-		return 0;
-	size_t with_block = 0;
-	for (size_t m = 0; m < etc_etrecord_method_count(rec); m++)
-		with_block += has_block(insp, etc_etrecord_method(rec, m));
-	if (with_block < 2)
+	if (a->method || a->block || !methods_with_blocks(insp, rec))
 		return 0;
 	*done = true;
 	const etc_bundled *bp = first->bundled;

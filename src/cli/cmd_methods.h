@@ -16,6 +16,12 @@
  * plots), relinks `insp` to the record's default method and sets *done.
  * Otherwise does nothing. Returns 0 or an exit status.
  */
+/*
+ * The methods of `rec` that have an EventBlock named after them, when there
+ * are two or more of them (0 otherwise, or without an ETRecord).
+ */
+size_t methods_with_blocks(const etc_inspector *insp, const etc_etrecord *rec);
+
 int numgap_every_method(numgap_args *a, etc_inspector *insp, const etc_etrecord *rec,
                         const etc_inspector_options *io, numgap_state *first, int *gate,
                         bool *done);

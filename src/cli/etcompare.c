@@ -583,7 +583,36 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (a.compare && (rc = compare(&a, insp, rec, &ro, &owned, &gate)) != 0) {
+	if (a.compare && !a.block && !a.method && !a.reference_outputs &&
+	    methods_with_blocks(insp, rec)) {
+		/* every method: each EventBlock named after a method against that
+		 * method's references; the first method's table feeds the reports */
+		for (size_t m = 0; m < etc_etrecord_method_count(rec) && status == 0; m++) {
+			const char *name = etc_etrecord_method(rec, m);
+			bool found = false;
+			for (size_t b = 0; b < etc_inspector_block_count(insp) && !found; b++) {
+				const etc_event_block *blk = etc_inspector_block(insp, b);
+				found = blk->name.len == strlen(name) &&
+				        memcmp(blk->name.ptr, name, blk->name.len) == 0;
+			}
+			if (!found)
+				continue;
+			printf("accuracy of method %s (EventBlock %s):\n", name, name);
+			etc_report_options one = ro;
+			one.accuracy = NULL;
+			a.block = a.method = name;
+			rc = compare(&a, insp, rec, &one, &owned, &gate);
+			a.block = a.method = NULL;
+			if (rc != 0)
+				status = rc;
+			if (!ro.accuracy)
+				ro.accuracy = one.accuracy;
+			else
+				etc_accuracy_free((etc_accuracy *)one.accuracy);
+		}
+		if (status)
+			goto out;
+	} else if (a.compare && (rc = compare(&a, insp, rec, &ro, &owned, &gate)) != 0) {
 		status = rc;
 		goto out;
 	}
