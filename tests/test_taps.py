@@ -247,8 +247,42 @@ def case_bad_specs(d):
                 rc == 3 and "bad.json" in err and msg in err, f"rc={rc} {err}")
 
 
+def case_library_stats(d):
+    """etcompare.taps.stats (etc_tap_stats) on odd tensors against numpy."""
+    sys.modules.pop("torch", None)  # etrecord_gen's stand-in: the package must not see it
+    r = np.random.default_rng(7)
+    cases = {"one": np.float32([2.5]), "neg": -np.abs(r.standard_normal(101)).astype(np.float32),
+             "zeros": np.zeros(10, np.float32), "big": (r.standard_normal(3000) * 1e3).astype(np.float32)}
+    bad = []
+    for name, x in cases.items():
+        got = TP.stats(x)
+        exp = np_stats(x, ALL) if name != "one" else None
+        for k in ALL:
+            e = (exp[ALL.index(k)] if exp else
+                 {"std": math.nan}.get(k, np_stats(np.float32([2.5, 2.5]), [k])[0]))
+            if k in ("l1_norm", "nan_count", "zero_count") and name == "one":
+                e = {"l1_norm": 2.5, "nan_count": 0.0, "zero_count": 0.0}[k]
+            if k == "l2_norm" and name == "one":
+                e = 2.5
+            if not (close(got[k], e) or (math.isnan(got[k]) and math.isnan(e))):
+                bad.append((name, k, got[k], e))
+    x = np.float32([1, np.nan, -np.inf, 0, 3])
+    got = TP.stats(x, ["nan_count", "inf_count", "zero_count", "min", "max"])
+    C.check("NaN and Inf counted; min/max propagate NaN like torch.amin/amax",
+            got["nan_count"] == 1 and got["inf_count"] == 1 and got["zero_count"] == 1 and
+            math.isnan(got["min"]) and math.isnan(got["max"]), repr(got))
+    C.check("library STATS = numpy on odd tensors (one element, all negative, zeros, 3000)",
+            not bad, repr(bad[:5]))
+    try:
+        TP.stats(x, ["median"])
+        C.check("unknown field refused", False)
+    except ValueError as e:
+        C.check("unknown field refused", "median" in str(e))
+
+
 def main():
     d = C.work_dir("taps")
+    case_library_stats(d)
     for case in (case_rows_and_divergence, case_full_reference_reduced, case_nan_flag,
                  case_per_field_threshold, case_bad_specs):
         case(d)
