@@ -109,7 +109,6 @@ typedef struct etc_accuracy_row {
 	etc_metrics metrics;
 	int status;       /**< etc_row_status */
 	char reason[160]; /**< why it failed or was not compared */
-	bool tap;         /**< an intermediate-output tap (etc_accuracy_mark_taps) */
 } etc_accuracy_row;
 
 typedef struct etc_accuracy etc_accuracy;
@@ -197,6 +196,8 @@ ETC_API int etc_accuracy_row_sides(const etc_accuracy *acc, size_t i, etc_values
  * table. from < 0 unmarks all.
  */
 ETC_API void etc_accuracy_mark_taps(etc_accuracy *acc, int64_t from);
+/** True when row i is a tap output (etc_accuracy_mark_taps). */
+ETC_API bool etc_accuracy_row_is_tap(const etc_accuracy *acc, size_t i);
 
 /** Rows that fail the gate (FAIL and every unpaired or mismatched row). */
 ETC_API size_t etc_accuracy_failures(const etc_accuracy *acc);

@@ -276,7 +276,7 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 	}
 	size_t n = 0, fails = etc_accuracy_failures(acc);
 	for (size_t i = 0; i < etc_accuracy_row_count(acc); i++)
-		n += !etc_accuracy_row_at(acc, i)->tap;
+		n += !etc_accuracy_row_is_tap(acc, i);
 	long w = etc_accuracy_worst(acc);
 	char worst[768] = "", name[256], reason[256];
 	if (w >= 0) {

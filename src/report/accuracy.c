@@ -163,7 +163,7 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 	size_t k = 0; /* rows shown: taps have their own table (taps.h) */
 	for (size_t i = 0; i < n; i++) {
 		const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
-		if (r->tap)
+		if (etc_accuracy_row_is_tap(acc, i))
 			continue;
 		char(*row)[112] = cells[k++];
 		const etc_event_block *b = etc_inspector_block(insp, r->block);
