@@ -198,6 +198,24 @@ ETC_API const char *etc_accuracy_reference_source(const etc_accuracy *acc);
 /** The options of the run (thresholds for plots; block and method as given). */
 ETC_API const etc_accuracy_options *etc_accuracy_options_get(const etc_accuracy *acc);
 
+/**
+ * Both sides of row i whenever both exist with data (also rows of another
+ * shape, e.g. a STATS tap against a full reference tensor), with their
+ * element counts in the values. 0 or ETC_ERR_USAGE.
+ */
+ETC_API int etc_accuracy_row_sides(const etc_accuracy *acc, size_t i, etc_values *actual,
+                                   etc_values *reference);
+
+/**
+ * Marks the rows of outputs `from` and later as intermediate-output taps
+ * (taps.h: the tap pass appends them after the model's own outputs): they
+ * keep their comparison but leave the gate, the worst row and the report's
+ * table. from < 0 unmarks all.
+ */
+ETC_API void etc_accuracy_mark_taps(etc_accuracy *acc, int64_t from);
+/** True when row i is a tap output (etc_accuracy_mark_taps). */
+ETC_API bool etc_accuracy_row_is_tap(const etc_accuracy *acc, size_t i);
+
 /** Rows that fail the gate (FAIL and every unpaired or mismatched row). */
 ETC_API size_t etc_accuracy_failures(const etc_accuracy *acc);
 /** Index of the worst row (lowest SNR among compared rows, else the first failure), or -1. */

@@ -33,6 +33,7 @@
 #include "reference.h"
 #include "report.h"
 #include "sniff.h"
+#include "taps.h"
 #include "tensor.h"
 #include "text.h"
 #include "torchsave.h"

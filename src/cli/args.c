@@ -93,6 +93,12 @@ static const char usage_text[] =
     "                            test case k of --method (forward) are reference k; used\n"
     "                            instead of the ETRecord's reference_outputs\n"
     "  --block NAME              EventBlock to compare (Execute)\n"
+    "  --tap-specs FILE.json     the TapSpec list of a tapped program: its tap outputs\n"
+    "                            become per-op rows (FULL_TENSOR like intermediates, STATS\n"
+    "                            field by field), left out of the output table\n"
+    "  --max-stat-rel-diff X|FIELD=X,...\n"
+    "                            gate STATS fields on |actual-reference|/|reference|\n"
+    "  --tap-json FILE           the tap rows as JSON\n"
     "  --pair-by index|order|content|all\n"
     "                            pair runs with references by bundled_input_index, by\n"
     "                            order, by content (the reference set the run's outputs\n"
@@ -272,6 +278,9 @@ static const option_field valued[] = {
     {"--baseline-etdump", offsetof(args, baseline_etdump)},
     {"--max-regression", offsetof(args, max_regression)},
     {"--min-event-time", offsetof(args, min_event_time)},
+    {"--tap-specs", offsetof(args, tap_specs)},
+    {"--max-stat-rel-diff", offsetof(args, max_stat_rel_diff)},
+    {"--tap-json", offsetof(args, tap_json)},
 };
 
 static const option_field flags[] = {
@@ -509,8 +518,8 @@ int cli_parse(int argc, char **argv, args *a)
 		return usage_error("%s", "--reference-outputs and --bundled-program both give the "
 		                         "reference outputs: give one");
 	if (a->compare || a->reference_outputs || a->bundled_program || a->pair_by ||
-	    a->strict_pairing || a->metrics ||
-	    (a->junit && !numgap_wanted(&a->numgap) && !a->baseline_etdump) ||
+	    a->strict_pairing || a->metrics || a->tap_specs || a->max_stat_rel_diff ||
+	    a->tap_json || (a->junit && !numgap_wanted(&a->numgap) && !a->baseline_etdump) ||
 	    (a->block && !numgap_wanted(&a->numgap)))
 		a->compare = a->compare_explicit = true;
 	if ((a->compare || a->min_snr || a->max_mse || a->min_cosine || a->max_abs) && !a->etdump &&

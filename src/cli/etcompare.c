@@ -23,6 +23,7 @@
 #include "args.h"
 #include "cli.h"
 #include "cmd_legacy.h"
+#include "cmd_methods.h"
 #include "cmd_numgap.h"
 #include "cmd_profile.h"
 #include "cmd_report.h"
@@ -201,6 +202,35 @@ static int unreadable_references(const etc_etrecord *rec)
  * the ETRecord, the table on stdout, the gate's verdict on stderr. Returns
  * 0 or an exit code; *status becomes 1 when the gate fails.
  */
+/* The tap table (after the accuracy table's place: taps are not in it), the
+ * optional --tap-json, and the taps' share of the exit status. */
+static int report_taps(const args *a, const etc_taps *taps, const etc_inspector *insp, int *status)
+{
+	etc_error err = {0};
+	if (etc_report_taps(stdout, taps, insp, &err) < 0) {
+		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		return EXIT_OUTPUT;
+	}
+	if (a->tap_json) {
+		FILE *f = fopen(a->tap_json, "w");
+		int rc = f ? etc_report_taps_json(f, taps, insp, &err) : -1;
+		if (f && fclose(f) != 0 && rc == 0)
+			rc = -1;
+		if (rc < 0) {
+			fprintf(stderr, "etcompare: error: cannot write %s: %s\n", a->tap_json,
+			        f ? err.message : strerror(errno));
+			return EXIT_OUTPUT;
+		}
+	}
+	size_t fails = etc_taps_failures(taps);
+	if (fails) {
+		fprintf(stderr, "etcompare: taps FAILED: %zu of %zu taps fail\n", fails,
+		        etc_taps_row_count(taps));
+		*status = 1;
+	}
+	return 0;
+}
+
 static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
                    etc_report_options *ro, owned_refs *owned, int *status)
 {
@@ -285,15 +315,38 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 	ro->accuracy = acc;
 	if ((rc = check_references(acc, insp, a->numgap.force)) != 0)
 		return rc;
+	etc_tap_specs *specs = NULL;
+	etc_taps *taps = NULL;
+	if (a->tap_specs) {
+		etc_tap_options to;
+		etc_tap_options_init(&to);
+		if (a->max_stat_rel_diff &&
+		    etc_tap_options_parse_rel_diff(&to, a->max_stat_rel_diff, &err) < 0)
+			return usage_error("%s", err.message);
+		if (etc_tap_specs_load(&specs, a->tap_specs, &err) < 0)
+			return input_error(&err);
+		etc_accuracy_mark_taps(acc, etc_tap_specs_first_output(specs));
+		if (etc_taps_run(&taps, acc, specs, &to, &err) < 0) {
+			etc_tap_specs_free(specs);
+			return input_error(&err);
+		}
+	} else if (a->max_stat_rel_diff || a->tap_json) {
+		return usage_error("%s",
+		                   "--max-stat-rel-diff and --tap-json need --tap-specs FILE.json");
+	}
 	char safe[1024];
 	if (set.bundled) /* it may replace the ETRecord's references: say whose they are */
 		printf("reference outputs: %s\n",
 		       etc_text_safe(safe, sizeof safe, etc_accuracy_reference_source(acc)));
 	if (etc_report_accuracy(stdout, acc, insp, mask, &err) < 0) {
 		cli_error(err.message);
+		etc_taps_free(taps);
+		etc_tap_specs_free(specs);
 		return EXIT_OUTPUT;
 	}
-	size_t n = etc_accuracy_row_count(acc), fails = etc_accuracy_failures(acc);
+	size_t n = 0, fails = etc_accuracy_failures(acc);
+	for (size_t i = 0; i < etc_accuracy_row_count(acc); i++)
+		n += !etc_accuracy_row_is_tap(acc, i);
 	long w = etc_accuracy_worst(acc);
 	char worst[768] = "", name[256], reason[256];
 	if (w >= 0) {
@@ -342,7 +395,10 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 	} else {
 		fprintf(stderr, "etcompare: accuracy: %zu of %zu outputs pass%s\n", n, n, worst);
 	}
-	return 0;
+	int trc = taps ? report_taps(a, taps, insp, status) : 0;
+	etc_taps_free(taps);
+	etc_tap_specs_free(specs);
+	return trc;
 }
 
 /*
@@ -731,7 +787,36 @@ static int run(void *ctx)
 			goto out;
 		}
 	}
-	if (a.compare && (rc = compare(&a, insp, rec, &ro, &owned, &gate)) != 0) {
+	if (a.compare && !a.block && !a.method && !a.reference_outputs &&
+	    methods_with_blocks(insp, rec)) {
+		/* every method: each EventBlock named after a method against that
+		 * method's references; the first method's table feeds the reports */
+		for (size_t m = 0; m < etc_etrecord_method_count(rec) && status == 0; m++) {
+			const char *name = etc_etrecord_method(rec, m);
+			bool found = false;
+			for (size_t b = 0; b < etc_inspector_block_count(insp) && !found; b++) {
+				const etc_event_block *blk = etc_inspector_block(insp, b);
+				found = blk->name.len == strlen(name) &&
+				        memcmp(blk->name.ptr, name, blk->name.len) == 0;
+			}
+			if (!found)
+				continue;
+			printf("accuracy of method %s (EventBlock %s):\n", name, name);
+			etc_report_options one = ro;
+			one.accuracy = NULL;
+			a.block = a.method = name;
+			rc = compare(&a, insp, rec, &one, &owned, &gate);
+			a.block = a.method = NULL;
+			if (rc != 0)
+				status = rc;
+			if (!ro.accuracy)
+				ro.accuracy = one.accuracy;
+			else
+				etc_accuracy_free((etc_accuracy *)one.accuracy);
+		}
+		if (status)
+			goto out;
+	} else if (a.compare && (rc = compare(&a, insp, rec, &ro, &owned, &gate)) != 0) {
 		status = rc;
 		goto out;
 	}
@@ -752,7 +837,13 @@ static int run(void *ctx)
 		a.numgap.min_cosine = a.min_cosine;
 		a.numgap.max_abs = a.max_abs;
 		ng.bundled = owned.bp;
-		if ((rc = numgap_run(&a.numgap, insp, rec, &io, &ng, &gate)) != 0) {
+		bool every = false;
+		if ((rc = numgap_every_method(&a.numgap, insp, rec, &io, &ng, &gate, &every)) !=
+		    0) {
+			status = rc;
+			goto out;
+		}
+		if (!every && (rc = numgap_run(&a.numgap, insp, rec, &io, &ng, &gate)) != 0) {
 			status = rc;
 			goto out;
 		}

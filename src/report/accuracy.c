@@ -177,47 +177,50 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 	char(*cells)[COLS][112] = calloc(n ? n : 1, sizeof *cells);
 	if (!cells)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	size_t k = 0; /* rows shown: taps have their own table (taps.h) */
 	for (size_t i = 0; i < n; i++) {
 		const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
+		if (etc_accuracy_row_is_tap(acc, i))
+			continue;
+		char(*row)[112] = cells[k++];
 		const etc_event_block *b = etc_inspector_block(insp, r->block);
 		size_t c = 0;
 		if (shared_name(insp, r->block))
-			snprintf(cells[i][c++], 112, "%.*s#%u", (int)b->name.len, b->name.ptr,
-			         r->block);
+			snprintf(row[c++], 112, "%.*s#%u", (int)b->name.len, b->name.ptr, r->block);
 		else
-			snprintf(cells[i][c++], 112, "%.*s", (int)b->name.len, b->name.ptr);
+			snprintf(row[c++], 112, "%.*s", (int)b->name.len, b->name.ptr);
 		if (r->etdump_run == UINT32_MAX) { /* a reference no run used */
-			snprintf(cells[i][c++], 112, "-");
-			snprintf(cells[i][c++], 112, "-");
+			snprintf(row[c++], 112, "-");
+			snprintf(row[c++], 112, "-");
 		} else {
-			snprintf(cells[i][c++], 112, "%u", r->run);
-			snprintf(cells[i][c++], 112, "%u", r->etdump_run);
+			snprintf(row[c++], 112, "%u", r->run);
+			snprintf(row[c++], 112, "%u", r->etdump_run);
 		}
 		if (r->reference >= 0)
-			snprintf(cells[i][c++], 112, "%d", r->reference);
+			snprintf(row[c++], 112, "%d", r->reference);
 		else
-			snprintf(cells[i][c++], 112, "-");
-		snprintf(cells[i][c++], 112, "%u", r->output);
-		snprintf(cells[i][c++], 112, "%s", *r->shape ? r->shape : r->reference_shape);
-		snprintf(cells[i][c++], 112, "%s", *r->dtype ? r->dtype : r->reference_dtype);
+			snprintf(row[c++], 112, "-");
+		snprintf(row[c++], 112, "%u", r->output);
+		snprintf(row[c++], 112, "%s", *r->shape ? r->shape : r->reference_shape);
+		snprintf(row[c++], 112, "%s", *r->dtype ? r->dtype : r->reference_dtype);
 		for (size_t m = 0; m < NMETRICS; m++) {
 			if (!(metric_mask & (1u << m)))
 				continue;
 			if (r->has_metrics)
-				etc_fmt_metric_(cells[i][c++], 112, metric_value(&r->metrics, m));
+				etc_fmt_metric_(row[c++], 112, metric_value(&r->metrics, m));
 			else
-				snprintf(cells[i][c++], 112, "-");
+				snprintf(row[c++], 112, "-");
 		}
 		if (r->status == ETC_ROW_PASS && !gated)
-			snprintf(cells[i][c++], 112, "%s", /* --compare alone judges nothing */
+			snprintf(row[c++], 112, "%s", /* --compare alone judges nothing */
 			         r->has_metrics && r->metrics.identical ? "no gate (identical)"
 			                                                : "no gate");
 		else if (r->status == ETC_ROW_PASS)
-			snprintf(cells[i][c++], 112, "%s",
+			snprintf(row[c++], 112, "%s",
 			         r->has_metrics && r->metrics.identical ? "pass (identical)"
 			                                                : "pass");
 		else
-			snprintf(cells[i][c++], 112, "%s: %.90s", etc_row_status_str(r->status),
+			snprintf(row[c++], 112, "%s: %.90s", etc_row_status_str(r->status),
 			         r->reason);
 	}
 	const char **ptrs = malloc((n ? n : 1) * nc * sizeof *ptrs);
@@ -225,19 +228,19 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 		free(cells);
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < k; i++)
 		for (size_t c = 0; c < nc; c++)
 			ptrs[i * nc + c] = cells[i][c];
-	etc_grid_print_(f, nc, hdr, right, n, ptrs);
+	etc_grid_print_(f, nc, hdr, right, k, ptrs);
 	free(ptrs);
 	char note[1024];
 	if (gated)
 		fprintf(f, "%s; %zu of %zu outputs pass\n",
 		        etc_text_safe(note, sizeof note, etc_accuracy_pair_note(acc)),
-		        n - etc_accuracy_failures(acc), n);
+		        k - etc_accuracy_failures(acc), k);
 	else
 		fprintf(f, "%s; %zu outputs compared, no gate\n",
-		        etc_text_safe(note, sizeof note, etc_accuracy_pair_note(acc)), n);
+		        etc_text_safe(note, sizeof note, etc_accuracy_pair_note(acc)), k);
 	free(cells);
 	if (ferror(f))
 		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the accuracy table");
