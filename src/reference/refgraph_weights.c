@@ -3,6 +3,7 @@
  * buffers and lifted constants read from the program's `_state_dict` and
  * `_constants` members, checked against the graph and converted once.
  */
+#include "format/etrecord_private.h"
 #include "reference/refargs.h"
 #include "reference/refimport.h"
 #include "reference/refload.h"
@@ -169,5 +170,7 @@ int ref_load_weights(ref_loader *L)
 		rc = load_weight(L, &L->weights[i], sd, sd_name, cs, cs_name);
 	etc_torchsave_free(sd);
 	etc_torchsave_free(cs);
+	/* the weights are converted: their file pages need not stay resident */
+	etc_etrecord_release_pages(g->rec);
 	return rc;
 }
