@@ -480,6 +480,8 @@ int etc_refgraph_load(etc_refgraph **out, const etc_etrecord *rec, const etc_ref
 	json_decref(root);
 	if (rc == 0)
 		rc = ref_load_weights(&L);
+	if (rc == 0)
+		rc = ref_load_fold(&L);
 	free(L.names);
 	if (rc < 0) {
 		etc_refgraph_free(g);
@@ -494,7 +496,8 @@ void etc_refgraph_free(etc_refgraph *g)
 	if (!g)
 		return;
 	for (size_t i = 0; i < g->nvalues; i++)
-		if (g->values[i].kind == REF_VALUE_WEIGHT)
+		if (g->values[i].kind == REF_VALUE_WEIGHT ||
+		    (g->values[i].kind == REF_VALUE_NODE && g->nodes[g->values[i].index].folded))
 			ref_tensor_free(&g->slots[i]);
 	etc_arena_release(&g->arena);
 	free(g);
