@@ -742,6 +742,15 @@ void etc_etrecord_release_pages(const etc_etrecord *r)
 		etc_map_release(&r->map, 0, r->map.size);
 }
 
+void etc_etrecord_release_range(const etc_etrecord *r, const void *p, size_t len)
+{
+	if (!r || !r->map.mapped)
+		return;
+	uintptr_t lo = (uintptr_t)r->map.data, at = (uintptr_t)p;
+	if (at >= lo && at - lo < r->map.size)
+		etc_map_release(&r->map, at - lo, len);
+}
+
 size_t etc_etrecord_warning_count(const etc_etrecord *r)
 {
 	return r->warning_count;

@@ -13,5 +13,7 @@
  * effect on a record read into memory or wrapped.
  */
 void etc_etrecord_release_pages(const etc_etrecord *rec);
+/* The same for the pages of [p, p + len) when they lie in the mapped file. */
+void etc_etrecord_release_range(const etc_etrecord *rec, const void *p, size_t len);
 
 #endif

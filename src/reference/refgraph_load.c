@@ -480,8 +480,6 @@ int etc_refgraph_load(etc_refgraph **out, const etc_etrecord *rec, const etc_ref
 	json_decref(root);
 	if (rc == 0)
 		rc = ref_load_weights(&L);
-	if (rc == 0)
-		rc = ref_load_fold(&L);
 	free(L.names);
 	if (rc < 0) {
 		etc_refgraph_free(g);

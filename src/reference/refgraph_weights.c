@@ -156,7 +156,27 @@ static int load_weight(ref_loader *L, const weight_spec *w, etc_torchsave *sd, c
 		return 0; /* not read by any node: not held */
 	char what[512];
 	snprintf(what, sizeof what, "weight %s (%s %s)", v->name, w->kind, w->key);
-	return ref_import_pytensor(&g->slots[w->value], t, g->float_dtype, what, L->err);
+	int rc = ref_import_pytensor(&g->slots[w->value], t, g->float_dtype, what, L->err);
+	/* converted: the file pages it was read from need not stay resident */
+	if (t->contiguous && t->tensor.data)
+		etc_etrecord_release_range(g->rec, t->tensor.data, (size_t)t->tensor.nbytes);
+	return rc;
+}
+
+/* Marks the values read by a node that also reads something other than a
+ * weight. The weights not marked are read only by weight-only nodes: they are
+ * converted first and folded before the others come, so that a folded copy and
+ * the whole of the weights are never held at once. */
+static void mark_run_reads(const etc_refgraph *g, bool *run_reads)
+{
+	for (size_t i = 0; i < g->nnodes; i++) {
+		const ref_node *n = &g->nodes[i];
+		bool direct = n->op != NULL;
+		for (size_t k = 0; k < n->nsrcs; k++)
+			direct = direct && g->values[n->src_values[k]].kind == REF_VALUE_WEIGHT;
+		for (size_t k = 0; !direct && k < n->nsrcs; k++)
+			run_reads[n->src_values[k]] = true;
+	}
 }
 
 int ref_load_weights(ref_loader *L)
@@ -167,12 +187,23 @@ int ref_load_weights(ref_loader *L)
 	int rc = open_archive(g, "_state_dict", &sd, sd_name, sizeof sd_name, L->err);
 	if (rc == 0)
 		rc = open_archive(g, "_constants", &cs, cs_name, sizeof cs_name, L->err);
-	for (size_t i = 0; rc == 0 && i < L->nweights; i++)
-		rc = load_weight(L, &L->weights[i], sd, sd_name, cs, cs_name);
+	bool *run_reads = calloc(g->nvalues ? g->nvalues : 1, sizeof *run_reads);
+	if (!run_reads && rc == 0)
+		rc = ref_load_nomem(L->err);
+	if (rc == 0)
+		mark_run_reads(g, run_reads);
+	for (int pass = 0; pass < 2 && rc == 0; pass++) {
+		for (size_t i = 0; rc == 0 && i < L->nweights; i++)
+			if (run_reads[L->weights[i].value] == (pass == 1))
+				rc = load_weight(L, &L->weights[i], sd, sd_name, cs, cs_name);
+		/* converted: the file pages they came from need not stay resident */
+		etc_etrecord_release_pages(g->rec);
+		if (rc == 0)
+			rc = ref_load_fold(L);
+	}
+	free(run_reads);
 	etc_torchsave_free(sd);
 	etc_torchsave_free(cs);
-	/* the weights are converted: their file pages need not stay resident */
-	etc_etrecord_release_pages(g->rec);
 	return rc;
 }
 
@@ -224,7 +255,7 @@ int ref_load_fold(ref_loader *L)
 		return ref_load_nomem(L->err);
 	for (size_t i = 0; i < g->nnodes; i++) {
 		ref_node *n = &g->nodes[i];
-		if (!foldable(g, n))
+		if (n->folded || !foldable(g, n))
 			continue;
 		ref_tensor *outs =
 		    calloc(n->pub.output_count ? n->pub.output_count : 1, sizeof *outs);
@@ -246,9 +277,10 @@ int ref_load_fold(ref_loader *L)
 		if (!ok)
 			continue;
 		n->folded = true;
-		for (size_t k = 0; k < n->nsrcs; k++)
-			folded_uses[n->src_values[k]]++;
 	}
+	for (size_t i = 0; i < g->nnodes; i++)
+		for (size_t k = 0; g->nodes[i].folded && k < g->nodes[i].nsrcs; k++)
+			folded_uses[g->nodes[i].src_values[k]]++;
 	/* a weight that only folded nodes read: their outputs replace it */
 	for (size_t v = 0; v < g->nvalues; v++) {
 		bool out = false;
