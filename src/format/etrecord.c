@@ -19,6 +19,7 @@
 #include "etcompare/etrecord.h"
 #include "core/internal.h"
 #include "format/edge_program.h"
+#include "format/etrecord_private.h"
 #include "format/zipread.h"
 
 #include <jansson.h>
@@ -733,6 +734,21 @@ int etc_etrecord_wrap(etc_etrecord **out, const void *data, size_t len, const ch
 	}
 	*out = r;
 	return 0;
+}
+
+void etc_etrecord_release_pages(const etc_etrecord *r)
+{
+	if (r)
+		etc_map_release(&r->map, 0, r->map.size);
+}
+
+void etc_etrecord_release_range(const etc_etrecord *r, const void *p, size_t len)
+{
+	if (!r || !r->map.mapped)
+		return;
+	uintptr_t lo = (uintptr_t)r->map.data, at = (uintptr_t)p;
+	if (at >= lo && at - lo < r->map.size)
+		etc_map_release(&r->map, at - lo, len);
 }
 
 size_t etc_etrecord_warning_count(const etc_etrecord *r)

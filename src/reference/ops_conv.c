@@ -10,9 +10,11 @@
 #include <stdlib.h>
 
 #define CONV_MAX_ND 3
-/* the column matrix is built in blocks of about this size */
-#define COL_BLOCK_BYTES ((uint64_t)1 << 23)
-#define COL_BLOCK_MIN   64
+/* the column matrix is built in blocks of about the output's size, at least
+ * COL_BLOCK_MIN_BYTES (GEMM efficiency) and at most COL_BLOCK_BYTES */
+#define COL_BLOCK_BYTES     ((uint64_t)1 << 23)
+#define COL_BLOCK_MIN_BYTES ((uint64_t)1 << 20)
+#define COL_BLOCK_MIN       64
 
 typedef struct conv_geom {
 	uint32_t nd;
@@ -321,7 +323,7 @@ int ref_op_convolution(ref_call *c)
 			direct = false;
 	/*
 	 * The column matrix is built and multiplied in blocks of output (direct)
-	 * or input (transposed) positions of about COL_BLOCK_BYTES, so that it
+	 * or input (transposed) positions of about the output's size, so that it
 	 * stays in cache and its size does not grow with the image. 1x1 kernels
 	 * of stride 1 without padding need none: the input is its own column
 	 * matrix.
@@ -329,8 +331,12 @@ int ref_op_convolution(ref_call *c)
 	int64_t rows = transposed ? cout_g * g.K : cin_g * g.K;
 	int64_t cols = transposed ? g.Lin : g.L;
 	int64_t nb = cols;
-	if (rows > 0 && (uint64_t)rows * (uint64_t)cols * es > COL_BLOCK_BYTES) {
-		nb = (int64_t)(COL_BLOCK_BYTES / ((uint64_t)rows * es));
+	/* the scratch stays within the activation memory the run holds anyway */
+	uint64_t budget = y->numel * es;
+	budget = budget < COL_BLOCK_MIN_BYTES ? COL_BLOCK_MIN_BYTES : budget;
+	budget = budget > COL_BLOCK_BYTES ? COL_BLOCK_BYTES : budget;
+	if (rows > 0 && (uint64_t)rows * (uint64_t)cols * es > budget) {
+		nb = (int64_t)(budget / ((uint64_t)rows * es));
 		nb = nb < COL_BLOCK_MIN ? COL_BLOCK_MIN : nb;
 		nb = nb > cols ? cols : nb;
 	}

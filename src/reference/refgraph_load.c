@@ -494,7 +494,8 @@ void etc_refgraph_free(etc_refgraph *g)
 	if (!g)
 		return;
 	for (size_t i = 0; i < g->nvalues; i++)
-		if (g->values[i].kind == REF_VALUE_WEIGHT)
+		if (g->values[i].kind == REF_VALUE_WEIGHT ||
+		    (g->values[i].kind == REF_VALUE_NODE && g->nodes[g->values[i].index].folded))
 			ref_tensor_free(&g->slots[i]);
 	etc_arena_release(&g->arena);
 	free(g);

@@ -44,6 +44,9 @@ typedef struct ref_node {
 	size_t *src_values;
 	size_t nsrcs;
 	size_t *out_values; /* value of each output; SIZE_MAX for a non-tensor item */
+	/* computed once at load from weights alone: its outputs are in slots[]
+	   and a run lends them instead of computing the node again */
+	bool folded;
 } ref_node;
 
 struct etc_refgraph {

@@ -158,6 +158,15 @@ static int compute(etc_refrun *r, size_t i)
 	if (!n->op)
 		return set_status(r, i, ETC_REFNODE_UNSUPPORTED, "op %s is not supported",
 		                  n->pub.op);
+	if (n->folded) {
+		/* computed at load: lent to the run, never freed by it */
+		for (uint32_t o = 0; o < n->pub.output_count; o++) {
+			r->cur[o] = g->slots[n->out_values[o]];
+			r->cur[o].borrowed = true;
+			r->cur_views[o] = ref_tensor_view(&r->cur[o]);
+		}
+		return ETC_REFNODE_COMPUTED;
+	}
 	for (size_t k = 0; k < n->nsrcs; k++) {
 		const ref_value *v = &g->values[n->src_values[k]];
 		if (v->kind == REF_VALUE_ABSENT)
@@ -392,21 +401,36 @@ int etc_refrun_eval(const etc_refrun *run, size_t node, const etc_reftensor *con
 	int rc = 0;
 	if (!conv || !repl || !res || !res->t || !res->views)
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	bool replaced = false;
+	for (size_t k = 0; inputs && k < n->nsrcs; k++)
+		replaced = replaced || inputs[k];
 	for (size_t k = 0; rc == 0 && k < n->nsrcs; k++) {
 		size_t v = n->src_values[k];
-		bool have = g->values[v].kind == REF_VALUE_WEIGHT || run->vals[v].data;
+		/* a weight that only folded nodes read is freed at load */
+		bool have = g->values[v].kind == REF_VALUE_WEIGHT ? g->slots[v].data != NULL
+		                                                  : run->vals[v].data != NULL;
 		if (inputs && inputs[k]) {
 			rc = replacement(run, n, k, inputs[k], &conv[k], err);
 			repl[k] = &conv[k];
-		} else if (!have) {
+		} else if (!have && (replaced || !n->folded)) {
+			bool gone = g->values[v].kind == REF_VALUE_WEIGHT;
 			rc = etc_fail(err, ETC_ERR_USAGE, NULL, -1,
-			              "node %s: input %zu (%s) was not computed and has no "
-			              "replacement",
-			              n->pub.name, k, g->values[v].name);
+			              "node %s: input %zu (%s) %s and has no replacement",
+			              n->pub.name, k, g->values[v].name,
+			              gone ? "is a weight folded into this node at load"
+			                   : "was not computed");
 		}
 	}
-	if (rc == 0)
+	if (rc == 0 && n->folded && !replaced) {
+		/* the same inputs: the values folded at load (a weight only this
+		   node read may be gone) */
+		for (uint32_t o = 0; rc == 0 && o < no; o++) {
+			etc_reftensor view = ref_tensor_view(&g->slots[n->out_values[o]]);
+			rc = ref_tensor_convert(&res->t[o], &view, view.dtype, err);
+		}
+	} else if (rc == 0) {
 		rc = call(run, n, repl, res->t, err);
+	}
 	if (rc == 0) {
 		res->n = no;
 		for (uint32_t o = 0; o < no; o++)

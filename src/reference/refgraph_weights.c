@@ -3,12 +3,14 @@
  * buffers and lifted constants read from the program's `_state_dict` and
  * `_constants` members, checked against the graph and converted once.
  */
+#include "format/etrecord_private.h"
 #include "reference/refargs.h"
 #include "reference/refimport.h"
 #include "reference/refload.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int weight(ref_loader *L, const json_t *spec, const char *kind, const char *key_field)
 {
@@ -154,7 +156,27 @@ static int load_weight(ref_loader *L, const weight_spec *w, etc_torchsave *sd, c
 		return 0; /* not read by any node: not held */
 	char what[512];
 	snprintf(what, sizeof what, "weight %s (%s %s)", v->name, w->kind, w->key);
-	return ref_import_pytensor(&g->slots[w->value], t, g->float_dtype, what, L->err);
+	int rc = ref_import_pytensor(&g->slots[w->value], t, g->float_dtype, what, L->err);
+	/* converted: the file pages it was read from need not stay resident */
+	if (t->contiguous && t->tensor.data)
+		etc_etrecord_release_range(g->rec, t->tensor.data, (size_t)t->tensor.nbytes);
+	return rc;
+}
+
+/* Marks the values read by a node that also reads something other than a
+ * weight. The weights not marked are read only by weight-only nodes: they are
+ * converted first and folded before the others come, so that a folded copy and
+ * the whole of the weights are never held at once. */
+static void mark_run_reads(const etc_refgraph *g, bool *run_reads)
+{
+	for (size_t i = 0; i < g->nnodes; i++) {
+		const ref_node *n = &g->nodes[i];
+		bool direct = n->op != NULL;
+		for (size_t k = 0; k < n->nsrcs; k++)
+			direct = direct && g->values[n->src_values[k]].kind == REF_VALUE_WEIGHT;
+		for (size_t k = 0; !direct && k < n->nsrcs; k++)
+			run_reads[n->src_values[k]] = true;
+	}
 }
 
 int ref_load_weights(ref_loader *L)
@@ -165,9 +187,109 @@ int ref_load_weights(ref_loader *L)
 	int rc = open_archive(g, "_state_dict", &sd, sd_name, sizeof sd_name, L->err);
 	if (rc == 0)
 		rc = open_archive(g, "_constants", &cs, cs_name, sizeof cs_name, L->err);
-	for (size_t i = 0; rc == 0 && i < L->nweights; i++)
-		rc = load_weight(L, &L->weights[i], sd, sd_name, cs, cs_name);
+	bool *run_reads = calloc(g->nvalues ? g->nvalues : 1, sizeof *run_reads);
+	if (!run_reads && rc == 0)
+		rc = ref_load_nomem(L->err);
+	if (rc == 0)
+		mark_run_reads(g, run_reads);
+	for (int pass = 0; pass < 2 && rc == 0; pass++) {
+		for (size_t i = 0; rc == 0 && i < L->nweights; i++)
+			if (run_reads[L->weights[i].value] == (pass == 1))
+				rc = load_weight(L, &L->weights[i], sd, sd_name, cs, cs_name);
+		/* converted: the file pages they came from need not stay resident */
+		etc_etrecord_release_pages(g->rec);
+		if (rc == 0)
+			rc = ref_load_fold(L);
+	}
+	free(run_reads);
 	etc_torchsave_free(sd);
 	etc_torchsave_free(cs);
 	return rc;
+}
+
+/* --- folding ---------------------------------------------------------------------------- */
+
+static bool foldable(const etc_refgraph *g, const ref_node *n)
+{
+	/* no random op is in the library; this keeps any future one out */
+	if (!n->op || n->nsrcs == 0 || strstr(n->pub.op, "rand") || strstr(n->pub.op, "dropout") ||
+	    strstr(n->pub.op, "bernoulli"))
+		return false;
+	for (size_t k = 0; k < n->nsrcs; k++) {
+		const ref_value *v = &g->values[n->src_values[k]];
+		bool constant = v->kind == REF_VALUE_WEIGHT ||
+		                (v->kind == REF_VALUE_NODE && g->nodes[v->index].folded);
+		if (!constant || !g->slots[n->src_values[k]].data)
+			return false;
+	}
+	for (uint32_t o = 0; o < n->pub.output_count; o++)
+		if (n->out_values[o] == REF_NO_VALUE)
+			return false;
+	return true;
+}
+
+/* The outputs agree with the graph's record of them (the run's checks). */
+static bool outputs_fit(const etc_refgraph *g, const ref_node *n, const ref_tensor *outs)
+{
+	for (uint32_t o = 0; o < n->pub.output_count; o++) {
+		const ref_value *m = &g->values[n->out_values[o]];
+		if (!outs[o].data)
+			return false;
+		if (!m->has_meta)
+			continue;
+		bool same = m->meta_rank == outs[o].rank &&
+		            ref_import_dtype(m->meta_dtype, g->float_dtype) == outs[o].dtype;
+		for (uint32_t d = 0; same && d < outs[o].rank; d++)
+			same = m->meta_shape[d] == outs[o].shape[d];
+		if (!same)
+			return false;
+	}
+	return true;
+}
+
+int ref_load_fold(ref_loader *L)
+{
+	etc_refgraph *g = L->g;
+	uint32_t *folded_uses = calloc(g->nvalues ? g->nvalues : 1, sizeof *folded_uses);
+	if (!folded_uses)
+		return ref_load_nomem(L->err);
+	for (size_t i = 0; i < g->nnodes; i++) {
+		ref_node *n = &g->nodes[i];
+		if (n->folded || !foldable(g, n))
+			continue;
+		ref_tensor *outs =
+		    calloc(n->pub.output_count ? n->pub.output_count : 1, sizeof *outs);
+		if (!outs) {
+			free(folded_uses);
+			return ref_load_nomem(L->err);
+		}
+		etc_error err = {0};
+		ref_call c = {n->pub.name, n->pub.op,           n->args, n->nargs, g->float_dtype,
+		              outs,        n->pub.output_count, &err};
+		bool ok = n->op->fn(&c) == 0 && outputs_fit(g, n, outs);
+		for (uint32_t o = 0; o < n->pub.output_count; o++) {
+			if (ok)
+				g->slots[n->out_values[o]] = outs[o];
+			else
+				ref_tensor_free(&outs[o]);
+		}
+		free(outs);
+		if (!ok)
+			continue;
+		n->folded = true;
+	}
+	for (size_t i = 0; i < g->nnodes; i++)
+		for (size_t k = 0; g->nodes[i].folded && k < g->nodes[i].nsrcs; k++)
+			folded_uses[g->nodes[i].src_values[k]]++;
+	/* a weight that only folded nodes read: their outputs replace it */
+	for (size_t v = 0; v < g->nvalues; v++) {
+		bool out = false;
+		for (size_t j = 0; j < g->noutputs && !out; j++)
+			out = g->outputs[j] == v;
+		if (g->values[v].kind == REF_VALUE_WEIGHT && !out && g->values[v].uses > 0 &&
+		    folded_uses[v] == g->values[v].uses)
+			ref_tensor_free(&g->slots[v]);
+	}
+	free(folded_uses);
+	return 0;
 }

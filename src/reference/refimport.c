@@ -83,6 +83,17 @@ int ref_import_tensor(ref_tensor *dst, const etc_tensor *src, int float_dtype, c
 			memcpy(dst->data, src->data, dst->numel * esz);
 			return 0;
 		}
+		if (src->scalar_type == ETC_FLOAT && dt == ETC_DOUBLE) {
+			/* the common case, without a dispatch per element */
+			double *o = dst->data;
+			for (uint64_t i = 0; i < dst->numel; i++) {
+				uint32_t u = etc_le32(src->data + 4 * i);
+				float f;
+				memcpy(&f, &u, sizeof f);
+				o[i] = f;
+			}
+			return 0;
+		}
 		for (uint64_t i = 0; i < dst->numel; i++)
 			ref_set_f(dst, i, etc_tensor_get(src, i));
 		return 0;

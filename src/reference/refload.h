@@ -56,6 +56,12 @@ int ref_load_choose(etc_refgraph *g, const etc_refgraph_options *opt, json_t **r
 /* The signature's inputs as values (refgraph_weights.c). */
 int ref_load_signature(ref_loader *L, const json_t *gm, const json_t *graph);
 /* Every weight read, checked and, when a node reads it, converted. */
+/* Converts the weights, folding (ref_load_fold) those that only weight-only
+ * nodes read before converting the others. */
 int ref_load_weights(ref_loader *L);
+/* Computes the nodes that read only weights (or such nodes' outputs) once,
+ * keeping their outputs in the graph; frees the weights that only they read.
+ * A node whose computation fails is left to the run, which reports it. */
+int ref_load_fold(ref_loader *L);
 
 #endif
