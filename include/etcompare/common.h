@@ -51,6 +51,18 @@ typedef struct etc_error {
 /** Resets `err` to ETC_OK with an empty message. NULL is allowed. */
 ETC_API void etc_error_clear(etc_error *err);
 
+/**
+ * Runs fn(ctx) and returns its result, with a recovery point for mapped
+ * inputs: when a file mapped by etcompare shrinks while it is read (another
+ * process truncates it), the read that touches the vanished pages ends the
+ * call with ETC_ERR_IO and "FILE: changed while being read" in `err`
+ * instead of a SIGBUS that kills the process. Whatever fn had allocated
+ * when it was cut short is not freed (the caller is expected to report the
+ * error and exit). The SIGBUS handler is installed only while a guarded
+ * call runs; a SIGBUS outside one goes to the previous disposition.
+ */
+ETC_API int etc_run_guarded(int (*fn)(void *ctx), void *ctx, etc_error *err);
+
 /** A short constant name for `status` ("format error", ...). */
 ETC_API const char *etc_status_str(int status);
 

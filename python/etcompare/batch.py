@@ -86,20 +86,29 @@ def _is_reference_name(path):
 
 
 def from_manifest(path):
+    """The run specs of a CSV manifest. Paths are bytes on Linux: names that
+    are not UTF-8 are kept (surrogateescape, as os.fsdecode does); a manifest
+    that is not CSV (a NUL byte, a field past the csv module's limit, a quote
+    left open) is SystemExit naming the manifest and the line."""
     base = os.path.dirname(os.path.abspath(path))
     out = []
-    with open(path, newline="") as f:
+    with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
         rows = csv.DictReader(f)
-        if not rows.fieldnames or "etdump" not in rows.fieldnames:
-            raise SystemExit(f"etcompare.batch: {path}: a manifest needs a header line with "
-                             f"the columns {','.join(FIELDS)}")
-        for row in rows:
-            spec = {}
-            for k in FIELDS:
-                v = (row.get(k) or "").strip()
-                spec[k] = os.path.normpath(os.path.join(base, v)) if v else None
-            if spec["etdump"]:
-                out.append(spec)
+        try:
+            if not rows.fieldnames or "etdump" not in rows.fieldnames:
+                raise SystemExit(f"etcompare.batch: {path}: a manifest needs a header line "
+                                 f"with the columns {','.join(FIELDS)}")
+            for row in rows:
+                spec = {}
+                for k in FIELDS:
+                    v = row.get(k)
+                    v = (v if isinstance(v, str) else "").strip()
+                    spec[k] = os.path.normpath(os.path.join(base, v)) if v else None
+                if spec["etdump"]:
+                    out.append(spec)
+        except (csv.Error, ValueError) as e:
+            raise SystemExit(f"etcompare.batch: {path}: line {rows.line_num}: not a CSV "
+                             f"manifest: {e}") from None
     return out
 
 

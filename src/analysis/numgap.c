@@ -7,11 +7,14 @@
  * numgap_check.c. The report writers are in report_numgap.c.
  */
 #include "analysis/numgap_internal.h"
+#include "etcompare/text.h"
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void *etc_ng_grow_(void *p, size_t *cap, size_t need, size_t size)
 {
@@ -28,11 +31,13 @@ void *etc_ng_grow_(void *p, size_t *cap, size_t need, size_t size)
 
 int etc_ng_warn_(etc_numgap *ng, etc_error *err, const char *fmt, ...)
 {
-	char buf[600];
+	char raw[600], buf[1200];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
+	/* warnings quote names from the inputs: escaped once, here, as etc_fail does */
+	etc_text_safe(buf, sizeof buf, raw);
 	const char **w = etc_ng_grow_(ng->warn, &ng->capwarn, ng->nwarn + 1, sizeof *w);
 	if (!w)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
@@ -42,6 +47,87 @@ int etc_ng_warn_(etc_numgap *ng, etc_error *err, const char *fmt, ...)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	ng->nwarn++;
 	return 0;
+}
+
+/* --- identical pairs compared once ------------------------------------------------------ */
+
+/*
+ * Rows whose runtime and reference tensors are the same bytes (data, element
+ * count and dtype on both sides) and that read them as they are (no
+ * permutation, no dequantization) have the same metrics: only the first is
+ * compared, the others copy it. An ETDump whose events all point at one
+ * large tensor then costs one comparison, not one per event (issue 23).
+ */
+static bool same_pair(const etc_numgap *ng, size_t a, size_t b)
+{
+	const etc_tensor *x = &ng->act[a], *y = &ng->act[b];
+	const etc_tensor *rx = &ng->ref[a], *ry = &ng->ref[b];
+	return x->data == y->data && x->numel == y->numel && x->scalar_type == y->scalar_type &&
+	       rx->data == ry->data && rx->numel == ry->numel && rx->scalar_type == ry->scalar_type;
+}
+
+static size_t pair_hash(const etc_numgap *ng, size_t i)
+{
+	uint64_t h = (uint64_t)(uintptr_t)ng->act[i].data * 0x9e3779b97f4a7c15ull;
+	h ^= ng->act[i].numel + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
+	h ^= (uint64_t)(uintptr_t)ng->ref[i].data * 0xbf58476d1ce4e5b9ull;
+	h ^= ng->ref[i].numel + (uint64_t)ng->ref[i].scalar_type * 31 +
+	     (uint64_t)ng->act[i].scalar_type;
+	return (size_t)(h ^ (h >> 31));
+}
+
+static int compare_memoized(etc_numgap *ng, const etc_gate *gate, etc_error *err)
+{
+	size_t n = ng->pending.n;
+	if (n < 2)
+		return etc_ng_compare_rows_(ng->rows, etc_ng_row_values_, ng, &ng->pending, gate,
+		                            err);
+	size_t cap = 4;
+	while (cap < 2 * n)
+		cap *= 2;
+	size_t *slot = malloc(cap * sizeof *slot);   /* row + 1, 0 empty */
+	size_t *leader = malloc(n * sizeof *leader); /* per pending k: row it copies, or SIZE_MAX */
+	etc_ng_pending own = {0};
+	if (!slot || !leader) {
+		free(slot);
+		free(leader);
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	}
+	memset(slot, 0, cap * sizeof *slot);
+	int rc = 0;
+	for (size_t k = 0; k < n && rc == 0; k++) {
+		size_t i = ng->pending.rows[k];
+		leader[k] = SIZE_MAX;
+		bool plain =
+		    !ng->xf[i].permute && !ng->xf[i].dequant && ng->act[i].data && ng->ref[i].data;
+		if (plain) {
+			size_t h = pair_hash(ng, i) & (cap - 1);
+			while (slot[h] && !(same_pair(ng, slot[h] - 1, i)))
+				h = (h + 1) & (cap - 1);
+			if (slot[h]) {
+				leader[k] = slot[h] - 1;
+				continue;
+			}
+			slot[h] = i + 1;
+		}
+		rc = etc_ng_pending_add_(&own, i, err);
+	}
+	if (rc == 0)
+		rc = etc_ng_compare_rows_(ng->rows, etc_ng_row_values_, ng, &own, gate, err);
+	for (size_t k = 0; rc == 0 && k < n; k++) {
+		if (leader[k] == SIZE_MAX)
+			continue;
+		etc_numgap_row *row = &ng->rows[ng->pending.rows[k]];
+		const etc_numgap_row *from = &ng->rows[leader[k]];
+		row->metrics = from->metrics;
+		row->has_metrics = from->has_metrics;
+		row->status = from->status;
+		memcpy(row->reason, from->reason, sizeof row->reason);
+	}
+	etc_ng_pending_free_(&own);
+	free(slot);
+	free(leader);
+	return rc;
 }
 
 /* --- each row's share of the error -------------------------------------------------------- */
@@ -258,8 +344,7 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
 		         ? etc_ng_align_by_handle_(ng, &g, &gate, err)
 		         : etc_ng_align_by_instruction_(ng, &g, nrt, rt_name, ref_name, &gate, err);
 	if (rc == 0)
-		rc = etc_ng_compare_rows_(ng->rows, etc_ng_row_values_, ng, &ng->pending, &gate,
-		                          err);
+		rc = compare_memoized(ng, &gate, err);
 	for (size_t k = 0; rc == 0 && k < ng->pending.n; k++) {
 		etc_numgap_row *row = &ng->rows[ng->pending.rows[k]];
 		row->gap = etc_ng_distance_of_(ng->opt.distance, &row->metrics);

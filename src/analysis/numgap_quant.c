@@ -341,6 +341,14 @@ static int from_node(const etc_graph_node *nd, int kind, etc_arena *a, etc_ng_qp
 			    nd->name);
 			return 0;
 		}
+		/* range-checked before the conversion: (int64_t)1e300 is undefined */
+		if (!(av[0] >= -64 && av[0] <= 64) || av[0] != floor(av[0])) {
+			snprintf(why, cap,
+			         "needs quantization parameters (--quant-params): the axis %.6g of "
+			         "%.40s is not a dimension (an integer from -64 to 64)",
+			         av[0], nd->name);
+			return 0;
+		}
 		out->axis = (int64_t)av[0];
 	}
 	char src[160];

@@ -421,8 +421,10 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		return usage_error("%s", err.message);
 	if (rc < 0)
 		return input_error(&err);
+	char safe[1024];
 	for (size_t i = 0; i < etc_numgap_warning_count(st->ng); i++)
-		fprintf(stderr, "etcompare: warning: %s\n", etc_numgap_warning(st->ng, i));
+		fprintf(stderr, "etcompare: warning: %s\n",
+		        etc_text_safe(safe, sizeof safe, etc_numgap_warning(st->ng, i)));
 	if (etc_report_numgap(stdout, st->ng, &err) < 0) {
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
 		return EXIT_OUTPUT;

@@ -5,6 +5,8 @@
 #include "cmd_report.h"
 #include "cli.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,26 @@ static int fail(const etc_error *err, int code)
 	return code;
 }
 
+/* The signal that arrived while the --report temporary folder existed: a
+ * handler can only leave it here (it takes no argument). */
+static volatile sig_atomic_t held_signal;
+static const int held_signals[4] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+static void on_held(int sig)
+{
+	held_signal = sig;
+}
+
+/* A plot failure: an error with --plot, a warning with --report alone
+ * (the report is written without the plot). */
+static int plot_fail(const etc_error *err, int code, const args *a)
+{
+	if (a->plot)
+		return fail(err, code);
+	fprintf(stderr, "etcompare: warning: %s (the report leaves it out)\n", err->message);
+	return code;
+}
+
 /* All plots of the run in `dir` with one gnuplot process, queued in `batch`. */
 static int make_plots(const char *dir, const args *a, const run_results *r, etc_plot_batch *batch,
                       etc_plot_result *pr)
@@ -24,7 +46,7 @@ static int make_plots(const char *dir, const args *a, const run_results *r, etc_
 	etc_error_clear(&err);
 	etc_plot_options po = {dir, NULL, NULL, batch, NULL};
 	if (r->acc && etc_report_accuracy_plots(&po, r->acc, a->metric_mask, r->insp, pr, &err) < 0)
-		return fail(&err, err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT);
+		return plot_fail(&err, err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT, a);
 	int rc = 0;
 	if (r->ng->ng && (rc = numgap_plots(r->ng, &po, pr)) != 0)
 		return rc;
@@ -32,7 +54,7 @@ static int make_plots(const char *dir, const args *a, const run_results *r, etc_
 		return rc;
 	if (etc_plot_batch_run(batch, &po, pr, &err) < 0 ||
 	    etc_plot_batch_write_index(batch, dir, &err) < 0)
-		return fail(&err, EXIT_OUTPUT);
+		return plot_fail(&err, EXIT_OUTPUT, a);
 	return 0;
 }
 
@@ -129,8 +151,14 @@ static int write_report(int argc, char **argv, const args *a, const run_results 
 		    h, "gnuplot was not found: no plots (the tables need none)", &err);
 	for (size_t i = 0; batch && rc == 0 && i < etc_plot_batch_count(batch); i++) {
 		const etc_plot_item *it = etc_plot_batch_item(batch, i);
-		if (it->made && etc_html_report_image(h, it->title, it->png, &err) < 0)
-			rc = fail(&err, EXIT_OUTPUT);
+		/* a plot that cannot be read back is left out with a note, not the report */
+		if (it->made && etc_html_report_image(h, it->title, it->png, &err) < 0) {
+			char note[1200];
+			snprintf(note, sizeof note, "plot %s left out: %s", it->name, err.message);
+			fprintf(stderr, "etcompare: warning: %s\n", note);
+			if (etc_html_report_note(h, note, &err) < 0)
+				rc = fail(&err, EXIT_OUTPUT);
+		}
 	}
 	for (size_t i = 0; batch && rc == 0 && i < etc_plot_batch_note_count(batch); i++)
 		if (etc_html_report_note(h, etc_plot_batch_note_at(batch, i), &err) < 0)
@@ -157,17 +185,40 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 		const char *t = getenv("TMPDIR");
 		snprintf(tmp, sizeof tmp, "%s/etcompare-report-XXXXXX", t && *t ? t : "/tmp");
 		if (!mkdtemp(tmp)) {
+			/* --report alone: the plots are extras, the report is written without */
+			int e = errno;
 			fprintf(stderr,
-			        "etcompare: error: cannot create a temporary plot directory in "
-			        "%s\n",
-			        t && *t ? t : "/tmp");
+			        "etcompare: warning: cannot create a temporary plot directory in "
+			        "%s (%s): the report has no plots\n",
+			        t && *t ? t : "/tmp", strerror(e));
+			tmp[0] = '\0';
+			char note[600];
+			snprintf(note, sizeof note,
+			         "no plots: cannot create a temporary plot directory in %s (%s)",
+			         t && *t ? t : "/tmp", strerror(e));
+			(void)etc_plot_batch_note(batch, note, &err);
+			int wrc = write_report(argc, argv, a, r, batch, &pr);
 			etc_plot_batch_free(batch);
-			return EXIT_OUTPUT;
+			return wrc;
 		}
 		dir = tmp;
 	}
+	/* SIGINT/SIGTERM/SIGHUP/SIGQUIT held back until the temporary plot
+	 * folder is removed (gnuplot.c kills gnuplot when one arrives) */
+	struct sigaction hold, old_act[4];
+	memset(&hold, 0, sizeof hold);
+	hold.sa_handler = on_held;
+	sigemptyset(&hold.sa_mask);
+	held_signal = 0;
+	if (tmp[0])
+		for (size_t k = 0; k < 4; k++)
+			sigaction(held_signals[k], &hold, &old_act[k]);
 	/* A plot that fails does not cost the report: it is written all the same. */
 	int rc = make_plots(dir, a, r, batch, &pr);
+	if (rc != 0 && !a->plot) {
+		/* --report alone: a failed plot was a warning; it is a note in the report */
+		rc = 0;
+	}
 	if (rc == 0 && pr.gnuplot_missing && a->plot)
 		fprintf(
 		    stderr,
@@ -181,8 +232,14 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 		int wrc = write_report(argc, argv, a, r, batch, &pr);
 		rc = rc ? rc : wrc;
 	}
-	if (tmp[0])
+	if (tmp[0]) {
 		remove_plots(tmp, batch);
+		int sig = held_signal;
+		for (size_t k = 0; k < 4; k++)
+			sigaction(held_signals[k], &old_act[k], NULL);
+		if (sig)
+			raise(sig);
+	}
 	etc_plot_batch_free(batch);
 	return rc;
 }

@@ -86,6 +86,8 @@ int delegate_scales_check(const delegate_scales *ds, const etc_inspector *insp)
 			p += strspn(p, ", ");
 		}
 		if (!found) {
+			/* backend names come from the ETRecord: through the one escaping path */
+			char safe[1024];
 			fprintf(stderr,
 			        "etcompare: error: --delegate-time-scale %s: no delegated event of "
 			        "backend \"%.*s\" (%s%s)\n",
@@ -93,7 +95,7 @@ int delegate_scales_check(const delegate_scales *ds, const etc_inspector *insp)
 			        *seen ? "the backends of delegated events: "
 			              : "no delegated event has a "
 			                "backend in the ETRecord",
-			        seen);
+			        etc_text_safe(safe, sizeof safe, seen));
 			return EXIT_INPUT;
 		}
 	}

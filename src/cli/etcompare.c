@@ -323,8 +323,15 @@ static int check_outputs(const args *a)
 	return 0;
 }
 
-int main(int argc, char **argv)
+typedef struct main_args {
+	int argc;
+	char **argv;
+} main_args;
+
+static int run(void *ctx)
 {
+	int argc = ((main_args *)ctx)->argc;
+	char **argv = ((main_args *)ctx)->argv;
 	args a;
 	int rc = cli_parse(argc, argv, &a);
 	if (rc)
@@ -650,4 +657,18 @@ out:
 	etc_debug_buffer_free(buf);
 	etc_etdump_free(dump);
 	return status;
+}
+
+int main(int argc, char **argv)
+{
+	/* an input truncated by another process while mapped: exit 3, not SIGBUS */
+	main_args ma = {argc, argv};
+	etc_error err;
+	etc_error_clear(&err);
+	int rc = etc_run_guarded(run, &ma, &err);
+	if (rc < 0) {
+		fflush(stdout);
+		return input_error(&err);
+	}
+	return rc;
 }

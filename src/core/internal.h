@@ -76,6 +76,8 @@ typedef struct etc_map {
 	void *owned; /* malloc'ed copy when not mapped */
 } etc_map;
 
+/* The most read from standard input ("-"): 1 GiB. */
+#define ETC_MAP_STDIN_MAX ((uint64_t)1 << 30)
 int etc_map_open(etc_map *m, const char *path, etc_error *err);
 void etc_map_close(etc_map *m);
 /*

@@ -4,6 +4,9 @@
  * nothing is left running, no pool spins between calls.
  */
 #include "core/parallel.h"
+#include "core/guard.h"
+
+#include <stdbool.h>
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -33,12 +36,17 @@ typedef struct part {
 	size_t begin, end;
 	pthread_t tid;
 	int started;
+	bool guarded;
+	const void *fault;
 } part;
 
 static void *run_part(void *arg)
 {
 	part *p = arg;
-	p->fn(p->ctx, p->begin, p->end);
+	if (p->guarded)
+		etc_guard_run_worker_(p->fn, p->ctx, p->begin, p->end, &p->fault);
+	else
+		p->fn(p->ctx, p->begin, p->end);
 	return NULL;
 }
 
@@ -55,8 +63,10 @@ void etc_parallel_for_(size_t n, unsigned threads, etc_range_fn fn, void *ctx)
 		return;
 	}
 	part parts[MAX_THREADS];
+	bool guarded = etc_guard_active_();
 	for (unsigned k = 0; k < threads; k++) {
-		parts[k] = (part){fn, ctx, n * k / threads, n * (k + 1) / threads, 0, 0};
+		parts[k] =
+		    (part){fn, ctx, n * k / threads, n * (k + 1) / threads, 0, 0, guarded, NULL};
 		if (k > 0)
 			parts[k].started =
 			    pthread_create(&parts[k].tid, NULL, run_part, &parts[k]) == 0;
@@ -68,4 +78,8 @@ void etc_parallel_for_(size_t n, unsigned threads, etc_range_fn fn, void *ctx)
 		else
 			fn(ctx, parts[k].begin, parts[k].end);
 	}
+	/* a worker's read of a truncated input ends the caller's guarded call */
+	for (unsigned k = 1; k < threads; k++)
+		if (parts[k].fault)
+			etc_guard_rethrow_(parts[k].fault);
 }

@@ -9,7 +9,17 @@
  * plot's directory (absolute), sets `outfile` to a temporary name, loads
  * <name>.gp and resets the session. gnuplot's stderr, read through a pipe,
  * is cut at the markers to tell which plot an error belongs to; a PNG is
- * renamed into place only when it is not empty and its part printed no error.
+ * renamed into place only when it is a whole PNG (signature and IEND) and its
+ * part printed no error; a plot that fails is left out with a note saying why
+ * (etc_plot_batch_note), and the others are kept.
+ *
+ * Bounds: gnuplot gets ETC_GNUPLOT_TIMEOUT seconds (default 10) per plot plus
+ * three times that for starting; past the deadline it is killed and the
+ * error names the plot it was making. While it runs, SIGINT, SIGTERM, SIGHUP
+ * and SIGQUIT are held back (a handler notes the signal); one arriving kills
+ * gnuplot, the temporary files are removed and the signal is then raised
+ * again for the previous disposition, so an interrupted run leaves no
+ * temporary file behind.
  */
 #define _GNU_SOURCE
 #include "etcompare/plot.h"
@@ -19,6 +29,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <time.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -295,12 +309,238 @@ static char *write_script(etc_plot_batch *b, size_t from, etc_error *err)
 	return path;
 }
 
-/* gnuplot's stderr, the last ERR_KEEP bytes, into a malloc'ed string. */
-static char *read_all(int fd, size_t *len)
+/* The part of gnuplot's stderr that belongs to item i. */
+static void segment(const char *s, size_t n, size_t i, const char **at, size_t *len)
+{
+	char mark[48];
+	snprintf(mark, sizeof mark, MARKER "%zu\n", i);
+	const char *p = s ? memmem(s, n, mark, strlen(mark)) : NULL;
+	if (!p) {
+		*at = "";
+		*len = 0;
+		return;
+	}
+	p += strlen(mark);
+	const char *q = memmem(p, (size_t)(s + n - p), MARKER, strlen(MARKER));
+	*at = p;
+	*len = q ? (size_t)(q - p) : (size_t)(s + n - p);
+}
+
+/* The index of the last marker gnuplot printed, or -1. */
+static long last_marker(const char *s, size_t n)
+{
+	long last = -1;
+	for (const char *p = s; p && (p = memmem(p, (size_t)(s + n - p), MARKER, strlen(MARKER)));
+	     p += strlen(MARKER)) {
+		char *end;
+		long k = strtol(p + strlen(MARKER), &end, 10);
+		if (end != p + strlen(MARKER))
+			last = k;
+	}
+	return last;
+}
+
+/* A PNG starts with its signature and ends with its IEND chunk; gnuplot leaves
+ * a cut file when a write fails, and a broken terminal may write other data. */
+static bool png_complete(const char *path)
+{
+	static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+	static const unsigned char iend[8] = {'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+	unsigned char head[8], tail[8];
+	FILE *f = fopen(path, "rb");
+	bool ok = f && fread(head, 1, 8, f) == 8 && memcmp(head, sig, 8) == 0 &&
+	          fseek(f, -8, SEEK_END) == 0 && fread(tail, 1, 8, f) == 8 &&
+	          memcmp(tail, iend, 8) == 0;
+	if (f)
+		fclose(f);
+	return ok;
+}
+
+/* The first non-empty line of s[0..n) into buf (controls as spaces). */
+static bool first_line(const char *s, size_t n, char *buf, size_t cap)
+{
+	const char *end = s + n;
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		const char *le = nl ? nl : end;
+		while (s < le && (*s == ' ' || *s == '\t' || *s == '\r'))
+			s++;
+		if (s < le &&
+		    !(le - s >= (long)strlen(MARKER) && !memcmp(s, MARKER, strlen(MARKER)))) {
+			size_t len = (size_t)(le - s), k = len < cap - 1 ? len : cap - 1;
+			for (size_t i = 0; i < k; i++)
+				buf[i] = (unsigned char)s[i] < 0x20 ? ' ' : s[i];
+			buf[k] = '\0';
+			return true;
+		}
+		s = nl ? nl + 1 : end;
+	}
+	return false;
+}
+
+/* Item i failed: a note for the report ("NAME: why; left out") and, for the
+ * first failure, the error. */
+static void item_failed(etc_plot_batch *b, batch_item *it, int *rc, etc_error *err, const char *fmt,
+                        ...) ETC_PRINTF(5, 6);
+static void item_failed(etc_plot_batch *b, batch_item *it, int *rc, etc_error *err, const char *fmt,
+                        ...)
+{
+	char why[700], note[900];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	char *gp = etc_plot_join_(it->dir, "", it->pub.name, ".gp");
+	snprintf(note, sizeof note, "plot %s left out: %s", it->pub.name, why);
+	etc_error ignored;
+	(void)etc_plot_batch_note(b, note, &ignored);
+	if (*rc == 0)
+		*rc = etc_fail(err, ETC_ERR_IO, gp ? gp : it->pub.name, -1, "%s", why);
+	free(gp);
+}
+
+/*
+ * gnuplot reported nothing but left no PNG, or a cut one: its PNG writer does
+ * not report a failed write, which happens when the disk is full or the quota
+ * reached; or it exited with a status of its own, reported as it is.
+ */
+static void no_png(etc_plot_batch *b, batch_item *it, int exit_status, const char *msg, size_t mlen,
+                   int *rc, etc_error *err)
+{
+	struct statvfs vfs;
+	char line[512];
+	if (exit_status > 0) {
+		if (first_line(msg, mlen, line, sizeof line))
+			item_failed(b, it, rc, err,
+			            "gnuplot exited with status %d and wrote no PNG: %s",
+			            exit_status, line);
+		else
+			item_failed(
+			    b, it, rc, err,
+			    "gnuplot exited with status %d and wrote no PNG (nothing on its "
+			    "stderr)",
+			    exit_status);
+	} else if (statvfs(it->dir, &vfs) == 0 && vfs.f_bavail == 0) {
+		item_failed(b, it, rc, err,
+		            "gnuplot wrote no PNG: no space left on the device of %s", it->dir);
+	} else {
+		item_failed(
+		    b, it, rc, err,
+		    "gnuplot reported no error but its PNG is missing, cut short or not a PNG: "
+		    "writing in %s failed (disk full, quota or file size limit?)",
+		    it->dir);
+	}
+}
+
+/* Renames item i's PNG into place, or records why not (first failure in err). */
+static void settle(etc_plot_batch *b, batch_item *it, const char *msg, size_t mlen, size_t i,
+                   int exit_status, int *rc, etc_plot_result *res, etc_error *err)
+{
+	const char *at;
+	size_t len;
+	char line[512];
+	segment(msg, mlen, i, &at, &len);
+	struct stat st;
+	bool made = stat(it->tmp, &st) == 0 && st.st_size > 0 && png_complete(it->tmp);
+	bool failed = first_error(at, len, line, sizeof line);
+	if (failed) {
+		item_failed(b, it, rc, err, "gnuplot %s: %s", made ? "failed" : "wrote no PNG",
+		            line);
+		return;
+	}
+	if (!made) {
+		/* no marker text of its own: the whole stderr (gnuplot died early) */
+		if (len)
+			no_png(b, it, exit_status, at, len, rc, err);
+		else
+			no_png(b, it, exit_status, msg, mlen, rc, err);
+		return;
+	}
+	int fd = open(it->tmp, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+	if (rename(it->tmp, it->pub.png) != 0) {
+		int e = errno;
+		item_failed(b, it, rc, err, "cannot write %s: %s", it->pub.png, strerror(e));
+		return;
+	}
+	free(it->tmp);
+	it->tmp = NULL;
+	it->pub.made = true;
+	if (res)
+		res->pngs_written++;
+}
+
+static const int held_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+enum { NHELD = 4 };
+
+/*
+ * The one piece of process state here: the signal that arrived while
+ * gnuplot ran. A signal handler takes no argument, and the signal may land
+ * on any thread (BLAS keeps threads of its own that a mask set here does not
+ * cover), so it can only leave the number where the waiting loop looks.
+ */
+static volatile sig_atomic_t held_signal;
+
+static void on_held(int sig)
+{
+	held_signal = sig;
+}
+
+/* A held-back signal that arrived, or 0. */
+static int signal_pending(void)
+{
+	return held_signal;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* gnuplot's seconds per plot: ETC_GNUPLOT_TIMEOUT (1 to 86400), default 10. */
+static unsigned per_plot_seconds(void)
+{
+	const char *v = getenv("ETC_GNUPLOT_TIMEOUT");
+	if (v && *v) {
+		char *end;
+		long n = strtol(v, &end, 10);
+		if (!*end && n >= 1 && n <= 86400)
+			return (unsigned)n;
+	}
+	return 10;
+}
+
+/*
+ * gnuplot's stderr until it closes, the deadline passes (*why = -1) or a
+ * held-back signal arrives (*why = the signal); the last ERR_KEEP bytes.
+ */
+static char *read_bounded(int fd, double deadline, int *why, size_t *len)
 {
 	size_t cap = 4096, n = 0;
 	char *s = malloc(cap + 1);
+	*why = 0;
 	for (;;) {
+		if ((*why = signal_pending()) != 0)
+			break;
+		double left = deadline - now_s();
+		if (left <= 0) {
+			*why = -1;
+			break;
+		}
+		struct pollfd p = {fd, POLLIN, 0};
+		int ms = left > 0.2 ? 200 : (int)(left * 1000) + 1;
+		int pr = poll(&p, 1, ms);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr < 0)
+			break;
+		if (pr == 0)
+			continue;
 		if (s && n == cap && cap < ERR_KEEP) {
 			char *t = realloc(s, 2 * cap + 1);
 			if (t) {
@@ -333,110 +573,6 @@ static char *read_all(int fd, size_t *len)
 		s[n] = '\0';
 	*len = s ? n : 0;
 	return s;
-}
-
-/* The part of gnuplot's stderr that belongs to item i. */
-static void segment(const char *s, size_t n, size_t i, const char **at, size_t *len)
-{
-	char mark[48];
-	snprintf(mark, sizeof mark, MARKER "%zu\n", i);
-	const char *p = s ? memmem(s, n, mark, strlen(mark)) : NULL;
-	if (!p) {
-		*at = "";
-		*len = 0;
-		return;
-	}
-	p += strlen(mark);
-	const char *q = memmem(p, (size_t)(s + n - p), MARKER, strlen(MARKER));
-	*at = p;
-	*len = q ? (size_t)(q - p) : (size_t)(s + n - p);
-}
-
-/* The index of the last marker gnuplot printed, or -1. */
-static long last_marker(const char *s, size_t n)
-{
-	long last = -1;
-	for (const char *p = s; p && (p = memmem(p, (size_t)(s + n - p), MARKER, strlen(MARKER)));
-	     p += strlen(MARKER)) {
-		char *end;
-		long k = strtol(p + strlen(MARKER), &end, 10);
-		if (end != p + strlen(MARKER))
-			last = k;
-	}
-	return last;
-}
-
-/* A PNG ends with its IEND chunk; gnuplot leaves a cut file when a write fails. */
-static bool png_complete(const char *path)
-{
-	static const unsigned char iend[8] = {'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
-	unsigned char tail[8];
-	FILE *f = fopen(path, "rb");
-	bool ok = f && fseek(f, -8, SEEK_END) == 0 && fread(tail, 1, 8, f) == 8 &&
-	          memcmp(tail, iend, 8) == 0;
-	if (f)
-		fclose(f);
-	return ok;
-}
-
-/*
- * gnuplot reported nothing but left no PNG, or a cut one: its PNG writer does
- * not report a failed write, which happens when the disk is full or the quota
- * reached.
- */
-static int no_png(const char *gp_path, const char *dir, etc_error *err)
-{
-	struct statvfs vfs;
-	if (statvfs(dir, &vfs) == 0 && vfs.f_bavail == 0)
-		return etc_fail(err, ETC_ERR_IO, gp_path, -1,
-		                "gnuplot wrote no PNG: no space left on the device of %s", dir);
-	return etc_fail(err, ETC_ERR_IO, gp_path, -1,
-	                "gnuplot reported no error but its PNG is empty or cut short: writing "
-	                "in %s failed (disk full, quota or file size limit?)",
-	                dir);
-}
-
-/* Renames item i's PNG into place, or records why not (first failure in err). */
-static void settle(batch_item *it, const char *msg, size_t mlen, size_t i, int *rc,
-                   etc_plot_result *res, etc_error *err)
-{
-	const char *at;
-	size_t len;
-	char line[512];
-	segment(msg, mlen, i, &at, &len);
-	struct stat st;
-	bool made = stat(it->tmp, &st) == 0 && st.st_size > 0 && png_complete(it->tmp);
-	bool failed = first_error(at, len, line, sizeof line);
-	if (!made || failed) {
-		if (*rc == 0) {
-			char *gp = etc_plot_join_(it->dir, "", it->pub.name, ".gp");
-			if (failed)
-				*rc = etc_fail(err, ETC_ERR_IO, gp ? gp : it->pub.name, -1,
-				               "gnuplot %s: %s", made ? "failed" : "wrote no PNG",
-				               line);
-			else
-				*rc = no_png(gp ? gp : it->pub.name, it->dir, err);
-			free(gp);
-		}
-		return;
-	}
-	int fd = open(it->tmp, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		(void)fsync(fd);
-		close(fd);
-	}
-	if (rename(it->tmp, it->pub.png) != 0) {
-		int e = errno;
-		if (*rc == 0)
-			*rc = etc_fail(err, ETC_ERR_IO, it->pub.png, -1, "cannot write: %s",
-			               strerror(e));
-		return;
-	}
-	free(it->tmp);
-	it->tmp = NULL;
-	it->pub.made = true;
-	if (res)
-		res->pngs_written++;
 }
 
 /*
@@ -472,11 +608,46 @@ static int run_once(etc_plot_batch *b, const char *exe, size_t from, size_t *nex
 		stop = etc_fail(err, ETC_ERR_IO, script, -1, "cannot run %s: %s", exe, strerror(e));
 		goto done;
 	}
-	msg = read_all(pfd[0], &mlen);
+	size_t plots = 0;
+	for (size_t i = from; i < b->n; i++)
+		plots += b->items[i].tmp != NULL;
+	unsigned per = per_plot_seconds();
+	double limit = (double)per * (3 + (double)plots);
+	int why;
+	msg = read_bounded(pfd[0], now_s() + limit, &why, &mlen);
 	int status = 0;
 	pid_t w;
+	if (why != 0)
+		kill(pid, SIGKILL);
 	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 		;
+	if (why != 0) {
+		long at = last_marker(msg, mlen);
+		const char *plot = at >= (long)from && (size_t)at < b->n
+		                       ? b->items[at].pub.name
+		                       : "(before the first plot)";
+		if (why > 0)
+			stop = etc_fail(
+			    err, ETC_ERR_IO, script, -1,
+			    "interrupted by signal %d: gnuplot killed while it made plot %s", why,
+			    plot);
+		else
+			stop = etc_fail(err, ETC_ERR_IO, script, -1,
+			                "gnuplot did not finish within %.0f s (%u s per plot, "
+			                "ETC_GNUPLOT_TIMEOUT): killed while it made plot %s",
+			                limit, per, plot);
+		for (size_t i = from; i < b->n; i++)
+			if (b->items[i].tmp) {
+				char note[600];
+				snprintf(note, sizeof note, "plot %s left out: %s",
+				         b->items[i].pub.name,
+				         why > 0 ? "interrupted" : "gnuplot timed out");
+				etc_error ignored;
+				(void)etc_plot_batch_note(b, note, &ignored);
+			}
+		goto done;
+	}
+	int exit_status = w >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 0;
 	long crashed = -1;
 	if (w >= 0 && WIFSIGNALED(status)) {
 		crashed = last_marker(msg, mlen);
@@ -492,16 +663,11 @@ static int run_once(etc_plot_batch *b, const char *exe, size_t from, size_t *nex
 		if (!it->tmp)
 			continue;
 		if ((long)i == crashed) {
-			if (*rc == 0) {
-				char *gp = etc_plot_join_(it->dir, "", it->pub.name, ".gp");
-				*rc = etc_fail(err, ETC_ERR_IO, gp ? gp : it->pub.name, -1,
-				               "gnuplot was killed by signal %d on this plot",
-				               WTERMSIG(status));
-				free(gp);
-			}
+			item_failed(b, it, rc, err, "gnuplot was killed by signal %d on this plot",
+			            WTERMSIG(status));
 			continue;
 		}
-		settle(it, msg, mlen, i, rc, res, err);
+		settle(b, it, msg, mlen, i, exit_status, rc, res, err);
 	}
 done:
 	if (pfd[0] >= 0)
@@ -524,6 +690,15 @@ int etc_plot_batch_run(etc_plot_batch *b, const etc_plot_options *o, etc_plot_re
 			res->gnuplot_missing = true;
 		return 0;
 	}
+	/* held back while temporary PNGs exist: temporary files are removed first,
+	 * then the signal goes to the previous disposition */
+	struct sigaction hold, old_act[NHELD];
+	memset(&hold, 0, sizeof hold);
+	hold.sa_handler = on_held;
+	sigemptyset(&hold.sa_mask);
+	held_signal = 0;
+	for (size_t k = 0; k < NHELD; k++)
+		sigaction(held_signals[k], &hold, &old_act[k]);
 	int rc = 0;
 	for (size_t i = 0; i < b->n && rc == 0; i++) {
 		batch_item *it = &b->items[i];
@@ -566,6 +741,14 @@ int etc_plot_batch_run(etc_plot_batch *b, const etc_plot_options *o, etc_plot_re
 			b->items[i].tmp = NULL;
 		}
 	free(exe);
+	/* a signal that arrived meanwhile goes to the previous disposition now (the
+	 * caller may hold it back too, to clean up its own files first) */
+	int sig = held_signal;
+	held_signal = 0;
+	for (size_t k = 0; k < NHELD; k++)
+		sigaction(held_signals[k], &old_act[k], NULL);
+	if (sig)
+		raise(sig);
 	return rc;
 }
 

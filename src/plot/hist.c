@@ -120,7 +120,10 @@ static int hist_fill(hist *h, etc_plot_read_fn read, void *ctx, etc_error *err)
 			if (!isfinite(v))
 				continue;
 			double t = (v / 2 - lo / 2) / scale;
-			size_t b = t > 0 ? (size_t)(t * (double)h->bins) : 0;
+			/* t is compared before the conversion: a zero-width range gives inf */
+			size_t b = !(t > 0)  ? 0
+			           : t >= 1 ? h->bins - 1
+			                    : (size_t)(t * (double)h->bins);
 			if (b >= h->bins)
 				b = h->bins - 1;
 			h->counts[b]++;

@@ -10,6 +10,7 @@
 #include "etcompare/html.h"
 #include "etcompare/report.h"
 #include "core/internal.h"
+#include "core/utf8.h"
 #include "core/fmt.h"
 #include "report/report_private.h"
 
@@ -226,11 +227,25 @@ int etc_html_report_note(etc_html_report *h, const char *text, etc_error *err)
 
 /* ---- writing ---- */
 
-/* `s` (n bytes) HTML-escaped; control characters but \n and \t as U+FFFD. */
+/* `s` (n bytes) HTML-escaped; control characters but \n and \t, and bytes
+ * that are not UTF-8 (names from ETDumps may hold any), as U+FFFD. */
 static void put_esc_n(FILE *f, const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n;) {
 		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x80) {
+			uint32_t cp;
+			size_t len = etc_utf8_decode((const unsigned char *)s + i, n - i, &cp);
+			if (len == 0 || (cp >= 0x80 && cp < 0xa0)) {
+				fputs("\xef\xbf\xbd", f);
+				i += len ? len : 1;
+			} else {
+				fwrite(s + i, 1, len, f);
+				i += len;
+			}
+			continue;
+		}
+		i++;
 		switch (c) {
 		case '&':
 			fputs("&amp;", f);

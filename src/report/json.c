@@ -252,8 +252,7 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 	const etc_inspector_options *io = etc_inspector_options_get(insp);
 	etc_sbuf b = {0};
 	etc_summary_cache cache;
-	memset(&cache, 0, sizeof cache);
-	cache.scalar_type = -1;
+	etc_summary_cache_init_(&cache);
 	int rc = 0;
 
 	etc_sbuf_printf(&b, "{\n  \"tool\": \"etcompare\",\n  \"version\": \"%s\",\n",

@@ -19,16 +19,24 @@
 #endif
 
 /*
- * Remembers the last tensor summarized: upstream gives an instruction's
- * intermediate outputs to both its native_call and OPERATOR_CALL events, so
- * the same bytes come twice in a row. Pass NULL to disable.
+ * Remembers the tensors summarized, by data, element count and dtype (a
+ * direct-mapped table of ETC_SUMMARY_SLOTS): upstream gives an
+ * instruction's intermediate outputs to both its native_call and
+ * OPERATOR_CALL events, and a hostile ETDump can point every event at one
+ * large tensor, so the same bytes are summarized once (issue 23). Pass NULL
+ * to disable; etc_summary_cache_init_ before use.
  */
-typedef struct etc_summary_cache {
+enum { ETC_SUMMARY_SLOTS = 64 };
+typedef struct etc_summary_slot {
 	const uint8_t *data;
 	uint64_t numel;
 	int scalar_type;
 	etc_tensor_summary summary;
+} etc_summary_slot;
+typedef struct etc_summary_cache {
+	etc_summary_slot slot[ETC_SUMMARY_SLOTS];
 } etc_summary_cache;
+void etc_summary_cache_init_(etc_summary_cache *c);
 
 /*
  * The budget every printer of nested input structures shares (the

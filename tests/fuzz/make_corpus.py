@@ -158,6 +158,51 @@ def cli_seeds():
         put("cli", "line%02d" % i, b"\0".join(a.encode() for a in line))
 
 
+def derived_seeds():
+    """Seeds of the targets of issue 23, from the seeds above: the ETDump
+    inputs for html and trace (same layout), pairs of ETDumps for perfdiff,
+    the ETRecords for numgap, the --quant-params files of
+    tests/test_numgap_real.py for quantparams, and plot inputs made of the
+    numbers and names a report plots."""
+    import json
+    import random
+    dumps = sorted(glob.glob(os.path.join(CORPUS, "etdump", "seed_*")))
+    parts = []
+    for p in dumps:
+        data = read(p)
+        if len(data) < 4:
+            continue
+        n = struct.unpack("<I", data[:4])[0]
+        parts.append((os.path.basename(p)[5:], data, data[4:4 + n]))
+    for name, data, etdp in parts:
+        put("html", name, data)
+        put("trace", name, data)
+    for k, (name, _, a) in enumerate(parts):
+        b = parts[(k + 1) % len(parts)][2]
+        put("perfdiff", name, struct.pack("<I", len(a)) + a + b)
+        put("perfdiff", name + "_self", struct.pack("<I", len(a)) + a + a)
+    for p in sorted(glob.glob(os.path.join(CORPUS, "etrecord", "seed_*"))):
+        put("numgap", os.path.basename(p)[5:], read(p))
+    quant = [{"1": {"scale": 0.02, "zero_point": -5},
+              "(4,)": {"scale": [0.01, 0.02], "zero_point": [1, -2], "axis": 0}},
+             {"4": {"scale": [0.1, 0.2], "zero_point": [0, 0]}},
+             {"1,2": {"scale": 1e-300, "zero_point": 2 ** 40, "axis": 1e300}},
+             {"0": {"scale": 0.5, "zero_point": 0, "quant_min": -128, "quant_max": 127}},
+             [], {}, {"x": 1}]
+    for k, q in enumerate(quant):
+        put("quantparams", f"q{k}", json.dumps(q).encode())
+    rnd = random.Random(23)
+    specials = [0.0, -0.0, 1.0, -1.0, 1e-300, 1e300, float("inf"), float("-inf"), float("nan"),
+                5e-324, 65504.0, 3.4e38]
+    for k in range(16):
+        lab = rnd.choice([b"conv", b"a'b\"c", b"x\ny", b"`id`", b"\xe2\x80\xae"]).ljust(8, b"_")
+        body = b""
+        for _ in range(rnd.randint(0, 40)):
+            v = rnd.choice(specials) if rnd.random() < 0.3 else rnd.uniform(-1e3, 1e3)
+            body += struct.pack("<d", v) + lab[:8]
+        put("plot", f"p{k}", bytes([rnd.randrange(256), 7]) + body)
+
+
 def main():
     flatc = sys.argv[1] if len(sys.argv) > 1 else (shutil.which("flatc") or "flatc")
     etdump_seeds(flatc)
@@ -166,6 +211,7 @@ def main():
     torchsave_seeds()
     legacy_seeds()
     cli_seeds()
+    derived_seeds()
     for p in sorted(glob.glob(os.path.join(SRC, "tests", "data", "npz", "*.np[yz]"))):
         put("npz", os.path.basename(p).replace(".", "_"), read(p))
     for t in sorted(os.listdir(CORPUS)):
@@ -173,4 +219,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--derived"]:  # only the seeds made from other seeds
+        derived_seeds()
+    else:
+        main()
