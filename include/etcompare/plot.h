@@ -168,7 +168,8 @@ ETC_API int etc_plot_lines(const etc_plot_options *o, const char *name, const ch
 
 /**
  * A line over a sequence (e.g. one point per run): etc_plot_lines with the
- * x axis labelled `xlabel`, no threshold and no marked point.
+ * x axis labelled `xlabel`, no threshold and no marked point. One value
+ * (one run) is drawn as a bar from 0 (etc_plot_bars), not a lone dot.
  */
 ETC_API int etc_plot_trend(const etc_plot_options *o, const char *name, const char *title,
                            const char *xlabel, const char *ylabel, size_t n,

@@ -119,6 +119,8 @@ void etc_plot_put_dat_str_(FILE *f, const char *s, const char *suffix)
 				fputc('\'', f);
 			else if (c == '\\')
 				fputs("\\\\", f);
+			else if (c == '\n') /* a label of two lines (node, op beneath) */
+				fputs("\\n", f);
 			else if (c < 0x20 || c == 0x7f)
 				fputc(' ', f);
 			else

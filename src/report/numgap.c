@@ -707,12 +707,12 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 	const etc_numgap_options *opt = etc_numgap_options_get(ng);
 	long first = etc_numgap_first_divergence(ng), marked = -1;
 	const char **labels = calloc(n ? n : 1, sizeof *labels);
-	char(*names)[64] = calloc(n ? n : 1, sizeof *names);
+	char(*names)[240] = calloc(n ? n : 1, sizeof *names);
 	double *snr = calloc(n ? n : 1, sizeof *snr), *cos = calloc(n ? n : 1, sizeof *cos);
 	double *drop = calloc(n ? n : 1, sizeof *drop);
 	/* the SNR drop points at nodes: its labels name them */
 	const char **nlabels = calloc(n ? n : 1, sizeof *nlabels);
-	char(*nnames)[64] = calloc(n ? n : 1, sizeof *nnames);
+	char(*nnames)[240] = calloc(n ? n : 1, sizeof *nnames);
 	int rc = 0;
 	if (!labels || !names || !snr || !cos || !drop || !nlabels || !nnames) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
@@ -721,16 +721,17 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 	/* every row is a point: rows not compared are NaN (not drawn) */
 	for (size_t i = 0; i < n; i++) {
 		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
-		snprintf(names[k], sizeof names[k], "%zu %.40s", i,
-		         *r->ops ? r->ops : r->event_name);
+		/* every per-op plot: the node's name, its op type beneath */
+		const char *op = *r->ops ? r->ops : r->event_name;
+		if (*r->nodes)
+			snprintf(names[k], sizeof names[k], "%zu %.120s\n%.100s", i, r->nodes, op);
+		else
+			snprintf(names[k], sizeof names[k], "%zu %.120s", i, op);
 		labels[k] = names[k];
 		snr[k] = r->has_metrics ? r->metrics.snr_db : NAN;
 		cos[k] = r->has_metrics ? r->metrics.cosine : NAN;
 		drop[k] = r->snr_drop;
-		snprintf(nnames[k], sizeof nnames[k], "%zu %.40s", i,
-		         *r->nodes ? r->nodes
-		         : *r->ops ? r->ops
-		                   : r->event_name);
+		snprintf(nnames[k], sizeof nnames[k], "%s", names[k]);
 		nlabels[k] = nnames[k];
 		if ((long)i == first)
 			marked = (long)k;
