@@ -77,7 +77,11 @@ typedef struct etc_plot_style {
 	                          capped marker "0" */
 	const char *si_unit; /**< hbars, boxes: values in this base unit ("s"), ticks with SI
 	                          prefixes (50 us); NULL: plain numbers */
-	bool points_only;    /**< boxes: min and max as points, no box (fewer than 3 samples) */
+	bool points_only;    /**< boxes: a bar at the median, min and max as points, no box
+	                          (fewer than 3 samples) */
+	double scale_max;    /**< error maps: the top of the colour scale, shared by the maps
+	                          of one output across runs; 0 or NaN: the map's largest value
+	                          (the larger of the two is used) */
 } etc_plot_style;
 
 /** Where and how to plot. NULL options mean all defaults. */

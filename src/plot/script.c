@@ -274,7 +274,7 @@ plot_job etc_plot_job_init_(const etc_plot_options *o, const char *name, const c
 
 const etc_plot_style *etc_plot_style_of_(const etc_plot_options *o)
 {
-	static const etc_plot_style none = {NAN, NULL, NULL, false, NULL, false};
+	static const etc_plot_style none = {NAN, NULL, NULL, false, NULL, false, 0};
 	return o && o->style ? o->style : &none;
 }
 

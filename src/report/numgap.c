@@ -746,7 +746,7 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 			cos[i] = 1 - cos[i];
 		char thr[96];
 		snprintf(thr, sizeof thr, "min cosine %.9g", opt->min_cosine);
-		etc_plot_style st = {NAN, thr, NULL, true, NULL, false};
+		etc_plot_style st = {NAN, thr, NULL, true, NULL, false, 0};
 		etc_plot_options po = *o;
 		po.style = &st;
 		if (rc == 0)

@@ -464,7 +464,7 @@ static int plot_ops(const etc_plot_options *o, const etc_profile *p, size_t top,
 	double scale = cycles ? 1 : to_s[ts];
 	for (size_t i = 0; i < n; i++)
 		vals[i] *= scale;
-	etc_plot_style st = {NAN, NULL, NULL, false, cycles ? NULL : "s", false};
+	etc_plot_style st = {NAN, NULL, NULL, false, cycles ? NULL : "s", false, 0};
 	etc_plot_options po = *o;
 	po.style = &st;
 	char title[160], xlabel[64];
