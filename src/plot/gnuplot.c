@@ -37,6 +37,7 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/types.h>
@@ -45,9 +46,11 @@
 
 extern char **environ;
 
-#define MARKER    "etcompare-plot "
-#define ERR_KEEP  (1u << 20) /* bytes of gnuplot's stderr kept */
-#define NOTES_MAX 64
+#define MARKER      "etcompare-plot "
+#define ERR_KEEP    (1u << 20) /* bytes of gnuplot's stderr kept */
+#define NOTES_MAX   64
+#define CLEANED_MAX 16
+#define INDEX_HEAD  "# index.txt - written by etcompare"
 
 typedef struct batch_item {
 	etc_plot_item pub;
@@ -60,6 +63,8 @@ struct etc_plot_batch {
 	size_t n, cap;
 	char *notes[NOTES_MAX];
 	size_t nnotes;
+	char *cleaned[CLEANED_MAX]; /* directories whose previous plots are removed */
+	size_t ncleaned;
 };
 
 int etc_plot_batch_create(etc_plot_batch **out, etc_error *err)
@@ -74,6 +79,8 @@ void etc_plot_batch_free(etc_plot_batch *b)
 {
 	if (!b)
 		return;
+	for (size_t i = 0; i < b->ncleaned; i++)
+		free(b->cleaned[i]);
 	for (size_t i = 0; i < b->n; i++) {
 		free((char *)b->items[i].pub.name);
 		free((char *)b->items[i].pub.title);
@@ -749,6 +756,78 @@ int etc_plot_batch_run(etc_plot_batch *b, const etc_plot_options *o, etc_plot_re
 		sigaction(held_signals[k], &old_act[k], NULL);
 	if (sig)
 		raise(sig);
+	return rc;
+}
+
+/* Removes <dir>/<base><ext> when it is a file or a symbolic link (never a
+ * directory); a file that is not there is fine. */
+static int remove_named(const char *dir, const char *base, const char *ext, etc_error *err)
+{
+	char *path = etc_plot_join_(dir, "", base, ext);
+	if (!path)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	struct stat st;
+	int rc = 0;
+	if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode) && unlink(path) != 0 && errno != ENOENT)
+		rc = etc_fail(err, ETC_ERR_IO, path, -1,
+		              "cannot remove the plot etcompare wrote here last time: %s",
+		              strerror(errno));
+	free(path);
+	return rc;
+}
+
+int etc_plot_batch_clean_dir_(etc_plot_batch *b, const char *dir, etc_error *err)
+{
+	const char *d = dir && *dir ? dir : ".";
+	for (size_t i = 0; i < b->ncleaned; i++)
+		if (!strcmp(b->cleaned[i], d))
+			return 0;
+	if (b->ncleaned == CLEANED_MAX)
+		return 0;
+	b->cleaned[b->ncleaned] = strdup(d);
+	if (!b->cleaned[b->ncleaned])
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	b->ncleaned++;
+	char *path = etc_plot_join_(d, "", "index", ".txt");
+	if (!path)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	FILE *f = fopen(path, "r");
+	free(path);
+	if (!f)
+		return 0; /* nothing written here before */
+	char line[4096];
+	int rc = 0;
+	/* only an index etcompare wrote names files to remove */
+	if (!fgets(line, sizeof line, f) || strncmp(line, INDEX_HEAD, strlen(INDEX_HEAD)) != 0) {
+		fclose(f);
+		return 0;
+	}
+	etc_error ignore;
+	while (rc == 0 && fgets(line, sizeof line, f)) {
+		if (line[0] == '#' || !strncmp(line, "note: ", 6))
+			continue;
+		char *tab = strchr(line, '\t');
+		if (!tab)
+			continue;
+		*tab = '\0';
+		size_t len = (size_t)(tab - line);
+		const char *ext = len > 4 && !strcmp(line + len - 4, ".png")  ? ".png"
+		                  : len > 3 && !strcmp(line + len - 3, ".gp") ? ".gp"
+		                                                              : NULL;
+		if (!ext)
+			continue;
+		line[len - strlen(ext)] = '\0';
+		/* a name etcompare could have written: no '/', no "..", no hidden file */
+		etc_error_clear(&ignore);
+		if (etc_plot_check_name_(line, &ignore) < 0)
+			continue;
+		static const char *const exts[] = {".png", ".gp", ".dat"};
+		for (size_t e = 0; e < 3 && rc == 0; e++)
+			rc = remove_named(d, line, exts[e], err);
+	}
+	fclose(f);
+	if (rc == 0)
+		rc = remove_named(d, "index", ".txt", err);
 	return rc;
 }
 
