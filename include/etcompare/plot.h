@@ -298,6 +298,10 @@ ETC_API const char *etc_plot_batch_note_at(const etc_plot_batch *b, size_t i);
 /**
  * Writes <dir>/index.txt: one line per queued plot (<name>.png, or <name>.gp
  * when no PNG was made, a tab, its title), then "note: " and each note.
+ * First the plots the previous index.txt of <dir> named (written there by
+ * etcompare) that this batch did not write again are removed with their .gp
+ * and .dat, so the folder holds exactly what the new index lists; no file
+ * the index does not name is touched.
  */
 ETC_API int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_error *err);
 

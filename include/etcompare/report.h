@@ -10,6 +10,7 @@
 #define ETCOMPARE_REPORT_H
 
 #include "common.h"
+#include "output.h"
 #include "accuracy.h"
 #include "inspector.h"
 #include "numgap.h"
@@ -163,33 +164,6 @@ ETC_API int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap 
 
 /** Writes `v` as Python's repr() would (shortest round trip) into `buf` (40 bytes). */
 ETC_API void etc_format_double(char buf[40], double v);
-
-/**
- * An output file written to a temporary name in the same directory and
- * renamed into place by etc_output_commit, so a failure never leaves a
- * truncated or clobbered file. The path "-" means standard output.
- */
-typedef struct etc_output etc_output;
-
-ETC_API int etc_output_open(etc_output **out, const char *path, etc_error *err);
-/** The stream to write to (borrowed). */
-ETC_API FILE *etc_output_stream(etc_output *o);
-/** Flushes, closes and renames into place; frees `o` whatever happens. */
-ETC_API int etc_output_commit(etc_output *o, etc_error *err);
-/** Discards the temporary file and frees `o`. NULL is a no-op. */
-ETC_API void etc_output_abort(etc_output *o);
-
-/**
- * Checks the output paths of one run before anything is read or written
- * (NULL entries are skipped): ETC_ERR_USAGE when two outputs are the same
- * file (same device and inode, or the same canonical path for new files;
- * /dev/null excepted), when an output is one of `inputs`, or when more than
- * one output is "-"; ETC_ERR_IO when an output's directory is missing or
- * not writable, an output is a directory, or a symlink would be followed
- * against the protected_symlinks rule (docs/hardening-outputs.md).
- */
-ETC_API int etc_output_check(const char *const *outputs, size_t n_outputs,
-                             const char *const *inputs, size_t n_inputs, etc_error *err);
 
 #ifdef __cplusplus
 }

@@ -23,7 +23,7 @@
  */
 #define _GNU_SOURCE
 #include "etcompare/plot.h"
-#include "etcompare/report.h"
+#include "etcompare/output.h"
 #include "core/internal.h"
 #include "plot/plot_private.h"
 
@@ -46,11 +46,10 @@
 
 extern char **environ;
 
-#define MARKER      "etcompare-plot "
-#define ERR_KEEP    (1u << 20) /* bytes of gnuplot's stderr kept */
-#define NOTES_MAX   64
-#define CLEANED_MAX 16
-#define INDEX_HEAD  "# index.txt - written by etcompare"
+#define MARKER     "etcompare-plot "
+#define ERR_KEEP   (1u << 20) /* bytes of gnuplot's stderr kept */
+#define NOTES_MAX  64
+#define INDEX_HEAD "# index.txt - written by etcompare"
 
 typedef struct batch_item {
 	etc_plot_item pub;
@@ -63,8 +62,6 @@ struct etc_plot_batch {
 	size_t n, cap;
 	char *notes[NOTES_MAX];
 	size_t nnotes;
-	char *cleaned[CLEANED_MAX]; /* directories whose previous plots are removed */
-	size_t ncleaned;
 };
 
 int etc_plot_batch_create(etc_plot_batch **out, etc_error *err)
@@ -79,8 +76,6 @@ void etc_plot_batch_free(etc_plot_batch *b)
 {
 	if (!b)
 		return;
-	for (size_t i = 0; i < b->ncleaned; i++)
-		free(b->cleaned[i]);
 	for (size_t i = 0; i < b->n; i++) {
 		free((char *)b->items[i].pub.name);
 		free((char *)b->items[i].pub.title);
@@ -776,18 +771,25 @@ static int remove_named(const char *dir, const char *base, const char *ext, etc_
 	return rc;
 }
 
-int etc_plot_batch_clean_dir_(etc_plot_batch *b, const char *dir, etc_error *err)
+/* Is `name` a plot of this batch (made, when `made`)? */
+static bool in_batch(const etc_plot_batch *b, const char *name, bool made)
 {
-	const char *d = dir && *dir ? dir : ".";
-	for (size_t i = 0; i < b->ncleaned; i++)
-		if (!strcmp(b->cleaned[i], d))
-			return 0;
-	if (b->ncleaned == CLEANED_MAX)
-		return 0;
-	b->cleaned[b->ncleaned] = strdup(d);
-	if (!b->cleaned[b->ncleaned])
-		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-	b->ncleaned++;
+	for (size_t i = 0; i < b->n; i++)
+		if (!strcmp(b->items[i].pub.name, name))
+			return !made || b->items[i].pub.made;
+	return false;
+}
+
+/*
+ * Before the new index is written: the plots etcompare wrote to `d` last
+ * time (named by its index.txt) that this batch did not write again are
+ * removed, with their .gp and .dat (and the old PNG of a plot this batch
+ * could not make); no other file is touched, and a directory without an
+ * etcompare index.txt is left as it is. Done after the plots are written,
+ * so a run that fails leaves the previous plots and their index whole.
+ */
+static int remove_stale(const etc_plot_batch *b, const char *d, etc_error *err)
+{
 	char *path = etc_plot_join_(d, "", "index", ".txt");
 	if (!path)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
@@ -822,17 +824,19 @@ int etc_plot_batch_clean_dir_(etc_plot_batch *b, const char *dir, etc_error *err
 		if (etc_plot_check_name_(line, &ignore) < 0)
 			continue;
 		static const char *const exts[] = {".png", ".gp", ".dat"};
-		for (size_t e = 0; e < 3 && rc == 0; e++)
-			rc = remove_named(d, line, exts[e], err);
+		if (!in_batch(b, line, false))
+			for (size_t e = 0; e < 3 && rc == 0; e++)
+				rc = remove_named(d, line, exts[e], err);
+		else if (!in_batch(b, line, true))
+			rc = remove_named(d, line, ".png", err);
 	}
 	fclose(f);
-	if (rc == 0)
-		rc = remove_named(d, "index", ".txt", err);
 	return rc;
 }
 
 int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_error *err)
 {
+	ETC_TRY(remove_stale(b, dir && *dir ? dir : ".", err));
 	char *path = etc_plot_join_(dir && *dir ? dir : ".", "", "index", ".txt");
 	if (!path)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");

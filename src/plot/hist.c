@@ -121,7 +121,7 @@ static int hist_fill(hist *h, etc_plot_read_fn read, void *ctx, etc_error *err)
 				continue;
 			double t = (v / 2 - lo / 2) / scale;
 			/* t is compared before the conversion: a zero-width range gives inf */
-			size_t b = !(t > 0)  ? 0
+			size_t b = !(t > 0) ? 0
 			           : t >= 1 ? h->bins - 1
 			                    : (size_t)(t * (double)h->bins);
 			if (b >= h->bins)

@@ -44,14 +44,6 @@ const etc_plot_style *etc_plot_style_of_(const etc_plot_options *o);
 int etc_plot_batch_add_(etc_plot_batch *b, const char *dir, const char *name, const char *title,
                         etc_error *err);
 
-/*
- * Once per directory and batch, before the batch's first plot there: the
- * plots etcompare wrote to `dir` last time (named by its index.txt, which is
- * removed too) are removed, with their .gp and .dat; no other file is
- * touched, and a directory without an etcompare index.txt is left as it is.
- */
-int etc_plot_batch_clean_dir_(etc_plot_batch *b, const char *dir, etc_error *err);
-
 /* Text for gnuplot: a single-quoted string, a data-file string (the label,
  * then `suffix`), a float gnuplot reads as a float, "var = value" lines. */
 void etc_plot_put_gp_str_(FILE *f, const char *s);

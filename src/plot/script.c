@@ -6,7 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "etcompare/plot.h"
-#include "etcompare/report.h"
+#include "etcompare/output.h"
 #include "core/internal.h"
 #include "plot/plot_private.h"
 
@@ -285,8 +285,6 @@ int etc_plot_job_run_(const plot_job *j, etc_plot_result *res, etc_error *err)
 	const char *tpl = NULL;
 	ETC_TRY(load_template(j, &owned, &tpl, err));
 	int rc = etc_plot_make_dirs_(j->dir, err);
-	if (rc == 0 && j->o && j->o->batch)
-		rc = etc_plot_batch_clean_dir_(j->o->batch, j->dir, err);
 	char *dat = NULL, *gp = NULL;
 	if (rc == 0) {
 		dat = etc_plot_join_(j->dir, "", j->name, ".dat");
