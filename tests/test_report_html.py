@@ -11,8 +11,9 @@ html.parser:
     the accuracy rows are the terminal's (0-based run within the block, ref,
     verdict), failing first; "where the error enters" is the terminal's list
     (top 5 by snr_drop); the first divergence names its node as the terminal
-    does; --plot writes 6 heat maps with distinct names (ref added, and the
-    block's position with --pair-by all), one-row maps drawn;
+    does; --plot writes one heat map per distinct (output, reference), the
+    worst run (ref in the name, and the block's position with --pair-by
+    all), one-row maps drawn;
   - headless Chromium renders it (skipped, saying why, without chromium):
     the screenshot is not blank.
 """
@@ -315,24 +316,28 @@ def case_example(d):
           "first divergence at row 3, node native_layer_norm" in verdict, verdict[:400])
     check("example: the stderr 'worst:' names the reference (two blocks named Execute)",
           "worst: Execute run 0 ref 0 output 0" in p.stderr, p.stderr)
-    # one heat map per output that differs from its reference: 6, none overwritten
+    # one heat map per distinct (output, reference) that differs: the worst of
+    # the runs sharing the reference, the failing ones first
     differ = [r for r in term if "identical" not in r[4]]
+    pairs = sorted({(b, f, o) for b, r, f, o, _ in differ})
     maps = sorted(n for n in os.listdir(pdir) if n.startswith("heatmap_") and n.endswith(".png"))
-    exp = sorted(f"heatmap_{b}_run{r}_ref{f}_out{o}.png" for b, r, f, o, _ in differ)
-    check("example: --plot writes 6 accuracy heat maps with distinct names (run and ref)",
-          len(differ) == 6 and maps == exp, f"{maps} vs {exp}")
+    check("example: --plot writes one heat map per distinct (output, reference): 2 of 6 rows",
+          len(differ) == 6 and len(pairs) == 2 and len(maps) == 2 and
+          sorted(re.sub(r"_run\d", "", m) for m in maps) ==
+          sorted(f"heatmap_{b}_ref{f}_out{o}.png" for b, f, o in pairs), f"{maps} vs {pairs}")
     caps = [c for c in re.findall(r"<figcaption>(.*?)</figcaption>", doc.raw, re.S)
             if "heatmap" in c or "|actual" in c]
-    check("example: the HTML embeds 6 heat maps with distinct captions",
-          len(caps) == 6 and len(set(caps)) == 6, str(caps))
-    # --pair-by all: both "Execute" blocks against reference 0: the block's position tells
+    check("example: the HTML embeds 2 heat maps, each the worst of 3 runs",
+          len(caps) == 2 and len(set(caps)) == 2 and all("worst of 3 runs" in c for c in caps),
+          str(caps))
+    # --pair-by all: both "Execute" blocks against reference 0: one (output, reference)
     pdir2 = os.path.join(d, "explots_all")
     p2 = subprocess.run([ETC, "--example", "--no-table", "--pair-by", "all", "--plot", pdir2],
                         capture_output=True, text=True, cwd=d)
     maps2 = sorted(n for n in os.listdir(pdir2) if n.startswith("heatmap_") and
                    n.endswith(".png")) if os.path.isdir(pdir2) else []
-    check("example --pair-by all: 6 heat maps, named apart by the block's position",
-          len(maps2) == 6 and all(re.match(r"heatmap_Execute_block\d+_run\d_ref0_out0\.png$", n)
+    check("example --pair-by all: one heat map (one output, one reference), named by the block's position",
+          len(maps2) == 1 and all(re.match(r"heatmap_Execute_block\d+_run\d_ref0_out0\.png$", n)
                                   for n in maps2), str(maps2))
     check("example --pair-by all: the 'worst:' names the block's position",
           re.search(r"worst: Execute \(block \d+\) run \d ref 0 output 0", p2.stderr)

@@ -171,6 +171,20 @@ ETC_API int etc_plot_lines(const etc_plot_options *o, const char *name, const ch
                            etc_plot_result *res, etc_error *err);
 
 /**
+ * One point per item, x against y (e.g. an op's share of Method::execute
+ * time against its SNR), both axes from 0 (or below, for negative values);
+ * kind[i]: 0 a plain point, 1 a hot spot, 2 a culprit, 3 both; points of a
+ * kind other than 0 are labelled with labels[i] (wrapped, never cut). The
+ * style's threshold (NaN: none) is a dashed line at y = threshold with its
+ * threshold_label. Points with a non-finite x or y are left out.
+ * Template "scatter".
+ */
+ETC_API int etc_plot_scatter(const etc_plot_options *o, const char *name, const char *title,
+                             const char *xlabel, const char *ylabel, size_t n,
+                             const char *const *labels, const double *x, const double *y,
+                             const unsigned char *kind, etc_plot_result *res, etc_error *err);
+
+/**
  * A line over a sequence (e.g. one point per run): etc_plot_lines with the
  * x axis labelled `xlabel`, no threshold and no marked point. One value
  * (one run) is drawn as a bar from 0 (etc_plot_bars), not a lone dot.

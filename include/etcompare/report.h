@@ -162,6 +162,29 @@ ETC_API int etc_report_numgap_tsv(FILE *out, const etc_numgap *ng, etc_error *er
 ETC_API int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng,
                                     etc_plot_result *res, etc_error *err);
 
+/**
+ * Where time and error go (plot "time_error"): per compared op of `ng`, its
+ * share of Method::execute time (p50 of its profiled event in the block of
+ * `insp` that profiles the most compared ops, divided by that block's
+ * Method::execute p50) against its local SNR (with a reference graph), else
+ * its cumulative SNR; the 3 ops with the most time (hot spots) and the
+ * failing ops where the error enters (etc_numgap_top_drops, the first
+ * divergence) labelled. `insp` must be of the ETDump the gap was computed
+ * from. Without a profiled op and Method::execute: a note, no plot.
+ */
+ETC_API int etc_report_time_error_plot(const etc_plot_options *o, const etc_numgap *ng,
+                                       const etc_inspector *insp, etc_plot_result *res,
+                                       etc_error *err);
+
+/**
+ * The performance diff as a plot ("perf_diff"): one bar per event (the
+ * first 40 rows, largest regression first, none below min_event_time), its
+ * p50 change in percent, the gate (max_regression) a dashed line, the
+ * regressions that fail it red; without a gate every bar is neutral.
+ */
+ETC_API int etc_report_perfdiff_plot(const etc_plot_options *o, const etc_perfdiff *d,
+                                     etc_plot_result *res, etc_error *err);
+
 /** Writes `v` as Python's repr() would (shortest round trip) into `buf` (40 bytes). */
 ETC_API void etc_format_double(char buf[40], double v);
 

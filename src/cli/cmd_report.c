@@ -50,6 +50,16 @@ static int make_plots(const char *dir, const args *a, const run_results *r, etc_
 	int rc = 0;
 	if (r->ng->ng && (rc = numgap_plots(r->ng, &po, pr)) != 0)
 		return rc;
+	/* where time and error go: the gap and the profile of the same ETDump */
+	const etc_inspector *gi = r->ng->insp ? r->ng->insp : r->insp;
+	if (r->ng->ng && gi && etc_report_time_error_plot(&po, r->ng->ng, gi, pr, &err) < 0)
+		return plot_fail(&err, err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT, a);
+	if (!r->ng->ng && r->acc && r->pc &&
+	    etc_plot_batch_note(batch,
+	                        "no numeric gap (no ETRecord or reference "
+	                        "run): no time-and-error plot",
+	                        &err) < 0)
+		return plot_fail(&err, EXIT_OUTPUT, a);
 	if ((rc = cmd_profile_plots(r->pc, r->insp, &po, pr)) != 0)
 		return rc;
 	if (etc_plot_batch_run(batch, &po, pr, &err) < 0 ||

@@ -352,3 +352,83 @@ int etc_plot_hbars(const etc_plot_options *o, const char *name, const char *titl
 	j.ctx = &s;
 	return etc_plot_job_run_(&j, res, err);
 }
+
+/* ---- scatter ---- */
+
+typedef struct scatter {
+	const char *xlabel, *ylabel, *thr_label;
+	size_t n;
+	const char *const *labels;
+	const double *x, *y;
+	const unsigned char *kind;
+	double threshold;
+} scatter;
+
+static void scatter_dat(FILE *f, const void *ctx)
+{
+	const scatter *s = ctx;
+	fputs("# x, y, kind (0 plain, 1 hot spot, 2 culprit, 3 both), label\n", f);
+	for (size_t i = 0; i < s->n; i++) {
+		if (!isfinite(s->x[i]) || !isfinite(s->y[i]))
+			continue;
+		char label[320] = "";
+		if (s->kind[i] && s->labels && s->labels[i])
+			shorten(s->labels[i], LABEL_MAX, label, sizeof label);
+		etc_plot_put_num_(f, s->x[i]);
+		fputc(' ', f);
+		etc_plot_put_num_(f, s->y[i]);
+		fprintf(f, " %u ", (unsigned)s->kind[i]);
+		etc_plot_put_dat_str_(f, label, "");
+		fputc('\n', f);
+	}
+}
+
+static void scatter_vars(FILE *f, const void *ctx)
+{
+	const scatter *s = ctx;
+	etc_plot_var_str_(f, "plot_xlabel", s->xlabel);
+	etc_plot_var_str_(f, "plot_ylabel", s->ylabel);
+	etc_plot_var_int_(f, "n_points", (long long)s->n);
+	double xh = 0, yl = 0, yh = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		if (!isfinite(s->x[i]) || !isfinite(s->y[i]))
+			continue;
+		xh = s->x[i] > xh ? s->x[i] : xh;
+		yl = s->y[i] < yl ? s->y[i] : yl;
+		yh = s->y[i] > yh ? s->y[i] : yh;
+	}
+	if (isfinite(s->threshold)) {
+		yl = s->threshold < yl ? s->threshold : yl;
+		yh = s->threshold > yh ? s->threshold : yh;
+	}
+	/* both axes hold 0; room on the right for the labels */
+	etc_plot_var_num_(f, "x_lo", 0.0);
+	etc_plot_var_num_(f, "x_hi", xh > 0 ? xh * 1.3 : 1.0);
+	etc_plot_var_num_(f, "y_lo", yl < 0 ? yl * 1.1 : 0.0);
+	etc_plot_var_num_(f, "y_hi", yh > 0 ? yh * 1.12 : 1.0);
+	etc_plot_var_int_(f, "has_threshold", isfinite(s->threshold));
+	etc_plot_var_num_(f, "threshold", isfinite(s->threshold) ? s->threshold : 0.0);
+	etc_plot_var_str_(f, "threshold_label", s->thr_label ? s->thr_label : "");
+}
+
+int etc_plot_scatter(const etc_plot_options *o, const char *name, const char *title,
+                     const char *xlabel, const char *ylabel, size_t n, const char *const *labels,
+                     const double *x, const double *y, const unsigned char *kind,
+                     etc_plot_result *res, etc_error *err)
+{
+	ETC_TRY(check_series("etc_plot_scatter", n, x, err));
+	if (!y || !kind)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "etc_plot_scatter: y or kind is NULL");
+	const etc_plot_style *st = etc_plot_style_of_(o);
+	scatter s = {
+	    xlabel ? xlabel : "", ylabel ? ylabel : "", st->threshold_label, n, labels, x, y, kind,
+	    st->threshold};
+	plot_job j = etc_plot_job_init_(o, name, "scatter", title);
+	j.width = 1000;
+	j.height = 600;
+	j.write_dat = scatter_dat;
+	j.write_vars = scatter_vars;
+	j.ctx = &s;
+	return etc_plot_job_run_(&j, res, err);
+}

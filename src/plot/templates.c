@@ -319,12 +319,52 @@ static const char tpl_heatmap[] =
     "\tplot datafile matrix using ($1 * block_cols):($2 * block_rows):3 with image notitle\n"
     "}\n";
 
+static const char tpl_scatter[] =
+    "# scatter.gp - etcompare template: one point per operator, two quantities\n"
+    "# against each other (e.g. its share of Method::execute time against its\n"
+    "# SNR), the points that matter labelled with their names.\n"
+    "#\n"
+    "# etcompare writes <name>.gp as a preamble that sets the variables below,\n"
+    "# picks the PNG terminal and opens the output, followed by this text:\n"
+    "#   datafile, outfile          data file and PNG file names\n"
+    "#   plot_title, plot_xlabel, plot_ylabel   free text\n"
+    "#   plot_width, plot_height    PNG size in pixels\n"
+    "#   n_points                   number of points\n"
+    "#   x_lo, x_hi, y_lo, y_hi     the axis ranges (a percentage axis from 0)\n"
+    "#   has_threshold, threshold, threshold_label   a dashed line at y = threshold\n"
+    "# Data columns: 1 x, 2 y, 3 kind (0 plain, 1 hot spot, 2 culprit, 3 both),\n"
+    "# 4 label (\"\" for plain points).\n"
+    "\n"
+    "set title plot_title\n"
+    "set xlabel plot_xlabel\n"
+    "set ylabel plot_ylabel\n"
+    "set grid\n"
+    "set key below horizontal\n"
+    "set xrange [x_lo:x_hi]\n"
+    "set yrange [y_lo:y_hi]\n"
+    "set ytics nomirror\n"
+    "set xtics nomirror\n"
+    "if (has_threshold) {\n"
+    "\tset arrow 1 from graph 0, first threshold to graph 1, first threshold nohead dt 2 lw 1.5 lc "
+    "rgb '#ff7f0e' front\n"
+    "\tset label 1 threshold_label at graph 0.01, first threshold left offset 0, 0.7 tc rgb "
+    "'#c55a00' front\n"
+    "}\n"
+    "plot datafile using 1:($3 == 0 ? $2 : NaN) with points pt 7 ps 1.0 lc rgb '#3b78b0' title "
+    "'op', \\\n"
+    "\t'' using 1:($3 == 1 ? $2 : NaN) with points pt 5 ps 1.4 lc rgb '#ff7f0e' title 'hot spot "
+    "(most time)', \\\n"
+    "\t'' using 1:($3 >= 2 ? $2 : NaN) with points pt 9 ps 2.0 lc rgb '#d62728' title 'culprit "
+    "(error enters)', \\\n"
+    "\t'' using 1:2:($3 > 0 ? stringcolumn(4) : '') with labels left offset 1, 0.6 font ',9' tc "
+    "rgb '#303030' notitle\n";
+
 static const struct {
 	const char *kind, *text;
 } templates[] = {
     {"bars", tpl_bars},       {"histogram", tpl_histogram}, {"lines", tpl_lines},
     {"hbars", tpl_hbars},     {"boxes", tpl_boxes},         {"timeline", tpl_timeline},
-    {"heatmap", tpl_heatmap},
+    {"heatmap", tpl_heatmap}, {"scatter", tpl_scatter},
 };
 
 const char *etc_plot_template(const char *kind)
