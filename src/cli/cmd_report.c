@@ -45,8 +45,6 @@ static int make_plots(const char *dir, const args *a, const run_results *r, etc_
 	etc_error err;
 	etc_error_clear(&err);
 	etc_plot_options po = {dir, NULL, NULL, batch, NULL};
-	if (r->acc && etc_report_accuracy_plots(&po, r->acc, a->metric_mask, r->insp, pr, &err) < 0)
-		return plot_fail(&err, err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT, a);
 	int rc = 0;
 	if (r->ng->ng && (rc = numgap_plots(r->ng, &po, pr)) != 0)
 		return rc;
@@ -60,6 +58,10 @@ static int make_plots(const char *dir, const args *a, const run_results *r, etc_
 	                        "run): no time-and-error plot",
 	                        &err) < 0)
 		return plot_fail(&err, EXIT_OUTPUT, a);
+	/* after the numeric gap: the findings' order (where the error enters
+	 * before the heat maps of the outputs) */
+	if (r->acc && etc_report_accuracy_plots(&po, r->acc, a->metric_mask, r->insp, pr, &err) < 0)
+		return plot_fail(&err, err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT, a);
 	if ((rc = cmd_profile_plots(r->pc, r->insp, &po, pr)) != 0)
 		return rc;
 	if (etc_plot_batch_run(batch, &po, pr, &err) < 0 ||
