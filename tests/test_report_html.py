@@ -354,6 +354,29 @@ def case_example(d):
               re.search(r"run \d ref \d out 0", gp) is not None, gp[:600])
 
 
+def case_perfdiff(d):
+    """A perf diff that fails its gate: an HTML table, FAIL rows first and
+    highlighted, units in the headers, its plot embedded."""
+    out = os.path.join(d, "perfdiff_gate.html")
+    p = run("--etdump", os.path.join(DATA, "runs5_ops12.etdp"), "--baseline-etdump",
+            os.path.join(DATA, "tutorial.etdp"), "--max-regression", "5", "--no-table",
+            "--report", out)
+    doc = parse(out) if os.path.exists(out) else None
+    rows = doc.tables.get("perfdiff", []) if doc else []
+    check("perf diff gate: the diff is an HTML table", len(rows) > 1, p.stderr)
+    body = rows[1:]
+    check("perf diff gate: FAIL rows first and highlighted",
+          body and body[0][0] == "bad" and any("FAIL" in c for c in body[0][1]) and
+          [c for c, _ in body] == sorted([c for c, _ in body], key=lambda c: c != "bad"),
+          str(body[:3]))
+    check("perf diff gate: the header names the unit",
+          rows and any("p50 (ms)" in c or "p50 (us)" in c or "p50 (" in c for c in rows[0][1]),
+          str(rows[:1]))
+    check("perf diff gate: its plot is embedded",
+          doc is not None and "performance diff: p50 change" in doc.all_text)
+    return out
+
+
 def case_chromium(d, path):
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if not exe:
@@ -363,7 +386,7 @@ def case_chromium(d, path):
     if not path or not os.path.exists(path):
         check("chromium: a report to render", False)
         return
-    shot = os.path.join(d, "shot.png")
+    shot = os.path.join(d, os.path.basename(path) + ".shot.png")
     p = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu",
                         f"--screenshot={shot}", "--window-size=1280,1600",
                         "file://" + os.path.abspath(path)], capture_output=True, text=True,
@@ -378,6 +401,7 @@ def case_chromium(d, path):
     check("chromium: the screenshot is not blank (text and colours)",
           (w, h) == (1280, 1600) and dark > 0.01 * len(px) and colours > 50,
           f"{w}x{h} dark {dark} of {len(px)}, {colours} colours")
+    return shot
 
 
 def main():
@@ -389,6 +413,13 @@ def main():
         case_modes(d)
         case_example(d)
         case_chromium(d, acc)
+        # the perf diff's highlighted FAIL rows (#fdecec) show in the screenshot
+        shot = case_chromium(d, case_perfdiff(d))
+        if shot:
+            w, h, rows = decode_png(shot)
+            pink = sum(1 for y in range(0, h, 2) for x in range(0, w, 2)
+                       if tuple(rows[y][x][:3]) == (0xfd, 0xec, 0xec))
+            check("chromium: the perf diff's FAIL rows are highlighted", pink > 500, str(pink))
     print(f"{A.passed} passed, {A.failed} failed")
     return 1 if A.failed else 0
 
