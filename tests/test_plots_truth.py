@@ -220,6 +220,26 @@ def perf_diff(d):
     C.check("perf diff: the regressions beyond the gate are red",
             red and all(float(r.split(" ")[1]) > 5 for r in red), "\n".join(rows))
     C.check("perf diff: the change axis holds 0", num(v["y_lo"]) <= 0)
+    out = os.path.join(d, "diff.html")
+    p = subprocess.run([C.ETC, "--etdump", os.path.join(C.DATA, "runs5_ops12.etdp"),
+                        "--baseline-etdump", os.path.join(C.DATA, "tutorial.etdp"),
+                        "--max-regression", "5", "--no-table", "--report", out],
+                       capture_output=True, text=True)
+    html = open(out, encoding="utf-8").read() if os.path.exists(out) else ""
+    m = re.search(r'id="verdict">([^<]*)', html)
+    C.check("perf diff: the banner names the worst regression",
+            m and "performance: 1 regression (worst: Method::execute +" in m.group(1),
+            m.group(1) if m else html[:300])
+
+
+def banner(d):
+    out = os.path.join(d, "ex.html")
+    subprocess.run([C.ETC, "--example", "--no-table", "--report", out], capture_output=True)
+    html = open(out, encoding="utf-8").read() if os.path.exists(out) else ""
+    m = re.search(r'id="verdict">([^<]*)', html)
+    C.check("example: the banner names the worst failing output",
+            m and "(worst: Execute run 0 ref 0 output 0, SNR 24.83 dB)" in m.group(1),
+            m.group(1) if m else html[:300])
 
 
 def main():
@@ -229,6 +249,7 @@ def main():
     data_accuracy(d)
     one_run(d)
     perf_diff(d)
+    banner(d)
     return C.finish(d)
 
 

@@ -95,6 +95,31 @@ static void verdict_text(const run_results *r, char *buf, size_t cap)
 		size_t n = etc_accuracy_row_count(r->acc), f = etc_accuracy_failures(r->acc);
 		at += (size_t)snprintf(buf + at, cap - at, "accuracy: %zu of %zu output%s fail%s",
 		                       f, n, n == 1 ? "" : "s", f == 1 ? "s" : "");
+		/* the banner names the worst failing output: the lowest SNR */
+		const etc_accuracy_row *w = NULL;
+		for (size_t i = 0; i < n; i++) {
+			const etc_accuracy_row *x = etc_accuracy_row_at(r->acc, i);
+			if (x->status == ETC_ROW_FAIL &&
+			    (!w || (x->has_metrics &&
+			            (!w->has_metrics || x->metrics.snr_db < w->metrics.snr_db))))
+				w = x;
+		}
+		if (w && at < cap) {
+			const etc_event_block *b =
+			    r->insp && w->block < etc_inspector_block_count(r->insp)
+			        ? etc_inspector_block(r->insp, w->block)
+			        : NULL;
+			at += (size_t)snprintf(buf + at, cap - at, " (worst: %.*s run %u",
+			                       b ? (int)(b->name.len > 40 ? 40 : b->name.len) : 0,
+			                       b ? b->name.ptr : "", w->run);
+			if (w->reference >= 0 && at < cap)
+				at += (size_t)snprintf(buf + at, cap - at, " ref %d", w->reference);
+			if (at < cap)
+				at += (size_t)snprintf(buf + at, cap - at, " output %u%s%.4g%s)",
+				                       w->output, w->has_metrics ? ", SNR " : "",
+				                       w->has_metrics ? w->metrics.snr_db : 0.0,
+				                       w->has_metrics ? " dB" : "");
+		}
 	}
 	if (r->ng->ng && at < cap) {
 		long first = etc_numgap_first_divergence(r->ng->ng);
@@ -115,6 +140,16 @@ static void verdict_text(const run_results *r, char *buf, size_t cap)
 		size_t f = etc_perfdiff_failures(r->pc->diff);
 		at += (size_t)snprintf(buf + at, cap - at, "%sperformance: %zu regression%s",
 		                       at ? "; " : "", f, f == 1 ? "" : "s");
+		/* rows come largest regression first: the first failing one is the worst */
+		for (size_t i = 0; f && at < cap && i < etc_perfdiff_row_count(r->pc->diff); i++) {
+			const etc_perfdiff_row *x = etc_perfdiff_row_at(r->pc->diff, i);
+			if (!x->failed)
+				continue;
+			at += (size_t)snprintf(buf + at, cap - at, " (worst: %.*s %+.4g %%)",
+			                       (int)(x->name.len > 60 ? 60 : x->name.len),
+			                       x->name.ptr, x->change_percent);
+			break;
+		}
 	}
 	if (!at)
 		snprintf(buf, cap, "profile only: no gate");
