@@ -136,6 +136,11 @@ def example(d):
     xs = [float(r.split(" ")[0]) for r in rows]
     C.check("example: time shares are percentages of Method::execute (0..100, sum <= 100)",
             all(0 <= x <= 100 for x in xs) and sum(xs) <= 100.0001, str(xs))
+    tl = gp_vars(os.path.join(pdir, "timeline.gp"))
+    ends = [float(r.split(" ")[2]) for r in dat_rows(os.path.join(pdir, "timeline.dat"))]
+    C.check("example: the timeline's unit is chosen from the data and named on the axis",
+            tl["plot_xlabel"] == "'time since the first event (\u00b5s)'" and 1 <= max(ends) < 1000,
+            f"{tl['plot_xlabel']} {max(ends)}")
     C.check("example: one-run-free check: numgap_snr has the threshold line",
             gp_vars(os.path.join(pdir, "numgap_snr.gp"))["has_threshold"] == "1")
     return pdir

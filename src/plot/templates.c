@@ -260,6 +260,7 @@ static const char tpl_timeline[] =
     "set xlabel plot_xlabel\n"
     "unset ylabel\n"
     "set grid xtics\n"
+    "set xrange [0:*]\n"
     "unset key\n"
     "set style fill solid 0.8 border -1\n"
     "set yrange [n_lanes - 0.5:-0.5]\n"
