@@ -7,6 +7,7 @@
 #   plot_width, plot_height    PNG size in pixels
 #   n_points                   number of bars
 #   n_failing                  bars drawn red (failing); 0 draws all blue
+#                              (grey when the metric is not gated: no threshold)
 #   n_capped                   values drawn as a capped marker (inf, or 0 on a log axis)
 #   y_lo, y_hi, log_y          value axis range, 1 for a logarithmic axis
 #   has_threshold, threshold   1 and the threshold drawn as a line, or 0
@@ -36,14 +37,16 @@ if (has_threshold) {
 	set style textbox opaque noborder
 	set label 1 threshold_label at graph 0.01, first threshold left offset 0, 0.7 tc rgb '#c55a00' front boxed
 }
+# only a gated metric (one with a threshold) is coloured pass/fail
+pass_colour = has_threshold ? '#3b78b0' : '#808080'
 # (gnuplot 5.4 crashes on a labels plot with no point: drawn only with markers)
 if (n_capped > 0) {
-	plot datafile using 1:($5 > 0 ? NaN : $2):xtic(3) with boxes lc rgb '#3b78b0' title (n_failing > 0 ? 'pass' : ''), \
+	plot datafile using 1:($5 > 0 ? NaN : $2):xtic(3) with boxes lc rgb pass_colour title (n_failing > 0 ? 'pass' : ''), \
 		'' using 1:($5 > 0 ? $2 : NaN) with boxes lc rgb '#d62728' title (n_failing > 0 ? 'fail' : ''), \
 		'' using 1:4 with boxes fs pattern 4 lc rgb '#909090' title (log_y ? 'zero or inf, capped' : 'inf, capped'), \
 		'' using 1:4 with points pt 9 ps 1.6 lc rgb '#505050' notitle, \
 		'' using 1:4:6 with labels offset 0, 1.1 tc rgb '#303030' notitle
 } else {
-	plot datafile using 1:($5 > 0 ? NaN : $2):xtic(3) with boxes lc rgb '#3b78b0' title (n_failing > 0 ? 'pass' : ''), \
+	plot datafile using 1:($5 > 0 ? NaN : $2):xtic(3) with boxes lc rgb pass_colour title (n_failing > 0 ? 'pass' : ''), \
 		'' using 1:($5 > 0 ? $2 : NaN) with boxes lc rgb '#d62728' title (n_failing > 0 ? 'fail' : '')
 }

@@ -9,7 +9,9 @@
 #   plot_title, plot_ylabel    free text
 #   plot_width, plot_height    PNG size in pixels
 #   n_points                   number of boxes
-#   points_only                1: draw min and max as points, no box
+#   points_only                1: a bar at the median with min and max as points, no box
+#                              (one or two runs: a lone dot would not read as a time)
+#   y_lo, y_hi                 the time axis range: from 0 (times start at zero)
 #   value_tics                 '' or the value ticks as a gnuplot list, labelled with
 #                              SI prefixes (e.g. ('0' 0, '0.5 ms' 0.0005, '1 ms' 0.001))
 # Data columns: 1 index, 2 min, 3 p25, 4 median, 5 p75, 6 max, 7 label.
@@ -22,7 +24,7 @@ unset key
 set boxwidth 0.5
 set style fill solid 0.4 border -1
 set xrange [-0.5:n_points - 0.5]
-set offsets 0, 0, graph 0.08, graph 0.05
+set yrange [y_lo:y_hi]
 set xtics rotate by 30 right nomirror
 set lmargin 24
 set ytics nomirror
@@ -30,8 +32,9 @@ if (strlen(value_tics) > 0) {
 	eval('set ytics ' . value_tics)
 }
 if (points_only) {
-	plot datafile using 1:2:xtic(7) with points pt 7 ps 1.2 lc rgb '#3b78b0' notitle, \
-		'' using 1:6 with points pt 7 ps 1.2 lc rgb '#3b78b0' notitle
+	plot datafile using 1:4:xtic(7) with boxes lc rgb '#3b78b0' notitle, \
+		'' using 1:2 with points pt 7 ps 1.0 lc rgb '#1f3f60' notitle, \
+		'' using 1:6 with points pt 7 ps 1.0 lc rgb '#1f3f60' notitle
 } else {
 	plot datafile using 1:3:2:6:5:xtic(7) with candlesticks whiskerbars 0.5 lc rgb '#3b78b0' notitle, \
 		'' using 1:4:4:4:4 with candlesticks lt -1 lw 2 notitle

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KINDS = ["bars", "histogram", "lines", "hbars", "boxes", "timeline", "heatmap"]
+KINDS = ["bars", "histogram", "lines", "hbars", "boxes", "timeline", "heatmap", "scatter"]
 
 
 def c_line(line):

@@ -10,7 +10,8 @@
 #   map_rows, map_cols         cells of the map (after pooling)
 #   block_rows, block_cols     source elements per map cell
 #   map_left, map_right, map_top, map_bottom   the map's edges (screen fractions)
-#   cb_max                     the largest finite value: the top of the colour bar
+#   cb_max                     the top of the colour bar: the largest finite value, or
+#                              the scale shared by every map of one output (larger)
 #   cb_below, cb_x, cb_y, cb_w, cb_h   1 for a horizontal colour bar below the
 #                              map (else on its right), its box (screen fractions)
 #   xtic_step, ytic_step       tick spacing in source elements

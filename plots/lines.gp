@@ -14,6 +14,7 @@
 #   label_margin               left margin (characters) so the first tick label fits
 #   marked, marked_label       index and label of the marked operator, or -1
 #   log_y                      1 for a logarithmic value axis (values <= 0 capped)
+#   y_lo, y_hi                 the value axis range (linear axes: it holds 0)
 # Data columns: 1 index, 2 finite value (NaN otherwise), 3 label,
 # 4 infinite value capped just beyond the finite range (NaN otherwise).
 
@@ -33,6 +34,10 @@ if (log_y) {
 }
 if (n_plottable == 0 && !has_threshold) {
 	set yrange [log_y ? 1e-12 : 0:1]
+} else {
+	if (!log_y) {
+		set yrange [y_lo:y_hi]
+	}
 }
 cap_title = n_capped > 0 ? (log_y ? 'zero or infinite (capped)' : 'infinite (capped)') : ''
 if (marked >= 0) {

@@ -14,6 +14,7 @@ set title plot_title
 set xlabel plot_xlabel
 unset ylabel
 set grid xtics
+set xrange [0:*]
 unset key
 set style fill solid 0.8 border -1
 set yrange [n_lanes - 0.5:-0.5]

@@ -68,7 +68,7 @@ def etdump_named(tmp, block):
 
 # The writers, each with its flag and the files it makes in `out`.
 PLOT_FILES = ["metric_snr.dat", "metric_snr.gp", "metric_snr.png",
-              "heatmap_Execute_run1_out0.dat", "heatmap_Execute_run1_out0.png"]
+              "heatmap_Execute_run0_out1.dat", "heatmap_Execute_run0_out1.png"]
 WRITERS = [("tsv", ["--tsv"], ["t.tsv"]), ("csv", ["--csv"], ["t.csv"]),
            ("json", ["--json"], ["t.json"]), ("junit", ["--junit"], ["t.xml"]),
            ("plot", ["--plot"], PLOT_FILES)]
@@ -195,7 +195,7 @@ def hostile_names(tmp):
     check("hostile names: plots made, all plain names in the plot directory",
           len(plots) >= 5 and not bad, f"{plots} {bad}")
     check("hostile names: the block's slashes become _ in plot names",
-          any(m.endswith("heatmap_.._.._.._escape_x_run1_out0.png") for m in plots), str(sorted(plots)))
+          any(m.endswith("heatmap_.._.._.._escape_x_run0_out0.png") for m in plots), str(sorted(plots)))
     check("no member of the ETRecord was written", not os.path.exists("/tmp/abs_member"))
 
 

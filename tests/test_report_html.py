@@ -11,8 +11,9 @@ html.parser:
     the accuracy rows are the terminal's (0-based run within the block, ref,
     verdict), failing first; "where the error enters" is the terminal's list
     (top 5 by snr_drop); the first divergence names its node as the terminal
-    does; --plot writes 6 heat maps with distinct names (ref added, and the
-    block's position with --pair-by all), one-row maps drawn;
+    does; --plot writes one heat map per distinct (output, reference), the
+    worst run (ref in the name, and the block's position with --pair-by
+    all), one-row maps drawn;
   - headless Chromium renders it (skipped, saying why, without chromium):
     the screenshot is not blank.
 """
@@ -317,25 +318,28 @@ def case_example(d):
     check("example: the stderr 'worst:' names the reference (two blocks named Execute)",
           re.search(r"worst: Execute#\d run 0 ref 0 output 0 \(ETDump run \d\)", p.stderr),
           p.stderr)
-    # one heat map per output that differs from its reference: 6, none overwritten
+    # one heat map per distinct (output, reference) that differs: the worst of
+    # the runs sharing the reference, the failing ones first
     differ = [r for r in term if "identical" not in r[4]]
+    pairs = sorted({(b, f, o) for b, r, f, o, _ in differ})
     maps = sorted(n for n in os.listdir(pdir) if n.startswith("heatmap_") and n.endswith(".png"))
-    exp = sorted(f"heatmap_{b.split('#')[0]}_run{r}_ref{f}_out{o}.png"
-                 for b, r, f, o, _ in differ)
-    check("example: --plot writes 6 accuracy heat maps with distinct names (run and ref)",
-          len(differ) == 6 and maps == exp, f"{maps} vs {exp}")
+    check("example: --plot writes one heat map per distinct (output, reference): 2 of 6 rows",
+          len(differ) == 6 and len(pairs) == 2 and len(maps) == 2 and
+          sorted(re.sub(r"_run\d", "", m) for m in maps) ==
+          sorted(f"heatmap_{b.split('#')[0]}_ref{f}_out{o}.png" for b, f, o in pairs), f"{maps} vs {pairs}")
     caps = [c for c in re.findall(r"<figcaption>(.*?)</figcaption>", doc.raw, re.S)
             if "heatmap" in c or "|actual" in c]
-    check("example: the HTML embeds 6 heat maps with distinct captions",
-          len(caps) == 6 and len(set(caps)) == 6, str(caps))
-    # --pair-by all: both "Execute" blocks against reference 0: the block's position tells
+    check("example: the HTML embeds 2 heat maps, each the worst of 3 runs",
+          len(caps) == 2 and len(set(caps)) == 2 and all("worst of 3 runs" in c for c in caps),
+          str(caps))
+    # --pair-by all: both "Execute" blocks against reference 0: one (output, reference)
     pdir2 = os.path.join(d, "explots_all")
     p2 = subprocess.run([ETC, "--example", "--no-table", "--pair-by", "all", "--plot", pdir2],
                         capture_output=True, text=True, cwd=d)
     maps2 = sorted(n for n in os.listdir(pdir2) if n.startswith("heatmap_") and
                    n.endswith(".png")) if os.path.isdir(pdir2) else []
-    check("example --pair-by all: 6 heat maps, named apart by the block's position",
-          len(maps2) == 6 and all(re.match(r"heatmap_Execute_block\d+_run\d_ref0_out0\.png$", n)
+    check("example --pair-by all: one heat map (one output, one reference), named by the block's position",
+          len(maps2) == 1 and all(re.match(r"heatmap_Execute_block\d+_run\d_ref0_out0\.png$", n)
                                   for n in maps2), str(maps2))
     check("example --pair-by all: the 'worst:' names the block's position",
           re.search(r"worst: Execute#\d+ run \d ref 0 output 0", p2.stderr)
@@ -352,6 +356,29 @@ def case_example(d):
               re.search(r"run \d ref \d out 0", gp) is not None, gp[:600])
 
 
+def case_perfdiff(d):
+    """A perf diff that fails its gate: an HTML table, FAIL rows first and
+    highlighted, units in the headers, its plot embedded."""
+    out = os.path.join(d, "perfdiff_gate.html")
+    p = run("--etdump", os.path.join(DATA, "runs5_ops12.etdp"), "--baseline-etdump",
+            os.path.join(DATA, "tutorial.etdp"), "--max-regression", "5", "--no-table",
+            "--report", out)
+    doc = parse(out) if os.path.exists(out) else None
+    rows = doc.tables.get("perfdiff", []) if doc else []
+    check("perf diff gate: the diff is an HTML table", len(rows) > 1, p.stderr)
+    body = rows[1:]
+    check("perf diff gate: FAIL rows first and highlighted",
+          body and body[0][0] == "bad" and any("FAIL" in c for c in body[0][1]) and
+          [c for c, _ in body] == sorted([c for c, _ in body], key=lambda c: c != "bad"),
+          str(body[:3]))
+    check("perf diff gate: the header names the unit",
+          rows and any("p50 (ms)" in c or "p50 (us)" in c or "p50 (" in c for c in rows[0][1]),
+          str(rows[:1]))
+    check("perf diff gate: its plot is embedded",
+          doc is not None and "performance diff: p50 change" in doc.all_text)
+    return out
+
+
 def case_chromium(d, path):
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if not exe:
@@ -361,7 +388,7 @@ def case_chromium(d, path):
     if not path or not os.path.exists(path):
         check("chromium: a report to render", False)
         return
-    shot = os.path.join(d, "shot.png")
+    shot = os.path.join(d, os.path.basename(path) + ".shot.png")
     p = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu",
                         f"--screenshot={shot}", "--window-size=1280,1600",
                         "file://" + os.path.abspath(path)], capture_output=True, text=True,
@@ -376,6 +403,7 @@ def case_chromium(d, path):
     check("chromium: the screenshot is not blank (text and colours)",
           (w, h) == (1280, 1600) and dark > 0.01 * len(px) and colours > 50,
           f"{w}x{h} dark {dark} of {len(px)}, {colours} colours")
+    return shot
 
 
 def main():
@@ -387,6 +415,13 @@ def main():
         case_modes(d)
         case_example(d)
         case_chromium(d, acc)
+        # the perf diff's highlighted FAIL rows (#fdecec) show in the screenshot
+        shot = case_chromium(d, case_perfdiff(d))
+        if shot:
+            w, h, rows = decode_png(shot)
+            pink = sum(1 for y in range(0, h, 2) for x in range(0, w, 2)
+                       if tuple(rows[y][x][:3]) == (0xfd, 0xec, 0xec))
+            check("chromium: the perf diff's FAIL rows are highlighted", pink > 500, str(pink))
     print(f"{A.passed} passed, {A.failed} failed")
     return 1 if A.failed else 0
 

@@ -26,6 +26,7 @@
 #include "metrics.h"
 #include "npz.h"
 #include "numgap.h"
+#include "output.h"
 
 #include "perfdiff.h"
 #include "plot.h"

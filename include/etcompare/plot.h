@@ -77,7 +77,11 @@ typedef struct etc_plot_style {
 	                          capped marker "0" */
 	const char *si_unit; /**< hbars, boxes: values in this base unit ("s"), ticks with SI
 	                          prefixes (50 us); NULL: plain numbers */
-	bool points_only;    /**< boxes: min and max as points, no box (fewer than 3 samples) */
+	bool points_only;    /**< boxes: a bar at the median, min and max as points, no box
+	                          (fewer than 3 samples) */
+	double scale_max;    /**< error maps: the top of the colour scale, shared by the maps
+	                          of one output across runs; 0 or NaN: the map's largest value
+	                          (the larger of the two is used) */
 } etc_plot_style;
 
 /** Where and how to plot. NULL options mean all defaults. */
@@ -167,8 +171,23 @@ ETC_API int etc_plot_lines(const etc_plot_options *o, const char *name, const ch
                            etc_plot_result *res, etc_error *err);
 
 /**
+ * One point per item, x against y (e.g. an op's share of Method::execute
+ * time against its SNR), both axes from 0 (or below, for negative values);
+ * kind[i]: 0 a plain point, 1 a hot spot, 2 a culprit, 3 both; points of a
+ * kind other than 0 are labelled with labels[i] (wrapped, never cut). The
+ * style's threshold (NaN: none) is a dashed line at y = threshold with its
+ * threshold_label. Points with a non-finite x or y are left out.
+ * Template "scatter".
+ */
+ETC_API int etc_plot_scatter(const etc_plot_options *o, const char *name, const char *title,
+                             const char *xlabel, const char *ylabel, size_t n,
+                             const char *const *labels, const double *x, const double *y,
+                             const unsigned char *kind, etc_plot_result *res, etc_error *err);
+
+/**
  * A line over a sequence (e.g. one point per run): etc_plot_lines with the
- * x axis labelled `xlabel`, no threshold and no marked point.
+ * x axis labelled `xlabel`, no threshold and no marked point. One value
+ * (one run) is drawn as a bar from 0 (etc_plot_bars), not a lone dot.
  */
 ETC_API int etc_plot_trend(const etc_plot_options *o, const char *name, const char *title,
                            const char *xlabel, const char *ylabel, size_t n,
@@ -293,6 +312,10 @@ ETC_API const char *etc_plot_batch_note_at(const etc_plot_batch *b, size_t i);
 /**
  * Writes <dir>/index.txt: one line per queued plot (<name>.png, or <name>.gp
  * when no PNG was made, a tab, its title), then "note: " and each note.
+ * First the plots the previous index.txt of <dir> named (written there by
+ * etcompare) that this batch did not write again are removed with their .gp
+ * and .dat, so the folder holds exactly what the new index lists; no file
+ * the index does not name is touched.
  */
 ETC_API int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_error *err);
 

@@ -10,6 +10,7 @@
 #define ETCOMPARE_REPORT_H
 
 #include "common.h"
+#include "output.h"
 #include "accuracy.h"
 #include "inspector.h"
 #include "numgap.h"
@@ -168,35 +169,31 @@ ETC_API int etc_report_numgap_tsv(FILE *out, const etc_numgap *ng, etc_error *er
 ETC_API int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng,
                                     etc_plot_result *res, etc_error *err);
 
+/**
+ * Where time and error go (plot "time_error"): per compared op of `ng`, its
+ * share of Method::execute time (p50 of its profiled event in the block of
+ * `insp` that profiles the most compared ops, divided by that block's
+ * Method::execute p50) against its local SNR (with a reference graph), else
+ * its cumulative SNR; the 3 ops with the most time (hot spots) and the
+ * failing ops where the error enters (etc_numgap_top_drops, the first
+ * divergence) labelled. `insp` must be of the ETDump the gap was computed
+ * from. Without a profiled op and Method::execute: a note, no plot.
+ */
+ETC_API int etc_report_time_error_plot(const etc_plot_options *o, const etc_numgap *ng,
+                                       const etc_inspector *insp, etc_plot_result *res,
+                                       etc_error *err);
+
+/**
+ * The performance diff as a plot ("perf_diff"): one bar per event (the
+ * first 40 rows, largest regression first, none below min_event_time), its
+ * p50 change in percent, the gate (max_regression) a dashed line, the
+ * regressions that fail it red; without a gate every bar is neutral.
+ */
+ETC_API int etc_report_perfdiff_plot(const etc_plot_options *o, const etc_perfdiff *d,
+                                     etc_plot_result *res, etc_error *err);
+
 /** Writes `v` as Python's repr() would (shortest round trip) into `buf` (40 bytes). */
 ETC_API void etc_format_double(char buf[40], double v);
-
-/**
- * An output file written to a temporary name in the same directory and
- * renamed into place by etc_output_commit, so a failure never leaves a
- * truncated or clobbered file. The path "-" means standard output.
- */
-typedef struct etc_output etc_output;
-
-ETC_API int etc_output_open(etc_output **out, const char *path, etc_error *err);
-/** The stream to write to (borrowed). */
-ETC_API FILE *etc_output_stream(etc_output *o);
-/** Flushes, closes and renames into place; frees `o` whatever happens. */
-ETC_API int etc_output_commit(etc_output *o, etc_error *err);
-/** Discards the temporary file and frees `o`. NULL is a no-op. */
-ETC_API void etc_output_abort(etc_output *o);
-
-/**
- * Checks the output paths of one run before anything is read or written
- * (NULL entries are skipped): ETC_ERR_USAGE when two outputs are the same
- * file (same device and inode, or the same canonical path for new files;
- * /dev/null excepted), when an output is one of `inputs`, or when more than
- * one output is "-"; ETC_ERR_IO when an output's directory is missing or
- * not writable, an output is a directory, or a symlink would be followed
- * against the protected_symlinks rule (docs/hardening-outputs.md).
- */
-ETC_API int etc_output_check(const char *const *outputs, size_t n_outputs,
-                             const char *const *inputs, size_t n_inputs, etc_error *err);
 
 #ifdef __cplusplus
 }

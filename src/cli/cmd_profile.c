@@ -164,7 +164,8 @@ int cmd_profile_plots(profile_cmd *pc, const etc_inspector *insp, const etc_plot
 		return rc;
 	etc_error err;
 	etc_error_clear(&err);
-	if (etc_report_profile_plots(po, pc->profile, 10, pr, &err) < 0)
+	if (etc_report_profile_plots(po, pc->profile, 10, pr, &err) < 0 ||
+	    (pc->diff && etc_report_perfdiff_plot(po, pc->diff, pr, &err) < 0))
 		return fail(&err, err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT);
 	return 0;
 }

@@ -45,11 +45,23 @@ static int make_plots(const char *dir, const args *a, const run_results *r, etc_
 	etc_error err;
 	etc_error_clear(&err);
 	etc_plot_options po = {dir, NULL, NULL, batch, NULL};
-	if (r->acc && etc_report_accuracy_plots(&po, r->acc, a->metric_mask, r->insp, pr, &err) < 0)
-		return plot_fail(&err, err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT, a);
 	int rc = 0;
 	if (r->ng->ng && (rc = numgap_plots(r->ng, &po, pr)) != 0)
 		return rc;
+	/* where time and error go: the gap and the profile of the same ETDump */
+	const etc_inspector *gi = r->ng->insp ? r->ng->insp : r->insp;
+	if (r->ng->ng && gi && etc_report_time_error_plot(&po, r->ng->ng, gi, pr, &err) < 0)
+		return plot_fail(&err, err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT, a);
+	if (!r->ng->ng && r->acc && r->pc &&
+	    etc_plot_batch_note(batch,
+	                        "no numeric gap (no ETRecord or reference "
+	                        "run): no time-and-error plot",
+	                        &err) < 0)
+		return plot_fail(&err, EXIT_OUTPUT, a);
+	/* after the numeric gap: the findings' order (where the error enters
+	 * before the heat maps of the outputs) */
+	if (r->acc && etc_report_accuracy_plots(&po, r->acc, a->metric_mask, r->insp, pr, &err) < 0)
+		return plot_fail(&err, err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT, a);
 	if ((rc = cmd_profile_plots(r->pc, r->insp, &po, pr)) != 0)
 		return rc;
 	if (etc_plot_batch_run(batch, &po, pr, &err) < 0 ||
@@ -83,6 +95,31 @@ static void verdict_text(const run_results *r, char *buf, size_t cap)
 		size_t n = etc_accuracy_row_count(r->acc), f = etc_accuracy_failures(r->acc);
 		at += (size_t)snprintf(buf + at, cap - at, "accuracy: %zu of %zu output%s fail%s",
 		                       f, n, n == 1 ? "" : "s", f == 1 ? "s" : "");
+		/* the banner names the worst failing output: the lowest SNR */
+		const etc_accuracy_row *w = NULL;
+		for (size_t i = 0; i < n; i++) {
+			const etc_accuracy_row *x = etc_accuracy_row_at(r->acc, i);
+			if (x->status == ETC_ROW_FAIL &&
+			    (!w || (x->has_metrics &&
+			            (!w->has_metrics || x->metrics.snr_db < w->metrics.snr_db))))
+				w = x;
+		}
+		if (w && at < cap) {
+			const etc_event_block *b =
+			    r->insp && w->block < etc_inspector_block_count(r->insp)
+			        ? etc_inspector_block(r->insp, w->block)
+			        : NULL;
+			at += (size_t)snprintf(buf + at, cap - at, " (worst: %.*s run %u",
+			                       b ? (int)(b->name.len > 40 ? 40 : b->name.len) : 0,
+			                       b ? b->name.ptr : "", w->run);
+			if (w->reference >= 0 && at < cap)
+				at += (size_t)snprintf(buf + at, cap - at, " ref %d", w->reference);
+			if (at < cap)
+				at += (size_t)snprintf(buf + at, cap - at, " output %u%s%.4g%s)",
+				                       w->output, w->has_metrics ? ", SNR " : "",
+				                       w->has_metrics ? w->metrics.snr_db : 0.0,
+				                       w->has_metrics ? " dB" : "");
+		}
 	}
 	if (r->ng->ng && at < cap) {
 		long first = etc_numgap_first_divergence(r->ng->ng);
@@ -103,6 +140,16 @@ static void verdict_text(const run_results *r, char *buf, size_t cap)
 		size_t f = etc_perfdiff_failures(r->pc->diff);
 		at += (size_t)snprintf(buf + at, cap - at, "%sperformance: %zu regression%s",
 		                       at ? "; " : "", f, f == 1 ? "" : "s");
+		/* rows come largest regression first: the first failing one is the worst */
+		for (size_t i = 0; f && at < cap && i < etc_perfdiff_row_count(r->pc->diff); i++) {
+			const etc_perfdiff_row *x = etc_perfdiff_row_at(r->pc->diff, i);
+			if (!x->failed)
+				continue;
+			at += (size_t)snprintf(buf + at, cap - at, " (worst: %.*s %+.4g %%)",
+			                       (int)(x->name.len > 60 ? 60 : x->name.len),
+			                       x->name.ptr, x->change_percent);
+			break;
+		}
 	}
 	if (!at)
 		snprintf(buf, cap, "profile only: no gate");

@@ -89,6 +89,7 @@ typedef struct errmap {
 	etc_heatmap_layout l;
 	double *cells; /* map_rows x map_cols, NaN: no finite value */
 	double max;
+	double scale_max; /* the shared top of the colour scale, or 0 */
 	uint64_t max_row, max_col, nonfinite;
 	const char *xlabel, *ylabel, *cblabel;
 } errmap;
@@ -186,7 +187,10 @@ static void map_vars(FILE *f, const void *ctx)
 	etc_plot_var_num_(f, "cb_y", 1 - (l->bar_y + l->bar_h) / h);
 	etc_plot_var_num_(f, "cb_w", l->bar_w / w);
 	etc_plot_var_num_(f, "cb_h", l->bar_h / h);
-	etc_plot_var_num_(f, "cb_max", m->max > 0 ? m->max : 1.0);
+	double top = m->max > 0 ? m->max : 1.0;
+	if (m->scale_max > top) /* one scale for every map of an output */
+		top = m->scale_max;
+	etc_plot_var_num_(f, "cb_max", top);
 	etc_plot_var_num_(f, "xtic_step", tic_step(l->map_cols * l->block_cols));
 	etc_plot_var_num_(f, "ytic_step", tic_step(l->map_rows * l->block_rows));
 }
@@ -204,6 +208,8 @@ int etc_plot_error_map(const etc_plot_options *o, const char *name, const char *
 	m.xlabel = xlabel ? xlabel : "column";
 	m.ylabel = ylabel ? ylabel : "row";
 	m.cblabel = cblabel ? cblabel : "|actual \xe2\x88\x92 reference|";
+	double sm = etc_plot_style_of_(o)->scale_max;
+	m.scale_max = sm > 0 && isfinite(sm) ? sm : 0;
 	m.cells = malloc((size_t)m.l.map_rows * m.l.map_cols * sizeof *m.cells);
 	if (!m.cells)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");

@@ -23,7 +23,7 @@
  */
 #define _GNU_SOURCE
 #include "etcompare/plot.h"
-#include "etcompare/report.h"
+#include "etcompare/output.h"
 #include "core/internal.h"
 #include "plot/plot_private.h"
 
@@ -37,6 +37,7 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/types.h>
@@ -45,9 +46,10 @@
 
 extern char **environ;
 
-#define MARKER    "etcompare-plot "
-#define ERR_KEEP  (1u << 20) /* bytes of gnuplot's stderr kept */
-#define NOTES_MAX 64
+#define MARKER     "etcompare-plot "
+#define ERR_KEEP   (1u << 20) /* bytes of gnuplot's stderr kept */
+#define NOTES_MAX  64
+#define INDEX_HEAD "# index.txt - written by etcompare"
 
 typedef struct batch_item {
 	etc_plot_item pub;
@@ -752,8 +754,89 @@ int etc_plot_batch_run(etc_plot_batch *b, const etc_plot_options *o, etc_plot_re
 	return rc;
 }
 
+/* Removes <dir>/<base><ext> when it is a file or a symbolic link (never a
+ * directory); a file that is not there is fine. */
+static int remove_named(const char *dir, const char *base, const char *ext, etc_error *err)
+{
+	char *path = etc_plot_join_(dir, "", base, ext);
+	if (!path)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	struct stat st;
+	int rc = 0;
+	if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode) && unlink(path) != 0 && errno != ENOENT)
+		rc = etc_fail(err, ETC_ERR_IO, path, -1,
+		              "cannot remove the plot etcompare wrote here last time: %s",
+		              strerror(errno));
+	free(path);
+	return rc;
+}
+
+/* Is `name` a plot of this batch (made, when `made`)? */
+static bool in_batch(const etc_plot_batch *b, const char *name, bool made)
+{
+	for (size_t i = 0; i < b->n; i++)
+		if (!strcmp(b->items[i].pub.name, name))
+			return !made || b->items[i].pub.made;
+	return false;
+}
+
+/*
+ * Before the new index is written: the plots etcompare wrote to `d` last
+ * time (named by its index.txt) that this batch did not write again are
+ * removed, with their .gp and .dat (and the old PNG of a plot this batch
+ * could not make); no other file is touched, and a directory without an
+ * etcompare index.txt is left as it is. Done after the plots are written,
+ * so a run that fails leaves the previous plots and their index whole.
+ */
+static int remove_stale(const etc_plot_batch *b, const char *d, etc_error *err)
+{
+	char *path = etc_plot_join_(d, "", "index", ".txt");
+	if (!path)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	FILE *f = fopen(path, "r");
+	free(path);
+	if (!f)
+		return 0; /* nothing written here before */
+	char line[4096];
+	int rc = 0;
+	/* only an index etcompare wrote names files to remove */
+	if (!fgets(line, sizeof line, f) || strncmp(line, INDEX_HEAD, strlen(INDEX_HEAD)) != 0) {
+		fclose(f);
+		return 0;
+	}
+	etc_error ignore;
+	while (rc == 0 && fgets(line, sizeof line, f)) {
+		if (line[0] == '#' || !strncmp(line, "note: ", 6))
+			continue;
+		char *tab = strchr(line, '\t');
+		if (!tab)
+			continue;
+		*tab = '\0';
+		size_t len = (size_t)(tab - line);
+		const char *ext = len > 4 && !strcmp(line + len - 4, ".png")  ? ".png"
+		                  : len > 3 && !strcmp(line + len - 3, ".gp") ? ".gp"
+		                                                              : NULL;
+		if (!ext)
+			continue;
+		line[len - strlen(ext)] = '\0';
+		/* a name etcompare could have written: no '/', no "..", no hidden file */
+		etc_error_clear(&ignore);
+		if (etc_plot_check_name_(line, &ignore) < 0)
+			continue;
+		static const char *const exts[] = {".png", ".gp", ".dat"};
+		if (!in_batch(b, line, false))
+			for (size_t e = 0; e < 3 && rc == 0; e++)
+				rc = remove_named(d, line, exts[e], err);
+		else if (!in_batch(b, line, true))
+			rc = remove_named(d, line, ".png", err);
+	}
+	fclose(f);
+	return rc;
+}
+
 int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_error *err)
 {
+	ETC_TRY(remove_stale(b, dir && *dir ? dir : ".", err));
 	char *path = etc_plot_join_(dir && *dir ? dir : ".", "", "index", ".txt");
 	if (!path)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");

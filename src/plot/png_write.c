@@ -6,7 +6,7 @@
  * documented in include/etcompare/plot.h.
  */
 #include "etcompare/plot.h"
-#include "etcompare/report.h"
+#include "etcompare/output.h"
 #include "core/internal.h"
 #include "plot/plot_private.h"
 

@@ -6,7 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "etcompare/plot.h"
-#include "etcompare/report.h"
+#include "etcompare/output.h"
 #include "core/internal.h"
 #include "plot/plot_private.h"
 
@@ -119,6 +119,8 @@ void etc_plot_put_dat_str_(FILE *f, const char *s, const char *suffix)
 				fputc('\'', f);
 			else if (c == '\\')
 				fputs("\\\\", f);
+			else if (c == '\n') /* a label of two lines (node, op beneath) */
+				fputs("\\n", f);
 			else if (c < 0x20 || c == 0x7f)
 				fputc(' ', f);
 			else
@@ -272,7 +274,7 @@ plot_job etc_plot_job_init_(const etc_plot_options *o, const char *name, const c
 
 const etc_plot_style *etc_plot_style_of_(const etc_plot_options *o)
 {
-	static const etc_plot_style none = {NAN, NULL, NULL, false, NULL, false};
+	static const etc_plot_style none = {NAN, NULL, NULL, false, NULL, false, 0};
 	return o && o->style ? o->style : &none;
 }
 

@@ -15,8 +15,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#define LABEL_MAX  24 /* characters shown of a bar's label; longer ones lose their middle */
+#define LABEL_MAX  28 /* characters per line of a bar's label; longer ones wrap */
 #define HLABEL_MAX 44 /* ... of a horizontal bar's label */
 
 typedef struct series {
@@ -33,34 +34,49 @@ typedef struct series {
 	long marked;
 } series;
 
+/* The characters of the longest line of `s`. */
 static size_t utf8_chars(const char *s)
 {
-	size_t n = 0;
-	for (; *s; s++)
-		n += ((unsigned char)*s & 0xc0) != 0x80;
-	return n;
+	size_t n = 0, longest = 0;
+	for (; *s; s++) {
+		n = *s == '\n' ? 0 : n + (((unsigned char)*s & 0xc0) != 0x80);
+		longest = n > longest ? n : longest;
+	}
+	return longest;
 }
 
-/* `s` shortened to `max` characters: its start, "…", its end. */
+/*
+ * `s` with every line longer than `max` characters broken into lines (after
+ * a '.', '_' or ' ' in the last third of the line when there is one), so a
+ * node name is shown in full, never cut in the middle.
+ */
 static void shorten(const char *s, size_t max, char *buf, size_t cap)
 {
-	size_t len = strlen(s);
-	if (utf8_chars(s) <= max || cap < 4 * max) {
-		snprintf(buf, cap, "%s", s);
-		return;
+	size_t o = 0, col = 0, brk = 0, brk_col = 0;
+	for (; *s && o + 2 < cap; s++) {
+		unsigned char c = (unsigned char)*s;
+		buf[o++] = (char)c;
+		if (c == '\n') {
+			col = brk = 0;
+			continue;
+		}
+		if ((c & 0xc0) == 0x80)
+			continue;
+		col++;
+		if ((c == '.' || c == '_' || c == ' ') && col * 3 >= max * 2) {
+			brk = o;
+			brk_col = col;
+		}
+		if (col >= max && s[1] && s[1] != '\n' && o + 2 < cap) {
+			size_t at = brk ? brk : o;
+			memmove(buf + at + 1, buf + at, o - at);
+			buf[at] = '\n';
+			o++;
+			col = brk ? col - brk_col : 0;
+			brk = 0;
+		}
 	}
-	size_t head = max / 2 - 1, tail = max - head - 1;
-	size_t a = 0;
-	for (size_t c = 0; a < len && c < head; c++)
-		do
-			a++;
-		while (a < len && ((unsigned char)s[a] & 0xc0) == 0x80);
-	size_t z = len;
-	for (size_t c = 0; z > a && c < tail; c++)
-		do
-			z--;
-		while (z > a && ((unsigned char)s[z] & 0xc0) == 0x80);
-	snprintf(buf, cap, "%.*s\xe2\x80\xa6%s", (int)a, s, s + z);
+	buf[o] = '\0';
 }
 
 static void label_of(const series *s, size_t i, char *buf, size_t cap)
@@ -83,7 +99,7 @@ static void series_scan(series *s)
 	s->plottable = s->capped = s->failing = s->label_chars = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		double v = s->values[i];
-		char buf[128];
+		char buf[320];
 		label_of(s, i, buf, sizeof buf);
 		size_t lc = utf8_chars(buf);
 		s->label_chars = lc > s->label_chars ? lc : s->label_chars;
@@ -154,7 +170,7 @@ static void series_dat(FILE *f, const void *ctx)
 	      f);
 	for (size_t i = 0; i < s->n; i++) {
 		double v = s->values[i];
-		char label[128];
+		char label[320];
 		label_of(s, i, label, sizeof label);
 		bool capped = !drawn(s, v) && !isnan(v);
 		fprintf(f, "%zu ", i);
@@ -201,7 +217,7 @@ static void series_vars(FILE *f, const void *ctx)
 	    (long long)(s->label_chars * 7 / 10 + 3 > 10 ? s->label_chars * 7 / 10 + 3 : 10));
 	if (s->xlabel) { /* the lines template */
 		etc_plot_var_int_(f, "marked", s->marked);
-		char label[128] = "";
+		char label[320] = "";
 		if (s->marked >= 0)
 			label_of(s, (size_t)s->marked, label, sizeof label);
 		etc_plot_var_str_(f, "marked_label", label);
@@ -288,6 +304,8 @@ int etc_plot_trend(const etc_plot_options *o, const char *name, const char *titl
                    const double *values, etc_plot_result *res, etc_error *err)
 {
 	ETC_TRY(check_series("etc_plot_trend", n, values, err));
+	if (n == 1) /* one run: a bar from 0, not a lone dot */
+		return etc_plot_bars(o, name, title, ylabel, n, labels, values, res, err);
 	return lines_plot(o, name, title, xlabel ? xlabel : "", ylabel, n, labels, values, NAN, -1,
 	                  res, err);
 }
@@ -299,7 +317,7 @@ static void hbars_dat(FILE *f, const void *ctx)
 	const series *s = ctx;
 	fputs("# row (0 on top), value (NaN when not finite), label\n", f);
 	for (size_t i = 0; i < s->n; i++) {
-		char label[256];
+		char label[320];
 		label_of(s, i, label, sizeof label);
 		fprintf(f, "%zu ", i);
 		etc_plot_put_num_(f, s->values[i]);
@@ -331,6 +349,86 @@ int etc_plot_hbars(const etc_plot_options *o, const char *name, const char *titl
 	j.width = 800;
 	j.write_dat = hbars_dat;
 	j.write_vars = hbars_vars;
+	j.ctx = &s;
+	return etc_plot_job_run_(&j, res, err);
+}
+
+/* ---- scatter ---- */
+
+typedef struct scatter {
+	const char *xlabel, *ylabel, *thr_label;
+	size_t n;
+	const char *const *labels;
+	const double *x, *y;
+	const unsigned char *kind;
+	double threshold;
+} scatter;
+
+static void scatter_dat(FILE *f, const void *ctx)
+{
+	const scatter *s = ctx;
+	fputs("# x, y, kind (0 plain, 1 hot spot, 2 culprit, 3 both), label\n", f);
+	for (size_t i = 0; i < s->n; i++) {
+		if (!isfinite(s->x[i]) || !isfinite(s->y[i]))
+			continue;
+		char label[320] = "";
+		if (s->kind[i] && s->labels && s->labels[i])
+			shorten(s->labels[i], LABEL_MAX, label, sizeof label);
+		etc_plot_put_num_(f, s->x[i]);
+		fputc(' ', f);
+		etc_plot_put_num_(f, s->y[i]);
+		fprintf(f, " %u ", (unsigned)s->kind[i]);
+		etc_plot_put_dat_str_(f, label, "");
+		fputc('\n', f);
+	}
+}
+
+static void scatter_vars(FILE *f, const void *ctx)
+{
+	const scatter *s = ctx;
+	etc_plot_var_str_(f, "plot_xlabel", s->xlabel);
+	etc_plot_var_str_(f, "plot_ylabel", s->ylabel);
+	etc_plot_var_int_(f, "n_points", (long long)s->n);
+	double xh = 0, yl = 0, yh = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		if (!isfinite(s->x[i]) || !isfinite(s->y[i]))
+			continue;
+		xh = s->x[i] > xh ? s->x[i] : xh;
+		yl = s->y[i] < yl ? s->y[i] : yl;
+		yh = s->y[i] > yh ? s->y[i] : yh;
+	}
+	if (isfinite(s->threshold)) {
+		yl = s->threshold < yl ? s->threshold : yl;
+		yh = s->threshold > yh ? s->threshold : yh;
+	}
+	/* both axes hold 0; room on the right for the labels */
+	etc_plot_var_num_(f, "x_lo", 0.0);
+	etc_plot_var_num_(f, "x_hi", xh > 0 ? xh * 1.3 : 1.0);
+	etc_plot_var_num_(f, "y_lo", yl < 0 ? yl * 1.1 : 0.0);
+	etc_plot_var_num_(f, "y_hi", yh > 0 ? yh * 1.12 : 1.0);
+	etc_plot_var_int_(f, "has_threshold", isfinite(s->threshold));
+	etc_plot_var_num_(f, "threshold", isfinite(s->threshold) ? s->threshold : 0.0);
+	etc_plot_var_str_(f, "threshold_label", s->thr_label ? s->thr_label : "");
+}
+
+int etc_plot_scatter(const etc_plot_options *o, const char *name, const char *title,
+                     const char *xlabel, const char *ylabel, size_t n, const char *const *labels,
+                     const double *x, const double *y, const unsigned char *kind,
+                     etc_plot_result *res, etc_error *err)
+{
+	ETC_TRY(check_series("etc_plot_scatter", n, x, err));
+	if (!y || !kind)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "etc_plot_scatter: y or kind is NULL");
+	const etc_plot_style *st = etc_plot_style_of_(o);
+	scatter s = {
+	    xlabel ? xlabel : "", ylabel ? ylabel : "", st->threshold_label, n, labels, x, y, kind,
+	    st->threshold};
+	plot_job j = etc_plot_job_init_(o, name, "scatter", title);
+	j.width = 1000;
+	j.height = 600;
+	j.write_dat = scatter_dat;
+	j.write_vars = scatter_vars;
 	j.ctx = &s;
 	return etc_plot_job_run_(&j, res, err);
 }

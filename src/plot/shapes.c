@@ -52,7 +52,12 @@ static void boxes_vars(FILE *f, const void *ctx)
 		lo = isfinite(b->boxes[i].min) && b->boxes[i].min < lo ? b->boxes[i].min : lo;
 		hi = isfinite(b->boxes[i].max) && b->boxes[i].max > hi ? b->boxes[i].max : hi;
 	}
-	etc_plot_var_si_tics_(f, b->style->si_unit, lo, hi);
+	/* times start at zero: a spread of 100 to 160 ns is not a collapse */
+	if (!(hi > 0))
+		hi = 1;
+	etc_plot_var_num_(f, "y_lo", lo < 0 ? lo * 1.08 : 0.0);
+	etc_plot_var_num_(f, "y_hi", hi * 1.08);
+	etc_plot_var_si_tics_(f, b->style->si_unit, lo < 0 ? lo : 0.0, hi);
 }
 
 int etc_plot_boxes(const etc_plot_options *o, const char *name, const char *title,

@@ -519,11 +519,12 @@ static void where_text(const etc_tensor *t, uint64_t flat, char *buf, size_t cap
 		snprintf(buf + at, cap - at, "]");
 }
 
-/* Does metric m of `v` pass threshold `thr` (NaN: no threshold)? */
+/* Does metric m of `v` fail threshold `thr` (NaN: not gated, never fails)? */
 static bool metric_fails(size_t m, double v, double thr, const etc_accuracy_row *r)
 {
+	(void)r;
 	if (isnan(thr))
-		return r->status == ETC_ROW_FAIL;
+		return false; /* not gated: drawn neutral, never "fail" */
 	if (m == 0)
 		return !(v >= thr);
 	if (m == 2)
@@ -542,10 +543,12 @@ int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc
 	double *vals = calloc(n ? n : 1, sizeof *vals);
 	bool *failing = calloc(n ? n : 1, sizeof *failing);
 	size_t *rows = calloc(n ? n : 1, sizeof *rows);
+	size_t *group = calloc(n ? n : 1, sizeof *group);
+	size_t *members = calloc(n ? n : 1, sizeof *members);
 	etc_sbuf same = {0}, tiny = {0};
 	size_t nsame = 0, ntiny = 0;
 	int rc = 0;
-	if (!labels || !names || !texts || !vals || !failing || !rows) {
+	if (!labels || !names || !texts || !vals || !failing || !rows || !group || !members) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 		goto done;
 	}
@@ -599,28 +602,72 @@ int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc
 		char thr_text[96] = "";
 		if (!isnan(thr) && bars[m].thr_fmt)
 			snprintf(thr_text, sizeof thr_text, bars[m].thr_fmt, thresholds[mi]);
-		etc_plot_style st = {thr, thr_text, failing, bars[m].log, NULL, false};
+		etc_plot_style st = {thr, thr_text, failing, bars[m].log, NULL, false, 0};
 		etc_plot_options po = *o;
 		po.style = &st;
 		rc = etc_plot_bars(&po, bars[m].file, bars[m].title, bars[m].ylabel, k, labels,
 		                   vals, res, err);
 	}
+	/*
+	 * One heat map and histogram per distinct (block name, output, reference):
+	 * runs against the same reference draw the worst run only (failing
+	 * first, then the largest error), failing groups first; every map of an
+	 * output shares one colour scale, the largest error of that output.
+	 */
+	size_t ngroups = 0;
 	for (size_t j = 0; j < k && rc == 0; j++) {
 		const etc_accuracy_row *r = etc_accuracy_row_at(acc, rows[j]);
-		etc_diff_ctx d;
-		char name[160], title[400], xl[64], yl[64];
-		if (etc_accuracy_row_values(acc, rows[j], &d.a, &d.r) < 0 || !d.a.count)
-			continue;
 		if (r->metrics.identical) {
 			etc_sbuf_printf(&same, "%s%s", nsame++ ? ", " : "", labels[j]);
 			continue;
 		}
+		size_t g = 0;
+		for (; g < ngroups; g++) {
+			const etc_accuracy_row *q = etc_accuracy_row_at(acc, rows[group[g]]);
+			if (q->output == r->output && q->reference == r->reference &&
+			    same_block_name(insp, q->block, r->block))
+				break;
+		}
+		if (g == ngroups) {
+			group[ngroups] = j;
+			members[ngroups++] = 1;
+			continue;
+		}
+		members[g]++;
+		const etc_accuracy_row *q = etc_accuracy_row_at(acc, rows[group[g]]);
+		bool rf = r->status == ETC_ROW_FAIL, qf = q->status == ETC_ROW_FAIL;
+		if (rf > qf || (rf == qf && r->metrics.max_abs > q->metrics.max_abs))
+			group[g] = j;
+	}
+	/* failing groups first, each side in table order */
+	for (size_t a = 1; a < ngroups; a++)
+		for (size_t b = a; b > 0; b--) {
+			bool fb = etc_accuracy_row_at(acc, rows[group[b]])->status == ETC_ROW_FAIL,
+			     fa = etc_accuracy_row_at(acc, rows[group[b - 1]])->status ==
+			          ETC_ROW_FAIL;
+			if (!(fb && !fa))
+				break;
+			size_t t = group[b], c = members[b];
+			group[b] = group[b - 1];
+			members[b] = members[b - 1];
+			group[b - 1] = t;
+			members[b - 1] = c;
+		}
+	for (size_t g = 0; g < ngroups && rc == 0; g++) {
+		size_t j = group[g];
+		const etc_accuracy_row *r = etc_accuracy_row_at(acc, rows[j]);
+		etc_diff_ctx d;
+		char name[160], title[400], xl[64], yl[64], runs[48] = "";
+		if (etc_accuracy_row_values(acc, rows[j], &d.a, &d.r) < 0 || !d.a.count)
+			continue;
+		if (members[g] > 1)
+			snprintf(runs, sizeof runs, " (worst of %zu runs)", members[g]);
 		const etc_tensor *t = etc_accuracy_row_tensor(acc, rows[j]);
 		if (d.a.count > 16) {
 			d.absolute = false;
 			snprintf(name, sizeof name, "error_hist_%s", names[j]);
-			snprintf(title, sizeof title, "actual \xe2\x88\x92 reference, %s %s",
-			         labels[j], r->shape);
+			snprintf(title, sizeof title, "actual \xe2\x88\x92 reference, %s%s %s",
+			         labels[j], runs, r->shape);
 			rc = etc_plot_histogram_read(o, name, title, etc_plot_read_diff_, &d,
 			                             d.a.count, 50, res, err);
 		} else {
@@ -628,15 +675,28 @@ int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc
 		}
 		if (rc < 0 || !t || t->ndim < 2 || !etc_tensor_size(t, t->ndim - 1))
 			continue;
+		double scale = 0;
+		for (size_t i = 0; i < k; i++) {
+			const etc_accuracy_row *q = etc_accuracy_row_at(acc, rows[i]);
+			if (q->output == r->output && same_block_name(insp, q->block, r->block) &&
+			    isfinite(q->metrics.max_abs) && q->metrics.max_abs > scale)
+				scale = q->metrics.max_abs;
+		}
 		uint64_t cols = (uint64_t)etc_tensor_size(t, t->ndim - 1);
 		snprintf(name, sizeof name, "heatmap_%s", names[j]);
-		char where[96];
+		char where[96], cbl[96];
 		where_text(t, r->metrics.max_abs_index, where, sizeof where);
-		snprintf(title, sizeof title, "|actual \xe2\x88\x92 reference|, %s %s%s", labels[j],
-		         r->shape, where);
+		snprintf(title, sizeof title, "|actual \xe2\x88\x92 reference|, %s%s %s%s",
+		         labels[j], runs, r->shape, where);
+		snprintf(cbl, sizeof cbl,
+		         "|actual \xe2\x88\x92 reference|, one scale for out %u (0 to %.4g)",
+		         r->output, scale);
 		map_axes(t, xl, yl, sizeof xl);
 		d.absolute = true;
-		rc = etc_plot_error_map(o, name, title, xl, yl, NULL, etc_plot_read_diff_, &d,
+		etc_plot_style st = {NAN, NULL, NULL, false, NULL, false, scale};
+		etc_plot_options po = *o;
+		po.style = &st;
+		rc = etc_plot_error_map(&po, name, title, xl, yl, cbl, etc_plot_read_diff_, &d,
 		                        t->numel / cols, cols, res, err);
 	}
 	if (rc == 0 && o && o->batch && nsame) {
@@ -661,5 +721,7 @@ done:
 	free(vals);
 	free(failing);
 	free(rows);
+	free(group);
+	free(members);
 	return rc;
 }

@@ -341,7 +341,8 @@ static const char css[] =
     "td{background:#fdecec}"
     "tr.bad td.st{color:#b00020;font-weight:600}"
     ".plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:12px}"
-    "figure{margin:0}figure img{width:100%;height:auto;border:1px solid #e3e3e3}"
+    "figure{margin:0}figure.wide{grid-column:1/-1}figure img{width:100%;height:auto;border:1px "
+    "solid #e3e3e3}"
     "figcaption{font-size:12px;color:#555}details{margin:4px 0}summary{cursor:pointer}"
     ".muted{color:#666}\n";
 
@@ -747,6 +748,53 @@ static int print_perfdiff(FILE *f, const void *ctx, etc_error *err)
 	return etc_report_perfdiff(f, ctx, 0, err);
 }
 
+/* The performance diff as a sortable table, failing rows highlighted, every
+ * time with its unit in the header; the text form stays collapsed below. */
+static void write_perfdiff(FILE *f, const etc_perfdiff *d)
+{
+	const char *unit = etc_time_scale_name(
+	    etc_inspector_options_get(etc_perfdiff_current(d))->target_time_scale);
+	size_t n = etc_perfdiff_row_count(d), fails = etc_perfdiff_failures(d);
+	double gate = etc_perfdiff_options_get(d)->max_regression;
+	fputs("<h2>Performance diff</h2>\n<p>", f);
+	if (isnan(gate))
+		fprintf(f, "%zu events compared; no gate (--max-regression).", n);
+	else
+		fprintf(f, "%zu of %zu events regress more than %.6g %%.", fails, n, gate);
+	fputs("</p>\n", f);
+	char c2[48], c3[48], c4[48];
+	snprintf(c2, sizeof c2, "baseline p50 (%s)", unit);
+	snprintf(c3, sizeof c3, "current p50 (%s)", unit);
+	snprintf(c4, sizeof c4, "change (%s)", unit);
+	const char *const cols[] = {"block", "event", c2, c3, c4, "change (%)", "gate"};
+	table_head(f, "perfdiff", cols, 7);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++) {
+			const etc_perfdiff_row *r = etc_perfdiff_row_at(d, i);
+			if (r->failed != (pass == 0))
+				continue;
+			fputs(r->failed ? "<tr class=\"bad\">" : "<tr>", f);
+			fputs("<td>", f);
+			put_esc_n(f, r->block.ptr, r->block.len);
+			fputs("</td><td>", f);
+			put_esc_n(f, r->name.ptr, r->name.len);
+			fputs("</td>", f);
+			num_cell(f, r->base_p50, NULL);
+			num_cell(f, r->cur_p50, NULL);
+			num_cell(f, r->change, NULL);
+			num_cell(f, r->change_percent, NULL);
+			fprintf(f, "<td class=\"st\">%s</td></tr>\n",
+			        r->failed      ? "FAIL"
+			        : r->gated     ? "ok"
+			        : r->below_min ? "below min"
+			                       : "-");
+		}
+	table_end(f);
+	fputs("<details><summary>as text</summary>\n", f);
+	pre_of(f, print_perfdiff, d);
+	fputs("</details>\n", f);
+}
+
 static void write_profile(FILE *f, const etc_html_report *h)
 {
 	const etc_profile *p = h->profile;
@@ -815,10 +863,8 @@ static int write_all(FILE *f, const etc_html_report *h)
 		write_numgap(f, h);
 	if (h->profile)
 		write_profile(f, h);
-	if (h->diff) {
-		fputs("<h2>Performance diff</h2>\n", f);
-		pre_of(f, print_perfdiff, h->diff);
-	}
+	if (h->diff)
+		write_perfdiff(f, h->diff);
 	if (h->nimages || h->nnotes) {
 		fputs("<h2>Plots</h2>\n", f);
 		for (size_t i = 0; i < h->nnotes; i++) {
@@ -828,7 +874,15 @@ static int write_all(FILE *f, const etc_html_report *h)
 		}
 		fputs("<div class=\"plots\">\n", f);
 		for (size_t i = 0; i < h->nimages; i++) {
-			fputs("<figure><img alt=\"", f);
+			/* a wide plot (timeline, long bar charts) gets the full width */
+			const uint8_t *ih = h->images[i].png;
+			uint32_t w = h->images[i].size >= 24
+			                 ? (uint32_t)ih[16] << 24 | (uint32_t)ih[17] << 16 |
+			                       (uint32_t)ih[18] << 8 | ih[19]
+			                 : 0;
+			fputs(w >= 1000 ? "<figure class=\"wide\"><img alt=\""
+			                : "<figure><img alt=\"",
+			      f);
 			put_esc(f, h->images[i].caption);
 			fputs("\" src=\"data:image/png;base64,", f);
 			put_base64(f, h->images[i].png, h->images[i].size);

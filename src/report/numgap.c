@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Python's tuple repr of a debug handle list: "(12,)", "(3, 4, 5)". */
 static void handles_tuple(etc_sbuf *b, const int64_t *h, size_t n)
@@ -709,12 +710,12 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 	const etc_numgap_options *opt = etc_numgap_options_get(ng);
 	long first = etc_numgap_first_divergence(ng), marked = -1;
 	const char **labels = calloc(n ? n : 1, sizeof *labels);
-	char(*names)[64] = calloc(n ? n : 1, sizeof *names);
+	char(*names)[256] = calloc(n ? n : 1, sizeof *names);
 	double *snr = calloc(n ? n : 1, sizeof *snr), *cos = calloc(n ? n : 1, sizeof *cos);
 	double *drop = calloc(n ? n : 1, sizeof *drop);
 	/* the SNR drop points at nodes: its labels name them */
 	const char **nlabels = calloc(n ? n : 1, sizeof *nlabels);
-	char(*nnames)[64] = calloc(n ? n : 1, sizeof *nnames);
+	char(*nnames)[256] = calloc(n ? n : 1, sizeof *nnames);
 	int rc = 0;
 	if (!labels || !names || !snr || !cos || !drop || !nlabels || !nnames) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
@@ -723,16 +724,17 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 	/* every row is a point: rows not compared are NaN (not drawn) */
 	for (size_t i = 0; i < n; i++) {
 		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
-		snprintf(names[k], sizeof names[k], "%zu %.40s", i,
-		         *r->ops ? r->ops : r->event_name);
+		/* every per-op plot: the node's name, its op type beneath */
+		const char *op = *r->ops ? r->ops : r->event_name;
+		if (*r->nodes)
+			snprintf(names[k], sizeof names[k], "%zu %.120s\n%.100s", i, r->nodes, op);
+		else
+			snprintf(names[k], sizeof names[k], "%zu %.120s", i, op);
 		labels[k] = names[k];
 		snr[k] = r->has_metrics ? r->metrics.snr_db : NAN;
 		cos[k] = r->has_metrics ? r->metrics.cosine : NAN;
 		drop[k] = r->snr_drop;
-		snprintf(nnames[k], sizeof nnames[k], "%zu %.40s", i,
-		         *r->nodes ? r->nodes
-		         : *r->ops ? r->ops
-		                   : r->event_name);
+		snprintf(nnames[k], sizeof nnames[k], "%s", names[k]);
 		nlabels[k] = nnames[k];
 		if ((long)i == first)
 			marked = (long)k;
@@ -747,7 +749,7 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 			cos[i] = 1 - cos[i];
 		char thr[96];
 		snprintf(thr, sizeof thr, "min cosine %.9g", opt->min_cosine);
-		etc_plot_style st = {NAN, thr, NULL, true, NULL, false};
+		etc_plot_style st = {NAN, thr, NULL, true, NULL, false, 0};
 		etc_plot_options po = *o;
 		po.style = &st;
 		if (rc == 0)
@@ -833,5 +835,148 @@ done:
 	free(drop);
 	free(nlabels);
 	free(nnames);
+	return rc;
+}
+
+/* --- where time and error go ------------------------------------------------------------ */
+
+static bool str_is(etc_str s, const char *z)
+{
+	size_t n = strlen(z);
+	return s.len == n && (n == 0 || memcmp(s.ptr, z, n) == 0);
+}
+
+/* The p50 of the block's Method::execute event, or NaN. */
+static double execute_p50(const etc_event_block *b)
+{
+	for (size_t e = 0; e < b->event_count; e++)
+		if (b->events[e].has_perf && str_is(b->events[e].name, "Method::execute"))
+			return b->events[e].stats.p50;
+	return NAN;
+}
+
+/* The profiled event of row r in block b (same instruction, and the same
+ * name when the row has one), or NULL. */
+static const etc_inspector_event *row_event(const etc_event_block *b, const etc_numgap_row *r)
+{
+	if (r->instruction_id < 0)
+		return NULL;
+	for (size_t e = 0; e < b->event_count; e++) {
+		const etc_inspector_event *ev = &b->events[e];
+		if (ev->has_perf && ev->instruction_id == r->instruction_id &&
+		    (!*r->event_name || str_is(ev->name, r->event_name)))
+			return ev;
+	}
+	return NULL;
+}
+
+int etc_report_time_error_plot(const etc_plot_options *o, const etc_numgap *ng,
+                               const etc_inspector *insp, etc_plot_result *res, etc_error *err)
+{
+	size_t n = etc_numgap_row_count(ng);
+	if (!n || !insp)
+		return 0;
+	/* the block with Method::execute that profiles the most compared rows */
+	size_t best = SIZE_MAX, best_hits = 0;
+	for (size_t b = 0; b < etc_inspector_block_count(insp); b++) {
+		const etc_event_block *blk = etc_inspector_block(insp, b);
+		if (!(execute_p50(blk) > 0))
+			continue;
+		size_t hits = 0;
+		for (size_t i = 0; i < n; i++)
+			hits += etc_numgap_row_at(ng, i)->has_metrics &&
+			        row_event(blk, etc_numgap_row_at(ng, i)) != NULL;
+		if (hits > best_hits) {
+			best = b;
+			best_hits = hits;
+		}
+	}
+	if (best == SIZE_MAX) {
+		if (o && o->batch)
+			return etc_plot_batch_note(
+			    o->batch,
+			    "no profiled op with Method::execute in the ETDump "
+			    "(no time-and-error plot)",
+			    err);
+		return 0;
+	}
+	const etc_event_block *blk = etc_inspector_block(insp, best);
+	double exec = execute_p50(blk);
+	double *x = calloc(n, sizeof *x), *y = calloc(n, sizeof *y);
+	unsigned char *kind = calloc(n, 1);
+	const char **labels = calloc(n, sizeof *labels);
+	char(*names)[256] = calloc(n, sizeof *names);
+	size_t *top = calloc(n, sizeof *top);
+	int rc = 0;
+	if (!x || !y || !kind || !labels || !names || !top) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		goto done;
+	}
+	bool local = false;
+	for (size_t i = 0; i < n; i++)
+		local = local || etc_numgap_row_at(ng, i)->has_local;
+	double finite_hi = 0;
+	for (size_t i = 0; i < n; i++) {
+		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
+		const etc_inspector_event *ev = r->has_metrics ? row_event(blk, r) : NULL;
+		x[i] = y[i] = NAN;
+		if (!ev)
+			continue;
+		x[i] = 100 * ev->stats.p50 / exec;
+		y[i] = local ? r->local_snr : r->cumulative_snr;
+		if (isnan(y[i]))
+			y[i] = r->metrics.snr_db;
+		if (isfinite(y[i]) && y[i] > finite_hi)
+			finite_hi = y[i];
+		const char *op = *r->ops ? r->ops : r->event_name;
+		if (*r->nodes)
+			snprintf(names[i], sizeof names[i], "%zu %.120s\n%.100s", i, r->nodes, op);
+		else
+			snprintf(names[i], sizeof names[i], "%zu %.120s", i, op);
+		labels[i] = names[i];
+	}
+	/* identical outputs (+inf dB) drawn just above the largest finite SNR */
+	double inf_at = finite_hi > 0 ? finite_hi * 1.15 + 5 : 100;
+	for (size_t i = 0; i < n; i++)
+		if (isinf(y[i]))
+			y[i] = y[i] > 0 ? inf_at : NAN;
+	/* hot spots: the 3 ops with the most time; culprits: the top error entries */
+	for (int h = 0; h < 3; h++) {
+		long m = -1;
+		for (size_t i = 0; i < n; i++)
+			if (isfinite(x[i]) && !(kind[i] & 1) && (m < 0 || x[i] > x[m]))
+				m = (long)i;
+		if (m >= 0)
+			kind[m] |= 1;
+	}
+	size_t nt = etc_numgap_top_drops(ng, 3, top);
+	long first = etc_numgap_first_divergence(ng);
+	for (size_t t = 0; t < nt; t++)
+		if (top[t] < n && etc_numgap_row_at(ng, top[t])->status == ETC_ROW_FAIL)
+			kind[top[t]] |= 2;
+	if (first >= 0 && (size_t)first < n)
+		kind[first] |= 2;
+	const etc_numgap_options *opt = etc_numgap_options_get(ng);
+	char thr[96], title[200], ylabel[160];
+	snprintf(thr, sizeof thr, "min SNR %.6g dB", opt->min_snr);
+	etc_plot_style st = {opt->min_snr, thr, NULL, false, NULL, false, 0};
+	etc_plot_options po = *o;
+	po.style = &st;
+	snprintf(title, sizeof title,
+	         "where time and error go: each op's share of Method::execute (p50 %.4g %s) "
+	         "against its %s SNR",
+	         exec, etc_time_scale_name(etc_inspector_options_get(insp)->target_time_scale),
+	         local ? "local" : "cumulative");
+	snprintf(ylabel, sizeof ylabel, "%s SNR (dB; identical drawn at %.3g)",
+	         local ? "local" : "cumulative", inf_at);
+	rc = etc_plot_scatter(&po, "time_error", title, "share of Method::execute time (%, p50)",
+	                      ylabel, n, labels, x, y, kind, res, err);
+done:
+	free(x);
+	free(y);
+	free(kind);
+	free(labels);
+	free(names);
+	free(top);
 	return rc;
 }

@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static const char *gate_word(const etc_perfdiff_row *r)
 {
@@ -147,4 +148,53 @@ void etc_perfdiff_json_(etc_sbuf *b, const etc_perfdiff *d)
 		                r->gated ? "true" : "false", r->failed ? "true" : "false");
 	}
 	etc_sbuf_puts(b, "]}");
+}
+
+#define PERFDIFF_PLOT_MAX 40
+
+int etc_report_perfdiff_plot(const etc_plot_options *o, const etc_perfdiff *d, etc_plot_result *res,
+                             etc_error *err)
+{
+	size_t n = etc_perfdiff_row_count(d), k = 0;
+	const char **labels = calloc(n ? n : 1, sizeof *labels);
+	char(*names)[200] = calloc(n ? n : 1, sizeof *names);
+	double *v = calloc(n ? n : 1, sizeof *v);
+	bool *failing = calloc(n ? n : 1, sizeof *failing);
+	int rc = 0;
+	if (!labels || !names || !v || !failing) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		goto done;
+	}
+	/* rows come largest regression first: the top ones, not those below min */
+	for (size_t i = 0; i < n && k < PERFDIFF_PLOT_MAX; i++) {
+		const etc_perfdiff_row *r = etc_perfdiff_row_at(d, i);
+		if (r->below_min || isnan(r->change_percent))
+			continue;
+		snprintf(names[k], sizeof names[k], "%.*s",
+		         (int)(r->name.len > 190 ? 190 : r->name.len), r->name.ptr);
+		labels[k] = names[k];
+		v[k] = r->change_percent;
+		failing[k] = r->failed;
+		k++;
+	}
+	if (!k)
+		goto done;
+	double gate = etc_perfdiff_options_get(d)->max_regression;
+	char thr[96] = "";
+	if (!isnan(gate))
+		snprintf(thr, sizeof thr, "max regression +%.6g %%", gate);
+	etc_plot_style st = {gate, thr, failing, false, NULL, false, 0};
+	etc_plot_options po = *o;
+	po.style = &st;
+	char title[160];
+	snprintf(title, sizeof title,
+	         "performance diff: p50 change per event against the baseline (%zu of %zu events)",
+	         k, n);
+	rc = etc_plot_bars(&po, "perf_diff", title, "p50 change (%)", k, labels, v, res, err);
+done:
+	free(labels);
+	free(names);
+	free(v);
+	free(failing);
+	return rc;
 }

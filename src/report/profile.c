@@ -464,7 +464,7 @@ static int plot_ops(const etc_plot_options *o, const etc_profile *p, size_t top,
 	double scale = cycles ? 1 : to_s[ts];
 	for (size_t i = 0; i < n; i++)
 		vals[i] *= scale;
-	etc_plot_style st = {NAN, NULL, NULL, false, cycles ? NULL : "s", false};
+	etc_plot_style st = {NAN, NULL, NULL, false, cycles ? NULL : "s", false, 0};
 	etc_plot_options po = *o;
 	po.style = &st;
 	char title[160], xlabel[64];
@@ -633,7 +633,26 @@ static int plot_timeline(const etc_plot_options *o, const etc_profile *p, etc_pl
 	snprintf(title, sizeof title, "timeline of block %.*s, run 0%s",
 	         (int)(blk->name.len > 40 ? 40 : blk->name.len), blk->name.ptr,
 	         skipped ? " (first 5000 events)" : "");
-	snprintf(xlabel, sizeof xlabel, "time since the first event (%s)", unit_of(p));
+	/* one time unit chosen from the data (the largest end is at least 1 in
+	 * it), named on the axis: no ticks like 0.0002 ms */
+	int ts = etc_inspector_options_get(etc_profile_inspector(p))->target_time_scale;
+	static const double to_s[] = {1e-9, 1e-6, 1e-3, 1, 1};
+	static const char *const names[] = {"ns", "\xc2\xb5s", "ms", "s"};
+	const char *unit = unit_of(p);
+	if (ts >= 0 && ts < ETC_TIME_CYCLES) {
+		double hi = 0;
+		for (size_t i = 0; i < n; i++)
+			hi = spans[i].end > hi ? spans[i].end : hi;
+		hi *= to_s[ts];
+		int u = hi >= 1 ? 3 : hi >= 1e-3 ? 2 : hi >= 1e-6 ? 1 : 0;
+		double k = to_s[ts] / to_s[u];
+		for (size_t i = 0; i < n; i++) {
+			spans[i].start *= k;
+			spans[i].end *= k;
+		}
+		unit = names[u];
+	}
+	snprintf(xlabel, sizeof xlabel, "time since the first event (%s)", unit);
 	rc = etc_plot_timeline(o, "timeline", title, xlabel, nlanes, lanes, n, spans, res, err);
 done:
 	free(spans);

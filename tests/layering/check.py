@@ -8,6 +8,12 @@ import re
 import sys
 
 LAYERS = ["core", "format", "reference", "analysis", "report", "plot", "cli"]
+# Public headers whose functions a layer implements: a lower layer may not
+# include them (the output-file layer, etcompare/output.h, is in core so that
+# plot/ writes its files without reaching into report/).
+PUBLIC_OWNER = {"etcompare/report.h": "report", "etcompare/html.h": "report"}
+# ... and the upper layers a layer may still include that way
+PUBLIC_ALLOWED = {"plot": set()}
 src = os.path.join(os.environ.get("ETC_SRC", os.path.join(os.path.dirname(__file__), "..", "..")), "src")
 bad = []
 seen = 0
@@ -26,6 +32,11 @@ for layer in LAYERS:
                     continue
                 inc = m.group(1)
                 if inc.startswith("etcompare/"):
+                    owner = PUBLIC_OWNER.get(inc)
+                    if owner and layer != "cli" and owner != layer and (
+                            LAYERS.index(owner) > rank or layer in PUBLIC_ALLOWED):
+                        bad.append(f"src/{layer}/{name}:{no}: {layer} must not include {inc} "
+                                   f"(the {owner} layer's API)")
                     continue
                 if layer == "cli":
                     if "/" in inc:

@@ -7,7 +7,7 @@
  * where the kernel's protected_symlinks rule would follow them.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "etcompare/report.h"
+#include "etcompare/output.h"
 #include "core/internal.h"
 
 #include <errno.h>

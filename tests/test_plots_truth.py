@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Plots that cannot mislead (issue 25), checked from the gnuplot scripts and
+data etcompare writes beside each PNG, not from pixels: every plot kind of
+the bundled example, tests/data (accuracy with an ETRecord, profiling only)
+and a performance diff:
+
+  - time and percentage axes hold zero (tax per run, time per run, the
+    time-and-error scatter); one run is a bar, not a lone dot;
+  - only gated metrics are coloured pass/fail (the others have no threshold
+    and no failing row);
+  - one heat map per distinct (block, output, reference), failing first, and
+    every map of one output on one colour scale named in the colour bar;
+  - labels are never cut (no "…"); per-op plots show the node name with the
+    op type beneath;
+  - where time and error go: the culprit (first divergence) and hot spots
+    labelled, x from 0; the performance diff has its gate line and the
+    failing regressions red;
+  - a plot folder stays true: a second run removes the plots the first one
+    wrote (named by its index.txt), keeps a file of the user's, and the
+    index lists exactly the PNGs there.
+"""
+import os
+import re
+import subprocess
+
+import common as C
+
+
+def gp_vars(path):
+    out = {}
+    for line in open(path, encoding="utf-8"):
+        m = re.match(r"^([a-z_]+) = (.*)$", line.rstrip("\n"))
+        if m and m.group(1) not in out:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def num(v):
+    return float(v)
+
+
+def dat_rows(path):
+    rows = []
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("#") or not line.strip():
+            continue
+        rows.append(line.rstrip("\n"))
+    return rows
+
+
+def plot(args, d, name):
+    pdir = os.path.join(d, name)
+    p = subprocess.run([C.ETC] + args + ["--no-table", "--plot", pdir], capture_output=True,
+                       text=True, cwd=d)
+    return p, pdir
+
+
+def index_pngs(pdir):
+    names = []
+    for line in open(os.path.join(pdir, "index.txt"), encoding="utf-8"):
+        if line.startswith("#") or line.startswith("note: "):
+            continue
+        names.append(line.split("\t")[0])
+    return names
+
+
+def example(d):
+    p, pdir = plot(["--example"], d, "ex")
+    C.check("example: --plot runs", p.returncode == 0, p.stderr)
+    files = set(os.listdir(pdir))
+    pngs = sorted(f for f in files if f.endswith(".png"))
+    C.check("example: every PNG has its .gp and .dat beside it",
+            all(f[:-4] + ".gp" in files and f[:-4] + ".dat" in files for f in pngs), str(pngs))
+    C.check("example: index.txt lists exactly the PNGs there",
+            sorted(index_pngs(pdir)) == pngs, f"{index_pngs(pdir)} vs {pngs}")
+    # zero on time and percentage axes
+    for name in ("tax_runs", "ops_runs"):
+        v = gp_vars(os.path.join(pdir, name + ".gp"))
+        C.check(f"example: {name} value axis starts at 0", num(v["y_lo"]) == 0.0
+                and num(v["y_hi"]) > 0, str(v.get("y_lo")))
+    C.check("example: the lines template sets the y range it is given",
+            "set yrange [y_lo:y_hi]" in open(os.path.join(pdir, "tax_runs.gp")).read())
+    # only gated metrics coloured: the example gates SNR only
+    gated = {}
+    for f in pngs:
+        if f.startswith("metric_"):
+            v = gp_vars(os.path.join(pdir, f[:-4] + ".gp"))
+            rows = dat_rows(os.path.join(pdir, f[:-4] + ".dat"))
+            fails = sum(1 for r in rows if re.match(r"^\S+ \S+ \".*\" \S+ 1 ", r))
+            gated[f] = (v["has_threshold"], fails)
+    C.check("example: SNR is gated and its failing outputs are red",
+            gated.get("metric_snr.png", ("0", 0))[0] == "1" and gated["metric_snr.png"][1] > 0,
+            str(gated))
+    C.check("example: the ungated metrics have no threshold and no red bar",
+            all(t == "0" and n == 0 for f, (t, n) in gated.items() if f != "metric_snr.png")
+            and len(gated) >= 3, str(gated))
+    # heat maps: distinct (output, reference), one scale per output
+    maps = [f for f in pngs if f.startswith("heatmap_")]
+    keys = [re.sub(r"_run\d+", "", m) for m in maps]
+    C.check("example: no duplicate heat maps (one per output and reference)",
+            len(maps) == 2 and len(set(keys)) == len(keys), str(maps))
+    scales = {gp_vars(os.path.join(pdir, m[:-4] + ".gp"))["cb_max"] for m in maps}
+    C.check("example: the heat maps of output 0 share one colour scale", len(scales) == 1,
+            str(scales))
+    cbl = [gp_vars(os.path.join(pdir, m[:-4] + ".gp"))["plot_cblabel"] for m in maps]
+    C.check("example: the colour bar names the shared scale",
+            all("one scale for out 0" in c for c in cbl), str(cbl))
+    # the failing map first: the index order is the drawing order
+    first = index_pngs(pdir)
+    hm = [n for n in first if n.startswith("heatmap_")]
+    C.check("example: the failing reference's map comes first (ref 0 fails at 0.018)",
+            hm and "_ref0_" in hm[0], str(hm))
+    # labels uncut, node name with op type beneath
+    cut = [f for f in files if f.endswith(".dat") and "\u2026" in open(os.path.join(pdir, f),
+                                                                         encoding="utf-8").read()]
+    C.check("example: no label is cut (no ellipsis in any .dat)", not cut, str(cut))
+    # long lines wrap after '.', '_' or ' ' (never cut): undo those breaks
+    unwrap = lambda t: re.sub(r"([._ ])\\n", r"\1", t)
+    snr = unwrap(open(os.path.join(pdir, "numgap_snr.dat"), encoding="utf-8").read())
+    drop = unwrap(open(os.path.join(pdir, "numgap_snr_drop.dat"), encoding="utf-8").read())
+    C.check("example: numgap SNR labels are node name, op type beneath",
+            '"3 native_layer_norm\\naten.native_layer_norm.default"' in snr, snr[:400])
+    C.check("example: the SNR-drop plot uses the same labels",
+            '"3 native_layer_norm\\naten.native_layer_norm.default"' in drop)
+    # where time and error go
+    C.check("example: the time-and-error plot is made", "time_error.png" in files)
+    v = gp_vars(os.path.join(pdir, "time_error.gp"))
+    rows = dat_rows(os.path.join(pdir, "time_error.dat"))
+    C.check("example: time share axis from 0", num(v["x_lo"]) == 0 and num(v["y_lo"]) <= 0,
+            str(v))
+    culprit = [r for r in rows if r.split(" ")[2] in ("2", "3")]
+    hot = [r for r in rows if r.split(" ")[2] in ("1", "3")]
+    C.check("example: the first divergence (native_layer_norm) is labelled a culprit",
+            any("native_layer_norm" in r for r in culprit), "\n".join(rows))
+    C.check("example: hot spots labelled (the ops with the most time)", len(hot) >= 1)
+    xs = [float(r.split(" ")[0]) for r in rows]
+    C.check("example: time shares are percentages of Method::execute (0..100, sum <= 100)",
+            all(0 <= x <= 100 for x in xs) and sum(xs) <= 100.0001, str(xs))
+    tl = gp_vars(os.path.join(pdir, "timeline.gp"))
+    ends = [float(r.split(" ")[2]) for r in dat_rows(os.path.join(pdir, "timeline.dat"))]
+    C.check("example: the timeline's unit is chosen from the data and named on the axis",
+            tl["plot_xlabel"] == "'time since the first event (\u00b5s)'" and 1 <= max(ends) < 1000,
+            f"{tl['plot_xlabel']} {max(ends)}")
+    C.check("example: one-run-free check: numgap_snr has the threshold line",
+            gp_vars(os.path.join(pdir, "numgap_snr.gp"))["has_threshold"] == "1")
+    return pdir
+
+
+def stale(d, pdir):
+    mine = os.path.join(pdir, "mine.png")
+    open(mine, "wb").write(b"user file")
+    before = set(os.listdir(pdir))
+    p = subprocess.run([C.ETC, "--etdump", os.path.join(C.DATA, "runs5_ops12.etdp"),
+                        "--no-table", "--plot", pdir], capture_output=True, text=True)
+    after = set(os.listdir(pdir))
+    C.check("stale: second run into the folder runs", p.returncode == 0, p.stderr)
+    C.check("stale: the user's file is kept", "mine.png" in after)
+    gone = {f for f in before if f.startswith(("heatmap_", "metric_", "numgap_", "time_error"))}
+    C.check("stale: the first run's accuracy and numeric-gap plots are removed",
+            gone and not (gone & after), str(sorted(gone & after)))
+    pngs = sorted(f for f in after if f.endswith(".png") and f != "mine.png")
+    C.check("stale: index.txt lists exactly the plots there",
+            sorted(index_pngs(pdir)) == pngs, f"{index_pngs(pdir)} vs {pngs}")
+    C.check("stale: no .gp or .dat without its plot",
+            all(f[:-3] + ".png" in after for f in after if f.endswith(".gp")))
+    # a folder without an etcompare index: nothing removed
+    other = os.path.join(d, "other")
+    os.makedirs(other)
+    open(os.path.join(other, "index.txt"), "w").write("metric_snr.png\tmine\n")
+    open(os.path.join(other, "metric_snr.gp"), "w").write("# mine\n")
+    open(os.path.join(other, "keep.png"), "w").write("x")
+    subprocess.run([C.ETC, "--etdump", os.path.join(C.DATA, "runs5_ops12.etdp"),
+                    "--no-table", "--plot", other], capture_output=True, text=True)
+    C.check("stale: an index.txt etcompare did not write names nothing to remove",
+            open(os.path.join(other, "metric_snr.gp")).read() == "# mine\n"
+            and os.path.exists(os.path.join(other, "keep.png")))
+
+
+def data_accuracy(d):
+    p, pdir = plot(["--etdump", os.path.join(C.DATA, "runs5_ops12.etdp"), "--debug_buffer",
+                    os.path.join(C.DATA, "runs5_ops12.bin"), "--etrecord",
+                    os.path.join(C.DATA, "example_refs.etrecord"), "--compare"], d, "data")
+    C.check("tests/data: --plot with the ETRecord runs", p.returncode == 0, p.stderr)
+    files = os.listdir(pdir)
+    maps = [f for f in files if f.startswith("heatmap_") and f.endswith(".png")]
+    outs = [re.sub(r"_run\d+", "", m) for m in maps]
+    C.check("tests/data: 5 runs, one heat map per output (no duplicates)",
+            len(maps) >= 1 and len(set(outs)) == len(outs), str(maps))
+    for m in maps:
+        t = gp_vars(os.path.join(pdir, m[:-4] + ".gp"))["plot_title"]
+        C.check(f"tests/data: {m} says it is the worst of 5 runs", "worst of 5 runs" in t, t)
+    for name in ("ops_runs", "tax_runs"):
+        v = gp_vars(os.path.join(pdir, name + ".gp"))
+        C.check(f"tests/data: {name} from 0", num(v["y_lo"]) == 0.0, str(v.get("y_lo")))
+
+
+def one_run(d):
+    p, pdir = plot(["--etdump", os.path.join(C.DATA, "misaligned.etdp")], d, "one")
+    C.check("one run: --plot runs", p.returncode == 0, p.stderr)
+    gp = os.path.join(pdir, "tax_runs.gp")
+    if os.path.exists(gp):
+        text = open(gp, encoding="utf-8").read()
+        C.check("one run: the tax is a bar (bars template), from 0",
+                "bars.gp - etcompare template" in text and num(gp_vars(gp)["y_lo"]) == 0.0)
+    gp = os.path.join(pdir, "ops_runs.gp")
+    if os.path.exists(gp):
+        v = gp_vars(gp)
+        C.check("one run: time per run drawn as bars at the median from 0",
+                v["points_only"] == "1" and num(v["y_lo"]) == 0.0 and
+                "using 1:4:xtic(7) with boxes" in open(gp).read())
+    C.check("one run: a profile-only plot folder has a tax plot", os.path.exists(
+        os.path.join(pdir, "tax_runs.gp")), str(os.listdir(pdir)))
+
+
+def perf_diff(d):
+    p, pdir = plot(["--etdump", os.path.join(C.DATA, "runs5_ops12.etdp"), "--baseline-etdump",
+                    os.path.join(C.DATA, "tutorial.etdp"), "--max-regression", "5"], d, "diff")
+    C.check("perf diff: --plot draws perf_diff", os.path.exists(os.path.join(pdir, "perf_diff.png")),
+            p.stderr)
+    v = gp_vars(os.path.join(pdir, "perf_diff.gp"))
+    rows = dat_rows(os.path.join(pdir, "perf_diff.dat"))
+    C.check("perf diff: the gate is a line at +5 %", v["has_threshold"] == "1" and
+            num(v["threshold"]) == 5.0 and "max regression +5" in v["threshold_label"], str(v))
+    red = [r for r in rows if re.match(r"^\S+ (\S+) \".*\" \S+ 1 ", r)]
+    C.check("perf diff: the regressions beyond the gate are red",
+            red and all(float(r.split(" ")[1]) > 5 for r in red), "\n".join(rows))
+    C.check("perf diff: the change axis holds 0", num(v["y_lo"]) <= 0)
+    out = os.path.join(d, "diff.html")
+    p = subprocess.run([C.ETC, "--etdump", os.path.join(C.DATA, "runs5_ops12.etdp"),
+                        "--baseline-etdump", os.path.join(C.DATA, "tutorial.etdp"),
+                        "--max-regression", "5", "--no-table", "--report", out],
+                       capture_output=True, text=True)
+    html = open(out, encoding="utf-8").read() if os.path.exists(out) else ""
+    m = re.search(r'id="verdict">([^<]*)', html)
+    C.check("perf diff: the banner names the worst regression",
+            m and "performance: 1 regression (worst: Method::execute +" in m.group(1),
+            m.group(1) if m else html[:300])
+
+
+def banner(d):
+    out = os.path.join(d, "ex.html")
+    subprocess.run([C.ETC, "--example", "--no-table", "--report", out], capture_output=True)
+    html = open(out, encoding="utf-8").read() if os.path.exists(out) else ""
+    m = re.search(r'id="verdict">([^<]*)', html)
+    C.check("example: the banner names the worst failing output",
+            m and "(worst: Execute run 0 ref 0 output 0, SNR 24.83 dB)" in m.group(1),
+            m.group(1) if m else html[:300])
+
+
+def main():
+    d = C.work_dir("plots_truth")
+    pdir = example(d)
+    stale(d, pdir)
+    data_accuracy(d)
+    one_run(d)
+    perf_diff(d)
+    banner(d)
+    return C.finish(d)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
