@@ -500,7 +500,7 @@ expect("directory as debug buffer", ["--etdump", R5, "--debug_buffer", WORK], 3,
 p = write("empty.etdp", b"")
 expect("empty ETDump", ["--etdump", p], 3, f"{p}: file of 0 bytes is too short")
 if os.path.exists("/dev/null"):
-    expect("/dev/null as ETDump", ["--etdump", "/dev/null"], 3, "too short")
+    expect("/dev/null as ETDump", ["--etdump", "/dev/null"], 3, "not a regular file")
 
 # --- a reference bomb -----------------------------------------------------
 

@@ -125,7 +125,13 @@ def main():
     for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
         o2 = os.path.join(d, f"sig{sig}.jsonl")
         p = start(many, "-o", o2, "--workers", "2")
-        time.sleep(random.uniform(0.6, 1.2))
+        # a random point while the pool is at work: after the first lines
+        want = random.randint(1, 20)
+        t0 = time.time()
+        while time.time() - t0 < 20 and p.poll() is None:
+            if os.path.exists(o2) and sum(1 for _ in open(o2)) >= want:
+                break
+            time.sleep(0.01)
         os.kill(p.pid, sig)
         try:
             _, err = p.communicate(timeout=30)

@@ -99,8 +99,16 @@ int etc_check_etrecord(const etc_inspector *insp, const char *fix, etc_error *er
 	const etc_inspector_event *missing = NULL, *wrong = NULL;
 	const char *wrong_op = "";
 	char op[128];
+	int def = etc_etrecord_default_method(rec);
 	for (size_t b = 0; b < etc_inspector_block_count(insp); b++) {
 		const etc_event_block *blk = etc_inspector_block(insp, b);
+		/* A block named after another method of a multi-method record is
+		 * linked to that method's maps, not to the ones checked here. */
+		char bname[256];
+		snprintf(bname, sizeof bname, "%.*s", (int)blk->name.len, blk->name.ptr);
+		int bm = etc_etrecord_method_index(rec, bname);
+		if (bm >= 0 && bm != def)
+			continue;
 		for (size_t e = 0; e < blk->event_count; e++) {
 			const etc_inspector_event *ev = &blk->events[e];
 			if (ev->instruction_id < 0 || ev->is_delegated_op || is_framework(ev->name))
