@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static int usage(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "etcompare: ");
