@@ -237,7 +237,8 @@ int etc_check_debug_buffer(const etc_inspector *insp, const char *fix, etc_error
 	char head[1200];
 	snprintf(head, sizeof head, "ETDump %s and debug buffer %s do not belong together",
 	         etc_etdump_name(dump), etc_debug_buffer_name(buf));
-	qsort(rs, n, sizeof *rs, range_cmp);
+	if (n) /* qsort's array may not be NULL, even for no elements */
+		qsort(rs, n, sizeof *rs, range_cmp);
 	uint64_t covered = 0, end = 0, first = 0, gaps = 0, gap_at = 0, gap_end = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (rs[i].end > size) {

@@ -71,7 +71,8 @@ static int add_name(ref_loader *L, const char *name, size_t value)
 
 static int sort_names(ref_loader *L)
 {
-	qsort(L->names, L->nnames, sizeof *L->names, cmp_name);
+	if (L->nnames)
+		qsort(L->names, L->nnames, sizeof *L->names, cmp_name);
 	for (size_t i = 1; i < L->nnames; i++)
 		if (strcmp(L->names[i - 1].name, L->names[i].name) == 0)
 			return ref_load_error(L, "two values are called \"%s\"", L->names[i].name);
