@@ -56,7 +56,10 @@ def summary(path):
 
 def children_of(pid):
     """Processes whose parent is pid, or whose session is pid's (workers)."""
-    p = subprocess.run(["ps", "-eo", "pid,ppid,sid,args"], capture_output=True, text=True)
+    # ps without the ASan runtime this test may run under (LD_PRELOAD): it can hang there
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    p = subprocess.run(["ps", "-eo", "pid,ppid,sid,args"], capture_output=True, text=True,
+                       env=env, timeout=60)
     found = []
     for ln in p.stdout.splitlines()[1:]:
         parts = ln.split(None, 3)

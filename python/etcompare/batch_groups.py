@@ -121,7 +121,7 @@ def sums_of_block(block):
     import numpy as np
     from . import _lib as L
     lib = _lib()
-    block = np.ascontiguousarray(block, dtype=np.float32)
+    block = np.require(block, dtype=np.float32, requirements=["C", "A"])
     n, k = block.shape
     h = _new(n)
     try:
@@ -145,7 +145,10 @@ def snr_matrix(sums):
     n = norm.size
     h = _new(n)
     try:
-        dist, res, norm = (np.ascontiguousarray(x, dtype=np.float64) for x in (dist, res, norm))
+        # aligned copies where needed: arrays unpickled from a Dask worker
+        # may sit at any byte offset of its message
+        dist, res, norm = (np.require(x, dtype=np.float64, requirements=["C", "A"])
+                           for x in (dist, res, norm))
         lib.dll.etc_agreement_add_sums(h, _dp(dist), _dp(res), _dp(norm), el)
         out = np.zeros((n, n))
         err = L.new_error()
