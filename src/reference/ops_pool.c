@@ -259,7 +259,7 @@ int ref_op_avg_pool2d(ref_call *c)
 int ref_op_adaptive_avg_pool2d(ref_call *c)
 {
 	const ref_tensor *x;
-	int64_t oh, ow;
+	int64_t oh = 0, ow = 0;
 	char b[160];
 	ETC_TRY(refb_tensor(c, "self", 0, &x));
 	ETC_TRY(refb_nouts(c, 1));
