@@ -10,37 +10,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-static const char *kind_name(int kind)
-{
-	switch (kind) {
-	case REF_ARG_NONE:
-		return "None";
-	case REF_ARG_TENSOR:
-		return "a tensor";
-	case REF_ARG_TENSORS:
-	case REF_ARG_OPT_TENSORS:
-		return "a tensor list";
-	case REF_ARG_INT:
-		return "an int";
-	case REF_ARG_INTS:
-		return "an int list";
-	case REF_ARG_FLOAT:
-		return "a float";
-	case REF_ARG_FLOATS:
-		return "a float list";
-	case REF_ARG_BOOL:
-		return "a bool";
-	case REF_ARG_BOOLS:
-		return "a bool list";
-	case REF_ARG_STRING:
-		return "a string";
-	case REF_ARG_DTYPE:
-		return "a dtype";
-	default:
-		return "an unsupported value";
-	}
-}
-
 int refb_tensor(const ref_call *c, const char *name, int pos, const ref_tensor **out)
 {
 	const ref_arg *a = ref_arg_get(c, name, pos);
@@ -48,7 +17,7 @@ int refb_tensor(const ref_call *c, const char *name, int pos, const ref_tensor *
 		return ref_fail(c, ETC_ERR_MISMATCH, "argument %s is missing", name);
 	if (a->kind != REF_ARG_TENSOR || !a->t)
 		return ref_fail(c, ETC_ERR_MISMATCH, "argument %s: expected a tensor, given %s",
-		                name, kind_name(a->kind));
+		                name, ref_arg_kind_name(a->kind));
 	*out = a->t;
 	return 0;
 }
@@ -62,7 +31,7 @@ int refb_opt_tensor(const ref_call *c, const char *name, int pos, const ref_tens
 	if (a->kind != REF_ARG_TENSOR)
 		return ref_fail(c, ETC_ERR_MISMATCH,
 		                "argument %s: expected a tensor or None, given %s", name,
-		                kind_name(a->kind));
+		                ref_arg_kind_name(a->kind));
 	*out = a->t;
 	return 0;
 }
@@ -76,7 +45,7 @@ int refb_tensors(const ref_call *c, const char *name, int pos, bool allow_none,
 	if (a->kind != REF_ARG_TENSORS && a->kind != REF_ARG_OPT_TENSORS)
 		return ref_fail(c, ETC_ERR_MISMATCH,
 		                "argument %s: expected a tensor list, given %s", name,
-		                kind_name(a->kind));
+		                ref_arg_kind_name(a->kind));
 	for (size_t i = 0; i < a->n; i++)
 		if (!a->ts[i] && !allow_none)
 			return ref_fail(c, ETC_ERR_MISMATCH,
@@ -95,7 +64,7 @@ int refb_int(const ref_call *c, const char *name, int pos, int64_t def, int64_t 
 		return 0;
 	if (a->kind != REF_ARG_INT && a->kind != REF_ARG_BOOL)
 		return ref_fail(c, ETC_ERR_MISMATCH, "argument %s: expected an int, given %s", name,
-		                kind_name(a->kind));
+		                ref_arg_kind_name(a->kind));
 	*out = a->i;
 	return 0;
 }
@@ -110,7 +79,7 @@ int refb_opt_int(const ref_call *c, const char *name, int pos, bool *has, int64_
 	if (a->kind != REF_ARG_INT)
 		return ref_fail(c, ETC_ERR_MISMATCH,
 		                "argument %s: expected an int or None, given %s", name,
-		                kind_name(a->kind));
+		                ref_arg_kind_name(a->kind));
 	*has = true;
 	*out = a->i;
 	return 0;
@@ -130,7 +99,7 @@ int refb_ints(const ref_call *c, const char *name, int pos, const int64_t *def, 
 		cnt = a->n;
 	} else if (a) {
 		return ref_fail(c, ETC_ERR_MISMATCH, "argument %s: expected an int list, given %s",
-		                name, kind_name(a->kind));
+		                name, ref_arg_kind_name(a->kind));
 	}
 	if (cnt > ETC_REF_MAX_RANK)
 		return ref_fail(c, ETC_ERR_UNSUPPORTED,
@@ -150,7 +119,7 @@ int refb_bool(const ref_call *c, const char *name, int pos, bool def, bool *out)
 		return 0;
 	if (a->kind != REF_ARG_BOOL && a->kind != REF_ARG_INT)
 		return ref_fail(c, ETC_ERR_MISMATCH, "argument %s: expected a bool, given %s", name,
-		                kind_name(a->kind));
+		                ref_arg_kind_name(a->kind));
 	*out = a->i != 0;
 	return 0;
 }
@@ -167,7 +136,7 @@ int refb_scalar(const ref_call *c, const char *name, int pos, double def, double
 		*out = (double)a->i;
 	else
 		return ref_fail(c, ETC_ERR_MISMATCH, "argument %s: expected a number, given %s",
-		                name, kind_name(a->kind));
+		                name, ref_arg_kind_name(a->kind));
 	return 0;
 }
 
@@ -180,7 +149,7 @@ int refb_floats(const ref_call *c, const char *name, int pos, double *out, size_
 	if (a->kind != REF_ARG_FLOATS)
 		return ref_fail(c, ETC_ERR_MISMATCH,
 		                "argument %s: expected a float list or None, given %s", name,
-		                kind_name(a->kind));
+		                ref_arg_kind_name(a->kind));
 	if (a->n > ETC_REF_MAX_RANK)
 		return ref_fail(c, ETC_ERR_UNSUPPORTED, "argument %s has %zu entries", name, a->n);
 	for (size_t i = 0; i < a->n; i++)

@@ -349,6 +349,37 @@ const ref_arg *ref_arg_get(const ref_call *c, const char *name, int pos)
 	return NULL;
 }
 
+const char *ref_arg_kind_name(int kind)
+{
+	switch (kind) {
+	case REF_ARG_NONE:
+		return "None";
+	case REF_ARG_TENSOR:
+		return "a tensor";
+	case REF_ARG_TENSORS:
+	case REF_ARG_OPT_TENSORS:
+		return "a tensor list";
+	case REF_ARG_INT:
+		return "an int";
+	case REF_ARG_INTS:
+		return "an int list";
+	case REF_ARG_FLOAT:
+		return "a float";
+	case REF_ARG_FLOATS:
+		return "a float list";
+	case REF_ARG_BOOL:
+		return "a bool";
+	case REF_ARG_BOOLS:
+		return "a bool list";
+	case REF_ARG_STRING:
+		return "a string";
+	case REF_ARG_DTYPE:
+		return "a dtype";
+	default:
+		return "another kind of argument";
+	}
+}
+
 int ref_fail(const ref_call *c, int status, const char *fmt, ...)
 {
 	char msg[768];

@@ -7,41 +7,10 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-static const char *kind_name(int kind)
-{
-	switch (kind) {
-	case REF_ARG_NONE:
-		return "None";
-	case REF_ARG_TENSOR:
-		return "a tensor";
-	case REF_ARG_TENSORS:
-	case REF_ARG_OPT_TENSORS:
-		return "a tensor list";
-	case REF_ARG_INT:
-		return "an int";
-	case REF_ARG_INTS:
-		return "an int list";
-	case REF_ARG_FLOAT:
-		return "a float";
-	case REF_ARG_FLOATS:
-		return "a float list";
-	case REF_ARG_BOOL:
-		return "a bool";
-	case REF_ARG_BOOLS:
-		return "a bool list";
-	case REF_ARG_STRING:
-		return "a string";
-	case REF_ARG_DTYPE:
-		return "a dtype";
-	default:
-		return "another kind of argument";
-	}
-}
-
 static int wrong_kind(const ref_call *c, const char *name, const char *want, const ref_arg *a)
 {
 	return ref_fail(c, ETC_ERR_MISMATCH, "argument %s: expected %s, got %s", name, want,
-	                kind_name(a->kind));
+	                ref_arg_kind_name(a->kind));
 }
 
 static int missing(const ref_call *c, const char *name, const char *want)

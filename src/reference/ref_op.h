@@ -111,6 +111,8 @@ const ref_op *ref_op_at(size_t i);
 /* Argument access for ops: by schema name, else by position `pos` (-1: by
  * name only). NULL when absent or REF_ARG_NONE. */
 const ref_arg *ref_arg_get(const ref_call *c, const char *name, int pos);
+/* "a tensor", "an int list", ...: an argument's kind, for messages. */
+const char *ref_arg_kind_name(int kind);
 /* Fails with "node N (op): message" and ETC_ERR_MISMATCH / _UNSUPPORTED. */
 int ref_fail(const ref_call *c, int status, const char *fmt, ...) ETC_PRINTF(3, 4);
 
