@@ -191,10 +191,17 @@ def check_torch(run, model):
             isinstance(got.aot_intermediate_output[0], torch.Tensor) and
             all(abs(a[0] - b[0]) <= 1e-12 * max(1e-300, abs(b[0])) or a[0] == b[0]
                 for a, b in zip(got.gap, want.gap)))
+    bt = [b for b in t.event_blocks if b.run_output]
+    bn = [b for b in n.event_blocks if b.run_output]
+    C.check(f"{run}: tensor_type='torch': run_output and reference_output are torch tensors "
+            "with the numpy values", bt and all(
+                isinstance(x, torch.Tensor) and np.array_equal(x.numpy(), y)
+                for p, q in zip(bt, bn) for x, y in zip(p.run_output + p.reference_output,
+                                                        q.run_output + q.reference_output)))
     if ev_t:
         a = next(x for x in ev_t if isinstance(x, torch.Tensor) and x.numel())
         before = a.clone()
-        a.add_(1)  # a private copy: the mapped file and later reads are unchanged
+        a.add_(1)  # copy-on-write: the mapped file and other Inspectors are unchanged
         again = E.Inspector(etdump_path=etdp, etrecord=rec, debug_buffer_path=buf,
                             tensor_type="torch")
         first = next(x for b in again.event_blocks for e in b.events for x in e.debug_data

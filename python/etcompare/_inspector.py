@@ -166,12 +166,13 @@ class Event:
     @property
     def debug_data(self):
         """Intermediate outputs of the block's first run: numpy arrays
-        (zero-copy views into the debug buffer) and Python scalars."""
+        (zero-copy views into the debug buffer), or torch tensors with
+        tensor_type="torch", and Python scalars."""
         if self._debug_data is None:
             self._debug_data = _tensor.values(self._debug_ptr, 0, self._debug_count, self._h.buf,
                                               self._h) if self._debug_count else []
             if self._h.tensor_type == "torch":
-                self._debug_data = _tensor.as_type_all(self._debug_data, "torch")
+                self._debug_data = _tensor.as_type_all(self._debug_data, "torch", self._h)
         return self._debug_data
 
     @property
@@ -272,7 +273,8 @@ class EventBlock:
         if not 0 <= run < b.run_count:
             raise IndexError(f"block {self.name} has {b.run_count} runs")
         start, end = b.output_start[run], b.output_start[run + 1]
-        return _tensor.values(b.outputs, start, end, self._h.buf, self._h)
+        return _tensor.as_type_all(_tensor.values(b.outputs, start, end, self._h.buf, self._h),
+                                   self._h.tensor_type, self._h)
 
     @property
     def run_output(self):
@@ -455,8 +457,8 @@ class Inspector:
         if lib.etrecord_reference(h.etrecord, method, index, ptrs, count.value,
                                   ctypes.byref(count), ctypes.byref(err)) < 0:
             return None
-        return [_tensor.pytensor_array(_lib.PyTensor.from_address(ptrs[k]), h)
-                for k in range(count.value)]
+        return _tensor.as_type_all([_tensor.pytensor_array(_lib.PyTensor.from_address(ptrs[k]), h)
+                                    for k in range(count.value)], h.tensor_type, h)
 
     @property
     def warnings(self):
