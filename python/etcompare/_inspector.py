@@ -49,6 +49,7 @@ class _Handles:
 
     def __init__(self):
         self.etdump = self.buf = self.etrecord = self.insp = None
+        self.etrecord_path = None  # read again for get_exported_program()'s torch.fx view
         self.table_insp = None  # the CLI-scaled twin of insp, for tables with a converter
         self.data = None  # bytes given as etdump_data (the dump points into them)
         self.tensor_type = "numpy"
@@ -380,6 +381,7 @@ class Inspector:
                 _hinted(rc, err, etrecord, "ETRecord",
                         {"ETDump": "etdump_path", "BundledProgram": "bundled_program"})
             h.etrecord = p.value
+            h.etrecord_path = os.fspath(etrecord)
         # The library scales delegated events by target/source by default, as
         # upstream's default converter. A user's converter replaces that
         # scaling: the library then keeps them in the ETDump's ticks (their
