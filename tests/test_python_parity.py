@@ -338,6 +338,24 @@ def check_torch(run, model):
                 isinstance(x, torch.Tensor) and np.array_equal(x.numpy(), y)
                 for p, q in zip(bt, bn) for x, y in zip(p.run_output + p.reference_output,
                                                         q.run_output + q.reference_output)))
+    offs = []
+    for a, b in zip(ev_t, ev_n):
+        if isinstance(b, np.ndarray) and b.size:
+            offs.append((file_offset(buf, a.data_ptr()), file_offset(buf, b.ctypes.data)))
+    C.check(f"{run}: tensor_type='torch' is zero-copy: every debug tensor's data is the debug "
+            "buffer file's bytes (a private mapping) at the numpy view's file offset",
+            offs and all(o[0] is not None and o[0] == o[1] for o in offs), offs[:3])
+    with open(buf, "rb") as f:
+        digest = f.read()
+    gap_before = [r.gap for r in tb.calculate_numeric_gap("MSE").itertuples()]
+    for x in (x for b in tb.event_blocks for e in b.events for x in e.debug_data):
+        if isinstance(x, torch.Tensor) and x.numel():
+            x.mul_(-3).add_(7)  # every debug tensor of the Inspector the gap runs on
+    with open(buf, "rb") as f:
+        same_file = f.read() == digest
+    gap_after = [r.gap for r in tb.calculate_numeric_gap("MSE").itertuples()]
+    C.check(f"{run}: writes into torch tensors leave the file and the Inspector's own "
+            "results (its numeric gap) unchanged", same_file and gap_before == gap_after)
     if ev_t:
         a = next(x for x in ev_t if isinstance(x, torch.Tensor) and x.numel())
         before = a.clone()
@@ -348,6 +366,20 @@ def check_torch(run, model):
                      if isinstance(x, torch.Tensor) and x.numel())
         C.check(f"{run}: writing a torch tensor changes only that tensor",
                 torch.equal(first, before))
+
+
+def file_offset(path, addr):
+    """The offset in file `path` of the byte at address `addr`, through the
+    process's private mappings of the file (/proc/self/maps), or None."""
+    real = os.path.realpath(path)
+    with open("/proc/self/maps") as f:
+        for ln in f:
+            parts = ln.split(maxsplit=5)
+            if len(parts) == 6 and parts[5].strip() == real and parts[1].endswith("p"):
+                lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                if lo <= addr < hi:
+                    return int(parts[2], 16) + addr - lo
+    return None
 
 
 def check_frame_options(run, insp):
