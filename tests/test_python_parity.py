@@ -278,7 +278,7 @@ def check_printout(model, ep, want):
             and all(ln.split(": ")[1].split()[0] == kinds[ln.split(":")[0].strip()]
                     for ln in ins), ins[:3])
     C.check(f"{model}: the outputs (USER_OUTPUT) and the range constraints (static shapes)",
-            f"    # outputs" in sig and
+            "    # outputs" in sig and
             all(f"    {o}: USER_OUTPUT" in sig for o in outputs) and
             lines[-2] == "Range constraints: {}" and lines[-1] == "", lines[-3:])
 

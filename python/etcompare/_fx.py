@@ -250,12 +250,11 @@ class FxProgram:
     def python_code(self):
         """The forward function as torch.fx's verbose code generation
         writes it (GraphModule.print_readable)."""
-        names = {n.name for n in self.nodes}
         users = {n.name: 0 for n in self.nodes}
         inputs_of = {}
         for n in self.nodes:
             ins = []
-            for a in _node_refs(n, names):
+            for a in _node_refs(n):
                 if a not in ins:
                     ins.append(a)
             inputs_of[n.name] = ins
@@ -347,7 +346,7 @@ def _arg_name(arg):
     return None
 
 
-def _node_refs(n, names):
+def _node_refs(n):
     """Names of the nodes among n's arguments, in order."""
     out = []
 

@@ -1,6 +1,8 @@
 """Tensors as numpy arrays: zero-copy, read-only views into the mapped
 debug buffer (or .npz, or torch.save archive), whose `base` chain keeps the
-library objects that own the mapping alive; scalars as Python values.
+library objects that own the mapping alive; scalars as Python values. With
+tensor_type="torch": torch tensors over a copy-on-write mapping of the same
+file (as_type).
 
 numpy is imported on first use, so that `import etcompare` and the tables
 stay fast.
