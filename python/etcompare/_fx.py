@@ -59,7 +59,7 @@ def load_program(path, graph_name=None, method=None):
             if member not in names:
                 return None
             doc = json.loads(z.read(member))
-    except (OSError, ValueError, zipfile.BadZipFile):
+    except Exception:  # noqa: BLE001  (any unreadable member: the caller falls back)
         return None
     return doc if isinstance(doc, dict) and "graph_module" in doc else None
 
@@ -92,7 +92,7 @@ def _arg_repr(arg, nodes):
     """An argument as torch.fx's code generation writes it."""
     if not isinstance(arg, dict) or not arg:
         return repr(arg)
-    kind, v = next(iter(arg.items()))
+    kind, v = _union(arg)
     if kind == "as_none":
         return "None"
     if kind == "as_tensor" or kind == "as_custom_obj" or kind == "as_graph":
@@ -101,7 +101,7 @@ def _arg_repr(arg, nodes):
         return "[" + ", ".join(
             (x["name"] if "name" in x else _arg_repr(x, nodes)) for x in v) + "]"
     if kind in ("as_sym_int", "as_sym_float", "as_sym_bool"):
-        return str(v.get("as_name", next(iter(v.values()))) if isinstance(v, dict) else v)
+        return str(_union(v)[1]) if isinstance(v, dict) else str(v)
     if kind in ("as_int", "as_bool"):
         return repr(v)
     if kind == "as_float":
@@ -128,7 +128,7 @@ def _arg_repr(arg, nodes):
 
 def _size_repr(s):
     if isinstance(s, dict):
-        if "as_int" in s:
+        if s.get("as_int") is not None:
             return str(s["as_int"])
         e = s.get("as_expr")
         if isinstance(e, dict):
@@ -141,6 +141,8 @@ def _annotation(tv):
     """torch.fx's verbose annotation of a tensor value: f32[4, 32]."""
     if not isinstance(tv, dict):
         return None
+    if isinstance(tv.get("meta"), dict):  # the 2023 layout: {"meta": {...}}
+        tv = tv["meta"]
     return (_ABBR.get(tv.get("dtype"), "?") + "[" +
             ", ".join(_size_repr(s) for s in tv.get("sizes", [])) + "]")
 
@@ -189,10 +191,12 @@ class FxProgram:
             lib = by_output.get(first) if first else None
             name = lib.name if lib is not None else (first or sn.get("target", "node"))
             target = sn.get("target", "")
-            short = target.split("edge.ops.", 1)[1] if "edge.ops." in target else target
+            # str(node.target): an Edge op or torch op by its overload name
+            short = (target.split("edge.ops.", 1)[1] if "edge.ops." in target else
+                     target[len("torch.ops."):] if target.startswith("torch.ops.") else target)
             ser_inputs = list(sn.get("inputs", []))
             if target.endswith("executorch_call_delegate") and ser_inputs and \
-                    "as_string" in ser_inputs[0].get("arg", {}):
+                    ser_inputs[0].get("arg", {}).get("as_string") is not None:
                 # the lowered module: a get_attr node, as the deserializer makes it
                 mod = ser_inputs[0].get("name", "lowered_module")
                 byname[mod] = FxNode(mod, "get_attr", mod)
@@ -205,14 +209,14 @@ class FxProgram:
             byname[name] = node
             self._calls[name] = (target, ser_inputs)
             items = outs
-            if len(outs) == 1 and "as_tensors" in outs[0]:
+            if len(outs) == 1 and outs[0].get("as_tensors") is not None:
                 items = [{"as_tensor": t} for t in outs[0]["as_tensors"]]
-            elif len(outs) == 1 and "as_tensor" in outs[0] and (lib is None or
-                                                                 len(lib.outputs) <= 1):
+            elif len(outs) == 1 and outs[0].get("as_tensor") is not None and \
+                    (lib is None or len(lib.outputs) <= 1):
                 continue
             for k, item in enumerate(items):
                 iname = _arg_name(item)
-                if iname is None or "as_tensor" not in item:
+                if iname is None or item.get("as_tensor") is None:
                     continue
                 byname[iname] = FxNode(iname, "call_function", GETITEM, (node, k), node.meta)
                 self.nodes.append(byname[iname])
@@ -222,7 +226,7 @@ class FxProgram:
     def signature_str(self):
         ins, outs = [], []
         for spec in self.signature.get("input_specs", []):
-            kind, v = next(iter(spec.items()))
+            kind, v = _union(spec)
             label, tkey = _INPUT_KINDS.get(kind, (kind.upper(), None))
             s = f"{_arg_name(v.get('arg', {})) or ''}: {label}"
             if tkey and v.get(tkey) is not None:
@@ -231,7 +235,7 @@ class FxProgram:
                 s += f" persistent={bool(v.get('persistent'))}"
             ins.append(s)
         for spec in self.signature.get("output_specs", []):
-            kind, v = next(iter(spec.items()))
+            kind, v = _union(spec)
             label, tkey = _OUTPUT_KINDS.get(kind, (kind.upper(), None))
             s = f"{_arg_name(v.get('arg', {})) or ''}: {label}"
             if tkey and v.get(tkey) is not None:
@@ -319,6 +323,17 @@ class FxProgram:
                 f"Range constraints: {self.range_constraints_str()}\n")
 
 
+def _union(d):
+    """(member, value) of a serialized union: its one key, or in the 2023
+    layout (every member present, the unset ones null) the member set."""
+    if len(d) == 1:
+        return next(iter(d.items()))
+    for k, v in d.items():
+        if v is not None and k != "as_none":
+            return k, v
+    return "as_none", None
+
+
 def _global_name(target):
     """The name torch.fx's code gives a call's target: torch's own operators
     by their qualified name, others (Edge ops: module
@@ -342,7 +357,10 @@ def _arg_name(arg):
               "as_token"):
         v = arg.get(k)
         if isinstance(v, dict):
-            return v.get("name", v.get("as_name"))
+            if "name" in v:
+                return v["name"]
+            k2, x = _union(v)
+            return x if k2 == "as_name" else None
     return None
 
 
@@ -366,7 +384,7 @@ def _arg_value(arg, byname):
     format, layout or device as torch spells it, e.g. "torch.int8")."""
     if not isinstance(arg, dict) or not arg:
         return arg
-    kind, v = next(iter(arg.items()))
+    kind, v = _union(arg)
     if kind in ("as_tensor", "as_custom_obj", "as_graph"):
         name = v.get("name") if isinstance(v, dict) else v
         return byname.get(name, name)
@@ -375,9 +393,8 @@ def _arg_value(arg, byname):
                 for x in v]
     if kind in ("as_sym_int", "as_sym_float", "as_sym_bool"):
         if isinstance(v, dict):
-            if "as_name" in v:
-                return byname.get(v["as_name"], v["as_name"])
-            return next(iter(v.values()))
+            k, x = _union(v)
+            return byname.get(x, x) if k == "as_name" else x
         return v
     if kind == "as_none":
         return None

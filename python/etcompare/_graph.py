@@ -125,7 +125,10 @@ class Graph:
             from . import _fx
             doc = _fx.load_program(getattr(self._h, "etrecord_path", None), self._graph_name,
                                    None if self._graph_name else self.name)
-            self._fx = _fx.FxProgram(doc, self.nodes) if doc is not None else False
+            try:
+                self._fx = _fx.FxProgram(doc, self.nodes) if doc is not None else False
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+                self._fx = False  # a layout this reading does not know: the op nodes only
         return self._fx or None
 
     # upstream's ExportedProgram path to the nodes:
