@@ -8,10 +8,10 @@ A 32 MiB float32 tensor in a debug buffer built here:
   the same file offset as the numpy view's data in the library's mapping,
   and reading all of it grows the process's anonymous memory (RssAnon) by
   far less than its size, where a copy (clone) grows it by the size;
-- a write copies only the page it touches (RssAnon), changes that tensor and
-  the tensors of the same Inspector that view the same bytes, and never the
-  file, the library's mapping (the same Inspector's numpy view, its
-  numeric results) or another Inspector's tensors;
+- a write copies only the page it touches (RssAnon), changes that tensor
+  (the one Event.debug_data keeps), and never the file, the library's
+  mapping (the same Inspector's numpy view, its results) or another
+  Inspector's tensors;
 - the tensor keeps its mapping after the Inspector is gone;
 - run_output and reference_output (the ETRecord's) are torch tensors too.
 """

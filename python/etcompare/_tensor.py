@@ -143,9 +143,8 @@ def as_type(a, tensor_type, owner=None):
     (see _CowFiles): reading shares the page cache with the library's
     mapping, a write copies the page it touches into private memory. The
     file, the library's mapping (what the Inspector and the numeric gap
-    compute on) and other Inspectors never see the write; tensors of the
-    same Inspector that view the same bytes do, as upstream's tensors of
-    one Inspector are one object. Memory that is not a file's (a member
+    compute on) and other Inspectors never see the write. Memory that is
+    not a file's (a member
     inflated from a compressed archive, the reference run's outputs, the
     float32 conversion of bfloat16 or float8) is copied once."""
     if a is None or tensor_type == "numpy":
@@ -170,12 +169,16 @@ class _CowFiles:
             with open("/proc/self/maps") as f:
                 for ln in f:
                     parts = ln.split(maxsplit=5)
-                    if len(parts) < 6 or parts[4] == "0" or not parts[5].startswith("/"):
-                        continue
-                    path = parts[5].rstrip("\n")
-                    if path.endswith(" (deleted)"):
+                    if len(parts) < 5:
                         continue
                     lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                    path = parts[5].rstrip("\n") if len(parts) == 6 else ""
+                    if parts[4] == "0" or not path.startswith("/") or \
+                            path.endswith(" (deleted)"):
+                        # memory that is no file's (heap, anonymous): known,
+                        # so that a lookup there does not read the maps again
+                        out.append((lo, hi, 0, 0, 0, 0, ""))
+                        continue
                     major, minor = (int(x, 16) for x in parts[3].split(":"))
                     out.append((lo, hi, int(parts[2], 16), major, minor, int(parts[4]), path))
         except OSError:
@@ -200,7 +203,7 @@ class _CowFiles:
         import mmap
         import os
         reg = self._find(lo, hi)
-        if reg is None:
+        if reg is None or not reg[5]:
             return None
         start, _end, off, major, minor, inode, path = reg
         key = (major, minor, inode)
@@ -245,6 +248,12 @@ def _writable(a, owner):
     if found is None:
         return np.array(a)
     mm, file_off = found
+    # the maps are read once per owner: make sure the mapping found is still
+    # the one the library's view is in (same bytes at both ends), else copy
+    n = min(16, hi - lo)
+    if ctypes.string_at(lo, n) != mm[file_off:file_off + n] or \
+            ctypes.string_at(hi - n, n) != mm[file_off + (hi - lo) - n:file_off + (hi - lo)]:
+        return np.array(a)
     addr = a.__array_interface__["data"][0]
     return np.ndarray(a.shape, dtype=a.dtype, buffer=mm, offset=file_off + (addr - lo),
                       strides=a.strides)
