@@ -162,6 +162,24 @@ void etc_grid_textf_(etc_grid *g, const char *fmt, ...) ETC_GRID_PRINTF;
 void etc_grid_num_(etc_grid *g, double v);
 void etc_grid_uint_(etc_grid *g, uint64_t v);
 int etc_grid_write_(const etc_grid *g, FILE *f);
+/* Cell i: true and *v for a number, false and its text (not NUL-terminated). */
+bool etc_grid_cell_(const etc_grid *g, size_t i, double *v, const char **s, size_t *len);
 int etc_grid_write_tsv_(const etc_grid *g, FILE *f);
+
+/* One profiling table (ETC_TABLE_TAX, _MEMORY, _OPS, _MODULES or
+ * _DELEGATES) as the terminal, the TSV and the HTML report show it; free
+ * its grid with etc_grid_free_. */
+#define ETC_PROFILE_TABLE_COLS 8
+typedef struct etc_profile_table {
+	char hdr[ETC_PROFILE_TABLE_COLS][64];
+	const char *hdrp[ETC_PROFILE_TABLE_COLS];
+	bool right[ETC_PROFILE_TABLE_COLS];
+	size_t nc;
+	etc_grid g;
+	const char *title; /* what the table is */
+	const char *empty; /* said instead of an empty table */
+} etc_profile_table;
+
+void etc_profile_table_build_(etc_profile_table *t, const etc_profile *p, unsigned bit);
 
 #endif
