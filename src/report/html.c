@@ -778,9 +778,12 @@ static void write_profile_table(FILE *f, const etc_profile *p, unsigned bit)
 	etc_profile_table t;
 	etc_profile_table_build_(&t, p, bit);
 	const char *name = etc_profile_table_name(bit);
-	fputs("<h3>", f);
-	put_esc(f, name);
-	fputs("</h3>\n<p class=\"muted\">", f);
+	fprintf(f, "<h3>%s</h3>\n<p class=\"muted\">",
+	        bit == ETC_TABLE_TAX         ? "Framework tax"
+	        : bit == ETC_TABLE_MEMORY    ? "Memory allocations"
+	        : bit == ETC_TABLE_MODULES   ? "Modules"
+	        : bit == ETC_TABLE_DELEGATES ? "Delegates"
+	                                     : name);
 	put_esc(f, t.title);
 	fputs("</p>\n", f);
 	if (t.g.failed || !t.g.ncells || !t.nc) {
