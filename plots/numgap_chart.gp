@@ -58,7 +58,11 @@ if (culprit >= 0) {
 }
 local_title = has_local ? 'local SNR (op on the runtime''s inputs)' : ''
 if (n_points <= 40) {
-	set xtics rotate by 30 right nomirror
+	if (n_points > 12) {
+		set xtics rotate by 45 right nomirror
+	} else {
+		set xtics rotate by 30 right nomirror
+	}
 	plot datafile using 1:3 with boxes lc rgb '#9ecae1' title local_title, \
 		'' using 1:6 with boxes fs pattern 4 lc rgb '#a0a0a0' title cap_loc_title, \
 		'' using 1:2:xtic(4) with linespoints pt 7 ps 0.9 lw 2 lc rgb '#1f4e79' title 'cumulative SNR (from the model''s inputs)', \

@@ -197,9 +197,9 @@ ETC_API int etc_plot_scatter(const etc_plot_options *o, const char *name, const 
  * none) marked as etc_plot_scatter marks a culprit, a red triangle, and
  * labelled; a dashed red vertical line at `first` (the first divergence;
  * -1: none), labelled. culprit and first must be below n.
- * The PNG is W x 640 (W x 520 beyond 40 ops), W = 200 + 28 n clamped to
- * [1000, 4096]. Template "numgap_chart": see plots/numgap_chart.gp for its
- * variables and data columns.
+ * The PNG is W x 640, W = 200 + 48 n clamped to [1000, 4096]; beyond 40
+ * ops (no tick labels) W x 520, W = 200 + 12 n clamped alike. Template "numgap_chart": see
+ * plots/numgap_chart.gp for its variables and data columns.
  */
 ETC_API int etc_plot_numgap_chart(const etc_plot_options *o, const char *name, const char *title,
                                   size_t n, const char *const *labels, const double *cumulative,

@@ -91,7 +91,7 @@ static void chart_scan(chart *c)
 	c->cap = hi + 0.1 * span;
 	/* room above the values (and the cap) for the first divergence's label */
 	c->y_hi = (inf ? c->cap : hi) + 0.18 * span;
-	c->y_lo = lo < 0 ? lo - 0.05 * span : 0;
+	c->y_lo = lo < 0 ? lo - 0.08 * span : 0;
 	c->culprit_y = NAN;
 	if (c->culprit >= 0) {
 		double l = local_of(c, (size_t)c->culprit);
@@ -201,7 +201,10 @@ int etc_plot_numgap_chart(const etc_plot_options *o, const char *name, const cha
 	c.first = first < 0 ? -1 : first;
 	chart_scan(&c);
 	plot_job j = etc_plot_job_init_(o, name, "numgap_chart", title);
-	j.width = (int)etc_plot_clamp_(200 + 28 * (uint64_t)(n > 1000 ? 1000 : n), 1000, 4096);
+	/* two-line tick labels rotated by 30 degrees need about 48 pixels each;
+	 * beyond 40 ops there are none */
+	uint64_t per_op = n <= 40 ? 48 : 12;
+	j.width = (int)etc_plot_clamp_(200 + per_op * (uint64_t)(n > 1000 ? 1000 : n), 1000, 4096);
 	j.height = n <= 40 ? 640 : 520;
 	j.write_dat = chart_dat;
 	j.write_vars = chart_vars;
