@@ -69,8 +69,9 @@ ETC_API int etc_html_report_image(etc_html_report *h, const char *caption, const
                                   etc_error *err);
 /**
  * The numeric gap's chart (cumulative and local SNR per op): the PNG at
- * `png_path` is read now and shown in the numeric gap section, before its
- * table and before the plots section; a second call replaces the first.
+ * `png_path` is read now and shown in the numeric gap section (after the
+ * first divergence, before "where the error enters" and the table, so
+ * before the plots section); a second call replaces the first.
  */
 ETC_API int etc_html_report_numgap_chart(etc_html_report *h, const char *caption,
                                          const char *png_path, etc_error *err);

@@ -657,9 +657,11 @@ static void write_numgap(FILE *f, const etc_html_report *h)
 	} else {
 		fputs("<div class=\"verdict pass\">No divergence.</div>\n", f);
 	}
-	write_drops(f, ng);
-	if (h->numgap_chart.png) /* full width, before the table and the heat maps */
+	/* the chart (full width) after the verdict, before the ranked list, the
+	 * table and the plots' heat maps */
+	if (h->numgap_chart.png)
 		put_figure(f, &h->numgap_chart, "numgap-chart");
+	write_drops(f, ng);
 	/* the reference's ops only when they differ from the runtime's somewhere */
 	bool refops = false;
 	for (size_t i = 0; i < n && !refops; i++) {
