@@ -191,7 +191,8 @@ ETC_API int etc_plot_scatter(const etc_plot_options *o, const char *name, const 
  * negative): cumulative[i] (the reference chain from the model's inputs)
  * as a line with points, local[i] (the op re-run on the runtime's own
  * inputs; NULL: none) as bars. NaN is not drawn; +inf (identical) is drawn
- * in grey capped above the largest finite value, the key saying where. A
+ * in grey capped above the largest finite value (-inf below the lowest),
+ * the key saying where. A
  * dashed line at `threshold` (NaN: none; the style's threshold_label, else
  * "min SNR <value> dB"); the op `culprit` (where the error enters; -1:
  * none) marked as etc_plot_scatter marks a culprit, a red triangle, and

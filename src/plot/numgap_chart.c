@@ -6,8 +6,8 @@
  *
  * The SNR axis is computed here: it holds 0 (or the lowest value when one
  * is negative), every finite value and the gate; identical outputs (+inf
- * dB) are drawn capped just above the largest finite value, and the key
- * says where.
+ * dB) are drawn capped just above the largest finite value (-inf below the
+ * lowest), and the key says where.
  */
 #include "etcompare/plot.h"
 #include "core/internal.h"
@@ -27,8 +27,9 @@ typedef struct chart {
 	double threshold;
 	const char *thr_label;
 	long culprit, first;
-	double y_lo, y_hi, cap, culprit_y;
-	size_t capped_cum, capped_loc, label_chars;
+	double y_lo, y_hi, cap, cap_lo, culprit_y;
+	size_t pos_inf[2], neg_inf[2]; /* +inf and -inf values: cumulative, local */
+	size_t label_chars;
 	bool has_local;
 } chart;
 
@@ -45,19 +46,20 @@ static double local_of(const chart *c, size_t i)
 	return c->loc ? c->loc[i] : NAN;
 }
 
-/* The height a value is drawn at: itself, the cap for an infinite one, NaN. */
+/* The height a value is drawn at: itself, a cap for an infinite one, NaN. */
 static double drawn_at(const chart *c, double v)
 {
 	if (isinf(v))
-		return v > 0 ? c->cap : c->y_lo;
+		return v > 0 ? c->cap : c->cap_lo;
 	return v;
 }
 
 static void chart_scan(chart *c)
 {
 	double lo = 0, hi = 0;
-	bool inf = false;
-	c->capped_cum = c->capped_loc = c->label_chars = 0;
+	memset(c->pos_inf, 0, sizeof c->pos_inf);
+	memset(c->neg_inf, 0, sizeof c->neg_inf);
+	c->label_chars = 0;
 	c->has_local = false;
 	for (size_t i = 0; i < c->n; i++) {
 		double v[2] = {c->cum[i], local_of(c, i)};
@@ -66,8 +68,7 @@ static void chart_scan(chart *c)
 				lo = v[k] < lo ? v[k] : lo;
 				hi = v[k] > hi ? v[k] : hi;
 			} else if (isinf(v[k])) {
-				inf = true;
-				*(k ? &c->capped_loc : &c->capped_cum) += 1;
+				(v[k] > 0 ? c->pos_inf : c->neg_inf)[k]++;
 			}
 		}
 		c->has_local = c->has_local || !isnan(v[1]);
@@ -86,12 +87,15 @@ static void chart_scan(chart *c)
 		hi = c->threshold > hi ? c->threshold : hi;
 	}
 	double span = hi - lo;
-	if (!(span > 0) || !isfinite(span))
-		span = isfinite(span) && span > 0 ? span : 10;
+	if (!(span > 0 && isfinite(span)))
+		span = 10;
+	bool top = c->pos_inf[0] || c->pos_inf[1], bottom = c->neg_inf[0] || c->neg_inf[1];
 	c->cap = hi + 0.1 * span;
+	/* -inf (a reference of zeros, a non-zero error) below everything, as +inf above */
+	c->cap_lo = lo - 0.1 * span;
 	/* room above the values (and the cap) for the first divergence's label */
-	c->y_hi = (inf ? c->cap : hi) + 0.18 * span;
-	c->y_lo = lo < 0 ? lo - 0.08 * span : 0;
+	c->y_hi = (top ? c->cap : hi) + 0.18 * span;
+	c->y_lo = bottom ? c->cap_lo - 0.08 * span : lo < 0 ? lo - 0.08 * span : 0;
 	c->culprit_y = NAN;
 	if (c->culprit >= 0) {
 		double l = local_of(c, (size_t)c->culprit);
@@ -150,10 +154,21 @@ static void chart_vars(FILE *f, const void *ctx)
 	etc_plot_var_num_(f, "y_lo", c->y_lo);
 	etc_plot_var_num_(f, "y_hi", c->y_hi);
 	char buf[400];
-	snprintf(buf, sizeof buf, "cumulative identical (+inf dB) at %.4g", c->cap);
-	etc_plot_var_str_(f, "cap_cum_title", c->capped_cum ? buf : "");
-	snprintf(buf, sizeof buf, "local identical (+inf dB) at %.4g", c->cap);
-	etc_plot_var_str_(f, "cap_loc_title", c->capped_loc ? buf : "");
+	static const char *const var[2] = {"cap_cum_title", "cap_loc_title"};
+	static const char *const what[2] = {"cumulative", "local"};
+	for (int k = 0; k < 2; k++) {
+		if (c->pos_inf[k] && c->neg_inf[k])
+			snprintf(buf, sizeof buf, "%s +inf dB at %.4g, -inf at %.4g", what[k],
+			         c->cap, c->cap_lo);
+		else if (c->pos_inf[k])
+			snprintf(buf, sizeof buf, "%s identical (+inf dB) at %.4g", what[k],
+			         c->cap);
+		else if (c->neg_inf[k])
+			snprintf(buf, sizeof buf, "%s -inf dB at %.4g", what[k], c->cap_lo);
+		else
+			buf[0] = '\0';
+		etc_plot_var_str_(f, var[k], buf);
+	}
 	bool thr = isfinite(c->threshold);
 	etc_plot_var_int_(f, "has_threshold", thr);
 	etc_plot_var_num_(f, "threshold", thr ? c->threshold : 0.0);

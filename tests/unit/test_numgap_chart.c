@@ -91,7 +91,7 @@ static void test_values(void)
 	etc_plot_options o = {dir, "/nonexistent/gnuplot", NULL, NULL, NULL};
 	etc_plot_result res = {0, 0, false};
 	const char *labels[4] = {"0 a\nop.a", "1 b\nop.b", "2 c\nop.c", "3 d\nop.d"};
-	double cum[4] = {INFINITY, 80, -12, NAN}, loc[4] = {INFINITY, 90, 15, NAN};
+	double cum[4] = {INFINITY, 80, -12, -INFINITY}, loc[4] = {INFINITY, 90, 15, NAN};
 	CHECK(etc_plot_numgap_chart(&o, "c", "t", 4, labels, cum, loc, 40, 2, 1, &res, &err) == 0);
 	CHECK(res.scripts_written == 1 && res.gnuplot_missing);
 	char *gp = slurp("c.gp"), *dat = slurp("c.dat");
@@ -99,15 +99,17 @@ static void test_values(void)
 	if (!gp || !dat)
 		goto done;
 	double lo = gp_num(gp, "y_lo"), hi = gp_num(gp, "y_hi");
-	CHECK(lo < -12 && lo > -30); /* below the lowest SNR, not far */
+	double cap_lo = dat_col(dat, 3, 4); /* -inf: below the lowest SNR, on the axis */
+	CHECK(cap_lo < -12 && cap_lo > -40 && lo < cap_lo);
 	double cap = dat_col(dat, 0, 4);
 	CHECK(cap > 90 && cap < hi);      /* +inf capped above 90, on the axis */
 	CHECK(dat_col(dat, 0, 5) == cap); /* the local +inf too */
 	CHECK(isnan(dat_col(dat, 0, 1)) && isnan(dat_col(dat, 0, 2)));
 	CHECK(dat_col(dat, 1, 1) == 80 && dat_col(dat, 1, 2) == 90);
 	CHECK(isnan(dat_col(dat, 1, 4)) && isnan(dat_col(dat, 1, 5)));
-	CHECK(isnan(dat_col(dat, 3, 1)) && isnan(dat_col(dat, 3, 4))); /* NaN: not drawn */
-	CHECK(dat_col(dat, 2, 6) == 15); /* the culprit at its local SNR */
+	CHECK(isnan(dat_col(dat, 3, 1)) && isnan(dat_col(dat, 3, 2)));
+	CHECK(isnan(dat_col(dat, 3, 5))); /* NaN: not drawn at all */
+	CHECK(dat_col(dat, 2, 6) == 15);  /* the culprit at its local SNR */
 	CHECK(isnan(dat_col(dat, 1, 6)));
 	CHECK(gp_num(gp, "culprit") == 2 && gp_num(gp, "first_div") == 1);
 	CHECK(strstr(gp, "culprit_label = 'error enters: 2 c'\n") != NULL);
@@ -115,7 +117,8 @@ static void test_values(void)
 	CHECK(gp_num(gp, "has_threshold") == 1 && gp_num(gp, "threshold") == 40);
 	CHECK(strstr(gp, "threshold_label = 'min SNR 40 dB'\n") != NULL);
 	CHECK(gp_num(gp, "has_local") == 1);
-	CHECK(strstr(gp, "cap_cum_title = 'cumulative identical (+inf dB) at ") != NULL);
+	CHECK(strstr(gp, "cap_cum_title = 'cumulative +inf dB at ") != NULL);
+	CHECK(strstr(gp, "cap_loc_title = 'local identical (+inf dB) at ") != NULL);
 	CHECK(gp_num(gp, "plot_width") == 1000);
 done:
 	free(gp);
