@@ -44,10 +44,10 @@ set output outfile
 #   plot_width, plot_height    PNG size in pixels
 #   n_points                   number of ops
 #   has_local                  1 when a local SNR was computed for some op
-#   y_lo, y_hi                 the SNR axis range (it holds 0)
+#   y_lo, y_hi                 the SNR axis range (it holds 0 and the caps)
 #   cap_cum_title, cap_loc_title   the key texts of identical (+inf dB)
 #                              cumulative and local values drawn capped at the
-#                              top ('' when there is none)
+#                              top, -inf at the bottom ('' when there is none)
 #   has_threshold, threshold, threshold_label   the gate (--min-snr)
 #   label_margin               left margin (characters) so the first tick label fits
 #   culprit, culprit_label     index and label of where the error enters, or -1
