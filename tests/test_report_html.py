@@ -16,9 +16,10 @@ html.parser:
     all), one-row maps drawn;
   - the numeric gap's chart (cumulative and local SNR per op) is in the
     numeric gap section, once, before the plots and their heat maps;
-  - the tax, memory and module tables are HTML tables (sortable, numbers
-    right-aligned, units in the headers), not preformatted terminal text,
-    and their numbers are the --json profile's;
+  - the tax, memory and module tables and the Inspector's table are HTML
+    tables (sortable, numbers right-aligned, units in the headers), not
+    preformatted terminal text, and their numbers are the --json
+    profile's and the --tsv table's;
   - headless Chromium renders it (skipped, saying why, without chromium):
     the screenshot is not blank.
 """
@@ -402,10 +403,22 @@ def case_profile_tables(d):
     check("profile tables: the example's report written", p.returncode == 0 and doc, p.stderr)
     if not doc:
         return
-    check("profile tables: no preformatted terminal table outside the Inspector's details",
-          not re.search(r"<pre>[^<]*(framework tax|╒)", doc.raw.split("<details><summary>"
-                                                                          "the Inspector")[0]),
-          "")
+    check("profile tables: no preformatted terminal table (box drawing, '== tax')",
+          not re.search(r"<pre>[^<]*(framework tax|╒|│)", doc.raw), "")
+    # the Inspector's table (collapsed): an HTML table with the --tsv rows
+    tsv = os.path.join(d, "inspector.tsv")
+    subprocess.run([ETC, "--example", "--no-table", "--tsv", tsv], capture_output=True)
+    want = [line.rstrip("\n").split("\t") for line in open(tsv, encoding="utf-8")] \
+        if os.path.exists(tsv) else []
+    got = [r[1] for r in doc.tables.get("inspector", [])]
+    check("profile tables: the Inspector's table is an HTML table with the --tsv rows "
+          "(event names, p50 to 6 digits)",
+          len(want) > 3 and len(got) == len(want) and got[0][:10] == want[0][:10] and
+          all(g[2] == w[2] and abs(float(g[4]) - float(w[4])) <= 1e-5 * abs(float(w[4]))
+              for g, w in zip(got[1:], want[1:])), f"{got[:3]} vs {want[:3]}")
+    cells = cells_of(doc.raw, "inspector")
+    check("profile tables: the Inspector's numbers right-aligned",
+          cells and all("n" in c.split() for c, t in cells if is_number(t)), str(cells[:14]))
     for tid in ("tax", "modules"):
         rows = doc.tables.get(tid, [])
         cells = cells_of(doc.raw, tid)

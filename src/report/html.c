@@ -849,11 +849,68 @@ static void write_profile_table(FILE *f, const etc_profile *p, unsigned bit)
 	etc_grid_free_(&t.g);
 }
 
-static int print_inspector(FILE *f, const void *ctx, etc_error *err)
+/* The Inspector's table as a sortable HTML table (etc_report_table_visit_). */
+typedef struct insp_html {
+	FILE *f;
+	bool body;
+} insp_html;
+
+static void insp_header(void *ctx, size_t col, const char *s, size_t n)
+{
+	insp_html *t = ctx;
+	(void)col;
+	fputs("<th>", t->f);
+	put_esc_n(t->f, s, n);
+	fputs("</th>", t->f);
+}
+
+static void insp_row(void *ctx, bool start)
+{
+	insp_html *t = ctx;
+	if (start && !t->body) {
+		fputs("</tr></thead><tbody>\n", t->f);
+		t->body = true;
+	}
+	fputs(start ? "<tr>" : "</tr>\n", t->f);
+}
+
+static void insp_cell(void *ctx, size_t col, bool is_num, double v, const char *s, size_t n)
+{
+	insp_html *t = ctx;
+	(void)col;
+	if (!is_num) {
+		fputs("<td>", t->f);
+		put_esc_n(t->f, s, n);
+		fputs("</td>", t->f);
+		return;
+	}
+	char buf[ETC_FMT_NUM];
+	if (!s) { /* a float: shown as the terminal shows it, format(v, "g") */
+		buf[etc_fmt_g(buf, v)] = '\0';
+		s = buf;
+		n = strlen(buf);
+	}
+	if (isfinite(v))
+		fprintf(t->f, "<td class=\"n\" data-v=\"%.17g\">", v);
+	else
+		fputs("<td class=\"n\">", t->f);
+	put_esc_n(t->f, s, n);
+	fputs("</td>", t->f);
+}
+
+static void write_inspector(FILE *f, const etc_inspector *in)
 {
 	etc_report_options ro;
 	etc_report_options_init(&ro);
-	return etc_report_table(f, ctx, &ro, err);
+	insp_html t = {f, false};
+	etc_table_visitor v = {&t, insp_header, insp_row, insp_cell};
+	fputs("<div class=\"scroll\"><table class=\"sortable\" id=\"inspector\"><thead><tr>", f);
+	int rc = etc_report_table_visit_(in, &ro, &v);
+	if (!t.body)
+		fputs("</tr></thead><tbody>\n", f);
+	fputs("</tbody></table></div>\n", f);
+	if (rc < 0)
+		fputs("<p class=\"muted\">out of memory: the table is incomplete</p>\n", f);
 }
 
 static int print_perfdiff(FILE *f, const void *ctx, etc_error *err)
@@ -945,7 +1002,7 @@ static void write_profile(FILE *f, const etc_html_report *h)
 		if (mask & bit)
 			write_profile_table(f, p, bit);
 	fputs("<details><summary>the Inspector's table</summary>\n", f);
-	pre_of(f, print_inspector, in);
+	write_inspector(f, in);
 	fputs("</details>\n", f);
 }
 

@@ -166,6 +166,20 @@ int etc_grid_write_(const etc_grid *g, FILE *f);
 bool etc_grid_cell_(const etc_grid *g, size_t i, double *v, const char **s, size_t *len);
 int etc_grid_write_tsv_(const etc_grid *g, FILE *f);
 
+/* The Inspector's table (etc_report_table's rows and columns) cell by cell:
+ * header() for each column, then per row row(true), cell() for each cell
+ * (a number: is_num and its value, its text when it has one; else its
+ * text), row(false). Returns 0 or ETC_ERR_NOMEM. */
+typedef struct etc_table_visitor {
+	void *ctx;
+	void (*header)(void *ctx, size_t col, const char *s, size_t n);
+	void (*row)(void *ctx, bool start);
+	void (*cell)(void *ctx, size_t col, bool is_num, double v, const char *s, size_t n);
+} etc_table_visitor;
+
+int etc_report_table_visit_(const etc_inspector *insp, const etc_report_options *opt,
+                            const etc_table_visitor *v);
+
 /* One profiling table (ETC_TABLE_TAX, _MEMORY, _OPS, _MODULES or
  * _DELEGATES) as the terminal, the TSV and the HTML report show it; free
  * its grid with etc_grid_free_. */
