@@ -116,7 +116,7 @@ typedef int (*etc_plot_read_fn)(void *ctx, uint64_t first, size_t count, double 
 
 /**
  * The built-in text of template `kind` ("bars", "histogram", "lines",
- * "hbars", "boxes", "timeline" or "heatmap"),
+ * "hbars", "boxes", "timeline", "heatmap", "scatter" or "numgap_chart"),
  * identical to plots/<kind>.gp; NULL for any other kind.
  */
 ETC_API const char *etc_plot_template(const char *kind);
@@ -183,6 +183,29 @@ ETC_API int etc_plot_scatter(const etc_plot_options *o, const char *name, const 
                              const char *xlabel, const char *ylabel, size_t n,
                              const char *const *labels, const double *x, const double *y,
                              const unsigned char *kind, etc_plot_result *res, etc_error *err);
+
+/**
+ * The numeric gap in one chart: x the n ops in execution order labelled
+ * labels[i] (node name, op type beneath; tick labels when n <= 40, wrapped,
+ * never cut), y the SNR in dB from 0 (or from the lowest value when one is
+ * negative): cumulative[i] (the reference chain from the model's inputs)
+ * as a line with points, local[i] (the op re-run on the runtime's own
+ * inputs; NULL: none) as bars. NaN is not drawn; +inf (identical) is drawn
+ * in grey capped above the largest finite value (-inf below the lowest),
+ * the key saying where. A
+ * dashed line at `threshold` (NaN: none; the style's threshold_label, else
+ * "min SNR <value> dB"); the op `culprit` (where the error enters; -1:
+ * none) marked as etc_plot_scatter marks a culprit, a red triangle, and
+ * labelled; a dashed red vertical line at `first` (the first divergence;
+ * -1: none), labelled. culprit and first must be below n.
+ * The PNG is W x 640, W = 200 + 48 n clamped to [1000, 4096]; beyond 40
+ * ops (no tick labels) W x 520, W = 200 + 12 n clamped alike. Template "numgap_chart": see
+ * plots/numgap_chart.gp for its variables and data columns.
+ */
+ETC_API int etc_plot_numgap_chart(const etc_plot_options *o, const char *name, const char *title,
+                                  size_t n, const char *const *labels, const double *cumulative,
+                                  const double *local, double threshold, long culprit, long first,
+                                  etc_plot_result *res, etc_error *err);
 
 /**
  * A line over a sequence (e.g. one point per run): etc_plot_lines with the

@@ -199,7 +199,10 @@ static int write_report(int argc, char **argv, const args *a, const run_results 
 	for (size_t i = 0; batch && rc == 0 && i < etc_plot_batch_count(batch); i++) {
 		const etc_plot_item *it = etc_plot_batch_item(batch, i);
 		/* a plot that cannot be read back is left out with a note, not the report */
-		if (it->made && etc_html_report_image(h, it->title, it->png, &err) < 0) {
+		/* the numeric gap's chart goes with its section, the others in the plots */
+		bool chart = !strcmp(it->name, "numgap_chart");
+		if (it->made && (chart ? etc_html_report_numgap_chart(h, it->title, it->png, &err)
+		                       : etc_html_report_image(h, it->title, it->png, &err)) < 0) {
 			char note[1200];
 			snprintf(note, sizeof note, "plot %s left out: %s", it->name, err.message);
 			fprintf(stderr, "etcompare: warning: %s\n", note);

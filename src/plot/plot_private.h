@@ -57,6 +57,10 @@ void etc_plot_var_int_(FILE *f, const char *var, long long v);
  * prefixes of `unit` (NULL: '') */
 void etc_plot_var_si_tics_(FILE *f, const char *unit, double lo, double hi);
 
+/* `s` with its lines longer than `max` characters broken (after a '.', '_'
+ * or ' ' when there is one), never cut: the labels of every per-op plot. */
+void etc_plot_wrap_label_(const char *s, size_t max, char *buf, size_t cap);
+
 long long etc_plot_clamp_(uint64_t v, long long lo, long long hi);
 
 /* "<dir>/<prefix><name><ext>", malloc'ed; NULL when out of memory. */
