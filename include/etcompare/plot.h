@@ -37,11 +37,13 @@
  * etc_plot_result.gnuplot_missing; the caller says so once. When gnuplot runs
  * but fails, the call returns ETC_ERR_IO with the first line gnuplot printed.
  *
- * Batches. One gnuplot process per etcompare run: with
+ * Batches. One gnuplot process per core for an etcompare run: with
  * etc_plot_options.batch set, the calls only write the scripts; one
- * etc_plot_batch_run feeds them all to one gnuplot (a combined script read
- * as its standard input, so an error costs only that plot) and renames each
- * PNG into place. Without a batch, each call is a batch of one.
+ * etc_plot_batch_run deals them round-robin to one gnuplot per core (each
+ * reads a combined script as its standard input, so an error costs only
+ * that plot) and renames each PNG into place. Without a batch, each call is
+ * a batch of one. Heat maps need no gnuplot: their PNG is drawn with libpng
+ * at once, beside the same .gp and .dat (gnuplot remakes it from them).
  *
  * Results accumulate: each call adds to pngs_written and scripts_written and
  * only ever sets gnuplot_missing, so one zero-initialised etc_plot_result can
@@ -92,7 +94,9 @@ typedef struct etc_plot_options {
 	/**
 	 * NULL: each call runs gnuplot at once. Otherwise each call writes its
 	 * .gp and .dat and queues the plot here; etc_plot_batch_run then makes
-	 * every PNG with one gnuplot process.
+	 * every PNG with one gnuplot process per core (ETC_THREADS or the online
+	 * processors). Heat maps (etc_plot_error_map) are drawn natively at once
+	 * and queued as made.
 	 */
 	etc_plot_batch *batch;
 	const etc_plot_style *style; /**< NULL: the default look */
@@ -296,8 +300,9 @@ typedef struct etc_plot_item {
 ETC_API int etc_plot_batch_create(etc_plot_batch **out, etc_error *err);
 ETC_API void etc_plot_batch_free(etc_plot_batch *b);
 /**
- * Runs one gnuplot (o->gnuplot, or "gnuplot" on PATH) on every queued plot
- * not made yet. Without gnuplot: returns 0 and sets res->gnuplot_missing.
+ * Runs gnuplot (o->gnuplot, or "gnuplot" on PATH) on every queued plot not
+ * made yet: one process per core (at most one per plot), each fed a share
+ * of the plots by a thread. Without gnuplot: returns 0 and sets res->gnuplot_missing.
  * When some plots fail, the others are still made and the first failure is
  * returned (ETC_ERR_IO, with gnuplot's error line and the script's path).
  */
@@ -318,6 +323,25 @@ ETC_API const char *etc_plot_batch_note_at(const etc_plot_batch *b, size_t i);
  * the index does not name is touched.
  */
 ETC_API int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_error *err);
+
+/**
+ * A plot set is all or nothing: etc_plot_set_begin creates `dir` (with its
+ * parents) and in it an empty temporary folder "<dir>/.etcompare-plots.XXXXXX"
+ * (same file system), returned in *tmp (malloc'ed; the caller frees it). The
+ * plots and their index are written there (etc_plot_options.dir = *tmp,
+ * etc_plot_batch_write_index(b, *tmp)). etc_plot_set_commit then renames
+ * each plot's .dat, .gp and PNG into `dir`, removes the previous set's plots
+ * this one did not write again (as etc_plot_batch_write_index says), renames
+ * index.txt last and removes the temporary folder; the items' png paths then
+ * name `dir`. Nothing is written in `dir` before the commit, and the commit
+ * only renames and unlinks, so a full disk while the set is made leaves the
+ * previous set whole. etc_plot_set_discard removes the temporary folder and
+ * everything in it (a failed run: `dir` keeps its previous set).
+ */
+ETC_API int etc_plot_set_begin(const char *dir, char **tmp, etc_error *err);
+ETC_API int etc_plot_set_commit(etc_plot_batch *b, const char *tmp, const char *dir,
+                                etc_error *err);
+ETC_API void etc_plot_set_discard(const char *tmp);
 
 /**
  * The layout of etc_plot_error_map's PNG for a rows x cols matrix: matrices

@@ -2,7 +2,7 @@
  * script.c - one plot's files: the checks on its name, the output directory,
  * the .dat data and the .gp script (a preamble of variables, then the
  * template), both written atomically; then the script is queued for gnuplot
- * (gnuplot.c).
+ * (gnuplot.c), or the PNG is drawn here when the job draws its own.
  */
 #define _GNU_SOURCE
 #include "etcompare/plot.h"
@@ -298,7 +298,17 @@ int etc_plot_job_run_(const plot_job *j, etc_plot_result *res, etc_error *err)
 		rc = write_gp(j, gp, tpl, err);
 	if (rc == 0 && res)
 		res->scripts_written++;
-	if (rc == 0 && j->o && j->o->batch) {
+	if (rc == 0 && j->write_png) {
+		/* drawn here: no gnuplot process for it */
+		char *png = etc_plot_join_(j->dir, "", j->name, ".png");
+		rc = png ? j->write_png(png, j->ctx, err)
+		         : etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		free(png);
+		if (rc == 0 && res)
+			res->pngs_written++;
+		if (rc == 0 && j->o && j->o->batch)
+			rc = etc_plot_batch_add_made_(j->o->batch, j->dir, j->name, j->title, err);
+	} else if (rc == 0 && j->o && j->o->batch) {
 		rc = etc_plot_batch_add_(j->o->batch, j->dir, j->name, j->title, err);
 	} else if (rc == 0) {
 		etc_plot_batch *b = NULL;
