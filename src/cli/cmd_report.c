@@ -196,7 +196,9 @@ static int write_report(int argc, char **argv, const args *a, const run_results 
 		etc_html_report_perfdiff(h, r->pc->diff);
 	if (pr->gnuplot_missing)
 		rc = etc_html_report_note(
-		    h, "gnuplot was not found: no plots (the tables need none)", &err);
+		    h,
+		    "gnuplot was not found: only the heat maps (drawn without it), no other plot",
+		    &err);
 	for (size_t i = 0; batch && rc == 0 && i < etc_plot_batch_count(batch); i++) {
 		const etc_plot_item *it = etc_plot_batch_item(batch, i);
 		/* a plot that cannot be read back is left out with a note, not the report */
@@ -285,8 +287,8 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 		    dir);
 	if (a->report) {
 		if (pr.gnuplot_missing)
-			fprintf(stderr,
-			        "etcompare: note: gnuplot not found: the report has no plots\n");
+			fprintf(stderr, "etcompare: note: gnuplot not found: the report has only "
+			                "the heat maps\n");
 		int wrc = write_report(argc, argv, a, r, batch, &pr);
 		rc = rc ? rc : wrc;
 	}
