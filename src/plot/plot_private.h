@@ -65,6 +65,19 @@ void etc_plot_scale_rgb_(double t, uint8_t *px);
 void etc_plot_digits_row_(uint8_t *row, uint32_t width, uint32_t x0, uint32_t y0, const char *text,
                           uint32_t y);
 
+/* The built-in 5 x 7 font (font.c): a glyph every PLOT_GLYPH_ADV pixels
+ * (times `scale`), PLOT_GLYPH_LINE pixels a line; black text. */
+#define PLOT_GLYPH_ADV  6
+#define PLOT_GLYPH_LINE 10
+uint32_t etc_plot_text_width_(const char *text, uint32_t scale);
+/* Row y of `text` with its top-left corner at (x0, y0). */
+void etc_plot_text_row_(uint8_t *row, uint32_t width, uint32_t x0, uint32_t y0, const char *text,
+                        uint32_t scale, uint32_t y);
+/* Row y of `text` turned a quarter left (read bottom to top) in the 7
+ * columns from x0, its first character ending at row y_base. */
+void etc_plot_text_up_row_(uint8_t *row, uint32_t width, uint32_t x0, uint32_t y_base,
+                           const char *text, uint32_t y);
+
 /* Adds a plot whose PNG was made already (drawn natively, not by gnuplot). */
 int etc_plot_batch_add_made_(etc_plot_batch *b, const char *dir, const char *name,
                              const char *title, etc_error *err);
