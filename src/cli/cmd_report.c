@@ -275,6 +275,7 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 		sigaction(held_signals[k], &hold, &old_act[k]);
 	/* A plot that fails does not cost the report: it is written all the same. */
 	int rc = make_plots(work, a, r, batch, &pr);
+	int plots_rc = rc; /* the set is moved in when its plots were made, whatever the report */
 	if (rc != 0 && !a->plot) {
 		/* --report alone: a failed plot was a warning; it is a note in the report */
 		rc = 0;
@@ -294,14 +295,18 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 	}
 	if (settmp) {
 		/* all or nothing: the new set replaces the previous one only whole */
-		if (rc == 0 && !held_signal && etc_plot_set_commit(batch, settmp, dir, &err) < 0)
-			rc = fail(&err, EXIT_OUTPUT);
-		else if (rc != 0 || held_signal)
+		if (plots_rc == 0 && !held_signal) {
+			if (etc_plot_set_commit(batch, settmp, dir, &err) < 0) {
+				int crc = fail(&err, EXIT_OUTPUT);
+				rc = rc ? rc : crc;
+			}
+		} else {
 			fprintf(
 			    stderr,
 			    "etcompare: %s: no plot was replaced: the new set was incomplete and "
 			    "is removed; the folder keeps what it held before\n",
 			    dir);
+		}
 		etc_plot_set_discard(settmp);
 		free(settmp);
 	}
