@@ -358,14 +358,18 @@ ETC_API int etc_plot_error_map_layout(uint64_t rows, uint64_t cols, etc_heatmap_
 /**
  * A heat map of |v| for the rows x cols values supplied by `read` (flat,
  * row-major; a tensor's last two dimensions, the others flattened into
- * rows), drawn by gnuplot (template "heatmap"): the map pooled as
+ * rows), drawn at once with libpng, no gnuplot (its .gp, template
+ * "heatmap", and .dat are written beside it: gnuplot remakes it from them;
+ * with a batch the plot is queued as made): the map pooled as
  * etc_plot_error_map_layout says, each map cell the largest finite |v| of
  * its block; colours from dark purple (68,1,84) at 0 to yellow (253,231,37)
  * at the largest value; non-finite values are left out (white) and counted
  * in the title. The title is `title`, then a line "max M at row R, column
  * C"; the axes are labelled `xlabel` and `ylabel` (NULL: "column", "row"),
- * the colour bar `cblabel` (NULL: "|actual − reference|"). The .dat holds
- * the pooled map only.
+ * the colour bar `cblabel` (NULL: "|actual − reference|"), in a built-in
+ * 5 x 7 pixel ASCII font (U+2212 as '-', other non-ASCII characters as '?';
+ * the exact title is the PNG's Title text). The .dat holds the pooled map
+ * only.
  */
 ETC_API int etc_plot_error_map(const etc_plot_options *o, const char *name, const char *title,
                                const char *xlabel, const char *ylabel, const char *cblabel,
