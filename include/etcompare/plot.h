@@ -329,8 +329,10 @@ ETC_API int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir,
  * parents) and in it an empty temporary folder "<dir>/.etcompare-plots.XXXXXX"
  * (same file system), returned in *tmp (malloc'ed; the caller frees it). The
  * plots and their index are written there (etc_plot_options.dir = *tmp,
- * etc_plot_batch_write_index(b, *tmp)). etc_plot_set_commit then renames
- * each plot's .dat, .gp and PNG into `dir`, removes the previous set's plots
+ * .batch = b; etc_plot_batch_write_index(b, *tmp)); the files of batch `b`
+ * in that folder are written without an fsync each (it is private until the
+ * commit). etc_plot_set_commit flushes their file system once (syncfs),
+ * then renames each plot's .dat, .gp and PNG into `dir`, removes the previous set's plots
  * this one did not write again (as etc_plot_batch_write_index says), renames
  * index.txt last and removes the temporary folder; the items' png paths then
  * name `dir`. Nothing is written in `dir` before the commit, and the commit
@@ -338,7 +340,7 @@ ETC_API int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir,
  * previous set whole. etc_plot_set_discard removes the temporary folder and
  * everything in it (a failed run: `dir` keeps its previous set).
  */
-ETC_API int etc_plot_set_begin(const char *dir, char **tmp, etc_error *err);
+ETC_API int etc_plot_set_begin(etc_plot_batch *b, const char *dir, char **tmp, etc_error *err);
 ETC_API int etc_plot_set_commit(etc_plot_batch *b, const char *tmp, const char *dir,
                                 etc_error *err);
 ETC_API void etc_plot_set_discard(const char *tmp);

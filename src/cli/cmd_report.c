@@ -254,7 +254,7 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 			return wrc;
 		}
 		work = tmp;
-	} else if (etc_plot_set_begin(dir, &settmp, &err) < 0) {
+	} else if (etc_plot_set_begin(batch, dir, &settmp, &err) < 0) {
 		/* no plot set can be made: the report (if any) is written without */
 		int rc = fail(&err, EXIT_OUTPUT);
 		if (a->report)

@@ -359,7 +359,8 @@ static uint32_t tick_every(double step_src, uint64_t block, uint32_t cell_px, ui
 	return (uint32_t)k;
 }
 
-static int errmap_write_png(const char *path, const void *ctx, etc_error *err)
+static int errmap_write_png(const char *path, const etc_plot_options *o, const void *ctx,
+                            etc_error *err)
 {
 	const errmap *m = ctx;
 	const etc_heatmap_layout *l = &m->l;
@@ -390,7 +391,8 @@ static int errmap_write_png(const char *path, const void *ctx, etc_error *err)
 	         "white",
 	         m->xlabel, m->ylabel, m->cblabel, p.top, l->map_rows, l->map_cols,
 	         (unsigned long long)l->block_rows, (unsigned long long)l->block_cols);
-	return etc_plot_png_rows_(path, l->width, l->height, errmap_row, &p, m->title, desc, err);
+	return etc_plot_png_rows_(o ? o->batch : NULL, path, l->width, l->height, errmap_row, &p,
+	                          m->title, desc, err);
 }
 
 int etc_plot_error_map(const etc_plot_options *o, const char *name, const char *title,

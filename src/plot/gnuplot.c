@@ -69,6 +69,8 @@ struct etc_plot_batch {
 	size_t n, cap;
 	char *notes[NOTES_MAX];
 	size_t nnotes;
+	char *set_tmp; /* the temporary folder of the plot set being made, or NULL */
+	char *set_abs; /* the same, absolute (the items' directories are) */
 };
 
 int etc_plot_batch_create(etc_plot_batch **out, etc_error *err)
@@ -96,7 +98,22 @@ void etc_plot_batch_free(etc_plot_batch *b)
 	for (size_t i = 0; i < b->nnotes; i++)
 		free(b->notes[i]);
 	free(b->items);
+	free(b->set_tmp);
+	free(b->set_abs);
 	free(b);
+}
+
+bool etc_plot_batch_in_set_(const etc_plot_batch *b, const char *path)
+{
+	if (!b || !b->set_tmp || !path)
+		return false;
+	for (int k = 0; k < 2; k++) {
+		const char *d = k ? b->set_abs : b->set_tmp;
+		size_t n = d ? strlen(d) : 0;
+		if (d && !strncmp(path, d, n) && path[n] == '/' && !strchr(path + n + 1, '/'))
+			return true;
+	}
+	return false;
 }
 
 size_t etc_plot_batch_count(const etc_plot_batch *b)
@@ -495,7 +512,8 @@ static void settle(group *g, size_t i, const char *msg, size_t mlen, int exit_st
 			no_png(g, i, exit_status, msg, mlen);
 		return;
 	}
-	int fd = open(it->tmp, O_RDONLY | O_CLOEXEC);
+	/* a plot set is flushed once, as a whole, before it is moved in */
+	int fd = etc_plot_batch_in_set_(g->b, it->tmp) ? -1 : open(it->tmp, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		(void)fsync(fd);
 		close(fd);
@@ -956,11 +974,11 @@ int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_err
 	char *path = etc_plot_join_(dir && *dir ? dir : ".", "", "index", ".txt");
 	if (!path)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-	etc_output *out;
-	int rc = etc_output_open(&out, path, err);
+	plot_out out;
+	int rc = etc_plot_out_open_(&out, b, path, err);
 	free(path);
 	ETC_TRY(rc);
-	FILE *f = etc_output_stream(out);
+	FILE *f = out.f;
 	fputs("# index.txt - written by etcompare: each plot's PNG (or, without gnuplot,\n"
 	      "# its script) and title; run `gnuplot NAME.gp` here to remake one.\n",
 	      f);
@@ -973,14 +991,14 @@ int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_err
 	}
 	for (size_t i = 0; i < b->nnotes; i++)
 		fprintf(f, "note: %s\n", b->notes[i]);
-	return etc_output_commit(out, err);
+	return etc_plot_out_commit_(&out, err);
 }
 
 /* ---- the plot set: made in a temporary folder, moved into place whole ---- */
 
 #define SET_PREFIX ".etcompare-plots."
 
-int etc_plot_set_begin(const char *dir, char **tmp_out, etc_error *err)
+int etc_plot_set_begin(etc_plot_batch *b, const char *dir, char **tmp_out, etc_error *err)
 {
 	*tmp_out = NULL;
 	const char *d = dir && *dir ? dir : ".";
@@ -997,6 +1015,17 @@ int etc_plot_set_begin(const char *dir, char **tmp_out, etc_error *err)
 		return rc;
 	}
 	/* mkdtemp makes 0700; the files in it keep their own modes */
+	if (b) {
+		free(b->set_tmp);
+		free(b->set_abs);
+		b->set_tmp = strdup(tmp);
+		b->set_abs = realpath(tmp, NULL);
+		if (!b->set_tmp || !b->set_abs) {
+			rmdir(tmp);
+			free(tmp);
+			return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		}
+	}
 	*tmp_out = tmp;
 	return 0;
 }
@@ -1042,6 +1071,17 @@ int etc_plot_set_commit(etc_plot_batch *b, const char *tmp, const char *dir, etc
 {
 	const char *d = dir && *dir ? dir : ".";
 	static const char *const exts[] = {".dat", ".gp", ".png"};
+	/* the set's files were written without an fsync each: one flush of
+	 * their file system makes them durable before any is renamed in */
+	int dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || syncfs(dfd) != 0) {
+		int e = errno;
+		if (dfd >= 0)
+			close(dfd);
+		return etc_fail(err, ETC_ERR_IO, tmp, -1, "cannot flush the new plots to disk: %s",
+		                strerror(e));
+	}
+	close(dfd);
 	/* every byte is already on disk in tmp: from here on only renames and
 	 * unlinks, which a full disk does not stop */
 	for (size_t i = 0; i < b->n; i++)

@@ -308,11 +308,12 @@ static void png_warning_cb(png_structp png, png_const_charp msg)
 	(void)msg;
 }
 
-int etc_plot_png_rows_(const char *path, uint32_t width, uint32_t height, etc_plot_row_fn row_fn,
-                       const void *ctx, const char *title, const char *desc, etc_error *err)
+int etc_plot_png_rows_(const etc_plot_batch *b, const char *path, uint32_t width, uint32_t height,
+                       etc_plot_row_fn row_fn, const void *ctx, const char *title, const char *desc,
+                       etc_error *err)
 {
-	etc_output *out;
-	ETC_TRY(etc_output_open(&out, path, err));
+	plot_out out;
+	ETC_TRY(etc_plot_out_open_(&out, b, path, err));
 	png_ctx pc = {{0}};
 	uint8_t *row = malloc((size_t)width * 3);
 	png_structp png =
@@ -321,7 +322,7 @@ int etc_plot_png_rows_(const char *path, uint32_t width, uint32_t height, etc_pl
 	if (!row || !png || !info) {
 		png_destroy_write_struct(&png, &info);
 		free(row);
-		etc_output_abort(out);
+		etc_plot_out_abort_(&out);
 		return etc_fail(err, ETC_ERR_NOMEM, path, -1, "out of memory");
 	}
 	char software[64];
@@ -340,10 +341,10 @@ int etc_plot_png_rows_(const char *path, uint32_t width, uint32_t height, etc_pl
 	if (setjmp(png_jmpbuf(png))) {
 		png_destroy_write_struct(&png, &info);
 		free(row);
-		etc_output_abort(out);
+		etc_plot_out_abort_(&out);
 		return etc_fail(err, ETC_ERR_IO, path, -1, "cannot write PNG: %s", pc.msg);
 	}
-	png_init_io(png, etc_output_stream(out));
+	png_init_io(png, out.f);
 	png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
 	             PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
 	png_set_text(png, info, text, 3);
@@ -355,7 +356,7 @@ int etc_plot_png_rows_(const char *path, uint32_t width, uint32_t height, etc_pl
 	png_write_end(png, NULL);
 	png_destroy_write_struct(&png, &info);
 	free(row);
-	return etc_output_commit(out, err);
+	return etc_plot_out_commit_(&out, err);
 }
 
 static void heatmap_row(const void *ctx, uint8_t *row, uint32_t y)
@@ -375,7 +376,8 @@ static int write_png(const char *path, const heatmap *h, const char *title, uint
 	         (unsigned long long)h->l.block_rows, (unsigned long long)h->l.block_cols,
 	         h->l.map_rows, h->l.map_cols, h->has_finite ? h->vmin : NAN,
 	         h->has_finite ? h->vmax : NAN, (unsigned long long)h->nonfinite_cells);
-	return etc_plot_png_rows_(path, h->l.width, h->l.height, heatmap_row, h, title, desc, err);
+	return etc_plot_png_rows_(NULL, path, h->l.width, h->l.height, heatmap_row, h, title, desc,
+	                          err);
 }
 
 int etc_plot_heatmap_read(const char *png_path, etc_plot_read_fn read, void *ctx, uint64_t rows,

@@ -235,11 +235,14 @@ static void test_set(void)
 		}
 	}
 	char *tmp = NULL;
-	CHECK(etc_plot_set_begin(dir, &tmp, &err) == 0 && tmp && strstr(tmp, "/.etcompare-plots."));
-	if (!tmp)
-		return;
 	etc_plot_batch *b = NULL;
 	CHECK(etc_plot_batch_create(&b, &err) == 0);
+	CHECK(etc_plot_set_begin(b, dir, &tmp, &err) == 0 && tmp &&
+	      strstr(tmp, "/.etcompare-plots."));
+	if (!tmp) {
+		etc_plot_batch_free(b);
+		return;
+	}
 	etc_plot_options o = {tmp, "/nonexistent/gnuplot", NULL, b, NULL};
 	etc_plot_result res = {0};
 	double v[3] = {1, 2, 3};
@@ -267,10 +270,12 @@ static void test_set(void)
 	free(tmp);
 	/* discarded: the folder keeps what it held */
 	tmp = NULL;
-	CHECK(etc_plot_set_begin(dir, &tmp, &err) == 0 && tmp);
-	if (!tmp)
-		return;
 	CHECK(etc_plot_batch_create(&b, &err) == 0);
+	CHECK(etc_plot_set_begin(b, dir, &tmp, &err) == 0 && tmp);
+	if (!tmp) {
+		etc_plot_batch_free(b);
+		return;
+	}
 	etc_plot_options o2 = {tmp, "/nonexistent/gnuplot", NULL, b, NULL};
 	CHECK(etc_plot_bars(&o2, "z", "z", "y", 3, NULL, v, &res, &err) == 0);
 	etc_plot_set_discard(tmp);
