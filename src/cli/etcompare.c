@@ -935,15 +935,8 @@ static int run(void *ctx)
 	}
 	if (numgap_wanted(&a.numgap) || numgap_graph_asked(&a.numgap) ||
 	    numgap_graph_mode(&a.numgap, rec != NULL, buf != NULL)) {
-		/* the numeric gap takes the block by name: "Execute#2" is block "Execute" */
-		char gap_block[256];
-		if (a.block && strchr(a.block, '#')) {
-			snprintf(gap_block, sizeof gap_block, "%.*s",
-			         (int)(strrchr(a.block, '#') - a.block), a.block);
-			a.numgap.block = gap_block;
-		} else {
-			a.numgap.block = a.block;
-		}
+		/* "Execute": every block of that name; "Execute#2": block 2 alone */
+		a.numgap.block = a.block;
 		a.numgap.method = a.method;
 		a.numgap.min_snr = a.min_snr;
 		a.numgap.max_mse = a.max_mse;
@@ -961,6 +954,8 @@ static int run(void *ctx)
 			goto out;
 		}
 		ro.numgap = ng.ng;
+		ro.numgap_runs = ng.runs;
+		ro.numgap_run_count = ng.run_count;
 	}
 	if (fflush(stdout) != 0) {
 		status = EXIT_OUTPUT;
