@@ -941,7 +941,7 @@ def _():
     ok(p.stdout.startswith('Graph "aten_dialect_output/forward" (1 nodes)') and
        "n1 = aten.relu.default(x=arg0)  debug_handle=1" in p.stdout, p.stdout)
     p = run(["--etrecord", rec, "--graph", "nope"])
-    expect_exit(p, 2, "forward", "aten_dialect_output/forward")
+    expect_exit(p, 3, "forward", "aten_dialect_output/forward")
 
 
 @case("review fixes: flat maps follow the only program; --method selects --graph")

@@ -297,14 +297,22 @@ ETC_API int etc_numgap_run(etc_numgap **out, const etc_inspector *insp,
  * As etc_numgap_run, for run `run` (0-based, < run_count) of the runtime's
  * block `block` (an index of etc_inspector_block) rather than the first
  * run of the first block named options.block (which then only names the
- * block in messages). A reference ETDump side uses its block of the same
- * name and bundled_input_index (else the first of that name) and its run
- * `run` when it has one, else its first. ETC_ERR_USAGE for a block or run
- * out of range.
+ * block in messages). A reference ETDump side uses its block
+ * etc_numgap_reference_block and its run `run` when it has one, else its
+ * first. ETC_ERR_USAGE for a block or run out of range, or no such
+ * reference block.
  */
 ETC_API int etc_numgap_run_at(etc_numgap **out, const etc_inspector *insp, size_t block,
                               uint32_t run, const etc_numgap_reference *ref,
                               const etc_numgap_options *opt, etc_error *err);
+/**
+ * The reference ETDump's block that ran the same inputs as the runtime's
+ * block `block`: the block of the same name and bundled_input_index; when
+ * either side has no index, the block of the same name at the same
+ * position among those of that name. -1 when none.
+ */
+ETC_API long etc_numgap_reference_block(const etc_inspector *insp, size_t block,
+                                        const etc_inspector *ref);
 /** The runtime block (index), run (0-based, within it) and ETDump run `ng` compared. */
 ETC_API void etc_numgap_where(const etc_numgap *ng, size_t *block, uint32_t *run,
                               uint32_t *etdump_run);

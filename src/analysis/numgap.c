@@ -262,23 +262,33 @@ const char *etc_numgap_warning(const etc_numgap *ng, size_t i)
 	return i < ng->nwarn ? ng->warn[i] : NULL;
 }
 
-/* The reference ETDump's block for runtime block `b`: the same name and
- * bundled_input_index, else the first of that name (-1: none). */
-static long reference_block(const etc_inspector *insp, const etc_inspector *ref, size_t b)
+static bool same_name(const etc_event_block *a, const etc_event_block *b)
+{
+	return a->name.len == b->name.len &&
+	       (!a->name.len || !memcmp(a->name.ptr, b->name.ptr, a->name.len));
+}
+
+long etc_numgap_reference_block(const etc_inspector *insp, size_t b, const etc_inspector *ref)
 {
 	const etc_event_block *blk = etc_inspector_block(insp, b);
-	long first = -1;
+	if (!blk)
+		return -1;
+	/* the same inputs: the same bundled_input_index */
+	size_t pos = 0, k = 0;
+	bool indexed = blk->bundled_input_index >= 0;
+	for (size_t i = 0; i < b; i++)
+		pos += same_name(etc_inspector_block(insp, i), blk);
 	for (size_t i = 0; i < etc_inspector_block_count(ref); i++) {
 		const etc_event_block *o = etc_inspector_block(ref, i);
-		if (o->name.len != blk->name.len ||
-		    (blk->name.len && memcmp(o->name.ptr, blk->name.ptr, blk->name.len)))
+		if (!same_name(o, blk))
 			continue;
-		if (o->bundled_input_index == blk->bundled_input_index)
+		if (indexed && o->bundled_input_index == blk->bundled_input_index)
 			return (long)i;
-		if (first < 0)
-			first = (long)i;
+		/* without an index on either side: the k-th block of the name */
+		if ((!indexed || o->bundled_input_index < 0) && k++ == pos)
+			return (long)i;
 	}
-	return first;
+	return -1;
 }
 
 int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap_reference *ref,
@@ -321,14 +331,26 @@ int etc_numgap_run_at(etc_numgap **out, const etc_inspector *insp, size_t block_
 	long ref_block = -1;
 	uint32_t ref_run = 0;
 	if (ref->insp) {
-		ref_block = reference_block(insp, ref->insp, block_index);
+		ref_block = etc_numgap_reference_block(insp, block_index, ref->insp);
+		/* the first block of its name takes the reference's first, as it always did */
+		size_t first_rt = 0;
+		while (first_rt < block_index &&
+		       !same_name(etc_inspector_block(insp, first_rt), rt_blk))
+			first_rt++;
+		for (size_t i = 0; ref_block < 0 && first_rt == block_index &&
+		                   i < etc_inspector_block_count(ref->insp);
+		     i++)
+			if (same_name(etc_inspector_block(ref->insp, i), rt_blk))
+				ref_block = (long)i;
 		if (ref_block < 0)
-			return etc_fail(err, ETC_ERR_USAGE,
-			                etc_etdump_name(etc_inspector_etdump(ref->insp)), -1,
-			                "the reference ETDump has no EventBlock \"%.*s\" with "
-			                "intermediate outputs",
-			                (int)(rt_blk->name.len < 200 ? rt_blk->name.len : 200),
-			                rt_blk->name.ptr);
+			return etc_fail(
+			    err, ETC_ERR_USAGE, etc_etdump_name(etc_inspector_etdump(ref->insp)),
+			    -1,
+			    "the reference ETDump has no EventBlock \"%.*s\" for block %zu "
+			    "of the runtime (bundled_input_index %d) with intermediate "
+			    "outputs",
+			    (int)(rt_blk->name.len < 200 ? rt_blk->name.len : 200),
+			    rt_blk->name.ptr, block_index, (int)rt_blk->bundled_input_index);
 		/* the same run of the reference when it has one, else its first */
 		if (run < etc_inspector_block(ref->insp, (size_t)ref_block)->run_count)
 			ref_run = run;

@@ -436,13 +436,47 @@ static bool block_chosen(const etc_inspector *insp, size_t b, const char *want)
  * (Execute by default), or run --run N of each. 0 with *n 0: no such block
  * (etc_numgap_run says so); EXIT_USAGE for --run out of range.
  */
-static int gap_runs(const numgap_args *a, const etc_inspector *insp, gap_run **out, size_t *n)
+static bool first_of_name(const etc_inspector *insp, size_t b)
+{
+	const etc_event_block *blk = etc_inspector_block(insp, b);
+	for (size_t i = 0; i < b; i++) {
+		const etc_event_block *o = etc_inspector_block(insp, i);
+		if (o->name.len == blk->name.len &&
+		    (!o->name.len || !memcmp(o->name.ptr, blk->name.ptr, o->name.len)))
+			return false;
+	}
+	return true;
+}
+
+/* A block the reference ETDump has no block of the same inputs for is left out, with a note. */
+static bool block_compared(const etc_inspector *insp, size_t b, const char *want,
+                           const etc_inspector *ref, bool say)
+{
+	if (!block_chosen(insp, b, want))
+		return false;
+	if (!ref || first_of_name(insp, b) || etc_numgap_reference_block(insp, b, ref) >= 0)
+		return true;
+	if (say) {
+		char lbl[128], s0[160], s1[512];
+		block_label(insp, b, lbl, sizeof lbl);
+		fprintf(stderr,
+		        "etcompare: note: numeric gap: block %s (bundled_input_index %d) is not "
+		        "compared: %s has no block of the same inputs\n",
+		        etc_text_safe(s0, sizeof s0, lbl),
+		        (int)etc_inspector_block(insp, b)->bundled_input_index,
+		        etc_text_safe(s1, sizeof s1, etc_etdump_name(etc_inspector_etdump(ref))));
+	}
+	return false;
+}
+
+static int gap_runs(const numgap_args *a, const etc_inspector *insp, const etc_inspector *ref,
+                    gap_run **out, size_t *n)
 {
 	const char *want = a->block ? a->block : "Execute";
 	size_t total = 0, nb = etc_inspector_block_count(insp);
 	uint32_t most = 0;
 	for (size_t b = 0; b < nb; b++)
-		if (block_chosen(insp, b, want)) {
+		if (block_compared(insp, b, want, ref, true)) {
 			uint32_t rc = etc_inspector_block(insp, b)->run_count;
 			total += rc;
 			most = rc > most ? rc : most;
@@ -459,7 +493,7 @@ static int gap_runs(const numgap_args *a, const etc_inspector *insp, gap_run **o
 			    a->run);
 			bool any = false;
 			for (size_t b = 0; b < nb && l < sizeof msg; b++) {
-				if (!block_chosen(insp, b, want))
+				if (!block_compared(insp, b, want, ref, false))
 					continue;
 				block_label(insp, b, lbl, sizeof lbl);
 				uint32_t rc = etc_inspector_block(insp, b)->run_count;
@@ -479,7 +513,7 @@ static int gap_runs(const numgap_args *a, const etc_inspector *insp, gap_run **o
 		return EXIT_INPUT;
 	}
 	for (size_t b = 0; b < nb; b++) {
-		if (!block_chosen(insp, b, want))
+		if (!block_compared(insp, b, want, ref, false))
 			continue;
 		uint32_t rc = etc_inspector_block(insp, b)->run_count;
 		for (uint32_t k = 0; k < rc; k++)
@@ -571,18 +605,15 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 	if (!etc_inspector_debug_buffer(insp))
 		return usage_error("%s", "the numeric gap needs --debug_buffer (the intermediate "
 		                         "outputs' values)");
-	gap_run *runs = NULL;
-	size_t nruns = 0;
-	int rc = gap_runs(a, insp, &runs, &nruns);
-	if (rc)
-		return rc;
 	etc_numgap_reference ref = {NULL, NULL, NULL, NULL, NULL, 0};
 	bool graph = !numgap_wanted(a);
-	rc = graph ? open_graph(a, insp, rec, st, &ref) : open_reference(a, rec, io, st, &ref);
-	if (rc || (graph && !st->graph)) {
-		free(runs);
+	int rc = graph ? open_graph(a, insp, rec, st, &ref) : open_reference(a, rec, io, st, &ref);
+	if (rc || (graph && !st->graph))
 		return rc; /* 0: not asked for and cannot run, the note said why */
-	}
+	gap_run *runs = NULL;
+	size_t nruns = 0;
+	if ((rc = gap_runs(a, insp, ref.insp, &runs, &nruns)) != 0)
+		return rc;
 	/* from the graph alone, the gap gates only with a threshold */
 	bool gates = !graph || a->min_snr || a->max_mse || a->min_cosine || a->max_abs ||
 	             numgap_graph_asked(a);

@@ -157,9 +157,9 @@ static void block_list(const etc_inspector *insp, char *buf, size_t cap)
 /*
  * --block: a block's name ("Execute": every block of that name), its name
  * with its index ("Execute#2") or its 0-based index alone ("2"), which
- * becomes the name the outputs give it. An index out of range is a usage
- * error; a name no block has is exit 3, as --module naming no module. Both
- * list the blocks.
+ * becomes the name the outputs give it. An index alone out of range is a
+ * usage error; a name no block has ("Execute#9" too) is exit 3, as
+ * --module naming no module. Both list the blocks.
  */
 static int resolve_block(args *a, const etc_inspector *insp, char *buf, size_t cap)
 {
@@ -182,7 +182,7 @@ static int resolve_block(args *a, const etc_inspector *insp, char *buf, size_t c
 			a->block = buf;
 			return 0;
 		}
-		if (!blk || !hash) {
+		if (!hash) {
 			snprintf(
 			    msg, sizeof msg,
 			    "--block %s: no block with index %lu (0-based; this ETDump has %zu: "
