@@ -380,7 +380,12 @@ int etc_numgap_run_at(etc_numgap **out, const etc_inspector *insp, size_t block_
 	etc_arena_init(&ng->arena);
 	ng->first = -1;
 	ng->opt = *opt;
-	ng->opt.block = block;
+	/* the caller's name may not outlive this call */
+	ng->opt.block = etc_arena_strdup(&ng->arena, block, strlen(block));
+	if (!ng->opt.block) {
+		etc_numgap_free(ng);
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	}
 	ng->block = block_index;
 	ng->run = run;
 	ng->etdump_run = rt_blk->runs[run];
