@@ -98,6 +98,23 @@ static int open_reference(const numgap_args *a, const etc_etrecord *rec,
 	return 0;
 }
 
+/* Block b's name as the outputs give it: "Execute#2" when another block has its name. */
+static void block_label(const etc_inspector *insp, size_t b, char *buf, size_t cap)
+{
+	const etc_event_block *blk = etc_inspector_block(insp, b);
+	bool shared = false;
+	for (size_t i = 0; i < etc_inspector_block_count(insp) && !shared; i++) {
+		const etc_event_block *o = etc_inspector_block(insp, i);
+		shared = i != b && o->name.len == blk->name.len &&
+		         (!o->name.len || !memcmp(o->name.ptr, blk->name.ptr, o->name.len));
+	}
+	int n = (int)(blk->name.len < 100 ? blk->name.len : 100);
+	if (shared)
+		snprintf(buf, cap, "%.*s#%zu", n, blk->name.ptr, b);
+	else
+		snprintf(buf, cap, "%.*s", n, blk->name.ptr);
+}
+
 /* --- the reference graph ---------------------------------------------------------------- */
 
 /* "(give --inputs ...)" */
@@ -231,6 +248,8 @@ static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const 
 {
 	const etc_event_block *blk = etc_inspector_block(insp, block);
 	int idx = blk ? blk->bundled_input_index : -1;
+	st->by_candidates = false;
+	st->chosen_snr = NAN;
 	if (idx >= 0 && st->bundled) {
 		candidate c;
 		memset(&c, 0, sizeof c);
@@ -313,6 +332,9 @@ static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const 
 	st->inputs = best.in;
 	st->inputs_views = best.views;
 	st->inputs_view_count = best.n;
+	st->by_candidates = true;
+	st->chosen_snr = tried > 1 ? best_snr : NAN;
+	snprintf(st->chosen, sizeof st->chosen, "%s", best.name);
 	/* a choice among several is worth a note; the only candidate is not */
 	if (tried > 1 && !st->quiet)
 		fprintf(stderr,
@@ -353,10 +375,12 @@ static int open_graph(const numgap_args *a, const etc_inspector *insp, const etc
 
 /* The inputs of run `run` of block `block` into ref (--inputs: read once). */
 static int graph_inputs(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
-                        size_t block, uint32_t run, numgap_state *st, etc_numgap_reference *ref)
+                        size_t block, uint32_t run, bool many, numgap_state *st,
+                        etc_numgap_reference *ref)
 {
 	etc_error err;
 	etc_error_clear(&err);
+	ref->graph = NULL;
 	if (!a->inputs || !st->inputs) {
 		etc_refinputs_free(st->inputs);
 		free(st->inputs_views);
@@ -370,9 +394,43 @@ static int graph_inputs(const numgap_args *a, const etc_inspector *insp, const e
 		if (rc > 0)
 			return graph_unavailable(a, ETC_ERR_FORMAT, why);
 	}
+	const etc_reftensor *in = st->inputs ? etc_refinputs_tensors(st->inputs) : st->inputs_views;
+	size_t nin = st->inputs ? etc_refinputs_count(st->inputs) : st->inputs_view_count;
+	/*
+	 * Inputs guessed among candidates (no index, no --inputs) may fit the
+	 * first run and not a later one that ran other inputs: a run whose
+	 * program outputs the best candidate reproduces far worse than the
+	 * first run's (20 dB below, the first counted at most 80 dB) is left
+	 * out with a note, not reported as a divergence.
+	 */
+	if (many && st->by_candidates) {
+		double snr = st->chosen_snr;
+		if (isnan(snr) && etc_numgap_inputs_score_at(insp, block, run, st->graph, in, nin,
+		                                             &snr, &err) < 0)
+			snr = NAN;
+		if (!st->have_first_score) {
+			st->first_score = snr;
+			st->have_first_score = true;
+		} else if (!isnan(st->first_score) &&
+		           (isnan(snr) ||
+		            snr < (st->first_score < 80 ? st->first_score : 80) - 20)) {
+			char lbl[128], s0[160];
+			block_label(insp, block, lbl, sizeof lbl);
+			fprintf(
+			    stderr,
+			    "etcompare: note: numeric gap: %s run %u (ETDump run %u) is not "
+			    "compared: none of the candidate inputs reproduces its program outputs "
+			    "(the best, the %s: SNR %.4g dB; the first run's %.4g dB): give its "
+			    "inputs (--inputs FILE, --bundled-program FILE.bpte)\n",
+			    etc_text_safe(s0, sizeof s0, lbl), run,
+			    etc_inspector_block(insp, block)->runs[run], st->chosen, snr,
+			    st->first_score);
+			return -1;
+		}
+	}
 	ref->graph = st->graph;
-	ref->inputs = st->inputs ? etc_refinputs_tensors(st->inputs) : st->inputs_views;
-	ref->input_count = st->inputs ? etc_refinputs_count(st->inputs) : st->inputs_view_count;
+	ref->inputs = in;
+	ref->input_count = nin;
 	return 0;
 }
 
@@ -398,23 +456,6 @@ typedef struct gap_run {
 	size_t block;
 	uint32_t run;
 } gap_run;
-
-/* Block b's name as the outputs give it: "Execute#2" when another block has its name. */
-static void block_label(const etc_inspector *insp, size_t b, char *buf, size_t cap)
-{
-	const etc_event_block *blk = etc_inspector_block(insp, b);
-	bool shared = false;
-	for (size_t i = 0; i < etc_inspector_block_count(insp) && !shared; i++) {
-		const etc_event_block *o = etc_inspector_block(insp, i);
-		shared = i != b && o->name.len == blk->name.len &&
-		         (!o->name.len || !memcmp(o->name.ptr, blk->name.ptr, o->name.len));
-	}
-	int n = (int)(blk->name.len < 100 ? blk->name.len : 100);
-	if (shared)
-		snprintf(buf, cap, "%.*s#%zu", n, blk->name.ptr, b);
-	else
-		snprintf(buf, cap, "%.*s", n, blk->name.ptr);
-}
 
 /* Is block b the one `want` names? "Execute": every block of that name; "Execute#2": block 2. */
 static bool block_chosen(const etc_inspector *insp, size_t b, const char *want)
@@ -628,6 +669,7 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 	}
 	/* each run in turn; the table shows the first that diverges, else the first */
 	char safe[1024];
+	size_t skipped = 0;
 	for (size_t k = 0; k < (nruns ? nruns : 1); k++) {
 		etc_numgap *ng = NULL;
 		char lbl[128];
@@ -635,10 +677,18 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 			block_label(insp, runs[k].block, lbl, sizeof lbl);
 			o.block = lbl;
 		}
-		if (graph && nruns &&
-		    ((rc = graph_inputs(a, insp, rec, runs[k].block, runs[k].run, st, &ref)) != 0 ||
-		     !ref.graph))
-			break;
+		if (graph && nruns) {
+			rc = graph_inputs(a, insp, rec, runs[k].block, runs[k].run, nruns > 1, st,
+			                  &ref);
+			if (rc == -1) {
+				rc = 0;
+				st->quiet = true;
+				skipped++;
+				continue; /* inputs unknown: the note said so */
+			}
+			if (rc != 0 || !ref.graph)
+				break;
+		}
 		if (graph && !nruns) /* no such block: etc_numgap_run names it */
 			ref.graph = st->graph;
 		st->quiet = true;
@@ -683,9 +733,10 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		etc_numgap_where(st->ng, &b, &run, &etdump_run);
 		block_label(insp, b, lbl, sizeof lbl);
 		fprintf(stderr,
-		        "etcompare: numeric gap: %zu runs compared%s; the table shows %s run %u "
+		        "etcompare: numeric gap: %zu runs compared%s%s; the table shows %s run %u "
 		        "(ETDump run %u)\n",
 		        st->run_count, a->run ? " (--run)" : " (every run of every block)",
+		        skipped ? ", some left out (see the notes)" : "",
 		        etc_text_safe(s0, sizeof s0, lbl), run, etdump_run);
 		for (size_t k = 0; k < st->run_count; k++)
 			print_run_line(&st->runs[k]);

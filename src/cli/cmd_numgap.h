@@ -40,6 +40,11 @@ typedef struct numgap_state {
 	const etc_bundled *bundled; /* --bundled-program (borrowed), or NULL */
 	bool gates;                 /* the gap's verdict is a gate (exit 1, JUnit) */
 	bool quiet;                 /* runs after the first: their notes were said */
+	/* inputs guessed among candidates, per run: what was chosen and how well
+	 * it reproduced the run's program outputs, and the first run's score */
+	bool by_candidates, have_first_score;
+	double chosen_snr, first_score;
+	char chosen[80];
 	/* the run shown (the first that diverges, else the first compared) */
 	etc_numgap *ng;
 	/* every run compared, in brief (--json "numeric_gap_runs") */

@@ -216,7 +216,7 @@ static int resolve_block(args *a, const etc_inspector *insp, char *buf, size_t c
 		}
 	}
 	char sbest[256];
-	snprintf(msg, sizeof msg, "--block %s: no such block%s%s%s (this ETDump has: %s)",
+	snprintf(msg, sizeof msg, "--block \"%s\": no such block%s%s%s (this ETDump has: %s)",
 	         etc_text_safe(safe, sizeof safe, want), best ? "; did you mean " : "",
 	         best ? etc_text_safe(sbest, sizeof sbest, best) : "", best ? "?" : "",
 	         nb ? list : "no block");
