@@ -178,6 +178,27 @@ C.check("--run 2 of the synthetic runs: only run 2, which passes: exit 0",
         rc == 0 and "runs compared" not in se and "intermediate outputs pass" in se,
         f"rc={rc} {se}")
 
+# a run whose inputs none of the candidates reproduces (real cnn_mixed: run 1 ran the
+# BundledProgram's test case 1, the ETRecord has only test case 0's inputs) is left
+# out with a note, not reported as a divergence; with the .bpte it is compared
+REAL = os.path.join(SRC, "tests", "data", "realexport")
+MIXED = ["--etdump", os.path.join(REAL, "cnn_mixed.etdp"), "--debug_buffer",
+         os.path.join(REAL, "cnn_mixed_debug.bin"), "--etrecord",
+         os.path.join(REAL, "cnn.etrecord"), "--min-snr", "120", "--no-table"]
+rc, so, se = run(*MIXED)
+lines = [RUN_LINE.search(ln).groups() for ln in se.splitlines() if RUN_LINE.search(ln)]
+C.check("real cnn_mixed: run 1 (other inputs) left out with a note, runs 0 and 2 pass, exit 0",
+        rc == 0 and "Execute run 1 (ETDump run 2) is not compared: none of the candidate "
+        "inputs reproduces its program outputs" in se and
+        [(int(r), w) for _, r, _, w in lines] == [(0, "17 intermediate outputs pass"),
+                                                  (2, "17 intermediate outputs pass")],
+        f"rc={rc} {se[-900:]}")
+rc, so, se = run(*MIXED, "--bundled-program", os.path.join(REAL, "cnn.bpte"))
+lines = [RUN_LINE.search(ln).groups() for ln in se.splitlines() if RUN_LINE.search(ln)]
+C.check("real cnn_mixed with its .bpte: all 3 runs compared and pass",
+        rc == 0 and [int(r) for _, r, _, _ in lines] == [0, 1, 2] and
+        all(w == "17 intermediate outputs pass" for *_, w in lines), f"rc={rc} {se[-900:]}")
+
 # --- 2. --block by index -----------------------------------------------------------------
 
 rc_a, rep_a, _ = json_of(*BASE, "--compare", "--block", "Execute#2")
