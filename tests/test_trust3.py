@@ -285,6 +285,12 @@ env = dict(os.environ, ETCOMPARE_LIBRARY=LIB,
            PYTHONPATH=os.pathsep.join([os.path.join(SRC, "python")] +
                                       [x for x in os.environ.get("PYTHONPATH", "").split(os.pathsep)
                                        if x]))
+# a library built with AddressSanitizer loads only after its runtime (as test_python.setup)
+ldd = subprocess.run(["ldd", LIB], capture_output=True, text=True).stdout
+asan = [ln.split("=>")[1].split()[0] for ln in ldd.splitlines() if "libasan" in ln and "=>" in ln]
+if asan:
+    env.update(LD_PRELOAD=asan[0],
+               ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
 bdir = os.path.join(WORK, "batch")
 os.makedirs(bdir, exist_ok=True)
 for i in range(4):
