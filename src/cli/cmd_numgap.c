@@ -605,13 +605,16 @@ static void print_run_line(const etc_numgap_run_summary *s)
 		        lbl, s->run, s->etdump_run, s->compared);
 		return;
 	}
-	if (isnan(s->snr))
-		snprintf(snr, sizeof snr, "not compared");
+	/* the SNR once: the reason of a threshold failure already says it */
+	if (!strncmp(s->reason, "SNR ", 4))
+		snr[0] = '\0';
+	else if (isnan(s->snr))
+		snprintf(snr, sizeof snr, "not compared: ");
 	else
-		snprintf(snr, sizeof snr, "SNR %.4g dB", s->snr);
+		snprintf(snr, sizeof snr, "SNR %.4g dB: ", s->snr);
 	fprintf(stderr,
 	        "etcompare: numeric gap: %s run %u (ETDump run %u): first divergence at row %ld "
-	        "%s, %s: %s\n",
+	        "%s: %s%s\n",
 	        lbl, s->run, s->etdump_run, s->first, etc_text_safe(op, sizeof op, s->op), snr,
 	        etc_text_safe(why, sizeof why, s->reason));
 }
