@@ -21,6 +21,7 @@ typedef struct numgap_args {
 	const char *reference_graph, *reference_dtype, *inputs;
 	bool no_reference_run;
 	bool force;
+	const char *run; /* --run N: run N of each chosen block alone (default: every run) */
 } numgap_args;
 
 /* What the command opened, freed by numgap_free. */
@@ -38,7 +39,17 @@ typedef struct numgap_state {
 	size_t inputs_view_count;
 	const etc_bundled *bundled; /* --bundled-program (borrowed), or NULL */
 	bool gates;                 /* the gap's verdict is a gate (exit 1, JUnit) */
+	bool quiet;                 /* runs after the first: their notes were said */
+	/* inputs guessed among candidates, per run: what was chosen and how well
+	 * it reproduced the run's program outputs, and the first run's score */
+	bool by_candidates, have_first_score;
+	double chosen_snr, first_score;
+	char chosen[80];
+	/* the run shown (the first that diverges, else the first compared) */
 	etc_numgap *ng;
+	/* every run compared, in brief (--json "numeric_gap_runs") */
+	etc_numgap_run_summary *runs;
+	size_t run_count;
 } numgap_state;
 
 /* True when a reference for the numeric gap was given. */

@@ -574,6 +574,10 @@ void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng)
 	                                                                     : "instruction",
 	                etc_numgap_distance_name(o->distance));
 	etc_sbuf_json_str(b, o->block, strlen(o->block));
+	size_t blk;
+	uint32_t run, etdump_run;
+	etc_numgap_where(ng, &blk, &run, &etdump_run);
+	etc_sbuf_printf(b, ", \"run\": %u, \"etdump_run\": %u", run, etdump_run);
 	etc_sbuf_puts(b, ", \"thresholds\": {");
 	json_threshold(b, "min_snr", o->min_snr);
 	json_threshold(b, "max_mse", o->max_mse);

@@ -712,6 +712,8 @@ void etc_report_options_init(etc_report_options *opt)
 	opt->profile = NULL;
 	opt->profile_tables = 0;
 	opt->perfdiff = NULL;
+	opt->numgap_runs = NULL;
+	opt->numgap_run_count = 0;
 }
 
 void etc_format_double(char buf[40], double v)
