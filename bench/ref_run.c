@@ -28,6 +28,9 @@
  *       anon_end_kb, file_end_kb: its RssAnon (heap) and RssFile (mapped
  *       files: the program, its libraries and the ETRecord) parts
  *   hwm_kb            VmHWM (peak RSS) at the end
+ *   idle_cpu_ms       the process's CPU time (all threads) during a 200 ms
+ *       sleep right after the timed runs: OpenBLAS threads busy-waiting
+ *       after the last GEMM would show here
  *   warm_base_kb, warm_hwm_kb   a second cycle (open, load, one run, free)
  *       after the first was freed and the free heap given back
  *       (malloc_trim): VmRSS before it and its peak (VmHWM reset through
@@ -288,6 +291,12 @@ int main(int argc, char **argv)
 		ms[r] = now_ms() - a;
 		cpu[r] = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - c;
 	}
+	/* a spinning thread pool shows as CPU time while the process sleeps */
+	double idle0 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
+	struct timespec pause = {0, 200 * 1000 * 1000};
+	nanosleep(&pause, NULL);
+	double idle_cpu = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - idle0;
+	printf("idle_cpu_ms=%.3f\n", idle_cpu);
 	printf("run_all_ms=");
 	for (int r = 0; r < repeat; r++)
 		printf("%s%.4f", r ? "," : "", ms[r]);
