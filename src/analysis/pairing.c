@@ -985,5 +985,6 @@ int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cand
 	}
 out:
 	free(hash), free(rep), free(slot), free(uniq), free(a), free(b), free(us), free(uc);
+	etc_blas_rest_(); /* the products are done: no pool thread left spinning */
 	return rc;
 }
