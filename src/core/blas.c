@@ -15,7 +15,12 @@
  * lack it); OpenBLAS starts them again at the next threaded product. Every
  * call holds a read lock and the shutdown the write lock, taken only if
  * free: a product in flight on another thread is never disturbed, and that
- * thread's own caller rests the pool when it is done.
+ * thread's own caller rests the pool when it is done. Products that other
+ * code in the process starts on the same OpenBLAS (numpy linked to the
+ * system's libopenblas, in another thread) are not under that lock, and a
+ * shutdown during one of them could hang its join: so the rest is done only
+ * when ETC_BLAS_REST=1, which the etcompare program sets for itself (it is
+ * then OpenBLAS's only user); a library user may set it too.
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include "core/blas.h"
@@ -25,6 +30,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 void openblas_set_num_threads(int num_threads);
@@ -34,6 +40,7 @@ static pthread_rwlock_t in_use = PTHREAD_RWLOCK_INITIALIZER;
 static atomic_bool busy; /* a product ran since the pool last rested */
 static int (*shutdown_fn)(void);
 static unsigned threads = 1;
+static bool rest_allowed; /* ETC_BLAS_REST=1 */
 
 /* ETC_THREADS, but never more than the online processors. */
 static void set_threads(void)
@@ -46,6 +53,8 @@ static void set_threads(void)
 	threads = n;
 	/* the POSIX way to read a function pointer from dlsym */
 	*(void **)&shutdown_fn = dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
+	const char *rest = getenv("ETC_BLAS_REST");
+	rest_allowed = rest && rest[0] == '1' && rest[1] == '\0';
 }
 
 static void enter(void)
@@ -62,7 +71,7 @@ static void leave(void)
 
 void etc_blas_rest_(void)
 {
-	if (!atomic_load(&busy) || threads < 2 || !shutdown_fn)
+	if (!atomic_load(&busy) || threads < 2 || !shutdown_fn || !rest_allowed)
 		return;
 	if (pthread_rwlock_trywrlock(&in_use) != 0)
 		return; /* a product is running: its caller rests the pool after it */
