@@ -13,6 +13,7 @@
  * them reproduces the runtime's program outputs.
  */
 #include "analysis/numgap_internal.h"
+#include "core/blas.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -484,6 +485,9 @@ int etc_ng_gather_graph_(etc_numgap *ng, gather *g, size_t nrt, const etc_numgap
 			c.all[k++] = c.all[i];
 	c.nall = k;
 	int rc = etc_refgraph_run(ref->graph, ref->inputs, ref->input_count, on_node, &c, err);
+	/* the reference run's products are done: no OpenBLAS thread left spinning
+	   while the rows are compared, or after */
+	etc_blas_rest_();
 	for (size_t i = 0; i < nn; i++)
 		etc_refvalues_free(c.derived[i]);
 	free(c.derived);
@@ -607,6 +611,7 @@ int etc_numgap_inputs_score_at(const etc_inspector *insp, size_t block, uint32_t
 		}
 	}
 	int rc = etc_refgraph_run(g, inputs, n, on_output, &s, err);
+	etc_blas_rest_();
 	if (rc == 0 && s.compared)
 		*snr = s.worst;
 	free(s.rt);

@@ -1052,6 +1052,10 @@ out:
 
 int main(int argc, char **argv)
 {
+	/* this program is OpenBLAS's only user in its process: the library may
+	   stop OpenBLAS's threads once its products are done instead of leaving
+	   them busy-waiting (docs/internals.md; a user's setting wins) */
+	setenv("ETC_BLAS_REST", "1", 0);
 	/* an input truncated by another process while mapped: exit 3, not SIGBUS */
 	main_args ma = {argc, argv};
 	etc_error err;
