@@ -434,7 +434,7 @@ static int graph_inputs(const numgap_args *a, const etc_inspector *insp, const e
 	return 0;
 }
 
-static int write_tsv(const char *path, const etc_numgap *ng)
+int numgap_write_tsv(const char *path, const etc_numgap *ng)
 {
 	etc_error err;
 	etc_output *o = NULL;
@@ -779,7 +779,8 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		        "etcompare: numeric gap: %zu intermediate outputs pass, %zu unmatched\n", n,
 		        etc_numgap_unmatched_count(st->ng));
 	}
-	if (a->tsv && (rc = write_tsv(a->tsv, st->ng)) != 0)
+	/* "-" is written by the caller once stdout is the data's again */
+	if (a->tsv && strcmp(a->tsv, "-") != 0 && (rc = numgap_write_tsv(a->tsv, st->ng)) != 0)
 		return rc;
 	return 0;
 }

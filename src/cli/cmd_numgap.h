@@ -80,6 +80,12 @@ int numgap_check_args(const numgap_args *a, bool have_etdump);
 int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
                const etc_inspector_options *io, numgap_state *st, int *gate);
 
+/*
+ * --numgap-tsv: numgap_run writes a file itself; "-" is left to the caller,
+ * which writes it once stdout carries data again. 0 or an exit code.
+ */
+int numgap_write_tsv(const char *path, const etc_numgap *ng);
+
 /* Plots of the gap as `po` says; 0 or an exit code. */
 int numgap_plots(const numgap_state *st, const etc_plot_options *po, etc_plot_result *pr);
 

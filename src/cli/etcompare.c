@@ -963,6 +963,11 @@ static int run(void *ctx)
 		goto out;
 	}
 	data_stdout(&data_fd);
+	if (a.numgap.tsv && strcmp(a.numgap.tsv, "-") == 0 && ng.ng &&
+	    (rc = numgap_write_tsv(a.numgap.tsv, ng.ng)) != 0) {
+		status = rc;
+		goto out;
+	}
 	if (a.tsv && (rc = write_file(a.tsv, cmd_profile_tsv, insp, &ro)) != 0) {
 		status = rc;
 		goto out;
