@@ -756,6 +756,93 @@ out:
 	free(bufa), free(bufr), free(bound), free(list), free(nl), free(sums);
 }
 
+/*
+ * The energies (sum r^2) of the candidates' outputs are summed in fixed
+ * pieces over the threads and the pieces added in order, so the bits do not
+ * depend on the thread count; dense float32 pieces straight from the bytes.
+ */
+#define ENERGY_PIECE ((uint64_t)1 << 20)
+
+typedef struct energy_piece {
+	const etc_values *v;
+	const uint8_t *raw; /* dense float32 bytes of the output, or NULL */
+	size_t slot;        /* in the energies */
+	uint64_t start;
+	size_t len;
+	double sum;
+	bool nomem;
+} energy_piece;
+
+typedef struct energy_ctx {
+	energy_piece *pc;
+	size_t kb;
+	f32_sums f;
+} energy_ctx;
+
+static void energy_range(void *ctx, size_t begin, size_t end)
+{
+	const energy_ctx *x = ctx;
+	double *buf = NULL;
+	for (size_t i = begin; i < end; i++) {
+		energy_piece *pc = &x->pc[i];
+		pc->sum = 0;
+		if (pc->raw) {
+			pc->sum = x->f.sq(pc->raw + 4 * pc->start, pc->len);
+			continue;
+		}
+		if (!buf && !(buf = malloc(x->kb * sizeof *buf))) {
+			pc->nomem = true;
+			continue;
+		}
+		for (size_t k0 = 0; k0 < pc->len; k0 += x->kb) {
+			size_t kk = pc->len - k0 < x->kb ? pc->len - k0 : x->kb;
+			pc->sum += convert(pc->v, pc->start + k0, kk, buf);
+		}
+	}
+	free(buf);
+}
+
+/* energy[coff[k] + p] = sum r^2 of output p of candidate k. */
+static int energies(const etc_pair_set *cands, size_t m, const size_t *coff, size_t kb,
+                    double *energy, etc_error *err)
+{
+	size_t np = 0;
+	for (size_t k = 0; k < m; k++)
+		for (size_t p = 0; p < cands[k].count; p++)
+			if (cands[k].outputs[p].read)
+				np += (size_t)((cands[k].outputs[p].count + ENERGY_PIECE - 1) /
+				               ENERGY_PIECE);
+	energy_piece *pc = calloc(np + 1, sizeof *pc);
+	if (!pc)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
+	size_t i = 0;
+	for (size_t k = 0; k < m; k++)
+		for (size_t p = 0; p < cands[k].count; p++) {
+			const etc_values *v = &cands[k].outputs[p];
+			for (uint64_t k0 = 0; v->read && k0 < v->count; k0 += ENERGY_PIECE)
+				pc[i++] = (energy_piece){v,
+				                         raw_f32(&cands[k], p),
+				                         coff[k] + p,
+				                         k0,
+				                         (size_t)(v->count - k0 < ENERGY_PIECE
+				                                      ? v->count - k0
+				                                      : ENERGY_PIECE),
+				                         0,
+				                         false};
+		}
+	energy_ctx x = {pc, kb, pick_sums()};
+	etc_parallel_for_(np, np > 1 ? etc_thread_count_() : 1, energy_range, &x);
+	bool nomem = false;
+	for (i = 0; i < np; i++) {
+		nomem = nomem || pc[i].nomem;
+		energy[pc[i].slot] += pc[i].sum;
+	}
+	free(pc);
+	if (nomem)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
+	return 0;
+}
+
 static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
                         uint64_t chunks, const etc_pair_options *opt, etc_pair_score *scores,
                         etc_pair_choice *choice, etc_error *err)
@@ -770,24 +857,17 @@ static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *
 	sketch_src *src = malloc((nv + 1) * sizeof *src);
 	etc_pair_set *sk = malloc((n + m + 1) * sizeof *sk);
 	double *energy = calloc(nv + 1, sizeof *energy);
-	double *buf = malloc(kb * sizeof *buf);
 	bool *failed = calloc(n + 1, sizeof *failed);
 	int rc = 0;
-	if (!off || !vals || !src || !sk || !energy || !buf || !failed) {
+	if (!off || !vals || !src || !sk || !energy || !failed) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
 		goto out;
 	}
 	for (size_t i = 0; i < n + m; i++)
 		sketch_set(i < n ? &sets[i] : &cands[i - n], chunks, vals + off[i], src + off[i],
 		           &sk[i]);
-	for (size_t k = 0; k < m; k++)
-		for (size_t p = 0; p < cands[k].count; p++) {
-			const etc_values *v = &cands[k].outputs[p];
-			for (uint64_t k0 = 0; v->read && k0 < v->count; k0 += kb) {
-				size_t kk = (size_t)(v->count - k0 < kb ? v->count - k0 : kb);
-				energy[off[n + k] + p] += convert(v, k0, kk, buf);
-			}
-		}
+	if ((rc = energies(cands, m, off + n, kb, energy, err)) < 0)
+		goto out;
 	if ((rc = infer(sk, n, sk + n, m, sets, cands, opt, scores, choice, err)) < 0)
 		goto out;
 	confirm_ctx x = {sets,   cands, n,           m,      kb,     off,
@@ -802,7 +882,7 @@ static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *
 			goto out;
 		}
 out:
-	free(off), free(vals), free(src), free(sk), free(energy), free(buf), free(failed);
+	free(off), free(vals), free(src), free(sk), free(energy), free(failed);
 	return rc;
 }
 
