@@ -706,6 +706,81 @@ static void confirm_rest(const confirm_ctx *x, size_t i, const double *bound, si
 }
 
 /*
+ * The first round of a lone set (content pairing of one run, where the sets
+ * would leave every core but one idle) is cut into fixed pieces of whole
+ * blocks, spread over the threads; the pieces' sums are added in order, so
+ * the bits do not depend on the thread count.
+ */
+#define CONFIRM_PIECE ((uint64_t)1 << 20)
+
+typedef struct piece_ctx {
+	const confirm_ctx *x;
+	const etc_pair_set *a;
+	const size_t *list;
+	size_t nl;
+	uint64_t per;        /* elements a piece, whole blocks */
+	const size_t *first; /* the first piece of each output, then the count */
+	exact_sums *part;    /* nl sums a piece */
+	bool *failed;        /* per piece: out of memory */
+} piece_ctx;
+
+static void piece_range(void *ctx, size_t begin, size_t end)
+{
+	const piece_ctx *c = ctx;
+	const confirm_ctx *x = c->x;
+	double *bufa = malloc(x->kb * sizeof *bufa), *bufr = malloc(x->kb * sizeof *bufr);
+	size_t p = 0;
+	for (size_t q = begin; q < end; q++) {
+		exact_sums *sum = c->part + q * c->nl;
+		memset(sum, 0, c->nl * sizeof *sum);
+		c->failed[q] = !bufa || !bufr;
+		if (c->failed[q])
+			continue;
+		while (c->first[p + 1] <= q)
+			p++;
+		uint64_t count = c->a->outputs[p].count;
+		uint64_t k0 = (q - c->first[p]) * c->per;
+		uint64_t stop = count - k0 < c->per ? count : k0 + c->per;
+		for (; k0 < stop; k0 += x->kb)
+			exact_block(c->a, p, k0, (size_t)(stop - k0 < x->kb ? stop - k0 : x->kb),
+			            x->cands, c->list, c->nl, &x->f32, bufa, bufr, sum);
+	}
+	free(bufa), free(bufr);
+}
+
+/* The first round of set a (x->n == 1) over the threads; false: out of memory. */
+static bool first_round_split(const confirm_ctx *x, const etc_pair_set *a, const size_t *list,
+                              size_t nl, exact_sums *sums)
+{
+	uint64_t per = (CONFIRM_PIECE + x->kb - 1) / x->kb * x->kb;
+	size_t *first = malloc((a->count + 1) * sizeof *first);
+	if (!first)
+		return false;
+	size_t np = 0;
+	for (size_t p = 0; p < a->count; p++) {
+		first[p] = np;
+		if (has_data(a, p))
+			np += (size_t)((a->outputs[p].count + per - 1) / per);
+	}
+	first[a->count] = np;
+	exact_sums *part = malloc((np * nl + 1) * sizeof *part);
+	bool *failed = calloc(np + 1, sizeof *failed), ok = part && failed;
+	if (ok) {
+		piece_ctx c = {x, a, list, nl, per, first, part, failed};
+		etc_parallel_for_(np, np > 1 ? etc_thread_count_() : 1, piece_range, &c);
+		for (size_t q = 0; q < np; q++) {
+			ok = ok && !failed[q];
+			for (size_t l = 0; l < nl; l++) {
+				sums[l].aa += part[q * nl + l].aa;
+				sums[l].ee += part[q * nl + l].ee;
+			}
+		}
+	}
+	free(first), free(part), free(failed);
+	return ok;
+}
+
+/*
  * A range of sets. The first round is blocked like the product: element
  * blocks outside, the sets inside, so that the blocks of the candidates in
  * use (100 x 16 KiB at 4,096 elements) stay in the cache from one set to
@@ -731,6 +806,13 @@ static void confirm_range(void *ctx, size_t begin, size_t end)
 		exact_start(a, x->cands, list + s * m, nl[s], x->energy, x->off + x->n,
 		            sums + s * m);
 		maxout = a->count > maxout ? a->count : maxout;
+	}
+	if (x->n == 1) {
+		if (!first_round_split(x, &x->sets[begin], list, nl[0], sums)) {
+			x->failed[begin] = true;
+			goto out;
+		}
+		maxout = 0; /* done */
 	}
 	for (size_t p = 0; p < maxout; p++) {
 		uint64_t len = 0;
