@@ -68,6 +68,9 @@ static void f32_tail(const uint8_t *rp, const uint8_t *ap, size_t i, size_t n, c
 static void f32_pass_generic(const uint8_t *rp, const uint8_t *ap, size_t n, chunk_res *res)
 {
 	double rr[8] = {0}, aa[8] = {0}, ra[8] = {0}, dd[8] = {0}, l1[8] = {0};
+	/* in locals: res could alias the input bytes, which would keep them in memory */
+	double max_abs = res->max_abs, rel = res->rel;
+	uint64_t ne = 0;
 	size_t i = 0;
 	for (; i + 8 <= n; i += 8) {
 		for (int k = 0; k < 8; k++) {
@@ -78,13 +81,17 @@ static void f32_pass_generic(const uint8_t *rp, const uint8_t *ap, size_t n, chu
 			ra[k] += r * a;
 			dd[k] += d * d;
 			l1[k] += fabs(d);
-			res->ne += d != 0;
-			if (fabs(d) > res->max_abs)
-				res->max_abs = fabs(d);
-			if (r != 0 && fabs(d) / fabs(r) > res->rel)
-				res->rel = fabs(d) / fabs(r);
+			ne += d != 0;
+			if (fabs(d) > max_abs)
+				max_abs = fabs(d);
+			/* screened as in the vector kernels: no division per element */
+			if (r != 0 && fabs(d) > rel * fabs(r) && fabs(d) / fabs(r) > rel)
+				rel = fabs(d) / fabs(r);
 		}
 	}
+	res->max_abs = max_abs;
+	res->rel = rel;
+	res->ne += ne;
 	for (int k = 0; k < 8; k++) {
 		res->rr += rr[k];
 		res->aa += aa[k];
