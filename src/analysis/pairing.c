@@ -424,6 +424,8 @@ static const uint8_t *raw_f32(const etc_pair_set *s, size_t p)
 typedef struct f32_sums {
 	double (*sq)(const uint8_t *ap, size_t n);
 	double (*dd)(const uint8_t *ap, const uint8_t *rp, size_t n);
+	/* sum (a - r)^2, and sum r^2 into *rr: a lone candidate, no energy pass */
+	double (*ddrr)(const uint8_t *ap, const uint8_t *rp, size_t n, double *rr);
 } f32_sums;
 
 static double f32_at(const uint8_t *p)
@@ -448,6 +450,18 @@ static double dd_generic(const uint8_t *ap, const uint8_t *rp, size_t n)
 		double d = f32_at(ap + 4 * j) - f32_at(rp + 4 * j);
 		s[j % 4] += d * d;
 	}
+	return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+static double ddrr_generic(const uint8_t *ap, const uint8_t *rp, size_t n, double *rr)
+{
+	double s[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0};
+	for (size_t j = 0; j < n; j++) {
+		double r = f32_at(rp + 4 * j), d = f32_at(ap + 4 * j) - r;
+		s[j % 4] += d * d;
+		q[j % 4] += r * r;
+	}
+	*rr = (q[0] + q[1]) + (q[2] + q[3]);
 	return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
@@ -494,15 +508,38 @@ __attribute__((target("avx2,fma"))) static double dd_avx2(const uint8_t *ap, con
 	}
 	return hsum4(_mm256_add_pd(s0, s1)) + dd_generic(ap + 4 * i, rp + 4 * i, n - i);
 }
+
+__attribute__((target("avx2,fma"))) static double ddrr_avx2(const uint8_t *ap, const uint8_t *rp,
+                                                            size_t n, double *rr)
+{
+	const float *fa = (const float *)(const void *)ap, *fr = (const float *)(const void *)rp;
+	__m256d s0 = _mm256_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		_mm_prefetch((const char *)(fr + i) + 4096, _MM_HINT_T0);
+		_mm_prefetch((const char *)(fa + i) + 4096, _MM_HINT_T0);
+		__m256d r0 = _mm256_cvtps_pd(_mm_loadu_ps(fr + i));
+		__m256d r1 = _mm256_cvtps_pd(_mm_loadu_ps(fr + i + 4));
+		__m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(fa + i)), r0);
+		__m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(fa + i + 4)), r1);
+		s0 = _mm256_fmadd_pd(d0, d0, s0), s1 = _mm256_fmadd_pd(d1, d1, s1);
+		q0 = _mm256_fmadd_pd(r0, r0, q0), q1 = _mm256_fmadd_pd(r1, r1, q1);
+	}
+	double tail_rr;
+	double ee =
+	    hsum4(_mm256_add_pd(s0, s1)) + ddrr_generic(ap + 4 * i, rp + 4 * i, n - i, &tail_rr);
+	*rr = hsum4(_mm256_add_pd(q0, q1)) + tail_rr;
+	return ee;
+}
 #endif
 
 static f32_sums pick_sums(void)
 {
 #ifdef PAIR_X86
 	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-		return (f32_sums){sq_avx2, dd_avx2};
+		return (f32_sums){sq_avx2, dd_avx2, ddrr_avx2};
 #endif
-	return (f32_sums){sq_generic, dd_generic};
+	return (f32_sums){sq_generic, dd_generic, ddrr_generic};
 }
 
 /* Zeroes the sums of set a against the listed candidates, counts the
@@ -516,7 +553,8 @@ static void exact_start(const etc_pair_set *a, const etc_pair_set *cands, const 
 		for (size_t l = 0; has_data(a, p) && l < nl; l++)
 			if (has_data(&cands[list[l]], p) && output_agrees(a, &cands[list[l]], p)) {
 				sum[l].compared++;
-				sum[l].rr += energy[coff[list[l]] + p];
+				if (energy) /* else summed by the exact pass itself */
+					sum[l].rr += energy[coff[list[l]] + p];
 			}
 }
 
@@ -527,7 +565,7 @@ static void exact_start(const etc_pair_set *a, const etc_pair_set *cands, const 
  * read functions and the double buffers (kb >= kk elements). */
 static void exact_block(const etc_pair_set *a, size_t p, uint64_t k0, size_t kk,
                         const etc_pair_set *cands, const size_t *list, size_t nl, const f32_sums *f,
-                        double *bufa, double *bufr, exact_sums *sum)
+                        bool with_rr, double *bufa, double *bufr, exact_sums *sum)
 {
 	const etc_values *v = &a->outputs[p];
 	const uint8_t *fa = raw_f32(a, p);
@@ -542,7 +580,13 @@ static void exact_block(const etc_pair_set *a, size_t p, uint64_t k0, size_t kk,
 			if (!have_aa)
 				aa = f->sq(fa + 4 * k0, kk), have_aa = true;
 			sum[l].aa += aa;
-			sum[l].ee += f->dd(fa + 4 * k0, fr + 4 * k0, kk);
+			if (with_rr) {
+				double rr;
+				sum[l].ee += f->ddrr(fa + 4 * k0, fr + 4 * k0, kk, &rr);
+				sum[l].rr += rr;
+			} else {
+				sum[l].ee += f->dd(fa + 4 * k0, fr + 4 * k0, kk);
+			}
 			continue;
 		}
 		if (!read) {
@@ -556,11 +600,14 @@ static void exact_block(const etc_pair_set *a, size_t p, uint64_t k0, size_t kk,
 			aa = (s[0] + s[1]) + (s[2] + s[3]), have_aa = true;
 		}
 		r->outputs[p].read(r->outputs[p].src, k0, kk, bufr);
-		double ee[4] = {0, 0, 0, 0};
+		double ee[4] = {0, 0, 0, 0}, rr[4] = {0, 0, 0, 0};
 		for (size_t j = 0; j < kk; j++) {
 			double d = bufa[j] - bufr[j];
 			ee[j % 4] += d * d;
+			rr[j % 4] += bufr[j] * bufr[j];
 		}
+		if (with_rr)
+			sum[l].rr += (rr[0] + rr[1]) + (rr[2] + rr[3]);
 		sum[l].aa += aa;
 		sum[l].ee += (ee[0] + ee[1]) + (ee[2] + ee[3]);
 	}
@@ -577,7 +624,7 @@ static void exact_pass(const etc_pair_set *a, const etc_pair_set *cands, const s
 			exact_block(
 			    a, p, k0,
 			    (size_t)(a->outputs[p].count - k0 < kb ? a->outputs[p].count - k0 : kb),
-			    cands, list, nl, f, bufa, bufr, sum);
+			    cands, list, nl, f, !energy, bufa, bufr, sum);
 }
 
 /* The exact score from the direct sums (as score_pair, refined). */
@@ -619,8 +666,10 @@ static bool any_large(const etc_pair_set *s, size_t n, uint64_t limit)
 typedef struct confirm_ctx {
 	const etc_pair_set *sets, *cands;
 	size_t n, m, kb;
-	const size_t *off;    /* first output slot of each set, then each candidate */
-	const double *energy; /* candidates' sum r^2 over all elements, per output */
+	const size_t *off; /* first output slot of each set, then each candidate */
+	/* candidates' sum r^2 over all elements, per output; NULL for a lone
+	 * candidate, which is always confirmed: its exact pass sums r^2 too */
+	const double *energy;
 	const etc_pair_options *opt;
 	f32_sums f32;
 	etc_pair_score *scores;
@@ -647,7 +696,7 @@ static size_t confirm_first(const confirm_ctx *x, size_t i, double *bound, size_
 		double rr = 0;
 		for (size_t p = 0; p < a->count; p++)
 			if (has_data(a, p) && has_data(&x->cands[k], p) &&
-			    output_agrees(a, &x->cands[k], p))
+			    output_agrees(a, &x->cands[k], p) && x->energy)
 				rr += x->energy[x->off[x->n + k] + p];
 		double low = row[k].noise * (row[k].refined ? DIRECT_LOW : GRAM_LOW);
 		bound[k] =
@@ -743,7 +792,7 @@ static void piece_range(void *ctx, size_t begin, size_t end)
 		uint64_t stop = count - k0 < c->per ? count : k0 + c->per;
 		for (; k0 < stop; k0 += x->kb)
 			exact_block(c->a, p, k0, (size_t)(stop - k0 < x->kb ? stop - k0 : x->kb),
-			            x->cands, c->list, c->nl, &x->f32, bufa, bufr, sum);
+			            x->cands, c->list, c->nl, &x->f32, !x->energy, bufa, bufr, sum);
 	}
 	free(bufa), free(bufr);
 }
@@ -773,6 +822,7 @@ static bool first_round_split(const confirm_ctx *x, const etc_pair_set *a, const
 			for (size_t l = 0; l < nl; l++) {
 				sums[l].aa += part[q * nl + l].aa;
 				sums[l].ee += part[q * nl + l].ee;
+				sums[l].rr += part[q * nl + l].rr;
 			}
 		}
 	}
@@ -827,8 +877,8 @@ static void confirm_range(void *ctx, size_t begin, size_t end)
 					continue;
 				uint64_t left = a->outputs[p].count - k0;
 				exact_block(a, p, k0, (size_t)(left < x->kb ? left : x->kb),
-				            x->cands, list + s * m, nl[s], &x->f32, bufa, bufr,
-				            sums + s * m);
+				            x->cands, list + s * m, nl[s], &x->f32, !x->energy,
+				            bufa, bufr, sums + s * m);
 			}
 	}
 	for (size_t s = 0; s < ns; s++)
@@ -948,12 +998,12 @@ static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *
 	for (size_t i = 0; i < n + m; i++)
 		sketch_set(i < n ? &sets[i] : &cands[i - n], chunks, vals + off[i], src + off[i],
 		           &sk[i]);
-	if ((rc = energies(cands, m, off + n, kb, energy, err)) < 0)
+	if (m > 1 && (rc = energies(cands, m, off + n, kb, energy, err)) < 0)
 		goto out;
 	if ((rc = infer(sk, n, sk + n, m, sets, cands, opt, scores, choice, err)) < 0)
 		goto out;
-	confirm_ctx x = {sets,   cands, n,           m,      kb,     off,
-	                 energy, opt,   pick_sums(), scores, choice, failed};
+	confirm_ctx x = {sets, cands,       n,      m,      kb,    off, m > 1 ? energy : NULL,
+	                 opt,  pick_sums(), scores, choice, failed};
 	/* sets are independent: each thread confirms a range of them (the read
 	 * functions of values are pure, as the threaded comparisons require) */
 	etc_parallel_for_(n, etc_thread_count_(), confirm_range, &x);
