@@ -114,9 +114,9 @@ static void f32_pass_generic(const uint8_t *rp, const uint8_t *ap, size_t n, chu
  * AVX2: 8 elements a step, as two 4-element halves whose sums are added
  * together before they reach the accumulators (one add in each chain per
  * step, which keeps the chains short enough with one accumulator a sum).
- * That is what lets every accumulator stay in a register: with 16 vector
- * registers, two sets of accumulators spilled to the stack and put a store
- * and a load into their chains, which halved the speed.
+ * With 16 vector registers, the former two sets of 6 accumulators were
+ * mostly kept on the stack by GCC, a store and a load inside each chain;
+ * with one set, at most a couple are.
  * The count of d != 0 comes from the a != r mask (a != r implies a - r != 0,
  * and equal infinities give d = 0). The relative-error screen keeps its
  * lanes' |r| where |d| > rel |r|: any bit set means some r != 0 fired
