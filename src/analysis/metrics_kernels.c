@@ -68,9 +68,6 @@ static void f32_tail(const uint8_t *rp, const uint8_t *ap, size_t i, size_t n, c
 static void f32_pass_generic(const uint8_t *rp, const uint8_t *ap, size_t n, chunk_res *res)
 {
 	double rr[8] = {0}, aa[8] = {0}, ra[8] = {0}, dd[8] = {0}, l1[8] = {0};
-	/* in locals: res could alias the input bytes, which would keep them in memory */
-	double max_abs = res->max_abs, rel = res->rel;
-	uint64_t ne = 0;
 	size_t i = 0;
 	for (; i + 8 <= n; i += 8) {
 		for (int k = 0; k < 8; k++) {
@@ -81,17 +78,13 @@ static void f32_pass_generic(const uint8_t *rp, const uint8_t *ap, size_t n, chu
 			ra[k] += r * a;
 			dd[k] += d * d;
 			l1[k] += fabs(d);
-			ne += d != 0;
-			if (fabs(d) > max_abs)
-				max_abs = fabs(d);
-			/* screened as in the vector kernels: no division per element */
-			if (r != 0 && fabs(d) > rel * fabs(r) && fabs(d) / fabs(r) > rel)
-				rel = fabs(d) / fabs(r);
+			res->ne += d != 0;
+			if (fabs(d) > res->max_abs)
+				res->max_abs = fabs(d);
+			if (r != 0 && fabs(d) / fabs(r) > res->rel)
+				res->rel = fabs(d) / fabs(r);
 		}
 	}
-	res->max_abs = max_abs;
-	res->rel = rel;
-	res->ne += ne;
 	for (int k = 0; k < 8; k++) {
 		res->rr += rr[k];
 		res->aa += aa[k];
@@ -110,40 +103,24 @@ static void f32_pass_generic(const uint8_t *rp, const uint8_t *ap, size_t n, chu
 #define PREFETCH_AHEAD 4096
 
 #ifdef ETC_METRICS_X86
-/*
- * AVX2: 8 elements a step, as two 4-element halves whose sums are added
- * together before they reach the accumulators (one add in each chain per
- * step, which keeps the chains short enough with one accumulator a sum).
- * With 16 vector registers, the former two sets of 6 accumulators were
- * mostly kept on the stack by GCC, a store and a load inside each chain;
- * with one set, at most a couple are.
- * The count of d != 0 comes from the a != r mask (a != r implies a - r != 0,
- * and equal infinities give d = 0). The relative-error screen keeps its
- * lanes' |r| where |d| > rel |r|: any bit set means some r != 0 fired
- * (-0.0 has no bit left in |r|), with no compare against zero.
- */
-#define F32_HALF_AVX2(k, j)                                                                        \
-	__m256d rv##j = _mm256_cvtps_pd(_mm_loadu_ps(fr + (k)));                                   \
-	__m256d av##j = _mm256_cvtps_pd(_mm_loadu_ps(fa + (k)));                                   \
-	__m256d ne##j = _mm256_cmp_pd(av##j, rv##j, _CMP_NEQ_UQ);                                  \
-	__m256d dv##j = _mm256_and_pd(ne##j, _mm256_sub_pd(av##j, rv##j));                         \
-	count += (unsigned)__builtin_popcount((unsigned)_mm256_movemask_pd(ne##j));                \
-	__m256d ad##j = _mm256_and_pd(dv##j, absmask);                                             \
-	__m256d ar##j = _mm256_and_pd(rv##j, absmask);                                             \
-	win = _mm256_or_pd(                                                                        \
-	    win, _mm256_and_pd(ar##j, _mm256_cmp_pd(ad##j, _mm256_mul_pd(m, ar##j), _CMP_GT_OQ)))
-
-/* Elements [k, k + 8). */
-#define F32_STEP_AVX2(k)                                                                           \
+/* One step of 4 elements at offset k, into accumulator set j. */
+#define F32_STEP_AVX2(k, j)                                                                        \
 	do {                                                                                       \
-		F32_HALF_AVX2(k, 0);                                                               \
-		F32_HALF_AVX2((k) + 4, 1);                                                         \
-		rr = _mm256_add_pd(rr, _mm256_fmadd_pd(rv0, rv0, _mm256_mul_pd(rv1, rv1)));        \
-		aa = _mm256_add_pd(aa, _mm256_fmadd_pd(av0, av0, _mm256_mul_pd(av1, av1)));        \
-		ra = _mm256_add_pd(ra, _mm256_fmadd_pd(rv0, av0, _mm256_mul_pd(rv1, av1)));        \
-		dd = _mm256_add_pd(dd, _mm256_fmadd_pd(dv0, dv0, _mm256_mul_pd(dv1, dv1)));        \
-		l1 = _mm256_add_pd(l1, _mm256_add_pd(ad0, ad1));                                   \
-		mx = _mm256_max_pd(mx, _mm256_max_pd(ad0, ad1));                                   \
+		__m256d rv = _mm256_cvtps_pd(_mm_loadu_ps(fr + (k)));                              \
+		__m256d av = _mm256_cvtps_pd(_mm_loadu_ps(fa + (k)));                              \
+		__m256d ne = _mm256_cmp_pd(av, rv, _CMP_NEQ_UQ);                                   \
+		__m256d dv = _mm256_and_pd(ne, _mm256_sub_pd(av, rv));                             \
+		count += (unsigned)__builtin_popcount((unsigned)_mm256_movemask_pd(ne));           \
+		rr##j = _mm256_fmadd_pd(rv, rv, rr##j);                                            \
+		aa##j = _mm256_fmadd_pd(av, av, aa##j);                                            \
+		ra##j = _mm256_fmadd_pd(rv, av, ra##j);                                            \
+		dd##j = _mm256_fmadd_pd(dv, dv, dd##j);                                            \
+		__m256d ad = _mm256_and_pd(dv, absmask);                                           \
+		l1##j = _mm256_add_pd(l1##j, ad);                                                  \
+		mx##j = _mm256_max_pd(mx##j, ad);                                                  \
+		__m256d big =                                                                      \
+		    _mm256_cmp_pd(ad, _mm256_mul_pd(m, _mm256_and_pd(rv, absmask)), _CMP_GT_OQ);   \
+		win = _mm256_or_pd(win, _mm256_and_pd(big, _mm256_cmp_pd(rv, zero, _CMP_NEQ_OQ))); \
 	} while (0)
 
 __attribute__((target("avx"))) static inline double hsum256(__m256d v)
@@ -160,48 +137,38 @@ __attribute__((target("avx2,fma"))) static void f32_pass_avx2(const uint8_t *rp,
 	const float *fa = (const float *)(const void *)ap;
 	const __m256d zero = _mm256_setzero_pd();
 	const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+	__m256d m = _mm256_set1_pd(res->rel);
+	__m256d rr0 = zero, aa0 = zero, ra0 = zero, dd0 = zero, l10 = zero, mx0 = zero;
+	__m256d rr1 = zero, aa1 = zero, ra1 = zero, dd1 = zero, l11 = zero, mx1 = zero;
 	uint64_t count = 0;
 	size_t i = 0;
-	/*
-	 * The accumulators live from one screen hit to the next and are added to
-	 * res before rel_block_f32 is called: a call clobbers every vector
-	 * register, and accumulators live across it were kept on the stack.
-	 */
-	while (i + 8 <= n) {
-		__m256d m = _mm256_set1_pd(res->rel);
-		__m256d rr = zero, aa = zero, ra = zero, dd = zero, l1 = zero, mx = zero;
-		bool hit = false;
-		for (; i + 8 <= n && !hit; i += 8) {
-			/* one prefetch a 64-byte line of each side */
-			if (!(i & 15)) {
-				_mm_prefetch((const char *)rp + 4 * i + PREFETCH_AHEAD,
-				             _MM_HINT_T0);
-				_mm_prefetch((const char *)ap + 4 * i + PREFETCH_AHEAD,
-				             _MM_HINT_T0);
-			}
-			__m256d win = zero;
-			F32_STEP_AVX2(i);
-			hit =
-			    !_mm256_testz_si256(_mm256_castpd_si256(win), _mm256_castpd_si256(win));
+	for (; i + 16 <= n; i += 16) {
+		_mm_prefetch((const char *)rp + 4 * i + PREFETCH_AHEAD, _MM_HINT_T0);
+		_mm_prefetch((const char *)ap + 4 * i + PREFETCH_AHEAD, _MM_HINT_T0);
+		__m256d win = zero;
+		F32_STEP_AVX2(i, 0);
+		F32_STEP_AVX2(i + 4, 1);
+		F32_STEP_AVX2(i + 8, 0);
+		F32_STEP_AVX2(i + 12, 1);
+		if (_mm256_movemask_pd(win)) {
+			rel_block_f32(rp, ap, i, 16, res);
+			m = _mm256_set1_pd(res->rel);
 		}
-		res->rr += hsum256(rr);
-		res->aa += hsum256(aa);
-		res->ra += hsum256(ra);
-		res->dd += hsum256(dd);
-		res->l1 += hsum256(l1);
-		double mxl[4];
-		_mm256_storeu_pd(mxl, mx);
-		for (int k = 0; k < 4; k++)
-			if (mxl[k] > res->max_abs)
-				res->max_abs = mxl[k];
-		if (hit)
-			rel_block_f32(rp, ap, i - 8, 8, res);
 	}
+	res->rr += hsum256(_mm256_add_pd(rr0, rr1));
+	res->aa += hsum256(_mm256_add_pd(aa0, aa1));
+	res->ra += hsum256(_mm256_add_pd(ra0, ra1));
+	res->dd += hsum256(_mm256_add_pd(dd0, dd1));
+	res->l1 += hsum256(_mm256_add_pd(l10, l11));
 	res->ne += count;
+	double mx[4];
+	_mm256_storeu_pd(mx, _mm256_max_pd(mx0, mx1));
+	for (int k = 0; k < 4; k++)
+		if (mx[k] > res->max_abs)
+			res->max_abs = mx[k];
 	f32_tail(rp, ap, i, n, res);
 }
 #undef F32_STEP_AVX2
-#undef F32_HALF_AVX2
 
 /*
  * AVX-512: a != r as a mask (NaN included) gives d by a masked subtraction
