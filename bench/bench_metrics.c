@@ -1,21 +1,28 @@
 /*
- * bench_metrics.c - throughput and memory of etc_metrics_compare on two
- * large float32 tensors (1 GiB each by default), against the machine's
- * limit measured in the same run.
+ * bench_metrics.c - throughput of etc_metrics_compare on two large float32
+ * tensors (1 GiB each by default) for every float32 kernel this CPU has
+ * (AVX-512, AVX2, portable), against the read limit measured in the same
+ * run.
  *
- * Usage: bench_metrics [--mib N] [--repeat K] [--malloc] [--dir DIR]
+ * Usage: bench_metrics [--mib N] [--repeat K] [--dir DIR]
  *
  * The inputs are written to two temporary files in DIR (default $TMPDIR or
- * /tmp), mapped read-only and unlinked, like a debug buffer; --malloc keeps
- * them in anonymous memory instead. A first untimed comparison warms the page
- * cache and the mappings. Then, K times in turn (the best of each is kept,
- * so machine load hurts every line alike):
- *   - limit: the sum of both inputs as float32 on one core (what any pass
- *     that reads every byte once can reach), and memcpy of one input;
- *   - etc_metrics_compare with ETC_THREADS=1 and with ETC_THREADS=2.
- * Throughput counts the bytes of both inputs (2 x N MiB) per second; each
- * comparison line also gives its fraction of the one-core sum rate. The two
- * thread counts must give the same bits (checked: exit 1 otherwise).
+ * /tmp), which are unlinked at once and kept open. A first untimed pass
+ * warms the page cache. Then K rounds, each of them in turn (so machine load
+ * hurts every line alike):
+ *   - limit: mmap-and-sum, both files mapped afresh, summed as float32 on
+ *     one core and unmapped (bench/limit's probe: page faults included),
+ *     and the same sum over mappings already faulted in (memory alone);
+ *   - each kernel: both files mapped afresh, compared with the reference's
+ *     CRC-32 folded into the pass (as an .npz reference is compared end to
+ *     end) on the default thread count (ETC_THREADS), and unmapped;
+ *   - the best kernel on 1 and on 2 threads over the faulted-in mappings.
+ * Throughput counts the bytes of both inputs; each line gives the median
+ * and the best of the K rounds and the median's fraction of the median
+ * mmap-and-sum rate. Checked (exit 1 otherwise): every kernel folds the
+ * CRC-32 of the reference and finds the one computed apart; the kernels
+ * agree with the portable one within 1e-9 relative (SNR, MSE, cosine) and
+ * exactly on max |d| and its index; 1 and 2 threads give the same bits.
  *
  * Extra memory is the peak resident set during one comparison minus the
  * resident set just before it (inputs already resident), measured by
@@ -23,16 +30,21 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "etcompare/metrics.h"
+#include "analysis/metrics_kernels.h"
+#include "analysis/metrics_private.h"
+#include "core/internal.h"
 #include "sum_floats.h"
 
-#include <math.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+#define MAX_REPEAT 101
 
 static double now(void)
 {
@@ -83,15 +95,15 @@ static void fill(float *r, float *a, size_t n)
 	}
 }
 
-/* Writes `bytes` at `p` to a new temporary file in `dir`, maps it, unlinks it. */
-static void *to_mapped_file(const char *dir, const void *p, size_t bytes)
+/* Writes `bytes` at `p` to a new temporary file in `dir`, unlinked; its fd or -1. */
+static int to_temp_file(const char *dir, const void *p, size_t bytes)
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/bench_metrics_XXXXXX", dir);
 	int fd = mkstemp(path);
 	if (fd < 0) {
 		perror(path);
-		return NULL;
+		return -1;
 	}
 	unlink(path);
 	const char *c = p;
@@ -100,62 +112,85 @@ static void *to_mapped_file(const char *dir, const void *p, size_t bytes)
 		if (w <= 0) {
 			perror("write");
 			close(fd);
-			return NULL;
+			return -1;
 		}
 		done += (size_t)w;
 	}
-	void *m = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
+	return fd;
+}
+
+static const uint8_t *map_fd(int fd, size_t bytes)
+{
+	void *m = mmap(NULL, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (m == MAP_FAILED) {
 		perror("mmap");
-		return NULL;
+		exit(1);
 	}
 	return m;
 }
 
-static double best_of(double a, double b)
+static void unmap(const uint8_t *p, size_t bytes)
 {
-	return a > b ? a : b;
+	munmap((void *)(uintptr_t)p, bytes);
 }
 
-typedef struct rates {
-	double sum, copy, t1, t2;
-	etc_metrics m1, m2;
-} rates;
-
-/* One round of every measurement, keeping the best rate of each. */
-static int round_all(const float *rp, const float *ap, size_t n, float *scratch,
-                     const etc_values *vr, const etc_values *va, rates *best, volatile double *sink)
+/* A 1-D float32 tensor view of n elements at p (sizes: 8 bytes of storage). */
+static etc_tensor view(const uint8_t *p, size_t n, uint8_t *sizes)
 {
-	double bytes = 8.0 * (double)n, t0;
+	for (int i = 0; i < 8; i++)
+		sizes[i] = (uint8_t)((uint64_t)n >> (8 * i));
+	return (etc_tensor){.scalar_type = ETC_FLOAT,
+	                    .ndim = 1,
+	                    .sizes_le = sizes,
+	                    .numel = n,
+	                    .nbytes = 4 * n,
+	                    .data = p};
+}
+
+/* Compares r with a (n float32 each); 0, or 1 with the error printed. */
+static int run_compare(const uint8_t *r, const uint8_t *a, size_t n, int kernel, unsigned threads,
+                       uint32_t *crc, etc_metrics *m)
+{
+	uint8_t sr[8], sa[8];
+	etc_tensor tr = view(r, n, sr), ta = view(a, n, sa);
+	etc_values vr, va;
+	etc_values_from_tensor(&vr, &tr);
+	etc_values_from_tensor(&va, &ta);
 	etc_error err;
-
-	t0 = now();
-	*sink += sum_floats(rp, n) + sum_floats(ap, n);
-	best->sum = best_of(best->sum, bytes / (now() - t0) / 1e9);
-
-	if (scratch) {
-		t0 = now();
-		memcpy(scratch, rp, 4 * n);
-		best->copy = best_of(best->copy, 4.0 * (double)n / (now() - t0) / 1e9);
-		*sink += scratch[n / 2];
+	etc_error_clear(&err);
+	bool done = false;
+	if (crc)
+		*crc = 0;
+	if (etc_metrics_compare_full_(&vr, &va, m, kernel, threads, crc, crc ? &done : NULL, &err) <
+	    0) {
+		fprintf(stderr, "bench_metrics: %s\n", err.message);
+		return 1;
 	}
-
-	setenv("ETC_THREADS", "1", 1);
-	t0 = now();
-	if (etc_metrics_compare(vr, va, &best->m1, &err) < 0)
-		goto fail;
-	best->t1 = best_of(best->t1, bytes / (now() - t0) / 1e9);
-
-	setenv("ETC_THREADS", "2", 1);
-	t0 = now();
-	if (etc_metrics_compare(vr, va, &best->m2, &err) < 0)
-		goto fail;
-	best->t2 = best_of(best->t2, bytes / (now() - t0) / 1e9);
+	if (crc && !done) {
+		fprintf(stderr, "bench_metrics: the CRC-32 was not folded into the pass\n");
+		return 1;
+	}
 	return 0;
-fail:
-	fprintf(stderr, "bench_metrics: %s\n", err.message);
-	return 1;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double best(const double *v, int n)
+{
+	double b = 0;
+	for (int i = 0; i < n; i++)
+		b = v[i] > b ? v[i] : b;
+	return b;
 }
 
 static int same_bits(const etc_metrics *a, const etc_metrics *b)
@@ -169,27 +204,48 @@ static int same_bits(const etc_metrics *a, const etc_metrics *b)
 	       a->max_abs_index == b->max_abs_index && a->mismatch_count == b->mismatch_count;
 }
 
+static bool near(double x, double y, double rel)
+{
+	return fabs(x - y) <= rel * fabs(y);
+}
+
+/* The kernels agree with the portable one (summation order differs). */
+static int agree(const etc_metrics *k, const etc_metrics *p)
+{
+	return near(k->snr_db, p->snr_db, 1e-9) && near(k->mse, p->mse, 1e-9) &&
+	       near(k->cosine, p->cosine, 1e-12) && near(k->l1, p->l1, 1e-9) &&
+	       k->max_abs == p->max_abs && k->max_abs_index == p->max_abs_index &&
+	       k->max_rel == p->max_rel && k->mismatch_count == p->mismatch_count;
+}
+
+static const char *const kernel_name[] = {"portable", "AVX2", "AVX-512"};
+
+/* Whether the CPU has kernel k (etc_metrics_pick_kernel_ falls back otherwise). */
+static bool has_kernel(int k)
+{
+	return k == KERNEL_GENERIC ||
+	       etc_metrics_pick_kernel_(k) != etc_metrics_pick_kernel_(k - 1);
+}
+
 int main(int argc, char **argv)
 {
 	size_t mib = 1024;
-	int repeat = 5, use_malloc = 0;
+	int repeat = 5;
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--mib") && i + 1 < argc)
 			mib = (size_t)atol(argv[++i]);
 		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
 			repeat = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--malloc"))
-			use_malloc = 1;
 		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
 			dir = argv[++i];
 		else {
-			fprintf(stderr, "usage: bench_metrics [--mib N] [--repeat K] [--malloc] "
-			                "[--dir DIR]\n");
+			fprintf(stderr,
+			        "usage: bench_metrics [--mib N] [--repeat K] [--dir DIR]\n");
 			return 2;
 		}
 	}
-	if (mib == 0 || repeat < 1)
+	if (mib == 0 || repeat < 1 || repeat > MAX_REPEAT)
 		return 2;
 	size_t bytes = mib << 20, n = bytes / 4;
 	float *r = malloc(bytes), *a = malloc(bytes);
@@ -198,75 +254,115 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fill(r, a, n);
-	const float *rp = r, *ap = a;
-	if (!use_malloc) {
-		rp = to_mapped_file(dir, r, bytes);
-		ap = to_mapped_file(dir, a, bytes);
-		free(r);
-		free(a);
-		if (!rp || !ap)
-			return 1;
-	}
-
-	/* 1-D float32 tensor views */
-	uint8_t sizes[8];
-	for (int i = 0; i < 8; i++)
-		sizes[i] = (uint8_t)((uint64_t)n >> (8 * i));
-	etc_tensor tr = {.scalar_type = ETC_FLOAT,
-	                 .ndim = 1,
-	                 .sizes_le = sizes,
-	                 .numel = n,
-	                 .nbytes = bytes,
-	                 .data = (const uint8_t *)rp};
-	etc_tensor ta = tr;
-	ta.data = (const uint8_t *)ap;
-	etc_values vr, va;
-	etc_values_from_tensor(&vr, &tr);
-	etc_values_from_tensor(&va, &ta);
-
-	printf("inputs: 2 x %zu MiB float32 (%s), %d timed runs each\n", mib,
-	       use_malloc ? "malloc" : "mapped temp files", repeat);
-	etc_metrics m;
-	etc_error err;
-	double t0 = now();
-	if (etc_metrics_compare(&vr, &va, &m, &err) < 0) {
-		fprintf(stderr, "bench_metrics: %s\n", err.message);
+	uint32_t want_crc = etc_crc32(0, (const uint8_t *)r, bytes);
+	int fr = to_temp_file(dir, r, bytes), fa = to_temp_file(dir, a, bytes);
+	free(r);
+	free(a);
+	if (fr < 0 || fa < 0)
 		return 1;
-	}
-	printf("%-22s %6.2f GB/s (first touch of the inputs)\n", "warm-up",
-	       2.0 * (double)bytes / (now() - t0) / 1e9);
+	const uint8_t *rp = map_fd(fr, bytes), *ap = map_fd(fa, bytes);
+	volatile double sink = sum_floats((const float *)(const void *)rp, n) +
+	                       sum_floats((const float *)(const void *)ap, n);
 
-	/* peak extra memory of one comparison (two threads) */
-	setenv("ETC_THREADS", "2", 1);
+	bool has[3];
+	for (int k = 0; k < 3; k++)
+		has[k] = has_kernel(k);
+	printf("inputs: 2 x %zu MiB float32 (mapped temp files), %d rounds, threads: ETC_THREADS "
+	       "or the online processors (at most 8)\n",
+	       mib, repeat);
+
+	etc_metrics m, mk[3], m1, m2;
+	uint32_t crc;
+	/* peak extra memory of one comparison (default threads) */
 	long before = status_kib("VmRSS");
 	if (reset_peak() == 0 && before >= 0) {
-		if (etc_metrics_compare(&vr, &va, &m, &err) < 0)
+		if (run_compare(rp, ap, n, KERNEL_BEST, 0, &crc, &m))
 			return 1;
 		long peak = status_kib("VmHWM");
-		printf("%-22s %ld KiB (peak RSS %ld KiB, before %ld KiB)\n", "extra memory",
+		printf("%-30s %ld KiB (peak RSS %ld KiB, before %ld KiB)\n", "extra memory",
 		       peak - before, peak, before);
-	} else {
-		printf("%-22s not measured (/proc/self/clear_refs unavailable)\n", "extra memory");
 	}
 
-	float *scratch = malloc(bytes);
-	if (scratch)
-		memset(scratch, 0, bytes); /* fault it in: memcpy then measures copying only */
-	rates best = {0};
-	volatile double sink = 0;
-	for (int k = 0; k < repeat; k++)
-		if (round_all(rp, ap, n, scratch, &vr, &va, &best, &sink))
+	static double lim[MAX_REPEAT], sum[MAX_REPEAT], kr[3][MAX_REPEAT], t1[MAX_REPEAT],
+	    t2[MAX_REPEAT];
+	double gb = 2.0 * (double)bytes / 1e9, t0;
+	int bad = 0;
+	for (int i = 0; i < repeat; i++) {
+		t0 = now();
+		const uint8_t *x = map_fd(fr, bytes), *y = map_fd(fa, bytes);
+		sink += sum_floats((const float *)(const void *)x, n);
+		sink += sum_floats((const float *)(const void *)y, n);
+		unmap(x, bytes);
+		unmap(y, bytes);
+		lim[i] = gb / (now() - t0);
+
+		t0 = now();
+		sink += sum_floats((const float *)(const void *)rp, n) +
+		        sum_floats((const float *)(const void *)ap, n);
+		sum[i] = gb / (now() - t0);
+
+		for (int k = 2; k >= 0; k--) {
+			if (!has[k])
+				continue;
+			t0 = now();
+			x = map_fd(fr, bytes), y = map_fd(fa, bytes);
+			if (run_compare(x, y, n, k, 0, &crc, &mk[k]))
+				return 1;
+			unmap(x, bytes);
+			unmap(y, bytes);
+			kr[k][i] = gb / (now() - t0);
+			if (crc != want_crc) {
+				fprintf(stderr, "%s: CRC-32 %08x, expected %08x\n", kernel_name[k],
+				        crc, want_crc);
+				bad = 1;
+			}
+		}
+
+		t0 = now();
+		if (run_compare(rp, ap, n, KERNEL_BEST, 1, NULL, &m1))
 			return 1;
-	free(scratch);
-	printf("%-22s %6.2f GB/s (float sum of both mapped inputs, one core)\n", "limit: sum",
-	       best.sum);
-	printf("%-22s %6.2f GB/s (one input copied)\n", "limit: memcpy", best.copy);
-	printf("%-22s %6.2f GB/s = %3.0f%% of the sum rate  (SNR %.4f dB, cosine %.12f)\n",
-	       "compare, 1 thread", best.t1, 100 * best.t1 / best.sum, best.m1.snr_db,
-	       best.m1.cosine);
-	printf("%-22s %6.2f GB/s = %3.0f%% of the sum rate\n", "compare, 2 threads", best.t2,
-	       100 * best.t2 / best.sum);
-	int same = same_bits(&best.m1, &best.m2);
-	printf("%-22s %s\n", "1 vs 2 threads", same ? "same bits" : "DIFFERENT BITS");
-	return same ? 0 : 1;
+		t1[i] = gb / (now() - t0);
+		t0 = now();
+		if (run_compare(rp, ap, n, KERNEL_BEST, 2, NULL, &m2))
+			return 1;
+		t2[i] = gb / (now() - t0);
+	}
+	(void)sink;
+	double lm = median(lim, repeat), lb = best(lim, repeat);
+	printf("%-30s %6.2f GB/s median, %6.2f best (mapped afresh, summed as float32 on one "
+	       "core, unmapped)\n",
+	       "limit: mmap-and-sum", lm, lb);
+	printf("%-30s %6.2f GB/s median, %6.2f best (mappings already faulted in, one core)\n",
+	       "limit: sum", median(sum, repeat), best(sum, repeat));
+	for (int k = 2; k >= 0; k--) {
+		char label[64];
+		snprintf(label, sizeof label, "compare, %s kernel", kernel_name[k]);
+		if (!has[k]) {
+			printf("%-30s not available on this CPU\n", label);
+			continue;
+		}
+		double b = best(kr[k], repeat), md = median(kr[k], repeat);
+		printf("%-30s %6.2f GB/s median, %6.2f best = %3.0f%% of mmap-and-sum (median; "
+		       "CRC-32 folded in, mapped afresh)\n",
+		       label, md, b, 100 * md / lm);
+		if (k != KERNEL_GENERIC && !agree(&mk[k], &mk[KERNEL_GENERIC])) {
+			fprintf(stderr, "%s: differs from the portable kernel\n", kernel_name[k]);
+			bad = 1;
+		}
+	}
+	printf("%-30s SNR %.6f dB, cosine %.12f, max |d| %.9g at %llu\n", "result",
+	       mk[KERNEL_GENERIC].snr_db, mk[KERNEL_GENERIC].cosine, mk[KERNEL_GENERIC].max_abs,
+	       (unsigned long long)mk[KERNEL_GENERIC].max_abs_index);
+	double t1m = median(t1, repeat), t2m = median(t2, repeat);
+	printf("%-30s %6.2f GB/s median = %3.0f%% of the sum rate (faulted-in mappings)\n",
+	       "compare, 1 thread", t1m, 100 * t1m / median(sum, repeat));
+	printf("%-30s %6.2f GB/s median = %3.0f%% of the sum rate\n", "compare, 2 threads", t2m,
+	       100 * t2m / median(sum, repeat));
+	int same = same_bits(&m1, &m2);
+	printf("%-30s %s\n", "1 vs 2 threads", same ? "same bits" : "DIFFERENT BITS");
+	unmap(rp, bytes);
+	unmap(ap, bytes);
+	close(fr);
+	close(fa);
+	return same && !bad ? 0 : 1;
 }

@@ -758,9 +758,9 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 			               tmp, MAX_OUTPUTS, &n, err);
 		else
 			rc = refs_get(r, i - nruns, tmp, MAX_OUTPUTS, &n, err);
-		/* every candidate's score is reported: its .npz members are verified */
-		for (size_t j = 0; i >= nruns && j < n && rc == 0; j++)
-			rc = verify_ref(r->set, &tmp[j], err);
+		/* the candidates' .npz members are verified later, in the comparison's
+		 * own pass (or after it for the sets no run is paired with): nothing
+		 * is reported before every one is checked */
 		if (rc == 0)
 			rc = itemlist_push(&l, tmp, n, err);
 	}
@@ -1141,6 +1141,15 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 			rc = verify_ref(r.set, &ref_items[j], err);
 		if (a->rule == ETC_PAIR_CONTENT && a->pairing[i].ambiguous && opt->strict_pairing)
 			strict_fail(a, first_row, &a->pairing[i], opt);
+	}
+	/* every candidate's score is reported: the .npz members of the sets no
+	 * run was paired with are verified too (the others were, as compared) */
+	for (size_t k = 0; used && k < r.count && rc == 0 && a->rule == ETC_PAIR_CONTENT; k++) {
+		size_t nr = 0;
+		if (used[k] || (rc = refs_get(&r, k, ref_items, MAX_OUTPUTS, &nr, err)) < 0)
+			continue;
+		for (size_t j = 0; j < nr && rc == 0; j++)
+			rc = verify_ref(r.set, &ref_items[j], err);
 	}
 	/* references no run was paired with are unpaired items too (but not under
 	 * content pairing: there the runs simply used other inputs) */

@@ -653,6 +653,15 @@ int etc_metrics_compare_crc_(const etc_values *reference, const etc_values *actu
 	return compare(reference, actual, out, err, KERNEL_BEST, 0, ref_crc, crc_done);
 }
 
+int etc_metrics_compare_full_(const etc_values *reference, const etc_values *actual,
+                              etc_metrics *out, int kernel, unsigned threads, uint32_t *ref_crc,
+                              bool *crc_done, etc_error *err)
+{
+	if (crc_done)
+		*crc_done = false;
+	return compare(reference, actual, out, err, kernel, threads, ref_crc, crc_done);
+}
+
 static int compare(const etc_values *reference, const etc_values *actual, etc_metrics *out,
                    etc_error *err, int kernel, unsigned threads, uint32_t *ref_crc, bool *crc_done)
 {

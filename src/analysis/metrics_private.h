@@ -27,4 +27,13 @@ int etc_metrics_compare_crc_(const etc_values *reference, const etc_values *actu
 int etc_metrics_compare_threads_(const etc_values *reference, const etc_values *actual,
                                  etc_metrics *out, etc_error *err, int kernel, unsigned threads);
 
+/*
+ * Both at once, for the benchmark of the kernels: etc_metrics_compare_crc_
+ * with the kernel and the thread count chosen (ref_crc and crc_done may be
+ * NULL: no CRC).
+ */
+int etc_metrics_compare_full_(const etc_values *reference, const etc_values *actual,
+                              etc_metrics *out, int kernel, unsigned threads, uint32_t *ref_crc,
+                              bool *crc_done, etc_error *err);
+
 #endif

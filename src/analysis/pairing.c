@@ -427,6 +427,8 @@ typedef struct f32_sums {
 	/* sq(a) and dd(a, r1), dd(a, r2) in one read of a, the same bits */
 	void (*sq_dd2)(const uint8_t *ap, const uint8_t *r1, const uint8_t *r2, size_t n,
 	               double *aa, double *e1, double *e2);
+	/* sum (a - r)^2, and sum r^2 into *rr: a lone candidate, no energy pass */
+	double (*ddrr)(const uint8_t *ap, const uint8_t *rp, size_t n, double *rr);
 } f32_sums;
 
 static double f32_at(const uint8_t *p)
@@ -460,6 +462,18 @@ static void sq_dd2_generic(const uint8_t *ap, const uint8_t *r1, const uint8_t *
 	*aa = sq_generic(ap, n);
 	*e1 = dd_generic(ap, r1, n);
 	*e2 = dd_generic(ap, r2, n);
+}
+
+static double ddrr_generic(const uint8_t *ap, const uint8_t *rp, size_t n, double *rr)
+{
+	double s[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0};
+	for (size_t j = 0; j < n; j++) {
+		double r = f32_at(rp + 4 * j), d = f32_at(ap + 4 * j) - r;
+		s[j % 4] += d * d;
+		q[j % 4] += r * r;
+	}
+	*rr = (q[0] + q[1]) + (q[2] + q[3]);
+	return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
@@ -534,15 +548,38 @@ __attribute__((target("avx2,fma"))) static void sq_dd2_avx2(const uint8_t *ap, c
 	*e1 = hsum4(_mm256_add_pd(s0, s1)) + dd_generic(ap + 4 * i, r1 + 4 * i, n - i);
 	*e2 = hsum4(_mm256_add_pd(t0, t1)) + dd_generic(ap + 4 * i, r2 + 4 * i, n - i);
 }
+
+__attribute__((target("avx2,fma"))) static double ddrr_avx2(const uint8_t *ap, const uint8_t *rp,
+                                                            size_t n, double *rr)
+{
+	const float *fa = (const float *)(const void *)ap, *fr = (const float *)(const void *)rp;
+	__m256d s0 = _mm256_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		_mm_prefetch((const char *)(fr + i) + 4096, _MM_HINT_T0);
+		_mm_prefetch((const char *)(fa + i) + 4096, _MM_HINT_T0);
+		__m256d r0 = _mm256_cvtps_pd(_mm_loadu_ps(fr + i));
+		__m256d r1 = _mm256_cvtps_pd(_mm_loadu_ps(fr + i + 4));
+		__m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(fa + i)), r0);
+		__m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(fa + i + 4)), r1);
+		s0 = _mm256_fmadd_pd(d0, d0, s0), s1 = _mm256_fmadd_pd(d1, d1, s1);
+		q0 = _mm256_fmadd_pd(r0, r0, q0), q1 = _mm256_fmadd_pd(r1, r1, q1);
+	}
+	double tail_rr;
+	double ee =
+	    hsum4(_mm256_add_pd(s0, s1)) + ddrr_generic(ap + 4 * i, rp + 4 * i, n - i, &tail_rr);
+	*rr = hsum4(_mm256_add_pd(q0, q1)) + tail_rr;
+	return ee;
+}
 #endif
 
 static f32_sums pick_sums(void)
 {
 #ifdef PAIR_X86
 	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-		return (f32_sums){sq_avx2, dd_avx2, sq_dd2_avx2};
+		return (f32_sums){sq_avx2, dd_avx2, sq_dd2_avx2, ddrr_avx2};
 #endif
-	return (f32_sums){sq_generic, dd_generic, sq_dd2_generic};
+	return (f32_sums){sq_generic, dd_generic, sq_dd2_generic, ddrr_generic};
 }
 
 /* Zeroes the sums of set a against the listed candidates, counts the
@@ -556,7 +593,8 @@ static void exact_start(const etc_pair_set *a, const etc_pair_set *cands, const 
 		for (size_t l = 0; has_data(a, p) && l < nl; l++)
 			if (has_data(&cands[list[l]], p) && output_agrees(a, &cands[list[l]], p)) {
 				sum[l].compared++;
-				sum[l].rr += energy[coff[list[l]] + p];
+				if (energy) /* else summed by the exact pass itself */
+					sum[l].rr += energy[coff[list[l]] + p];
 			}
 }
 
@@ -567,7 +605,7 @@ static void exact_start(const etc_pair_set *a, const etc_pair_set *cands, const 
  * read functions and the double buffers (kb >= kk elements). */
 static void exact_block(const etc_pair_set *a, size_t p, uint64_t k0, size_t kk,
                         const etc_pair_set *cands, const size_t *list, size_t nl, const f32_sums *f,
-                        double *bufa, double *bufr, exact_sums *sum)
+                        bool with_rr, double *bufa, double *bufr, exact_sums *sum)
 {
 	const etc_values *v = &a->outputs[p];
 	const uint8_t *fa = raw_f32(a, p);
@@ -576,7 +614,8 @@ static void exact_block(const etc_pair_set *a, size_t p, uint64_t k0, size_t kk,
 	/* the first two dense candidates (the usual list: the sketch's top two)
 	   in one read of the set's block */
 	long pair[2] = {-1, -1};
-	for (size_t l = 0; fa && l < nl && pair[1] < 0; l++) {
+	/* (not when the candidates' energy is summed here: sq_dd2 has no rr) */
+	for (size_t l = 0; fa && !with_rr && l < nl && pair[1] < 0; l++) {
 		const etc_pair_set *r = &cands[list[l]];
 		if (has_data(r, p) && output_agrees(a, r, p) && raw_f32(r, p))
 			pair[pair[0] < 0 ? 0 : 1] = (long)l;
@@ -599,7 +638,13 @@ static void exact_block(const etc_pair_set *a, size_t p, uint64_t k0, size_t kk,
 			if (!have_aa)
 				aa = f->sq(fa + 4 * k0, kk), have_aa = true;
 			sum[l].aa += aa;
-			sum[l].ee += f->dd(fa + 4 * k0, fr + 4 * k0, kk);
+			if (with_rr) {
+				double rr;
+				sum[l].ee += f->ddrr(fa + 4 * k0, fr + 4 * k0, kk, &rr);
+				sum[l].rr += rr;
+			} else {
+				sum[l].ee += f->dd(fa + 4 * k0, fr + 4 * k0, kk);
+			}
 			continue;
 		}
 		if (!read) {
@@ -613,11 +658,14 @@ static void exact_block(const etc_pair_set *a, size_t p, uint64_t k0, size_t kk,
 			aa = (s[0] + s[1]) + (s[2] + s[3]), have_aa = true;
 		}
 		r->outputs[p].read(r->outputs[p].src, k0, kk, bufr);
-		double ee[4] = {0, 0, 0, 0};
+		double ee[4] = {0, 0, 0, 0}, rr[4] = {0, 0, 0, 0};
 		for (size_t j = 0; j < kk; j++) {
 			double d = bufa[j] - bufr[j];
 			ee[j % 4] += d * d;
+			rr[j % 4] += bufr[j] * bufr[j];
 		}
+		if (with_rr)
+			sum[l].rr += (rr[0] + rr[1]) + (rr[2] + rr[3]);
 		sum[l].aa += aa;
 		sum[l].ee += (ee[0] + ee[1]) + (ee[2] + ee[3]);
 	}
@@ -634,7 +682,7 @@ static void exact_pass(const etc_pair_set *a, const etc_pair_set *cands, const s
 			exact_block(
 			    a, p, k0,
 			    (size_t)(a->outputs[p].count - k0 < kb ? a->outputs[p].count - k0 : kb),
-			    cands, list, nl, f, bufa, bufr, sum);
+			    cands, list, nl, f, !energy, bufa, bufr, sum);
 }
 
 /* The exact score from the direct sums (as score_pair, refined). */
@@ -676,8 +724,10 @@ static bool any_large(const etc_pair_set *s, size_t n, uint64_t limit)
 typedef struct confirm_ctx {
 	const etc_pair_set *sets, *cands;
 	size_t n, m, kb;
-	const size_t *off;    /* first output slot of each set, then each candidate */
-	const double *energy; /* candidates' sum r^2 over all elements, per output */
+	const size_t *off; /* first output slot of each set, then each candidate */
+	/* candidates' sum r^2 over all elements, per output; NULL for a lone
+	 * candidate, which is always confirmed: its exact pass sums r^2 too */
+	const double *energy;
 	const etc_pair_options *opt;
 	f32_sums f32;
 	etc_pair_score *scores;
@@ -704,7 +754,7 @@ static size_t confirm_first(const confirm_ctx *x, size_t i, double *bound, size_
 		double rr = 0;
 		for (size_t p = 0; p < a->count; p++)
 			if (has_data(a, p) && has_data(&x->cands[k], p) &&
-			    output_agrees(a, &x->cands[k], p))
+			    output_agrees(a, &x->cands[k], p) && x->energy)
 				rr += x->energy[x->off[x->n + k] + p];
 		double low = row[k].noise * (row[k].refined ? DIRECT_LOW : GRAM_LOW);
 		bound[k] =
@@ -763,6 +813,82 @@ static void confirm_rest(const confirm_ctx *x, size_t i, const double *bound, si
 }
 
 /*
+ * The first round of a lone set (content pairing of one run, where the sets
+ * would leave every core but one idle) is cut into fixed pieces of whole
+ * blocks, spread over the threads; the pieces' sums are added in order, so
+ * the bits do not depend on the thread count.
+ */
+#define CONFIRM_PIECE ((uint64_t)1 << 20)
+
+typedef struct piece_ctx {
+	const confirm_ctx *x;
+	const etc_pair_set *a;
+	const size_t *list;
+	size_t nl;
+	uint64_t per;        /* elements a piece, whole blocks */
+	const size_t *first; /* the first piece of each output, then the count */
+	exact_sums *part;    /* nl sums a piece */
+	bool *failed;        /* per piece: out of memory */
+} piece_ctx;
+
+static void piece_range(void *ctx, size_t begin, size_t end)
+{
+	const piece_ctx *c = ctx;
+	const confirm_ctx *x = c->x;
+	double *bufa = malloc(x->kb * sizeof *bufa), *bufr = malloc(x->kb * sizeof *bufr);
+	size_t p = 0;
+	for (size_t q = begin; q < end; q++) {
+		exact_sums *sum = c->part + q * c->nl;
+		memset(sum, 0, c->nl * sizeof *sum);
+		c->failed[q] = !bufa || !bufr;
+		if (c->failed[q])
+			continue;
+		while (c->first[p + 1] <= q)
+			p++;
+		uint64_t count = c->a->outputs[p].count;
+		uint64_t k0 = (q - c->first[p]) * c->per;
+		uint64_t stop = count - k0 < c->per ? count : k0 + c->per;
+		for (; k0 < stop; k0 += x->kb)
+			exact_block(c->a, p, k0, (size_t)(stop - k0 < x->kb ? stop - k0 : x->kb),
+			            x->cands, c->list, c->nl, &x->f32, !x->energy, bufa, bufr, sum);
+	}
+	free(bufa), free(bufr);
+}
+
+/* The first round of set a (x->n == 1) over the threads; false: out of memory. */
+static bool first_round_split(const confirm_ctx *x, const etc_pair_set *a, const size_t *list,
+                              size_t nl, exact_sums *sums)
+{
+	uint64_t per = (CONFIRM_PIECE + x->kb - 1) / x->kb * x->kb;
+	size_t *first = malloc((a->count + 1) * sizeof *first);
+	if (!first)
+		return false;
+	size_t np = 0;
+	for (size_t p = 0; p < a->count; p++) {
+		first[p] = np;
+		if (has_data(a, p))
+			np += (size_t)((a->outputs[p].count + per - 1) / per);
+	}
+	first[a->count] = np;
+	exact_sums *part = malloc((np * nl + 1) * sizeof *part);
+	bool *failed = calloc(np + 1, sizeof *failed), ok = part && failed;
+	if (ok) {
+		piece_ctx c = {x, a, list, nl, per, first, part, failed};
+		etc_parallel_for_(np, np > 1 ? etc_thread_count_() : 1, piece_range, &c);
+		for (size_t q = 0; q < np; q++) {
+			ok = ok && !failed[q];
+			for (size_t l = 0; l < nl; l++) {
+				sums[l].aa += part[q * nl + l].aa;
+				sums[l].ee += part[q * nl + l].ee;
+				sums[l].rr += part[q * nl + l].rr;
+			}
+		}
+	}
+	free(first), free(part), free(failed);
+	return ok;
+}
+
+/*
  * A range of sets. The first round is blocked like the product: element
  * blocks outside, the sets inside, so that the blocks of the candidates in
  * use (100 x 16 KiB at 4,096 elements) stay in the cache from one set to
@@ -789,6 +915,13 @@ static void confirm_range(void *ctx, size_t begin, size_t end)
 		            sums + s * m);
 		maxout = a->count > maxout ? a->count : maxout;
 	}
+	if (x->n == 1) {
+		if (!first_round_split(x, &x->sets[begin], list, nl[0], sums)) {
+			x->failed[begin] = true;
+			goto out;
+		}
+		maxout = 0; /* done */
+	}
 	for (size_t p = 0; p < maxout; p++) {
 		uint64_t len = 0;
 		for (size_t s = 0; s < ns; s++)
@@ -802,8 +935,8 @@ static void confirm_range(void *ctx, size_t begin, size_t end)
 					continue;
 				uint64_t left = a->outputs[p].count - k0;
 				exact_block(a, p, k0, (size_t)(left < x->kb ? left : x->kb),
-				            x->cands, list + s * m, nl[s], &x->f32, bufa, bufr,
-				            sums + s * m);
+				            x->cands, list + s * m, nl[s], &x->f32, !x->energy,
+				            bufa, bufr, sums + s * m);
 			}
 	}
 	for (size_t s = 0; s < ns; s++)
@@ -811,6 +944,93 @@ static void confirm_range(void *ctx, size_t begin, size_t end)
 		             bufr);
 out:
 	free(bufa), free(bufr), free(bound), free(list), free(nl), free(sums);
+}
+
+/*
+ * The energies (sum r^2) of the candidates' outputs are summed in fixed
+ * pieces over the threads and the pieces added in order, so the bits do not
+ * depend on the thread count; dense float32 pieces straight from the bytes.
+ */
+#define ENERGY_PIECE ((uint64_t)1 << 20)
+
+typedef struct energy_piece {
+	const etc_values *v;
+	const uint8_t *raw; /* dense float32 bytes of the output, or NULL */
+	size_t slot;        /* in the energies */
+	uint64_t start;
+	size_t len;
+	double sum;
+	bool nomem;
+} energy_piece;
+
+typedef struct energy_ctx {
+	energy_piece *pc;
+	size_t kb;
+	f32_sums f;
+} energy_ctx;
+
+static void energy_range(void *ctx, size_t begin, size_t end)
+{
+	const energy_ctx *x = ctx;
+	double *buf = NULL;
+	for (size_t i = begin; i < end; i++) {
+		energy_piece *pc = &x->pc[i];
+		pc->sum = 0;
+		if (pc->raw) {
+			pc->sum = x->f.sq(pc->raw + 4 * pc->start, pc->len);
+			continue;
+		}
+		if (!buf && !(buf = malloc(x->kb * sizeof *buf))) {
+			pc->nomem = true;
+			continue;
+		}
+		for (size_t k0 = 0; k0 < pc->len; k0 += x->kb) {
+			size_t kk = pc->len - k0 < x->kb ? pc->len - k0 : x->kb;
+			pc->sum += convert(pc->v, pc->start + k0, kk, buf);
+		}
+	}
+	free(buf);
+}
+
+/* energy[coff[k] + p] = sum r^2 of output p of candidate k. */
+static int energies(const etc_pair_set *cands, size_t m, const size_t *coff, size_t kb,
+                    double *energy, etc_error *err)
+{
+	size_t np = 0;
+	for (size_t k = 0; k < m; k++)
+		for (size_t p = 0; p < cands[k].count; p++)
+			if (cands[k].outputs[p].read)
+				np += (size_t)((cands[k].outputs[p].count + ENERGY_PIECE - 1) /
+				               ENERGY_PIECE);
+	energy_piece *pc = calloc(np + 1, sizeof *pc);
+	if (!pc)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
+	size_t i = 0;
+	for (size_t k = 0; k < m; k++)
+		for (size_t p = 0; p < cands[k].count; p++) {
+			const etc_values *v = &cands[k].outputs[p];
+			for (uint64_t k0 = 0; v->read && k0 < v->count; k0 += ENERGY_PIECE)
+				pc[i++] = (energy_piece){v,
+				                         raw_f32(&cands[k], p),
+				                         coff[k] + p,
+				                         k0,
+				                         (size_t)(v->count - k0 < ENERGY_PIECE
+				                                      ? v->count - k0
+				                                      : ENERGY_PIECE),
+				                         0,
+				                         false};
+		}
+	energy_ctx x = {pc, kb, pick_sums()};
+	etc_parallel_for_(np, np > 1 ? etc_thread_count_() : 1, energy_range, &x);
+	bool nomem = false;
+	for (i = 0; i < np; i++) {
+		nomem = nomem || pc[i].nomem;
+		energy[pc[i].slot] += pc[i].sum;
+	}
+	free(pc);
+	if (nomem)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
+	return 0;
 }
 
 static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
@@ -827,28 +1047,21 @@ static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *
 	sketch_src *src = malloc((nv + 1) * sizeof *src);
 	etc_pair_set *sk = malloc((n + m + 1) * sizeof *sk);
 	double *energy = calloc(nv + 1, sizeof *energy);
-	double *buf = malloc(kb * sizeof *buf);
 	bool *failed = calloc(n + 1, sizeof *failed);
 	int rc = 0;
-	if (!off || !vals || !src || !sk || !energy || !buf || !failed) {
+	if (!off || !vals || !src || !sk || !energy || !failed) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
 		goto out;
 	}
 	for (size_t i = 0; i < n + m; i++)
 		sketch_set(i < n ? &sets[i] : &cands[i - n], chunks, vals + off[i], src + off[i],
 		           &sk[i]);
-	for (size_t k = 0; k < m; k++)
-		for (size_t p = 0; p < cands[k].count; p++) {
-			const etc_values *v = &cands[k].outputs[p];
-			for (uint64_t k0 = 0; v->read && k0 < v->count; k0 += kb) {
-				size_t kk = (size_t)(v->count - k0 < kb ? v->count - k0 : kb);
-				energy[off[n + k] + p] += convert(v, k0, kk, buf);
-			}
-		}
+	if (m > 1 && (rc = energies(cands, m, off + n, kb, energy, err)) < 0)
+		goto out;
 	if ((rc = infer(sk, n, sk + n, m, sets, cands, opt, scores, choice, err)) < 0)
 		goto out;
-	confirm_ctx x = {sets,   cands, n,           m,      kb,     off,
-	                 energy, opt,   pick_sums(), scores, choice, failed};
+	confirm_ctx x = {sets, cands,       n,      m,      kb,    off, m > 1 ? energy : NULL,
+	                 opt,  pick_sums(), scores, choice, failed};
 	/* sets are independent: each thread confirms a range of them (the read
 	 * functions of values are pure, as the threaded comparisons require) */
 	etc_parallel_for_(n, etc_thread_count_(), confirm_range, &x);
@@ -859,7 +1072,7 @@ static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *
 			goto out;
 		}
 out:
-	free(off), free(vals), free(src), free(sk), free(energy), free(buf), free(failed);
+	free(off), free(vals), free(src), free(sk), free(energy), free(failed);
 	return rc;
 }
 

@@ -359,6 +359,59 @@ static void test_sketch(void)
 		CHECK(k == 5 || (s1[k].estimated && s1[k].bound_db >= snr));
 	}
 
+	/* a lone candidate: confirmed by one pass that also sums r^2 (no energy
+	 * pass), exact against the naive sums; doubles through the read
+	 * functions, and the same values as dense float32 bytes */
+	static bigset lone_runs[2], lone_ref;
+	static float fr[BIG], fa[2][BIG];
+	for (size_t j = 0; j < BIG; j++) {
+		fr[j] = (float)rnd();
+		lone_ref.v[j] = fr[j];
+		for (size_t i = 0; i < 2; i++) {
+			fa[i][j] = (float)(fr[j] + (i ? 1e-2 : 1e-4) * rnd());
+			lone_runs[i].v[j] = fa[i][j];
+		}
+	}
+	bigset_wrap(&lone_ref);
+	uint8_t sizes[8] = {BIG & 0xFF, BIG >> 8};
+	etc_tensor tr = {.scalar_type = ETC_FLOAT,
+	                 .ndim = 1,
+	                 .sizes_le = sizes,
+	                 .numel = BIG,
+	                 .nbytes = 4 * BIG,
+	                 .data = (const uint8_t *)fr};
+	etc_tensor ta[2] = {tr, tr};
+	etc_values vr, va[2];
+	etc_pair_raw rr_raw = {(const uint8_t *)fr, 4 * BIG}, ra_raw[2];
+	etc_values_from_tensor(&vr, &tr);
+	etc_pair_set fref = {&vr, &rr_raw, NULL, 1}, fruns[2], druns[2];
+	for (size_t i = 0; i < 2; i++) {
+		bigset_wrap(&lone_runs[i]);
+		druns[i] = lone_runs[i].set;
+		ta[i].data = (const uint8_t *)fa[i];
+		etc_values_from_tensor(&va[i], &ta[i]);
+		ra_raw[i] = (etc_pair_raw){(const uint8_t *)fa[i], 4 * BIG};
+		fruns[i] = (etc_pair_set){&va[i], &ra_raw[i], NULL, 1};
+	}
+	etc_pair_options ol;
+	etc_pair_options_init_(&ol);
+	ol.sketch_elems = SKETCH;
+	ol.block_elems = 1000;
+	/* one run (its pass split over the threads) and two (a thread each) */
+	for (int v = 0; v < 4; v++) { /* doubles, float32; one run, two */
+		size_t nr = (size_t)(v / 2 + 1);
+		etc_pair_score sl[2];
+		etc_pair_choice cl[2];
+		CHECK(etc_pair_infer_(v % 2 ? fruns : druns, nr, v % 2 ? &fref : &lone_ref.set, 1,
+		                      &ol, sl, cl, &err) == 0);
+		for (size_t i = 0; i < nr; i++) {
+			big_naive(&lone_runs[i], &lone_ref, &snr, &cos);
+			CHECK(cl[i].best == 0 && cl[i].second < 0 && cl[i].confirmed == 1);
+			CHECK(!sl[i].estimated && near(sl[i].snr_db, snr, 1e-9) &&
+			      near(sl[i].cosine, cos, 1e-12));
+		}
+	}
+
 	/* errors where the sketch does not look: refs 0 and 1 are the run but
 	 * for three elements each (about 20 dB), ref 2 the run with small noise
 	 * everywhere (about 60 dB). The sketch sees 0 and 1 as equal to the run
