@@ -14,6 +14,7 @@
 #include "accuracy.h"
 #include "inspector.h"
 #include "numgap.h"
+#include "numgap_dist.h"
 
 #include "perfdiff.h"
 #include "profile.h"
@@ -32,6 +33,8 @@ typedef struct etc_report_options {
 	uint32_t max_values;              /**< values shown per tensor by outputs (default 8) */
 	const etc_accuracy *accuracy;     /**< when set, --json carries the comparison */
 	const etc_numgap *numgap;         /**< when set, --json carries the numeric gap */
+	/** when set, --json carries "numeric_gap_runs": the gap over every run */
+	const etc_numgap_dist *numgap_dist;
 
 	const etc_profile *profile;   /**< when set, --json carries "profile" ... */
 	unsigned profile_tables;      /**< ... with these ETC_TABLE_* tables */

@@ -61,12 +61,7 @@ int etc_ng_set_handles_(etc_arena *a, item *it, const int64_t *h, size_t n, etc_
 
 static const etc_event_block *find_block(const etc_inspector *insp, const char *name)
 {
-	for (size_t b = 0; b < etc_inspector_block_count(insp); b++) {
-		const etc_event_block *blk = etc_inspector_block(insp, b);
-		if (blk->name.len == strlen(name) && !memcmp(blk->name.ptr, name, blk->name.len))
-			return blk;
-	}
-	return NULL;
+	return etc_inspector_block_find(insp, name, NULL);
 }
 
 bool etc_ng_same_instruction_(const etc_inspector_event *a, const etc_inspector_event *b)

@@ -566,12 +566,7 @@ int etc_numgap_inputs_score(const etc_inspector *insp, const char *block, const 
 {
 	*snr = NAN;
 	const char *name = block ? block : "Execute";
-	const etc_event_block *blk = NULL;
-	for (size_t b = 0; b < etc_inspector_block_count(insp) && !blk; b++) {
-		const etc_event_block *x = etc_inspector_block(insp, b);
-		if (x->name.len == strlen(name) && !memcmp(x->name.ptr, name, x->name.len))
-			blk = x;
-	}
+	const etc_event_block *blk = etc_inspector_block_find(insp, name, NULL);
 	const etc_debug_buffer *buf = etc_inspector_debug_buffer(insp);
 	if (!blk || !blk->run_count || !buf)
 		return etc_fail(err, ETC_ERR_USAGE, etc_etdump_name(etc_inspector_etdump(insp)), -1,

@@ -122,14 +122,7 @@ static int graph_unavailable(const numgap_args *a, int status, const char *msg)
 /* The block the gap reads (the first run of it). */
 static const etc_event_block *gap_block(const etc_inspector *insp, const char *name)
 {
-	if (!name)
-		name = "Execute";
-	for (size_t b = 0; b < etc_inspector_block_count(insp); b++) {
-		const etc_event_block *blk = etc_inspector_block(insp, b);
-		if (blk->name.len == strlen(name) && !memcmp(blk->name.ptr, name, blk->name.len))
-			return blk;
-	}
-	return NULL;
+	return etc_inspector_block_find(insp, name ? name : "Execute", NULL);
 }
 
 /* --inputs FILE: an .npz, else a torch.save list. */

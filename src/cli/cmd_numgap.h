@@ -20,6 +20,7 @@ typedef struct numgap_args {
 	/* the reference graph: the ETRecord's own graph run on the run's inputs */
 	const char *reference_graph, *reference_dtype, *inputs;
 	bool no_reference_run;
+	bool all_runs; /* --all-runs: every block of the name (cmd_numgap_runs.h) */
 	bool force;
 } numgap_args;
 

@@ -25,6 +25,7 @@
 #include "cmd_legacy.h"
 #include "cmd_methods.h"
 #include "cmd_numgap.h"
+#include "cmd_numgap_runs.h"
 #include "cmd_profile.h"
 #include "cmd_report.h"
 #include "cmd_trace.h"
@@ -641,6 +642,9 @@ static int run(void *ctx)
 	owned_refs owned = {NULL, NULL, NULL};
 	numgap_state ng;
 	memset(&ng, 0, sizeof ng);
+	numgap_runs runs;
+	memset(&runs, 0, sizeof runs);
+	const char *etdump_label = a.etdump ? a.etdump : "(example)";
 	profile_cmd pc;
 	if ((rc = cmd_profile_init(&pc, a.tables, a.baseline_etdump, a.max_regression,
 	                           a.min_event_time)) != 0)
@@ -841,8 +845,14 @@ static int run(void *ctx)
 		a.numgap.max_abs = a.max_abs;
 		ng.bundled = owned.bp;
 		bool every = false;
-		if ((rc = numgap_every_method(&a.numgap, insp, rec, &io, &ng, &gate, &every)) !=
-		    0) {
+		if ((rc = numgap_all_runs(&a.numgap, insp, rec, &io, etdump_label, &ng, &runs,
+		                          &gate, &every)) != 0) {
+			status = rc;
+			goto out;
+		}
+		ro.numgap_dist = runs.dist;
+		if (!every && (rc = numgap_every_method(&a.numgap, insp, rec, &io, &ng, &gate,
+		                                        &every)) != 0) {
 			status = rc;
 			goto out;
 		}
@@ -878,7 +888,7 @@ static int run(void *ctx)
 	if (a.plot || a.report) {
 		report_input in[12];
 		size_t nin = report_inputs(&a, in);
-		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin};
+		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin, runs.dist};
 		const char *dir = a.plot_dir ? a.plot_dir : "etcompare-plots";
 		if (a.plot && !buf)
 			fprintf(stderr,
@@ -929,9 +939,10 @@ out:
 	if (status == EXIT_INPUT || status == EXIT_OUTPUT) {
 		report_input in[12];
 		size_t nin = report_inputs(&a, in);
-		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin};
+		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin, runs.dist};
 		error_artifacts(argc, argv, &a, &res, status, junit_done, report_done);
 	}
+	numgap_runs_free(&runs);
 	numgap_free(&ng);
 	cmd_profile_free(&pc);
 	etc_accuracy_free((etc_accuracy *)ro.accuracy);

@@ -6,6 +6,7 @@
  */
 #include "core/internal.h"
 #include "report/report_private.h"
+#include "report/band_chart.h"
 
 static void jstr(etc_sbuf *b, etc_str s)
 {
@@ -371,6 +372,10 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 		etc_numgap_json_(&b, opt->numgap);
 	else
 		etc_sbuf_puts(&b, "null");
+	if (opt->numgap_dist) {
+		etc_sbuf_puts(&b, ",\n  \"numeric_gap_runs\": ");
+		etc_numgap_dist_json_(&b, opt->numgap_dist);
+	}
 
 	if (opt->profile) {
 		etc_sbuf_puts(&b, ",\n  \"profile\": ");

@@ -1,0 +1,193 @@
+"""The numeric gap over the runs of one ETDump (issue 26, item 1): `--all-runs`
+computes the gap of every block of the gap's name (each block one run: its
+own bundled input, its own intermediate outputs) and, per op, the
+distribution of its SNR over the runs (min, p5, median, p95, worst run) and
+the run-to-run agreement of its runtime values within an input.
+
+The farm: 6 runs of a 4-op program in one ETDump, inputs 0 (runs 0-3) and
+1 (runs 4-5); each run adds its own small noise to every op, and run 2 (a
+"device" with a broken kernel) adds large noise to op 2. The reference
+ETDump has the same blocks with the exact values. Every figure of the
+--json "numeric_gap_runs" object is recomputed with numpy in float64 (SNR
+of the float32 values, np.percentile's linear method, the worst run, the
+pairwise SNR matrix of the runtime values and its outlier); the HTML report
+holds one band per op, the median line and the worst marks, and headless
+Chromium renders it.
+"""
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common as C  # noqa: E402
+os.environ.setdefault("ETC_SRC", C.SRC)
+import test_numgap as N  # noqa: E402
+
+SHAPE = (4, 8)
+NOPS = 4
+OPNAMES = ["linear", "relu", "add", "mul"]
+INPUTS = [0, 0, 0, 0, 1, 1]
+BAD_RUN, BAD_OP = 2, 2
+
+
+def exact(inp):
+    rnd = np.random.default_rng(100 + inp)
+    x = rnd.uniform(-1, 1, SHAPE[0] * SHAPE[1]).astype(np.float32)
+    outs = []
+    for i in range(NOPS):
+        x = (np.float32(0.8) * x + np.float32(0.1 * math.cos(i + 1))).astype(np.float32)
+        outs.append(x.copy())
+    return outs
+
+
+def runtime(k):
+    outs = exact(INPUTS[k])
+    rnd = np.random.default_rng(7 + k)
+    res = []
+    for i, x in enumerate(outs):
+        scale = 0.05 if (k == BAD_RUN and i == BAD_OP) else 1e-4 * (1 + k + i)
+        res.append((x + rnd.uniform(-scale, scale, x.size)).astype(np.float32))
+    return res
+
+
+def dump(d, stem, values):
+    """One run per entry of `values`, each its own block: run k logs an extra
+    profile-only event (instruction 100 + k) so that no two runs merge."""
+    dm = N.Dump()
+    runs = []
+    for k, outs in enumerate(values):
+        dm.events, dm.t = [], 1000
+        for i, x in enumerate(outs):
+            dm.op(i, f"native_call_{OPNAMES[i]}.out",
+                  [dm.tensor("FLOAT", [float(v) for v in x], SHAPE)])
+        dm.profile_only(100 + k, f"marker_{k}")
+        dm.events.append({"profile_event": {"name": "Method::execute", "chain_index": -1,
+                                            "instruction_id": 0, "start_time": 1,
+                                            "end_time": dm.t + 1}})
+        runs.append({"name": "Execute", "events": dm.events,
+                     "bundled_input_index": INPUTS[k]})
+    dm.runs = runs
+    return N.A.Dump.write(dm, d, stem)
+
+
+def snr(ref, act):
+    ref = np.asarray(ref, np.float64)
+    act = np.asarray(act, np.float64)
+    e = np.sum((act - ref) ** 2)
+    return math.inf if e == 0 else 10 * math.log10(np.sum(ref ** 2) / e)
+
+
+def num(v):
+    return float(v) if isinstance(v, str) else v
+
+
+def close(a, b, rel=1e-9):
+    a = num(a)
+    return (math.isinf(a) and a == b) or abs(a - b) <= rel * max(1.0, abs(b))
+
+
+def main():
+    d = C.work_dir("farm_cli")
+    n = len(INPUTS)
+    dev = [runtime(k) for k in range(n)]
+    ref = [exact(INPUTS[k]) for k in range(n)]
+    dev_etdp, dev_dbg = dump(d, "dev", dev)
+    ref_etdp, ref_dbg = dump(d, "ref", ref)
+    js, rep = os.path.join(d, "runs.json"), os.path.join(d, "runs.html")
+    rc, out, err = N.run("--etdump", dev_etdp, "--debug_buffer", dev_dbg,
+                         "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
+                         "--all-runs", "--min-snr", "30", "--json", js, "--report", rep)
+    C.check("--all-runs: one gap per block, each named", all(
+        f"numeric gap of block Execute#{k}" in out for k in range(n)), out[-2000:] + err)
+    C.check("--all-runs: the distribution's summary is printed",
+            f"numeric gap over {n} runs" in out, out[-2000:])
+    C.check("the broken run fails the gate (exit 1)", rc == 1, f"rc={rc} {err[-1500:]}")
+    doc = C.load_json(js)
+    N.schema_ok("all-runs json", doc)
+    g = doc.get("numeric_gap_runs") or {}
+    C.check("json: numeric_gap_runs with every run", g.get("run_count") == n and
+            [r["block"] for r in g.get("runs", [])] == [f"Execute#{k}" for k in range(n)] and
+            [r["bundled_input_index"] for r in g.get("runs", [])] == INPUTS, json.dumps(g)[:800])
+    ops = g.get("ops", [])
+    C.check("json: one entry per op", len(ops) == NOPS, json.dumps(ops)[:500])
+    for i, op in enumerate(ops[:NOPS]):
+        v = np.array([snr(ref[k][i], dev[k][i]) for k in range(n)])
+        c = op["cumulative_snr"]
+        want = {"min": v.min(), "p5": np.percentile(v, 5), "median": np.percentile(v, 50),
+                "p95": np.percentile(v, 95), "max": v.max()}
+        C.check(f"op {i}: min, p5, median, p95, max of the SNR over the runs = numpy "
+                "(1e-9 relative)", c["count"] == n and all(close(c[k], w) for k, w in
+                                                           want.items()),
+                f"{c} vs {want}")
+        worst = int(np.argmin(v))
+        C.check(f"op {i}: the worst run is named (file, block, run, bundled input)",
+                c["worst"]["run_index"] == worst and c["worst"]["block"] == f"Execute#{worst}"
+                and c["worst"]["file"] == dev_etdp and c["worst"]["run"] == worst and
+                c["worst"]["bundled_input_index"] == INPUTS[worst], f"{c['worst']} vs {worst}")
+        C.check(f"op {i}: no local error without a reference graph",
+                op["local_snr"]["count"] == 0 and op["local_snr"]["worst"] is None, op["local_snr"])
+        # run-to-run agreement of the runtime values within each input
+        lo, out_run, out_med = math.inf, None, math.inf
+        for inp in sorted(set(INPUTS)):
+            ks = [k for k in range(n) if INPUTS[k] == inp]
+            for a in ks:
+                row = [snr(dev[b][i], dev[a][i]) for b in ks if b != a]
+                lo = min(lo, min(row))
+                med = float(np.percentile(row, 50))
+                if med < out_med:
+                    out_med, out_run = med, a
+        ag = op["agreement"] or {}
+        C.check(f"op {i}: run agreement: lowest pairwise SNR = numpy (1e-6 relative)",
+                ag and close(ag["min_pairwise_snr"], lo, 1e-6), f"{ag} vs {lo}")
+        C.check(f"op {i}: run agreement: the outlier run is the numpy one",
+                ag and ag["outlier_run_index"] == out_run and
+                close(ag["outlier_median_snr"], out_med, 1e-6), f"{ag} vs {out_run} {out_med}")
+    bad = ops[BAD_OP]["cumulative_snr"]["worst"] if len(ops) > BAD_OP else {}
+    C.check("the broken run is the worst of the broken op",
+            bad.get("run_index") == BAD_RUN, bad)
+    C.check("the broken run is the agreement outlier of the broken op",
+            len(ops) > BAD_OP and (ops[BAD_OP]["agreement"] or {}).get("outlier_run_index")
+            == BAD_RUN, ops[BAD_OP] if len(ops) > BAD_OP else ops)
+    # the HTML report: one band chart of the cumulative error, its table
+    html = open(rep, encoding="utf-8").read() if os.path.exists(rep) else ""
+    C.check("html: the band chart section", f"Numeric gap over {n} runs" in html and
+            "<svg" in html, html[:300])
+    C.check("html: one p5-p95 band, one worst mark per op",
+            html.count('class="p5p95"') == NOPS and html.count('class="worst"') == NOPS,
+            str(html.count('class="p5p95"')) + " bands")
+    C.check("html: the median line through every op",
+            html.count('class="median"') == 1 and
+            len(html.split('class="median"')[1].split('points="')[1].split('"')[0].split())
+            == NOPS, "")
+    C.check("html: the worst mark names the run",
+            f"block Execute#{BAD_RUN} run {BAD_RUN} bundled input 0" in html, "")
+    C.check("html: the per-op table", html.count("<tr><td>") >= NOPS and
+            'id="numgap-runs-table"' in html, "")
+    # without --all-runs: one gap, no distribution
+    js2 = os.path.join(d, "one.json")
+    rc, out, err = N.run("--etdump", dev_etdp, "--debug_buffer", dev_dbg,
+                         "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
+                         "--json", js2)
+    C.check("without --all-runs: no numeric_gap_runs",
+            "numeric_gap_runs" not in C.load_json(js2), "")
+    rc, out, err = N.run("--etdump", dev_etdp, "--debug_buffer", dev_dbg,
+                         "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
+                         "--all-runs", "--block", "Nope")
+    C.check("--all-runs with an unknown block: usage error naming it",
+            rc == 2 and '"Nope"' in err, f"rc={rc} {err}")
+    try:
+        import test_report_html as R
+        shot = R.case_chromium(d, rep)
+        if shot:
+            print(f"screenshot: {shot}")
+    except Exception as e:  # noqa: BLE001
+        C.check("chromium screenshot ran", False, repr(e))
+    C.finish()
+
+
+if __name__ == "__main__":
+    main()
