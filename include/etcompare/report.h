@@ -15,6 +15,7 @@
 #include "inspector.h"
 #include "numgap.h"
 #include "numgap_dist.h"
+#include "taps.h"
 
 #include "perfdiff.h"
 #include "profile.h"
@@ -35,6 +36,8 @@ typedef struct etc_report_options {
 	const etc_numgap *numgap;         /**< when set, --json carries the numeric gap */
 	/** when set, --json carries "numeric_gap_runs": the gap over every run */
 	const etc_numgap_dist *numgap_dist;
+	const etc_taps
+	    *taps; /**< when set, --json carries "taps" (etc_report_taps_json's object) */
 
 	const etc_profile *profile;   /**< when set, --json carries "profile" ... */
 	unsigned profile_tables;      /**< ... with these ETC_TABLE_* tables */
@@ -114,6 +117,9 @@ typedef struct etc_junit_gates {
 	const etc_inspector *insp;    /**< the runtime's (names blocks); needed with accuracy */
 	const etc_numgap *numgap;     /**< one testcase per compared row, first divergence marked */
 	const etc_perfdiff *perfdiff; /**< one testcase per gated event */
+	/** one testcase per tap and run (failing STATS fields, FULL_TENSOR below the gate,
+	 *  NaN/Inf: failures); the accuracy suite then leaves the tap outputs out */
+	const etc_taps *taps;
 } etc_junit_gates;
 
 /**

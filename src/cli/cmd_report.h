@@ -32,6 +32,7 @@ typedef struct run_results {
 	const report_input *inputs;
 	size_t ninputs;
 	const etc_numgap_dist *dist; /* --all-runs: the gap over the runs, or NULL */
+	const etc_taps *taps;        /* --tap-specs: the taps, or NULL */
 } run_results;
 
 /*

@@ -64,6 +64,9 @@ typedef struct owned_refs {
 	etc_torchsave *ts;
 	etc_npz *npz;
 	etc_bundled *bp;
+	/* --tap-specs: kept for --json, the HTML report and JUnit */
+	etc_tap_specs *specs;
+	etc_taps *taps;
 } owned_refs;
 
 static int write_junit(const char *path, const etc_junit_gates *gates)
@@ -400,8 +403,9 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		fprintf(stderr, "etcompare: accuracy: %zu of %zu outputs pass%s\n", n, n, worst);
 	}
 	int trc = taps ? report_taps(a, taps, insp, status) : 0;
-	etc_taps_free(taps);
-	etc_tap_specs_free(specs);
+	owned->taps = taps;
+	owned->specs = specs;
+	ro->taps = taps;
 	return trc;
 }
 
@@ -639,7 +643,7 @@ static int run(void *ctx)
 	etc_etrecord *rec = NULL;
 	int status = EXIT_OK, gate = EXIT_OK;
 	bool junit_done = false, report_done = false;
-	owned_refs owned = {NULL, NULL, NULL};
+	owned_refs owned = {NULL, NULL, NULL, NULL, NULL};
 	numgap_state ng;
 	memset(&ng, 0, sizeof ng);
 	numgap_runs runs;
@@ -888,7 +892,7 @@ static int run(void *ctx)
 	if (a.plot || a.report) {
 		report_input in[12];
 		size_t nin = report_inputs(&a, in);
-		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin, runs.dist};
+		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin, runs.dist, ro.taps};
 		const char *dir = a.plot_dir ? a.plot_dir : "etcompare-plots";
 		if (a.plot && !buf)
 			fprintf(stderr,
@@ -916,7 +920,8 @@ static int run(void *ctx)
 	/* The JUnit report last, and the gate's verdict is its failure count:
 	 * the exit code and the XML cannot disagree. */
 	/* a numeric gap from the ETRecord's graph without a threshold is shown, not gated */
-	etc_junit_gates gates = {ro.accuracy, insp, ng.gates ? ro.numgap : NULL, ro.perfdiff};
+	etc_junit_gates gates = {ro.accuracy, insp, ng.gates ? ro.numgap : NULL, ro.perfdiff,
+	                         ro.taps};
 	junit_done = true;
 	if (a.junit && (rc = write_junit(a.junit, &gates)) != 0) {
 		status = rc;
@@ -939,7 +944,7 @@ out:
 	if (status == EXIT_INPUT || status == EXIT_OUTPUT) {
 		report_input in[12];
 		size_t nin = report_inputs(&a, in);
-		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin, runs.dist};
+		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin, runs.dist, ro.taps};
 		error_artifacts(argc, argv, &a, &res, status, junit_done, report_done);
 	}
 	numgap_runs_free(&runs);
@@ -949,6 +954,8 @@ out:
 	etc_torchsave_free(owned.ts);
 	etc_npz_free(owned.npz);
 	etc_bundled_free(owned.bp);
+	etc_taps_free(owned.taps);
+	etc_tap_specs_free(owned.specs);
 	etc_inspector_free(insp);
 	etc_etrecord_free(rec);
 	etc_debug_buffer_free(buf);

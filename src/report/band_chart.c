@@ -143,7 +143,7 @@ static void snr_text(char *buf, size_t cap, double v)
 		snprintf(buf, cap, "%.4g", v);
 }
 
-enum { LEFT = 64, TOP = 28, PLOT_H = 220, BOTTOM = 120, STEP = 36, MIN_W = 420 };
+enum { LEFT = 64, TOP = 40, PLOT_H = 220, BOTTOM = 120, STEP = 36, MIN_W = 420 };
 
 typedef struct axis {
 	double lo, hi; /* finite range of the y axis (dB) */

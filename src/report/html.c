@@ -47,6 +47,8 @@ struct etc_html_report {
 	const etc_inspector *acc_insp;
 	const etc_numgap *ng;
 	const etc_numgap_dist *dist;
+	const etc_taps *taps;
+	const etc_inspector *taps_insp;
 	const etc_profile *profile;
 	unsigned profile_mask;
 	const etc_perfdiff *diff;
@@ -175,6 +177,12 @@ void etc_html_report_accuracy(etc_html_report *h, const etc_accuracy *acc,
 void etc_html_report_numgap(etc_html_report *h, const etc_numgap *ng)
 {
 	h->ng = ng;
+}
+
+void etc_html_report_taps(etc_html_report *h, const etc_taps *t, const etc_inspector *insp)
+{
+	h->taps = t;
+	h->taps_insp = insp;
 }
 
 void etc_html_report_numgap_dist(etc_html_report *h, const etc_numgap_dist *d)
@@ -866,6 +874,8 @@ static int write_all(FILE *f, const etc_html_report *h)
 	write_inputs(f, h);
 	if (h->acc)
 		write_accuracy(f, h);
+	if (h->taps && h->taps_insp)
+		etc_taps_html_(f, h->taps, h->taps_insp);
 	if (h->ng)
 		write_numgap(f, h);
 	if (h->dist)

@@ -372,6 +372,10 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 		etc_numgap_json_(&b, opt->numgap);
 	else
 		etc_sbuf_puts(&b, "null");
+	if (opt->taps) {
+		etc_sbuf_puts(&b, ",\n  \"taps\": ");
+		etc_taps_json_(&b, opt->taps);
+	}
 	if (opt->numgap_dist) {
 		etc_sbuf_puts(&b, ",\n  \"numeric_gap_runs\": ");
 		etc_numgap_dist_json_(&b, opt->numgap_dist);

@@ -671,6 +671,7 @@ void etc_report_options_init(etc_report_options *opt)
 	opt->accuracy = NULL;
 	opt->numgap = NULL;
 	opt->numgap_dist = NULL;
+	opt->taps = NULL;
 	opt->profile = NULL;
 	opt->profile_tables = 0;
 	opt->perfdiff = NULL;
