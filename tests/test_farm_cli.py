@@ -98,9 +98,24 @@ def main():
     dev_etdp, dev_dbg = dump(d, "dev", dev)
     ref_etdp, ref_dbg = dump(d, "ref", ref)
     js, rep = os.path.join(d, "runs.json"), os.path.join(d, "runs.html")
+    ju = os.path.join(d, "runs.xml")
     rc, out, err = N.run("--etdump", dev_etdp, "--debug_buffer", dev_dbg,
                          "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
-                         "--all-runs", "--min-snr", "30", "--json", js, "--report", rep)
+                         "--all-runs", "--min-snr", "30", "--json", js, "--report", rep,
+                         "--junit", ju)
+    C.check("the gate and JUnit agree", "internal error" not in err, err[-800:])
+    import xml.etree.ElementTree as ET
+    try:
+        root = ET.parse(ju).getroot()
+        suites = [s for s in root.iter("testsuite") if "numeric gap" in s.get("name")]
+        C.check("JUnit: one numeric-gap suite per run, the broken run's op the one failure",
+                [s.get("name") for s in suites] ==
+                [f"etcompare numeric gap: Execute#{k}" for k in range(n)] and
+                [s.get("failures") for s in suites] ==
+                ["1" if k == BAD_RUN else "0" for k in range(n)] and root.get("failures") == "1",
+                ET.tostring(root, encoding="unicode")[:600])
+    except Exception as e:  # noqa: BLE001
+        C.check("JUnit parses", False, repr(e))
     C.check("--all-runs: one gap per block, each named", all(
         f"numeric gap of block Execute#{k}" in out for k in range(n)), out[-2000:] + err)
     C.check("--all-runs: the distribution's summary is printed",
@@ -108,6 +123,10 @@ def main():
     C.check("the broken run fails the gate (exit 1)", rc == 1, f"rc={rc} {err[-1500:]}")
     doc = C.load_json(js)
     N.schema_ok("all-runs json", doc)
+    more = doc.get("numeric_gap_more") or []
+    C.check("json: every run's own gap (numeric_gap, then numeric_gap_more)",
+            (doc.get("numeric_gap") or {}).get("block") == "Execute#0" and
+            [m["name"] for m in more] == [f"Execute#{k}" for k in range(1, n)], "")
     g = doc.get("numeric_gap_runs") or {}
     C.check("json: numeric_gap_runs with every run", g.get("run_count") == n and
             [r["block"] for r in g.get("runs", [])] == [f"Execute#{k}" for k in range(n)] and

@@ -36,8 +36,13 @@ typedef struct etc_report_options {
 	const etc_numgap *numgap;         /**< when set, --json carries the numeric gap */
 	/** when set, --json carries "numeric_gap_runs": the gap over every run */
 	const etc_numgap_dist *numgap_dist;
-	const etc_taps
-	    *taps; /**< when set, --json carries "taps" (etc_report_taps_json's object) */
+	/** further numeric gaps (every method of a record, --all-runs' runs), each named:
+	 *  --json "numeric_gap_more": [{"name", "numeric_gap"}] */
+	const etc_numgap *const *numgap_more;
+	const char *const *numgap_more_names;
+	size_t numgap_more_count;
+	/** when set, --json carries "taps" (etc_report_taps_json's object) */
+	const etc_taps *taps;
 
 	const etc_profile *profile;   /**< when set, --json carries "profile" ... */
 	unsigned profile_tables;      /**< ... with these ETC_TABLE_* tables */
@@ -120,6 +125,10 @@ typedef struct etc_junit_gates {
 	/** one testcase per tap and run (failing STATS fields, FULL_TENSOR below the gate,
 	 *  NaN/Inf: failures); the accuracy suite then leaves the tap outputs out */
 	const etc_taps *taps;
+	/** further numeric gaps (every method, --all-runs' runs): one suite each, named */
+	const etc_numgap *const *numgap_more;
+	const char *const *numgap_more_names;
+	size_t numgap_more_count;
 } etc_junit_gates;
 
 /**

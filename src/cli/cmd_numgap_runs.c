@@ -130,10 +130,22 @@ int numgap_all_runs(numgap_args *a, const etc_inspector *insp, const etc_etrecor
 	return 0;
 }
 
+int numgap_runs_names(numgap_runs *r)
+{
+	r->names = calloc(r->count ? r->count : 1, sizeof *r->names);
+	if (!r->names)
+		return -1;
+	for (size_t k = 0; k < r->count; k++)
+		r->names[k] = r->labels[k];
+	return 0;
+}
+
 void numgap_runs_free(numgap_runs *r)
 {
+	free(r->names);
 	etc_numgap_dist_free(r->dist);
-	for (size_t k = 1; k < r->cap; k++)
+	/* states[0] is never the caller's first state: free every one */
+	for (size_t k = 0; k < r->cap; k++)
 		numgap_free(&r->states[k]);
 	free(r->states);
 	free(r->labels);

@@ -19,7 +19,11 @@ typedef struct numgap_runs {
 	etc_numgap_run_id *ids;
 	const etc_numgap **gaps;
 	etc_numgap_dist *dist;
+	const char **names; /* labels as pointers (numgap_runs_names) */
 } numgap_runs;
+
+/* Fills r->names from r->labels; 0 or -1 (out of memory). */
+int numgap_runs_names(numgap_runs *r);
 
 /*
  * With --all-runs: runs the gap on every block named a->block (default

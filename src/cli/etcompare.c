@@ -856,7 +856,7 @@ static int run(void *ctx)
 		}
 		ro.numgap_dist = runs.dist;
 		if (!every && (rc = numgap_every_method(&a.numgap, insp, rec, &io, &ng, &gate,
-		                                        &every)) != 0) {
+		                                        &every, &runs)) != 0) {
 			status = rc;
 			goto out;
 		}
@@ -865,6 +865,12 @@ static int run(void *ctx)
 			goto out;
 		}
 		ro.numgap = ng.ng;
+		/* every method's gap, every run's: --json and JUnit carry them all */
+		if (runs.count > 1 && numgap_runs_names(&runs) == 0) {
+			ro.numgap_more = runs.gaps + 1;
+			ro.numgap_more_names = runs.names + 1;
+			ro.numgap_more_count = runs.count - 1;
+		}
 	}
 	if (fflush(stdout) != 0) {
 		status = EXIT_OUTPUT;
@@ -920,8 +926,14 @@ static int run(void *ctx)
 	/* The JUnit report last, and the gate's verdict is its failure count:
 	 * the exit code and the XML cannot disagree. */
 	/* a numeric gap from the ETRecord's graph without a threshold is shown, not gated */
-	etc_junit_gates gates = {ro.accuracy, insp, ng.gates ? ro.numgap : NULL, ro.perfdiff,
-	                         ro.taps};
+	etc_junit_gates gates = {ro.accuracy,
+	                         insp,
+	                         ng.gates ? ro.numgap : NULL,
+	                         ro.perfdiff,
+	                         ro.taps,
+	                         ng.gates ? ro.numgap_more : NULL,
+	                         ro.numgap_more_names,
+	                         ng.gates ? ro.numgap_more_count : 0};
 	junit_done = true;
 	if (a.junit && (rc = write_junit(a.junit, &gates)) != 0) {
 		status = rc;

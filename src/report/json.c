@@ -372,6 +372,19 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 		etc_numgap_json_(&b, opt->numgap);
 	else
 		etc_sbuf_puts(&b, "null");
+	if (opt->numgap_more_count) {
+		etc_sbuf_puts(&b, ",\n  \"numeric_gap_more\": [");
+		for (size_t i = 0; i < opt->numgap_more_count; i++) {
+			etc_sbuf_puts(&b, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+			const char *nm = opt->numgap_more_names ? opt->numgap_more_names[i] : "";
+			etc_sbuf_json_str(&b, nm, strlen(nm));
+			etc_sbuf_puts(&b, ", \"numeric_gap\": ");
+			etc_numgap_json_(&b, opt->numgap_more[i]);
+			etc_sbuf_puts(&b, "}");
+			flush(f, &b);
+		}
+		etc_sbuf_puts(&b, "]");
+	}
 	if (opt->taps) {
 		etc_sbuf_puts(&b, ",\n  \"taps\": ");
 		etc_taps_json_(&b, opt->taps);

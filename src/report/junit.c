@@ -51,7 +51,10 @@ static size_t accuracy_failures(const etc_junit_gates *g)
 
 static size_t numgap_failures(const etc_junit_gates *g)
 {
-	return g->numgap ? etc_numgap_failures(g->numgap) : 0;
+	size_t n = g->numgap ? etc_numgap_failures(g->numgap) : 0;
+	for (size_t i = 0; g->numgap_more && i < g->numgap_more_count; i++)
+		n += etc_numgap_failures(g->numgap_more[i]);
+	return n;
 }
 
 static size_t perfdiff_gated(const etc_perfdiff *d)
@@ -163,15 +166,17 @@ static void numgap_case_name(etc_sbuf *b, const etc_numgap_row *r, size_t i)
 	etc_sbuf_puts(b, ")");
 }
 
-static void numgap_suite(etc_sbuf *b, const etc_numgap *ng)
+static void numgap_suite(etc_sbuf *b, const etc_numgap *ng, const char *name)
 {
 	size_t n = etc_numgap_row_count(ng), nu = etc_numgap_unmatched_count(ng);
 	long first = etc_numgap_first_divergence(ng);
-	etc_sbuf_printf(
-	    b,
-	    "  <testsuite name=\"etcompare numeric gap\" tests=\"%zu\" failures=\"%zu\" "
-	    "errors=\"0\" skipped=\"%zu\">\n",
-	    n + nu, etc_numgap_failures(ng), nu);
+	etc_sbuf_puts(b, "  <testsuite name=\"etcompare numeric gap");
+	if (name) {
+		etc_sbuf_puts(b, ": ");
+		xmls(b, name);
+	}
+	etc_sbuf_printf(b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n",
+	                n + nu, etc_numgap_failures(ng), nu);
 	for (size_t i = 0; i < n; i++) {
 		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
 		etc_sbuf_puts(b, "    <testcase classname=\"numeric gap\" name=\"");
@@ -316,6 +321,9 @@ int etc_report_junit_gates(FILE *f, const etc_junit_gates *g, etc_error *err)
 		tests += etc_taps_row_count(g->taps);
 	if (g->numgap)
 		tests += etc_numgap_row_count(g->numgap) + etc_numgap_unmatched_count(g->numgap);
+	for (size_t i = 0; g->numgap_more && i < g->numgap_more_count; i++)
+		tests += etc_numgap_row_count(g->numgap_more[i]) +
+		         etc_numgap_unmatched_count(g->numgap_more[i]);
 	if (g->perfdiff)
 		tests += perfdiff_gated(g->perfdiff);
 	etc_sbuf b = {0};
@@ -328,8 +336,16 @@ int etc_report_junit_gates(FILE *f, const etc_junit_gates *g, etc_error *err)
 		accuracy_suite(&b, g->accuracy, g->insp, g->taps != NULL);
 	if (g->taps)
 		taps_suite(&b, g->taps, g->insp);
+	/* with further gaps, the first is named after its block too */
 	if (g->numgap)
-		numgap_suite(&b, g->numgap);
+		numgap_suite(&b, g->numgap,
+		             g->numgap_more_count ? etc_numgap_options_get(g->numgap)->block
+		                                  : NULL);
+	for (size_t i = 0; g->numgap_more && i < g->numgap_more_count; i++)
+		numgap_suite(&b, g->numgap_more[i],
+		             g->numgap_more_names
+		                 ? g->numgap_more_names[i]
+		                 : etc_numgap_options_get(g->numgap_more[i])->block);
 	if (g->perfdiff && !isnan(etc_perfdiff_options_get(g->perfdiff)->max_regression))
 		perfdiff_suite(&b, g->perfdiff); /* a diff without --max-regression is no gate */
 	etc_sbuf_puts(&b, "</testsuites>\n");
@@ -374,6 +390,6 @@ int etc_report_junit_error(FILE *f, const char *kind, const char *message, etc_e
 
 int etc_report_junit(FILE *f, const etc_accuracy *acc, const etc_inspector *insp, etc_error *err)
 {
-	etc_junit_gates g = {acc, insp, NULL, NULL, NULL};
+	etc_junit_gates g = {acc, insp, NULL, NULL, NULL, NULL, NULL, 0};
 	return etc_report_junit_gates(f, &g, err);
 }
