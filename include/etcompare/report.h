@@ -34,6 +34,11 @@ typedef struct etc_report_options {
 	uint32_t max_values;              /**< values shown per tensor by outputs (default 8) */
 	const etc_accuracy *accuracy;     /**< when set, --json carries the comparison */
 	const etc_numgap *numgap;         /**< when set, --json carries the numeric gap */
+
+	const etc_profile *profile;   /**< when set, --json carries "profile" ... */
+	unsigned profile_tables;      /**< ... with these ETC_TABLE_* tables */
+	const etc_perfdiff *perfdiff; /**< when set, --json carries "perf_diff" */
+	/* added last: the Python package mirrors the leading fields */
 	/** when set, --json carries "numeric_gap_runs": the gap over every run */
 	const etc_numgap_dist *numgap_dist;
 	/** further numeric gaps (every method of a record, --all-runs' runs), each named:
@@ -43,10 +48,6 @@ typedef struct etc_report_options {
 	size_t numgap_more_count;
 	/** when set, --json carries "taps" (etc_report_taps_json's object) */
 	const etc_taps *taps;
-
-	const etc_profile *profile;   /**< when set, --json carries "profile" ... */
-	unsigned profile_tables;      /**< ... with these ETC_TABLE_* tables */
-	const etc_perfdiff *perfdiff; /**< when set, --json carries "perf_diff" */
 } etc_report_options;
 
 ETC_API void etc_report_options_init(etc_report_options *opt);
