@@ -198,6 +198,9 @@ def main():
                          "--all-runs", "--block", "Nope")
     C.check("--all-runs with an unknown block: usage error naming it",
             rc == 2 and '"Nope"' in err, f"rc={rc} {err}")
+    rc, out, err = N.run("--etdump", dev_etdp, "--debug_buffer", dev_dbg, "--all-runs")
+    C.check("--all-runs without a numeric gap: usage error saying what it needs",
+            rc == 2 and "--all-runs belongs to the numeric gap" in err, f"rc={rc} {err}")
     try:
         import test_report_html as R
         shot = R.case_chromium(d, rep)

@@ -871,6 +871,12 @@ static int run(void *ctx)
 			ro.numgap_more_names = runs.names + 1;
 			ro.numgap_more_count = runs.count - 1;
 		}
+	} else if (a.numgap.all_runs) {
+		status =
+		    usage_error("%s", "--all-runs belongs to the numeric gap: give --debug_buffer "
+		                      "and an --etrecord (its graph), --reference-etdump or "
+		                      "--reference-intermediates");
+		goto out;
 	}
 	if (fflush(stdout) != 0) {
 		status = EXIT_OUTPUT;
