@@ -198,6 +198,22 @@ def main():
                          "--all-runs", "--block", "Nope")
     C.check("--all-runs with an unknown block: usage error naming it",
             rc == 2 and '"Nope"' in err, f"rc={rc} {err}")
+    # a reference ETDump of one run (input 0): every device block against it
+    one_etdp, one_dbg = dump(d, "ref_one", [exact(0)])
+    js3 = os.path.join(d, "one_ref.json")
+    rc, out, err = N.run("--etdump", dev_etdp, "--debug_buffer", dev_dbg,
+                         "--reference-etdump", one_etdp, "--reference-debug-buffer", one_dbg,
+                         "--all-runs", "--json", js3, "--no-table")
+    doc3 = C.load_json(js3)
+    gaps = [doc3.get("numeric_gap") or {}] + [m["numeric_gap"] for m in
+                                              doc3.get("numeric_gap_more") or []]
+    ok = len(gaps) == n and all(
+        close(r["cumulative_snr"], snr(exact(0)[i], dev[k][i]))
+        for k in range(n) if INPUTS[k] == 0
+        for i, r in enumerate(gaps[k].get("rows", [])))
+    C.check("--all-runs against a reference ETDump of one run: every block against its "
+            "Execute block (input-0 runs' SNR = numpy)", rc in (0, 1) and ok and
+            all(len(g.get("rows", [])) == NOPS for g in gaps), f"rc={rc} {err[-600:]}")
     rc, out, err = N.run("--etdump", dev_etdp, "--debug_buffer", dev_dbg, "--all-runs")
     C.check("--all-runs without a numeric gap: usage error saying what it needs",
             rc == 2 and "--all-runs belongs to the numeric gap" in err, f"rc={rc} {err}")

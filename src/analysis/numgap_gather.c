@@ -115,6 +115,14 @@ int etc_ng_gather_inspector_(etc_numgap *ng, gather *g, const etc_inspector *ins
                              const char *block, const char *what, etc_error *err)
 {
 	const etc_event_block *blk = find_block(insp, block);
+	/* "Execute#3" of the runtime against a reference ETDump of one run: the
+	 * reference's block 3 when it has that name, else its first "Execute" */
+	const char *hash = strrchr(block, '#');
+	if (!blk && side == ETC_NUMGAP_REFERENCE && hash) {
+		char base[256];
+		snprintf(base, sizeof base, "%.*s", (int)(hash - block), block);
+		blk = find_block(insp, base);
+	}
 	const etc_debug_buffer *buf = etc_inspector_debug_buffer(insp);
 	const char *file = etc_etdump_name(etc_inspector_etdump(insp));
 	if (!blk)
