@@ -159,7 +159,10 @@ typedef enum etc_numgap_layout {
 } etc_numgap_layout;
 
 typedef struct etc_numgap_options {
-	const char *block; /**< EventBlock of both sides, default "Execute" (borrowed) */
+	/** EventBlock of both sides, default "Execute" (borrowed); "Name#i" is block i
+	 *  (etc_inspector_block_find); a reference ETDump without such a block
+	 *  gives its first block named Name */
+	const char *block;
 	/* Thresholds, as etc_accuracy_options; NAN disables one. */
 	double min_snr, max_mse, min_cosine, max_abs;
 	int distance;             /**< etc_numgap_distance of `gap`, default MSE */
