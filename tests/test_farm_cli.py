@@ -90,6 +90,109 @@ def close(a, b, rel=1e-9):
     return (math.isinf(a) and a == b) or abs(a - b) <= rel * max(1.0, abs(b))
 
 
+def med2(v):
+    """numpy's median, where an interpolation towards +inf is +inf (numgap_dist.h)."""
+    v = sorted(v)
+    pos = 0.5 * (len(v) - 1)
+    lo = int(math.floor(pos))
+    t = pos - lo
+    if t == 0 or lo + 1 >= len(v):
+        return v[lo]
+    if math.isinf(v[lo]) or math.isinf(v[lo + 1]):
+        return v[lo] if v[lo] == v[lo + 1] else v[lo + 1]
+    return float(np.percentile(v, 50))
+
+
+def case_graph(d):
+    """--all-runs from the ETRecord's own graph (no reference ETDump): the real
+    mlp export's first Execute run twice in one ETDump (bundled inputs 0 and
+    1, so two blocks), the second with its relu output (instruction 2)
+    scaled by 1.01. Each block's cumulative SNR per op = numpy float64
+    against the oracle; the distribution's min/median/max of both errors =
+    those of the two runs' own rows."""
+    import test_methods_reference as MR
+    R = MR.R
+    doc = MR.decode_etdump(d, "mlp")
+    base = next(r for r in doc["run_data"] if r["name"] == "Execute")
+    with open(os.path.join(R.REAL, "mlp_debug.bin"), "rb") as f:
+        data = f.read()
+    buf, runs, scaled_handles = bytearray(), [], None
+    for k in range(2):
+        run = json.loads(json.dumps(base))
+        MR.repack(run, data, buf)
+        run["bundled_input_index"] = k
+        if k == 1:
+            for e in run["events"]:
+                de = e.get("debug_event")
+                if de and de.get("instruction_id") == 2 and not de["debug_entry"].get("output"):
+                    t = de["debug_entry"]["tensor"]
+                    m = int(np.prod(t["sizes"]))
+                    a = np.frombuffer(bytes(buf[t["offset"]:t["offset"] + 4 * m]), np.float32)
+                    buf[t["offset"]:t["offset"] + 4 * m] = (a * np.float32(1.01)).astype(
+                        np.float32).tobytes()
+        runs.append(run)
+    src = os.path.join(d, "mlp2.json")
+    with open(src, "w") as f:
+        json.dump({"run_data": runs}, f)
+    import subprocess
+    subprocess.run([C.FLATC, "-b", "--size-prefixed", "-o", d, C.FBS, src], check=True,
+                   capture_output=True)
+    dbg = os.path.join(d, "mlp2_debug.bin")
+    with open(dbg, "wb") as f:
+        f.write(bytes(buf))
+    import zipfile
+    with zipfile.ZipFile(os.path.join(R.REAL, "mlp.etrecord")) as z:
+        hs = json.loads(z.read("debug_handle_map"))["forward"]["2"]
+    hs = hs if isinstance(hs, list) else [hs]
+    js = os.path.join(d, "mlp2_out.json")
+    rc, out, err = C.run("--etdump", os.path.join(d, "mlp2.etdp"), "--debug_buffer", dbg,
+                         "--etrecord", os.path.join(R.REAL, "mlp.etrecord"), "--all-runs",
+                         "--json", js, "--no-table")
+    doc = C.load_json(js) if os.path.exists(js) else {}
+    gaps = [doc.get("numeric_gap") or {}] + [m["numeric_gap"] for m in
+                                             doc.get("numeric_gap_more") or []]
+    C.check("graph --all-runs: a gap per block from the ETRecord's graph",
+            rc == 0 and len(gaps) == 2 and all(g.get("rows") for g in gaps),
+            f"rc={rc} {err[-800:]}")
+    if len(gaps) != 2:
+        return
+    for k, g in enumerate(gaps):
+        MR.compare_rows(f"graph --all-runs block {k}", g["rows"],
+                        MR.expected("mlp", hs if k == 1 else None))
+    dist = doc.get("numeric_gap_runs") or {}
+    ops = dist.get("ops", [])
+    ok_c = ok_l = bool(ops)
+    nloc = 0
+    for op in ops:
+        vals = {}
+        for field in ("cumulative_snr", "local_snr"):
+            v = []
+            for g in gaps:
+                for r in g["rows"]:
+                    if ",".join(str(h) for h in r["runtime_debug_handle"]) == op["handles"] and \
+                            r["output"] == op["output"] and r.get(field) is not None:
+                        v.append(num(r[field]))
+            vals[field] = v
+        for field, key in (("cumulative_snr", "c"), ("local_snr", "l")):
+            st, v = op[field], vals[field]
+            good = st["count"] == len(v) and (not v or (
+                close(st["min"], min(v)) and close(st["max"], max(v)) and
+                close(st["median"], med2(v))))
+            if key == "c":
+                ok_c &= good
+            else:
+                ok_l &= good
+                nloc += len(v)
+    C.check("graph --all-runs: the cumulative distribution = the runs' own rows", ok_c,
+            json.dumps(ops)[:600])
+    C.check("graph --all-runs: the local distribution = the runs' own local SNRs",
+            ok_l and nloc > 0, f"{nloc} local values")
+    relu = next((op for op in ops if op["handles"] == ",".join(map(str, hs))), {})
+    C.check("graph --all-runs: the scaled op's worst run is block 1",
+            (relu.get("cumulative_snr") or {}).get("worst", {}).get("block") == "Execute#1",
+            json.dumps(relu)[:400])
+
+
 def main():
     d = C.work_dir("farm_cli")
     n = len(INPUTS)
@@ -224,6 +327,7 @@ def main():
             print(f"screenshot: {shot}")
     except Exception as e:  # noqa: BLE001
         C.check("chromium screenshot ran", False, repr(e))
+    case_graph(d)
     C.finish()
 
 
