@@ -12,7 +12,11 @@ ETDump has the same blocks with the exact values. Every figure of the
 of the float32 values, np.percentile's linear method, the worst run, the
 pairwise SNR matrix of the runtime values and its outlier); the HTML report
 holds one band per op, the median line and the worst marks, and headless
-Chromium renders it.
+Chromium renders it. Also: one reference run against every block, --all-runs
+without a numeric gap (usage error), and --all-runs from the ETRecord's own
+graph on the real mlp export (two blocks, one with its relu scaled): each
+block's cumulative SNR against numpy's float64 oracle, and the cumulative
+and local distributions equal to the runs' own rows.
 """
 import json
 import math
