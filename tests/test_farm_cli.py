@@ -1,18 +1,20 @@
-"""The numeric gap over the runs of one ETDump (issue 26, item 1): `--all-runs`
-computes the gap of every block of the gap's name (each block one run: its
-own bundled input, its own intermediate outputs) and, per op, the
-distribution of its SNR over the runs (min, p5, median, p95, worst run) and
-the run-to-run agreement of its runtime values within an input.
+"""The numeric gap over the runs of one ETDump (issue 26, item 1): the gap
+compares every run of every block of the gap's name (each block one run
+here: its own bundled input, its own intermediate outputs); `--all-runs`
+keeps every run's gap (--json "numeric_gap_more", one JUnit suite each) and
+adds, per op, the distribution of its SNR over the runs (min, p5, median,
+p95, worst run) and the run-to-run agreement of its runtime values within
+an input (--json "numeric_gap_distribution").
 
 The farm: 6 runs of a 4-op program in one ETDump, inputs 0 (runs 0-3) and
 1 (runs 4-5); each run adds its own small noise to every op, and run 2 (a
 "device" with a broken kernel) adds large noise to op 2. The reference
 ETDump has the same blocks with the exact values. Every figure of the
---json "numeric_gap_runs" object is recomputed with numpy in float64 (SNR
+--json "numeric_gap_distribution" object is recomputed with numpy in float64 (SNR
 of the float32 values, np.percentile's linear method, the worst run, the
 pairwise SNR matrix of the runtime values and its outlier); the HTML report
 holds one band per op, the median line and the worst marks, and headless
-Chromium renders it. Also: one reference run against every block, --all-runs
+Chromium renders it. Also: one reference run against the blocks of its input, --all-runs
 without a numeric gap (usage error), and --all-runs from the ETRecord's own
 graph on the real mlp export (two blocks, one with its relu scaled): each
 block's cumulative SNR against numpy's float64 oracle, and the cumulative
@@ -107,6 +109,14 @@ def med2(v):
     return float(np.percentile(v, 50))
 
 
+def all_gaps(doc):
+    """numeric_gap and numeric_gap_more's gaps, in block order."""
+    gaps = [doc.get("numeric_gap") or {}] + [m["numeric_gap"] for m in
+                                             doc.get("numeric_gap_more") or []]
+    return sorted(gaps, key=lambda g: (int(g.get("block", "#0").rpartition("#")[2] or 0),
+                                       g.get("run", 0)))
+
+
 def case_graph(d):
     """--all-runs from the ETRecord's own graph (no reference ETDump): the real
     mlp export's first Execute run twice in one ETDump (bundled inputs 0 and
@@ -153,8 +163,7 @@ def case_graph(d):
                          "--etrecord", os.path.join(R.REAL, "mlp.etrecord"), "--all-runs",
                          "--json", js, "--no-table")
     doc = C.load_json(js) if os.path.exists(js) else {}
-    gaps = [doc.get("numeric_gap") or {}] + [m["numeric_gap"] for m in
-                                             doc.get("numeric_gap_more") or []]
+    gaps = all_gaps(doc)
     C.check("graph --all-runs: a gap per block from the ETRecord's graph",
             rc == 0 and len(gaps) == 2 and all(g.get("rows") for g in gaps),
             f"rc={rc} {err[-800:]}")
@@ -163,7 +172,7 @@ def case_graph(d):
     for k, g in enumerate(gaps):
         MR.compare_rows(f"graph --all-runs block {k}", g["rows"],
                         MR.expected("mlp", hs if k == 1 else None))
-    dist = doc.get("numeric_gap_runs") or {}
+    dist = doc.get("numeric_gap_distribution") or {}
     ops = dist.get("ops", [])
     ok_c = ok_l = bool(ops)
     nloc = 0
@@ -215,27 +224,36 @@ def main():
     try:
         root = ET.parse(ju).getroot()
         suites = [s for s in root.iter("testsuite") if "numeric gap" in s.get("name")]
+        # the shown run (the first that diverges) first, then the others in order
         C.check("JUnit: one numeric-gap suite per run, the broken run's op the one failure",
                 [s.get("name") for s in suites] ==
-                [f"etcompare numeric gap: Execute#{k}" for k in range(n)] and
-                [s.get("failures") for s in suites] ==
-                ["1" if k == BAD_RUN else "0" for k in range(n)] and root.get("failures") == "1",
+                [f"etcompare numeric gap: Execute#{k}" for k in
+                 [BAD_RUN] + [k for k in range(n) if k != BAD_RUN]] and
+                [s.get("failures") for s in suites] == ["1"] + ["0"] * (n - 1) and
+                root.get("failures") == "1",
                 ET.tostring(root, encoding="unicode")[:600])
     except Exception as e:  # noqa: BLE001
         C.check("JUnit parses", False, repr(e))
-    C.check("--all-runs: one gap per block, each named", all(
-        f"numeric gap of block Execute#{k}" in out for k in range(n)), out[-2000:] + err)
+    C.check("--all-runs: one line per run, each named", all(
+        f"numeric gap: Execute#{k} run 0 (ETDump run {k})" in err for k in range(n)),
+        out[-2000:] + err)
     C.check("--all-runs: the distribution's summary is printed",
             f"numeric gap over {n} runs" in out, out[-2000:])
     C.check("the broken run fails the gate (exit 1)", rc == 1, f"rc={rc} {err[-1500:]}")
     doc = C.load_json(js)
     N.schema_ok("all-runs json", doc)
     more = doc.get("numeric_gap_more") or []
-    C.check("json: every run's own gap (numeric_gap, then numeric_gap_more)",
-            (doc.get("numeric_gap") or {}).get("block") == "Execute#0" and
-            [m["name"] for m in more] == [f"Execute#{k}" for k in range(1, n)], "")
-    g = doc.get("numeric_gap_runs") or {}
-    C.check("json: numeric_gap_runs with every run", g.get("run_count") == n and
+    C.check("json: every run's own gap (numeric_gap: the first that diverges, then "
+            "numeric_gap_more)",
+            (doc.get("numeric_gap") or {}).get("block") == f"Execute#{BAD_RUN}" and
+            [m["name"] for m in more] == [f"Execute#{k}" for k in range(n) if k != BAD_RUN],
+            json.dumps([m["name"] for m in more]))
+    C.check("json: numeric_gap_runs: every run in brief, the broken one diverges",
+            [(r["block"], r["first_divergence"] is not None)
+             for r in doc.get("numeric_gap_runs") or []] ==
+            [(f"Execute#{k}", k == BAD_RUN) for k in range(n)], "")
+    g = doc.get("numeric_gap_distribution") or {}
+    C.check("json: numeric_gap_distribution with every run", g.get("run_count") == n and
             [r["block"] for r in g.get("runs", [])] == [f"Execute#{k}" for k in range(n)] and
             [r["bundled_input_index"] for r in g.get("runs", [])] == INPUTS, json.dumps(g)[:800])
     ops = g.get("ops", [])
@@ -298,28 +316,31 @@ def main():
     rc, out, err = N.run("--etdump", dev_etdp, "--debug_buffer", dev_dbg,
                          "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
                          "--json", js2)
-    C.check("without --all-runs: no numeric_gap_runs",
-            "numeric_gap_runs" not in C.load_json(js2), "")
+    doc2 = C.load_json(js2)
+    C.check("without --all-runs: every run in brief, no distribution, no further gaps",
+            len(doc2.get("numeric_gap_runs") or []) == n and
+            "numeric_gap_distribution" not in doc2 and "numeric_gap_more" not in doc2, "")
     rc, out, err = N.run("--etdump", dev_etdp, "--debug_buffer", dev_dbg,
                          "--reference-etdump", ref_etdp, "--reference-debug-buffer", ref_dbg,
                          "--all-runs", "--block", "Nope")
-    C.check("--all-runs with an unknown block: usage error naming it",
-            rc == 2 and '"Nope"' in err, f"rc={rc} {err}")
-    # a reference ETDump of one run (input 0): every device block against it
+    C.check("--all-runs with an unknown block: exit 3 naming it (as without --all-runs)",
+            rc == 3 and '"Nope"' in err, f"rc={rc} {err}")
+    # a reference ETDump of one run (input 0): the device blocks of input 0 against it
+    # (the others have no reference block of their inputs: left out, with a note)
     one_etdp, one_dbg = dump(d, "ref_one", [exact(0)])
     js3 = os.path.join(d, "one_ref.json")
     rc, out, err = N.run("--etdump", dev_etdp, "--debug_buffer", dev_dbg,
                          "--reference-etdump", one_etdp, "--reference-debug-buffer", one_dbg,
                          "--all-runs", "--json", js3, "--no-table")
     doc3 = C.load_json(js3)
-    gaps = [doc3.get("numeric_gap") or {}] + [m["numeric_gap"] for m in
-                                              doc3.get("numeric_gap_more") or []]
-    ok = len(gaps) == n and all(
+    gaps = all_gaps(doc3)
+    zero = [k for k in range(n) if INPUTS[k] == 0]
+    ok = len(gaps) == len(zero) and all(
         close(r["cumulative_snr"], snr(exact(0)[i], dev[k][i]))
-        for k in range(n) if INPUTS[k] == 0
-        for i, r in enumerate(gaps[k].get("rows", [])))
-    C.check("--all-runs against a reference ETDump of one run: every block against its "
-            "Execute block (input-0 runs' SNR = numpy)", rc in (0, 1) and ok and
+        for g, k in zip(gaps, zero)
+        for i, r in enumerate(g.get("rows", [])))
+    C.check("--all-runs against a reference ETDump of one run: every input-0 block against "
+            "its Execute block (SNR = numpy)", rc in (0, 1) and ok and
             all(len(g.get("rows", [])) == NOPS for g in gaps), f"rc={rc} {err[-600:]}")
     rc, out, err = N.run("--etdump", dev_etdp, "--debug_buffer", dev_dbg, "--all-runs")
     C.check("--all-runs without a numeric gap: usage error saying what it needs",

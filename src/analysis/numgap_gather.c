@@ -59,11 +59,6 @@ int etc_ng_set_handles_(etc_arena *a, item *it, const int64_t *h, size_t n, etc_
 	return 0;
 }
 
-static const etc_event_block *find_block(const etc_inspector *insp, const char *name)
-{
-	return etc_inspector_block_find(insp, name, NULL);
-}
-
 bool etc_ng_same_instruction_(const etc_inspector_event *a, const etc_inspector_event *b)
 {
 	return a->instruction_id == b->instruction_id &&
@@ -112,23 +107,14 @@ static bool delegate_call_covered(const etc_event_block *blk, const etc_inspecto
 
 /* The items of one inspector: each instruction (or delegate event) with debug data once. */
 int etc_ng_gather_inspector_(etc_numgap *ng, gather *g, const etc_inspector *insp, int side,
-                             const char *block, const char *what, etc_error *err)
+                             size_t block, uint32_t run, const char *what, etc_error *err)
 {
-	const etc_event_block *blk = find_block(insp, block);
-	/* "Execute#3" of the runtime against a reference ETDump of one run: the
-	 * reference's block 3 when it has that name, else its first "Execute" */
-	const char *hash = strrchr(block, '#');
-	if (!blk && side == ETC_NUMGAP_REFERENCE && hash) {
-		char base[256];
-		snprintf(base, sizeof base, "%.*s", (int)(hash - block), block);
-		blk = find_block(insp, base);
-	}
+	const etc_event_block *blk = etc_inspector_block(insp, block);
 	const etc_debug_buffer *buf = etc_inspector_debug_buffer(insp);
 	const char *file = etc_etdump_name(etc_inspector_etdump(insp));
-	if (!blk)
-		return etc_fail(err, ETC_ERR_USAGE, file, -1,
-		                "the %s has no EventBlock \"%s\" with intermediate outputs", what,
-		                block);
+	if (!blk || run >= blk->run_count)
+		return etc_fail(err, ETC_ERR_USAGE, file, -1, "the %s has no block %zu run %u",
+		                what, block, run);
 	if (!buf)
 		return etc_fail(err, ETC_ERR_USAGE, file, -1,
 		                "the %s needs its debug buffer (the intermediate outputs' values)",
@@ -152,8 +138,20 @@ int etc_ng_gather_inspector_(etc_numgap *ng, gather *g, const etc_inspector *ins
 		it->name = ev->name.ptr;
 		ETC_TRY(etc_ng_set_handles_(&ng->arena, it, ev->debug_handles,
 		                            ev->debug_handle_count, err));
+		/* a later run's values are read from its own debug events */
+		const etc_value *vals = ev->debug;
+		if (run > 0) {
+			etc_value *mine =
+			    etc_arena_alloc(&ng->arena, ev->debug_count, sizeof *mine);
+			uint32_t nv = 0;
+			if (!mine)
+				return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+			ETC_TRY(etc_inspector_run_debug(insp, block, e, run, mine, ev->debug_count,
+			                                &nv, err));
+			vals = mine;
+		}
 		for (uint32_t k = 0; k < ev->debug_count; k++) {
-			const etc_value *v = &ev->debug[k];
+			const etc_value *v = &vals[k];
 			if (v->type != ETC_VALUE_TENSOR && v->type != ETC_VALUE_TENSOR_LIST)
 				continue; /* scalars are not intermediate tensors */
 			for (uint32_t i = 0; i < v->tensor_count; i++) {

@@ -1,7 +1,7 @@
 /*
- * cmd_numgap_runs.c - --all-runs (see cmd_numgap_runs.h): one numeric gap
- * per block of the gap's name, through numgap_run with the block named
- * "Name#i", then the distribution over those runs.
+ * cmd_numgap_runs.c - the gaps beyond the one shown (see cmd_numgap_runs.h):
+ * numgap_run computes every run (and keeps each with --all-runs); this
+ * names them for --json and JUnit and computes the distribution over them.
  */
 #include "cmd_numgap_runs.h"
 #include "cli.h"
@@ -42,7 +42,7 @@ static void print_dist(const etc_numgap_dist *d)
 		       etc_text_safe(safe, sizeof safe, name), op->runs, t[0], t[1], t[2], t[3]);
 		if (s->count) {
 			const etc_numgap_run_id *id = etc_numgap_dist_run(d, s->worst);
-			printf("%s run %u (bundled input %d)",
+			printf("%s (ETDump run %u, bundled input %d)",
 			       etc_text_safe(safe, sizeof safe, id->block), id->run,
 			       id->bundled_input_index);
 		} else {
@@ -51,78 +51,67 @@ static void print_dist(const etc_numgap_dist *d)
 		if (op->has_agreement) {
 			const etc_numgap_run_id *id = etc_numgap_dist_run(d, op->agreement_outlier);
 			snr_text(t[0], sizeof t[0], op->agreement_min_snr);
-			printf("; runs agree to %s dB, outlier %s run %u", t[0],
+			printf("; runs agree to %s dB, outlier %s (ETDump run %u)", t[0],
 			       etc_text_safe(safe, sizeof safe, id->block), id->run);
 		}
 		printf("\n");
 	}
 }
 
-int numgap_all_runs(numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
-                    const etc_inspector_options *io, const char *etdump_name, numgap_state *first,
-                    numgap_runs *out, int *gate, bool *done)
+/* "Execute#2", or "Execute#2 run 1" when block 2 has several runs */
+static void run_label(const etc_inspector *insp, const etc_numgap *ng,
+                      const etc_numgap_run_summary *s, char *buf, size_t cap)
 {
-	memset(out, 0, sizeof *out);
-	*done = false;
-	if (!a->all_runs)
-		return 0;
-	const char *name = a->block ? a->block : "Execute";
-	size_t nb = etc_inspector_block_count(insp), n = 0;
-	for (size_t b = 0; b < nb; b++) {
-		const etc_event_block *blk = etc_inspector_block(insp, b);
-		if (blk->name.len == strlen(name) && !memcmp(blk->name.ptr, name, blk->name.len))
-			n++;
-	}
-	if (!n) {
-		fprintf(stderr, "etcompare: error: --all-runs: no block named \"%s\"\n", name);
-		return EXIT_USAGE;
-	}
-	*done = true;
-	out->states = calloc(n, sizeof *out->states);
-	out->labels = calloc(n, sizeof *out->labels);
-	out->ids = calloc(n, sizeof *out->ids);
-	out->gaps = calloc(n, sizeof *out->gaps);
-	if (!out->states || !out->labels || !out->ids || !out->gaps) {
-		fprintf(stderr, "etcompare: error: out of memory for %zu runs\n", n);
+	size_t b;
+	uint32_t run, etdump_run;
+	etc_numgap_where(ng, &b, &run, &etdump_run);
+	const etc_event_block *blk = etc_inspector_block(insp, b);
+	if (blk && blk->run_count > 1)
+		snprintf(buf, cap, "%.60s run %u", s->block, run);
+	else
+		snprintf(buf, cap, "%.60s", s->block);
+}
+
+int numgap_runs_finish(const numgap_args *a, const etc_inspector *insp, const char *etdump_name,
+                       const numgap_state *first, numgap_runs *out)
+{
+	size_t runs = a->all_runs ? first->all_count : 0;
+	size_t methods = out->count > 1 ? out->count - 1 : 0;
+	size_t n = runs + methods;
+	out->more = calloc(n ? n : 1, sizeof *out->more);
+	out->names = calloc(n ? n : 1, sizeof *out->names);
+	out->more_labels = calloc(n ? n : 1, sizeof *out->more_labels);
+	out->ids = calloc(runs ? runs : 1, sizeof *out->ids);
+	if (!out->more || !out->names || !out->more_labels || !out->ids) {
+		fprintf(stderr, "etcompare: error: out of memory for %zu numeric gaps\n", n);
 		return EXIT_INPUT;
 	}
-	out->cap = n;
-	const char *block = a->block;
-	int rc = 0;
-	size_t k = 0;
-	for (size_t b = 0; b < nb && rc == 0; b++) {
-		const etc_event_block *blk = etc_inspector_block(insp, b);
-		if (blk->name.len != strlen(name) || memcmp(blk->name.ptr, name, blk->name.len))
-			continue;
-		snprintf(out->labels[k], sizeof out->labels[k], "%.40s#%zu", name, b);
-		numgap_state *st = k ? &out->states[k] : first;
-		st->bundled = first->bundled;
-		printf("numeric gap of block %s (ETDump run %u, bundled input %d):\n",
-		       out->labels[k], blk->run_count ? blk->runs[0] : 0, blk->bundled_input_index);
-		fflush(stdout);
-		a->block = out->labels[k];
-		rc = numgap_run(a, insp, rec, io, st, gate);
-		if (rc == 0 && !st->ng) {
-			fprintf(stderr,
-			        "etcompare: error: --all-runs: no numeric gap for block %s\n",
-			        out->labels[k]);
-			rc = EXIT_USAGE;
-		}
-		if (rc == 0) {
-			out->ids[k] = (etc_numgap_run_id){etdump_name, out->labels[k],
-			                                  blk->run_count ? blk->runs[0] : 0,
-			                                  blk->bundled_input_index};
-			out->gaps[k] = st->ng;
-			k++;
-			out->count = k;
-		}
+	for (size_t k = 0; k < runs; k++) {
+		const etc_numgap *ng = first->all[k];
+		const etc_numgap_run_summary *s = &first->runs[k];
+		size_t b;
+		uint32_t run, etdump_run;
+		etc_numgap_where(ng, &b, &run, &etdump_run);
+		out->ids[k] =
+		    (etc_numgap_run_id){etdump_name, s->block, etdump_run,
+		                        etc_inspector_block(insp, b)->bundled_input_index};
+		if (ng == first->ng)
+			continue; /* "numeric_gap" itself */
+		run_label(insp, ng, s, out->more_labels[out->more_count],
+		          sizeof out->more_labels[0]);
+		out->names[out->more_count] = out->more_labels[out->more_count];
+		out->more[out->more_count++] = ng;
 	}
-	a->block = block;
-	if (rc)
-		return rc;
+	for (size_t k = 1; k < out->count; k++) {
+		out->names[out->more_count] = out->labels[k];
+		out->more[out->more_count++] = out->gaps[k];
+	}
+	if (!runs)
+		return 0;
 	etc_error err;
 	etc_error_clear(&err);
-	if (etc_numgap_dist_compute(&out->dist, out->gaps, out->ids, out->count, &err) < 0) {
+	const etc_numgap *const *gaps = (const etc_numgap *const *)first->all;
+	if (etc_numgap_dist_compute(&out->dist, gaps, out->ids, runs, &err) < 0) {
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
 		return EXIT_INPUT;
 	}
@@ -130,19 +119,11 @@ int numgap_all_runs(numgap_args *a, const etc_inspector *insp, const etc_etrecor
 	return 0;
 }
 
-int numgap_runs_names(numgap_runs *r)
-{
-	r->names = calloc(r->count ? r->count : 1, sizeof *r->names);
-	if (!r->names)
-		return -1;
-	for (size_t k = 0; k < r->count; k++)
-		r->names[k] = r->labels[k];
-	return 0;
-}
-
 void numgap_runs_free(numgap_runs *r)
 {
+	free(r->more);
 	free(r->names);
+	free(r->more_labels);
 	etc_numgap_dist_free(r->dist);
 	/* states[0] is never the caller's first state: free every one */
 	for (size_t k = 0; k < r->cap; k++)
