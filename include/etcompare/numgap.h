@@ -161,8 +161,8 @@ typedef enum etc_numgap_layout {
 
 typedef struct etc_numgap_options {
 	/** EventBlock of both sides, default "Execute" (borrowed); "Name#i" is block i
-	 *  (etc_inspector_block_find); a reference ETDump without such a block
-	 *  gives its first block named Name */
+	 *  (etc_inspector_block_find); the reference ETDump's block as
+	 *  etc_numgap_reference_block chooses it */
 	const char *block;
 	/* Thresholds, as etc_accuracy_options; NAN disables one. */
 	double min_snr, max_mse, min_cosine, max_abs;

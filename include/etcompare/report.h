@@ -57,7 +57,8 @@ typedef struct etc_report_options {
 	/** when set (--all-runs), --json carries "numeric_gap_distribution": per op
 	 *  its SNR over every run compared */
 	const etc_numgap_dist *numgap_dist;
-	/** further numeric gaps (every method of a record, --all-runs' runs), each named:
+	/** further numeric gaps (--all-runs: the runs not shown; every method of a
+	 *  record after the first), each named:
 	 *  --json "numeric_gap_more": [{"name", "numeric_gap"}] */
 	const etc_numgap *const *numgap_more;
 	const char *const *numgap_more_names;
@@ -142,7 +143,7 @@ typedef struct etc_junit_gates {
 	/** one testcase per tap and run (failing STATS fields, FULL_TENSOR below the gate,
 	 *  NaN/Inf: failures); the accuracy suite then leaves the tap outputs out */
 	const etc_taps *taps;
-	/** further numeric gaps (every method, --all-runs' runs): one suite each, named */
+	/** further numeric gaps (--all-runs' runs, every method): one suite each, named */
 	const etc_numgap *const *numgap_more;
 	const char *const *numgap_more_names;
 	size_t numgap_more_count;
