@@ -15,7 +15,8 @@ everything after it drift. Checked:
     linear), and min/max/mean/abs_max equal upstream's eager DEFAULT_STATS
     (torch amin/amax/mean/abs().amax) in float64;
   * NaN in a run's STATS (nan_count > 0) is flagged on its own;
-  * --max-stat-rel-diff per field; bad TapSpec files give a clear error.
+  * --max-stat-rel-diff per field; bad TapSpec files give a clear error;
+  * the taps in --json, the HTML report (a taps table) and JUnit (testcases).
 """
 import json
 import math
@@ -280,11 +281,82 @@ def case_library_stats(d):
         C.check("unknown field refused", "median" in str(e))
 
 
+def case_reports(d):
+    """Taps in --json ("taps", the same object as --tap-json), the HTML report
+    (a taps table, failing rows first) and JUnit (one testcase per tap; the
+    failing ones as failures with the fields that fail; the accuracy suite
+    without the tap outputs)."""
+    import xml.etree.ElementTree as ET
+    etdp, dbg, rec, spec = build(d, "reports", ref_full=False)
+    js, rep, ju = (os.path.join(d, "reports." + e) for e in ("json", "html", "xml"))
+    rc, out, err, doc = run_taps(d, "reports", etdp, dbg, rec, spec, "--min-snr", "40",
+                                 "--max-stat-rel-diff", "1e-3", "--json", js, "--report", rep,
+                                 "--junit", ju)
+    C.check("reports: gate fails (exit 1), no internal disagreement",
+            rc == 1 and "internal error" not in err, f"rc={rc} {err[-800:]}")
+    full = C.load_json(js) if os.path.exists(js) else {}
+    A.validate("taps --json", full)
+    taps = full.get("taps") or {}
+    C.check("--json carries the taps: the rows of --tap-json",
+            taps.get("rows") == doc.get("rows") and taps.get("failures") == 3 and
+            taps.get("first_divergence") == doc.get("first_divergence"),
+            json.dumps(taps)[:600])
+    m = next((r.get("metrics", {}) for r in taps.get("rows", [])
+              if r["node_name"] == "aten_linear_c"), {})
+    ref, act = X2.astype(np.float64).ravel(), D2.astype(np.float64).ravel()
+    snr = 10 * math.log10((ref * ref).mean() / ((act - ref) ** 2).mean())
+    C.check("--json: the FULL_TENSOR tap's SNR = numpy", close(m.get("snr", 0), snr, 1e-9),
+            json.dumps(m))
+    html = open(rep, encoding="utf-8").read() if os.path.exists(rep) else ""
+    C.check("HTML: a taps section and table", 'id="taps"' in html and 'id="taps-table"' in html,
+            html[:200])
+    body = html.split('id="taps-table"')[-1].split("</table>")[0]
+    order = [n for n in ("aten_relu_b", "aten_linear_c", "aten_add_d", "aten_conv_a")
+             if n in body]
+    C.check("HTML: every tap, the failing ones first",
+            order == ["aten_relu_b", "aten_linear_c", "aten_add_d", "aten_conv_a"] and
+            body.index("aten_conv_a") > body.index("aten_add_d") and
+            body.count('<tr class="fail">') == 3 and body.count('<tr class="pass">') == 1, body[:800])
+    C.check("HTML: the first divergence names op b",
+            "First divergence (block 0 run 0): <b>aten_relu_b</b>" in html, "")
+    try:
+        root = ET.parse(ju).getroot()
+    except Exception as e:  # noqa: BLE001
+        C.check("JUnit parses", False, repr(e))
+        return
+    suites = {s.get("name").split(":")[0]: s for s in root.iter("testsuite")}
+    ts = suites.get("etcompare taps")
+    C.check("JUnit: a taps suite of 4 testcases, 3 failures",
+            ts is not None and ts.get("tests") == "4" and ts.get("failures") == "3" and
+            len(ts.findall("testcase")) == 4, ET.tostring(root, encoding="unicode")[:800])
+    if ts is not None:
+        cases = {c.get("name"): c for c in ts.findall("testcase")}
+        b = cases.get("tap 2: aten_relu_b (STATS)")
+        fb = b.find("failure") if b is not None else None
+        C.check("JUnit: the STATS tap fails with its failing fields",
+                fb is not None and fb.get("type") == "STATS" and "min: actual" in (fb.text or ""),
+                ET.tostring(b, encoding="unicode") if b is not None else str(list(cases)))
+        c = cases.get("tap 3: aten_linear_c (FULL_TENSOR)")
+        C.check("JUnit: the FULL_TENSOR tap below the gate fails",
+                c is not None and c.find("failure") is not None and
+                c.find("failure").get("type") == "FULL_TENSOR", str(list(cases)))
+        a = cases.get("tap 1: aten_conv_a (FULL_TENSOR)")
+        C.check("JUnit: the passing tap passes", a is not None and a.find("failure") is None,
+                str(list(cases)))
+    acc = suites.get("etcompare accuracy")
+    C.check("JUnit: the accuracy suite holds the model's output only",
+            acc is not None and acc.get("tests") == "1" and len(acc.findall("testcase")) == 1,
+            ET.tostring(acc, encoding="unicode")[:600] if acc is not None else "")
+    C.check("JUnit: the total failure count is the taps' plus the outputs'",
+            root.get("failures") == str(3 + int(acc.get("failures") if acc is not None else 0)),
+            root.get("failures"))
+
+
 def main():
     d = C.work_dir("taps")
     case_library_stats(d)
     for case in (case_rows_and_divergence, case_full_reference_reduced, case_nan_flag,
-                 case_per_field_threshold, case_bad_specs):
+                 case_per_field_threshold, case_bad_specs, case_reports):
         case(d)
     C.finish()
 

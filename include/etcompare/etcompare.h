@@ -26,6 +26,7 @@
 #include "metrics.h"
 #include "npz.h"
 #include "numgap.h"
+#include "numgap_dist.h"
 #include "output.h"
 
 #include "perfdiff.h"

@@ -23,6 +23,8 @@
 #include "accuracy.h"
 #include "inspector.h"
 #include "numgap.h"
+#include "numgap_dist.h"
+#include "taps.h"
 #include "perfdiff.h"
 #include "profile.h"
 
@@ -60,6 +62,10 @@ ETC_API int etc_html_report_input_bytes(etc_html_report *h, const char *role, co
 ETC_API void etc_html_report_accuracy(etc_html_report *h, const etc_accuracy *acc,
                                       const etc_inspector *insp);
 ETC_API void etc_html_report_numgap(etc_html_report *h, const etc_numgap *ng);
+/** The taps: per-op table (failing first) and each run's first divergence. */
+ETC_API void etc_html_report_taps(etc_html_report *h, const etc_taps *t, const etc_inspector *insp);
+/** The numeric gap over many runs: per-op band charts (inline SVG) and table. */
+ETC_API void etc_html_report_numgap_dist(etc_html_report *h, const etc_numgap_dist *d);
 /** The profiling tables of `mask` (ETC_TABLE_*), as the run printed them. */
 ETC_API void etc_html_report_profile(etc_html_report *h, const etc_profile *p, unsigned mask);
 ETC_API void etc_html_report_perfdiff(etc_html_report *h, const etc_perfdiff *d);

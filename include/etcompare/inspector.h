@@ -149,6 +149,13 @@ ETC_API const etc_inspector_options *etc_inspector_options_get(const etc_inspect
 ETC_API size_t etc_inspector_block_count(const etc_inspector *insp);
 ETC_API const etc_event_block *etc_inspector_block(const etc_inspector *insp, size_t i);
 /**
+ * The block named `name`: the first of that name, or "Name#i" for block i
+ * (the index the reports show beside a name several blocks share) when
+ * block i has that name; NULL when none. *index gets its index (may be NULL).
+ */
+ETC_API const etc_event_block *etc_inspector_block_find(const etc_inspector *insp, const char *name,
+                                                        size_t *index);
+/**
  * The intermediate outputs event `event` of block `block` logged in the
  * block's run `run` (0 .. run_count - 1; run 0's are the event's `debug`):
  * sets *n to their count (the event's debug_count) and writes at most

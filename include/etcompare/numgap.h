@@ -160,7 +160,10 @@ typedef enum etc_numgap_layout {
 } etc_numgap_layout;
 
 typedef struct etc_numgap_options {
-	const char *block; /**< EventBlock of both sides, default "Execute" (borrowed) */
+	/** EventBlock of both sides, default "Execute" (borrowed); "Name#i" is block i
+	 *  (etc_inspector_block_find); the reference ETDump's block as
+	 *  etc_numgap_reference_block chooses it */
+	const char *block;
 	/* Thresholds, as etc_accuracy_options; NAN disables one. */
 	double min_snr, max_mse, min_cosine, max_abs;
 	int distance;             /**< etc_numgap_distance of `gap`, default MSE */

@@ -14,6 +14,8 @@
 #include "accuracy.h"
 #include "inspector.h"
 #include "numgap.h"
+#include "numgap_dist.h"
+#include "taps.h"
 
 #include "perfdiff.h"
 #include "profile.h"
@@ -52,6 +54,17 @@ typedef struct etc_report_options {
 	/** when set, --json carries "numeric_gap_runs": every run the gap compared */
 	const etc_numgap_run_summary *numgap_runs;
 	size_t numgap_run_count;
+	/** when set (--all-runs), --json carries "numeric_gap_distribution": per op
+	 *  its SNR over every run compared */
+	const etc_numgap_dist *numgap_dist;
+	/** further numeric gaps (--all-runs: the runs not shown; every method of a
+	 *  record after the first), each named:
+	 *  --json "numeric_gap_more": [{"name", "numeric_gap"}] */
+	const etc_numgap *const *numgap_more;
+	const char *const *numgap_more_names;
+	size_t numgap_more_count;
+	/** when set, --json carries "taps" (etc_report_taps_json's object) */
+	const etc_taps *taps;
 } etc_report_options;
 
 ETC_API void etc_report_options_init(etc_report_options *opt);
@@ -127,6 +140,13 @@ typedef struct etc_junit_gates {
 	const etc_inspector *insp;    /**< the runtime's (names blocks); needed with accuracy */
 	const etc_numgap *numgap;     /**< one testcase per compared row, first divergence marked */
 	const etc_perfdiff *perfdiff; /**< one testcase per gated event */
+	/** one testcase per tap and run (failing STATS fields, FULL_TENSOR below the gate,
+	 *  NaN/Inf: failures); the accuracy suite then leaves the tap outputs out */
+	const etc_taps *taps;
+	/** further numeric gaps (--all-runs' runs, every method): one suite each, named */
+	const etc_numgap *const *numgap_more;
+	const char *const *numgap_more_names;
+	size_t numgap_more_count;
 } etc_junit_gates;
 
 /**

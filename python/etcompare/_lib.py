@@ -160,7 +160,10 @@ class ReportOptions(ctypes.Structure):
     _fields_ = [("include_units", c_bool), ("include_delegate_debug_data", c_bool),
                 ("max_values", c_uint32), ("accuracy", c_void_p), ("numgap", c_void_p),
                 ("profile", c_void_p), ("profile_tables", ctypes.c_uint), ("perfdiff", c_void_p),
-                ("numgap_runs", c_void_p), ("numgap_run_count", c_size_t)]
+                ("numgap_runs", c_void_p), ("numgap_run_count", c_size_t),
+                ("numgap_dist", c_void_p), ("numgap_more", c_void_p),
+                ("numgap_more_names", c_void_p), ("numgap_more_count", ctypes.c_size_t),
+                ("taps", c_void_p)]
 
 
 # Structs read in arrays or whole: their size must be the library's exactly.

@@ -99,7 +99,12 @@ int etc_check_etrecord(const etc_inspector *insp, const char *fix, etc_error *er
 	const etc_inspector_event *missing = NULL, *wrong = NULL;
 	const char *wrong_op = "";
 	char op[128];
-	int def = etc_etrecord_default_method(rec);
+	/* the method the inspector is linked to (--method), else the default */
+	const char *linked_method = etc_inspector_etrecord_method(insp);
+	int def = linked_method ? etc_etrecord_method_index(rec, linked_method)
+	                        : etc_etrecord_default_method(rec);
+	if (def < 0)
+		def = etc_etrecord_default_method(rec);
 	for (size_t b = 0; b < etc_inspector_block_count(insp); b++) {
 		const etc_event_block *blk = etc_inspector_block(insp, b);
 		/* A block named after another method of a multi-method record is

@@ -341,6 +341,43 @@ const char *etc_inspector_warning(const etc_inspector *in, size_t i)
 	return i < in->nwarnings ? "(further warnings not stored)" : NULL;
 }
 
+const etc_event_block *etc_inspector_block_find(const etc_inspector *insp, const char *name,
+                                                size_t *index)
+{
+	size_t len = strlen(name);
+	const char *hash = strrchr(name, '#');
+	size_t want = SIZE_MAX;
+	if (hash && hash[1] >= '0' && hash[1] <= '9' && strlen(hash + 1) < 10) {
+		char *end;
+		unsigned long v = strtoul(hash + 1, &end, 10);
+		if (!*end) {
+			want = (size_t)v;
+			len = (size_t)(hash - name);
+		}
+	}
+	for (size_t b = 0; b < insp->nblocks; b++) {
+		const etc_event_block *blk = &insp->blocks[b];
+		bool named = blk->name.len == len && (!len || !memcmp(blk->name.ptr, name, len));
+		if (named && (want == SIZE_MAX || want == b)) {
+			if (index)
+				*index = b;
+			return blk;
+		}
+	}
+	/* a name that itself holds "#digits" */
+	if (want != SIZE_MAX)
+		for (size_t b = 0; b < insp->nblocks; b++) {
+			const etc_event_block *blk = &insp->blocks[b];
+			if (blk->name.len == strlen(name) &&
+			    !memcmp(blk->name.ptr, name, blk->name.len)) {
+				if (index)
+					*index = b;
+				return blk;
+			}
+		}
+	return NULL;
+}
+
 int etc_inspector_run_debug(const etc_inspector *in, size_t block, size_t event, uint32_t run,
                             etc_value *out, uint32_t cap, uint32_t *n, etc_error *err)
 {

@@ -295,13 +295,13 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
                    const etc_numgap_options *opt, etc_error *err)
 {
 	const char *block = opt && opt->block ? opt->block : "Execute";
-	long b = insp ? etc_ng_find_block_(insp, block) : -1;
-	if (insp && b < 0)
+	size_t b = 0;
+	if (insp && !etc_inspector_block_find(insp, block, &b))
 		return etc_fail(err, ETC_ERR_USAGE, etc_etdump_name(etc_inspector_etdump(insp)), -1,
 		                "the runtime ETDump has no EventBlock \"%s\" with intermediate "
 		                "outputs",
 		                block);
-	return etc_numgap_run_at(out, insp, b < 0 ? 0 : (size_t)b, 0, ref, opt, err);
+	return etc_numgap_run_at(out, insp, b, 0, ref, opt, err);
 }
 
 void etc_numgap_where(const etc_numgap *ng, size_t *block, uint32_t *run, uint32_t *etdump_run)

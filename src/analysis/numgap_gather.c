@@ -59,26 +59,6 @@ int etc_ng_set_handles_(etc_arena *a, item *it, const int64_t *h, size_t n, etc_
 	return 0;
 }
 
-long etc_ng_find_block_(const etc_inspector *insp, const char *name)
-{
-	size_t nb = etc_inspector_block_count(insp), len = strlen(name);
-	const char *hash = strrchr(name, '#');
-	if (hash && hash[1] >= '0' && hash[1] <= '9') {
-		char *end;
-		unsigned long idx = strtoul(hash + 1, &end, 10);
-		size_t k = (size_t)(hash - name);
-		const etc_event_block *blk = idx < nb ? etc_inspector_block(insp, idx) : NULL;
-		if (!*end && blk && blk->name.len == k && !memcmp(blk->name.ptr, name, k))
-			return (long)idx;
-	}
-	for (size_t b = 0; b < nb; b++) {
-		const etc_event_block *blk = etc_inspector_block(insp, b);
-		if (blk->name.len == len && !memcmp(blk->name.ptr, name, len))
-			return (long)b;
-	}
-	return -1;
-}
-
 bool etc_ng_same_instruction_(const etc_inspector_event *a, const etc_inspector_event *b)
 {
 	return a->instruction_id == b->instruction_id &&

@@ -107,9 +107,6 @@ bool etc_ng_is_delegate_call_(const etc_inspector_event *ev);
 /* The items of one inspector: each instruction (or delegate event) with debug data once. */
 int etc_ng_gather_inspector_(etc_numgap *ng, gather *g, const etc_inspector *insp, int side,
                              size_t block, uint32_t run, const char *what, etc_error *err);
-/* The block `name` names: "Execute#2" block 2 (when so named), else the
- * first block of that name; -1 when none. */
-long etc_ng_find_block_(const etc_inspector *insp, const char *name);
 /* The items of an .npz reference: one per array, named by its debug handles. */
 int etc_ng_gather_npz_(etc_numgap *ng, gather *g, const etc_npz *z, const char *name,
                        etc_error *err);

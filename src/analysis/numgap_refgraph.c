@@ -569,14 +569,14 @@ int etc_numgap_inputs_score(const etc_inspector *insp, const char *block, const 
                             const etc_reftensor *inputs, size_t n, double *snr, etc_error *err)
 {
 	const char *name = block ? block : "Execute";
-	long b = etc_ng_find_block_(insp, name);
+	size_t b = 0;
 	*snr = NAN;
-	if (b < 0)
+	if (!etc_inspector_block_find(insp, name, &b))
 		return etc_fail(err, ETC_ERR_USAGE, etc_etdump_name(etc_inspector_etdump(insp)), -1,
 		                "no program outputs to score inputs with (block \"%s\", debug "
 		                "buffer)",
 		                name);
-	return etc_numgap_inputs_score_at(insp, (size_t)b, 0, g, inputs, n, snr, err);
+	return etc_numgap_inputs_score_at(insp, b, 0, g, inputs, n, snr, err);
 }
 
 int etc_numgap_inputs_score_at(const etc_inspector *insp, size_t block, uint32_t run,

@@ -130,6 +130,8 @@ static const char usage_text[] =
     "                            example or representative inputs that reproduce the run's\n"
     "                            outputs best)\n"
     "  --no-reference-run        no numeric gap from the ETRecord's graph\n"
+    "  --all-runs                keep every run's numeric gap (--json, JUnit) and show per\n"
+    "                            op its SNR over the runs the gap compared\n"
     "  --reference-ops           list the ops the reference executor computes\n"
     "  Or a reference run of your own (these win over the graph):\n"
     "  --reference-etdump FILE   the reference run's ETDump (e.g. portable CPU kernels)\n"
@@ -301,6 +303,7 @@ static const option_field flags[] = {
     {"--compare_results", offsetof(args, compare)},
     {"--force", offsetof(args, numgap.force)},
     {"--no-reference-run", offsetof(args, numgap.no_reference_run)},
+    {"--all-runs", offsetof(args, numgap.all_runs)},
     {"--reference-ops", offsetof(args, reference_ops)},
     {"--strict-pairing", offsetof(args, strict_pairing)},
 };

@@ -7,6 +7,7 @@
 #include "cmd_methods.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -33,12 +34,22 @@ size_t methods_with_blocks(const etc_inspector *insp, const etc_etrecord *rec)
 }
 
 int numgap_every_method(numgap_args *a, etc_inspector *insp, const etc_etrecord *rec,
-                        const etc_inspector_options *io, numgap_state *first, int *gate, bool *done)
+                        const etc_inspector_options *io, numgap_state *first, int *gate, bool *done,
+                        numgap_runs *more)
 {
 	*done = false;
 	if (a->method || a->block || !methods_with_blocks(insp, rec))
 		return 0;
 	*done = true;
+	size_t nm = etc_etrecord_method_count(rec);
+	more->states = calloc(nm, sizeof *more->states);
+	more->labels = calloc(nm, sizeof *more->labels);
+	more->gaps = calloc(nm, sizeof *more->gaps);
+	if (!more->states || !more->labels || !more->gaps) {
+		fprintf(stderr, "etcompare: error: out of memory for %zu methods\n", nm);
+		return EXIT_INPUT;
+	}
+	more->cap = nm;
 	const etc_bundled *bp = first->bundled;
 	bool kept = false;
 	int rc = 0;
@@ -54,15 +65,15 @@ int numgap_every_method(numgap_args *a, etc_inspector *insp, const etc_etrecord 
 		}
 		printf("numeric gap of method %s (EventBlock %s):\n", name, name);
 		fflush(stdout);
-		numgap_state one;
-		memset(&one, 0, sizeof one);
-		one.bundled = bp;
-		numgap_state *st = kept ? &one : first;
+		numgap_state *st = kept ? &more->states[more->count] : first;
+		st->bundled = bp;
 		a->method = name;
 		a->block = name;
 		rc = numgap_run(a, insp, rec, io, st, gate);
-		if (st == &one)
-			numgap_free(&one);
+		if (rc == 0 && st->ng) {
+			snprintf(more->labels[more->count], sizeof more->labels[0], "%.60s", name);
+			more->gaps[more->count++] = st->ng;
+		}
 		kept = true;
 	}
 	a->method = NULL;

@@ -7,6 +7,7 @@
 #define ETC_CLI_CMD_METHODS_H
 
 #include "cmd_numgap.h"
+#include "cmd_numgap_runs.h"
 
 /*
  * When no --method and no --block were given, the record has two or more
@@ -22,8 +23,10 @@
  */
 size_t methods_with_blocks(const etc_inspector *insp, const etc_etrecord *rec);
 
+/* The gaps of the methods after the first stay in `more` (labels: the
+ * method names) for --json and JUnit; the first is in `first`. */
 int numgap_every_method(numgap_args *a, etc_inspector *insp, const etc_etrecord *rec,
-                        const etc_inspector_options *io, numgap_state *first, int *gate,
-                        bool *done);
+                        const etc_inspector_options *io, numgap_state *first, int *gate, bool *done,
+                        numgap_runs *more);
 
 #endif

@@ -665,7 +665,9 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 	etc_error err;
 	etc_error_clear(&err);
 	st->runs = calloc(nruns ? nruns : 1, sizeof *st->runs);
-	if (!st->runs) {
+	if (a->all_runs)
+		st->all = calloc(nruns ? nruns : 1, sizeof *st->all);
+	if (!st->runs || (a->all_runs && !st->all)) {
 		free(runs);
 		fprintf(stderr, "etcompare: error: out of memory\n");
 		return EXIT_INPUT;
@@ -713,11 +715,14 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 				    stderr, "etcompare: warning: %s\n",
 				    etc_text_safe(safe, sizeof safe, etc_numgap_warning(ng, i)));
 		summarize(insp, ng, &st->runs[st->run_count++]);
+		if (st->all)
+			st->all[st->all_count++] = ng; /* owned there: st->ng only points */
 		bool shown_passes = st->ng && etc_numgap_first_divergence(st->ng) < 0;
 		if (!st->ng || (shown_passes && etc_numgap_first_divergence(ng) >= 0)) {
-			etc_numgap_free(st->ng);
+			if (!st->all)
+				etc_numgap_free(st->ng);
 			st->ng = ng;
-		} else {
+		} else if (!st->all) {
 			etc_numgap_free(ng);
 		}
 	}
@@ -798,7 +803,12 @@ int numgap_plots(const numgap_state *st, const etc_plot_options *po, etc_plot_re
 
 void numgap_free(numgap_state *st)
 {
-	etc_numgap_free(st->ng);
+	if (st->all)
+		for (size_t k = 0; k < st->all_count; k++)
+			etc_numgap_free(st->all[k]);
+	else
+		etc_numgap_free(st->ng);
+	free(st->all);
 	free(st->runs);
 	etc_refinputs_free(st->inputs);
 	free(st->inputs_views);

@@ -20,6 +20,8 @@ typedef struct numgap_args {
 	/* the reference graph: the ETRecord's own graph run on the run's inputs */
 	const char *reference_graph, *reference_dtype, *inputs;
 	bool no_reference_run;
+	bool all_runs; /* --all-runs: keep every run's gap, per op over the runs (cmd_numgap_runs.h)
+	                */
 	bool force;
 	const char *run; /* --run N: run N of each chosen block alone (default: every run) */
 } numgap_args;
@@ -50,6 +52,9 @@ typedef struct numgap_state {
 	/* every run compared, in brief (--json "numeric_gap_runs") */
 	etc_numgap_run_summary *runs;
 	size_t run_count;
+	/* --all-runs: every run's gap, aligned with runs[] (ng is one of them) */
+	etc_numgap **all;
+	size_t all_count;
 } numgap_state;
 
 /* True when a reference for the numeric gap was given. */

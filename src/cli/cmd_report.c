@@ -187,6 +187,10 @@ static int write_report(int argc, char **argv, const args *a, const run_results 
 		etc_html_report_accuracy(h, r->acc, r->insp);
 	if (r->ng->ng)
 		etc_html_report_numgap(h, r->ng->ng);
+	if (r->dist)
+		etc_html_report_numgap_dist(h, r->dist);
+	if (r->taps && r->insp)
+		etc_html_report_taps(h, r->taps, r->insp);
 	const etc_profile *p = r->pc->profile;
 	if (!p && etc_profile_create(&own, r->insp, &err) == 0)
 		p = own;
@@ -358,6 +362,10 @@ int cli_error_report(int argc, char **argv, const args *a, const run_results *r,
 		etc_html_report_accuracy(h, r->acc, r->insp);
 	if (r->ng && r->ng->ng)
 		etc_html_report_numgap(h, r->ng->ng);
+	if (r->dist)
+		etc_html_report_numgap_dist(h, r->dist);
+	if (r->taps && r->insp)
+		etc_html_report_taps(h, r->taps, r->insp);
 	if (r->insp) {
 		const etc_profile *p = r->pc ? r->pc->profile : NULL;
 		if (!p && etc_profile_create(&own, r->insp, &err) == 0)

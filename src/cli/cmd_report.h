@@ -31,6 +31,8 @@ typedef struct run_results {
 	int gate; /* EXIT_OK or EXIT_GATE */
 	const report_input *inputs;
 	size_t ninputs;
+	const etc_numgap_dist *dist; /* --all-runs: the gap over the runs, or NULL */
+	const etc_taps *taps;        /* --tap-specs: the taps, or NULL */
 } run_results;
 
 /*

@@ -25,6 +25,7 @@
 #include "cmd_legacy.h"
 #include "cmd_methods.h"
 #include "cmd_numgap.h"
+#include "cmd_numgap_runs.h"
 #include "cmd_profile.h"
 #include "cmd_report.h"
 #include "cmd_trace.h"
@@ -63,6 +64,9 @@ typedef struct owned_refs {
 	etc_torchsave *ts;
 	etc_npz *npz;
 	etc_bundled *bp;
+	/* --tap-specs: kept for --json, the HTML report and JUnit */
+	etc_tap_specs *specs;
+	etc_taps *taps;
 } owned_refs;
 
 static int write_junit(const char *path, const etc_junit_gates *gates)
@@ -502,8 +506,9 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		fprintf(stderr, "etcompare: accuracy: %zu of %zu outputs pass%s\n", n, n, worst);
 	}
 	int trc = taps ? report_taps(a, taps, insp, status) : 0;
-	etc_taps_free(taps);
-	etc_tap_specs_free(specs);
+	owned->taps = taps;
+	owned->specs = specs;
+	ro->taps = taps;
 	return trc;
 }
 
@@ -741,9 +746,12 @@ static int run(void *ctx)
 	etc_etrecord *rec = NULL;
 	int status = EXIT_OK, gate = EXIT_OK;
 	bool junit_done = false, report_done = false;
-	owned_refs owned = {NULL, NULL, NULL};
+	owned_refs owned = {NULL, NULL, NULL, NULL, NULL};
 	numgap_state ng;
 	memset(&ng, 0, sizeof ng);
+	numgap_runs runs;
+	memset(&runs, 0, sizeof runs);
+	const char *etdump_label = a.etdump ? a.etdump : "(example)";
 	profile_cmd pc;
 	if ((rc = cmd_profile_init(&pc, a.tables, a.baseline_etdump, a.max_regression,
 	                           a.min_event_time)) != 0)
@@ -944,8 +952,8 @@ static int run(void *ctx)
 		a.numgap.max_abs = a.max_abs;
 		ng.bundled = owned.bp;
 		bool every = false;
-		if ((rc = numgap_every_method(&a.numgap, insp, rec, &io, &ng, &gate, &every)) !=
-		    0) {
+		if ((rc = numgap_every_method(&a.numgap, insp, rec, &io, &ng, &gate, &every,
+		                              &runs)) != 0) {
 			status = rc;
 			goto out;
 		}
@@ -956,6 +964,21 @@ static int run(void *ctx)
 		ro.numgap = ng.ng;
 		ro.numgap_runs = ng.runs;
 		ro.numgap_run_count = ng.run_count;
+		/* --all-runs: every run's gap and the distribution; the methods after the first */
+		if ((rc = numgap_runs_finish(&a.numgap, insp, etdump_label, &ng, &runs)) != 0) {
+			status = rc;
+			goto out;
+		}
+		ro.numgap_dist = runs.dist;
+		ro.numgap_more = runs.more;
+		ro.numgap_more_names = runs.names;
+		ro.numgap_more_count = runs.more_count;
+	} else if (a.numgap.all_runs) {
+		status =
+		    usage_error("%s", "--all-runs belongs to the numeric gap: give --debug_buffer "
+		                      "and an --etrecord (its graph), --reference-etdump or "
+		                      "--reference-intermediates");
+		goto out;
 	}
 	if (fflush(stdout) != 0) {
 		status = EXIT_OUTPUT;
@@ -988,7 +1011,7 @@ static int run(void *ctx)
 	if (a.plot || a.report) {
 		report_input in[12];
 		size_t nin = report_inputs(&a, in);
-		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin};
+		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin, runs.dist, ro.taps};
 		const char *dir = a.plot_dir ? a.plot_dir : "etcompare-plots";
 		if (a.plot && !buf)
 			fprintf(stderr,
@@ -1016,7 +1039,14 @@ static int run(void *ctx)
 	/* The JUnit report last, and the gate's verdict is its failure count:
 	 * the exit code and the XML cannot disagree. */
 	/* a numeric gap from the ETRecord's graph without a threshold is shown, not gated */
-	etc_junit_gates gates = {ro.accuracy, insp, ng.gates ? ro.numgap : NULL, ro.perfdiff};
+	etc_junit_gates gates = {ro.accuracy,
+	                         insp,
+	                         ng.gates ? ro.numgap : NULL,
+	                         ro.perfdiff,
+	                         ro.taps,
+	                         ng.gates ? ro.numgap_more : NULL,
+	                         ro.numgap_more_names,
+	                         ng.gates ? ro.numgap_more_count : 0};
 	junit_done = true;
 	if (a.junit && (rc = write_junit(a.junit, &gates)) != 0) {
 		status = rc;
@@ -1039,15 +1069,18 @@ out:
 	if (status == EXIT_INPUT || status == EXIT_OUTPUT) {
 		report_input in[12];
 		size_t nin = report_inputs(&a, in);
-		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin};
+		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin, runs.dist, ro.taps};
 		error_artifacts(argc, argv, &a, &res, status, junit_done, report_done);
 	}
+	numgap_runs_free(&runs);
 	numgap_free(&ng);
 	cmd_profile_free(&pc);
 	etc_accuracy_free((etc_accuracy *)ro.accuracy);
 	etc_torchsave_free(owned.ts);
 	etc_npz_free(owned.npz);
 	etc_bundled_free(owned.bp);
+	etc_taps_free(owned.taps);
+	etc_tap_specs_free(owned.specs);
 	etc_inspector_free(insp);
 	etc_etrecord_free(rec);
 	etc_debug_buffer_free(buf);

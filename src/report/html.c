@@ -13,6 +13,7 @@
 #include "core/utf8.h"
 #include "core/fmt.h"
 #include "report/report_private.h"
+#include "report/band_chart.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -46,6 +47,9 @@ struct etc_html_report {
 	const etc_accuracy *acc;
 	const etc_inspector *acc_insp;
 	const etc_numgap *ng;
+	const etc_numgap_dist *dist;
+	const etc_taps *taps;
+	const etc_inspector *taps_insp;
 	const etc_profile *profile;
 	unsigned profile_mask;
 	const etc_perfdiff *diff;
@@ -176,6 +180,17 @@ void etc_html_report_accuracy(etc_html_report *h, const etc_accuracy *acc,
 void etc_html_report_numgap(etc_html_report *h, const etc_numgap *ng)
 {
 	h->ng = ng;
+}
+
+void etc_html_report_taps(etc_html_report *h, const etc_taps *t, const etc_inspector *insp)
+{
+	h->taps = t;
+	h->taps_insp = insp;
+}
+
+void etc_html_report_numgap_dist(etc_html_report *h, const etc_numgap_dist *d)
+{
+	h->dist = d;
 }
 
 void etc_html_report_profile(etc_html_report *h, const etc_profile *p, unsigned mask)
@@ -1030,8 +1045,12 @@ static int write_all(FILE *f, const etc_html_report *h)
 	write_inputs(f, h);
 	if (h->acc)
 		write_accuracy(f, h);
+	if (h->taps && h->taps_insp)
+		etc_taps_html_(f, h->taps, h->taps_insp);
 	if (h->ng)
 		write_numgap(f, h);
+	if (h->dist)
+		etc_band_chart_html_(f, h->dist);
 	if (h->profile)
 		write_profile(f, h);
 	if (h->diff)

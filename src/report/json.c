@@ -6,6 +6,7 @@
  */
 #include "core/internal.h"
 #include "report/report_private.h"
+#include "report/band_chart.h"
 
 #include <math.h>
 
@@ -400,6 +401,27 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 			etc_sbuf_puts(&b, "}}");
 		}
 		etc_sbuf_puts(&b, "\n  ]");
+	}
+	if (opt->numgap_more_count) {
+		etc_sbuf_puts(&b, ",\n  \"numeric_gap_more\": [");
+		for (size_t i = 0; i < opt->numgap_more_count; i++) {
+			etc_sbuf_puts(&b, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+			const char *nm = opt->numgap_more_names ? opt->numgap_more_names[i] : "";
+			etc_sbuf_json_str(&b, nm, strlen(nm));
+			etc_sbuf_puts(&b, ", \"numeric_gap\": ");
+			etc_numgap_json_(&b, opt->numgap_more[i]);
+			etc_sbuf_puts(&b, "}");
+			flush(f, &b);
+		}
+		etc_sbuf_puts(&b, "]");
+	}
+	if (opt->taps) {
+		etc_sbuf_puts(&b, ",\n  \"taps\": ");
+		etc_taps_json_(&b, opt->taps);
+	}
+	if (opt->numgap_dist) {
+		etc_sbuf_puts(&b, ",\n  \"numeric_gap_distribution\": ");
+		etc_numgap_dist_json_(&b, opt->numgap_dist);
 	}
 
 	if (opt->profile) {

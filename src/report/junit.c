@@ -51,7 +51,10 @@ static size_t accuracy_failures(const etc_junit_gates *g)
 
 static size_t numgap_failures(const etc_junit_gates *g)
 {
-	return g->numgap ? etc_numgap_failures(g->numgap) : 0;
+	size_t n = g->numgap ? etc_numgap_failures(g->numgap) : 0;
+	for (size_t i = 0; g->numgap_more && i < g->numgap_more_count; i++)
+		n += etc_numgap_failures(g->numgap_more[i]);
+	return n;
 }
 
 static size_t perfdiff_gated(const etc_perfdiff *d)
@@ -69,7 +72,17 @@ static size_t perfdiff_failures(const etc_junit_gates *g)
 
 size_t etc_junit_failures(const etc_junit_gates *g)
 {
-	return accuracy_failures(g) + numgap_failures(g) + perfdiff_failures(g);
+	return accuracy_failures(g) + numgap_failures(g) + perfdiff_failures(g) +
+	       (g->taps ? etc_taps_failures(g->taps) : 0);
+}
+
+/* The accuracy suite's testcases: the tap outputs have a suite of their own. */
+static size_t accuracy_cases(const etc_accuracy *acc, bool taps)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < etc_accuracy_row_count(acc); i++)
+		n += !taps || !etc_accuracy_row_is_tap(acc, i);
+	return n;
 }
 
 static void suite_open(etc_sbuf *b, const char *what, const char *file, size_t tests,
@@ -84,13 +97,16 @@ static void suite_open(etc_sbuf *b, const char *what, const char *file, size_t t
 	                failures);
 }
 
-static void accuracy_suite(etc_sbuf *b, const etc_accuracy *acc, const etc_inspector *insp)
+static void accuracy_suite(etc_sbuf *b, const etc_accuracy *acc, const etc_inspector *insp,
+                           bool taps)
 {
 	size_t n = etc_accuracy_row_count(acc);
-	suite_open(b, "accuracy", etc_etdump_name(etc_inspector_etdump(insp)), n,
-	           etc_accuracy_failures(acc));
+	suite_open(b, "accuracy", etc_etdump_name(etc_inspector_etdump(insp)),
+	           accuracy_cases(acc, taps), etc_accuracy_failures(acc));
 	for (size_t i = 0; i < n; i++) {
 		const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
+		if (taps && etc_accuracy_row_is_tap(acc, i))
+			continue;
 		etc_sbuf_puts(b, "    <testcase classname=\"");
 		block_label(b, insp, r->block);
 		/* the run is never cut off: it keeps names unique per run and output */
@@ -150,15 +166,17 @@ static void numgap_case_name(etc_sbuf *b, const etc_numgap_row *r, size_t i)
 	etc_sbuf_puts(b, ")");
 }
 
-static void numgap_suite(etc_sbuf *b, const etc_numgap *ng)
+static void numgap_suite(etc_sbuf *b, const etc_numgap *ng, const char *name)
 {
 	size_t n = etc_numgap_row_count(ng), nu = etc_numgap_unmatched_count(ng);
 	long first = etc_numgap_first_divergence(ng);
-	etc_sbuf_printf(
-	    b,
-	    "  <testsuite name=\"etcompare numeric gap\" tests=\"%zu\" failures=\"%zu\" "
-	    "errors=\"0\" skipped=\"%zu\">\n",
-	    n + nu, etc_numgap_failures(ng), nu);
+	etc_sbuf_puts(b, "  <testsuite name=\"etcompare numeric gap");
+	if (name) {
+		etc_sbuf_puts(b, ": ");
+		xmls(b, name);
+	}
+	etc_sbuf_printf(b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n",
+	                n + nu, etc_numgap_failures(ng), nu);
 	for (size_t i = 0; i < n; i++) {
 		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
 		etc_sbuf_puts(b, "    <testcase classname=\"numeric gap\" name=\"");
@@ -197,6 +215,61 @@ static void numgap_suite(etc_sbuf *b, const etc_numgap *ng)
 		etc_sbuf_puts(b, ")\" time=\"0\">\n      <skipped message=\"");
 		xmls(b, u->reason);
 		etc_sbuf_puts(b, "\"/>\n    </testcase>\n");
+	}
+	etc_sbuf_puts(b, "  </testsuite>\n");
+}
+
+/* One testcase per tap and run: "tap <output>: <node> (<reducer>)" in the run's class. */
+static void taps_suite(etc_sbuf *b, const etc_taps *t, const etc_inspector *insp)
+{
+	const etc_tap_specs *specs = etc_taps_specs(t);
+	size_t n = etc_taps_row_count(t);
+	suite_open(b, "taps", insp ? etc_etdump_name(etc_inspector_etdump(insp)) : NULL, n,
+	           etc_taps_failures(t));
+	char num[3][ETC_FMT_NUM];
+	for (size_t i = 0; i < n; i++) {
+		const etc_tap_row *r = etc_taps_row_at(t, i);
+		const etc_tap_spec *s = etc_tap_specs_at(specs, r->spec);
+		etc_sbuf_puts(b, "    <testcase classname=\"");
+		if (insp && r->block < etc_inspector_block_count(insp))
+			block_label(b, insp, r->block);
+		else
+			etc_sbuf_printf(b, "block%u", r->block);
+		etc_sbuf_printf(b, ".run%u\" name=\"tap %lld: ", r->run,
+		                (long long)s->output_index);
+		const char *node = s->node_name ? s->node_name : "";
+		xml(b, node, strlen(node), NAME_MAX_BYTES);
+		etc_sbuf_puts(b, " (");
+		etc_sbuf_puts(b, r->stats ? "STATS" : "FULL_TENSOR");
+		etc_sbuf_puts(b, ")\" time=\"0\"");
+		if (r->pass) {
+			etc_sbuf_puts(b, "/>\n");
+			continue;
+		}
+		etc_sbuf_printf(b, ">\n      <failure type=\"%s\" message=\"",
+		                r->nonfinite ? "NONFINITE"
+		                : r->stats   ? "STATS"
+		                             : "FULL_TENSOR");
+		xmls(b, r->reason);
+		etc_sbuf_puts(b, "\">op ");
+		xmls(b, s->op_target ? s->op_target : "");
+		for (size_t k = 0; k < r->field_count; k++) {
+			const etc_tap_field *fl = &r->fields[k];
+			if (!fl->fail)
+				continue;
+			etc_fmt_g(num[0], fl->actual);
+			etc_fmt_g(num[1], fl->reference);
+			etc_fmt_g(num[2], fl->rel_diff);
+			etc_sbuf_printf(b, "\n%s: actual %s, reference %s, relative difference %s",
+			                etc_tap_field_name(fl->field), num[0], num[1], num[2]);
+		}
+		if (r->has_metrics) {
+			etc_fmt_g(num[0], r->metrics.snr_db);
+			etc_sbuf_printf(b, "\nSNR %s dB", num[0]);
+		}
+		if (s->stack_trace && *s->stack_trace)
+			field(b, "\nstack trace: ", s->stack_trace);
+		etc_sbuf_puts(b, "</failure>\n    </testcase>\n");
 	}
 	etc_sbuf_puts(b, "  </testsuite>\n");
 }
@@ -243,9 +316,14 @@ int etc_report_junit_gates(FILE *f, const etc_junit_gates *g, etc_error *err)
 		                "etc_report_junit_gates: the accuracy gate needs its inspector");
 	size_t tests = 0;
 	if (g->accuracy)
-		tests += etc_accuracy_row_count(g->accuracy);
+		tests += accuracy_cases(g->accuracy, g->taps != NULL);
+	if (g->taps)
+		tests += etc_taps_row_count(g->taps);
 	if (g->numgap)
 		tests += etc_numgap_row_count(g->numgap) + etc_numgap_unmatched_count(g->numgap);
+	for (size_t i = 0; g->numgap_more && i < g->numgap_more_count; i++)
+		tests += etc_numgap_row_count(g->numgap_more[i]) +
+		         etc_numgap_unmatched_count(g->numgap_more[i]);
 	if (g->perfdiff)
 		tests += perfdiff_gated(g->perfdiff);
 	etc_sbuf b = {0};
@@ -255,9 +333,19 @@ int etc_report_junit_gates(FILE *f, const etc_junit_gates *g, etc_error *err)
 	                "errors=\"0\">\n",
 	                tests, etc_junit_failures(g));
 	if (g->accuracy)
-		accuracy_suite(&b, g->accuracy, g->insp);
+		accuracy_suite(&b, g->accuracy, g->insp, g->taps != NULL);
+	if (g->taps)
+		taps_suite(&b, g->taps, g->insp);
+	/* with further gaps, the first is named after its block too */
 	if (g->numgap)
-		numgap_suite(&b, g->numgap);
+		numgap_suite(&b, g->numgap,
+		             g->numgap_more_count ? etc_numgap_options_get(g->numgap)->block
+		                                  : NULL);
+	for (size_t i = 0; g->numgap_more && i < g->numgap_more_count; i++)
+		numgap_suite(&b, g->numgap_more[i],
+		             g->numgap_more_names
+		                 ? g->numgap_more_names[i]
+		                 : etc_numgap_options_get(g->numgap_more[i])->block);
 	if (g->perfdiff && !isnan(etc_perfdiff_options_get(g->perfdiff)->max_regression))
 		perfdiff_suite(&b, g->perfdiff); /* a diff without --max-regression is no gate */
 	etc_sbuf_puts(&b, "</testsuites>\n");
@@ -302,6 +390,6 @@ int etc_report_junit_error(FILE *f, const char *kind, const char *message, etc_e
 
 int etc_report_junit(FILE *f, const etc_accuracy *acc, const etc_inspector *insp, etc_error *err)
 {
-	etc_junit_gates g = {acc, insp, NULL, NULL};
+	etc_junit_gates g = {acc, insp, NULL, NULL, NULL, NULL, NULL, 0};
 	return etc_report_junit_gates(f, &g, err);
 }

@@ -71,6 +71,12 @@ void etc_fmt_snr_drop_(char *buf, size_t cap, double v);
 const char *etc_numgap_enters_rule_(const etc_numgap *ng);
 void etc_numgap_enters_figures_(char *buf, size_t cap, const etc_numgap_row *r);
 
+/* The taps as a JSON object (etc_report_taps_json's; --json "taps"). */
+void etc_taps_json_(etc_sbuf *b, const etc_taps *t);
+/* The taps' HTML section: the per-op table, failing rows first, and each
+ * run's first divergence (report/taps.c). */
+void etc_taps_html_(FILE *f, const etc_taps *t, const etc_inspector *insp);
+
 /* The numeric gap as a JSON object (for the --json report). */
 void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng);
 

@@ -709,6 +709,11 @@ void etc_report_options_init(etc_report_options *opt)
 	opt->max_values = 8;
 	opt->accuracy = NULL;
 	opt->numgap = NULL;
+	opt->numgap_dist = NULL;
+	opt->taps = NULL;
+	opt->numgap_more = NULL;
+	opt->numgap_more_names = NULL;
+	opt->numgap_more_count = 0;
 	opt->profile = NULL;
 	opt->profile_tables = 0;
 	opt->perfdiff = NULL;

@@ -116,11 +116,10 @@ static void json_str_or_null(etc_sbuf *b, const char *s)
 		etc_sbuf_puts(b, "null");
 }
 
-int etc_report_taps_json(FILE *f, const etc_taps *t, const etc_inspector *insp, etc_error *err)
+void etc_taps_json_(etc_sbuf *bp, const etc_taps *t)
 {
-	(void)insp;
 	const etc_tap_specs *specs = etc_taps_specs(t);
-	etc_sbuf b = {0};
+	etc_sbuf b = *bp;
 	etc_sbuf_puts(&b, "{\"taps\": [");
 	for (size_t i = 0; i < etc_tap_specs_count(specs); i++) {
 		const etc_tap_spec *s = etc_tap_specs_at(specs, i);
@@ -206,7 +205,16 @@ int etc_report_taps_json(FILE *f, const etc_taps *t, const etc_inspector *insp, 
 		etc_sbuf_puts(&b, "}");
 		first = false;
 	}
-	etc_sbuf_printf(&b, "],\n \"failures\": %zu}\n", etc_taps_failures(t));
+	etc_sbuf_printf(&b, "],\n \"failures\": %zu}", etc_taps_failures(t));
+	*bp = b;
+}
+
+int etc_report_taps_json(FILE *f, const etc_taps *t, const etc_inspector *insp, etc_error *err)
+{
+	(void)insp;
+	etc_sbuf b = {0};
+	etc_taps_json_(&b, t);
+	etc_sbuf_puts(&b, "\n");
 	int rc = 0;
 	if (b.failed)
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
@@ -214,4 +222,122 @@ int etc_report_taps_json(FILE *f, const etc_taps *t, const etc_inspector *insp, 
 		rc = etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the tap JSON");
 	etc_sbuf_free(&b);
 	return rc;
+}
+
+/* --- HTML ----------------------------------------------------------------------------- */
+
+static void esc(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		case '\'':
+			fputs("&#39;", f);
+			break;
+		default:
+			fputc((unsigned char)*s < 0x20 && *s != '\n' ? ' ' : *s, f);
+		}
+	}
+}
+
+static void html_row(FILE *f, const etc_taps *t, const etc_inspector *insp, size_t i)
+{
+	const etc_tap_row *r = etc_taps_row_at(t, i);
+	const etc_tap_spec *s = etc_tap_specs_at(etc_taps_specs(t), r->spec);
+	const etc_event_block *b = etc_inspector_block(insp, r->block);
+	char name[256], num[64];
+	etc_text_escape(name, sizeof name, b->name.ptr, b->name.len);
+	fprintf(f, "<tr class=\"%s\"><td>", r->pass ? "pass" : "fail");
+	esc(f, name);
+	fprintf(f, "</td><td class=\"num\">%u</td><td class=\"num\">%lld</td><td>", r->run,
+	        (long long)s->output_index);
+	esc(f, s->node_name);
+	fputs("</td><td>", f);
+	esc(f, s->op_target);
+	fputs("</td><td>", f);
+	esc(f, s->reducer_name ? s->reducer_name : (r->stats ? "STATS" : "FULL_TENSOR"));
+	fputs("</td>", f);
+	if (r->has_metrics) {
+		etc_fmt_metric_(num, sizeof num, r->metrics.snr_db);
+		fprintf(f, "<td class=\"num\">%s</td>", num);
+		etc_fmt_metric_(num, sizeof num, r->metrics.mse);
+		fprintf(f, "<td class=\"num\">%s</td>", num);
+	} else {
+		fputs("<td class=\"num\">-</td><td class=\"num\">-</td>", f);
+	}
+	fputs("<td>", f);
+	for (size_t k = 0; k < r->field_count; k++) {
+		const etc_tap_field *fl = &r->fields[k];
+		char a[32], ref[32];
+		etc_fmt_metric_(a, sizeof a, fl->actual);
+		etc_fmt_metric_(ref, sizeof ref, fl->reference);
+		etc_fmt_metric_(num, sizeof num, fl->rel_diff);
+		fprintf(f, "%s%s%s %s / %s (rel %s)%s", k ? "<br>" : "", fl->fail ? "<b>" : "",
+		        etc_tap_field_name(fl->field), a, ref, num, fl->fail ? "</b>" : "");
+	}
+	if (!r->field_count)
+		fputs("-", f);
+	fputs("</td><td>", f);
+	if (r->pass)
+		fputs(r->reference_reduced ? "pass (reference reduced)" : "pass", f);
+	else
+		esc(f, r->reason);
+	fputs("</td></tr>\n", f);
+}
+
+void etc_taps_html_(FILE *f, const etc_taps *t, const etc_inspector *insp)
+{
+	size_t n = etc_taps_row_count(t), nf = etc_taps_failures(t);
+	fprintf(f,
+	        "<h2 id=\"taps\">Taps</h2>\n<p>%zu of %zu taps pass (per op: FULL_TENSOR taps "
+	        "compared like intermediate outputs, STATS taps field by field: actual / "
+	        "reference).</p>\n",
+	        n - nf, n);
+	const etc_tap_specs *specs = etc_taps_specs(t);
+	for (size_t i = 0; i < n; i++) {
+		const etc_tap_row *r = etc_taps_row_at(t, i);
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = etc_taps_row_at(t, j)->block == r->block &&
+			       etc_taps_row_at(t, j)->run == r->run;
+		long d = seen ? -1 : etc_taps_first_divergence(t, r->block, r->run);
+		if (d < 0)
+			continue;
+		const etc_tap_row *dr = etc_taps_row_at(t, (size_t)d);
+		const etc_tap_spec *s = etc_tap_specs_at(specs, dr->spec);
+		fprintf(f, "<p class=\"first\">First divergence (block %u run %u): <b>", r->block,
+		        r->run);
+		esc(f, s->node_name);
+		fputs("</b> (", f);
+		esc(f, s->op_target);
+		fputs("): ", f);
+		esc(f, dr->reason);
+		fputs("</p>\n", f);
+		if (s->stack_trace) {
+			fputs("<details><summary>stack trace</summary><pre>", f);
+			esc(f, s->stack_trace);
+			fputs("</pre></details>\n", f);
+		}
+	}
+	fputs("<table id=\"taps-table\"><thead><tr><th>block</th><th>run</th><th>output</th>"
+	      "<th>op</th><th>target</th><th>reducer</th><th>SNR (dB)</th><th>MSE</th>"
+	      "<th>fields</th><th>verdict</th></tr></thead><tbody>\n",
+	      f);
+	/* failing rows first, each group in run and output order */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++)
+			if (etc_taps_row_at(t, i)->pass == (pass == 1))
+				html_row(f, t, insp, i);
+	fputs("</tbody></table>\n", f);
 }

@@ -65,7 +65,7 @@ static void numgap_outputs(const etc_inspector *insp, size_t size)
 			fuzz_check_tsv(t.p, t.n);
 		free(t.p);
 	}
-	etc_junit_gates g = {NULL, insp, ng, NULL};
+	etc_junit_gates g = {NULL, insp, ng, NULL, NULL, NULL, NULL, 0};
 	if (fuzz_text_open(&t)) {
 		int rc = etc_report_junit_gates(t.f, &g, &err);
 		fuzz_text_close(&t);
