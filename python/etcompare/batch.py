@@ -253,7 +253,7 @@ def analyze(spec, gate, groups=False):
                 "time_unit": "ms", "execute_p50": None, "execute_avg": None,
                 "worst_output": None, "first_divergence": None})
     failed = []
-    gap = None
+    gap = rinsp = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -291,6 +291,11 @@ def analyze(spec, gate, groups=False):
             if groups:
                 from .batch_groups import PRIVATE, run_info
                 out[PRIVATE] = run_info(insp, gap)
+            # a file truncated while it was read (zeros read since): this
+            # run's error line, whatever was computed from it
+            insp._h.check()
+            if rinsp is not None:
+                rinsp._h.check()
     except Error as e:
         out["status"], out["message"] = "error", str(e)
     except Exception as e:  # a run must never end the batch
