@@ -77,6 +77,7 @@ typedef struct process_map {
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static process_map registry[PROCESS_MAPS];
 static _Atomic bool process_on;
+static _Atomic unsigned changes;    /* marks ever set: the checks' fast path */
 static _Atomic uintptr_t page_size; /* sysconf is not async-signal-safe: read once */
 
 /* In the handler: zero pages over a registered mapping's vanished part. */
@@ -96,6 +97,7 @@ static bool zero_fill(const void *addr)
 		if (p == MAP_FAILED)
 			return false;
 		registry[k].changed = true;
+		changes++;
 		return true;
 	}
 	return false;
@@ -215,7 +217,7 @@ static void unregister(const void *data)
 
 int etc_guard_check_file(const char *path, etc_error *err)
 {
-	if (!path || !process_on)
+	if (!path || !process_on || changes == 0)
 		return 0;
 	int rc = 0;
 	pthread_mutex_lock(&registry_lock);
