@@ -30,8 +30,9 @@ import hostile as H  # noqa: E402
 import common as C  # noqa: E402
 from common import ETC, FBS, FLATC  # noqa: E402
 import test_escape as E  # noqa: E402
+import test_sigbus_python as S  # noqa: E402
 
-PY = "/usr/bin/python3"
+PY = sys.executable
 MIB = 1 << 20
 
 
@@ -116,8 +117,7 @@ except etcompare.Error as e:
     print("BAD", e.status, "|", e)
 """
     p = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300,
-                       env=dict(os.environ, ETCOMPARE_LIBRARY=os.path.join(os.path.dirname(ETC),
-                                                                            "libetcompare.so")))
+                       env=S.py_env())
     out = p.stdout
     C.check("Python: the default cap raises etcompare.Error (limit exceeded) naming the file",
             "ERROR limit exceeded |" in out and dbg in out and "max_inflate=" in out,
@@ -135,7 +135,7 @@ except etcompare.Error as e:
         f.write(f"{etdp},{dbg}\n{ok_etdp},{ok_dbg}\n")
     p = subprocess.run([PY, "-m", "etcompare.batch", manifest, "--workers", "1"],
                        capture_output=True, text=True, timeout=300,
-                       env=dict(os.environ, PYTHONPATH=os.path.join(SRC, "python")))
+                       env=S.py_env())
     rows = {}
     for ln in p.stdout.splitlines():
         try:

@@ -170,6 +170,7 @@ int etc_debug_buffer_open(etc_debug_buffer **out, const char *path, etc_error *e
 	ETC_TRY(create(&b, path, err));
 	int rc = etc_map_open(&b->map, path, err);
 	if (rc < 0) {
+		free(b->budget);
 		free(b);
 		return rc;
 	}
