@@ -90,10 +90,10 @@ ETC_API const uint8_t *etc_debug_buffer_data(const etc_debug_buffer *buf);
 /**
  * The read budget. Every tensor range an event resolves in the buffer
  * (etc_value_tensor) is charged to it, each distinct offset, size and type
- * once (while it stays in a table of 16384 recent ranges); when the total
- * passes the cap, etc_value_tensor fails with ETC_ERR_LIMIT naming the
- * file, the total, the cap and --max-inflate. The default cap is 16x the
- * buffer's size, at least 64 MiB.
+ * once however often it is read; when the total passes the cap,
+ * etc_value_tensor fails with ETC_ERR_LIMIT naming the file, the total,
+ * the cap and --max-inflate. The default cap is 16x the buffer's size, at
+ * least 64 MiB. Thread-safe.
  *
  * `spec`: "BYTES" (a whole number, K, M, G or T binary multiples allowed),
  * "FACTORx" (times the buffer's size) or "none" (no cap). `buf` may be

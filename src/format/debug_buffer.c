@@ -5,8 +5,9 @@
  *
  * The buffer also keeps the read budget (issue 23): every tensor range an
  * event resolves in it (etc_tensor_attach_) is charged to the buffer, each
- * distinct (offset, size, type) once while it stays in a table of recent
- * ranges, and the total may not pass the cap (etc_debug_buffer_set_max_inflate).
+ * distinct (offset, size, type) once (a set of the ranges seen, which grows
+ * with the ETDump's events, not with the passes over them), and the total
+ * may not pass the cap (etc_debug_buffer_set_max_inflate).
  * Events that point at overlapping, not identical, ranges of one large
  * tensor would otherwise make the work events x tensor size.
  */
@@ -16,18 +17,20 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { SEEN_SLOTS = 1 << 14 };
 #define DEFAULT_FACTOR 16
 #define DEFAULT_FLOOR  ((uint64_t)64 << 20)
 
-/* Mutable through the const buffer the readers hold; atomics: the readers
- * run on several threads. */
+/* Mutable through the const buffer the readers hold, under its lock: the
+ * readers may run on several threads. */
 typedef struct read_budget {
-	_Atomic uint64_t total;
-	_Atomic uint64_t seen[SEEN_SLOTS]; /* keys of ranges charged, 0 = empty */
+	pthread_mutex_t lock;
+	uint64_t total;
+	uint64_t *keys; /* open addressing, 0 = empty; at most half full */
+	size_t cap, n;
 } read_budget;
 
 struct etc_debug_buffer {
@@ -63,6 +66,7 @@ static int create(etc_debug_buffer **out, const char *name, etc_error *err)
 		free(rb);
 		return etc_fail(err, ETC_ERR_NOMEM, name, -1, "out of memory");
 	}
+	pthread_mutex_init(&rb->lock, NULL);
 	b->budget = rb;
 	etc_strlcpy(b->name, name, sizeof b->name);
 	*out = b;
@@ -134,7 +138,56 @@ int etc_debug_buffer_set_max_inflate(etc_debug_buffer *b, const char *spec, etc_
 
 uint64_t etc_debug_buffer_inflated(const etc_debug_buffer *b)
 {
-	return b ? b->budget->total : 0;
+	if (!b)
+		return 0;
+	pthread_mutex_lock(&b->budget->lock);
+	uint64_t total = b->budget->total;
+	pthread_mutex_unlock(&b->budget->lock);
+	return total;
+}
+
+static void budget_free(read_budget *rb)
+{
+	if (!rb)
+		return;
+	pthread_mutex_destroy(&rb->lock);
+	free(rb->keys);
+	free(rb);
+}
+
+/* Inserts `key` (not 0) unless present (*added says which). Under the lock. */
+static int budget_insert(read_budget *rb, uint64_t key, bool *added)
+{
+	if (2 * (rb->n + 1) > rb->cap) {
+		size_t cap = rb->cap ? 2 * rb->cap : 1024;
+		uint64_t *keys = cap <= SIZE_MAX / sizeof *keys ? calloc(cap, sizeof *keys) : NULL;
+		if (!keys)
+			return ETC_ERR_NOMEM;
+		for (size_t i = 0; i < rb->cap; i++) {
+			uint64_t k = rb->keys[i];
+			if (!k)
+				continue;
+			size_t j = (size_t)(k >> 17) & (cap - 1);
+			while (keys[j])
+				j = (j + 1) & (cap - 1);
+			keys[j] = k;
+		}
+		free(rb->keys);
+		rb->keys = keys;
+		rb->cap = cap;
+	}
+	size_t j = (size_t)(key >> 17) & (rb->cap - 1);
+	while (rb->keys[j]) {
+		if (rb->keys[j] == key) {
+			*added = false;
+			return 0;
+		}
+		j = (j + 1) & (rb->cap - 1);
+	}
+	rb->keys[j] = key;
+	rb->n++;
+	*added = true;
+	return 0;
 }
 
 /* Charges the range of `t` once; fails when the total passes the cap. */
@@ -145,12 +198,17 @@ static int charge(const etc_debug_buffer *b, const etc_tensor *t, uint32_t run, 
 	key ^= (t->nbytes + ((uint64_t)(uint8_t)t->scalar_type << 56)) * 0xC2B2AE3D27D4EB4Full;
 	key ^= key >> 29;
 	key |= 1;
-	_Atomic uint64_t *slot = &b->budget->seen[(key >> 20) % SEEN_SLOTS];
-	if (*slot == key)
-		return 0;
-	*slot = key;
-	uint64_t total = (b->budget->total += t->nbytes);
-	if (b->cap == UINT64_MAX || total <= b->cap)
+	read_budget *rb = b->budget;
+	bool added = false;
+	pthread_mutex_lock(&rb->lock);
+	int rc = budget_insert(rb, key, &added);
+	if (added)
+		rb->total += t->nbytes;
+	uint64_t total = rb->total;
+	pthread_mutex_unlock(&rb->lock);
+	if (rc < 0)
+		return etc_fail(err, rc, b->name, -1, "out of memory");
+	if (!added || b->cap == UINT64_MAX || total <= b->cap)
 		return 0;
 	return etc_fail(err, ETC_ERR_LIMIT, b->name, t->offset,
 	                "run %u, event %u, tensor %u: the tensors read from this debug buffer "
@@ -170,7 +228,7 @@ int etc_debug_buffer_open(etc_debug_buffer **out, const char *path, etc_error *e
 	ETC_TRY(create(&b, path, err));
 	int rc = etc_map_open(&b->map, path, err);
 	if (rc < 0) {
-		free(b->budget);
+		budget_free(b->budget);
 		free(b);
 		return rc;
 	}
@@ -201,7 +259,7 @@ void etc_debug_buffer_free(etc_debug_buffer *b)
 	if (!b)
 		return;
 	etc_map_close(&b->map);
-	free(b->budget);
+	budget_free(b->budget);
 	free(b);
 }
 
