@@ -116,6 +116,17 @@ try:
 except etcompare.Error as e:
     print("BAD", e.status, "|", e)
 """
+    okd = os.path.join(d, "okrun")
+    os.makedirs(okd, exist_ok=True)
+    ok_etdp, ok_dbg = overlapping(okd, "fine", events=2)
+    code += f"""
+# rereading never counts again: 30 numeric gaps under a cap just above one read
+a = etcompare.Inspector(etdump_path={ok_etdp!r}, debug_buffer_path={ok_dbg!r}, max_inflate="17M")
+r = etcompare.Inspector(etdump_path={ok_etdp!r}, debug_buffer_path={ok_dbg!r}, max_inflate="17M")
+for _ in range(30):
+    a.calculate_numeric_gap(reference=r)
+print("REREAD OK")
+"""
     p = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=300,
                        env=S.py_env())
     out = p.stdout
@@ -125,10 +136,9 @@ except etcompare.Error as e:
     C.check("Python: max_inflate='none' lifts it", "LIFTED 64" in out, (out, p.stderr[-500:]))
     C.check("Python: max_inflate=BYTES", "BYTES OK" in out, out)
     C.check("Python: a bad max_inflate is a usage error", "BAD usage error |" in out, out)
+    C.check("Python: the same ranges read again and again are counted once",
+            "REREAD OK" in out, (out, p.stderr[-500:]))
     # the batch: that run's one error line, the others fine
-    okd = os.path.join(d, "okrun")
-    os.makedirs(okd, exist_ok=True)
-    ok_etdp, ok_dbg = overlapping(okd, "fine", events=2)
     manifest = os.path.join(d, "runs.csv")
     with open(manifest, "w") as f:
         f.write("etdump,debug_buffer\n")
