@@ -12,7 +12,9 @@ buffer's size, at least 64 MiB. Checked:
   value is a usage error (exit 2) before any file is read;
 - the numeric gap's reference debug buffer is capped too;
 - Python: Inspector raises etcompare.Error with the same message, and
-  max_inflate= lifts it; the batch reports the run as its error line;
+  max_inflate= lifts it; the same ranges read again (30 numeric gaps) are
+  counted once; the batch reports the run as its error line, and its
+  --max-inflate lifts the cap;
 - the budget stays far below the cap for every real file in
   tests/data/realexport (the numeric gap against itself) and the example.
 """
@@ -158,6 +160,17 @@ print("REREAD OK")
             bad.get("status") == "error" and "--max-inflate" in (bad.get("message") or ""),
             (bad, p.stderr[-300:]))
     C.check("batch: the other run is fine", good.get("status") == "ok", good)
+    p = subprocess.run([PY, "-m", "etcompare.batch", manifest, "--workers", "1",
+                        "--max-inflate", "none"], capture_output=True, text=True, timeout=300,
+                       env=S.py_env())
+    st = sorted(json.loads(ln).get("status") for ln in p.stdout.splitlines() if ln.strip())
+    C.check("batch --max-inflate none: both runs ok", st == ["ok", "ok"] and p.returncode == 0,
+            (st, p.returncode, p.stderr[-300:]))
+    p = subprocess.run([PY, "-m", "etcompare.batch", manifest, "--max-inflate", "0x"],
+                       capture_output=True, text=True, timeout=60, env=S.py_env())
+    C.check("batch --max-inflate 0x: a usage error (exit 2) before any run",
+            p.returncode == 2 and "--max-inflate" in p.stderr and not p.stdout,
+            (p.returncode, p.stderr[-300:]))
 
 
 def case_real(d):

@@ -62,6 +62,7 @@ import csv
 import json
 import math
 import os
+import re
 import sys
 import time
 import warnings
@@ -258,7 +259,7 @@ def analyze(spec, gate, groups=False):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             insp = Inspector(etdump_path=spec["etdump"], debug_buffer_path=spec.get("debug_buffer"),
-                             etrecord=spec.get("etrecord"))
+                             etrecord=spec.get("etrecord"), max_inflate=spec.get("max_inflate"))
             blocks = insp.event_blocks
             out["blocks"] = len(blocks)
             out["runs"] = sum(b.run_count for b in blocks)
@@ -269,7 +270,8 @@ def analyze(spec, gate, groups=False):
             if ref and not ref.endswith(OUTPUT_REFERENCE_SUFFIXES):
                 rinsp = Inspector(etdump_path=ref,
                                   debug_buffer_path=spec.get("reference_debug_buffer"),
-                                  etrecord=spec.get("etrecord"))
+                                  etrecord=spec.get("etrecord"),
+                                  max_inflate=spec.get("max_inflate"))
                 rows = _outputs_against_run(insp, rinsp, compare_results)
                 out["worst_output"] = _worst(rows)
                 failed += [f"output {r['output']} ({_numbers(r)})" for r in rows
@@ -494,6 +496,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def _inflate_spec_ok(v):
+    """A --max-inflate value as etcompare takes it (checked here, before any
+    worker starts, not once per run)."""
+    if v == "none":
+        return True
+    m = re.fullmatch(r"([0-9]+)([KMGTkmgt]?)", v)
+    if m:
+        return int(m.group(1)) > 0
+    if v[-1:] in ("x", "X") and v[:1] not in (" ", "+", "-"):
+        try:
+            f = float(v[:-1])
+        except ValueError:
+            return False
+        return f > 0 and math.isfinite(f)
+    return False
+
+
 def parse_args(argv):
     p = _Parser(prog="python3 -m etcompare.batch",
                 description="One JSON summary line per ETDump "
@@ -511,6 +530,9 @@ def parse_args(argv):
         # both spellings, as the CLI takes them
         p.add_argument("--" + name, "--" + name.replace("-", "_"), type=float,
                        help="accuracy gate threshold")
+    p.add_argument("--max-inflate", metavar="BYTES|FACTORx|none",
+                   help="cap on the tensor bytes read from each debug buffer, as etcompare's "
+                        "(default 16x its size, at least 64 MiB)")
     from .batch_groups import add_arguments
     add_arguments(p)
     a = p.parse_args(argv)
@@ -518,6 +540,9 @@ def parse_args(argv):
         p.error("--workers must be at least 1")
     if a.resume and a.output == "-":
         p.error("--resume needs -o FILE")
+    if a.max_inflate is not None and not _inflate_spec_ok(a.max_inflate):
+        p.error(f"--max-inflate {a.max_inflate}: give BYTES (K, M, G or T allowed), FACTORx "
+                "(times the debug buffer's size) or none")
     return a
 
 
@@ -530,6 +555,9 @@ def _run(a):
     gate = {k: getattr(a, k) for k in ("min_snr", "max_mse", "min_cosine", "max_abs")
             if getattr(a, k) is not None}
     specs = discover(a.inputs)
+    if a.max_inflate is not None:
+        for s in specs:
+            s["max_inflate"] = a.max_inflate
     if not specs:
         print("etcompare.batch: error: no ETDump (.etdp, .etdump) in "
               + ", ".join(a.inputs), file=sys.stderr)
