@@ -453,12 +453,27 @@ def test_etrecord(E, tmp):
           math.isclose(insp.find_total_for_module("L__self___body"), want, rel_tol=1e-12))
     g = insp.get_exported_program()
     rc, out, _e = cli("--etrecord", rec, "--graph")
-    check("get_exported_program: str() is the CLI's --graph", rc == 0 and str(g) == out,
-          str(g)[:300] + " // " + out[:300])
+    check("get_exported_program: describe() is the CLI's --graph", rc == 0 and
+          g.describe() == out, g.describe()[:300] + " // " + out[:300])
+    check("get_exported_program: str() is upstream's ExportedProgram printout",
+          str(g).startswith("ExportedProgram:\n    class GraphModule(torch.nn.Module):\n"
+                            "        def forward(self") and "\nGraph signature: " in str(g),
+          str(g)[:300])
+    old = E.ETRecord(os.path.join(DATA, "etrecord_2023.bin")).get_exported_program()
+    fx = [(n.name, n.op, str(n.target)) for n in old.graph_module.graph.nodes]
+    check("get_exported_program: the 2023 layout as torch.fx's nodes and ExportedProgram's "
+          "printout", fx == [("arg0_1", "placeholder", "arg0_1"),
+                             ("arg1_1", "placeholder", "arg1_1"),
+                             ("aten_mul_tensor", "call_function", "aten.mul.Tensor"),
+                             ("output", "output", "output")] and
+          str(old).split("\n")[2:5:2] == [
+              '        def forward(self, arg0_1: "f32[3, 2]", arg1_1: "f32[3, 2]"):',
+              '            aten_mul_tensor: "f32[3, 2]" = executorch_exir_dialects_edge__ops_aten_mul'
+              '_Tensor(arg0_1, arg1_1);  arg0_1 = arg1_1 = None'], (fx, str(old)[:400]))
     ops = [n for n in g.nodes if n.debug_handle is not None]
     check("get_exported_program: nodes with name, op, inputs, handle, stack trace, module",
           [n.debug_handle for n in ops] == list(range(1, NG.NOPS + 1)) and
-          ops[9].name == "op9" and ops[9].op == NG.op_name(9) and "op8" in ops[9].inputs and
+          ops[9].name == "op9" and ops[9].op == "call_function" and ops[9].target == NG.op_name(9) and "op8" in ops[9].inputs and
           ops[9].stack_trace.endswith("x = self.layer9(x)\n") and ops[9].module == "body.layer9",
           [repr(n) for n in ops[:2]])
     no_rec = E.Inspector(etdump_path=etdp, debug_buffer_path=dbg)

@@ -13,8 +13,9 @@ events, 0.7.0 numeric gap):
   float32 rounding level (SNR 128-152 dB) and differ by the rounding of the
   two float32 implementations (measured: SNR within 3.0 dB, MSE and L1
   within a factor 0.5 relative);
-- get_exported_program(): call_function nodes (name, target, debug
-  handle) against <m>_nodes.json;
+- get_exported_program(): the operator nodes (name, target, debug handle),
+  torch.fx's node list (placeholder, call_function, getitem, output) and
+  ExportedProgram's printout against <m>_nodes.json;
 - a custom NumericalComparatorBase gives the built-in MSE's numbers, sees
   upstream's mapping shape, and the built-ins are its instances;
 - where upstream 0.7.0 raises (cnn, tiny_transformer: tuple outputs), the
@@ -118,29 +119,168 @@ def check_gap(model, insp):
 
 
 def check_graph(model, insp):
-    """get_exported_program(): upstream's path to the nodes and their name,
-    target and meta["debug_handle"] against <m>_nodes.json (written from
-    upstream's ETRecord graph); the method name as the CLI's --graph; None
-    for an unknown name."""
-    want = json.load(open(os.path.join(D, model + "_nodes.json")))["nodes"]
-    getitems = [k for k, v in want.items() if v["op"] == "call_function" and "getitem_of" in v]
-    want = [(k, v["target"], v["debug_handle"]) for k, v in want.items()
+    """get_exported_program(): the library's op nodes (name, target,
+    meta["debug_handle"], meta["stack_trace"]); torch.fx's node list of the
+    deserialized program; ExportedProgram's printout; against <m>_nodes.json
+    (written by the fixture script from upstream's graph); the method name
+    as the CLI's --graph; None for an unknown name."""
+    nodes_json = json.load(open(os.path.join(D, model + "_nodes.json")))["nodes"]
+    want_all = nodes_json
+    getitems = [k for k, v in want_all.items() if v["op"] == "call_function" and "getitem_of" in v]
+    want = [(k, v["target"], v["debug_handle"]) for k, v in want_all.items()
             if v["op"] == "call_function" and "getitem_of" not in v]
     ep = insp.get_exported_program()
     outs = {o for n in ep.nodes for o in n.outputs}
     C.check(f"{model}: upstream's {len(getitems)} getitem nodes are the outputs of their "
-            "tuple node (node.outputs), not nodes", all(g in outs for g in getitems),
+            "tuple node (node.outputs)", all(g in outs for g in getitems),
             [g for g in getitems if g not in outs])
-    got = [(n.name, n.op, n.meta["debug_handle"]) for n in ep.graph_module.graph.nodes]
-    C.check(f"{model}: get_exported_program().graph_module.graph.nodes: upstream's "
-            f"{len(want)} call_function nodes but getitem (name, target, meta['debug_handle'])",
-            got == want, [x for x in zip(got, want) if x[0] != x[1]][:2])
+    got = [(n.name, n.target, n.meta["debug_handle"]) for n in ep.nodes]
+    C.check(f"{model}: get_exported_program().nodes: upstream's {len(want)} operator nodes "
+            "(name, str(target), meta['debug_handle']), op 'call_function'",
+            got == want and all(n.op == "call_function" for n in ep.nodes),
+            [x for x in zip(got, want) if x[0] != x[1]][:2])
     C.check(f"{model}: nodes carry meta['stack_trace']",
-            all(n.meta["stack_trace"] for n in ep.graph.nodes))
+            all(n.meta["stack_trace"] for n in ep.nodes))
+    check_fx_nodes(model, ep, want_all)
+    check_printout(model, ep, want_all)
     C.check(f"{model}: get_exported_program('forward') (the method name, as --graph)",
             [n.name for n in insp.get_exported_program("forward").nodes] == [w[0] for w in want])
     C.check(f"{model}: an unknown graph is None, as upstream",
             insp.get_exported_program("no_such_graph") is None)
+
+
+def check_fx_nodes(model, ep, want):
+    """ep.graph_module.graph.nodes as torch.fx has the deserialized program:
+    every node of <m>_nodes.json, in its order, with its op ("placeholder",
+    "call_function", "output") and str(target) ("aten.addmm.default",
+    "<built-in function getitem>", a placeholder's own name); getitems'
+    args (tuple node, index); plus, as torch's deserializer makes them, a
+    getitem for each tuple item no node uses (named <node>_unused_<i> by
+    the serializer), with their tuple node's metadata (debug handle)."""
+    fx = list(ep.graph_module.graph.nodes)
+    byname = {n.name: n for n in fx}
+    order = [n.name for n in fx if n.name in want]
+    C.check(f"{model}: fx nodes: every node of upstream's graph, in its order",
+            order == list(want), [k for k in want if k not in byname][:3])
+    bad = []
+    for k, v in want.items():
+        n = byname.get(k)
+        if n is None:
+            continue
+        tgt = v.get("target", k if v["op"] == "placeholder" else None)
+        if n.op != v["op"] or str(n.target) != tgt:
+            bad.append((k, n.op, str(n.target), v["op"], tgt))
+        if "getitem_of" in v and (n.args[0].name, n.args[1]) != tuple(v["getitem_of"]):
+            bad.append((k, n.args, v["getitem_of"]))
+        if v["op"] == "call_function" and "getitem_of" not in v and \
+                n.meta["debug_handle"] != v["debug_handle"]:
+            bad.append((k, n.meta["debug_handle"], v["debug_handle"]))
+        if "getitem_of" in v and n.meta["debug_handle"] != n.args[0].meta["debug_handle"]:
+            bad.append((k, "getitem handle", n.meta["debug_handle"]))
+    C.check(f"{model}: fx nodes: op, str(target), getitem args and debug handles as upstream",
+            not bad, bad[:3])
+    unused = []
+    for k, v in want.items():
+        for i, item in (v.get("tuple_items") or {}).items():
+            if v["op"] == "call_function" and item not in want:
+                unused.append(f"{k}_unused_{i}")
+    extra = [n.name for n in fx if n.name not in want]
+    C.check(f"{model}: fx nodes: the only others are the {len(unused)} getitems of unused "
+            "tuple items the deserializer makes", sorted(extra) == sorted(unused) and all(
+                byname[x].op == "call_function" and str(byname[x].target) ==
+                "<built-in function getitem>" for x in extra), (extra, unused))
+
+
+def _shape_of(want, name):
+    """<m>_nodes.json's shape of value `name` (a node or a tuple item)."""
+    v = want.get(name)
+    if v is not None and "shape" in v:
+        return v["shape"]
+    for k, w in want.items():
+        for i, item in (w.get("tuple_items") or {}).items():
+            if item == name or f"{k}_unused_{i}" == name:
+                return w["tuple_shapes"][int(i)]
+    return None
+
+
+def check_printout(model, ep, want):
+    """str(ep) in the structure of upstream's ExportedProgram.__str__
+    (torch.fx's verbose print_readable): the class and forward lines, the
+    placeholders as forward's parameters, one line per node in graph order
+    with the shape annotation upstream's meta["val"] gives (<m>_nodes.json's
+    shapes), Edge ops called through their global name, getitems as
+    parent[i], a stack-trace comment where the trace changes, the return
+    of the graph outputs, the graph signature and the range constraints."""
+    import re
+    text = str(ep)
+    lines = text.split("\n")
+    C.check(f"{model}: str(ep) starts as ExportedProgram's printout",
+            lines[0] == "ExportedProgram:" and
+            lines[1] == "    class GraphModule(torch.nn.Module):" and
+            lines[2].startswith("        def forward(self, ") and lines[2].endswith("):"),
+            lines[:3])
+    fx = list(ep.graph_module.graph.nodes)
+    ph = [n for n in fx if n.op == "placeholder"]
+    params = re.findall(r'(\w+): "(\w+)\[([^\]]*)\]"', lines[2])
+    C.check(f"{model}: forward's parameters are the placeholders with their shapes",
+            [p[0] for p in params] == [n.name for n in ph] and
+            all(_shape_of(want, p[0]) is None or
+                [int(x) for x in p[2].split(", ") if x] == _shape_of(want, p[0])
+                for p in params), (params[:3], [n.name for n in ph][:3]))
+    body_end = lines.index("Graph signature: ")
+    body = [ln[12:] for ln in lines[3:body_end] if ln.strip()]
+    calls = [n for n in fx if n.op == "call_function"]
+    code = [ln for ln in body if not ln.startswith("#")]
+    bad = []
+    for n, ln in zip(calls, code):
+        m = re.match(r'(\w+)(?:: "(\w+)\[([^\]]*)\]")? = (.*)$', ln)
+        if not m or m.group(1) != n.name:
+            bad.append((n.name, ln[:80]))
+            continue
+        shape = _shape_of(want, n.name)
+        tuple_node = n.name in want and "tuple_len" in want[n.name]
+        if tuple_node != (m.group(2) is None):
+            bad.append((n.name, "annotation", ln[:80]))
+        elif shape is not None and m.group(3) is not None and \
+                [int(x) for x in m.group(3).split(", ") if x] != shape:
+            bad.append((n.name, shape, m.group(3)))
+        if str(n.target) == "<built-in function getitem>":
+            if not m.group(4).startswith(f"{n.args[0].name}[{n.args[1]}]"):
+                bad.append((n.name, m.group(4)[:60]))
+        elif not m.group(4).startswith("executorch_exir_dialects_edge__ops_" +
+                                       str(n.target).replace(".", "_") + "("):
+            bad.append((n.name, m.group(4)[:60]))
+    C.check(f"{model}: one line per call_function node, in order, with upstream's shape "
+            "annotation and the call (Edge op's global name, getitem as parent[i])",
+            len(code) == len(calls) + 1 and not bad, (len(code), len(calls), bad[:3]))
+    comments, prev = [], None
+    for n in calls:
+        st = n.meta.get("stack_trace") or ""
+        fr = re.findall(r'File "(.+)", line (\d+), in (.+)\n\s*(.+)', st)
+        c = (f"# File: {fr[-1][0]}:{fr[-1][1]} in {fr[-1][2]}, code: {fr[-1][3].strip()}"
+             if fr else "# No stacktrace found for following nodes")
+        if c != prev:
+            comments.append(c)
+            prev = c
+    C.check(f"{model}: a stack-trace comment wherever the trace changes, as torch.fx",
+            [ln for ln in body if ln.startswith("#")] == comments,
+            ([ln for ln in body if ln.startswith("#")][:2], comments[:2]))
+    outputs = [n.name for n in fx[-1].args[0]]
+    C.check(f"{model}: the last line returns the graph outputs",
+            code[-1] == "return (" + ", ".join(outputs) + ("," if len(outputs) == 1 else "") +
+            ")", code[-1])
+    sig = lines[body_end + 1:]
+    kinds = {k: v.get("input_kind", "USER_INPUT") for k, v in want.items()
+             if v["op"] == "placeholder"}
+    ins = sig[1:sig.index("    ")]
+    C.check(f"{model}: the graph signature lists each input with its kind",
+            sig[0] == "    # inputs" and [ln.split(":")[0].strip() for ln in ins] == list(kinds)
+            and all(ln.split(": ")[1].split()[0] == kinds[ln.split(":")[0].strip()]
+                    for ln in ins), ins[:3])
+    C.check(f"{model}: the outputs (USER_OUTPUT) and the range constraints (static shapes)",
+            "    # outputs" in sig and
+            all(f"    {o}: USER_OUTPUT" in sig for o in outputs) and
+            lines[-2] == "Range constraints: {}" and lines[-1] == "", lines[-3:])
 
 
 def check_module(run, model, insp):
@@ -191,16 +331,55 @@ def check_torch(run, model):
             isinstance(got.aot_intermediate_output[0], torch.Tensor) and
             all(abs(a[0] - b[0]) <= 1e-12 * max(1e-300, abs(b[0])) or a[0] == b[0]
                 for a, b in zip(got.gap, want.gap)))
+    bt = [b for b in t.event_blocks if b.run_output]
+    bn = [b for b in n.event_blocks if b.run_output]
+    C.check(f"{run}: tensor_type='torch': run_output and reference_output are torch tensors "
+            "with the numpy values", bt and all(
+                isinstance(x, torch.Tensor) and np.array_equal(x.numpy(), y)
+                for p, q in zip(bt, bn) for x, y in zip(p.run_output + p.reference_output,
+                                                        q.run_output + q.reference_output)))
+    offs = []
+    for a, b in zip(ev_t, ev_n):
+        if isinstance(b, np.ndarray) and b.size:
+            offs.append((file_offset(buf, a.data_ptr()), file_offset(buf, b.ctypes.data)))
+    C.check(f"{run}: tensor_type='torch' is zero-copy: every debug tensor's data is the debug "
+            "buffer file's bytes (a private mapping) at the numpy view's file offset",
+            offs and all(o[0] is not None and o[0] == o[1] for o in offs), offs[:3])
+    with open(buf, "rb") as f:
+        digest = f.read()
+    gap_before = [r.gap for r in tb.calculate_numeric_gap("MSE").itertuples()]
+    for x in (x for b in tb.event_blocks for e in b.events for x in e.debug_data):
+        if isinstance(x, torch.Tensor) and x.numel():
+            x.mul_(-3).add_(7)  # every debug tensor of the Inspector the gap runs on
+    with open(buf, "rb") as f:
+        same_file = f.read() == digest
+    gap_after = [r.gap for r in tb.calculate_numeric_gap("MSE").itertuples()]
+    C.check(f"{run}: writes into torch tensors leave the file and the Inspector's own "
+            "results (its numeric gap) unchanged", same_file and gap_before == gap_after)
     if ev_t:
         a = next(x for x in ev_t if isinstance(x, torch.Tensor) and x.numel())
         before = a.clone()
-        a.add_(1)  # a private copy: the mapped file and later reads are unchanged
+        a.add_(1)  # copy-on-write: the mapped file and other Inspectors are unchanged
         again = E.Inspector(etdump_path=etdp, etrecord=rec, debug_buffer_path=buf,
                             tensor_type="torch")
         first = next(x for b in again.event_blocks for e in b.events for x in e.debug_data
                      if isinstance(x, torch.Tensor) and x.numel())
         C.check(f"{run}: writing a torch tensor changes only that tensor",
                 torch.equal(first, before))
+
+
+def file_offset(path, addr):
+    """The offset in file `path` of the byte at address `addr`, through the
+    process's private mappings of the file (/proc/self/maps), or None."""
+    real = os.path.realpath(path)
+    with open("/proc/self/maps") as f:
+        for ln in f:
+            parts = ln.split(maxsplit=5)
+            if len(parts) == 6 and parts[5].strip() == real and parts[1].endswith("p"):
+                lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                if lo <= addr < hi:
+                    return int(parts[2], 16) + addr - lo
+    return None
 
 
 def check_frame_options(run, insp):
@@ -231,9 +410,10 @@ class QualcommStyle(E.NumericalComparatorBase):
         for (aot_h, aot), (rt_h, rt) in mapping.items():
             if np.asarray(rt).dtype.kind in "iu" and np.asarray(aot).dtype.kind == "f":
                 q = [n for n in graph.graph_module.graph.nodes
-                     if n.meta["debug_handle"] in aot_h and n.op == self.QPT]
-                args = {name: value for name, _kind, value in q[-1].args}
-                scale, zp = float(args["scale"]), int(args["zero_point"])
+                     if n.meta.get("debug_handle") in aot_h and n.op == "call_function" and
+                     str(n.target) == self.QPT]
+                # upstream's node.args: (input, scale, zero_point, quant_min, quant_max, dtype)
+                scale, zp = float(q[-1].args[1]), int(q[-1].args[2])
                 rt = (np.asarray(rt, dtype=np.float64) - zp) * scale
             out[(aot_h, aot)] = (rt_h, rt)
         return out
@@ -256,7 +436,7 @@ def check_qualcomm(insp):
         n = nodes.get(name)
         if n is None or h is None:
             continue
-        if n.op == QualcommStyle.QPT:
+        if n.target == QualcommStyle.QPT:
             ref[str(h)] = z[dict((a[0], a[2]) for a in n.args)["input"]]
         elif name in z:
             ref[str(h)] = z[name]

@@ -454,7 +454,7 @@ def check_no_tuple_leaks(run, model, insp):
             [(n.name, n.outputs) for n in split] ==
             [("aten_split_with_sizes_copy_default", ["getitem_1", "getitem_2", "getitem_3"])],
             [(n.name, n.outputs) for n in split])
-    ln = [(n.name, n.outputs[0]) for n in g.nodes if n.op == "aten.native_layer_norm.default"]
+    ln = [(n.name, n.outputs[0]) for n in g.nodes if n.target == "aten.native_layer_norm.default"]
     C.check(f"{run}: the two layer norms are aten_native_layer_norm_default and ..._1 (FX's "
             f"numbering), returning getitem and getitem_4",
             ln == [("aten_native_layer_norm_default", "getitem"),
@@ -464,7 +464,7 @@ def check_no_tuple_leaks(run, model, insp):
             "  aten_split_with_sizes_copy_default (getitem_1, getitem_2, getitem_3) = "
             "aten.split_with_sizes_copy.default(self=aten_view_copy_default_1," in p.stdout,
             p.stdout[:500])
-    C.check(f"{run}: Python Graph str() is the CLI's --graph", str(g) == p.stdout)
+    C.check(f"{run}: Python Graph describe() is the CLI's --graph", g.describe() == p.stdout)
 
 
 def main():

@@ -1,5 +1,7 @@
-"""get_exported_program(): the ETRecord's Edge program as a printable graph
-of nodes (name, op, inputs, debug handle, stack trace, module)."""
+"""get_exported_program(): the ETRecord's Edge program as upstream's
+ExportedProgram shows it: nodes with torch.fx's op kinds and targets,
+meta["debug_handle"] and meta["stack_trace"], and ExportedProgram's printout
+(_fx.py); the library's op nodes with their arguments and modules."""
 import ctypes
 
 from . import _lib
@@ -11,8 +13,11 @@ class Node:
 
     def __init__(self, n):
         self.name = _lib.cstr(n.name)
-        self.op = _lib.cstr(n.op)
-        self.target = _lib.cstr(n.target)
+        # torch.fx's kind of node; str(node.target) of upstream's Edge op
+        # ("aten.addmm.default"); the serialized target in full
+        self.op = "call_function"
+        self.target = _lib.cstr(n.op)
+        self.qualified_target = _lib.cstr(n.target)
         self.inputs = _lib.cstr(n.inputs)
         # the names of its outputs: its own for one tensor, "getitem", ... for
         # the items of a tuple or list (the names its users' inputs give)
@@ -43,16 +48,55 @@ class Node:
         return list(self.module_hierarchy.values())[-1][0] if self.module_hierarchy else ""
 
     def __repr__(self):
-        return (f"Node(name={self.name!r}, op={self.op!r}, inputs={self.inputs!r}, "
+        return (f"Node(name={self.name!r}, target={self.target!r}, inputs={self.inputs!r}, "
                 f"debug_handle={self.debug_handle!r})")
 
 
+class _FxGraph:
+    """upstream's ep.graph_module / ep.graph: .graph, .nodes in torch.fx's
+    order and kinds (placeholders, call_function ops and getitems, output),
+    print_readable() and str() as torch prints them."""
+
+    def __init__(self, prog):
+        self._prog = prog
+        self.nodes = prog.nodes
+
+    @property
+    def graph(self):
+        return self
+
+    def __iter__(self):
+        return iter(self.nodes)
+
+    def __len__(self):
+        return len(self.nodes)
+
+    def find_nodes(self, *, op, target=None):
+        return [n for n in self.nodes if n.op == op and (target is None or
+                                                         str(n.target) == str(target))]
+
+    def print_readable(self, print_output=True):
+        text = self._prog.print_readable()
+        if print_output:
+            print(text)
+        return text
+
+    def __str__(self):
+        return self._prog.print_readable()
+
+
 class Graph:
-    """The nodes of one program of the ETRecord, in graph order. str() gives
-    one line per node, as `etcompare --show-graph` prints it."""
+    """One program of the ETRecord, as upstream's ExportedProgram: str()
+    prints ExportedProgram's printout, graph_module.graph.nodes are
+    torch.fx's nodes. `nodes` are the program's operator nodes in graph
+    order (getitems are their tuple node's `outputs`), with the library's
+    reading of their arguments and modules; describe() is the CLI's
+    `--graph` printout."""
 
     def __init__(self, handles, graph=None, method=None):
         self._h = handles
+        self._fx = None
+        self._graph_name = graph
         rec = handles.etrecord
         err = _lib.new_error()
         if graph is None:
@@ -74,15 +118,39 @@ class Graph:
             self.nodes = [Node(_lib.at(ptr.value, i, _lib.GraphNode, "graph_node"))
                           for i in range(count.value)]
 
+    def _program(self):
+        """The torch.fx view, read from the ETRecord's serialized program on
+        first use; None when it cannot be read (then the op nodes stand in)."""
+        if self._fx is None:
+            from . import _fx
+            doc = _fx.load_program(getattr(self._h, "etrecord_path", None), self._graph_name,
+                                   None if self._graph_name else self.name)
+            try:
+                self._fx = _fx.FxProgram(doc, self.nodes) if doc is not None else False
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+                self._fx = False  # a layout this reading does not know: the op nodes only
+        return self._fx or None
+
     # upstream's ExportedProgram path to the nodes:
     # ep.graph_module.graph.nodes and ep.graph.nodes
     @property
-    def graph(self):
-        return self
+    def graph_module(self):
+        prog = self._program()
+        return _FxGraph(prog) if prog is not None else self
 
     @property
-    def graph_module(self):
-        return self
+    def graph(self):
+        return self.graph_module.graph
+
+    @property
+    def graph_signature(self):
+        prog = self._program()
+        return prog.signature_str() if prog is not None else None
+
+    @property
+    def range_constraints(self):
+        prog = self._program()
+        return dict(prog.range_constraints) if prog is not None else {}
 
     def __iter__(self):
         return iter(self.nodes)
@@ -94,17 +162,26 @@ class Graph:
         """The nodes carrying debug handle `handle`."""
         return [n for n in self.nodes if n.debug_handle == handle]
 
-    def __str__(self):
+    def describe(self):
+        """The CLI's `--graph` printout: one line per node."""
         err = _lib.new_error()
         return _lib.capture(lambda f: _lib.check(lib.report_graph(f, self._h.etrecord, self._arg,
                                                                   ctypes.byref(err)), err))
 
+    def __str__(self):
+        prog = self._program()
+        return str(prog) if prog is not None else self.describe()
+
     def __repr__(self):
         return f"<etcompare.Graph {self.name}: {len(self.nodes)} nodes>"
 
-    def print_readable(self, file=None):
-        import sys
-        (file or sys.stdout).write(str(self))
+    def print_readable(self, print_output=True):
+        """The GraphModule's code as torch.fx prints it."""
+        prog = self._program()
+        text = prog.print_readable() if prog is not None else self.describe()
+        if print_output:
+            print(text)
+        return text
 
 
 class ETRecord:
@@ -124,6 +201,7 @@ class ETRecord:
 
         self._path = os.fspath(path)
         self._h = _Rec()
+        self._h.etrecord_path = self._path
         err = _lib.new_error()
         p = ctypes.c_void_p()
         _lib.check(lib.etrecord_open(ctypes.byref(p), _lib.path_arg(path), ctypes.byref(err)),

@@ -49,6 +49,7 @@ class _Handles:
 
     def __init__(self):
         self.etdump = self.buf = self.etrecord = self.insp = None
+        self.etrecord_path = None  # read again for get_exported_program()'s torch.fx view
         self.table_insp = None  # the CLI-scaled twin of insp, for tables with a converter
         self.data = None  # bytes given as etdump_data (the dump points into them)
         self.tensor_type = "numpy"
@@ -172,12 +173,13 @@ class Event:
     @property
     def debug_data(self):
         """Intermediate outputs of the block's first run: numpy arrays
-        (zero-copy views into the debug buffer) and Python scalars."""
+        (zero-copy views into the debug buffer), or torch tensors with
+        tensor_type="torch", and Python scalars."""
         if self._debug_data is None:
             self._debug_data = _tensor.values(self._debug_ptr, 0, self._debug_count, self._h.buf,
                                               self._h) if self._debug_count else []
             if self._h.tensor_type == "torch":
-                self._debug_data = _tensor.as_type_all(self._debug_data, "torch")
+                self._debug_data = _tensor.as_type_all(self._debug_data, "torch", self._h)
         self._h.check()  # a truncated debug buffer: an Error, not zeros taken for data
         return self._debug_data
 
@@ -279,7 +281,8 @@ class EventBlock:
         if not 0 <= run < b.run_count:
             raise IndexError(f"block {self.name} has {b.run_count} runs")
         start, end = b.output_start[run], b.output_start[run + 1]
-        out = _tensor.values(b.outputs, start, end, self._h.buf, self._h)
+        out = _tensor.as_type_all(_tensor.values(b.outputs, start, end, self._h.buf, self._h),
+                                  self._h.tensor_type, self._h)
         self._h.check()
         return out
 
@@ -401,6 +404,7 @@ class Inspector:
                 _hinted(rc, err, etrecord, "ETRecord",
                         {"ETDump": "etdump_path", "BundledProgram": "bundled_program"})
             h.etrecord = p.value
+            h.etrecord_path = os.fspath(etrecord)
         # The library scales delegated events by target/source by default, as
         # upstream's default converter. A user's converter replaces that
         # scaling: the library then keeps them in the ETDump's ticks (their
@@ -480,8 +484,8 @@ class Inspector:
         if lib.etrecord_reference(h.etrecord, method, index, ptrs, count.value,
                                   ctypes.byref(count), ctypes.byref(err)) < 0:
             return None
-        return [_tensor.pytensor_array(_lib.PyTensor.from_address(ptrs[k]), h)
-                for k in range(count.value)]
+        return _tensor.as_type_all([_tensor.pytensor_array(_lib.PyTensor.from_address(ptrs[k]), h)
+                                    for k in range(count.value)], h.tensor_type, h)
 
     @property
     def warnings(self):

@@ -179,9 +179,9 @@ def numeric_gap(insp, distance, reference, block, thresholds, reference_graph=No
         t = lib.numgap_row_tensor(g.ng, i)
         r = lib.numgap_row_reference_tensor(g.ng, i)
         arrays.append((_tensor.as_type(_tensor.tensor_array(t.contents, g) if t else None,
-                                       insp._tensor_type),
+                                       insp._tensor_type, g),
                        _tensor.as_type(_tensor.tensor_array(r.contents, g) if r else None,
-                                       insp._tensor_type)))
+                                       insp._tensor_type, g)))
     rows = _upstream_rows(doc, arrays)
     if comparator is not None:
         return _custom(comparator, rows, insp._tensor_type)

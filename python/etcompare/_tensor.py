@@ -1,6 +1,8 @@
 """Tensors as numpy arrays: zero-copy, read-only views into the mapped
 debug buffer (or .npz, or torch.save archive), whose `base` chain keeps the
-library objects that own the mapping alive; scalars as Python values.
+library objects that own the mapping alive; scalars as Python values. With
+tensor_type="torch": torch tensors over a copy-on-write mapping of the same
+file (as_type).
 
 numpy is imported on first use, so that `import etcompare` and the tables
 stay fast.
@@ -131,23 +133,141 @@ def hashable(a, tensor_type="numpy"):
     return a.view(_hashable_cls())
 
 
-def as_type(a, tensor_type):
+def as_type(a, tensor_type, owner=None):
     """An array as the caller asked for it: the numpy view itself, or a
-    torch tensor. torch has no read-only tensors and the debug buffer is
-    mapped read-only, so a torch tensor owns a copy of the values (writes
-    change the copy, never the file or what the Inspector computes on)."""
+    torch tensor sharing its memory (torch.from_numpy, zero-copy).
+
+    torch has no read-only tensors, and a write into the library's
+    read-only mapping would kill the process. So a torch tensor views the
+    same file bytes through a second, copy-on-write mapping of the file
+    (see _CowFiles): reading shares the page cache with the library's
+    mapping, a write copies the page it touches into private memory. The
+    file, the library's mapping (what the Inspector and the numeric gap
+    compute on) and other Inspectors never see the write. Memory that is
+    not a file's (a member
+    inflated from a compressed archive, the reference run's outputs, the
+    float32 conversion of bfloat16 or float8) is copied once."""
     if a is None or tensor_type == "numpy":
         return a
     import torch
-    return torch.from_numpy(_np().array(a))
+    return torch.from_numpy(_writable(a, owner))
 
 
-def as_type_all(values, tensor_type):
-    """as_type over debug data: arrays and lists of arrays; scalars kept."""
+class _CowFiles:
+    """The copy-on-write mappings of the files an owner's arrays view, one
+    per file, and the process's file mappings (/proc/self/maps) they are
+    located with. Kept on the owner of the library objects, so that all
+    tensors of one Inspector share one mapping per file."""
+
+    def __init__(self):
+        self.regions = []  # (start, end, file offset, major, minor, inode, path), sorted
+        self.maps = {}     # (major, minor, inode) -> mmap.mmap (ACCESS_COPY)
+
+    def _read_regions(self):
+        out = []
+        try:
+            with open("/proc/self/maps") as f:
+                for ln in f:
+                    parts = ln.split(maxsplit=5)
+                    if len(parts) < 5:
+                        continue
+                    lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                    path = parts[5].rstrip("\n") if len(parts) == 6 else ""
+                    if parts[4] == "0" or not path.startswith("/") or \
+                            path.endswith(" (deleted)"):
+                        # memory that is no file's (heap, anonymous): known,
+                        # so that a lookup there does not read the maps again
+                        out.append((lo, hi, 0, 0, 0, 0, ""))
+                        continue
+                    major, minor = (int(x, 16) for x in parts[3].split(":"))
+                    out.append((lo, hi, int(parts[2], 16), major, minor, int(parts[4]), path))
+        except OSError:
+            pass
+        out.sort()
+        self.regions = out
+
+    def _find(self, lo, hi):
+        import bisect
+        for attempt in range(2):
+            k = bisect.bisect_right(self.regions, (lo, float("inf"))) - 1
+            if k >= 0 and self.regions[k][0] <= lo and hi <= self.regions[k][1]:
+                return self.regions[k]
+            if attempt == 0:
+                self._read_regions()  # a mapping opened since the last look
+        return None
+
+    def locate(self, lo, hi):
+        """The copy-on-write mapping of the file the library maps at
+        [lo, hi) and the file offset of lo, or None when that memory is not
+        a file's (or the file cannot be opened again as the same file)."""
+        import mmap
+        import os
+        reg = self._find(lo, hi)
+        if reg is None or not reg[5]:
+            return None
+        start, _end, off, major, minor, inode, path = reg
+        key = (major, minor, inode)
+        mm = self.maps.get(key)
+        if mm is None:
+            try:
+                with open(path, "rb") as f:
+                    st = os.fstat(f.fileno())
+                    # the path may name another file now (replaced since the
+                    # library mapped it): only the same inode will do
+                    if (st.st_ino, os.major(st.st_dev), os.minor(st.st_dev)) != (inode, major,
+                                                                                  minor):
+                        return None
+                    mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+            except (OSError, ValueError):
+                return None
+            self.maps[key] = mm
+        file_off = off + (lo - start)
+        if file_off + (hi - lo) > len(mm):
+            return None
+        return mm, file_off
+
+
+def _writable(a, owner):
+    """`a` as a writable numpy array for torch.from_numpy: `a` itself when
+    it owns its memory, else the same bytes of the file through the owner's
+    copy-on-write mapping (same shape and strides), else a copy."""
+    np = _np()
+    if a.flags.writeable:
+        return a
+    if a.size == 0:
+        return np.zeros(a.shape, dtype=a.dtype)
+    cow = getattr(owner, "_cow_files", None) if owner is not None else None
+    if cow is None and owner is not None:
+        cow = _CowFiles()
+        try:
+            owner._cow_files = cow
+        except AttributeError:
+            pass
+    lo, hi = np.byte_bounds(a)
+    found = cow.locate(lo, hi) if cow is not None else None
+    if found is None:
+        return np.array(a)
+    mm, file_off = found
+    # the maps are read once per owner: make sure the mapping found is still
+    # the one the library's view is in (same bytes at both ends), else copy
+    n = min(16, hi - lo)
+    if ctypes.string_at(lo, n) != mm[file_off:file_off + n] or \
+            ctypes.string_at(hi - n, n) != mm[file_off + (hi - lo) - n:file_off + (hi - lo)]:
+        return np.array(a)
+    addr = a.__array_interface__["data"][0]
+    return np.ndarray(a.shape, dtype=a.dtype, buffer=mm, offset=file_off + (addr - lo),
+                      strides=a.strides)
+
+
+def as_type_all(values, tensor_type, owner=None):
+    """as_type over debug data or outputs: arrays and lists of arrays;
+    scalars kept."""
+    if tensor_type == "numpy":
+        return values
     out = []
     for v in values:
         if isinstance(v, list):
-            out.append([as_type(x, tensor_type) if hasattr(x, "dtype") else x for x in v])
+            out.append([as_type(x, tensor_type, owner) if hasattr(x, "dtype") else x for x in v])
         else:
-            out.append(as_type(v, tensor_type) if hasattr(v, "dtype") else v)
+            out.append(as_type(v, tensor_type, owner) if hasattr(v, "dtype") else v)
     return out
