@@ -9,6 +9,8 @@ Checked, each in a fresh interpreter:
    (Event.debug_data, print_data_tabular, calculate_numeric_gap) raises
    etcompare.Error "FILE: changed while being read"; an Inspector on
    another file is not affected; a file opened again afresh is fine;
+   the same with tensor_type="torch" (the package's copy-on-write view of
+   the file is watched by the library's handler too);
 2. the library reading a 192 MiB tensor (the numeric gap against an intact
    copy) while a helper truncates it 20 ms to 0.4 s in: never a dead
    interpreter, and each call either finishes before the truncation with
@@ -143,6 +145,41 @@ except etcompare.Error as e:
             out.split("REOPEN")[-1] and "past the end" in out.split("REOPEN")[-1], out)
 
 
+def case_torch(d):
+    """tensor_type="torch": the tensor views the file through the package's
+    own copy-on-write mapping, which the library's handler watches too."""
+    etdp, dbg = big_dump(d, "torchview", 16 * MIB)
+    code = f"""
+import subprocess, sys
+try:
+    import torch
+except ImportError:
+    print("NO TORCH"); sys.exit(0)
+import etcompare
+i = etcompare.Inspector(etdump_path={etdp!r}, debug_buffer_path={dbg!r}, tensor_type="torch")
+ev = i.event_blocks[0].events[0]
+t = ev.debug_data[0]
+print("BEFORE", t[-3:].tolist(), type(t).__name__)
+{HELPER.format(path=dbg)}
+print("AFTER", t[-3:].tolist(), float(t[-5000:].sum()))
+try:
+    ev.debug_data
+    print("NO ERROR")
+except etcompare.Error as e:
+    print("ERROR |", e)
+"""
+    rc, out, err = python(code)
+    if "NO TORCH" in out:
+        C.check("torch: not installed here, nothing to view (the numpy cases cover the rest)",
+                rc == 0, err[-300:])
+        return
+    C.check("torch: the interpreter lives", rc == 0, (rc, out, err[-800:]))
+    C.check("torch: the file's values before", "BEFORE [8.0, 9.0, 10.0] Tensor" in out, out)
+    C.check("torch: zeros after the truncation", "AFTER [0.0, 0.0, 0.0] 0.0" in out, out)
+    C.check("torch: then debug_data raises etcompare.Error naming the file",
+            "ERROR |" in out and dbg in out and "changed while being read" in out, out)
+
+
 def case_library_mid_read(d):
     size = 192 * MIB
     etdp, dbg = big_dump(d, "mid", size)
@@ -232,4 +269,4 @@ sys.exit(B.main([{manifest!r}, "--workers", "2"]))
 
 
 if __name__ == "__main__":
-    C.run_cases("sigbus_python", case_view, case_library_mid_read, case_batch)
+    C.run_cases("sigbus_python", case_view, case_torch, case_library_mid_read, case_batch)

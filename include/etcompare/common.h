@@ -83,6 +83,19 @@ ETC_API int etc_guard_install_process_handler(etc_error *err);
  */
 ETC_API int etc_guard_check_file(const char *path, etc_error *err);
 
+/**
+ * A host's own mapping of a file the library maps (the Python package's
+ * copy-on-write view for torch tensors): watched by the process handler as
+ * the library's are, under the path of the library's mapping that holds
+ * `library_addr`, so a truncation seen through it marks that file too.
+ * ETC_ERR_USAGE when `library_addr` is in no library mapping; 0 when the
+ * process handler is not installed. etc_guard_unwatch_copy before the
+ * host unmaps it.
+ */
+ETC_API int etc_guard_watch_copy(const void *data, size_t size, const void *library_addr,
+                                 etc_error *err);
+ETC_API void etc_guard_unwatch_copy(const void *data);
+
 /** A short constant name for `status` ("format error", ...). */
 ETC_API const char *etc_status_str(int status);
 

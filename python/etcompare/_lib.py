@@ -219,6 +219,8 @@ FUNCTIONS = [
     ("etc_debug_buffer_set_max_inflate", c_int, [_P, c_char_p, _E]),
     ("etc_guard_install_process_handler", c_int, [_E]),
     ("etc_guard_check_file", c_int, [c_char_p, _E]),
+    ("etc_guard_watch_copy", c_int, [c_void_p, c_size_t, c_void_p, _E]),
+    ("etc_guard_unwatch_copy", None, [c_void_p]),
     ("etc_etrecord_open", c_int, [_PP, c_char_p, _E]),
     ("etc_etrecord_free", None, [_P]),
     ("etc_etrecord_method_index", c_int, [_P, c_char_p]),

@@ -215,6 +215,31 @@ static void unregister(const void *data)
 	pthread_mutex_unlock(&registry_lock);
 }
 
+int etc_guard_watch_copy(const void *data, size_t size, const void *library_addr, etc_error *err)
+{
+	if (!process_on || !data || !size)
+		return 0;
+	char path[GUARD_PATH] = "";
+	uintptr_t a = (uintptr_t)library_addr;
+	pthread_mutex_lock(&registry_lock);
+	for (size_t k = 0; k < PROCESS_MAPS; k++)
+		if (registry[k].lo != 0 && a >= registry[k].lo && a < registry[k].hi &&
+		    registry[k].path) {
+			snprintf(path, sizeof path, "%s", registry[k].path);
+			break;
+		}
+	pthread_mutex_unlock(&registry_lock);
+	if (!path[0])
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "etc_guard_watch_copy: the address is in no file the library maps");
+	return etc_guard_register_(data, size, path, err);
+}
+
+void etc_guard_unwatch_copy(const void *data)
+{
+	unregister(data);
+}
+
 int etc_guard_check_file(const char *path, etc_error *err)
 {
 	if (!path || !process_on || changes == 0)
