@@ -1,20 +1,48 @@
 #!/bin/sh
 # bench/plot_speed.sh - `--plot` on the bundled example against the analysis
-# alone, side by side: median wall time of N runs each (issue 25's target:
-# the plots within 3x the analysis plus 150 ms).
-# Usage: bench/plot_speed.sh [ETCOMPARE] [N]
+# alone, side by side (issue 25's target: the plots within 3x the analysis
+# plus 150 ms). The three commands run in turn, N times each, interleaved so
+# that the machine's load falls on all of them alike:
+#   A  the example's analysis alone: its files (examples/, the same bytes the
+#      binary embeds) with the options --example sets, no plot
+#   P  the same with --plot DIR
+#   E  `etcompare --example --no-table --plot DIR` (the example as users run it)
+# Printed: the median wall time (and CPU time, children included) of each,
+# the target 3 x A + 0.15 s, the load average before and after.
+# Usage: bench/plot_speed.sh [ETCOMPARE] [N]   (run from the source tree)
 set -eu
 etc=${1:-build/etcompare}
-n=${2:-5}
+n=${2:-7}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+ex=examples
+args="--etdump $ex/example.etdp --debug_buffer $ex/example_debug.bin --etrecord $ex/example.etrecord --min-snr 30 --no-table"
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-t() { /usr/bin/time -f %e "$@" >/dev/null 2>>"$dir/t" || true; }
-: >"$dir/a"; : >"$dir/p"
+# one run: wall and user+sys seconds (children included) appended to $dir/$1
+t() {
+	tag=$1
+	shift
+	/usr/bin/time -f "%e %U %S" -o "$dir/t" "$@" >/dev/null 2>&1 || true
+	tail -1 "$dir/t" >>"$dir/$tag"
+}
+: >"$dir/A"; : >"$dir/P"; : >"$dir/E"
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+# shellcheck disable=SC2086
 for i in $(seq "$n"); do
-	: >"$dir/t"; t "$etc" --example --no-table; tail -1 "$dir/t" >>"$dir/a"
-	: >"$dir/t"; t "$etc" --example --no-table --plot "$dir/plots"; tail -1 "$dir/t" >>"$dir/p"
+	t A "$etc" $args
+	t P "$etc" $args --plot "$dir/plots"
+	t E "$etc" --example --no-table --plot "$dir/plots-example"
 done
-a=$(median <"$dir/a"); p=$(median <"$dir/p")
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+wall() { awk '{print $1}' "$dir/$1" | median; }
+cpu() { awk '{print $2 + $3}' "$dir/$1" | median; }
 pngs=$(ls "$dir/plots"/*.png | wc -l)
-echo "analysis alone: ${a} s; with --plot: ${p} s (${pngs} PNGs); target 3 x ${a} + 0.15 = $(awk "BEGIN{print 3*$a+0.15}") s"
+a=$(wall A)
+echo "etcompare: $etc; $n runs each, interleaved; $(nproc) cores; load average $load0 before, $load1 after"
+echo "A analysis alone:            wall ${a} s (median), cpu $(cpu A) s"
+echo "P the same with --plot DIR:  wall $(wall P) s, cpu $(cpu P) s ($pngs PNGs)"
+echo "E --example --plot DIR:      wall $(wall E) s, cpu $(cpu E) s"
+echo "target 3 x A + 0.15 s = $(awk "BEGIN{print 3*$a+0.15}") s"
+echo "walls A: $(awk '{printf "%s ", $1}' "$dir/A")"
+echo "walls P: $(awk '{printf "%s ", $1}' "$dir/P")"
+echo "walls E: $(awk '{printf "%s ", $1}' "$dir/E")"

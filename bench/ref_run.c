@@ -23,16 +23,28 @@
  *       run_all_cpu_ms (the process's CPU time of each run, all threads)
  *   rss_base_kb       VmRSS before opening the record (program + libraries)
  *   rss_after_open_kb, rss_after_load_kb   VmRSS after opening the record and
- *       after loading the graph; anon_after_load_kb, file_after_load_kb,
+ *       after loading the graph; anon_base_kb, file_base_kb,
+ *       anon_after_open_kb, file_after_open_kb, anon_after_load_kb, file_after_load_kb,
  *       anon_end_kb, file_end_kb: its RssAnon (heap) and RssFile (mapped
  *       files: the program, its libraries and the ETRecord) parts
  *   hwm_kb            VmHWM (peak RSS) at the end
+ *   idle_cpu_ms       the process's CPU time (all threads) during a 200 ms
+ *       sleep right after the timed runs: OpenBLAS threads busy-waiting
+ *       after the last GEMM would show here
+ *   warm_base_kb, warm_hwm_kb   a second cycle (open, load, one run, free)
+ *       after the first was freed and the free heap given back
+ *       (malloc_trim): VmRSS before it and its peak (VmHWM reset through
+ *       /proc/self/clear_refs). Code pages, OpenBLAS's threads and buffers
+ *       and the C library's state are then in place: warm_hwm_kb -
+ *       warm_base_kb is the memory the executor holds for the model.
+ *       warm_hwm_kb=-1 when the peak cannot be reset.
  * Exits 1 when the record cannot be loaded or run, naming the step.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "etcompare/reference.h"
 #include "etcompare/npz.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +158,53 @@ static int fail(const char *step, const etc_error *err)
 	return 1;
 }
 
+/* Resets VmHWM to the current RSS (Linux 4.0+); false when refused. */
+static bool reset_peak(void)
+{
+	FILE *f = fopen("/proc/self/clear_refs", "w");
+	if (!f)
+		return false;
+	bool ok = fputs("5", f) >= 0;
+	return fclose(f) == 0 && ok;
+}
+
+/* One more open, load and run of the same record, measured from a reset peak. */
+static int warm_cycle(const char *path, const etc_refgraph_options *opt, const char *npz_path,
+                      long *base, long *hwm)
+{
+	etc_error err;
+	etc_error_clear(&err);
+	malloc_trim(0);
+	*base = proc_status_kb("VmRSS");
+	*hwm = -1;
+	bool reset = reset_peak();
+	etc_etrecord *rec = NULL;
+	etc_refgraph *g = NULL;
+	etc_refinputs *in = NULL;
+	etc_npz *npz = NULL;
+	if (etc_etrecord_open(&rec, path, &err) < 0)
+		return fail("open (warm)", &err);
+	if (etc_refgraph_load(&g, rec, opt, &err) < 0)
+		return fail("load (warm)", &err);
+	if (npz_path) {
+		if (etc_npz_open(&npz, npz_path, &err) < 0 ||
+		    etc_refinputs_from_npz(&in, g, npz, &err) < 0)
+			return fail("inputs (warm)", &err);
+	} else if (etc_refinputs_from_record(&in, g, rec, "example_inputs", 0, &err) < 0) {
+		return fail("example inputs (warm)", &err);
+	}
+	if (etc_refgraph_run(g, etc_refinputs_tensors(in), etc_refinputs_count(in), noop, NULL,
+	                     &err) < 0)
+		return fail("run (warm)", &err);
+	if (reset)
+		*hwm = proc_status_kb("VmHWM");
+	etc_refinputs_free(in);
+	etc_npz_free(npz);
+	etc_refgraph_free(g);
+	etc_etrecord_free(rec);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = NULL, *npz_path = NULL;
@@ -173,6 +232,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	long rss_base = proc_status_kb("VmRSS");
+	long anon_base = proc_status_kb("RssAnon"), file_base = proc_status_kb("RssFile");
 	etc_error err;
 	etc_error_clear(&err);
 	etc_etrecord *rec = NULL;
@@ -181,6 +241,7 @@ int main(int argc, char **argv)
 		return fail("open", &err);
 	double t1 = now_ms();
 	long rss_opened = proc_status_kb("VmRSS");
+	long anon_opened = proc_status_kb("RssAnon"), file_opened = proc_status_kb("RssFile");
 	etc_refgraph *g = NULL;
 	double c1 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
 	if (etc_refgraph_load(&g, rec, &opt, &err) < 0)
@@ -230,6 +291,12 @@ int main(int argc, char **argv)
 		ms[r] = now_ms() - a;
 		cpu[r] = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - c;
 	}
+	/* a spinning thread pool shows as CPU time while the process sleeps */
+	double idle0 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
+	struct timespec pause = {0, 200 * 1000 * 1000};
+	nanosleep(&pause, NULL);
+	double idle_cpu = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - idle0;
+	printf("idle_cpu_ms=%.3f\n", idle_cpu);
 	printf("run_all_ms=");
 	for (int r = 0; r < repeat; r++)
 		printf("%s%.4f", r ? "," : "", ms[r]);
@@ -252,6 +319,8 @@ int main(int argc, char **argv)
 	       ms[repeat - 1], repeat);
 	printf("rss_base_kb=%ld\nrss_after_open_kb=%ld\nrss_after_load_kb=%ld\n", rss_base,
 	       rss_opened, rss_loaded);
+	printf("anon_base_kb=%ld\nfile_base_kb=%ld\n", anon_base, file_base);
+	printf("anon_after_open_kb=%ld\nfile_after_open_kb=%ld\n", anon_opened, file_opened);
 	printf("anon_after_load_kb=%ld\nfile_after_load_kb=%ld\n", anon_loaded, file_loaded);
 	printf("anon_end_kb=%ld\nfile_end_kb=%ld\nhwm_kb=%ld\n", proc_status_kb("RssAnon"),
 	       proc_status_kb("RssFile"), proc_status_kb("VmHWM"));
@@ -261,5 +330,9 @@ int main(int argc, char **argv)
 	etc_npz_free(npz);
 	etc_refgraph_free(g);
 	etc_etrecord_free(rec);
+	long warm_base = -1, warm_hwm = -1;
+	if (warm_cycle(path, &opt, npz_path, &warm_base, &warm_hwm) != 0)
+		return 1;
+	printf("warm_base_kb=%ld\nwarm_hwm_kb=%ld\n", warm_base, warm_hwm);
 	return 0;
 }

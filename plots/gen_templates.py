@@ -10,7 +10,8 @@ import shutil
 import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KINDS = ["bars", "histogram", "lines", "hbars", "boxes", "timeline", "heatmap", "scatter"]
+KINDS = ["bars", "histogram", "lines", "hbars", "boxes", "timeline", "heatmap", "scatter",
+         "numgap_chart"]
 
 
 def c_line(line):

@@ -366,7 +366,7 @@ def _():
         expect_exit(p, 0)
         eq(p.stdout.splitlines(), REAL_GRAPH, f"{argv} stdout")
     p = run(["--etrecord", REAL, "--graph", "backward"])
-    expect_exit(p, 2, "backward")
+    expect_exit(p, 3, "backward")
 
 
 @case("real 2023 record: empty maps with tutorial.etdp")
@@ -565,7 +565,7 @@ def _():
         "[block.relu]",
     ], "--graph (forward)")
     p = run(["--etrecord", rec, "--graph", "encode"])
-    expect_exit(p, 2, '"encode"', "forward, decode")
+    expect_exit(p, 3, '"encode"', "forward, decode")
 
 
 @case("legacy layout with flat maps")
@@ -941,7 +941,7 @@ def _():
     ok(p.stdout.startswith('Graph "aten_dialect_output/forward" (1 nodes)') and
        "n1 = aten.relu.default(x=arg0)  debug_handle=1" in p.stdout, p.stdout)
     p = run(["--etrecord", rec, "--graph", "nope"])
-    expect_exit(p, 2, "forward", "aten_dialect_output/forward")
+    expect_exit(p, 3, "forward", "aten_dialect_output/forward")
 
 
 @case("review fixes: flat maps follow the only program; --method selects --graph")

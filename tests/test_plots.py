@@ -11,7 +11,8 @@ are identical):
     (253, 231, 37), another cell is not; title with the max and where;
   - no heat map and no histogram for identical outputs (said once in
     index.txt), no histogram for 16 elements or fewer;
-  - one gnuplot process for the whole --plot run (a counting wrapper);
+  - one gnuplot process per core for the whole --plot run (a counting
+    wrapper, ETC_THREADS=2);
   - ops_runs with one run: points, "1 run"; ops_top ticks with SI prefixes.
 """
 import os
@@ -66,7 +67,8 @@ def case_sample(d):
     etdp, dbg, rec = make_sample(d)
     pdir = os.path.join(d, "plots")
     bindir, log = gnuplot_counter(d)
-    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
+    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""),
+               ETC_THREADS="2")
     p = subprocess.run([ETC, "--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
                         "--min-snr", "90", "--no-table", "--plot", pdir], capture_output=True,
                        text=True, env=env)
@@ -74,8 +76,8 @@ def case_sample(d):
     names = set(os.listdir(pdir)) if os.path.isdir(pdir) else set()
     pngs = sorted(n for n in names if n.endswith(".png"))
     starts = open(log).read().count("start") if os.path.exists(log) else 0
-    check("one gnuplot process for the whole --plot run", starts == 1,
-          f"{starts} starts for {len(pngs)} PNGs")
+    check("one gnuplot process per core (ETC_THREADS=2) for the whole --plot run",
+          starts == 2, f"{starts} starts for {len(pngs)} PNGs")
     check("a .gp and .dat per PNG", all(n[:-4] + ".gp" in names and n[:-4] + ".dat" in names
                                          for n in pngs), str(sorted(names)))
     check("no temporary file left", not [n for n in names if n.startswith(".")], str(names))

@@ -14,6 +14,12 @@ html.parser:
     does; --plot writes one heat map per distinct (output, reference), the
     worst run (ref in the name, and the block's position with --pair-by
     all), one-row maps drawn;
+  - the numeric gap's chart (cumulative and local SNR per op) is in the
+    numeric gap section, once, before the plots and their heat maps;
+  - the tax, memory and module tables and the Inspector's table are HTML
+    tables (sortable, numbers right-aligned, units in the headers), not
+    preformatted terminal text, and their numbers are the --json
+    profile's and the --tsv table's;
   - headless Chromium renders it (skipped, saying why, without chromium):
     the screenshot is not blank.
 """
@@ -35,6 +41,7 @@ from test_accuracy import check  # noqa: E402
 import test_accuracy as A  # noqa: E402
 from plot_sample import BAD, make_sample  # noqa: E402
 from test_plots import decode_png  # noqa: E402
+import common as C  # noqa: E402  (flatc_build)
 
 DATA = os.path.join(SRC, "tests", "data")
 EVIL_BLOCK = "Ex<script>alert(1)</script>"
@@ -272,10 +279,12 @@ def case_modes(d):
     p = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec, "--no-table",
             "--report", out, env=dict(os.environ, PATH="/nonexistent", TMPDIR=d))
     doc = parse(out) if os.path.exists(out) else None
-    check("no gnuplot: exit 0, tables, says so, no image",
+    # heat maps are drawn without gnuplot (libpng): the only images then
+    imgs = [a.get("alt", "") for t, a in doc.tags if t == "img"] if doc else []
+    check("no gnuplot: exit 0, tables, says so, no image but the heat maps",
           p.returncode == 0 and doc and "accuracy" in doc.tables and
           "gnuplot was not found" in doc.all_text and
-          not [t for t, _ in doc.tags if t == "img"], p.stderr)
+          all("reference|" in alt for alt in imgs), (p.stderr, imgs))
     check("no gnuplot: no temporary plot directory left",
           not [n for n in os.listdir(d) if n.startswith("etcompare-report-")])
     return os.path.join(d, "example.html")
@@ -312,6 +321,19 @@ def case_example(d):
     check("example: the first divergence names its node like the terminal",
           want and html_first(doc) == want and "node native_layer_norm" in want,
           f"{html_first(doc)!r} vs {want!r}")
+    # the chart of the numeric gap: in its section, before the plots (heat maps)
+    ng_at, plots_at = doc.raw.find("<h2>Numeric gap"), doc.raw.find("<h2>Plots")
+    chart_at = doc.raw.find('<figure class="wide" id="numgap-chart"><img')
+    heat_at = min([doc.raw.find(c) for c in re.findall(r"<figcaption>[^<]*\|actual",
+                                                        doc.raw)] or [-1])
+    check("example: the numeric gap's chart is in its section, before the plots and the "
+          "heat maps", 0 <= ng_at < chart_at and (plots_at < 0 or chart_at < plots_at) and
+          chart_at < heat_at, f"{ng_at} {chart_at} {plots_at} {heat_at}")
+    chart = re.search(r'id="numgap-chart"><img alt="([^"]*)" src="data:image/png;base64,',
+                      doc.raw)
+    check("example: the chart is an embedded PNG, shown once (not again in the plots)",
+          chart and doc.raw.count("cumulative and local SNR of each op") == 2,
+          str(doc.raw.count("cumulative and local SNR of each op")))
     verdict = "".join(doc.text)
     check("example: the verdict names the diverging node",
           "first divergence at row 3, node native_layer_norm" in verdict, verdict[:400])
@@ -354,6 +376,92 @@ def case_example(d):
         gp = open(os.path.join(pdir, n[:-4] + ".gp"), encoding="utf-8").read()
         check("example: a heat map's title names run, ref and output",
               re.search(r"run \d ref \d out 0", gp) is not None, gp[:600])
+
+
+def cells_of(raw, table_id):
+    """[(class, text)] of every <td> of the table, in order."""
+    m = re.search(r'<table class="sortable" id="%s">(.*?)</table>' % table_id, raw, re.S)
+    if not m:
+        return []
+    return [(c or "", html.unescape(re.sub(r"<[^>]*>", "", t)))
+            for c, t in re.findall(r'<td(?: class="([^"]*)")?[^>]*>(.*?)</td>', m.group(1),
+                                   re.S)]
+
+
+def is_number(t):
+    try:
+        float(t)
+        return True
+    except ValueError:
+        return False
+
+
+def case_profile_tables(d):
+    """--tables tax,memory,modules: HTML tables whose numbers are the --json
+    profile's, right-aligned; the memory table of an ETDump with allocators."""
+    out, js = os.path.join(d, "tables.html"), os.path.join(d, "tables.json")
+    p = run("--example", "--no-table", "--tables", "tax,memory,modules", "--report", out)
+    doc = parse(out) if os.path.exists(out) else None
+    check("profile tables: the example's report written", p.returncode == 0 and doc, p.stderr)
+    if not doc:
+        return
+    check("profile tables: no preformatted terminal table (box drawing, '== tax')",
+          not re.search(r"<pre>[^<]*(framework tax|╒|│)", doc.raw), "")
+    # the Inspector's table (collapsed): an HTML table with the --tsv rows
+    tsv = os.path.join(d, "inspector.tsv")
+    subprocess.run([ETC, "--example", "--no-table", "--tsv", tsv], capture_output=True)
+    want = [line.rstrip("\n").split("\t") for line in open(tsv, encoding="utf-8")] \
+        if os.path.exists(tsv) else []
+    got = [r[1] for r in doc.tables.get("inspector", [])]
+    check("profile tables: the Inspector's table is an HTML table with the --tsv rows "
+          "(event names, p50 to 6 digits)",
+          len(want) > 3 and len(got) == len(want) and got[0][:10] == want[0][:10] and
+          all(g[2] == w[2] and abs(float(g[4]) - float(w[4])) <= 1e-5 * abs(float(w[4]))
+              for g, w in zip(got[1:], want[1:])), f"{got[:3]} vs {want[:3]}")
+    cells = cells_of(doc.raw, "inspector")
+    check("profile tables: the Inspector's numbers right-aligned",
+          cells and all("n" in c.split() for c, t in cells if is_number(t)), str(cells[:14]))
+    for tid in ("tax", "modules"):
+        rows = doc.tables.get(tid, [])
+        cells = cells_of(doc.raw, tid)
+        nums = [(c, t) for c, t in cells if is_number(t)]
+        check(f"profile tables: {tid} is a sortable HTML table with numbers right-aligned",
+              len(rows) > 2 and nums and all("n" in c.split() for c, _ in nums),
+              str(cells[:12]))
+    head = doc.tables.get("tax", [("", [])])[0][1]
+    check("profile tables: the tax table's headers carry the units",
+          "Method::execute (ms)" in head and "framework tax (ms)" in head and "tax %" in head,
+          str(head))
+    # the numbers against --json (the same run, the same profile)
+    subprocess.run([ETC, "--example", "--no-table", "--tables", "tax,memory,modules", "--json",
+                    js], capture_output=True)
+    prof = json.load(open(js)).get("profile", {}) if os.path.exists(js) else {}
+    want = [m["total"] for m in prof.get("modules", [])]
+    got = [float(r[1][3]) for r in doc.tables.get("modules", [])[1:]]
+    check("profile tables: the modules' totals are the --json profile's (6 digits)",
+          want and len(got) == len(want) and
+          all(abs(a - b) <= 1e-5 * abs(b) for a, b in zip(got, want)), f"{got} vs {want}")
+    # an ETDump with allocators: the memory table
+    runs = [{"name": "Execute", "allocators": [{"name": "method_allocator"},
+                                                 {"name": "planned <memory>"}],
+             "events": [{"allocation_event": {"allocator_id": a, "allocation_size": n}}
+                        for a, n in ((1, 64), (1, 32), (2, 1024))] +
+             [{"profile_event": {"name": "Method::execute", "chain_index": -1,
+                                 "instruction_id": 0, "start_time": 1000,
+                                 "end_time": 9000}}]}]
+    etdp = C.flatc_build(d, "alloc", {"version": 0, "run_data": runs})
+    out = os.path.join(d, "memory.html")
+    p = run("--etdump", etdp, "--no-table", "--tables", "memory", "--report", out)
+    doc = parse(out) if os.path.exists(out) else None
+    rows = [r[1] for r in doc.tables.get("memory", [])[1:]] if doc else []
+    check("profile tables: the memory table as HTML rows (allocator, name, count, bytes), "
+          "names escaped", p.returncode == 0 and
+          [(r[2], r[3], r[4], r[5]) for r in rows] ==
+          [("1", "method_allocator", "2", "96"), ("2", "planned <memory>", "1", "1024")] and
+          "planned &lt;memory&gt;" in doc.raw, f"{rows} {p.stderr}")
+    cells = cells_of(doc.raw, "memory") if doc else []
+    check("profile tables: the memory table's counts and bytes right-aligned",
+          cells and all("n" in c.split() for c, t in cells if is_number(t)), str(cells))
 
 
 def case_perfdiff(d):
@@ -414,6 +522,7 @@ def main():
         case_numgap(d)
         case_modes(d)
         case_example(d)
+        case_profile_tables(d)
         case_chromium(d, acc)
         # the perf diff's highlighted FAIL rows (#fdecec) show in the screenshot
         shot = case_chromium(d, case_perfdiff(d))

@@ -167,6 +167,14 @@ def case_stdout_data(d):
                        f"{sys.executable} -m json.tool", shell=True, capture_output=True,
                        text=True)
     C.check("--json - | python3 -m json.tool works", p.returncode == 0, p.stderr[-300:])
+    # the numeric gap's TSV too: written once stdout carries data again
+    p = subprocess.run([C.ETC, "--etdump", ETDP, "--debug_buffer", DBG, "--etrecord", REC,
+                        "--no-table", "--numgap-tsv", "-"], capture_output=True, text=True)
+    rows = [ln.split("\t") for ln in p.stdout.splitlines()]
+    C.check("--numgap-tsv -: stdout holds the gap's TSV, a header and one row per output",
+            len(rows) > 2 and rows[0][:2] == ["aot_debug_handle", "aot_ops"] and
+            all(len(r) == len(rows[0]) for r in rows) and "Numeric gap" in p.stderr,
+            p.stdout[:300] + p.stderr[-300:])
 
 
 def case_compare_no_gate(d):

@@ -67,6 +67,14 @@ ETC_API void etc_html_report_perfdiff(etc_html_report *h, const etc_perfdiff *d)
 /** A plot: the PNG at `png_path` is read now and embedded as a data: URI. */
 ETC_API int etc_html_report_image(etc_html_report *h, const char *caption, const char *png_path,
                                   etc_error *err);
+/**
+ * The numeric gap's chart (cumulative and local SNR per op): the PNG at
+ * `png_path` is read now and shown in the numeric gap section (after the
+ * first divergence, before "where the error enters" and the table, so
+ * before the plots section); a second call replaces the first.
+ */
+ETC_API int etc_html_report_numgap_chart(etc_html_report *h, const char *caption,
+                                         const char *png_path, etc_error *err);
 /** A line in the plots section (e.g. "gnuplot not found: no plots"). */
 ETC_API int etc_html_report_note(etc_html_report *h, const char *text, etc_error *err);
 

@@ -148,6 +148,17 @@ ETC_API const etc_inspector_options *etc_inspector_options_get(const etc_inspect
 
 ETC_API size_t etc_inspector_block_count(const etc_inspector *insp);
 ETC_API const etc_event_block *etc_inspector_block(const etc_inspector *insp, size_t i);
+/**
+ * The intermediate outputs event `event` of block `block` logged in the
+ * block's run `run` (0 .. run_count - 1; run 0's are the event's `debug`):
+ * sets *n to their count (the event's debug_count) and writes at most
+ * `cap` of them to `out`. ETC_ERR_USAGE for an index out of range;
+ * ETC_ERR_MISMATCH when that run logged another number of values for the
+ * event than run 0.
+ */
+ETC_API int etc_inspector_run_debug(const etc_inspector *insp, size_t block, size_t event,
+                                    uint32_t run, etc_value *out, uint32_t cap, uint32_t *n,
+                                    etc_error *err);
 
 /**
  * Links every event to the ETRecord as the upstream Inspector does: debug

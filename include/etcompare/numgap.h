@@ -4,8 +4,9 @@
  * goes wrong (upstream Inspector.calculate_numeric_gap, without Python and
  * for any pair of runs).
  *
- * Intermediate outputs. The runtime side is one run (the first) of an
- * EventBlock ("Execute" by default): every instruction or delegate event
+ * Intermediate outputs. The runtime side is one run of an EventBlock (the
+ * first run of the first "Execute" block by default; etc_numgap_run_at
+ * takes any block and run): every instruction or delegate event
  * that logged debug data is one item, in execution order (its native_call
  * and OPERATOR_CALL events count once). The reference side is either the
  * same of a second ETDump with its debug buffer, an `.npz` whose arrays
@@ -292,6 +293,29 @@ typedef struct etc_numgap etc_numgap;
 ETC_API int etc_numgap_run(etc_numgap **out, const etc_inspector *insp,
                            const etc_numgap_reference *ref, const etc_numgap_options *opt,
                            etc_error *err);
+/**
+ * As etc_numgap_run, for run `run` (0-based, < run_count) of the runtime's
+ * block `block` (an index of etc_inspector_block) rather than the first
+ * run of the first block named options.block (which then only names the
+ * block in messages). A reference ETDump side uses its block
+ * etc_numgap_reference_block and its run `run` when it has one, else its
+ * first. ETC_ERR_USAGE for a block or run out of range, or no such
+ * reference block.
+ */
+ETC_API int etc_numgap_run_at(etc_numgap **out, const etc_inspector *insp, size_t block,
+                              uint32_t run, const etc_numgap_reference *ref,
+                              const etc_numgap_options *opt, etc_error *err);
+/**
+ * The reference ETDump's block that ran the same inputs as the runtime's
+ * block `block`: the block of the same name and bundled_input_index; when
+ * either side has no index, the block of the same name at the same
+ * position among those of that name. -1 when none.
+ */
+ETC_API long etc_numgap_reference_block(const etc_inspector *insp, size_t block,
+                                        const etc_inspector *ref);
+/** The runtime block (index), run (0-based, within it) and ETDump run `ng` compared. */
+ETC_API void etc_numgap_where(const etc_numgap *ng, size_t *block, uint32_t *run,
+                              uint32_t *etdump_run);
 /** Releases `ng`. NULL is a no-op. */
 ETC_API void etc_numgap_free(etc_numgap *ng);
 
@@ -337,6 +361,10 @@ ETC_API const char *etc_numgap_quant_source_name(int source);
 ETC_API int etc_numgap_inputs_score(const etc_inspector *insp, const char *block,
                                     const etc_refgraph *g, const etc_reftensor *inputs, size_t n,
                                     double *snr, etc_error *err);
+/** As etc_numgap_inputs_score, for run `run` of block `block` (an index). */
+ETC_API int etc_numgap_inputs_score_at(const etc_inspector *insp, size_t block, uint32_t run,
+                                       const etc_refgraph *g, const etc_reftensor *inputs, size_t n,
+                                       double *snr, etc_error *err);
 
 /** The compared values of row i (rows with metrics), e.g. for heat maps. 0 or ETC_ERR_USAGE. */
 /** As etc_accuracy_row_shape_full, for row i of the numeric gap. */

@@ -37,11 +37,13 @@
  * etc_plot_result.gnuplot_missing; the caller says so once. When gnuplot runs
  * but fails, the call returns ETC_ERR_IO with the first line gnuplot printed.
  *
- * Batches. One gnuplot process per etcompare run: with
+ * Batches. One gnuplot process per core for an etcompare run: with
  * etc_plot_options.batch set, the calls only write the scripts; one
- * etc_plot_batch_run feeds them all to one gnuplot (a combined script read
- * as its standard input, so an error costs only that plot) and renames each
- * PNG into place. Without a batch, each call is a batch of one.
+ * etc_plot_batch_run deals them round-robin to one gnuplot per core (each
+ * reads a combined script as its standard input, so an error costs only
+ * that plot) and renames each PNG into place. Without a batch, each call is
+ * a batch of one. Heat maps need no gnuplot: their PNG is drawn with libpng
+ * at once, beside the same .gp and .dat (gnuplot remakes it from them).
  *
  * Results accumulate: each call adds to pngs_written and scripts_written and
  * only ever sets gnuplot_missing, so one zero-initialised etc_plot_result can
@@ -92,7 +94,9 @@ typedef struct etc_plot_options {
 	/**
 	 * NULL: each call runs gnuplot at once. Otherwise each call writes its
 	 * .gp and .dat and queues the plot here; etc_plot_batch_run then makes
-	 * every PNG with one gnuplot process.
+	 * every PNG with one gnuplot process per core (ETC_THREADS or the online
+	 * processors). Heat maps (etc_plot_error_map) are drawn natively at once
+	 * and queued as made.
 	 */
 	etc_plot_batch *batch;
 	const etc_plot_style *style; /**< NULL: the default look */
@@ -116,7 +120,7 @@ typedef int (*etc_plot_read_fn)(void *ctx, uint64_t first, size_t count, double 
 
 /**
  * The built-in text of template `kind` ("bars", "histogram", "lines",
- * "hbars", "boxes", "timeline" or "heatmap"),
+ * "hbars", "boxes", "timeline", "heatmap", "scatter" or "numgap_chart"),
  * identical to plots/<kind>.gp; NULL for any other kind.
  */
 ETC_API const char *etc_plot_template(const char *kind);
@@ -183,6 +187,29 @@ ETC_API int etc_plot_scatter(const etc_plot_options *o, const char *name, const 
                              const char *xlabel, const char *ylabel, size_t n,
                              const char *const *labels, const double *x, const double *y,
                              const unsigned char *kind, etc_plot_result *res, etc_error *err);
+
+/**
+ * The numeric gap in one chart: x the n ops in execution order labelled
+ * labels[i] (node name, op type beneath; tick labels when n <= 40, wrapped,
+ * never cut), y the SNR in dB from 0 (or from the lowest value when one is
+ * negative): cumulative[i] (the reference chain from the model's inputs)
+ * as a line with points, local[i] (the op re-run on the runtime's own
+ * inputs; NULL: none) as bars. NaN is not drawn; +inf (identical) is drawn
+ * in grey capped above the largest finite value (-inf below the lowest),
+ * the key saying where. A
+ * dashed line at `threshold` (NaN: none; the style's threshold_label, else
+ * "min SNR <value> dB"); the op `culprit` (where the error enters; -1:
+ * none) marked as etc_plot_scatter marks a culprit, a red triangle, and
+ * labelled; a dashed red vertical line at `first` (the first divergence;
+ * -1: none), labelled. culprit and first must be below n.
+ * The PNG is W x 640, W = 200 + 48 n clamped to [1000, 4096]; beyond 40
+ * ops (no tick labels) W x 520, W = 200 + 12 n clamped alike. Template "numgap_chart": see
+ * plots/numgap_chart.gp for its variables and data columns.
+ */
+ETC_API int etc_plot_numgap_chart(const etc_plot_options *o, const char *name, const char *title,
+                                  size_t n, const char *const *labels, const double *cumulative,
+                                  const double *local, double threshold, long culprit, long first,
+                                  etc_plot_result *res, etc_error *err);
 
 /**
  * A line over a sequence (e.g. one point per run): etc_plot_lines with the
@@ -296,8 +323,9 @@ typedef struct etc_plot_item {
 ETC_API int etc_plot_batch_create(etc_plot_batch **out, etc_error *err);
 ETC_API void etc_plot_batch_free(etc_plot_batch *b);
 /**
- * Runs one gnuplot (o->gnuplot, or "gnuplot" on PATH) on every queued plot
- * not made yet. Without gnuplot: returns 0 and sets res->gnuplot_missing.
+ * Runs gnuplot (o->gnuplot, or "gnuplot" on PATH) on every queued plot not
+ * made yet: one process per core (at most one per plot), each fed a share
+ * of the plots by a thread. Without gnuplot: returns 0 and sets res->gnuplot_missing.
  * When some plots fail, the others are still made and the first failure is
  * returned (ETC_ERR_IO, with gnuplot's error line and the script's path).
  */
@@ -320,6 +348,27 @@ ETC_API const char *etc_plot_batch_note_at(const etc_plot_batch *b, size_t i);
 ETC_API int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_error *err);
 
 /**
+ * A plot set is all or nothing: etc_plot_set_begin creates `dir` (with its
+ * parents) and in it an empty temporary folder "<dir>/.etcompare-plots.XXXXXX"
+ * (same file system), returned in *tmp (malloc'ed; the caller frees it). The
+ * plots and their index are written there (etc_plot_options.dir = *tmp,
+ * .batch = b; etc_plot_batch_write_index(b, *tmp)); the files of batch `b`
+ * in that folder are written without an fsync each (it is private until the
+ * commit). etc_plot_set_commit flushes their file system once (syncfs),
+ * then renames each plot's .dat, .gp and PNG into `dir`, removes the previous set's plots
+ * this one did not write again (as etc_plot_batch_write_index says), renames
+ * index.txt last and removes the temporary folder; the items' png paths then
+ * name `dir`. Nothing is written in `dir` before the commit, and the commit
+ * only renames and unlinks, so a full disk while the set is made leaves the
+ * previous set whole. etc_plot_set_discard removes the temporary folder and
+ * everything in it (a failed run: `dir` keeps its previous set).
+ */
+ETC_API int etc_plot_set_begin(etc_plot_batch *b, const char *dir, char **tmp, etc_error *err);
+ETC_API int etc_plot_set_commit(etc_plot_batch *b, const char *tmp, const char *dir,
+                                etc_error *err);
+ETC_API void etc_plot_set_discard(const char *tmp);
+
+/**
  * The layout of etc_plot_error_map's PNG for a rows x cols matrix: matrices
  * beyond 240 cells a side are max-pooled in blocks; map cells are square,
  * 1 to 64 pixels, as large as fits 720 x 560 (a side thinner than 40 pixels
@@ -334,14 +383,18 @@ ETC_API int etc_plot_error_map_layout(uint64_t rows, uint64_t cols, etc_heatmap_
 /**
  * A heat map of |v| for the rows x cols values supplied by `read` (flat,
  * row-major; a tensor's last two dimensions, the others flattened into
- * rows), drawn by gnuplot (template "heatmap"): the map pooled as
+ * rows), drawn at once with libpng, no gnuplot (its .gp, template
+ * "heatmap", and .dat are written beside it: gnuplot remakes it from them;
+ * with a batch the plot is queued as made): the map pooled as
  * etc_plot_error_map_layout says, each map cell the largest finite |v| of
  * its block; colours from dark purple (68,1,84) at 0 to yellow (253,231,37)
  * at the largest value; non-finite values are left out (white) and counted
  * in the title. The title is `title`, then a line "max M at row R, column
  * C"; the axes are labelled `xlabel` and `ylabel` (NULL: "column", "row"),
- * the colour bar `cblabel` (NULL: "|actual − reference|"). The .dat holds
- * the pooled map only.
+ * the colour bar `cblabel` (NULL: "|actual − reference|"), in a built-in
+ * 5 x 7 pixel ASCII font (U+2212 as '-', other non-ASCII characters as '?';
+ * the exact title is the PNG's Title text). The .dat holds the pooled map
+ * only.
  */
 ETC_API int etc_plot_error_map(const etc_plot_options *o, const char *name, const char *title,
                                const char *xlabel, const char *ylabel, const char *cblabel,

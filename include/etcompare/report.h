@@ -26,6 +26,19 @@
 extern "C" {
 #endif
 
+/** One run's numeric gap in brief: --json's "numeric_gap_runs". */
+typedef struct etc_numgap_run_summary {
+	char block[128];     /**< the block as the outputs name it: "Execute#2" */
+	uint32_t run;        /**< 0-based within the block */
+	uint32_t etdump_run; /**< the ETDump's run_data index */
+	size_t compared;     /**< rows */
+	size_t failures;     /**< etc_numgap_failures */
+	long first;          /**< first divergent row, -1 none */
+	char op[200];        /**< its node and ops, "" none */
+	double snr;          /**< its SNR (dB), NAN none or not compared */
+	char reason[160];    /**< its reason, "" none */
+} etc_numgap_run_summary;
+
 typedef struct etc_report_options {
 	bool include_units;               /**< "p50 (ms)" instead of "p50" (default true) */
 	bool include_delegate_debug_data; /**< add the delegate_debug_metadata column */
@@ -36,6 +49,9 @@ typedef struct etc_report_options {
 	const etc_profile *profile;   /**< when set, --json carries "profile" ... */
 	unsigned profile_tables;      /**< ... with these ETC_TABLE_* tables */
 	const etc_perfdiff *perfdiff; /**< when set, --json carries "perf_diff" */
+	/** when set, --json carries "numeric_gap_runs": every run the gap compared */
+	const etc_numgap_run_summary *numgap_runs;
+	size_t numgap_run_count;
 } etc_report_options;
 
 ETC_API void etc_report_options_init(etc_report_options *opt);

@@ -159,7 +159,8 @@ class NumgapOptions(ctypes.Structure):
 class ReportOptions(ctypes.Structure):
     _fields_ = [("include_units", c_bool), ("include_delegate_debug_data", c_bool),
                 ("max_values", c_uint32), ("accuracy", c_void_p), ("numgap", c_void_p),
-                ("profile", c_void_p), ("profile_tables", ctypes.c_uint), ("perfdiff", c_void_p)]
+                ("profile", c_void_p), ("profile_tables", ctypes.c_uint), ("perfdiff", c_void_p),
+                ("numgap_runs", c_void_p), ("numgap_run_count", c_size_t)]
 
 
 # Structs read in arrays or whole: their size must be the library's exactly.
@@ -284,6 +285,9 @@ FUNCTIONS = [
     ("etc_torchsave_free", None, [_P]),
     ("etc_etrecord_representative_inputs", _P, [_P]),
     ("etc_numgap_inputs_score", c_int, [_P, c_char_p, _P, _P, c_size_t, POINTER(c_double), _E]),
+    ("etc_check_etrecord", c_int, [_P, c_char_p, _E]),
+    ("etc_numgap_reference_block", ctypes.c_long, [_P, c_size_t, _P]),
+    ("etc_check_debug_buffer", c_int, [_P, c_char_p, _E]),
     ("etc_bundled_open", c_int, [_PP, c_char_p, _E]),
     ("etc_bundled_free", None, [_P]),
     ("etc_bundled_method_find", ctypes.c_long, [_P, c_char_p]),

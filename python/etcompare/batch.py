@@ -223,11 +223,58 @@ def _numbers(m):
 
 
 def _execute_stats(insp):
+    """Method::execute p50 and mean over every run of every block (numpy's
+    linear percentile, as the Inspector's), not the first block's alone."""
+    raw = []
     for b in insp.event_blocks:
         for e in b.events:
             if e.name == "Method::execute" and e.perf_data is not None:
-                return e.perf_data.p50, e.perf_data.avg
-    return None, None
+                raw += [float(x) for x in e.perf_data.raw]
+    raw = [x for x in raw if not math.isnan(x)]
+    if not raw:
+        return None, None
+    import numpy as np
+    return float(np.percentile(raw, 50)), float(np.mean(raw))
+
+
+def _execute_blocks(insp):
+    """The Execute blocks with runs, each with the name --block takes
+    ("Execute#2" when another block has its name)."""
+    blocks = [b for b in insp.event_blocks if b.name == "Execute" and b.run_count]
+    shared = sum(b.name == "Execute" for b in insp.event_blocks) > 1
+    return [(f"Execute#{b.index}" if shared else "Execute", b) for b in blocks]
+
+
+def _paired_blocks(insp, rinsp):
+    """(label, block, reference block) for each Execute block of insp whose
+    inputs the reference run also ran (etc_numgap_reference_block: the same
+    bundled_input_index, or the same position when either has none); the
+    first Execute block always pairs with the reference's first."""
+    from ._lib import lib
+    refs = {b.index: b for b in rinsp.event_blocks}
+    first_ref = next((b for _, b in _execute_blocks(rinsp)), None)
+    out = []
+    for k, (label, b) in enumerate(_execute_blocks(insp)):
+        i = lib.numgap_reference_block(insp._h.insp, b.index, rinsp._h.insp)
+        rb = refs.get(i) if i >= 0 else (first_ref if k == 0 else None)
+        if rb is not None and rb.name == "Execute":
+            out.append((label, b, rb))
+    return out
+
+
+def _belong(insp, what):
+    """The library's consistency checks (consistency.h, the CLI's exit 3):
+    an ETRecord or a debug buffer that does not belong to its ETDump raises
+    Error with the evidence."""
+    from ._lib import lib, new_error, check
+    import ctypes
+    h = insp._h
+    if h.insp is None:
+        return
+    for fn, flag in ((lib.check_etrecord, "the etrecord column"),
+                     (lib.check_debug_buffer, what)):
+        err = new_error()
+        check(fn(h.insp, flag.encode(), ctypes.byref(err)), err)
 
 
 def _first_divergence(gap):
@@ -260,6 +307,7 @@ def analyze(spec, gate, groups=False):
             warnings.simplefilter("ignore")
             insp = Inspector(etdump_path=spec["etdump"], debug_buffer_path=spec.get("debug_buffer"),
                              etrecord=spec.get("etrecord"), max_inflate=spec.get("max_inflate"))
+            _belong(insp, "debug_buffer")
             blocks = insp.event_blocks
             out["blocks"] = len(blocks)
             out["runs"] = sum(b.run_count for b in blocks)
@@ -272,13 +320,22 @@ def analyze(spec, gate, groups=False):
                                   debug_buffer_path=spec.get("reference_debug_buffer"),
                                   etrecord=spec.get("etrecord"),
                                   max_inflate=spec.get("max_inflate"))
+                _belong(rinsp, "reference_debug_buffer")
                 rows = _outputs_against_run(insp, rinsp, compare_results)
                 out["worst_output"] = _worst(rows)
-                failed += [f"output {r['output']} ({_numbers(r)})" for r in rows
+                failed += [f"{r['block']} output {r['output']} ({_numbers(r)})" for r in rows
                            if _fails(r, gate)]
                 if has_buffer and spec.get("reference_debug_buffer"):
-                    gap = insp.calculate_numeric_gap(reference=rinsp, **gate)
-                    out["first_divergence"] = _first_divergence(gap)
+                    # every Execute block: the first that diverges is the run's
+                    for label, _b, _rb in _paired_blocks(insp, rinsp) or [("Execute", 0, 0)]:
+                        g = insp.calculate_numeric_gap(reference=rinsp, block=label, **gate)
+                        gap = g if gap is None else gap
+                        fd = _first_divergence(g)
+                        if fd:
+                            fd["block"] = label
+                            gap = g
+                            out["first_divergence"] = fd
+                            break
                     if out["first_divergence"]:
                         fd = out["first_divergence"]
                         failed.append(f"first divergence ({_numbers(fd)})"
@@ -315,19 +372,17 @@ def _has_references(insp):
 
 
 def _outputs_against_run(insp, rinsp, compare_results):
-    """Program outputs of the first run of each Execute block against the
-    reference run's, output by output."""
-    def outs(i):
-        b = next((b for b in i.event_blocks if b.name == "Execute" and b.run_count), None)
-        return [] if b is None else b.run_output
-    a, r = outs(insp), outs(rinsp)
+    """Program outputs of every Execute block (its first run) against the
+    reference run's block of the same inputs (_paired_blocks), output by
+    output."""
     rows = []
-    for k, (x, y) in enumerate(zip(a, r)):
-        if x is None or y is None:
-            continue
-        m = compare_results([y], [x])
-        rows.append({"output": k, "snr": m["snr"][0], "mse": m["mse"][0],
-                     "cosine": m["cosine_similarity"][0]})
+    for label, b, rb in _paired_blocks(insp, rinsp):
+        for k, (x, y) in enumerate(zip(b.run_output, rb.run_output)):
+            if x is None or y is None:
+                continue
+            m = compare_results([y], [x])
+            rows.append({"output": k, "block": label, "snr": m["snr"][0], "mse": m["mse"][0],
+                         "cosine": m["cosine_similarity"][0]})
     return rows
 
 

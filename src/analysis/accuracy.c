@@ -708,7 +708,8 @@ static int itemlist_push(itemlist *l, const item *its, size_t n, etc_error *err)
 		l->v = v;
 		l->cap = cap;
 	}
-	memcpy(l->v + l->n, its, n * sizeof *its);
+	if (n) /* a run without outputs: `its` may be NULL */
+		memcpy(l->v + l->n, its, n * sizeof *its);
 	l->n += n;
 	return 0;
 }

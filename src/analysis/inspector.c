@@ -169,15 +169,25 @@ static int finish_group(etc_inspector *in, group *g, etc_event_block *b, etc_err
 		}
 	}
 	b->events = evs;
-	/* the events point into the duration columns: the Inspector owns them now */
-	owned_block *od = etc_arena_alloc(a, 2, sizeof *od);
-	if (!od)
+	/* the events point into the duration columns: the Inspector owns them
+	 * now, and the debug events of every run */
+	owned_block *od = etc_arena_alloc(a, 3, sizeof *od);
+	block_debug *bd = &in->bdbg[b - in->blocks];
+	uint32_t *off = etc_arena_alloc(a, g->nsig ? g->nsig : 1, sizeof *off);
+	if (!od || !off)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	if (g->nsig && g->dbg_off)
+		memcpy(off, g->dbg_off, g->nsig * sizeof *off);
+	bd->off = off;
+	bd->total = g->dbg_total;
+	bd->ev = g->dbg_ev;
 	od[0] = (owned_block){&od[1], g->dur};
-	od[1] = (owned_block){in->owned, g->start};
+	od[1] = (owned_block){&od[2], g->start};
+	od[2] = (owned_block){in->owned, g->dbg_ev};
 	in->owned = od;
 	g->dur = NULL;
 	g->start = NULL;
+	g->dbg_ev = NULL;
 	return 0;
 }
 
@@ -256,7 +266,8 @@ int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_
 	}
 	etc_scratch_free_(&s); /* before the events are built: the peak is lower */
 	in->blocks = etc_arena_alloc(&in->arena, ngroups ? ngroups : 1, sizeof *in->blocks);
-	if (!in->blocks) {
+	in->bdbg = etc_arena_alloc(&in->arena, ngroups ? ngroups : 1, sizeof *in->bdbg);
+	if (!in->blocks || !in->bdbg) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 		goto done;
 	}
@@ -328,4 +339,36 @@ const char *etc_inspector_warning(const etc_inspector *in, size_t i)
 	if (i < in->warnings_stored)
 		return in->warnings[i];
 	return i < in->nwarnings ? "(further warnings not stored)" : NULL;
+}
+
+int etc_inspector_run_debug(const etc_inspector *in, size_t block, size_t event, uint32_t run,
+                            etc_value *out, uint32_t cap, uint32_t *n, etc_error *err)
+{
+	const etc_event_block *blk = etc_inspector_block(in, block);
+	if (!blk || event >= blk->event_count || run >= blk->run_count || !n)
+		return etc_fail(
+		    err, ETC_ERR_USAGE, NULL, -1,
+		    "etc_inspector_run_debug: block %zu, event %zu, run %u out of range", block,
+		    event, run);
+	const etc_inspector_event *ev = &blk->events[event];
+	*n = ev->debug_count;
+	if (run == 0 || !ev->debug_count) {
+		for (uint32_t k = 0; k < ev->debug_count && k < cap; k++)
+			out[k] = ev->debug[k];
+		return 0;
+	}
+	const block_debug *bd = &in->bdbg[block];
+	const uint32_t *at = bd->ev + (size_t)run * bd->total + bd->off[event];
+	if (at[0] == NONE)
+		return etc_fail(err, ETC_ERR_MISMATCH, etc_etdump_name(in->dump), -1,
+		                "block \"%.*s\", event %zu (instruction %d): run %u logged another "
+		                "number of intermediate outputs than run 0",
+		                (int)(blk->name.len < 100 ? blk->name.len : 100), blk->name.ptr,
+		                event, ev->instruction_id, run);
+	for (uint32_t k = 0; k < ev->debug_count && k < cap; k++) {
+		etc_event e;
+		etc_etdump_event(in->dump, blk->runs[run], at[k], &e);
+		out[k] = e.debug.value;
+	}
+	return 0;
 }

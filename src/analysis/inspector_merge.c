@@ -84,6 +84,8 @@ void etc_group_free_(group *g)
 	free(g->debug);
 	free(g->ndebug);
 	free(g->first_event);
+	free(g->dbg_off);
+	free(g->dbg_ev);
 	free(g->outputs.v);
 	free(g->output_start);
 	free(g->allocs);
@@ -207,6 +209,48 @@ int etc_group_create_(const etc_run *run, const scratch *s, uint64_t h, uint32_t
 	return 0;
 }
 
+/* Keeps the indices of run `row`'s debug events (group.dbg_ev). */
+static int keep_debug_events(group *g, uint32_t row, const scratch *s, etc_error *err)
+{
+	if (row == 0) {
+		g->dbg_off = calloc(g->nsig ? g->nsig : 1, sizeof *g->dbg_off);
+		if (!g->dbg_off)
+			return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		uint64_t total = 0;
+		for (uint32_t i = 0; i < g->nsig; i++) {
+			g->dbg_off[i] = (uint32_t)total;
+			total += s->ies[s->slots[i].ie].ndbg;
+		}
+		if (total > UINT32_MAX)
+			return etc_fail(err, ETC_ERR_LIMIT, NULL, -1,
+			                "more than 2^32 debug events in one run");
+		g->dbg_total = (uint32_t)total;
+	}
+	if (!g->dbg_total)
+		return 0;
+	if (row >= g->dbg_cap) {
+		uint32_t cap = g->dbg_cap ? g->dbg_cap * 2 : 4;
+		uint32_t *p = realloc(g->dbg_ev, (size_t)cap * g->dbg_total * sizeof *p);
+		if (!p)
+			return etc_fail(err, ETC_ERR_NOMEM, NULL, -1,
+			                "out of memory grouping runs");
+		g->dbg_ev = p;
+		g->dbg_cap = cap;
+	}
+	uint32_t *at = g->dbg_ev + (size_t)row * g->dbg_total;
+	for (uint32_t i = 0; i < g->nsig; i++) {
+		const instr_event *ie = &s->ies[s->slots[i].ie];
+		uint32_t n0 = (i + 1 < g->nsig ? g->dbg_off[i + 1] : g->dbg_total) - g->dbg_off[i];
+		uint32_t k = 0;
+		if (ie->ndbg == n0)
+			for (uint32_t e = ie->dbg_head; e != NONE && k < n0; e = s->next[e])
+				at[g->dbg_off[i] + k++] = e;
+		for (; k < n0; k++)
+			at[g->dbg_off[i] + k] = NONE;
+	}
+	return 0;
+}
+
 int etc_add_run_(etc_inspector *in, group *g, uint32_t r, const etc_run *run, scratch *s,
                  etc_error *err)
 {
@@ -218,6 +262,7 @@ int etc_add_run_(etc_inspector *in, group *g, uint32_t r, const etc_run *run, sc
 	size_t stride = g->cap;
 	if (first)
 		g->output_start[0] = 0, g->alloc_start[0] = 0;
+	ETC_TRY(keep_debug_events(g, row, s, err));
 
 	for (uint32_t i = 0; i < g->nsig; i++) {
 		const slot *sl = &s->slots[i];

@@ -77,6 +77,13 @@ typedef struct group {
 	uint32_t *meta_len;
 	etc_value **debug; /* per sig: first run's debug values */
 	uint32_t *ndebug;
+	/* the debug events of every run, for the numeric gap of any run: run k's
+	 * event indices of sig i are dbg_ev[k * dbg_total + dbg_off[i] ..] (NONE
+	 * when run k logged another count than run 0); 4 bytes a debug event */
+	uint32_t *dbg_off; /* per sig */
+	uint32_t dbg_total;
+	uint32_t *dbg_ev;
+	uint32_t dbg_cap; /* runs dbg_ev holds */
 	uint32_t *first_event;
 	value_vec outputs;
 	uint32_t *output_start; /* nruns + 1 */
@@ -104,8 +111,16 @@ typedef struct strtab {
 	uint32_t mask;
 } strtab;
 
+/* A finished block's debug events of every run (group.dbg_*). */
+typedef struct block_debug {
+	const uint32_t *off; /* per event */
+	uint32_t total;
+	const uint32_t *ev; /* [run][total] */
+} block_debug;
+
 struct etc_inspector {
 	owned_block *owned;
+	block_debug *bdbg; /* per block */
 	strtab strs;
 	const etc_etdump *dump;
 	const etc_debug_buffer *buf;

@@ -262,8 +262,58 @@ const char *etc_numgap_warning(const etc_numgap *ng, size_t i)
 	return i < ng->nwarn ? ng->warn[i] : NULL;
 }
 
+static bool same_name(const etc_event_block *a, const etc_event_block *b)
+{
+	return a->name.len == b->name.len &&
+	       (!a->name.len || !memcmp(a->name.ptr, b->name.ptr, a->name.len));
+}
+
+long etc_numgap_reference_block(const etc_inspector *insp, size_t b, const etc_inspector *ref)
+{
+	const etc_event_block *blk = etc_inspector_block(insp, b);
+	if (!blk)
+		return -1;
+	/* the same inputs: the same bundled_input_index */
+	size_t pos = 0, k = 0;
+	bool indexed = blk->bundled_input_index >= 0;
+	for (size_t i = 0; i < b; i++)
+		pos += same_name(etc_inspector_block(insp, i), blk);
+	for (size_t i = 0; i < etc_inspector_block_count(ref); i++) {
+		const etc_event_block *o = etc_inspector_block(ref, i);
+		if (!same_name(o, blk))
+			continue;
+		if (indexed && o->bundled_input_index == blk->bundled_input_index)
+			return (long)i;
+		/* without an index on either side: the k-th block of the name */
+		if ((!indexed || o->bundled_input_index < 0) && k++ == pos)
+			return (long)i;
+	}
+	return -1;
+}
+
 int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap_reference *ref,
                    const etc_numgap_options *opt, etc_error *err)
+{
+	const char *block = opt && opt->block ? opt->block : "Execute";
+	long b = insp ? etc_ng_find_block_(insp, block) : -1;
+	if (insp && b < 0)
+		return etc_fail(err, ETC_ERR_USAGE, etc_etdump_name(etc_inspector_etdump(insp)), -1,
+		                "the runtime ETDump has no EventBlock \"%s\" with intermediate "
+		                "outputs",
+		                block);
+	return etc_numgap_run_at(out, insp, b < 0 ? 0 : (size_t)b, 0, ref, opt, err);
+}
+
+void etc_numgap_where(const etc_numgap *ng, size_t *block, uint32_t *run, uint32_t *etdump_run)
+{
+	*block = ng->block;
+	*run = ng->run;
+	*etdump_run = ng->etdump_run;
+}
+
+int etc_numgap_run_at(etc_numgap **out, const etc_inspector *insp, size_t block_index, uint32_t run,
+                      const etc_numgap_reference *ref, const etc_numgap_options *opt,
+                      etc_error *err)
 {
 	etc_numgap_options o;
 	if (!opt)
@@ -273,6 +323,38 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
 		                "etc_numgap_run: needs an inspector and exactly one reference");
 	const char *block = opt->block ? opt->block : "Execute";
+	const etc_event_block *rt_blk = etc_inspector_block(insp, block_index);
+	if (!rt_blk || run >= rt_blk->run_count)
+		return etc_fail(err, ETC_ERR_USAGE, etc_etdump_name(etc_inspector_etdump(insp)), -1,
+		                "the runtime ETDump has no block %zu run %u (it has %zu blocks)",
+		                block_index, run, etc_inspector_block_count(insp));
+	long ref_block = -1;
+	uint32_t ref_run = 0;
+	if (ref->insp) {
+		ref_block = etc_numgap_reference_block(insp, block_index, ref->insp);
+		/* the first block of its name takes the reference's first, as it always did */
+		size_t first_rt = 0;
+		while (first_rt < block_index &&
+		       !same_name(etc_inspector_block(insp, first_rt), rt_blk))
+			first_rt++;
+		for (size_t i = 0; ref_block < 0 && first_rt == block_index &&
+		                   i < etc_inspector_block_count(ref->insp);
+		     i++)
+			if (same_name(etc_inspector_block(ref->insp, i), rt_blk))
+				ref_block = (long)i;
+		if (ref_block < 0)
+			return etc_fail(
+			    err, ETC_ERR_USAGE, etc_etdump_name(etc_inspector_etdump(ref->insp)),
+			    -1,
+			    "the reference ETDump has no EventBlock \"%.*s\" for block %zu "
+			    "of the runtime (bundled_input_index %d) with intermediate "
+			    "outputs",
+			    (int)(rt_blk->name.len < 200 ? rt_blk->name.len : 200),
+			    rt_blk->name.ptr, block_index, (int)rt_blk->bundled_input_index);
+		/* the same run of the reference when it has one, else its first */
+		if (run < etc_inspector_block(ref->insp, (size_t)ref_block)->run_count)
+			ref_run = run;
+	}
 	const char *rt_name = etc_etdump_name(etc_inspector_etdump(insp));
 	const char *ref_name = ref->name    ? ref->name
 	                       : ref->insp  ? etc_etdump_name(etc_inspector_etdump(ref->insp))
@@ -298,7 +380,15 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
 	etc_arena_init(&ng->arena);
 	ng->first = -1;
 	ng->opt = *opt;
-	ng->opt.block = block;
+	/* the caller's name may not outlive this call */
+	ng->opt.block = etc_arena_strdup(&ng->arena, block, strlen(block));
+	if (!ng->opt.block) {
+		etc_numgap_free(ng);
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	}
+	ng->block = block_index;
+	ng->run = run;
+	ng->etdump_run = rt_blk->runs[run];
 	ng->alignment = by_handle ? ETC_NUMGAP_BY_HANDLE : ETC_NUMGAP_BY_INSTRUCTION;
 	ng->rec = rec;
 	ng->method = -1;
@@ -328,15 +418,16 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
 		ng->has_qfile = rc == 0;
 	}
 	if (rc == 0)
-		rc = etc_ng_gather_inspector_(ng, &g, insp, ETC_NUMGAP_RUNTIME, block,
+		rc = etc_ng_gather_inspector_(ng, &g, insp, ETC_NUMGAP_RUNTIME, block_index, run,
 		                              "runtime ETDump", err);
 	size_t nrt = g.n;
 	if (rc == 0)
 		rc = ref->npz ? etc_ng_gather_npz_(ng, &g, ref->npz, ref_name, err)
 		     : ref->graph
 		         ? etc_ng_gather_graph_(ng, &g, nrt, ref, err)
-		         : etc_ng_gather_inspector_(ng, &g, ref->insp, ETC_NUMGAP_REFERENCE, block,
-		                                    "reference ETDump", err);
+		         : etc_ng_gather_inspector_(ng, &g, ref->insp, ETC_NUMGAP_REFERENCE,
+		                                    (size_t)ref_block, ref_run, "reference ETDump",
+		                                    err);
 	if (rc == 0 && by_handle)
 		rc = etc_ng_check_record_(ng, &g, 0, nrt, insp, "--etrecord", err);
 	if (rc == 0 && by_handle && ref->insp)

@@ -59,14 +59,24 @@ int etc_ng_set_handles_(etc_arena *a, item *it, const int64_t *h, size_t n, etc_
 	return 0;
 }
 
-static const etc_event_block *find_block(const etc_inspector *insp, const char *name)
+long etc_ng_find_block_(const etc_inspector *insp, const char *name)
 {
-	for (size_t b = 0; b < etc_inspector_block_count(insp); b++) {
-		const etc_event_block *blk = etc_inspector_block(insp, b);
-		if (blk->name.len == strlen(name) && !memcmp(blk->name.ptr, name, blk->name.len))
-			return blk;
+	size_t nb = etc_inspector_block_count(insp), len = strlen(name);
+	const char *hash = strrchr(name, '#');
+	if (hash && hash[1] >= '0' && hash[1] <= '9') {
+		char *end;
+		unsigned long idx = strtoul(hash + 1, &end, 10);
+		size_t k = (size_t)(hash - name);
+		const etc_event_block *blk = idx < nb ? etc_inspector_block(insp, idx) : NULL;
+		if (!*end && blk && blk->name.len == k && !memcmp(blk->name.ptr, name, k))
+			return (long)idx;
 	}
-	return NULL;
+	for (size_t b = 0; b < nb; b++) {
+		const etc_event_block *blk = etc_inspector_block(insp, b);
+		if (blk->name.len == len && !memcmp(blk->name.ptr, name, len))
+			return (long)b;
+	}
+	return -1;
 }
 
 bool etc_ng_same_instruction_(const etc_inspector_event *a, const etc_inspector_event *b)
@@ -117,15 +127,14 @@ static bool delegate_call_covered(const etc_event_block *blk, const etc_inspecto
 
 /* The items of one inspector: each instruction (or delegate event) with debug data once. */
 int etc_ng_gather_inspector_(etc_numgap *ng, gather *g, const etc_inspector *insp, int side,
-                             const char *block, const char *what, etc_error *err)
+                             size_t block, uint32_t run, const char *what, etc_error *err)
 {
-	const etc_event_block *blk = find_block(insp, block);
+	const etc_event_block *blk = etc_inspector_block(insp, block);
 	const etc_debug_buffer *buf = etc_inspector_debug_buffer(insp);
 	const char *file = etc_etdump_name(etc_inspector_etdump(insp));
-	if (!blk)
-		return etc_fail(err, ETC_ERR_USAGE, file, -1,
-		                "the %s has no EventBlock \"%s\" with intermediate outputs", what,
-		                block);
+	if (!blk || run >= blk->run_count)
+		return etc_fail(err, ETC_ERR_USAGE, file, -1, "the %s has no block %zu run %u",
+		                what, block, run);
 	if (!buf)
 		return etc_fail(err, ETC_ERR_USAGE, file, -1,
 		                "the %s needs its debug buffer (the intermediate outputs' values)",
@@ -149,8 +158,20 @@ int etc_ng_gather_inspector_(etc_numgap *ng, gather *g, const etc_inspector *ins
 		it->name = ev->name.ptr;
 		ETC_TRY(etc_ng_set_handles_(&ng->arena, it, ev->debug_handles,
 		                            ev->debug_handle_count, err));
+		/* a later run's values are read from its own debug events */
+		const etc_value *vals = ev->debug;
+		if (run > 0) {
+			etc_value *mine =
+			    etc_arena_alloc(&ng->arena, ev->debug_count, sizeof *mine);
+			uint32_t nv = 0;
+			if (!mine)
+				return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+			ETC_TRY(etc_inspector_run_debug(insp, block, e, run, mine, ev->debug_count,
+			                                &nv, err));
+			vals = mine;
+		}
 		for (uint32_t k = 0; k < ev->debug_count; k++) {
-			const etc_value *v = &ev->debug[k];
+			const etc_value *v = &vals[k];
 			if (v->type != ETC_VALUE_TENSOR && v->type != ETC_VALUE_TENSOR_LIST)
 				continue; /* scalars are not intermediate tensors */
 			for (uint32_t i = 0; i < v->tensor_count; i++) {

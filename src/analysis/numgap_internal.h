@@ -87,6 +87,8 @@ struct etc_numgap {
 	const char **warn;
 	size_t nwarn, capwarn;
 	etc_ng_pending pending; /* rows compared after alignment, on several threads */
+	size_t block;           /* the runtime's block and run compared */
+	uint32_t run, etdump_run;
 };
 
 /* Grows array p of capacity *cap to hold `need` elements of `size` bytes (NULL: out of memory). */
@@ -104,7 +106,10 @@ bool etc_ng_same_instruction_(const etc_inspector_event *a, const etc_inspector_
 bool etc_ng_is_delegate_call_(const etc_inspector_event *ev);
 /* The items of one inspector: each instruction (or delegate event) with debug data once. */
 int etc_ng_gather_inspector_(etc_numgap *ng, gather *g, const etc_inspector *insp, int side,
-                             const char *block, const char *what, etc_error *err);
+                             size_t block, uint32_t run, const char *what, etc_error *err);
+/* The block `name` names: "Execute#2" block 2 (when so named), else the
+ * first block of that name; -1 when none. */
+long etc_ng_find_block_(const etc_inspector *insp, const char *name);
 /* The items of an .npz reference: one per array, named by its debug handles. */
 int etc_ng_gather_npz_(etc_numgap *ng, gather *g, const etc_npz *z, const char *name,
                        etc_error *err);

@@ -13,6 +13,7 @@
  * them reproduces the runtime's program outputs.
  */
 #include "analysis/numgap_internal.h"
+#include "core/blas.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -484,6 +485,9 @@ int etc_ng_gather_graph_(etc_numgap *ng, gather *g, size_t nrt, const etc_numgap
 			c.all[k++] = c.all[i];
 	c.nall = k;
 	int rc = etc_refgraph_run(ref->graph, ref->inputs, ref->input_count, on_node, &c, err);
+	/* the reference run's products are done: no OpenBLAS thread left spinning
+	   while the rows are compared, or after */
+	etc_blas_rest_();
 	for (size_t i = 0; i < nn; i++)
 		etc_refvalues_free(c.derived[i]);
 	free(c.derived);
@@ -564,29 +568,38 @@ static int on_output(void *user, const etc_refrun *run, size_t n, etc_error *err
 int etc_numgap_inputs_score(const etc_inspector *insp, const char *block, const etc_refgraph *g,
                             const etc_reftensor *inputs, size_t n, double *snr, etc_error *err)
 {
-	*snr = NAN;
 	const char *name = block ? block : "Execute";
-	const etc_event_block *blk = NULL;
-	for (size_t b = 0; b < etc_inspector_block_count(insp) && !blk; b++) {
-		const etc_event_block *x = etc_inspector_block(insp, b);
-		if (x->name.len == strlen(name) && !memcmp(x->name.ptr, name, x->name.len))
-			blk = x;
-	}
-	const etc_debug_buffer *buf = etc_inspector_debug_buffer(insp);
-	if (!blk || !blk->run_count || !buf)
+	long b = etc_ng_find_block_(insp, name);
+	*snr = NAN;
+	if (b < 0)
 		return etc_fail(err, ETC_ERR_USAGE, etc_etdump_name(etc_inspector_etdump(insp)), -1,
 		                "no program outputs to score inputs with (block \"%s\", debug "
 		                "buffer)",
 		                name);
+	return etc_numgap_inputs_score_at(insp, (size_t)b, 0, g, inputs, n, snr, err);
+}
+
+int etc_numgap_inputs_score_at(const etc_inspector *insp, size_t block, uint32_t run,
+                               const etc_refgraph *g, const etc_reftensor *inputs, size_t n,
+                               double *snr, etc_error *err)
+{
+	*snr = NAN;
+	const etc_event_block *blk = etc_inspector_block(insp, block);
+	const etc_debug_buffer *buf = etc_inspector_debug_buffer(insp);
+	if (!blk || run >= blk->run_count || !buf)
+		return etc_fail(err, ETC_ERR_USAGE, etc_etdump_name(etc_inspector_etdump(insp)), -1,
+		                "no program outputs to score inputs with (block %zu run %u, debug "
+		                "buffer)",
+		                block, run);
 	size_t cnt = 0;
-	for (uint32_t v = blk->output_start[0]; v < blk->output_start[1]; v++)
+	for (uint32_t v = blk->output_start[run]; v < blk->output_start[run + 1]; v++)
 		if (blk->outputs[v].type == ETC_VALUE_TENSOR ||
 		    blk->outputs[v].type == ETC_VALUE_TENSOR_LIST)
 			cnt += blk->outputs[v].tensor_count;
 	sctx s = {g, NULL, calloc(cnt ? cnt : 1, sizeof(etc_tensor)), 0, NAN, 0};
 	if (!s.rt)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-	for (uint32_t v = blk->output_start[0]; v < blk->output_start[1]; v++) {
+	for (uint32_t v = blk->output_start[run]; v < blk->output_start[run + 1]; v++) {
 		const etc_value *val = &blk->outputs[v];
 		if (val->type != ETC_VALUE_TENSOR && val->type != ETC_VALUE_TENSOR_LIST)
 			continue;
@@ -598,6 +611,7 @@ int etc_numgap_inputs_score(const etc_inspector *insp, const char *block, const 
 		}
 	}
 	int rc = etc_refgraph_run(g, inputs, n, on_output, &s, err);
+	etc_blas_rest_();
 	if (rc == 0 && s.compared)
 		*snr = s.worst;
 	free(s.rt);

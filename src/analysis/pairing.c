@@ -424,6 +424,9 @@ static const uint8_t *raw_f32(const etc_pair_set *s, size_t p)
 typedef struct f32_sums {
 	double (*sq)(const uint8_t *ap, size_t n);
 	double (*dd)(const uint8_t *ap, const uint8_t *rp, size_t n);
+	/* sq(a) and dd(a, r1), dd(a, r2) in one read of a, the same bits */
+	void (*sq_dd2)(const uint8_t *ap, const uint8_t *r1, const uint8_t *r2, size_t n,
+	               double *aa, double *e1, double *e2);
 } f32_sums;
 
 static double f32_at(const uint8_t *p)
@@ -449,6 +452,14 @@ static double dd_generic(const uint8_t *ap, const uint8_t *rp, size_t n)
 		s[j % 4] += d * d;
 	}
 	return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+static void sq_dd2_generic(const uint8_t *ap, const uint8_t *r1, const uint8_t *r2, size_t n,
+                           double *aa, double *e1, double *e2)
+{
+	*aa = sq_generic(ap, n);
+	*e1 = dd_generic(ap, r1, n);
+	*e2 = dd_generic(ap, r2, n);
 }
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
@@ -494,15 +505,44 @@ __attribute__((target("avx2,fma"))) static double dd_avx2(const uint8_t *ap, con
 	}
 	return hsum4(_mm256_add_pd(s0, s1)) + dd_generic(ap + 4 * i, rp + 4 * i, n - i);
 }
+
+/* sq_avx2 and dd_avx2 of two candidates fused: each sum takes the same
+ * operations in the same order as there (the same bits), a read once */
+__attribute__((target("avx2,fma"))) static void sq_dd2_avx2(const uint8_t *ap, const uint8_t *r1,
+                                                            const uint8_t *r2, size_t n, double *aa,
+                                                            double *e1, double *e2)
+{
+	const float *fa = (const float *)(const void *)ap;
+	const float *f1 = (const float *)(const void *)r1, *f2 = (const float *)(const void *)r2;
+	__m256d q0 = _mm256_setzero_pd(), q1 = q0, s0 = q0, s1 = q0, t0 = q0, t1 = q0;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		_mm_prefetch((const char *)(fa + i) + 4096, _MM_HINT_T0);
+		_mm_prefetch((const char *)(f1 + i) + 4096, _MM_HINT_T0);
+		_mm_prefetch((const char *)(f2 + i) + 4096, _MM_HINT_T0);
+		__m256d a0 = _mm256_cvtps_pd(_mm_loadu_ps(fa + i));
+		__m256d a1 = _mm256_cvtps_pd(_mm_loadu_ps(fa + i + 4));
+		q0 = _mm256_fmadd_pd(a0, a0, q0), q1 = _mm256_fmadd_pd(a1, a1, q1);
+		__m256d d0 = _mm256_sub_pd(a0, _mm256_cvtps_pd(_mm_loadu_ps(f1 + i)));
+		__m256d d1 = _mm256_sub_pd(a1, _mm256_cvtps_pd(_mm_loadu_ps(f1 + i + 4)));
+		s0 = _mm256_fmadd_pd(d0, d0, s0), s1 = _mm256_fmadd_pd(d1, d1, s1);
+		__m256d g0 = _mm256_sub_pd(a0, _mm256_cvtps_pd(_mm_loadu_ps(f2 + i)));
+		__m256d g1 = _mm256_sub_pd(a1, _mm256_cvtps_pd(_mm_loadu_ps(f2 + i + 4)));
+		t0 = _mm256_fmadd_pd(g0, g0, t0), t1 = _mm256_fmadd_pd(g1, g1, t1);
+	}
+	*aa = hsum4(_mm256_add_pd(q0, q1)) + sq_generic(ap + 4 * i, n - i);
+	*e1 = hsum4(_mm256_add_pd(s0, s1)) + dd_generic(ap + 4 * i, r1 + 4 * i, n - i);
+	*e2 = hsum4(_mm256_add_pd(t0, t1)) + dd_generic(ap + 4 * i, r2 + 4 * i, n - i);
+}
 #endif
 
 static f32_sums pick_sums(void)
 {
 #ifdef PAIR_X86
 	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-		return (f32_sums){sq_avx2, dd_avx2};
+		return (f32_sums){sq_avx2, dd_avx2, sq_dd2_avx2};
 #endif
-	return (f32_sums){sq_generic, dd_generic};
+	return (f32_sums){sq_generic, dd_generic, sq_dd2_generic};
 }
 
 /* Zeroes the sums of set a against the listed candidates, counts the
@@ -533,9 +573,26 @@ static void exact_block(const etc_pair_set *a, size_t p, uint64_t k0, size_t kk,
 	const uint8_t *fa = raw_f32(a, p);
 	bool have_aa = false, read = false;
 	double aa = 0;
+	/* the first two dense candidates (the usual list: the sketch's top two)
+	   in one read of the set's block */
+	long pair[2] = {-1, -1};
+	for (size_t l = 0; fa && l < nl && pair[1] < 0; l++) {
+		const etc_pair_set *r = &cands[list[l]];
+		if (has_data(r, p) && output_agrees(a, r, p) && raw_f32(r, p))
+			pair[pair[0] < 0 ? 0 : 1] = (long)l;
+	}
+	if (pair[1] >= 0) {
+		double e1, e2;
+		f->sq_dd2(fa + 4 * k0, raw_f32(&cands[list[pair[0]]], p) + 4 * k0,
+		          raw_f32(&cands[list[pair[1]]], p) + 4 * k0, kk, &aa, &e1, &e2);
+		have_aa = true;
+		sum[pair[0]].aa += aa, sum[pair[0]].ee += e1;
+		sum[pair[1]].aa += aa, sum[pair[1]].ee += e2;
+	}
 	for (size_t l = 0; l < nl; l++) {
 		const etc_pair_set *r = &cands[list[l]];
-		if (!has_data(r, p) || !output_agrees(a, r, p))
+		if (!has_data(r, p) || !output_agrees(a, r, p) ||
+		    (pair[1] >= 0 && ((long)l == pair[0] || (long)l == pair[1])))
 			continue;
 		const uint8_t *fr = raw_f32(r, p);
 		if (fa && fr) {
@@ -985,5 +1042,6 @@ int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cand
 	}
 out:
 	free(hash), free(rep), free(slot), free(uniq), free(a), free(b), free(us), free(uc);
+	etc_blas_rest_(); /* the products are done: no pool thread left spinning */
 	return rc;
 }

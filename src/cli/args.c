@@ -80,6 +80,7 @@ static const char usage_text[] =
     "  --legacy-profile FILE     print the old profiler's tables of prof_result.bin: events\n"
     "                            per iteration of each block, framework tax, memory\n"
     "  --legacy-time-scale U     unit of its timestamps: ns us ms cycles (ns); shown in ms\n"
+    "\n"
     "Performance diff (events matched by signature, p50 compared):\n"
     "  --baseline-etdump FILE    the baseline ETDump of the same model\n"
     "  --max-regression PCT      exit 1 when Method::execute or an event regresses by more\n"
@@ -95,7 +96,8 @@ static const char usage_text[] =
     "                            references from a BundledProgram: the expected outputs of\n"
     "                            test case k of --method (forward) are reference k; used\n"
     "                            instead of the ETRecord's reference_outputs\n"
-    "  --block NAME              EventBlock to compare (Execute)\n"
+    "  --block NAME|N            EventBlock to compare (Execute: every block of that\n"
+    "                            name; Execute#2 or its 0-based index 2: that block alone)\n"
     "  --tap-specs FILE.json     the TapSpec list of a tapped program: its tap outputs\n"
     "                            become per-op rows (FULL_TENSOR like intermediates, STATS\n"
     "                            field by field), left out of the output table\n"
@@ -146,15 +148,19 @@ static const char usage_text[] =
     "                            debug handle, to dequantize integer runtime tensors\n"
     "                            (default: the ETRecord's quantize/dequantize nodes)\n"
     "  --layout auto|none        compare NHWC against NCHW after permuting (default auto)\n"
+    "  --run N                   compare run N (0-based) of each --block only (default:\n"
+    "                            every run of every block, each run's first divergence)\n"
     "  --force                   compare even when an ETRecord does not fit its ETDump\n"
-    "  --min-snr, --max-mse, --min-cosine, --max-abs and --plot apply too; exit 1 at the\n"
-    "  first diverging operator (printed with its stack trace; from the ETRecord's graph\n"
-    "  only with a threshold)\n"
-    "  FILE may be - for standard output. Files are replaced atomically.\n"
-    "  Every long option may be spelled with '_' or '-' between its words.\n"
+    "  The thresholds (--min-snr, --max-mse, --min-cosine, --max-abs) and --plot apply\n"
+    "  too; exit 1 at the first diverging operator (printed with its stack trace; from\n"
+    "  the ETRecord's graph only with a threshold)\n"
     "\n"
+    "General:\n"
     "  -h, --help                show this help\n"
     "  -V, --version             show the version\n"
+    "\n"
+    "  FILE may be - for standard output. Files are replaced atomically.\n"
+    "  Every long option may be spelled with '_' or '-' between its words.\n"
     "\n"
     "Exit status: 0 ok, 1 a gate failed (accuracy, numeric gap or regression), 2 usage\n"
     "error, 3 unreadable or invalid input, 4 an output file could not be written.\n"
@@ -270,6 +276,7 @@ static const option_field valued[] = {
     {"--distance", offsetof(args, numgap.distance)},
     {"--quant-params", offsetof(args, numgap.quant_params)},
     {"--layout", offsetof(args, numgap.layout)},
+    {"--run", offsetof(args, numgap.run)},
     {"--reference-graph", offsetof(args, numgap.reference_graph)},
     {"--reference-dtype", offsetof(args, numgap.reference_dtype)},
     {"--inputs", offsetof(args, numgap.inputs)},
@@ -414,6 +421,9 @@ static int check_values(const args *a)
 	if (a->numgap.layout && strcmp(a->numgap.layout, "auto") &&
 	    strcmp(a->numgap.layout, "none"))
 		return bad_value("--layout", "auto or none", a->numgap.layout);
+	if (a->numgap.run && (strspn(a->numgap.run, "0123456789") != strlen(a->numgap.run) ||
+	                      !*a->numgap.run || strlen(a->numgap.run) > 9))
+		return bad_value("--run", "a 0-based run index (0, 1, ...)", a->numgap.run);
 	return 0;
 }
 

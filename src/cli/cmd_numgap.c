@@ -37,10 +37,10 @@ int numgap_check_args(const numgap_args *a, bool have_etdump)
 	if (a->reference_etdump && !a->reference_debug_buffer)
 		return usage_error("%s", "--reference-etdump needs --reference-debug-buffer (the "
 		                         "reference's intermediate outputs)");
-	if ((a->distance || a->quant_params || a->layout) && a->no_reference_run &&
+	if ((a->distance || a->quant_params || a->layout || a->run) && a->no_reference_run &&
 	    !numgap_wanted(a))
 		return usage_error("%s",
-		                   "--distance, --quant-params and --layout belong to "
+		                   "--distance, --quant-params, --layout and --run belong to "
 		                   "the numeric gap, which --no-reference-run turns off: give "
 		                   "--reference-etdump or --reference-intermediates");
 	if ((a->reference_graph || a->reference_dtype || a->inputs) && a->no_reference_run)
@@ -100,6 +100,23 @@ static int open_reference(const numgap_args *a, const etc_etrecord *rec,
 	return 0;
 }
 
+/* Block b's name as the outputs give it: "Execute#2" when another block has its name. */
+static void block_label(const etc_inspector *insp, size_t b, char *buf, size_t cap)
+{
+	const etc_event_block *blk = etc_inspector_block(insp, b);
+	bool shared = false;
+	for (size_t i = 0; i < etc_inspector_block_count(insp) && !shared; i++) {
+		const etc_event_block *o = etc_inspector_block(insp, i);
+		shared = i != b && o->name.len == blk->name.len &&
+		         (!o->name.len || !memcmp(o->name.ptr, blk->name.ptr, o->name.len));
+	}
+	int n = (int)(blk->name.len < 100 ? blk->name.len : 100);
+	if (shared)
+		snprintf(buf, cap, "%.*s#%zu", n, blk->name.ptr, b);
+	else
+		snprintf(buf, cap, "%.*s", n, blk->name.ptr);
+}
+
 /* --- the reference graph ---------------------------------------------------------------- */
 
 /* "(give --inputs ...)" */
@@ -121,24 +138,15 @@ static int graph_unavailable(const numgap_args *a, int status, const char *msg)
 	return 0;
 }
 
-/* The block the gap reads (the first run of it). */
-static const etc_event_block *gap_block(const etc_inspector *insp, const char *name)
-{
-	if (!name)
-		name = "Execute";
-	for (size_t b = 0; b < etc_inspector_block_count(insp); b++) {
-		const etc_event_block *blk = etc_inspector_block(insp, b);
-		if (blk->name.len == strlen(name) && !memcmp(blk->name.ptr, name, blk->name.len))
-			return blk;
-	}
-	return NULL;
-}
-
 /* --inputs FILE: an .npz, else a torch.save list. */
 static int inputs_from_file(const numgap_args *a, numgap_state *st, etc_error *err)
 {
 	size_t n = strlen(a->inputs);
 	int rc;
+	etc_npz_free(st->inputs_npz);
+	etc_torchsave_free(st->inputs_ts);
+	st->inputs_npz = NULL;
+	st->inputs_ts = NULL;
 	if (n >= 4 && !strcmp(a->inputs + n - 4, ".npz")) {
 		if ((rc = etc_npz_open(&st->inputs_npz, a->inputs, err)) < 0)
 			return rc;
@@ -237,10 +245,13 @@ static int next_candidate(const etc_bundled *bp, const etc_refgraph *g, const et
  * program outputs best. 1 when there are none (`why` says so).
  */
 static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
-                         numgap_state *st, char *why, size_t cap, etc_error *err)
+                         size_t block, uint32_t run, numgap_state *st, char *why, size_t cap,
+                         etc_error *err)
 {
-	const etc_event_block *blk = gap_block(insp, a->block);
+	const etc_event_block *blk = etc_inspector_block(insp, block);
 	int idx = blk ? blk->bundled_input_index : -1;
+	st->by_candidates = false;
+	st->chosen_snr = NAN;
 	if (idx >= 0 && st->bundled) {
 		candidate c;
 		memset(&c, 0, sizeof c);
@@ -250,10 +261,11 @@ static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const 
 		if (rc == 0) {
 			st->inputs_views = c.views;
 			st->inputs_view_count = c.n;
-			fprintf(stderr,
-			        "etcompare: note: reference run on the %s (the run's "
-			        "bundled_input_index)\n",
-			        c.name);
+			if (!st->quiet)
+				fprintf(stderr,
+				        "etcompare: note: reference run on the %s (the run's "
+				        "bundled_input_index)\n",
+				        c.name);
 			return 0;
 		}
 	}
@@ -262,11 +274,12 @@ static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const 
 		                                   "representative_inputs", (size_t)idx, err);
 		if (rc < 0)
 			return rc;
-		fprintf(
-		    stderr,
-		    "etcompare: note: reference run on the ETRecord's representative_inputs[%d] "
-		    "(the run's bundled_input_index)\n",
-		    idx);
+		if (!st->quiet)
+			fprintf(stderr,
+			        "etcompare: note: reference run on the ETRecord's "
+			        "representative_inputs[%d] "
+			        "(the run's bundled_input_index)\n",
+			        idx);
 		return 0;
 	}
 	if (a->inputs)
@@ -296,12 +309,12 @@ static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const 
 		}
 		/* a second candidate: score both by the run's program outputs */
 		double snr = NAN;
-		if (tried == 2 &&
-		    etc_numgap_inputs_score(insp, a->block, st->graph, candidate_tensors(&best),
-		                            candidate_count(&best), &best_snr, &e2) < 0)
+		if (tried == 2 && etc_numgap_inputs_score_at(
+		                      insp, block, run, st->graph, candidate_tensors(&best),
+		                      candidate_count(&best), &best_snr, &e2) < 0)
 			best_snr = NAN;
-		if (etc_numgap_inputs_score(insp, a->block, st->graph, candidate_tensors(&c),
-		                            candidate_count(&c), &snr, &e2) < 0)
+		if (etc_numgap_inputs_score_at(insp, block, run, st->graph, candidate_tensors(&c),
+		                               candidate_count(&c), &snr, &e2) < 0)
 			snr = NAN;
 		if (snr > best_snr || (isnan(best_snr) && !isnan(snr))) {
 			candidate_free(&best);
@@ -321,8 +334,11 @@ static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const 
 	st->inputs = best.in;
 	st->inputs_views = best.views;
 	st->inputs_view_count = best.n;
+	st->by_candidates = true;
+	st->chosen_snr = tried > 1 ? best_snr : NAN;
+	snprintf(st->chosen, sizeof st->chosen, "%s", best.name);
 	/* a choice among several is worth a note; the only candidate is not */
-	if (tried > 1)
+	if (tried > 1 && !st->quiet)
 		fprintf(stderr,
 		        "etcompare: note: reference run on the %s: of %zu candidate inputs, its "
 		        "program outputs match the run's best (SNR %.4g dB)\n",
@@ -330,7 +346,7 @@ static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const 
 	return 0;
 }
 
-/* Loads the ETRecord's graph and the run's inputs into ref; 0 with ref->graph NULL: no gap. */
+/* Loads the ETRecord's graph (graph_inputs adds a run's inputs); 0 with st->graph NULL: no gap. */
 static int open_graph(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
                       numgap_state *st, etc_numgap_reference *ref)
 {
@@ -354,20 +370,73 @@ static int open_graph(const numgap_args *a, const etc_inspector *insp, const etc
 		    a, a->reference_graph && rc == ETC_ERR_USAGE ? rc : ETC_ERR_FORMAT,
 		    err.message);
 	}
-	char why[600] = "";
-	rc = choose_inputs(a, insp, rec, st, why, sizeof why, &err);
-	if (rc < 0)
-		return graph_unavailable(a, rc, err.message);
-	if (rc > 0)
-		return graph_unavailable(a, ETC_ERR_FORMAT, why);
-	ref->graph = st->graph;
-	ref->inputs = st->inputs ? etc_refinputs_tensors(st->inputs) : st->inputs_views;
-	ref->input_count = st->inputs ? etc_refinputs_count(st->inputs) : st->inputs_view_count;
+	(void)insp;
 	ref->name = etc_etrecord_name(rec);
 	return 0;
 }
 
-static int write_tsv(const char *path, const etc_numgap *ng)
+/* The inputs of run `run` of block `block` into ref (--inputs: read once). */
+static int graph_inputs(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
+                        size_t block, uint32_t run, bool many, numgap_state *st,
+                        etc_numgap_reference *ref)
+{
+	etc_error err;
+	etc_error_clear(&err);
+	ref->graph = NULL;
+	if (!a->inputs || !st->inputs) {
+		etc_refinputs_free(st->inputs);
+		free(st->inputs_views);
+		st->inputs = NULL;
+		st->inputs_views = NULL;
+		st->inputs_view_count = 0;
+		char why[600] = "";
+		int rc = choose_inputs(a, insp, rec, block, run, st, why, sizeof why, &err);
+		if (rc < 0)
+			return graph_unavailable(a, rc, err.message);
+		if (rc > 0)
+			return graph_unavailable(a, ETC_ERR_FORMAT, why);
+	}
+	const etc_reftensor *in = st->inputs ? etc_refinputs_tensors(st->inputs) : st->inputs_views;
+	size_t nin = st->inputs ? etc_refinputs_count(st->inputs) : st->inputs_view_count;
+	/*
+	 * Inputs guessed among candidates (no index, no --inputs) may fit the
+	 * first run and not a later one that ran other inputs: a run whose
+	 * program outputs the best candidate reproduces far worse than the
+	 * first run's (20 dB below, the first counted at most 80 dB) is left
+	 * out with a note, not reported as a divergence.
+	 */
+	if (many && st->by_candidates) {
+		double snr = st->chosen_snr;
+		if (isnan(snr) && etc_numgap_inputs_score_at(insp, block, run, st->graph, in, nin,
+		                                             &snr, &err) < 0)
+			snr = NAN;
+		if (!st->have_first_score) {
+			st->first_score = snr;
+			st->have_first_score = true;
+		} else if (!isnan(st->first_score) &&
+		           (isnan(snr) ||
+		            snr < (st->first_score < 80 ? st->first_score : 80) - 20)) {
+			char lbl[128], s0[160];
+			block_label(insp, block, lbl, sizeof lbl);
+			fprintf(
+			    stderr,
+			    "etcompare: note: numeric gap: %s run %u (ETDump run %u) is not "
+			    "compared: none of the candidate inputs reproduces its program outputs "
+			    "(the best, the %s: SNR %.4g dB; the first run's %.4g dB): give its "
+			    "inputs (--inputs FILE, --bundled-program FILE.bpte)\n",
+			    etc_text_safe(s0, sizeof s0, lbl), run,
+			    etc_inspector_block(insp, block)->runs[run], st->chosen, snr,
+			    st->first_score);
+			return -1;
+		}
+	}
+	ref->graph = st->graph;
+	ref->inputs = in;
+	ref->input_count = nin;
+	return 0;
+}
+
+int numgap_write_tsv(const char *path, const etc_numgap *ng)
 {
 	etc_error err;
 	etc_output *o = NULL;
@@ -382,6 +451,183 @@ static int write_tsv(const char *path, const etc_numgap *ng)
 		return EXIT_OUTPUT;
 	}
 	return EXIT_OK;
+}
+
+/* One (block, run) the gap compares. */
+typedef struct gap_run {
+	size_t block;
+	uint32_t run;
+} gap_run;
+
+/* Is block b the one `want` names? "Execute": every block of that name; "Execute#2": block 2. */
+static bool block_chosen(const etc_inspector *insp, size_t b, const char *want)
+{
+	const etc_event_block *blk = etc_inspector_block(insp, b);
+	const char *hash = strrchr(want, '#');
+	if (hash && hash[1] >= '0' && hash[1] <= '9') {
+		char *end;
+		unsigned long idx = strtoul(hash + 1, &end, 10);
+		size_t k = (size_t)(hash - want);
+		if (!*end && blk->name.len == k && !memcmp(blk->name.ptr, want, k))
+			return idx == b;
+	}
+	return blk->name.len == strlen(want) && !memcmp(blk->name.ptr, want, blk->name.len);
+}
+
+/*
+ * The runs the gap compares: every run of every block --block names
+ * (Execute by default), or run --run N of each. 0 with *n 0: no such block
+ * (etc_numgap_run says so); EXIT_USAGE for --run out of range.
+ */
+static bool first_of_name(const etc_inspector *insp, size_t b)
+{
+	const etc_event_block *blk = etc_inspector_block(insp, b);
+	for (size_t i = 0; i < b; i++) {
+		const etc_event_block *o = etc_inspector_block(insp, i);
+		if (o->name.len == blk->name.len &&
+		    (!o->name.len || !memcmp(o->name.ptr, blk->name.ptr, o->name.len)))
+			return false;
+	}
+	return true;
+}
+
+/* A block the reference ETDump has no block of the same inputs for is left out, with a note. */
+static bool block_compared(const etc_inspector *insp, size_t b, const char *want,
+                           const etc_inspector *ref, bool say)
+{
+	if (!block_chosen(insp, b, want))
+		return false;
+	if (!ref || first_of_name(insp, b) || etc_numgap_reference_block(insp, b, ref) >= 0)
+		return true;
+	if (say) {
+		char lbl[128], s0[160], s1[512];
+		block_label(insp, b, lbl, sizeof lbl);
+		fprintf(stderr,
+		        "etcompare: note: numeric gap: block %s (bundled_input_index %d) is not "
+		        "compared: %s has no block of the same inputs\n",
+		        etc_text_safe(s0, sizeof s0, lbl),
+		        (int)etc_inspector_block(insp, b)->bundled_input_index,
+		        etc_text_safe(s1, sizeof s1, etc_etdump_name(etc_inspector_etdump(ref))));
+	}
+	return false;
+}
+
+static int gap_runs(const numgap_args *a, const etc_inspector *insp, const etc_inspector *ref,
+                    gap_run **out, size_t *n)
+{
+	const char *want = a->block ? a->block : "Execute";
+	size_t total = 0, nb = etc_inspector_block_count(insp);
+	uint32_t most = 0;
+	for (size_t b = 0; b < nb; b++)
+		if (block_compared(insp, b, want, ref, true)) {
+			uint32_t rc = etc_inspector_block(insp, b)->run_count;
+			total += rc;
+			most = rc > most ? rc : most;
+		}
+	*out = NULL;
+	*n = 0;
+	unsigned long pick = 0;
+	if (a->run) {
+		pick = strtoul(a->run, NULL, 10);
+		if (total && pick >= most) {
+			char msg[1200], lbl[128];
+			size_t l = (size_t)snprintf(
+			    msg, sizeof msg, "--run %s: out of range: the runs are 0-based, ",
+			    a->run);
+			bool any = false;
+			for (size_t b = 0; b < nb && l < sizeof msg; b++) {
+				if (!block_compared(insp, b, want, ref, false))
+					continue;
+				block_label(insp, b, lbl, sizeof lbl);
+				uint32_t rc = etc_inspector_block(insp, b)->run_count;
+				l += (size_t)snprintf(msg + l, sizeof msg - l,
+				                      "%sblock %s has %u (0 to %u)",
+				                      any ? ", " : "", lbl, rc, rc - 1);
+				any = true;
+			}
+			return usage_error("%s", msg);
+		}
+	}
+	if (!total)
+		return 0;
+	gap_run *r = calloc(total, sizeof *r);
+	if (!r) {
+		fprintf(stderr, "etcompare: error: out of memory\n");
+		return EXIT_INPUT;
+	}
+	for (size_t b = 0; b < nb; b++) {
+		if (!block_compared(insp, b, want, ref, false))
+			continue;
+		uint32_t rc = etc_inspector_block(insp, b)->run_count;
+		for (uint32_t k = 0; k < rc; k++)
+			if (!a->run || k == pick)
+				r[(*n)++] = (gap_run){b, k};
+	}
+	*out = r;
+	return 0;
+}
+
+/* What the first divergence of `ng` is, in a few words: "addmm_1 aten.addmm.default". */
+static void divergence_op(const etc_numgap_row *r, char *buf, size_t cap)
+{
+	char instr[32];
+	snprintf(instr, sizeof instr, "instruction %d", r->instruction_id);
+	const char *what = *r->ops ? r->ops : *r->event_name ? r->event_name : instr;
+	snprintf(buf, cap, "%s%s%s", r->nodes, *r->nodes ? " " : "", what);
+}
+
+static void summarize(const etc_inspector *insp, const etc_numgap *ng, etc_numgap_run_summary *s)
+{
+	size_t b;
+	memset(s, 0, sizeof *s);
+	etc_numgap_where(ng, &b, &s->run, &s->etdump_run);
+	block_label(insp, b, s->block, sizeof s->block);
+	s->compared = etc_numgap_row_count(ng);
+	s->failures = etc_numgap_failures(ng);
+	s->first = etc_numgap_first_divergence(ng);
+	s->snr = NAN;
+	if (s->first >= 0) {
+		const etc_numgap_row *r = etc_numgap_row_at(ng, (size_t)s->first);
+		divergence_op(r, s->op, sizeof s->op);
+		if (r->has_metrics)
+			s->snr = r->metrics.snr_db;
+		snprintf(s->reason, sizeof s->reason, "%s", r->reason);
+	}
+}
+
+/* "etcompare: numeric gap: Execute#1 run 1 (ETDump run 3): first divergence ..." */
+static void print_run_line(const etc_numgap_run_summary *s)
+{
+	char op[256], why[200], lbl[160], snr[40];
+	etc_text_safe(lbl, sizeof lbl, s->block);
+	if (s->first < 0) {
+		fprintf(stderr,
+		        "etcompare: numeric gap: %s run %u (ETDump run %u): %zu intermediate "
+		        "outputs pass\n",
+		        lbl, s->run, s->etdump_run, s->compared);
+		return;
+	}
+	/* the SNR once: the reason of a threshold failure already says it */
+	if (!strncmp(s->reason, "SNR ", 4))
+		snr[0] = '\0';
+	else if (isnan(s->snr))
+		snprintf(snr, sizeof snr, "not compared: ");
+	else
+		snprintf(snr, sizeof snr, "SNR %.4g dB: ", s->snr);
+	fprintf(stderr,
+	        "etcompare: numeric gap: %s run %u (ETDump run %u): first divergence at row %ld "
+	        "%s: %s%s\n",
+	        lbl, s->run, s->etdump_run, s->first, etc_text_safe(op, sizeof op, s->op), snr,
+	        etc_text_safe(why, sizeof why, s->reason));
+}
+
+/* Is warning w of `ng` among those of `seen`? (runs repeat their warnings) */
+static bool warned(const etc_numgap *seen, const char *w)
+{
+	for (size_t i = 0; seen && i < etc_numgap_warning_count(seen); i++)
+		if (!strcmp(etc_numgap_warning(seen, i), w))
+			return true;
+	return false;
 }
 
 int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
@@ -408,30 +654,98 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 	etc_numgap_reference ref = {NULL, NULL, NULL, NULL, NULL, 0};
 	bool graph = !numgap_wanted(a);
 	int rc = graph ? open_graph(a, insp, rec, st, &ref) : open_reference(a, rec, io, st, &ref);
-	if (rc)
+	if (rc || (graph && !st->graph))
+		return rc; /* 0: not asked for and cannot run, the note said why */
+	gap_run *runs = NULL;
+	size_t nruns = 0;
+	if ((rc = gap_runs(a, insp, ref.insp, &runs, &nruns)) != 0)
 		return rc;
-	if (graph && !ref.graph)
-		return 0; /* not asked for and cannot run: the note said why */
 	/* from the graph alone, the gap gates only with a threshold */
 	bool gates = !graph || a->min_snr || a->max_mse || a->min_cosine || a->max_abs ||
 	             numgap_graph_asked(a);
 	st->gates = gates;
 	etc_error err;
 	etc_error_clear(&err);
-	rc = etc_numgap_run(&st->ng, insp, &ref, &o, &err);
-	if (rc == ETC_ERR_USAGE)
-		return usage_error("%s", err.message);
-	if (rc < 0)
-		return input_error(&err);
+	st->runs = calloc(nruns ? nruns : 1, sizeof *st->runs);
+	if (!st->runs) {
+		free(runs);
+		fprintf(stderr, "etcompare: error: out of memory\n");
+		return EXIT_INPUT;
+	}
+	/* each run in turn; the table shows the first that diverges, else the first */
 	char safe[1024];
-	for (size_t i = 0; i < etc_numgap_warning_count(st->ng); i++)
-		fprintf(stderr, "etcompare: warning: %s\n",
-		        etc_text_safe(safe, sizeof safe, etc_numgap_warning(st->ng, i)));
+	size_t skipped = 0;
+	for (size_t k = 0; k < (nruns ? nruns : 1); k++) {
+		etc_numgap *ng = NULL;
+		char lbl[128];
+		if (nruns) {
+			block_label(insp, runs[k].block, lbl, sizeof lbl);
+			o.block = lbl;
+		}
+		if (graph && nruns) {
+			rc = graph_inputs(a, insp, rec, runs[k].block, runs[k].run, nruns > 1, st,
+			                  &ref);
+			if (rc == -1) {
+				rc = 0;
+				st->quiet = true;
+				skipped++;
+				continue; /* inputs unknown: the note said so */
+			}
+			if (rc != 0 || !ref.graph)
+				break;
+		}
+		if (graph && !nruns) /* no such block: etc_numgap_run names it */
+			ref.graph = st->graph;
+		st->quiet = true;
+		rc = nruns
+		         ? etc_numgap_run_at(&ng, insp, runs[k].block, runs[k].run, &ref, &o, &err)
+		         : etc_numgap_run(&ng, insp, &ref, &o, &err);
+		o.block = a->block ? a->block : "Execute";
+		if (rc == ETC_ERR_USAGE) {
+			rc = usage_error("%s", err.message);
+			break;
+		}
+		if (rc < 0) {
+			rc = input_error(&err);
+			break;
+		}
+		for (size_t i = 0; i < etc_numgap_warning_count(ng); i++)
+			if (!warned(st->ng, etc_numgap_warning(ng, i)))
+				fprintf(
+				    stderr, "etcompare: warning: %s\n",
+				    etc_text_safe(safe, sizeof safe, etc_numgap_warning(ng, i)));
+		summarize(insp, ng, &st->runs[st->run_count++]);
+		bool shown_passes = st->ng && etc_numgap_first_divergence(st->ng) < 0;
+		if (!st->ng || (shown_passes && etc_numgap_first_divergence(ng) >= 0)) {
+			etc_numgap_free(st->ng);
+			st->ng = ng;
+		} else {
+			etc_numgap_free(ng);
+		}
+	}
+	free(runs);
+	if (rc || !st->ng)
+		return rc;
 	if (etc_report_numgap(stdout, st->ng, &err) < 0) {
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
 		return EXIT_OUTPUT;
 	}
 	fflush(stdout); /* the table before its verdict, also in one 2>&1 stream */
+	if (st->run_count > 1) {
+		size_t b;
+		uint32_t run, etdump_run;
+		char lbl[128], s0[160];
+		etc_numgap_where(st->ng, &b, &run, &etdump_run);
+		block_label(insp, b, lbl, sizeof lbl);
+		fprintf(stderr,
+		        "etcompare: numeric gap: %zu runs compared%s%s; the table shows %s run %u "
+		        "(ETDump run %u)\n",
+		        st->run_count, a->run ? " (--run)" : " (every run of every block)",
+		        skipped ? ", some left out (see the notes)" : "",
+		        etc_text_safe(s0, sizeof s0, lbl), run, etdump_run);
+		for (size_t k = 0; k < st->run_count; k++)
+			print_run_line(&st->runs[k]);
+	}
 	long first = etc_numgap_first_divergence(st->ng);
 	size_t n = etc_numgap_row_count(st->ng);
 	if (first >= 0) {
@@ -467,7 +781,8 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		        "etcompare: numeric gap: %zu intermediate outputs pass, %zu unmatched\n", n,
 		        etc_numgap_unmatched_count(st->ng));
 	}
-	if (a->tsv && (rc = write_tsv(a->tsv, st->ng)) != 0)
+	/* "-" is written by the caller once stdout is the data's again */
+	if (a->tsv && strcmp(a->tsv, "-") != 0 && (rc = numgap_write_tsv(a->tsv, st->ng)) != 0)
 		return rc;
 	return 0;
 }
@@ -486,6 +801,7 @@ int numgap_plots(const numgap_state *st, const etc_plot_options *po, etc_plot_re
 void numgap_free(numgap_state *st)
 {
 	etc_numgap_free(st->ng);
+	free(st->runs);
 	etc_refinputs_free(st->inputs);
 	free(st->inputs_views);
 	etc_refgraph_free(st->graph);

@@ -22,6 +22,7 @@ typedef struct numgap_args {
 	const char *max_inflate; /* --max-inflate, for the reference debug buffer too */
 	bool no_reference_run;
 	bool force;
+	const char *run; /* --run N: run N of each chosen block alone (default: every run) */
 } numgap_args;
 
 /* What the command opened, freed by numgap_free. */
@@ -39,7 +40,17 @@ typedef struct numgap_state {
 	size_t inputs_view_count;
 	const etc_bundled *bundled; /* --bundled-program (borrowed), or NULL */
 	bool gates;                 /* the gap's verdict is a gate (exit 1, JUnit) */
+	bool quiet;                 /* runs after the first: their notes were said */
+	/* inputs guessed among candidates, per run: what was chosen and how well
+	 * it reproduced the run's program outputs, and the first run's score */
+	bool by_candidates, have_first_score;
+	double chosen_snr, first_score;
+	char chosen[80];
+	/* the run shown (the first that diverges, else the first compared) */
 	etc_numgap *ng;
+	/* every run compared, in brief (--json "numeric_gap_runs") */
+	etc_numgap_run_summary *runs;
+	size_t run_count;
 } numgap_state;
 
 /* True when a reference for the numeric gap was given. */
@@ -69,6 +80,12 @@ int numgap_check_args(const numgap_args *a, bool have_etdump);
  */
 int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
                const etc_inspector_options *io, numgap_state *st, int *gate);
+
+/*
+ * --numgap-tsv: numgap_run writes a file itself; "-" is left to the caller,
+ * which writes it once stdout carries data again. 0 or an exit code.
+ */
+int numgap_write_tsv(const char *path, const etc_numgap *ng);
 
 /* Plots of the gap as `po` says; 0 or an exit code. */
 int numgap_plots(const numgap_state *st, const etc_plot_options *po, etc_plot_result *pr);

@@ -18,8 +18,9 @@ static int fail(const etc_error *err, int code)
 	return code;
 }
 
-/* The signal that arrived while the --report temporary folder existed: a
- * handler can only leave it here (it takes no argument). */
+/* The signal that arrived while a temporary plot folder existed (--report's
+ * in TMPDIR, --plot's new set inside the plot folder): a handler can only
+ * leave it here (it takes no argument). */
 static volatile sig_atomic_t held_signal;
 static const int held_signals[4] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
@@ -195,11 +196,16 @@ static int write_report(int argc, char **argv, const args *a, const run_results 
 		etc_html_report_perfdiff(h, r->pc->diff);
 	if (pr->gnuplot_missing)
 		rc = etc_html_report_note(
-		    h, "gnuplot was not found: no plots (the tables need none)", &err);
+		    h,
+		    "gnuplot was not found: only the heat maps (drawn without it), no other plot",
+		    &err);
 	for (size_t i = 0; batch && rc == 0 && i < etc_plot_batch_count(batch); i++) {
 		const etc_plot_item *it = etc_plot_batch_item(batch, i);
 		/* a plot that cannot be read back is left out with a note, not the report */
-		if (it->made && etc_html_report_image(h, it->title, it->png, &err) < 0) {
+		/* the numeric gap's chart goes with its section, the others in the plots */
+		bool chart = !strcmp(it->name, "numgap_chart");
+		if (it->made && (chart ? etc_html_report_numgap_chart(h, it->title, it->png, &err)
+		                       : etc_html_report_image(h, it->title, it->png, &err)) < 0) {
 			char note[1200];
 			snprintf(note, sizeof note, "plot %s left out: %s", it->name, err.message);
 			fprintf(stderr, "etcompare: warning: %s\n", note);
@@ -227,7 +233,9 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 		return fail(&err, EXIT_OUTPUT);
 	etc_plot_result pr = {0, 0, false};
 	char tmp[4096] = "";
+	char *settmp = NULL; /* --plot: the new set's temporary folder inside `dir` */
 	const char *dir = a->plot_dir ? a->plot_dir : "etcompare-plots";
+	const char *work = dir;
 	if (!a->plot) {
 		const char *t = getenv("TMPDIR");
 		snprintf(tmp, sizeof tmp, "%s/etcompare-report-XXXXXX", t && *t ? t : "/tmp");
@@ -248,7 +256,16 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 			etc_plot_batch_free(batch);
 			return wrc;
 		}
-		dir = tmp;
+		work = tmp;
+	} else if (etc_plot_set_begin(batch, dir, &settmp, &err) < 0) {
+		/* no plot set can be made: the report (if any) is written without */
+		int rc = fail(&err, EXIT_OUTPUT);
+		if (a->report)
+			(void)write_report(argc, argv, a, r, batch, &pr);
+		etc_plot_batch_free(batch);
+		return rc;
+	} else {
+		work = settmp;
 	}
 	/* SIGINT/SIGTERM/SIGHUP/SIGQUIT held back until the temporary plot
 	 * folder is removed (gnuplot.c kills gnuplot when one arrives) */
@@ -257,11 +274,11 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 	hold.sa_handler = on_held;
 	sigemptyset(&hold.sa_mask);
 	held_signal = 0;
-	if (tmp[0])
-		for (size_t k = 0; k < 4; k++)
-			sigaction(held_signals[k], &hold, &old_act[k]);
+	for (size_t k = 0; k < 4; k++)
+		sigaction(held_signals[k], &hold, &old_act[k]);
 	/* A plot that fails does not cost the report: it is written all the same. */
-	int rc = make_plots(dir, a, r, batch, &pr);
+	int rc = make_plots(work, a, r, batch, &pr);
+	int plots_rc = rc; /* the set is moved in when its plots were made, whatever the report */
 	if (rc != 0 && !a->plot) {
 		/* --report alone: a failed plot was a warning; it is a note in the report */
 		rc = 0;
@@ -274,19 +291,35 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 		    dir);
 	if (a->report) {
 		if (pr.gnuplot_missing)
-			fprintf(stderr,
-			        "etcompare: note: gnuplot not found: the report has no plots\n");
+			fprintf(stderr, "etcompare: note: gnuplot not found: the report has only "
+			                "the heat maps\n");
 		int wrc = write_report(argc, argv, a, r, batch, &pr);
 		rc = rc ? rc : wrc;
 	}
-	if (tmp[0]) {
-		remove_plots(tmp, batch);
-		int sig = held_signal;
-		for (size_t k = 0; k < 4; k++)
-			sigaction(held_signals[k], &old_act[k], NULL);
-		if (sig)
-			raise(sig);
+	if (settmp) {
+		/* all or nothing: the new set replaces the previous one only whole */
+		if (plots_rc == 0 && !held_signal) {
+			if (etc_plot_set_commit(batch, settmp, dir, &err) < 0) {
+				int crc = fail(&err, EXIT_OUTPUT);
+				rc = rc ? rc : crc;
+			}
+		} else {
+			fprintf(
+			    stderr,
+			    "etcompare: %s: no plot was replaced: the new set was incomplete and "
+			    "is removed; the folder keeps what it held before\n",
+			    dir);
+		}
+		etc_plot_set_discard(settmp);
+		free(settmp);
 	}
+	if (tmp[0])
+		remove_plots(tmp, batch);
+	int sig = held_signal;
+	for (size_t k = 0; k < 4; k++)
+		sigaction(held_signals[k], &old_act[k], NULL);
+	if (sig)
+		raise(sig);
 	etc_plot_batch_free(batch);
 	return rc;
 }

@@ -121,6 +121,109 @@ static void show_progress(void *ctx, uint64_t done, uint64_t total)
 		fputc('\n', stderr);
 }
 
+/* Block b's name as every output gives it: "Execute#2" when another block has its name. */
+static void block_label(const etc_inspector *insp, size_t b, char *buf, size_t cap)
+{
+	const etc_event_block *blk = etc_inspector_block(insp, b);
+	bool shared = false;
+	for (size_t i = 0; i < etc_inspector_block_count(insp) && !shared; i++) {
+		const etc_event_block *o = etc_inspector_block(insp, i);
+		shared = i != b && o->name.len == blk->name.len &&
+		         (!o->name.len || !memcmp(o->name.ptr, blk->name.ptr, o->name.len));
+	}
+	int n = (int)(blk->name.len < 200 ? blk->name.len : 200);
+	if (shared)
+		snprintf(buf, cap, "%.*s#%zu", n, blk->name.ptr, b);
+	else
+		snprintf(buf, cap, "%.*s", n, blk->name.ptr);
+}
+
+/* "0 Default, 1 Execute#1, 2 Execute#2": the names --block takes, with their indices. */
+static void block_list(const etc_inspector *insp, char *buf, size_t cap)
+{
+	size_t l = 0;
+	buf[0] = '\0';
+	for (size_t b = 0; b < etc_inspector_block_count(insp) && l + 1 < cap; b++) {
+		char name[256], safe[256];
+		block_label(insp, b, name, sizeof name);
+		etc_text_safe(safe, sizeof safe, name);
+		int k = snprintf(buf + l, cap - l, "%s%zu %s", b ? ", " : "", b, safe);
+		if (k < 0 || (size_t)k >= cap - l)
+			break;
+		l += (size_t)k;
+	}
+}
+
+/*
+ * --block: a block's name ("Execute": every block of that name), its name
+ * with its index ("Execute#2") or its 0-based index alone ("2"), which
+ * becomes the name the outputs give it. An index alone out of range is a
+ * usage error; a name no block has ("Execute#9" too) is exit 3, as
+ * --module naming no module. Both list the blocks.
+ */
+static int resolve_block(args *a, const etc_inspector *insp, char *buf, size_t cap)
+{
+	if (!a->block)
+		return 0;
+	size_t nb = etc_inspector_block_count(insp);
+	const char *want = a->block;
+	const char *hash = strrchr(want, '#');
+	const char *digits = hash ? hash + 1 : want;
+	size_t nd = strspn(digits, "0123456789");
+	bool indexed = nd > 0 && !digits[nd] && nd < 10;
+	char list[1024], msg[1400], safe[256];
+	block_list(insp, list, sizeof list);
+	if (indexed) {
+		unsigned long idx = strtoul(digits, NULL, 10);
+		size_t k = hash ? (size_t)(hash - want) : 0;
+		const etc_event_block *blk = idx < nb ? etc_inspector_block(insp, idx) : NULL;
+		if (blk && (!hash || (blk->name.len == k && !memcmp(blk->name.ptr, want, k)))) {
+			block_label(insp, idx, buf, cap);
+			a->block = buf;
+			return 0;
+		}
+		if (!hash) {
+			snprintf(
+			    msg, sizeof msg,
+			    "--block %s: no block with index %lu (0-based; this ETDump has %zu: "
+			    "%s)",
+			    etc_text_safe(safe, sizeof safe, want), idx, nb, list);
+			return usage_error("%s", msg);
+		}
+	}
+	for (size_t b = 0; b < nb; b++) {
+		const etc_event_block *blk = etc_inspector_block(insp, b);
+		if (blk->name.len == strlen(want) && !memcmp(blk->name.ptr, want, blk->name.len))
+			return 0;
+	}
+	const char *best = NULL;
+	char names[256], best_name[256];
+	size_t best_d = SIZE_MAX;
+	for (size_t b = 0; b < nb; b++) {
+		/* the plain name ("Execute": all its blocks) before the indexed one */
+		const etc_event_block *blk = etc_inspector_block(insp, b);
+		snprintf(names, sizeof names, "%.*s",
+		         (int)(blk->name.len < 200 ? blk->name.len : 200), blk->name.ptr);
+		size_t d = etc_edit_distance(want, names, ETC_EDIT_FOLD_CASE);
+		if (d > 2) {
+			block_label(insp, b, names, sizeof names);
+			d = etc_edit_distance(want, names, ETC_EDIT_FOLD_CASE);
+		}
+		if (d < best_d && d <= 2) {
+			best_d = d;
+			snprintf(best_name, sizeof best_name, "%s", names);
+			best = best_name;
+		}
+	}
+	char sbest[256];
+	snprintf(msg, sizeof msg, "--block \"%s\": no such block%s%s%s (this ETDump has: %s)",
+	         etc_text_safe(safe, sizeof safe, want), best ? "; did you mean " : "",
+	         best ? etc_text_safe(sbest, sizeof sbest, best) : "", best ? "?" : "",
+	         nb ? list : "no block");
+	cli_error(msg);
+	return EXIT_INPUT;
+}
+
 /*
  * The ETRecord and the debug buffer belong to the ETDump: an input of
  * another model or run is refused (exit 3) before any table or verdict,
@@ -671,10 +774,12 @@ static int run(void *ctx)
 		if (a.graph &&
 		    (rc = etc_report_graph(stdout, rec, a.graph_method ? a.graph_method : a.method,
 		                           &err)) < 0) {
-			/* usage only for a method named on the command line */
-			status = rc == ETC_ERR_USAGE && (a.graph_method || a.method) ? EXIT_USAGE
-			         : rc == ETC_ERR_IO                                  ? EXIT_OUTPUT
-			                                                             : EXIT_INPUT;
+			/* --graph NAME naming no graph of the record is exit 3, as --module
+			 * naming no module (docs/ci-gate.md); --method alone is usage */
+			status = rc == ETC_ERR_USAGE && a.graph_method ? EXIT_INPUT
+			         : rc == ETC_ERR_USAGE && a.method     ? EXIT_USAGE
+			         : rc == ETC_ERR_IO                    ? EXIT_OUTPUT
+			                                               : EXIT_INPUT;
 			cli_error(err.message);
 			goto out;
 		}
@@ -732,6 +837,11 @@ static int run(void *ctx)
 		goto out;
 	}
 	if ((rc = check_belonging(insp, a.numgap.force)) != 0) {
+		status = rc;
+		goto out;
+	}
+	char block_name[256];
+	if ((rc = resolve_block(&a, insp, block_name, sizeof block_name)) != 0) {
 		status = rc;
 		goto out;
 	}
@@ -827,15 +937,8 @@ static int run(void *ctx)
 	}
 	if (numgap_wanted(&a.numgap) || numgap_graph_asked(&a.numgap) ||
 	    numgap_graph_mode(&a.numgap, rec != NULL, buf != NULL)) {
-		/* the numeric gap takes the block by name: "Execute#2" is block "Execute" */
-		char gap_block[256];
-		if (a.block && strchr(a.block, '#')) {
-			snprintf(gap_block, sizeof gap_block, "%.*s",
-			         (int)(strrchr(a.block, '#') - a.block), a.block);
-			a.numgap.block = gap_block;
-		} else {
-			a.numgap.block = a.block;
-		}
+		/* "Execute": every block of that name; "Execute#2": block 2 alone */
+		a.numgap.block = a.block;
 		a.numgap.method = a.method;
 		a.numgap.max_inflate = a.max_inflate;
 		a.numgap.min_snr = a.min_snr;
@@ -854,6 +957,8 @@ static int run(void *ctx)
 			goto out;
 		}
 		ro.numgap = ng.ng;
+		ro.numgap_runs = ng.runs;
+		ro.numgap_run_count = ng.run_count;
 	}
 	if (fflush(stdout) != 0) {
 		status = EXIT_OUTPUT;
@@ -861,6 +966,11 @@ static int run(void *ctx)
 		goto out;
 	}
 	data_stdout(&data_fd);
+	if (a.numgap.tsv && strcmp(a.numgap.tsv, "-") == 0 && ng.ng &&
+	    (rc = numgap_write_tsv(a.numgap.tsv, ng.ng)) != 0) {
+		status = rc;
+		goto out;
+	}
 	if (a.tsv && (rc = write_file(a.tsv, cmd_profile_tsv, insp, &ro)) != 0) {
 		status = rc;
 		goto out;
@@ -950,6 +1060,10 @@ out:
 
 int main(int argc, char **argv)
 {
+	/* this program is OpenBLAS's only user in its process: the library may
+	   stop OpenBLAS's threads once its products are done instead of leaving
+	   them busy-waiting (docs/internals.md; a user's setting wins) */
+	setenv("ETC_BLAS_REST", "1", 0);
 	/* an input truncated by another process while mapped: exit 3, not SIGBUS */
 	main_args ma = {argc, argv};
 	etc_error err;

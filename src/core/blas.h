@@ -21,4 +21,11 @@ void etc_blas_sgemm(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha,
 void etc_blas_dsyrk(size_t n, size_t k, double alpha, const double *a, size_t lda, double beta,
                     double *c, size_t ldc);
 
+/* Stops OpenBLAS's pool threads, which busy-wait for a while after each
+ * product, unless a product is running on another thread; the next
+ * threaded product starts them again. Called by each user of the products
+ * once its batch is done (the numeric gap's reference run, a pairing, an
+ * agreement matrix). Only with ETC_BLAS_REST=1 (set by the etcompare
+ * program): see blas.c. */
+void etc_blas_rest_(void);
 #endif

@@ -576,7 +576,11 @@ static int load_torchsave(const etc_etrecord *r, const char *member, etc_torchsa
 	char name[512];
 	snprintf(name, sizeof name, "%s:%s", r->name, member);
 	/* Its members share what is left of the record's inflation budget. */
-	return etc_torchsave_wrap_nested(out, data, size, name, etc_zip_budget_left(r->zip), err);
+	int rc = etc_torchsave_wrap_nested(out, data, size, name, etc_zip_budget_left(r->zip), err);
+	/* the CRC check read every page of a stored member: given back, the
+	   tensors a caller reads fault theirs in again one at a time */
+	etc_etrecord_release_range(r, data, size);
+	return rc;
 }
 
 /* --- open ------------------------------------------------------------------ */
@@ -715,6 +719,8 @@ int etc_etrecord_open(etc_etrecord **out, const char *path, etc_error *err)
 		etc_etrecord_free(r);
 		return rc;
 	}
+	/* what load read is parsed or checked: its pages need not stay resident */
+	etc_etrecord_release_pages(r);
 	*out = r;
 	return 0;
 }

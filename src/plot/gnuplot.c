@@ -1,19 +1,22 @@
 /*
- * gnuplot.c - the gnuplot process: the queue of plot scripts of one run
- * (etc_plot_batch) and the one gnuplot child that makes all their PNGs.
+ * gnuplot.c - the gnuplot processes: the queue of plot scripts of one run
+ * (etc_plot_batch), the gnuplot children that make their PNGs, and the plot
+ * set's folder (its index, the temporary folder it is made in and its move
+ * into place).
  *
- * The queue becomes one combined script, a temporary file in the first
- * plot's directory, given to gnuplot as its standard input (posix_spawn, no
- * shell). Read that way, gnuplot goes on after an error, so one bad script
- * costs only its own PNG. Each plot's part prints a marker, changes to the
- * plot's directory (absolute), sets `outfile` to a temporary name, loads
- * <name>.gp and resets the session. gnuplot's stderr, read through a pipe,
- * is cut at the markers to tell which plot an error belongs to; a PNG is
- * renamed into place only when it is a whole PNG (signature and IEND) and its
- * part printed no error; a plot that fails is left out with a note saying why
- * (etc_plot_batch_note), and the others are kept.
+ * The queued plots are dealt round-robin to one gnuplot per core
+ * (etc_thread_count_: ETC_THREADS or the online processors), each fed by a
+ * thread of its own. A process's plots become one combined script, a
+ * temporary file in the first plot's directory, given to gnuplot as its
+ * standard input (posix_spawn, no shell). Read that way, gnuplot goes on after an error, so one bad
+ * script costs only its own PNG. Each plot's part prints a marker, changes to the plot's directory
+ * (absolute), sets `outfile` to a temporary name, loads <name>.gp and resets the session. gnuplot's
+ * stderr, read through a pipe, is cut at the markers to tell which plot an error belongs to; a PNG
+ * is renamed into place only when it is a whole PNG (signature and IEND) and its part printed no
+ * error; a plot that fails is left out with a note saying why (etc_plot_batch_note, in the order
+ * the plots were queued whatever process made them), and the others are kept.
  *
- * Bounds: gnuplot gets ETC_GNUPLOT_TIMEOUT seconds (default 10) per plot plus
+ * Bounds: each gnuplot gets ETC_GNUPLOT_TIMEOUT seconds (default 10) per plot plus
  * three times that for starting; past the deadline it is killed and the
  * error names the plot it was making. While it runs, SIGINT, SIGTERM, SIGHUP
  * and SIGQUIT are held back (a handler notes the signal); one arriving kills
@@ -25,7 +28,10 @@
 #include "etcompare/plot.h"
 #include "etcompare/output.h"
 #include "core/internal.h"
+#include "core/parallel.h"
 #include "plot/plot_private.h"
+
+#include <dirent.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -53,8 +59,9 @@ extern char **environ;
 
 typedef struct batch_item {
 	etc_plot_item pub;
-	char *dir; /* absolute */
-	char *tmp; /* temporary PNG while running */
+	char *dir;  /* absolute */
+	char *tmp;  /* temporary PNG while running */
+	char *note; /* why it was left out, for the index (first reason) */
 } batch_item;
 
 struct etc_plot_batch {
@@ -62,6 +69,8 @@ struct etc_plot_batch {
 	size_t n, cap;
 	char *notes[NOTES_MAX];
 	size_t nnotes;
+	char *set_tmp; /* the temporary folder of the plot set being made, or NULL */
+	char *set_abs; /* the same, absolute (the items' directories are) */
 };
 
 int etc_plot_batch_create(etc_plot_batch **out, etc_error *err)
@@ -84,11 +93,27 @@ void etc_plot_batch_free(etc_plot_batch *b)
 		if (b->items[i].tmp)
 			unlink(b->items[i].tmp);
 		free(b->items[i].tmp);
+		free(b->items[i].note);
 	}
 	for (size_t i = 0; i < b->nnotes; i++)
 		free(b->notes[i]);
 	free(b->items);
+	free(b->set_tmp);
+	free(b->set_abs);
 	free(b);
+}
+
+bool etc_plot_batch_in_set_(const etc_plot_batch *b, const char *path)
+{
+	if (!b || !b->set_tmp || !path)
+		return false;
+	for (int k = 0; k < 2; k++) {
+		const char *d = k ? b->set_abs : b->set_tmp;
+		size_t n = d ? strlen(d) : 0;
+		if (d && !strncmp(path, d, n) && path[n] == '/' && !strchr(path + n + 1, '/'))
+			return true;
+	}
+	return false;
 }
 
 size_t etc_plot_batch_count(const etc_plot_batch *b)
@@ -151,6 +176,14 @@ int etc_plot_batch_add_(etc_plot_batch *b, const char *dir, const char *name, co
 		                strerror(e));
 	}
 	b->n++;
+	return 0;
+}
+
+int etc_plot_batch_add_made_(etc_plot_batch *b, const char *dir, const char *name,
+                             const char *title, etc_error *err)
+{
+	ETC_TRY(etc_plot_batch_add_(b, dir, name, title, err));
+	b->items[b->n - 1].pub.made = true;
 	return 0;
 }
 
@@ -269,15 +302,36 @@ static bool first_error(const char *s, size_t n, char *buf, size_t cap)
 	return false;
 }
 
-/* Writes the combined script; returns its path (malloc'ed) or NULL after err. */
-static char *write_script(etc_plot_batch *b, size_t from, etc_error *err)
+/*
+ * The plots one gnuplot process makes and what came of them: its thread
+ * keeps its own error and counts; etc_plot_batch_run merges them in the
+ * order the plots were queued.
+ */
+typedef struct group {
+	etc_plot_batch *b;
+	const char *exe;
+	size_t *idx, n; /* item indices, in queue order */
+	int rc;         /* the first plot that failed (at item fail_at), or 0 */
+	size_t fail_at;
+	etc_error err;
+	int stop; /* an error that ended the group (timeout, signal, no pipe) */
+	etc_error stop_err;
+	int pngs;
+	bool missing;
+} group;
+
+/* Writes the combined script for the group's items from position `from`;
+ * returns its path (malloc'ed) or NULL after err. */
+static char *write_script(group *g, size_t from, etc_error *err)
 {
-	char *path = etc_plot_join_(b->items[0].dir, ".", "etcompare-plots", ".gp.XXXXXX");
+	etc_plot_batch *b = g->b;
+	char *path =
+	    etc_plot_join_(b->items[g->idx[from]].dir, ".", "etcompare-plots", ".gp.XXXXXX");
 	if (!path) {
 		etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 		return NULL;
 	}
-	int fd = mkstemp(path);
+	int fd = mkostemp(path, O_CLOEXEC);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
 		int e = errno;
@@ -290,7 +344,8 @@ static char *write_script(etc_plot_batch *b, size_t from, etc_error *err)
 		free(path);
 		return NULL;
 	}
-	for (size_t i = from; i < b->n; i++) {
+	for (size_t k = from; k < g->n; k++) {
+		size_t i = g->idx[k];
 		batch_item *it = &b->items[i];
 		if (!it->tmp)
 			continue;
@@ -380,25 +435,26 @@ static bool first_line(const char *s, size_t n, char *buf, size_t cap)
 	return false;
 }
 
-/* Item i failed: a note for the report ("NAME: why; left out") and, for the
- * first failure, the error. */
-static void item_failed(etc_plot_batch *b, batch_item *it, int *rc, etc_error *err, const char *fmt,
-                        ...) ETC_PRINTF(5, 6);
-static void item_failed(etc_plot_batch *b, batch_item *it, int *rc, etc_error *err, const char *fmt,
-                        ...)
+/* Item i failed: a note for the index and the report ("plot NAME left out:
+ * why") and, for the group's first failure, its error. */
+static void item_failed(group *g, size_t i, const char *fmt, ...) ETC_PRINTF(3, 4);
+static void item_failed(group *g, size_t i, const char *fmt, ...)
 {
+	batch_item *it = &g->b->items[i];
 	char why[700], note[900];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof why, fmt, ap);
 	va_end(ap);
-	char *gp = etc_plot_join_(it->dir, "", it->pub.name, ".gp");
 	snprintf(note, sizeof note, "plot %s left out: %s", it->pub.name, why);
-	etc_error ignored;
-	(void)etc_plot_batch_note(b, note, &ignored);
-	if (*rc == 0)
-		*rc = etc_fail(err, ETC_ERR_IO, gp ? gp : it->pub.name, -1, "%s", why);
-	free(gp);
+	if (!it->note)
+		it->note = strdup(note);
+	if (g->rc == 0 || i < g->fail_at) {
+		char *gp = etc_plot_join_(it->dir, "", it->pub.name, ".gp");
+		g->rc = etc_fail(&g->err, ETC_ERR_IO, gp ? gp : it->pub.name, -1, "%s", why);
+		g->fail_at = i;
+		free(gp);
+	}
 }
 
 /*
@@ -406,38 +462,37 @@ static void item_failed(etc_plot_batch *b, batch_item *it, int *rc, etc_error *e
  * not report a failed write, which happens when the disk is full or the quota
  * reached; or it exited with a status of its own, reported as it is.
  */
-static void no_png(etc_plot_batch *b, batch_item *it, int exit_status, const char *msg, size_t mlen,
-                   int *rc, etc_error *err)
+static void no_png(group *g, size_t i, int exit_status, const char *msg, size_t mlen)
 {
+	batch_item *it = &g->b->items[i];
 	struct statvfs vfs;
 	char line[512];
 	if (exit_status > 0) {
 		if (first_line(msg, mlen, line, sizeof line))
-			item_failed(b, it, rc, err,
-			            "gnuplot exited with status %d and wrote no PNG: %s",
+			item_failed(g, i, "gnuplot exited with status %d and wrote no PNG: %s",
 			            exit_status, line);
 		else
 			item_failed(
-			    b, it, rc, err,
+			    g, i,
 			    "gnuplot exited with status %d and wrote no PNG (nothing on its "
 			    "stderr)",
 			    exit_status);
 	} else if (statvfs(it->dir, &vfs) == 0 && vfs.f_bavail == 0) {
-		item_failed(b, it, rc, err,
-		            "gnuplot wrote no PNG: no space left on the device of %s", it->dir);
+		item_failed(g, i, "gnuplot wrote no PNG: no space left on the device of %s",
+		            it->dir);
 	} else {
 		item_failed(
-		    b, it, rc, err,
+		    g, i,
 		    "gnuplot reported no error but its PNG is missing, cut short or not a PNG: "
 		    "writing in %s failed (disk full, quota or file size limit?)",
 		    it->dir);
 	}
 }
 
-/* Renames item i's PNG into place, or records why not (first failure in err). */
-static void settle(etc_plot_batch *b, batch_item *it, const char *msg, size_t mlen, size_t i,
-                   int exit_status, int *rc, etc_plot_result *res, etc_error *err)
+/* Renames item i's PNG into place, or records why not. */
+static void settle(group *g, size_t i, const char *msg, size_t mlen, int exit_status)
 {
+	batch_item *it = &g->b->items[i];
 	const char *at;
 	size_t len;
 	char line[512];
@@ -446,33 +501,32 @@ static void settle(etc_plot_batch *b, batch_item *it, const char *msg, size_t ml
 	bool made = stat(it->tmp, &st) == 0 && st.st_size > 0 && png_complete(it->tmp);
 	bool failed = first_error(at, len, line, sizeof line);
 	if (failed) {
-		item_failed(b, it, rc, err, "gnuplot %s: %s", made ? "failed" : "wrote no PNG",
-		            line);
+		item_failed(g, i, "gnuplot %s: %s", made ? "failed" : "wrote no PNG", line);
 		return;
 	}
 	if (!made) {
 		/* no marker text of its own: the whole stderr (gnuplot died early) */
 		if (len)
-			no_png(b, it, exit_status, at, len, rc, err);
+			no_png(g, i, exit_status, at, len);
 		else
-			no_png(b, it, exit_status, msg, mlen, rc, err);
+			no_png(g, i, exit_status, msg, mlen);
 		return;
 	}
-	int fd = open(it->tmp, O_RDONLY | O_CLOEXEC);
+	/* a plot set is flushed once, as a whole, before it is moved in */
+	int fd = etc_plot_batch_in_set_(g->b, it->tmp) ? -1 : open(it->tmp, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		(void)fsync(fd);
 		close(fd);
 	}
 	if (rename(it->tmp, it->pub.png) != 0) {
 		int e = errno;
-		item_failed(b, it, rc, err, "cannot write %s: %s", it->pub.png, strerror(e));
+		item_failed(g, i, "cannot write %s: %s", it->pub.png, strerror(e));
 		return;
 	}
 	free(it->tmp);
 	it->tmp = NULL;
 	it->pub.made = true;
-	if (res)
-		res->pngs_written++;
+	g->pngs++;
 }
 
 static const int held_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -578,15 +632,17 @@ static char *read_bounded(int fd, double deadline, int *why, size_t *len)
 }
 
 /*
- * One gnuplot process for the items from `from` on. Returns 0 or an error
- * that stops the batch; *next is where a following process starts (b->n
- * when all were tried: gnuplot crashing on one plot costs only that plot).
+ * One gnuplot process for the group's items from position `from` on.
+ * Returns 0 or an error that stops the group; *next is where a following
+ * process starts (g->n when all were tried: gnuplot crashing on one plot
+ * costs only that plot).
  */
-static int run_once(etc_plot_batch *b, const char *exe, size_t from, size_t *next, int *rc,
-                    etc_plot_result *res, etc_error *err)
+static int run_once(group *g, size_t from, size_t *next)
 {
-	*next = b->n;
-	char *script = write_script(b, from, err);
+	etc_plot_batch *b = g->b;
+	etc_error *err = &g->stop_err;
+	*next = g->n;
+	char *script = write_script(g, from, err);
 	if (!script)
 		return err->status;
 	int pfd[2] = {-1, -1}, stop = 0;
@@ -599,20 +655,20 @@ static int run_once(etc_plot_batch *b, const char *exe, size_t from, size_t *nex
 		goto done;
 	}
 	pid_t pid;
-	int e = spawn(&pid, exe, script, pfd[1]);
+	int e = spawn(&pid, g->exe, script, pfd[1]);
 	close(pfd[1]);
 	if (e == ENOENT || e == EACCES || e == ENOEXEC) {
-		if (res)
-			res->gnuplot_missing = true;
+		g->missing = true;
 		goto done;
 	}
 	if (e) {
-		stop = etc_fail(err, ETC_ERR_IO, script, -1, "cannot run %s: %s", exe, strerror(e));
+		stop =
+		    etc_fail(err, ETC_ERR_IO, script, -1, "cannot run %s: %s", g->exe, strerror(e));
 		goto done;
 	}
 	size_t plots = 0;
-	for (size_t i = from; i < b->n; i++)
-		plots += b->items[i].tmp != NULL;
+	for (size_t k = from; k < g->n; k++)
+		plots += b->items[g->idx[k]].tmp != NULL;
 	unsigned per = per_plot_seconds();
 	double limit = (double)per * (3 + (double)plots);
 	int why;
@@ -625,9 +681,8 @@ static int run_once(etc_plot_batch *b, const char *exe, size_t from, size_t *nex
 		;
 	if (why != 0) {
 		long at = last_marker(msg, mlen);
-		const char *plot = at >= (long)from && (size_t)at < b->n
-		                       ? b->items[at].pub.name
-		                       : "(before the first plot)";
+		const char *plot = at >= 0 && (size_t)at < b->n ? b->items[at].pub.name
+		                                                : "(before the first plot)";
 		if (why > 0)
 			stop = etc_fail(
 			    err, ETC_ERR_IO, script, -1,
@@ -638,38 +693,42 @@ static int run_once(etc_plot_batch *b, const char *exe, size_t from, size_t *nex
 			                "gnuplot did not finish within %.0f s (%u s per plot, "
 			                "ETC_GNUPLOT_TIMEOUT): killed while it made plot %s",
 			                limit, per, plot);
-		for (size_t i = from; i < b->n; i++)
-			if (b->items[i].tmp) {
+		for (size_t k = from; k < g->n; k++) {
+			batch_item *it = &b->items[g->idx[k]];
+			if (it->tmp && !it->note) {
 				char note[600];
-				snprintf(note, sizeof note, "plot %s left out: %s",
-				         b->items[i].pub.name,
+				snprintf(note, sizeof note, "plot %s left out: %s", it->pub.name,
 				         why > 0 ? "interrupted" : "gnuplot timed out");
-				etc_error ignored;
-				(void)etc_plot_batch_note(b, note, &ignored);
+				it->note = strdup(note);
 			}
+		}
 		goto done;
 	}
 	int exit_status = w >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 0;
 	long crashed = -1;
+	size_t end = g->n;
 	if (w >= 0 && WIFSIGNALED(status)) {
 		crashed = last_marker(msg, mlen);
-		if (crashed < (long)from) { /* died before the first plot */
+		size_t k = from;
+		while (k < g->n && (long)g->idx[k] != crashed)
+			k++;
+		if (k == g->n) { /* died before the first plot */
 			stop = etc_fail(err, ETC_ERR_IO, script, -1,
 			                "gnuplot was killed by signal %d", WTERMSIG(status));
 			goto done;
 		}
-		*next = (size_t)crashed + 1;
+		end = *next = k + 1;
 	}
-	for (size_t i = from; i < *next; i++) {
-		batch_item *it = &b->items[i];
-		if (!it->tmp)
+	for (size_t k = from; k < end; k++) {
+		size_t i = g->idx[k];
+		if (!b->items[i].tmp)
 			continue;
 		if ((long)i == crashed) {
-			item_failed(b, it, rc, err, "gnuplot was killed by signal %d on this plot",
+			item_failed(g, i, "gnuplot was killed by signal %d on this plot",
 			            WTERMSIG(status));
 			continue;
 		}
-		settle(b, it, msg, mlen, i, exit_status, rc, res, err);
+		settle(g, i, msg, mlen, exit_status);
 	}
 done:
 	if (pfd[0] >= 0)
@@ -680,6 +739,72 @@ done:
 	return stop;
 }
 
+/* The thread of groups [begin, end): each runs gnuplot until its plots were
+ * all tried or an error stops it. */
+static void run_groups(void *ctx, size_t begin, size_t end)
+{
+	group *gs = ctx;
+	for (size_t k = begin; k < end; k++) {
+		group *g = &gs[k];
+		for (size_t from = 0; from < g->n;) {
+			size_t next;
+			g->stop = run_once(g, from, &next);
+			if (g->stop || g->missing)
+				break;
+			from = next;
+		}
+	}
+}
+
+/* Creates the temporary PNG of every plot not made yet (0600 made 0666 less
+ * the umask, as open() would); 0 or the error. */
+static int prepare(etc_plot_batch *b, size_t *pending, etc_error *err)
+{
+	*pending = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		batch_item *it = &b->items[i];
+		if (it->pub.made || it->tmp)
+			continue;
+		it->tmp = etc_plot_join_(it->dir, ".", it->pub.name, ".png.XXXXXX");
+		if (!it->tmp)
+			return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		int fd = mkostemp(it->tmp, O_CLOEXEC);
+		if (fd < 0) {
+			int e = errno;
+			free(it->tmp);
+			it->tmp = NULL;
+			return etc_fail(err, ETC_ERR_IO, it->pub.png, -1,
+			                "cannot create output file: %s", strerror(e));
+		}
+		mode_t mask = umask(0);
+		umask(mask);
+		fchmod(fd, 0666 & ~mask);
+		close(fd);
+		(*pending)++;
+	}
+	return 0;
+}
+
+/* The pending plots dealt round-robin to `k` groups (indices in `idx`). */
+static void deal(etc_plot_batch *b, const char *exe, group *gs, size_t k, size_t *idx,
+                 size_t pending)
+{
+	size_t at = 0;
+	for (size_t j = 0; j < k; j++) {
+		gs[j] = (group){.b = b, .exe = exe, .idx = idx + at};
+		size_t n = pending / k + (j < pending % k);
+		at += n;
+	}
+	size_t seen = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		if (!b->items[i].tmp)
+			continue;
+		group *g = &gs[seen % k];
+		g->idx[g->n++] = i;
+		seen++;
+	}
+}
+
 int etc_plot_batch_run(etc_plot_batch *b, const etc_plot_options *o, etc_plot_result *res,
                        etc_error *err)
 {
@@ -688,7 +813,10 @@ int etc_plot_batch_run(etc_plot_batch *b, const etc_plot_options *o, etc_plot_re
 	const char *prog = o && o->gnuplot ? o->gnuplot : "gnuplot";
 	char *exe = find_exe(prog);
 	if (!exe) {
-		if (res)
+		bool any = false;
+		for (size_t i = 0; i < b->n; i++)
+			any |= !b->items[i].pub.made;
+		if (res && any)
 			res->gnuplot_missing = true;
 		return 0;
 	}
@@ -701,54 +829,60 @@ int etc_plot_batch_run(etc_plot_batch *b, const etc_plot_options *o, etc_plot_re
 	held_signal = 0;
 	for (size_t k = 0; k < NHELD; k++)
 		sigaction(held_signals[k], &hold, &old_act[k]);
-	int rc = 0;
-	for (size_t i = 0; i < b->n && rc == 0; i++) {
-		batch_item *it = &b->items[i];
-		if (it->pub.made || it->tmp)
-			continue;
-		it->tmp = etc_plot_join_(it->dir, ".", it->pub.name, ".png.XXXXXX");
-		if (!it->tmp) {
-			rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-			break;
+	size_t pending = 0;
+	int rc = prepare(b, &pending, err);
+	size_t k = etc_thread_count_();
+	k = k < pending ? k : pending;
+	group *gs = rc == 0 && k ? calloc(k, sizeof *gs) : NULL;
+	size_t *idx = rc == 0 && k ? calloc(pending, sizeof *idx) : NULL;
+	if (rc == 0 && k && (!gs || !idx))
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	if (rc == 0 && k) {
+		deal(b, exe, gs, k, idx, pending);
+		etc_parallel_for_(k, (unsigned)k, run_groups, gs);
+		/* merged in queue order: the notes, the counts, the first error */
+		const group *first = NULL;
+		bool missing = false;
+		for (size_t j = 0; j < k; j++) {
+			if (res)
+				res->pngs_written += gs[j].pngs;
+			missing |= gs[j].missing;
+			if (gs[j].stop && (!first || !first->stop))
+				first = &gs[j];
+			else if (!gs[j].stop && gs[j].rc &&
+			         (!first || (!first->stop && gs[j].fail_at < first->fail_at)))
+				first = &gs[j];
 		}
-		int fd = mkstemp(it->tmp);
-		if (fd < 0) {
-			int e = errno;
-			rc = etc_fail(err, ETC_ERR_IO, it->pub.png, -1,
-			              "cannot create output file: %s", strerror(e));
+		if (missing && res)
+			res->gnuplot_missing = true;
+		if (first) {
+			*err = first->stop ? first->stop_err : first->err;
+			rc = first->stop ? first->stop : first->rc;
+		}
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		batch_item *it = &b->items[i];
+		if (it->note) {
+			etc_error ignored;
+			(void)etc_plot_batch_note(b, it->note, &ignored);
+			free(it->note);
+			it->note = NULL;
+		}
+		if (it->tmp) {
+			unlink(it->tmp);
 			free(it->tmp);
 			it->tmp = NULL;
-			break;
 		}
-		/* mkstemp makes 0600: the PNG gets 0666 less the umask, as open() would */
-		mode_t mask = umask(0);
-		umask(mask);
-		fchmod(fd, 0666 & ~mask);
-		close(fd);
 	}
-	bool prepared = rc == 0;
-	for (size_t from = 0; prepared && from < b->n;) {
-		size_t next;
-		int stop = run_once(b, exe, from, &next, &rc, res, err);
-		if (stop) {
-			rc = stop;
-			break;
-		}
-		from = next;
-	}
-	for (size_t i = 0; i < b->n; i++)
-		if (b->items[i].tmp) {
-			unlink(b->items[i].tmp);
-			free(b->items[i].tmp);
-			b->items[i].tmp = NULL;
-		}
+	free(gs);
+	free(idx);
 	free(exe);
 	/* a signal that arrived meanwhile goes to the previous disposition now (the
 	 * caller may hold it back too, to clean up its own files first) */
 	int sig = held_signal;
 	held_signal = 0;
-	for (size_t k = 0; k < NHELD; k++)
-		sigaction(held_signals[k], &old_act[k], NULL);
+	for (size_t j = 0; j < NHELD; j++)
+		sigaction(held_signals[j], &old_act[j], NULL);
 	if (sig)
 		raise(sig);
 	return rc;
@@ -840,11 +974,11 @@ int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_err
 	char *path = etc_plot_join_(dir && *dir ? dir : ".", "", "index", ".txt");
 	if (!path)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-	etc_output *out;
-	int rc = etc_output_open(&out, path, err);
+	plot_out out;
+	int rc = etc_plot_out_open_(&out, b, path, err);
 	free(path);
 	ETC_TRY(rc);
-	FILE *f = etc_output_stream(out);
+	FILE *f = out.f;
 	fputs("# index.txt - written by etcompare: each plot's PNG (or, without gnuplot,\n"
 	      "# its script) and title; run `gnuplot NAME.gp` here to remake one.\n",
 	      f);
@@ -857,5 +991,125 @@ int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_err
 	}
 	for (size_t i = 0; i < b->nnotes; i++)
 		fprintf(f, "note: %s\n", b->notes[i]);
-	return etc_output_commit(out, err);
+	return etc_plot_out_commit_(&out, err);
+}
+
+/* ---- the plot set: made in a temporary folder, moved into place whole ---- */
+
+#define SET_PREFIX ".etcompare-plots."
+
+int etc_plot_set_begin(etc_plot_batch *b, const char *dir, char **tmp_out, etc_error *err)
+{
+	*tmp_out = NULL;
+	const char *d = dir && *dir ? dir : ".";
+	ETC_TRY(etc_plot_make_dirs_(d, err));
+	char *tmp = etc_plot_join_(d, SET_PREFIX, "XXXXXX", "");
+	if (!tmp)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	if (!mkdtemp(tmp)) {
+		int e = errno;
+		int rc =
+		    etc_fail(err, ETC_ERR_IO, d, -1,
+		             "cannot create the temporary folder for the plots: %s", strerror(e));
+		free(tmp);
+		return rc;
+	}
+	/* mkdtemp makes 0700; the files in it keep their own modes */
+	if (b) {
+		free(b->set_tmp);
+		free(b->set_abs);
+		b->set_tmp = strdup(tmp);
+		b->set_abs = realpath(tmp, NULL);
+		if (!b->set_tmp || !b->set_abs) {
+			rmdir(tmp);
+			free(tmp);
+			return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		}
+	}
+	*tmp_out = tmp;
+	return 0;
+}
+
+void etc_plot_set_discard(const char *tmp)
+{
+	if (!tmp || !*tmp)
+		return;
+	DIR *dp = opendir(tmp);
+	if (dp) {
+		/* only files this run made are in it: it was created empty */
+		struct dirent *de;
+		while ((de = readdir(dp)) != NULL) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			char *path = etc_plot_join_(tmp, "", de->d_name, "");
+			if (path)
+				unlink(path);
+			free(path);
+		}
+		closedir(dp);
+	}
+	rmdir(tmp);
+}
+
+/* Renames <tmp>/<name><ext> to <dir>/<name><ext> when it exists. */
+static int move_named(const char *tmp, const char *dir, const char *name, const char *ext,
+                      etc_error *err)
+{
+	char *from = etc_plot_join_(tmp, "", name, ext), *to = etc_plot_join_(dir, "", name, ext);
+	int rc = 0;
+	if (!from || !to)
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	else if (rename(from, to) != 0 && errno != ENOENT)
+		rc = etc_fail(err, ETC_ERR_IO, to, -1, "cannot move the new plot into place: %s",
+		              strerror(errno));
+	free(from);
+	free(to);
+	return rc;
+}
+
+int etc_plot_set_commit(etc_plot_batch *b, const char *tmp, const char *dir, etc_error *err)
+{
+	const char *d = dir && *dir ? dir : ".";
+	static const char *const exts[] = {".dat", ".gp", ".png"};
+	/* the set's files were written without an fsync each: one flush of
+	 * their file system makes them durable before any is renamed in */
+	int dfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || syncfs(dfd) != 0) {
+		int e = errno;
+		if (dfd >= 0)
+			close(dfd);
+		return etc_fail(err, ETC_ERR_IO, tmp, -1, "cannot flush the new plots to disk: %s",
+		                strerror(e));
+	}
+	close(dfd);
+	/* every byte is already on disk in tmp: from here on only renames and
+	 * unlinks, which a full disk does not stop */
+	for (size_t i = 0; i < b->n; i++)
+		for (size_t e = 0; e < 3; e++)
+			ETC_TRY(move_named(tmp, d, b->items[i].pub.name, exts[e], err));
+	ETC_TRY(remove_stale(b, d, err));
+	ETC_TRY(move_named(tmp, d, "index", ".txt", err));
+	etc_plot_set_discard(tmp);
+	char *abs = realpath(d, NULL);
+	if (!abs)
+		return etc_fail(err, ETC_ERR_IO, d, -1, "cannot resolve the plot directory: %s",
+		                strerror(errno));
+	int rc = 0;
+	for (size_t i = 0; i < b->n && rc == 0; i++) {
+		batch_item *it = &b->items[i];
+		char *png = etc_plot_join_(d, "", it->pub.name, ".png");
+		char *nd = strdup(abs);
+		if (!png || !nd) {
+			free(png);
+			free(nd);
+			rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+			break;
+		}
+		free((char *)it->pub.png);
+		free(it->dir);
+		it->pub.png = png;
+		it->dir = nd;
+	}
+	free(abs);
+	return rc;
 }

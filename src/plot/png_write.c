@@ -85,7 +85,7 @@ static const uint8_t scale_pts[5][3] = {
     {68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37},
 };
 
-static void scale_rgb(double t, uint8_t *px)
+void etc_plot_scale_rgb_(double t, uint8_t *px)
 {
 	if (!(t > 0))
 		t = 0;
@@ -130,9 +130,8 @@ static void put_px(uint8_t *row, uint32_t width, uint32_t x, uint8_t r, uint8_t 
 	}
 }
 
-/* Row y of `text` drawn with its top-left corner at (x0, y0). */
-static void text_row(uint8_t *row, uint32_t width, uint32_t x0, uint32_t y0, const char *text,
-                     uint32_t y)
+void etc_plot_digits_row_(uint8_t *row, uint32_t width, uint32_t x0, uint32_t y0, const char *text,
+                          uint32_t y)
 {
 	if (y < y0 || y >= y0 + HM_GLYPH_H)
 		return;
@@ -253,7 +252,7 @@ static void render_row(const heatmap *h, uint8_t *row, uint32_t y)
 			for (uint32_t gc = 0; gc < l->map_cols; gc++) {
 				uint8_t px[3] = {255, 0, 255};
 				if (!isnan(g[gc]))
-					scale_rgb(scale_t(h, g[gc]), px);
+					etc_plot_scale_rgb_(scale_t(h, g[gc]), px);
 				uint8_t *p = row + 3 * (size_t)(l->map_x + gc * l->cell_w);
 				for (uint32_t s = 0; s < l->cell_w; s++, p += 3)
 					memcpy(p, px, 3);
@@ -271,8 +270,8 @@ static void render_row(const heatmap *h, uint8_t *row, uint32_t y)
 			uint32_t from_bottom = l->bar_y + l->bar_h - 1 - y;
 			uint8_t px[3] = {192, 192, 192}; /* no finite value: no scale */
 			if (h->has_finite)
-				scale_rgb(l->bar_h > 1 ? (double)from_bottom / (l->bar_h - 1) : 1,
-				          px);
+				etc_plot_scale_rgb_(
+				    l->bar_h > 1 ? (double)from_bottom / (l->bar_h - 1) : 1, px);
 			for (uint32_t x = 0; x < l->bar_w; x++)
 				put_px(row, W, l->bar_x + x, px[0], px[1], px[2]);
 			if (h->has_finite && (y == l->bar_y || from_bottom == 0))
@@ -284,8 +283,9 @@ static void render_row(const heatmap *h, uint8_t *row, uint32_t y)
 		/* each label centred on its tick, clear of it (the margin above the
 		 * bar and below it holds the half glyph that sticks out) */
 		uint32_t tx = l->bar_x + l->bar_w + 1 + HM_TICK + HM_LABEL_GAP;
-		text_row(row, W, tx, l->bar_y - HM_GLYPH_H / 2, h->max_label, y);
-		text_row(row, W, tx, l->bar_y + l->bar_h - 1 - HM_GLYPH_H / 2, h->min_label, y);
+		etc_plot_digits_row_(row, W, tx, l->bar_y - HM_GLYPH_H / 2, h->max_label, y);
+		etc_plot_digits_row_(row, W, tx, l->bar_y + l->bar_h - 1 - HM_GLYPH_H / 2,
+		                     h->min_label, y);
 	}
 }
 
@@ -308,39 +308,24 @@ static void png_warning_cb(png_structp png, png_const_charp msg)
 	(void)msg;
 }
 
-static void write_rows(png_structp png, const heatmap *h, uint8_t *row)
+int etc_plot_png_rows_(const etc_plot_batch *b, const char *path, uint32_t width, uint32_t height,
+                       etc_plot_row_fn row_fn, const void *ctx, const char *title, const char *desc,
+                       etc_error *err)
 {
-	for (uint32_t y = 0; y < h->l.height; y++) {
-		render_row(h, row, y);
-		png_write_row(png, row);
-	}
-}
-
-static int write_png(const char *path, const heatmap *h, const char *title, uint64_t rows,
-                     uint64_t cols, etc_error *err)
-{
-	etc_output *out;
-	ETC_TRY(etc_output_open(&out, path, err));
-	png_ctx ctx = {{0}};
-	uint8_t *row = malloc((size_t)h->l.width * 3);
+	plot_out out;
+	ETC_TRY(etc_plot_out_open_(&out, b, path, err));
+	png_ctx pc = {{0}};
+	uint8_t *row = malloc((size_t)width * 3);
 	png_structp png =
-	    png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, png_error_cb, png_warning_cb);
+	    png_create_write_struct(PNG_LIBPNG_VER_STRING, &pc, png_error_cb, png_warning_cb);
 	png_infop info = png ? png_create_info_struct(png) : NULL;
 	if (!row || !png || !info) {
 		png_destroy_write_struct(&png, &info);
 		free(row);
-		etc_output_abort(out);
+		etc_plot_out_abort_(&out);
 		return etc_fail(err, ETC_ERR_NOMEM, path, -1, "out of memory");
 	}
-	char desc[512], software[64];
-	snprintf(desc, sizeof desc,
-	         "|actual - reference| of %llu x %llu values, max-pooled in blocks of %llu x %llu "
-	         "into %u x %u cells; colour scale %.17g (dark purple) to %.17g (yellow); %llu "
-	         "non-finite cells (magenta)",
-	         (unsigned long long)rows, (unsigned long long)cols,
-	         (unsigned long long)h->l.block_rows, (unsigned long long)h->l.block_cols,
-	         h->l.map_rows, h->l.map_cols, h->has_finite ? h->vmin : NAN,
-	         h->has_finite ? h->vmax : NAN, (unsigned long long)h->nonfinite_cells);
+	char software[64];
 	snprintf(software, sizeof software, "etcompare %s", ETC_VERSION_STRING);
 	png_text text[3];
 	memset(text, 0, sizeof text);
@@ -349,26 +334,50 @@ static int write_png(const char *path, const heatmap *h, const char *title, uint
 	text[0].text = (char *)(title ? title : "");
 	text[1].compression = PNG_TEXT_COMPRESSION_NONE;
 	text[1].key = "Description";
-	text[1].text = desc;
+	text[1].text = (char *)(desc ? desc : "");
 	text[2].compression = PNG_TEXT_COMPRESSION_NONE;
 	text[2].key = "Software";
 	text[2].text = software;
 	if (setjmp(png_jmpbuf(png))) {
 		png_destroy_write_struct(&png, &info);
 		free(row);
-		etc_output_abort(out);
-		return etc_fail(err, ETC_ERR_IO, path, -1, "cannot write PNG: %s", ctx.msg);
+		etc_plot_out_abort_(&out);
+		return etc_fail(err, ETC_ERR_IO, path, -1, "cannot write PNG: %s", pc.msg);
 	}
-	png_init_io(png, etc_output_stream(out));
-	png_set_IHDR(png, info, h->l.width, h->l.height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+	png_init_io(png, out.f);
+	png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
 	             PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
 	png_set_text(png, info, text, 3);
 	png_write_info(png, info);
-	write_rows(png, h, row);
+	for (uint32_t y = 0; y < height; y++) {
+		row_fn(ctx, row, y);
+		png_write_row(png, row);
+	}
 	png_write_end(png, NULL);
 	png_destroy_write_struct(&png, &info);
 	free(row);
-	return etc_output_commit(out, err);
+	return etc_plot_out_commit_(&out, err);
+}
+
+static void heatmap_row(const void *ctx, uint8_t *row, uint32_t y)
+{
+	render_row(ctx, row, y);
+}
+
+static int write_png(const char *path, const heatmap *h, const char *title, uint64_t rows,
+                     uint64_t cols, etc_error *err)
+{
+	char desc[512];
+	snprintf(desc, sizeof desc,
+	         "|actual - reference| of %llu x %llu values, max-pooled in blocks of %llu x %llu "
+	         "into %u x %u cells; colour scale %.17g (dark purple) to %.17g (yellow); %llu "
+	         "non-finite cells (magenta)",
+	         (unsigned long long)rows, (unsigned long long)cols,
+	         (unsigned long long)h->l.block_rows, (unsigned long long)h->l.block_cols,
+	         h->l.map_rows, h->l.map_cols, h->has_finite ? h->vmin : NAN,
+	         h->has_finite ? h->vmax : NAN, (unsigned long long)h->nonfinite_cells);
+	return etc_plot_png_rows_(NULL, path, h->l.width, h->l.height, heatmap_row, h, title, desc,
+	                          err);
 }
 
 int etc_plot_heatmap_read(const char *png_path, etc_plot_read_fn read, void *ctx, uint64_t rows,

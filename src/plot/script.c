@@ -2,7 +2,7 @@
  * script.c - one plot's files: the checks on its name, the output directory,
  * the .dat data and the .gp script (a preamble of variables, then the
  * template), both written atomically; then the script is queued for gnuplot
- * (gnuplot.c).
+ * (gnuplot.c), or the PNG is drawn here when the job draws its own.
  */
 #define _GNU_SOURCE
 #include "etcompare/plot.h"
@@ -14,6 +14,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -215,22 +217,77 @@ static int load_template(const plot_job *j, char **owned, const char **text, etc
 	return 0;
 }
 
+int etc_plot_out_open_(plot_out *po, const etc_plot_batch *b, const char *path, etc_error *err)
+{
+	memset(po, 0, sizeof *po);
+	if (!etc_plot_batch_in_set_(b, path)) {
+		ETC_TRY(etc_output_open(&po->out, path, err));
+		po->f = etc_output_stream(po->out);
+		return 0;
+	}
+	po->path = strdup(path);
+	if (!po->path)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	po->f = fopen(path, "we");
+	if (!po->f) {
+		int e = errno;
+		free(po->path);
+		po->path = NULL;
+		return etc_fail(err, ETC_ERR_IO, path, -1, "cannot create output file: %s",
+		                strerror(e));
+	}
+	return 0;
+}
+
+int etc_plot_out_commit_(plot_out *po, etc_error *err)
+{
+	if (po->out)
+		return etc_output_commit(po->out, err);
+	int bad = fflush(po->f) != 0 || ferror(po->f);
+	int e = errno;
+	if (fclose(po->f) != 0 && !bad) {
+		bad = 1;
+		e = errno;
+	}
+	int rc = 0;
+	if (bad) {
+		rc = etc_fail(err, ETC_ERR_IO, po->path, -1, "cannot write: %s",
+		              strerror(e ? e : EIO));
+		unlink(po->path);
+	}
+	free(po->path);
+	memset(po, 0, sizeof *po);
+	return rc;
+}
+
+void etc_plot_out_abort_(plot_out *po)
+{
+	if (po->out) {
+		etc_output_abort(po->out);
+	} else if (po->f) {
+		fclose(po->f);
+		unlink(po->path);
+	}
+	free(po->path);
+	memset(po, 0, sizeof *po);
+}
+
 static int write_dat(const plot_job *j, const char *path, etc_error *err)
 {
-	etc_output *out;
-	ETC_TRY(etc_output_open(&out, path, err));
-	FILE *f = etc_output_stream(out);
+	plot_out po;
+	ETC_TRY(etc_plot_out_open_(&po, j->o ? j->o->batch : NULL, path, err));
+	FILE *f = po.f;
 	fprintf(f, "# %s.dat - written by etcompare %s for %s.gp (\"%s\" template)\n", j->name,
 	        ETC_VERSION_STRING, j->name, j->kind);
 	j->write_dat(f, j->ctx);
-	return etc_output_commit(out, err);
+	return etc_plot_out_commit_(&po, err);
 }
 
 static int write_gp(const plot_job *j, const char *path, const char *tpl, etc_error *err)
 {
-	etc_output *out;
-	ETC_TRY(etc_output_open(&out, path, err));
-	FILE *f = etc_output_stream(out);
+	plot_out po;
+	ETC_TRY(etc_plot_out_open_(&po, j->o ? j->o->batch : NULL, path, err));
+	FILE *f = po.f;
 	fprintf(f,
 	        "# %s.gp - written by etcompare %s: the preamble below, then the \"%s\" "
 	        "template.\n"
@@ -256,7 +313,7 @@ static int write_gp(const plot_job *j, const char *path, const char *tpl, etc_er
 	if (n && tpl[n - 1] != '\n')
 		fputc('\n', f);
 	fputs("set output\n", f);
-	return etc_output_commit(out, err);
+	return etc_plot_out_commit_(&po, err);
 }
 
 plot_job etc_plot_job_init_(const etc_plot_options *o, const char *name, const char *kind,
@@ -298,7 +355,17 @@ int etc_plot_job_run_(const plot_job *j, etc_plot_result *res, etc_error *err)
 		rc = write_gp(j, gp, tpl, err);
 	if (rc == 0 && res)
 		res->scripts_written++;
-	if (rc == 0 && j->o && j->o->batch) {
+	if (rc == 0 && j->write_png) {
+		/* drawn here: no gnuplot process for it */
+		char *png = etc_plot_join_(j->dir, "", j->name, ".png");
+		rc = png ? j->write_png(png, j->o, j->ctx, err)
+		         : etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		free(png);
+		if (rc == 0 && res)
+			res->pngs_written++;
+		if (rc == 0 && j->o && j->o->batch)
+			rc = etc_plot_batch_add_made_(j->o->batch, j->dir, j->name, j->title, err);
+	} else if (rc == 0 && j->o && j->o->batch) {
 		rc = etc_plot_batch_add_(j->o->batch, j->dir, j->name, j->title, err);
 	} else if (rc == 0) {
 		etc_plot_batch *b = NULL;

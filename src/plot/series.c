@@ -79,6 +79,11 @@ static void shorten(const char *s, size_t max, char *buf, size_t cap)
 	buf[o] = '\0';
 }
 
+void etc_plot_wrap_label_(const char *s, size_t max, char *buf, size_t cap)
+{
+	shorten(s, max, buf, cap);
+}
+
 static void label_of(const series *s, size_t i, char *buf, size_t cap)
 {
 	if (s->labels)

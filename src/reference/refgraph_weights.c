@@ -7,6 +7,7 @@
 #include "reference/refargs.h"
 #include "reference/refimport.h"
 #include "reference/refload.h"
+#include "reference/ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,9 @@ int ref_load_signature(ref_loader *L, const json_t *gm, const json_t *graph)
 
 /* --- weights -------------------------------------------------------------------------- */
 
+/* The largest span of a file the kernel maps at one fault (a PMD-sized folio). */
+#define FOLIO_SPAN ((uintptr_t)2 << 20)
+
 static int open_archive(etc_refgraph *g, const char *suffix, etc_torchsave **ts, char *name,
                         size_t cap, etc_error *err)
 {
@@ -114,7 +118,7 @@ static int open_archive(etc_refgraph *g, const char *suffix, etc_torchsave **ts,
 }
 
 static int load_weight(ref_loader *L, const weight_spec *w, etc_torchsave *sd, const char *sd_name,
-                       etc_torchsave *cs, const char *cs_name)
+                       etc_torchsave *cs, const char *cs_name, bool narrow)
 {
 	etc_refgraph *g = L->g;
 	ref_value *v = &g->values[w->value];
@@ -156,10 +160,22 @@ static int load_weight(ref_loader *L, const weight_spec *w, etc_torchsave *sd, c
 		return 0; /* not read by any node: not held */
 	char what[512];
 	snprintf(what, sizeof what, "weight %s (%s %s)", v->name, w->kind, w->key);
-	int rc = ref_import_pytensor(&g->slots[w->value], t, g->float_dtype, what, L->err);
-	/* converted: the file pages it was read from need not stay resident */
-	if (t->contiguous && t->tensor.data)
-		etc_etrecord_release_range(g->rec, t->tensor.data, (size_t)t->tensor.nbytes);
+	/* a weight only data-movement nodes read is folded in its own float
+	   dtype and widened after (fold_narrow) */
+	int dtype = g->float_dtype;
+	if (narrow && (t->tensor.scalar_type == ETC_FLOAT || t->tensor.scalar_type == ETC_DOUBLE))
+		dtype = t->tensor.scalar_type;
+	int rc = ref_import_pytensor(&g->slots[w->value], t, dtype, what, L->err);
+	/* converted: the file pages it was read from need not stay resident. The
+	   kernel maps a file's large folios (ext4, xfs: up to 2 MiB) whole on the
+	   first touch, so the window given back is the weight's range widened to
+	   2 MiB boundaries (neighbours' pages fault back in when read). */
+	if (t->tensor.data) {
+		uintptr_t lo = (uintptr_t)t->tensor.data & ~(uintptr_t)(FOLIO_SPAN - 1);
+		uintptr_t hi = (uintptr_t)t->tensor.data + (size_t)t->tensor.nbytes;
+		hi = (hi + FOLIO_SPAN - 1) & ~(uintptr_t)(FOLIO_SPAN - 1);
+		etc_etrecord_release_range(g->rec, (const void *)lo, hi - lo);
+	}
 	return rc;
 }
 
@@ -179,6 +195,102 @@ static void mark_run_reads(const etc_refgraph *g, bool *run_reads)
 	}
 }
 
+/* Ops that only move values: computing them in a weight's own float dtype
+ * and widening the result gives the same bits as widening first. */
+
+static bool moves_only(const ref_op *op)
+{
+	static int (*const fns[])(ref_call *) = {
+	    ref_op_view,   ref_op_reshape, ref_op_permute,      ref_op_transpose, ref_op_t,
+	    ref_op_expand, ref_op_squeeze, ref_op_squeeze_dims, ref_op_unsqueeze, ref_op_slice,
+	    ref_op_narrow, ref_op_select,  ref_op_flip,         ref_op_clone};
+	for (size_t i = 0; op && i < sizeof fns / sizeof fns[0]; i++)
+		if (op->fn == fns[i])
+			return true;
+	return false;
+}
+
+/* Weight v is read only by nodes that move values and read nothing else,
+ * and is no output of the graph. */
+static bool narrow_candidate(const etc_refgraph *g, size_t v)
+{
+	if (g->values[v].uses == 0)
+		return false;
+	for (size_t j = 0; j < g->noutputs; j++)
+		if (g->outputs[j] == v)
+			return false;
+	uint32_t readers = 0;
+	for (size_t i = 0; i < g->nnodes; i++) {
+		const ref_node *n = &g->nodes[i];
+		bool reads = false;
+		for (size_t k = 0; k < n->nsrcs; k++)
+			reads = reads || n->src_values[k] == v;
+		if (!reads)
+			continue;
+		if (n->nsrcs != 1 || !moves_only(n->op))
+			return false;
+		readers++;
+	}
+	return readers == g->values[v].uses;
+}
+
+static int fold_node(ref_loader *L, ref_node *n, size_t narrow_source, bool last);
+
+/* Tensor t in float dtype `dtype`. float32 to float64 in place: the buffer
+ * grown by realloc (a large one is remapped, not copied) and filled from the
+ * end, so that the narrow and the wide copy are not held side by side. */
+static int widen(ref_tensor *t, int dtype, etc_error *err)
+{
+	if (t->dtype == dtype)
+		return 0;
+	if (t->dtype == ETC_FLOAT && dtype == ETC_DOUBLE && !t->borrowed && t->numel) {
+		double *d = realloc(t->data, (size_t)t->numel * sizeof *d);
+		if (!d)
+			return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (%llu bytes)",
+			                (unsigned long long)t->numel * sizeof *d);
+		const float *f = (const float *)d;
+		/* element i moves from bytes 4i to 8i: from the last one down, no
+		   element is overwritten before it is read */
+		for (uint64_t i = t->numel; i-- > 0;) {
+			float x = f[i];
+			d[i] = x;
+		}
+		t->data = d;
+		t->dtype = dtype;
+		return 0;
+	}
+	ref_tensor wide;
+	etc_reftensor view = ref_tensor_view(t);
+	int rc = ref_tensor_convert(&wide, &view, dtype, err);
+	ref_tensor_free(t);
+	if (rc == 0)
+		*t = wide;
+	return rc;
+}
+
+/* Folds the readers of weight v, held in its own float dtype, widening their
+ * outputs; the last one frees v before its output is widened, so the weight,
+ * the narrow output and the wide one are never held at once. A reader that
+ * does not fold leaves v widened for the run. */
+static int fold_narrow(ref_loader *L, size_t v)
+{
+	etc_refgraph *g = L->g;
+	uint32_t left = g->values[v].uses;
+	for (size_t i = 0; i < g->nnodes && left; i++) {
+		ref_node *n = &g->nodes[i];
+		if (n->nsrcs != 1 || n->src_values[0] != v)
+			continue;
+		ETC_TRY(fold_node(L, n, v, left == 1));
+		if (n->folded)
+			left--;
+	}
+	ref_tensor *w = &g->slots[v];
+	/* a reader did not fold: the run reads the weight in the reference dtype */
+	if (!w->data || !ref_dtype_is_float(w->dtype))
+		return 0;
+	return widen(w, g->float_dtype, L->err);
+}
+
 int ref_load_weights(ref_loader *L)
 {
 	etc_refgraph *g = L->g;
@@ -193,9 +305,15 @@ int ref_load_weights(ref_loader *L)
 	if (rc == 0)
 		mark_run_reads(g, run_reads);
 	for (int pass = 0; pass < 2 && rc == 0; pass++) {
-		for (size_t i = 0; rc == 0 && i < L->nweights; i++)
-			if (run_reads[L->weights[i].value] == (pass == 1))
-				rc = load_weight(L, &L->weights[i], sd, sd_name, cs, cs_name);
+		for (size_t i = 0; rc == 0 && i < L->nweights; i++) {
+			const weight_spec *w = &L->weights[i];
+			if (run_reads[w->value] != (pass == 1))
+				continue;
+			bool narrow = pass == 0 && narrow_candidate(g, w->value);
+			rc = load_weight(L, w, sd, sd_name, cs, cs_name, narrow);
+			if (rc == 0 && narrow)
+				rc = fold_narrow(L, w->value);
+		}
 		/* converted: the file pages they came from need not stay resident */
 		etc_etrecord_release_pages(g->rec);
 		if (rc == 0)
@@ -228,8 +346,10 @@ static bool foldable(const etc_refgraph *g, const ref_node *n)
 	return true;
 }
 
-/* The outputs agree with the graph's record of them (the run's checks). */
-static bool outputs_fit(const etc_refgraph *g, const ref_node *n, const ref_tensor *outs)
+/* The outputs agree with the graph's record of them (the run's checks),
+ * float outputs counted in the reference dtype when `widen`. */
+static bool outputs_fit(const etc_refgraph *g, const ref_node *n, const ref_tensor *outs,
+                        bool widen)
 {
 	for (uint32_t o = 0; o < n->pub.output_count; o++) {
 		const ref_value *m = &g->values[n->out_values[o]];
@@ -237,14 +357,50 @@ static bool outputs_fit(const etc_refgraph *g, const ref_node *n, const ref_tens
 			return false;
 		if (!m->has_meta)
 			continue;
+		int dtype =
+		    widen && ref_dtype_is_float(outs[o].dtype) ? g->float_dtype : outs[o].dtype;
 		bool same = m->meta_rank == outs[o].rank &&
-		            ref_import_dtype(m->meta_dtype, g->float_dtype) == outs[o].dtype;
+		            ref_import_dtype(m->meta_dtype, g->float_dtype) == dtype;
 		for (uint32_t d = 0; same && d < outs[o].rank; d++)
 			same = m->meta_shape[d] == outs[o].shape[d];
 		if (!same)
 			return false;
 	}
 	return true;
+}
+
+/*
+ * Computes node n once and keeps its outputs in the graph. With a
+ * `narrow_source` (its one input, a weight held in its own float dtype),
+ * the float outputs are widened to the reference dtype, and when `last` the
+ * source is freed first. A node whose computation fails is left to the run.
+ */
+static int fold_node(ref_loader *L, ref_node *n, size_t narrow_source, bool last)
+{
+	etc_refgraph *g = L->g;
+	bool narrow = narrow_source != REF_NO_VALUE;
+	ref_tensor *outs = calloc(n->pub.output_count ? n->pub.output_count : 1, sizeof *outs);
+	if (!outs)
+		return ref_load_nomem(L->err);
+	etc_error err = {0};
+	ref_call c = {n->pub.name, n->pub.op,           n->args, n->nargs, g->float_dtype,
+	              outs,        n->pub.output_count, &err};
+	bool ok = n->op->fn(&c) == 0 && outputs_fit(g, n, outs, narrow);
+	int rc = 0;
+	if (ok && narrow && last)
+		ref_tensor_free(&g->slots[narrow_source]);
+	for (uint32_t o = 0; ok && narrow && rc == 0 && o < n->pub.output_count; o++)
+		if (ref_dtype_is_float(outs[o].dtype))
+			rc = widen(&outs[o], g->float_dtype, L->err);
+	for (uint32_t o = 0; o < n->pub.output_count; o++) {
+		if (ok && rc == 0)
+			g->slots[n->out_values[o]] = outs[o];
+		else
+			ref_tensor_free(&outs[o]);
+	}
+	free(outs);
+	n->folded = ok && rc == 0;
+	return rc;
 }
 
 int ref_load_fold(ref_loader *L)
@@ -257,26 +413,11 @@ int ref_load_fold(ref_loader *L)
 		ref_node *n = &g->nodes[i];
 		if (n->folded || !foldable(g, n))
 			continue;
-		ref_tensor *outs =
-		    calloc(n->pub.output_count ? n->pub.output_count : 1, sizeof *outs);
-		if (!outs) {
+		int rc = fold_node(L, n, REF_NO_VALUE, false);
+		if (rc < 0) {
 			free(folded_uses);
-			return ref_load_nomem(L->err);
+			return rc;
 		}
-		etc_error err = {0};
-		ref_call c = {n->pub.name, n->pub.op,           n->args, n->nargs, g->float_dtype,
-		              outs,        n->pub.output_count, &err};
-		bool ok = n->op->fn(&c) == 0 && outputs_fit(g, n, outs);
-		for (uint32_t o = 0; o < n->pub.output_count; o++) {
-			if (ok)
-				g->slots[n->out_values[o]] = outs[o];
-			else
-				ref_tensor_free(&outs[o]);
-		}
-		free(outs);
-		if (!ok)
-			continue;
-		n->folded = true;
 	}
 	for (size_t i = 0; i < g->nnodes; i++)
 		for (size_t k = 0; g->nodes[i].folded && k < g->nodes[i].nsrcs; k++)

@@ -80,9 +80,25 @@ int etc_report_graph(FILE *f, etc_etrecord *rec, const char *method, etc_error *
 		for (size_t g = 0; g < etc_etrecord_graph_count(rec) && l < sizeof list; g++)
 			l += (size_t)snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "",
 			                      etc_etrecord_graph_name(rec, g));
-		return etc_fail(err, ETC_ERR_USAGE, etc_etrecord_name(rec), -1,
-		                "the ETRecord has no Edge program or graph \"%s\" (it has: %s)",
-		                method ? method : "forward", *list ? list : "none");
+		/* a typo: the closest name, as --module does */
+		const char *best = NULL;
+		size_t best_d = SIZE_MAX, want = method ? strlen(method) : 0;
+		size_t total = etc_etrecord_method_count(rec) + etc_etrecord_graph_count(rec);
+		for (size_t i = 0; method && i < total; i++) {
+			size_t nm = etc_etrecord_method_count(rec);
+			if (i < nm && !etc_etrecord_has_program(rec, i))
+				continue;
+			const char *name = i < nm ? etc_etrecord_method(rec, i)
+			                          : etc_etrecord_graph_name(rec, i - nm);
+			size_t d = etc_edit_distance(method, name, ETC_EDIT_FOLD_CASE);
+			if (d < best_d && d <= (want > 6 ? want / 3 : 2))
+				best = name, best_d = d;
+		}
+		return etc_fail(
+		    err, ETC_ERR_USAGE, etc_etrecord_name(rec), -1,
+		    "the ETRecord has no Edge program or graph \"%s\" (%s%s%sit has: %s)",
+		    method ? method : "forward", best ? "did you mean " : "", best ? best : "",
+		    best ? "? " : "", *list ? list : "none");
 	}
 	size_t n = etc_etrecord_node_count(rec, (size_t)m);
 	fputs("Edge program \"", f);

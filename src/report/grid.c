@@ -87,6 +87,18 @@ void etc_grid_uint_(etc_grid *g, uint64_t v)
 	etc_grid_textf_(g, "%llu", (unsigned long long)v);
 }
 
+bool etc_grid_cell_(const etc_grid *g, size_t i, double *v, const char **s, size_t *len)
+{
+	const struct etc_grid_cell *c = &g->cells[i];
+	if (c->kind == GRID_NUM) {
+		*v = c->v;
+		return true;
+	}
+	*s = g->text.p ? g->text.p + c->at : "";
+	*len = c->len;
+	return false;
+}
+
 /* The table text of a cell into buf (numbers) or a pointer into g->text. */
 static const char *cell_text(const etc_grid *g, const struct etc_grid_cell *c, char *buf,
                              size_t *len)

@@ -40,6 +40,7 @@ struct etc_html_report {
 	size_t ninputs;
 	html_image images[MAX_ITEMS];
 	size_t nimages;
+	html_image numgap_chart; /* shown in the numeric gap section; png NULL: none */
 	char *notes[MAX_ITEMS];
 	size_t nnotes;
 	const etc_accuracy *acc;
@@ -81,6 +82,8 @@ void etc_html_report_free(etc_html_report *h)
 		free(h->images[i].caption);
 		free(h->images[i].png);
 	}
+	free(h->numgap_chart.caption);
+	free(h->numgap_chart.png);
 	for (size_t i = 0; i < h->nnotes; i++)
 		free(h->notes[i]);
 	free(h);
@@ -186,15 +189,12 @@ void etc_html_report_perfdiff(etc_html_report *h, const etc_perfdiff *d)
 	h->diff = d;
 }
 
-int etc_html_report_image(etc_html_report *h, const char *caption, const char *png_path,
-                          etc_error *err)
+/* Reads the PNG at `png_path` into `im`. */
+static int read_image(html_image *im, const char *caption, const char *png_path, etc_error *err)
 {
-	if (h->nimages == MAX_ITEMS)
-		return 0;
 	etc_map m;
 	ETC_TRY(etc_map_open(&m, png_path, err));
 	int rc = 0;
-	html_image *im = &h->images[h->nimages];
 	if (m.size > IMAGE_MAX || m.size < 8 || memcmp(m.data, "\x89PNG\r\n\x1a\n", 8) != 0) {
 		rc = etc_fail(err, ETC_ERR_FORMAT, png_path, 0, "not a PNG of at most %u bytes",
 		              IMAGE_MAX);
@@ -204,15 +204,37 @@ int etc_html_report_image(etc_html_report *h, const char *caption, const char *p
 		if (!im->png || !im->caption) {
 			free(im->png);
 			free(im->caption);
+			im->png = NULL;
+			im->caption = NULL;
 			rc = nomem(err);
 		} else {
 			memcpy(im->png, m.data, m.size);
 			im->size = m.size;
-			h->nimages++;
 		}
 	}
 	etc_map_close(&m);
 	return rc;
+}
+
+int etc_html_report_image(etc_html_report *h, const char *caption, const char *png_path,
+                          etc_error *err)
+{
+	if (h->nimages == MAX_ITEMS)
+		return 0;
+	ETC_TRY(read_image(&h->images[h->nimages], caption, png_path, err));
+	h->nimages++;
+	return 0;
+}
+
+int etc_html_report_numgap_chart(etc_html_report *h, const char *caption, const char *png_path,
+                                 etc_error *err)
+{
+	html_image im = {0};
+	ETC_TRY(read_image(&im, caption, png_path, err));
+	free(h->numgap_chart.caption);
+	free(h->numgap_chart.png);
+	h->numgap_chart = im;
+	return 0;
 }
 
 int etc_html_report_note(etc_html_report *h, const char *text, etc_error *err)
@@ -293,6 +315,26 @@ static void put_base64(FILE *f, const uint8_t *p, size_t n)
 	}
 }
 
+/* A plot as a figure with its caption; a wide one (timeline, long bar
+ * charts) gets the full width. */
+static void put_figure(FILE *f, const html_image *im, const char *id)
+{
+	const uint8_t *ih = im->png;
+	uint32_t w = im->size >= 24 ? (uint32_t)ih[16] << 24 | (uint32_t)ih[17] << 16 |
+	                                  (uint32_t)ih[18] << 8 | ih[19]
+	                            : 0;
+	fputs(w >= 1000 ? "<figure class=\"wide\"" : "<figure", f);
+	if (id)
+		fprintf(f, " id=\"%s\"", id);
+	fputs("><img alt=\"", f);
+	put_esc(f, im->caption);
+	fputs("\" src=\"data:image/png;base64,", f);
+	put_base64(f, im->png, im->size);
+	fputs("\"><figcaption>", f);
+	put_esc(f, im->caption);
+	fputs("</figcaption></figure>\n", f);
+}
+
 /* A numeric cell: the shown text and a data-v for sorting (inf sorts last). */
 static void num_cell(FILE *f, double v, const char *cls)
 {
@@ -337,8 +379,8 @@ static const char css[] =
     "table{border-collapse:collapse;margin:6px 0;font-size:13px}"
     "th,td{border:1px solid #d8dee4;padding:3px 8px;text-align:left;vertical-align:top}"
     "th{background:#f0f3f6;cursor:pointer;white-space:nowrap}td.n{text-align:right;"
-    "white-space:nowrap;font-variant-numeric:tabular-nums}.scroll{overflow-x:auto}tr.bad "
-    "td{background:#fdecec}"
+    "white-space:nowrap;font-variant-numeric:tabular-nums}th.n{text-align:right}"
+    ".scroll{overflow-x:auto}tr.bad td{background:#fdecec}"
     "tr.bad td.st{color:#b00020;font-weight:600}"
     ".plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:12px}"
     "figure{margin:0}figure.wide{grid-column:1/-1}figure img{width:100%;height:auto;border:1px "
@@ -614,6 +656,10 @@ static void write_numgap(FILE *f, const etc_html_report *h)
 	} else {
 		fputs("<div class=\"verdict pass\">No divergence.</div>\n", f);
 	}
+	/* the chart (full width) after the verdict, before the ranked list, the
+	 * table and the plots' heat maps */
+	if (h->numgap_chart.png)
+		put_figure(f, &h->numgap_chart, "numgap-chart");
 	write_drops(f, ng);
 	/* the reference's ops only when they differ from the runtime's somewhere */
 	bool refops = false;
@@ -725,22 +771,146 @@ static void pre_of(FILE *f, int (*fn)(FILE *, const void *, etc_error *), const 
 	free(buf);
 }
 
-typedef struct tables_ctx {
-	const etc_profile *p;
-	unsigned mask;
-} tables_ctx;
-
-static int print_tables(FILE *f, const void *ctx, etc_error *err)
+/* One profiling table (tax, memory, modules, delegates) as the terminal
+ * shows it, as a sortable HTML table: numbers right-aligned with a data-v
+ * to sort by, the units in the headers; a module's depth as indentation. */
+static void write_profile_table(FILE *f, const etc_profile *p, unsigned bit)
 {
-	const tables_ctx *t = ctx;
-	return etc_report_profile_tables(f, t->p, t->mask, true, err);
+	etc_profile_table t;
+	etc_profile_table_build_(&t, p, bit);
+	const char *name = etc_profile_table_name(bit);
+	fprintf(f, "<h3>%s</h3>\n<p class=\"muted\">",
+	        bit == ETC_TABLE_TAX         ? "Framework tax"
+	        : bit == ETC_TABLE_MEMORY    ? "Memory allocations"
+	        : bit == ETC_TABLE_MODULES   ? "Modules"
+	        : bit == ETC_TABLE_DELEGATES ? "Delegates"
+	                                     : name);
+	put_esc(f, t.title);
+	fputs("</p>\n", f);
+	if (t.g.failed || !t.g.ncells || !t.nc) {
+		fputs("<p class=\"muted\">", f);
+		put_esc(f, t.g.failed ? "out of memory" : t.empty);
+		fputs("</p>\n", f);
+		etc_grid_free_(&t.g);
+		return;
+	}
+	char id[40];
+	snprintf(id, sizeof id, "%s", name);
+	fprintf(f, "<div class=\"scroll\"><table class=\"sortable\" id=\"%s\"><thead><tr>", id);
+	for (size_t c = 0; c < t.nc; c++) {
+		fputs(t.right[c] ? "<th class=\"n\">" : "<th>", f);
+		put_esc(f, t.hdrp[c]);
+		fputs("</th>", f);
+	}
+	fputs("</tr></thead><tbody>\n", f);
+	for (size_t i = 0; i < t.g.ncells; i++) {
+		size_t c = i % t.nc;
+		if (c == 0)
+			fputs("<tr>", f);
+		double v;
+		const char *s = "";
+		size_t len = 0;
+		if (etc_grid_cell_(&t.g, i, &v, &s, &len)) {
+			if (isnan(v))
+				fputs("<td class=\"n\">-</td>", f);
+			else
+				num_cell(f, v, NULL);
+		} else if (t.right[c]) {
+			/* an integer (run, count, bytes) kept as text: sorted by its value */
+			char *end = NULL, buf[64];
+			snprintf(buf, sizeof buf, "%.*s", (int)(len < 63 ? len : 63), s);
+			double x = strtod(buf, &end);
+			if (len && end && *end == '\0' && len < 63)
+				fprintf(f, "<td class=\"n\" data-v=\"%.17g\">", x);
+			else
+				fputs("<td class=\"n\">", f);
+			put_esc_n(f, s, len);
+			fputs("</td>", f);
+		} else {
+			/* leading spaces (a module's depth) as indentation */
+			size_t sp = 0;
+			while (sp < len && s[sp] == ' ')
+				sp++;
+			if (sp)
+				fprintf(f, "<td style=\"padding-left:%zupx\">", 8 + 6 * sp);
+			else
+				fputs("<td>", f);
+			put_esc_n(f, s + sp, len - sp);
+			fputs("</td>", f);
+		}
+		if (c + 1 == t.nc)
+			fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table></div>\n", f);
+	if (bit == ETC_TABLE_MODULES && etc_profile_modules_mix_units(p))
+		fputs("<p class=\"muted\">As find_total_for_module, totals include delegated "
+		      "events' times in their own unit: see --delegate-time-scale.</p>\n",
+		      f);
+	etc_grid_free_(&t.g);
 }
 
-static int print_inspector(FILE *f, const void *ctx, etc_error *err)
+/* The Inspector's table as a sortable HTML table (etc_report_table_visit_). */
+typedef struct insp_html {
+	FILE *f;
+	bool body;
+} insp_html;
+
+static void insp_header(void *ctx, size_t col, const char *s, size_t n)
+{
+	insp_html *t = ctx;
+	(void)col;
+	fputs("<th>", t->f);
+	put_esc_n(t->f, s, n);
+	fputs("</th>", t->f);
+}
+
+static void insp_row(void *ctx, bool start)
+{
+	insp_html *t = ctx;
+	if (start && !t->body) {
+		fputs("</tr></thead><tbody>\n", t->f);
+		t->body = true;
+	}
+	fputs(start ? "<tr>" : "</tr>\n", t->f);
+}
+
+static void insp_cell(void *ctx, size_t col, bool is_num, double v, const char *s, size_t n)
+{
+	insp_html *t = ctx;
+	(void)col;
+	if (!is_num) {
+		fputs("<td>", t->f);
+		put_esc_n(t->f, s, n);
+		fputs("</td>", t->f);
+		return;
+	}
+	char buf[ETC_FMT_NUM];
+	if (!s) { /* a float: shown as the terminal shows it, format(v, "g") */
+		buf[etc_fmt_g(buf, v)] = '\0';
+		s = buf;
+		n = strlen(buf);
+	}
+	if (isfinite(v))
+		fprintf(t->f, "<td class=\"n\" data-v=\"%.17g\">", v);
+	else
+		fputs("<td class=\"n\">", t->f);
+	put_esc_n(t->f, s, n);
+	fputs("</td>", t->f);
+}
+
+static void write_inspector(FILE *f, const etc_inspector *in)
 {
 	etc_report_options ro;
 	etc_report_options_init(&ro);
-	return etc_report_table(f, ctx, &ro, err);
+	insp_html t = {f, false};
+	etc_table_visitor v = {&t, insp_header, insp_row, insp_cell};
+	fputs("<div class=\"scroll\"><table class=\"sortable\" id=\"inspector\"><thead><tr>", f);
+	int rc = etc_report_table_visit_(in, &ro, &v);
+	if (!t.body)
+		fputs("</tr></thead><tbody>\n", f);
+	fputs("</tbody></table></div>\n", f);
+	if (rc < 0)
+		fputs("<p class=\"muted\">out of memory: the table is incomplete</p>\n", f);
 }
 
 static int print_perfdiff(FILE *f, const void *ctx, etc_error *err)
@@ -827,11 +997,12 @@ static void write_profile(FILE *f, const etc_html_report *h)
 		}
 		table_end(f);
 	}
-	tables_ctx t = {p, h->profile_mask & ~(unsigned)(ETC_TABLE_PROFILE | ETC_TABLE_OPS)};
-	if (t.mask)
-		pre_of(f, print_tables, &t);
+	unsigned mask = h->profile_mask & ~(unsigned)(ETC_TABLE_PROFILE | ETC_TABLE_OPS);
+	for (unsigned bit = ETC_TABLE_TAX; bit <= ETC_TABLE_DELEGATES; bit <<= 1)
+		if (mask & bit)
+			write_profile_table(f, p, bit);
 	fputs("<details><summary>the Inspector's table</summary>\n", f);
-	pre_of(f, print_inspector, in);
+	write_inspector(f, in);
 	fputs("</details>\n", f);
 }
 
@@ -873,23 +1044,8 @@ static int write_all(FILE *f, const etc_html_report *h)
 			fputs("</p>\n", f);
 		}
 		fputs("<div class=\"plots\">\n", f);
-		for (size_t i = 0; i < h->nimages; i++) {
-			/* a wide plot (timeline, long bar charts) gets the full width */
-			const uint8_t *ih = h->images[i].png;
-			uint32_t w = h->images[i].size >= 24
-			                 ? (uint32_t)ih[16] << 24 | (uint32_t)ih[17] << 16 |
-			                       (uint32_t)ih[18] << 8 | ih[19]
-			                 : 0;
-			fputs(w >= 1000 ? "<figure class=\"wide\"><img alt=\""
-			                : "<figure><img alt=\"",
-			      f);
-			put_esc(f, h->images[i].caption);
-			fputs("\" src=\"data:image/png;base64,", f);
-			put_base64(f, h->images[i].png, h->images[i].size);
-			fputs("\"><figcaption>", f);
-			put_esc(f, h->images[i].caption);
-			fputs("</figcaption></figure>\n", f);
-		}
+		for (size_t i = 0; i < h->nimages; i++)
+			put_figure(f, &h->images[i], NULL);
 		fputs("</div>\n", f);
 	}
 	fprintf(f, "<script>%s</script>\n</body></html>\n", script);

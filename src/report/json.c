@@ -7,6 +7,8 @@
 #include "core/internal.h"
 #include "report/report_private.h"
 
+#include <math.h>
+
 static void jstr(etc_sbuf *b, etc_str s)
 {
 	etc_sbuf_json_str(b, s.ptr, s.len);
@@ -371,6 +373,34 @@ int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options
 		etc_numgap_json_(&b, opt->numgap);
 	else
 		etc_sbuf_puts(&b, "null");
+	if (opt->numgap_run_count) {
+		/* every run the gap compared, in brief; "numeric_gap" is the one shown */
+		etc_sbuf_puts(&b, ",\n  \"numeric_gap_runs\": [");
+		for (size_t i = 0; i < opt->numgap_run_count; i++) {
+			const etc_numgap_run_summary *r = &opt->numgap_runs[i];
+			etc_sbuf_puts(&b, i ? ",\n    {\"block\": " : "\n    {\"block\": ");
+			etc_sbuf_json_str(&b, r->block, strlen(r->block));
+			etc_sbuf_printf(&b,
+			                ", \"run\": %u, \"etdump_run\": %u, \"compared\": %zu, "
+			                "\"failures\": %zu, \"first_divergence\": ",
+			                r->run, r->etdump_run, r->compared, r->failures);
+			if (r->first < 0) {
+				etc_sbuf_puts(&b, "null}");
+				continue;
+			}
+			etc_sbuf_printf(&b, "{\"row\": %ld, \"op\": ", r->first);
+			etc_sbuf_json_str(&b, r->op, strlen(r->op));
+			etc_sbuf_puts(&b, ", \"snr_db\": ");
+			if (isnan(r->snr))
+				etc_sbuf_puts(&b, "null");
+			else
+				etc_json_num_(&b, r->snr);
+			etc_sbuf_puts(&b, ", \"reason\": ");
+			etc_sbuf_json_str(&b, r->reason, strlen(r->reason));
+			etc_sbuf_puts(&b, "}}");
+		}
+		etc_sbuf_puts(&b, "\n  ]");
+	}
 
 	if (opt->profile) {
 		etc_sbuf_puts(&b, ",\n  \"profile\": ");

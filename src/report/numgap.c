@@ -574,6 +574,10 @@ void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng)
 	                                                                     : "instruction",
 	                etc_numgap_distance_name(o->distance));
 	etc_sbuf_json_str(b, o->block, strlen(o->block));
+	size_t blk;
+	uint32_t run, etdump_run;
+	etc_numgap_where(ng, &blk, &run, &etdump_run);
+	etc_sbuf_printf(b, ", \"run\": %u, \"etdump_run\": %u", run, etdump_run);
 	etc_sbuf_puts(b, ", \"thresholds\": {");
 	json_threshold(b, "min_snr", o->min_snr);
 	json_threshold(b, "max_mse", o->max_mse);
@@ -703,6 +707,40 @@ void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng)
 
 /* --- plots ------------------------------------------------------------------------------ */
 
+/* Cumulative and local SNR in one chart, where the error enters (the
+ * first of etc_numgap_top_drops) and the first divergence marked. */
+static int numgap_chart(const etc_plot_options *o, const etc_numgap *ng, size_t n,
+                        const char *const *labels, long first, etc_plot_result *res, etc_error *err)
+{
+	double *cum = calloc(n, sizeof *cum), *loc = calloc(n, sizeof *loc);
+	int rc = 0;
+	if (!cum || !loc) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
+		cum[i] = r->has_metrics ? r->cumulative_snr : NAN;
+		loc[i] = r->has_local ? r->local_snr : NAN;
+	}
+	size_t culprit = 0;
+	bool has_culprit = etc_numgap_top_drops(ng, 1, &culprit) == 1 && culprit < n;
+	const etc_numgap_options *opt = etc_numgap_options_get(ng);
+	char thr[96];
+	snprintf(thr, sizeof thr, "min SNR %.6g dB", opt->min_snr);
+	etc_plot_style st = {NAN, thr, NULL, false, NULL, false, 0};
+	etc_plot_options po = *o;
+	po.style = &st;
+	rc = etc_plot_numgap_chart(
+	    &po, "numgap_chart",
+	    "numeric gap: cumulative and local SNR of each op, execution order", n, labels, cum,
+	    loc, opt->min_snr, has_culprit ? (long)culprit : -1, first, res, err);
+done:
+	free(cum);
+	free(loc);
+	return rc;
+}
+
 int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc_plot_result *res,
                             etc_error *err)
 {
@@ -741,9 +779,11 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 		k++;
 	}
 	if (k) {
-		rc = etc_plot_lines(o, "numgap_snr",
-		                    "SNR of each intermediate output, execution order", "SNR (dB)",
-		                    k, labels, snr, opt->min_snr, marked, res, err);
+		rc = numgap_chart(o, ng, k, labels, marked, res, err);
+		if (rc == 0)
+			rc = etc_plot_lines(
+			    o, "numgap_snr", "SNR of each intermediate output, execution order",
+			    "SNR (dB)", k, labels, snr, opt->min_snr, marked, res, err);
 		/* cosines near 1 read as "1": 1 - cosine on a log axis */
 		for (size_t i = 0; i < k; i++)
 			cos[i] = 1 - cos[i];

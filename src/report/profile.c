@@ -26,17 +26,7 @@ static void block_name(etc_grid *g, const etc_profile *p, size_t b)
 
 /* --- one grid per table ------------------------------------------------------- */
 
-#define MAXCOLS 8
-
-typedef struct table {
-	char hdr[MAXCOLS][64];
-	const char *hdrp[MAXCOLS];
-	bool right[MAXCOLS];
-	size_t nc;
-	etc_grid g;
-	const char *title; /* what the table is */
-	const char *empty; /* said instead of an empty table */
-} table;
+typedef etc_profile_table table;
 
 static void col(table *t, bool right, const char *fmt, const char *unit)
 {
@@ -185,7 +175,7 @@ static void build_delegates(table *t, const etc_profile *p)
 	}
 }
 
-static void build(table *t, const etc_profile *p, unsigned bit)
+void etc_profile_table_build_(table *t, const etc_profile *p, unsigned bit)
 {
 	memset(t, 0, sizeof *t);
 	switch (bit) {
@@ -221,7 +211,7 @@ int etc_report_profile_tables(FILE *f, const etc_profile *p, unsigned mask, bool
 		if (!(mask & bit))
 			continue;
 		table t;
-		build(&t, p, bit);
+		etc_profile_table_build_(&t, p, bit);
 		if (titles)
 			fprintf(f, "== %s: %s ==\n", etc_profile_table_name(bit), t.title);
 		int rc = 0;
@@ -246,7 +236,7 @@ int etc_report_profile_tsv(FILE *f, const etc_profile *p, unsigned mask, etc_err
 		if (!(mask & bit))
 			continue;
 		table t;
-		build(&t, p, bit);
+		etc_profile_table_build_(&t, p, bit);
 		fprintf(f, "%s# %s\n", first ? "" : "\n", etc_profile_table_name(bit));
 		first = false;
 		int rc = etc_grid_write_tsv_(&t.g, f);

@@ -162,6 +162,38 @@ void etc_grid_textf_(etc_grid *g, const char *fmt, ...) ETC_GRID_PRINTF;
 void etc_grid_num_(etc_grid *g, double v);
 void etc_grid_uint_(etc_grid *g, uint64_t v);
 int etc_grid_write_(const etc_grid *g, FILE *f);
+/* Cell i: true and *v for a number, false and its text (not NUL-terminated). */
+bool etc_grid_cell_(const etc_grid *g, size_t i, double *v, const char **s, size_t *len);
 int etc_grid_write_tsv_(const etc_grid *g, FILE *f);
+
+/* The Inspector's table (etc_report_table's rows and columns) cell by cell:
+ * header() for each column, then per row row(true), cell() for each cell
+ * (a number: is_num and its value, its text when it has one; else its
+ * text), row(false). Returns 0 or ETC_ERR_NOMEM. */
+typedef struct etc_table_visitor {
+	void *ctx;
+	void (*header)(void *ctx, size_t col, const char *s, size_t n);
+	void (*row)(void *ctx, bool start);
+	void (*cell)(void *ctx, size_t col, bool is_num, double v, const char *s, size_t n);
+} etc_table_visitor;
+
+int etc_report_table_visit_(const etc_inspector *insp, const etc_report_options *opt,
+                            const etc_table_visitor *v);
+
+/* One profiling table (ETC_TABLE_TAX, _MEMORY, _OPS, _MODULES or
+ * _DELEGATES) as the terminal, the TSV and the HTML report show it; free
+ * its grid with etc_grid_free_. */
+#define ETC_PROFILE_TABLE_COLS 8
+typedef struct etc_profile_table {
+	char hdr[ETC_PROFILE_TABLE_COLS][64];
+	const char *hdrp[ETC_PROFILE_TABLE_COLS];
+	bool right[ETC_PROFILE_TABLE_COLS];
+	size_t nc;
+	etc_grid g;
+	const char *title; /* what the table is */
+	const char *empty; /* said instead of an empty table */
+} etc_profile_table;
+
+void etc_profile_table_build_(etc_profile_table *t, const etc_profile *p, unsigned bit);
 
 #endif

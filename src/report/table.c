@@ -651,6 +651,45 @@ static int separated(FILE *f, const etc_inspector *insp, const etc_report_option
 	return 0;
 }
 
+int etc_report_table_visit_(const etc_inspector *insp, const etc_report_options *opt,
+                            const etc_table_visitor *v)
+{
+	etc_report_options o;
+	if (!opt)
+		etc_report_options_init(&o), opt = &o;
+	cell cells[MAXCOLS];
+	etc_sbuf bufs[MAXCOLS], hdr[MAXCOLS];
+	row_ctx c = {insp, opt, 0, 0, 0, false, false};
+	c.metadata_column = opt->include_delegate_debug_data && any_metadata(insp);
+	if (cells_alloc(cells, bufs, MAXCOLS) < 0) {
+		cells_free(bufs, MAXCOLS);
+		return ETC_ERR_NOMEM;
+	}
+	memset(hdr, 0, sizeof hdr);
+	size_t ncols = headers(&c, hdr), n;
+	for (size_t i = 0; i < ncols; i++)
+		v->header(v->ctx, i, hdr[i].p ? hdr[i].p : "", hdr[i].len);
+	while (next_row(&c, cells, &n)) {
+		v->row(v->ctx, true);
+		for (size_t i = 0; i < n; i++) {
+			const cell *x = &cells[i];
+			bool number = x->kind == CELL_FLOAT || x->kind == CELL_INT;
+			if (x->kind == CELL_NONE)
+				v->cell(v->ctx, i, false, NAN, "", 0);
+			else if (x->kind == CELL_FLOAT)
+				v->cell(v->ctx, i, true, x->f, NULL, 0);
+			else
+				v->cell(v->ctx, i, number,
+				        number && x->s->p ? strtod(x->s->p, NULL) : NAN,
+				        x->s->p ? x->s->p : "", x->s->len);
+		}
+		v->row(v->ctx, false);
+	}
+	cells_free(bufs, MAXCOLS);
+	cells_free(hdr, MAXCOLS);
+	return 0;
+}
+
 int etc_report_tsv(FILE *f, const etc_inspector *insp, const etc_report_options *opt,
                    etc_error *err)
 {
@@ -673,6 +712,8 @@ void etc_report_options_init(etc_report_options *opt)
 	opt->profile = NULL;
 	opt->profile_tables = 0;
 	opt->perfdiff = NULL;
+	opt->numgap_runs = NULL;
+	opt->numgap_run_count = 0;
 }
 
 void etc_format_double(char buf[40], double v)

@@ -258,8 +258,8 @@ static void test_templates(void)
 {
 	const char *src = getenv("ETC_SRC");
 	CHECK(src != NULL);
-	static const char *kinds[] = {"bars",  "histogram", "lines",  "hbars",
-	                              "boxes", "timeline",  "heatmap"};
+	static const char *kinds[] = {"bars",  "histogram", "lines",   "hbars",
+	                              "boxes", "timeline",  "heatmap", "numgap_chart"};
 	for (size_t i = 0; src && i < sizeof kinds / sizeof kinds[0]; i++) {
 		char path[1024];
 		snprintf(path, sizeof path, "%s/plots/%s.gp", src, kinds[i]);

@@ -1,8 +1,9 @@
 /*
- * test_plot_batch.c - one gnuplot process for many plots (etc_plot_batch)
- * and the gnuplot heat map (etc_plot_error_map): its layout, and its PNG
+ * test_plot_batch.c - gnuplot for many plots (etc_plot_batch), the plot set
+ * (etc_plot_set_*) and the heat map (etc_plot_error_map): its layout, and its PNG
  * decoded with libpng (the cell of the largest error is the hottest colour).
- * The gnuplot parts are skipped, saying so, when gnuplot is not on PATH.
+ * The gnuplot parts are skipped, saying so, when gnuplot is not on PATH (the
+ * heat map is drawn without it).
  */
 #define _GNU_SOURCE
 #include "etcompare/etcompare.h"
@@ -212,6 +213,78 @@ static void test_batch(void)
 	etc_plot_batch_free(b);
 }
 
+/* A plot set made in a temporary folder and moved in whole, or discarded. */
+static void test_set(void)
+{
+	etc_error err;
+	char dir[700];
+	snprintf(dir, sizeof dir, "%s", sub("set")); /* sub() reuses its buffers */
+	mkdir(dir, 0777);
+	/* a previous set: its index names "old" and "a"; a user's file beside */
+	FILE *f = fopen(sub("set/index.txt"), "w");
+	if (f) {
+		fputs("# index.txt - written by etcompare\nold.png\told\na.png\ta\n", f);
+		fclose(f);
+	}
+	const char *const olds[] = {"set/old.png", "set/old.gp", "set/old.dat", "set/mine.txt"};
+	for (size_t i = 0; i < 4; i++) {
+		f = fopen(sub(olds[i]), "w");
+		if (f) {
+			fputs("x", f);
+			fclose(f);
+		}
+	}
+	char *tmp = NULL;
+	etc_plot_batch *b = NULL;
+	CHECK(etc_plot_batch_create(&b, &err) == 0);
+	CHECK(etc_plot_set_begin(b, dir, &tmp, &err) == 0 && tmp &&
+	      strstr(tmp, "/.etcompare-plots."));
+	if (!tmp) {
+		etc_plot_batch_free(b);
+		return;
+	}
+	etc_plot_options o = {tmp, "/nonexistent/gnuplot", NULL, b, NULL};
+	etc_plot_result res = {0};
+	double v[3] = {1, 2, 3};
+	CHECK(etc_plot_bars(&o, "a", "a", "y", 3, NULL, v, &res, &err) == 0);
+	/* a heat map is drawn at once, without gnuplot */
+	CHECK(etc_plot_error_map(&o, "m", "m", NULL, NULL, NULL, etc_plot_read_doubles_, v, 1, 3,
+	                         &res, &err) == 0);
+	CHECK(etc_plot_batch_run(b, &o, &res, &err) == 0 && res.gnuplot_missing);
+	CHECK(etc_plot_batch_item(b, 1)->made && !etc_plot_batch_item(b, 0)->made);
+	CHECK(etc_plot_batch_write_index(b, tmp, &err) == 0);
+	/* nothing in dir changed before the commit */
+	CHECK(!exists(sub("set/a.gp")) && !exists(sub("set/m.png")) && exists(sub("set/old.png")));
+	int rc = etc_plot_set_commit(b, tmp, dir, &err);
+	if (rc)
+		fprintf(stderr, "etc_plot_set_commit: %s\n", err.message);
+	CHECK(rc == 0);
+	CHECK(exists(sub("set/a.gp")) && exists(sub("set/a.dat")) && exists(sub("set/m.png")) &&
+	      exists(sub("set/m.gp")) && exists(sub("set/index.txt")));
+	CHECK(!exists(sub("set/old.png")) && !exists(sub("set/old.gp")) &&
+	      !exists(sub("set/old.dat")) && exists(sub("set/mine.txt")));
+	CHECK(!exists(tmp) && hidden_entries(dir) == 0);
+	const etc_plot_item *m = etc_plot_batch_item(b, 1);
+	CHECK(m && strstr(m->png, "/set/m.png") && !strstr(m->png, ".etcompare-plots."));
+	etc_plot_batch_free(b);
+	free(tmp);
+	/* discarded: the folder keeps what it held */
+	tmp = NULL;
+	CHECK(etc_plot_batch_create(&b, &err) == 0);
+	CHECK(etc_plot_set_begin(b, dir, &tmp, &err) == 0 && tmp);
+	if (!tmp) {
+		etc_plot_batch_free(b);
+		return;
+	}
+	etc_plot_options o2 = {tmp, "/nonexistent/gnuplot", NULL, b, NULL};
+	CHECK(etc_plot_bars(&o2, "z", "z", "y", 3, NULL, v, &res, &err) == 0);
+	etc_plot_set_discard(tmp);
+	CHECK(!exists(tmp) && !exists(sub("set/z.gp")) && exists(sub("set/a.gp")) &&
+	      hidden_entries(dir) == 0);
+	etc_plot_batch_free(b);
+	free(tmp);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -221,12 +294,12 @@ int main(void)
 		return 1;
 	}
 	test_layout();
-	if (system("command -v gnuplot > /dev/null 2>&1") == 0) {
-		test_error_map();
+	test_set();
+	test_error_map(); /* drawn without gnuplot */
+	if (system("command -v gnuplot > /dev/null 2>&1") == 0)
 		test_batch();
-	} else {
-		printf("skip: gnuplot not on PATH: the batch and heat map PNG checks\n");
-	}
+	else
+		printf("skip: gnuplot not on PATH: the batch checks\n");
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
 	if (system(cmd) != 0)
