@@ -262,6 +262,19 @@ def _paired_blocks(insp, rinsp):
     return out
 
 
+def _changed(*inspectors):
+    """The message of the first of the inspectors' files found truncated
+    while it was read (zeros read since), else None."""
+    from ._lib import Error
+    for i in inspectors:
+        try:
+            if i is not None:
+                i._h.check()
+        except Error as e:
+            return str(e)
+    return None
+
+
 def _belong(insp, what):
     """The library's consistency checks (consistency.h, the CLI's exit 3):
     an ETRecord or a debug buffer that does not belong to its ETDump raises
@@ -301,7 +314,7 @@ def analyze(spec, gate, groups=False):
                 "time_unit": "ms", "execute_p50": None, "execute_avg": None,
                 "worst_output": None, "first_divergence": None})
     failed = []
-    gap = rinsp = None
+    gap = insp = rinsp = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -356,9 +369,11 @@ def analyze(spec, gate, groups=False):
             if rinsp is not None:
                 rinsp._h.check()
     except Error as e:
-        out["status"], out["message"] = "error", str(e)
+        # a file truncated underfoot explains whatever failed after it
+        out["status"], out["message"] = "error", _changed(insp, rinsp) or str(e)
     except Exception as e:  # a run must never end the batch
-        out["status"], out["message"] = "error", f"{type(e).__name__}: {e}"
+        out["status"], out["message"] = "error", (_changed(insp, rinsp) or
+                                                  f"{type(e).__name__}: {e}")
     if out["status"] == "ok" and failed:
         out["status"], out["message"] = "gate_failed", "failed: " + ", ".join(failed)
     out["elapsed_s"] = round(time.perf_counter() - t0, 6)
