@@ -63,6 +63,39 @@ ETC_API void etc_error_clear(etc_error *err);
  */
 ETC_API int etc_run_guarded(int (*fn)(void *ctx), void *ctx, etc_error *err);
 
+/**
+ * For hosts that read the library's mappings themselves (the Python
+ * package's zero-copy numpy views), where no recovery point can be put
+ * around the reads: installs, for the rest of the process, a SIGBUS
+ * handler and a process-wide registry of every file the library maps from
+ * then on. A read of a registered file's pages that vanished (the file was
+ * truncated) gets zero pages instead of killing the process, and the file
+ * is marked changed: etc_guard_check_file then fails for it. A SIGBUS
+ * elsewhere goes to the previous disposition. Idempotent; thread-safe.
+ * The registry holds 1024 live mappings; one more is ETC_ERR_LIMIT.
+ */
+ETC_API int etc_guard_install_process_handler(etc_error *err);
+
+/**
+ * ETC_ERR_IO "PATH: changed while being read ..." when a live mapping of
+ * `path` (as given to the *_open call) was found truncated by the process
+ * handler: what was read from it since is zeros. 0 otherwise.
+ */
+ETC_API int etc_guard_check_file(const char *path, etc_error *err);
+
+/**
+ * A host's own mapping of a file the library maps (the Python package's
+ * copy-on-write view for torch tensors): watched by the process handler as
+ * the library's are, under the path of the library's mapping that holds
+ * `library_addr`, so a truncation seen through it marks that file too.
+ * ETC_ERR_USAGE when `library_addr` is in no library mapping; 0 when the
+ * process handler is not installed. etc_guard_unwatch_copy before the
+ * host unmaps it.
+ */
+ETC_API int etc_guard_watch_copy(const void *data, size_t size, const void *library_addr,
+                                 etc_error *err);
+ETC_API void etc_guard_unwatch_copy(const void *data);
+
 /** A short constant name for `status` ("format error", ...). */
 ETC_API const char *etc_status_str(int status);
 

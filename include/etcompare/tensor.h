@@ -88,6 +88,25 @@ ETC_API const char *etc_debug_buffer_name(const etc_debug_buffer *buf);
 ETC_API const uint8_t *etc_debug_buffer_data(const etc_debug_buffer *buf);
 
 /**
+ * The read budget. Every tensor range an event resolves in the buffer
+ * (etc_value_tensor) is charged to it, each distinct offset, size and type
+ * once however often it is read; when the total passes the cap,
+ * etc_value_tensor fails with ETC_ERR_LIMIT naming the file, the total,
+ * the cap and --max-inflate. The default cap is 16x the buffer's size, at
+ * least 64 MiB. Thread-safe.
+ *
+ * `spec`: "BYTES" (a whole number, K, M, G or T binary multiples allowed),
+ * "FACTORx" (times the buffer's size) or "none" (no cap). `buf` may be
+ * NULL to check `spec` only. ETC_ERR_USAGE for a malformed spec.
+ */
+ETC_API int etc_debug_buffer_set_max_inflate(etc_debug_buffer *buf, const char *spec,
+                                             etc_error *err);
+/** Parses a --max-inflate spec into bytes or a factor (both 0: "none"). */
+ETC_API int etc_max_inflate_parse(const char *spec, uint64_t *bytes, double *factor);
+/** The bytes charged to the buffer's read budget so far. */
+ETC_API uint64_t etc_debug_buffer_inflated(const etc_debug_buffer *buf);
+
+/**
  * A tensor as described in the ETDump, with its data when a debug buffer
  * was given. `sizes`/`strides` are raw little-endian int64 arrays inside the
  * ETDump (read them with etc_tensor_size / etc_tensor_stride).

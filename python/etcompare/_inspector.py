@@ -53,6 +53,12 @@ class _Handles:
         self.table_insp = None  # the CLI-scaled twin of insp, for tables with a converter
         self.data = None  # bytes given as etdump_data (the dump points into them)
         self.tensor_type = "numpy"
+        self.paths = []  # the files mapped, as given to the library (check)
+
+    def check(self):
+        """Raises etcompare.Error when a file behind these objects was
+        truncated while it was read (_lib.check_files)."""
+        _lib.check_files(self.paths)
 
     def __del__(self):
         if lib is None:  # interpreter shutdown
@@ -174,6 +180,7 @@ class Event:
                                               self._h) if self._debug_count else []
             if self._h.tensor_type == "torch":
                 self._debug_data = _tensor.as_type_all(self._debug_data, "torch", self._h)
+        self._h.check()  # a truncated debug buffer: an Error, not zeros taken for data
         return self._debug_data
 
     @property
@@ -274,13 +281,16 @@ class EventBlock:
         if not 0 <= run < b.run_count:
             raise IndexError(f"block {self.name} has {b.run_count} runs")
         start, end = b.output_start[run], b.output_start[run + 1]
-        return _tensor.as_type_all(_tensor.values(b.outputs, start, end, self._h.buf, self._h),
-                                   self._h.tensor_type, self._h)
+        out = _tensor.as_type_all(_tensor.values(b.outputs, start, end, self._h.buf, self._h),
+                                  self._h.tensor_type, self._h)
+        self._h.check()
+        return out
 
     @property
     def run_output(self):
         if self._run_output is None:
             self._run_output = self.run_outputs(0) if self._b.run_count else []
+        self._h.check()
         return self._run_output
 
     def to_dataframe(self, include_units=False, include_delegate_debug_data=False):
@@ -317,8 +327,15 @@ class Inspector:
               debug_buffer_path=None, delegate_metadata_parser=None,
               delegate_time_scale_converter=None, enable_module_hierarchy=False)
 
-    Beyond upstream: `method` (the ETRecord method, default "forward") and
-    `strict` (merged runs with different debug data are an error).
+    Beyond upstream: `method` (the ETRecord method, default "forward"),
+    `strict` (merged runs with different debug data are an error) and
+    `max_inflate` (the cap on the tensor bytes read from the debug buffer,
+    as the CLI's --max-inflate: bytes, "8G", "64x" its size or "none";
+    default 16x its size, at least 64 MiB).
+
+    A mapped file truncated by another process while it is read raises
+    etcompare.Error "FILE: changed while being read" from the next call
+    that reads it (a numpy view read directly in between reads zeros).
     """
 
     def __init__(self, etdump_path=None, etdump_data=None, etrecord=None,
@@ -326,7 +343,7 @@ class Inspector:
                  debug_buffer_path=None, delegate_metadata_parser=None,
                  delegate_time_scale_converter=None, enable_module_hierarchy=False,
                  method=None, strict=False, bundled_program=None, inputs=None,
-                 tensor_type="numpy"):
+                 tensor_type="numpy", max_inflate=None):
         if tensor_type not in ("numpy", "torch"):
             raise Error(f"tensor_type must be 'numpy' or 'torch', not '{tensor_type}'",
                         "usage error")
@@ -350,6 +367,7 @@ class Inspector:
         err = _lib.new_error()
         p = ctypes.c_void_p()
         if etdump_path is not None:
+            h.paths.append(_lib.path_arg(etdump_path))
             rc = lib.etdump_open(ctypes.byref(p), _lib.path_arg(etdump_path), ctypes.byref(err))
             if rc < 0:
                 _hinted(rc, err, etdump_path, "ETDump",
@@ -364,6 +382,10 @@ class Inspector:
             _lib.check(lib.debug_buffer_open(ctypes.byref(p), _lib.path_arg(debug_buffer_path),
                                              ctypes.byref(err)), err)
             h.buf = p.value
+            h.paths.append(_lib.path_arg(debug_buffer_path))
+            if max_inflate is not None:
+                _lib.check(lib.debug_buffer_set_max_inflate(h.buf, _lib.inflate_spec(max_inflate),
+                                                            ctypes.byref(err)), err)
         else:
             warnings.warn("Output Buffer not found. Tensor Debug Data will not be available.",
                           stacklevel=2)
@@ -376,6 +398,7 @@ class Inspector:
                 raise TypeError("Unsupported ETRecord type: give the path of the ETRecord file "
                                 "or an etcompare.ETRecord")
             p = ctypes.c_void_p()
+            h.paths.append(_lib.path_arg(etrecord))
             rc = lib.etrecord_open(ctypes.byref(p), _lib.path_arg(etrecord), ctypes.byref(err))
             if rc < 0:
                 _hinted(rc, err, etrecord, "ETRecord",
@@ -387,6 +410,7 @@ class Inspector:
         # scaling: the library then keeps them in the ETDump's ticks (their
         # unit declared as the target's) and Event applies the converter.
         h.insp = self._create(ticks=delegate_time_scale_converter is not None)
+        h.check()
         self._converter = delegate_time_scale_converter
         self._parser = delegate_metadata_parser
         self._event_blocks = None
@@ -426,6 +450,7 @@ class Inspector:
                            self._target_time_scale, self._converter, parser=self._parser)
                 for i in range(lib.inspector_block_count(h.insp))]
             self._attach_references(self._event_blocks)
+        self._h.check()
         return self._event_blocks
 
     def _attach_references(self, blocks):
@@ -497,8 +522,10 @@ class Inspector:
             insp = self._h.table_insp
         opt = self._report_options(include_units, include_delegate_debug_data)
         err = _lib.new_error()
-        return _lib.capture(lambda f: _lib.check(fn(f, insp, ctypes.byref(opt),
+        text = _lib.capture(lambda f: _lib.check(fn(f, insp, ctypes.byref(opt),
                                                     ctypes.byref(err)), err))
+        self._h.check()
+        return text
 
     def print_data_tabular(self, file=None, include_units=True, include_delegate_debug_data=False):
         """The profiling table, as upstream prints it (and the CLI)."""
@@ -529,6 +556,7 @@ class Inspector:
             _lib.check(lib.profile_module_total(self._h.insp, module_name.encode(),
                                                 ctypes.byref(total), ctypes.byref(count),
                                                 ctypes.byref(match), ctypes.byref(err)), err)
+            self._h.check()
             return total.value
         # the converter's durations live in Event.perf_data: upstream's sum over them
         total = 0.0
@@ -596,8 +624,12 @@ class Inspector:
         else the record's). `distance` may be a NumericalComparatorBase:
         its compare() gets the aligned pairs, as upstream's."""
         from ._numgap import numeric_gap
-        return numeric_gap(self, distance, reference, block, thresholds, reference_graph,
-                           reference_dtype, disable_debug_handle_valdiation)
+        out = numeric_gap(self, distance, reference, block, thresholds, reference_graph,
+                          reference_dtype, disable_debug_handle_valdiation)
+        self._h.check()
+        if hasattr(reference, "_h"):
+            reference._h.check()
+        return out
 
     def compare(self, reference=None, min_snr=None, max_mse=None, min_cosine=None, max_abs=None,
                 block="Execute", method=None, pair_by="auto"):
@@ -606,6 +638,10 @@ class Inspector:
         gate: an AccuracyResult whose `passed` says whether every output
         passed."""
         from ._compare import accuracy
-        return accuracy(self, reference, dict(min_snr=min_snr, max_mse=max_mse,
-                                              min_cosine=min_cosine, max_abs=max_abs),
-                        block, method or self._method, pair_by)
+        out = accuracy(self, reference, dict(min_snr=min_snr, max_mse=max_mse,
+                                             min_cosine=min_cosine, max_abs=max_abs),
+                       block, method or self._method, pair_by)
+        self._h.check()
+        if reference is not None and not hasattr(reference, "_h"):
+            _lib.check_files([_lib.path_arg(reference)])
+        return out

@@ -220,6 +220,11 @@ FUNCTIONS = [
     ("etc_debug_buffer_open", c_int, [_PP, c_char_p, _E]),
     ("etc_debug_buffer_free", None, [_P]),
     ("etc_debug_buffer_size", c_uint64, [_P]),
+    ("etc_debug_buffer_set_max_inflate", c_int, [_P, c_char_p, _E]),
+    ("etc_guard_install_process_handler", c_int, [_E]),
+    ("etc_guard_check_file", c_int, [c_char_p, _E]),
+    ("etc_guard_watch_copy", c_int, [c_void_p, c_size_t, c_void_p, _E]),
+    ("etc_guard_unwatch_copy", None, [c_void_p]),
     ("etc_etrecord_open", c_int, [_PP, c_char_p, _E]),
     ("etc_etrecord_free", None, [_P]),
     ("etc_etrecord_method_index", c_int, [_P, c_char_p]),
@@ -373,6 +378,14 @@ class _Lib:
 
 
 lib = _Lib()
+# A file truncated by another process while a numpy view (or the library)
+# reads its mapping would end the interpreter with SIGBUS: the library's
+# process handler gives the read zero pages instead and marks the file, and
+# check_files (called after every call that reads a mapped file, and by the
+# tensor accessors) turns the mark into etcompare.Error.
+_install_err = EtcError()
+if lib.guard_install_process_handler(ctypes.byref(_install_err)) < 0:
+    raise ImportError("etcompare: " + _install_err.message.decode("utf-8", "replace"))
 libc = ctypes.CDLL(None)
 libc.open_memstream.restype = c_void_p
 libc.open_memstream.argtypes = [POINTER(c_void_p), POINTER(c_size_t)]
@@ -394,6 +407,30 @@ def check(rc, err):
         raise error_for(msg, lib.status_str(rc).decode(), err.file.decode("utf-8", "replace"),
                         err.offset)
     return rc
+
+
+def check_files(paths):
+    """Raises Error "FILE: changed while being read ..." when one of the
+    mapped files at `paths` (bytes, as given to the library) was truncated
+    while it was read (a read of it since saw zeros, not the file)."""
+    err = None
+    for p in paths:
+        if p is None:
+            continue
+        if err is None:
+            err = new_error()
+        check(lib.guard_check_file(p, ctypes.byref(err)), err)
+
+
+def inflate_spec(v):
+    """max_inflate= as the library's --max-inflate spec: None (the default
+    cap), an int (bytes), "none", "8G" or "64x"."""
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, str)):
+        raise Error(f"max_inflate must be a byte count, 'FACTORx' or 'none', not {v!r}",
+                    "usage error")
+    return str(v).encode()
 
 
 def options(name, init):

@@ -168,6 +168,8 @@ def numeric_gap(insp, distance, reference, block, thresholds, reference_graph=No
     p = ctypes.c_void_p()
     _lib.check(lib.numgap_run(ctypes.byref(p), insp._h.insp, ctypes.byref(ref), ctypes.byref(opt),
                               ctypes.byref(err)), err)
+    if g.npz:  # a truncated reference .npz: an Error, not zeros compared
+        _lib.check_files([_lib.path_arg(reference)])
     g.ng = p.value
     text = _lib.capture(lambda f: _lib.check(lib.report_numgap_json(f, g.ng, ctypes.byref(err)),
                                              err))

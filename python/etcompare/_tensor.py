@@ -220,11 +220,30 @@ class _CowFiles:
                     mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
             except (OSError, ValueError):
                 return None
+            if not _watch(mm, lo):
+                mm.close()
+                return None
             self.maps[key] = mm
         file_off = off + (lo - start)
         if file_off + (hi - lo) > len(mm):
             return None
         return mm, file_off
+
+
+def _watch(mm, library_addr):
+    """Has the library's SIGBUS handler watch the copy-on-write mapping `mm`
+    as the library's own mapping at library_addr (a file truncated under a
+    torch tensor reads zeros and is marked, instead of killing the
+    process), until mm is unmapped. False when it cannot (then no view)."""
+    import weakref
+    probe = ctypes.c_char.from_buffer(mm)
+    addr = ctypes.addressof(probe)
+    del probe  # no export left: mm can be closed
+    err = _lib.new_error()
+    if lib.guard_watch_copy(addr, len(mm), library_addr, ctypes.byref(err)) < 0:
+        return False
+    weakref.finalize(mm, lib.guard_unwatch_copy, addr)
+    return True
 
 
 def _writable(a, owner):

@@ -62,6 +62,7 @@ import csv
 import json
 import math
 import os
+import re
 import sys
 import time
 import warnings
@@ -261,6 +262,19 @@ def _paired_blocks(insp, rinsp):
     return out
 
 
+def _changed(*inspectors):
+    """The message of the first of the inspectors' files found truncated
+    while it was read (zeros read since), else None."""
+    from ._lib import Error
+    for i in inspectors:
+        try:
+            if i is not None:
+                i._h.check()
+        except Error as e:
+            return str(e)
+    return None
+
+
 def _belong(insp, what):
     """The library's consistency checks (consistency.h, the CLI's exit 3):
     an ETRecord or a debug buffer that does not belong to its ETDump raises
@@ -300,12 +314,12 @@ def analyze(spec, gate, groups=False):
                 "time_unit": "ms", "execute_p50": None, "execute_avg": None,
                 "worst_output": None, "first_divergence": None})
     failed = []
-    gap = None
+    gap = insp = rinsp = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             insp = Inspector(etdump_path=spec["etdump"], debug_buffer_path=spec.get("debug_buffer"),
-                             etrecord=spec.get("etrecord"))
+                             etrecord=spec.get("etrecord"), max_inflate=spec.get("max_inflate"))
             _belong(insp, "debug_buffer")
             blocks = insp.event_blocks
             out["blocks"] = len(blocks)
@@ -317,7 +331,8 @@ def analyze(spec, gate, groups=False):
             if ref and not ref.endswith(OUTPUT_REFERENCE_SUFFIXES):
                 rinsp = Inspector(etdump_path=ref,
                                   debug_buffer_path=spec.get("reference_debug_buffer"),
-                                  etrecord=spec.get("etrecord"))
+                                  etrecord=spec.get("etrecord"),
+                                  max_inflate=spec.get("max_inflate"))
                 _belong(rinsp, "reference_debug_buffer")
                 rows = _outputs_against_run(insp, rinsp, compare_results)
                 out["worst_output"] = _worst(rows)
@@ -348,10 +363,17 @@ def analyze(spec, gate, groups=False):
             if groups:
                 from .batch_groups import PRIVATE, run_info
                 out[PRIVATE] = run_info(insp, gap)
+            # a file truncated while it was read (zeros read since): this
+            # run's error line, whatever was computed from it
+            insp._h.check()
+            if rinsp is not None:
+                rinsp._h.check()
     except Error as e:
-        out["status"], out["message"] = "error", str(e)
+        # a file truncated underfoot explains whatever failed after it
+        out["status"], out["message"] = "error", _changed(insp, rinsp) or str(e)
     except Exception as e:  # a run must never end the batch
-        out["status"], out["message"] = "error", f"{type(e).__name__}: {e}"
+        out["status"], out["message"] = "error", (_changed(insp, rinsp) or
+                                                  f"{type(e).__name__}: {e}")
     if out["status"] == "ok" and failed:
         out["status"], out["message"] = "gate_failed", "failed: " + ", ".join(failed)
     out["elapsed_s"] = round(time.perf_counter() - t0, 6)
@@ -544,6 +566,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def _inflate_spec_ok(v):
+    """A --max-inflate value as etcompare takes it (checked here, before any
+    worker starts, not once per run)."""
+    if v == "none":
+        return True
+    m = re.fullmatch(r"([0-9]+)([KMGTkmgt]?)", v)
+    if m:
+        return int(m.group(1)) > 0
+    if v[-1:] in ("x", "X") and v[:1] not in (" ", "+", "-"):
+        try:
+            f = float(v[:-1])
+        except ValueError:
+            return False
+        return f > 0 and math.isfinite(f)
+    return False
+
+
 def parse_args(argv):
     p = _Parser(prog="python3 -m etcompare.batch",
                 description="One JSON summary line per ETDump "
@@ -561,6 +600,9 @@ def parse_args(argv):
         # both spellings, as the CLI takes them
         p.add_argument("--" + name, "--" + name.replace("-", "_"), type=float,
                        help="accuracy gate threshold")
+    p.add_argument("--max-inflate", metavar="BYTES|FACTORx|none",
+                   help="cap on the tensor bytes read from each debug buffer, as etcompare's "
+                        "(default 16x its size, at least 64 MiB)")
     from .batch_groups import add_arguments
     add_arguments(p)
     a = p.parse_args(argv)
@@ -568,6 +610,9 @@ def parse_args(argv):
         p.error("--workers must be at least 1")
     if a.resume and a.output == "-":
         p.error("--resume needs -o FILE")
+    if a.max_inflate is not None and not _inflate_spec_ok(a.max_inflate):
+        p.error(f"--max-inflate {a.max_inflate}: give BYTES (K, M, G or T allowed), FACTORx "
+                "(times the debug buffer's size) or none")
     return a
 
 
@@ -580,6 +625,9 @@ def _run(a):
     gate = {k: getattr(a, k) for k in ("min_snr", "max_mse", "min_cosine", "max_abs")
             if getattr(a, k) is not None}
     specs = discover(a.inputs)
+    if a.max_inflate is not None:
+        for s in specs:
+            s["max_inflate"] = a.max_inflate
     if not specs:
         print("etcompare.batch: error: no ETDump (.etdp, .etdump) in "
               + ", ".join(a.inputs), file=sys.stderr)

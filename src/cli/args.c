@@ -56,6 +56,9 @@ static const char usage_text[] =
     "                            command, inputs, tables, numeric gap and the plots embedded\n"
     "  --show-outputs            print program outputs and intermediate outputs\n"
     "  --max-values N            values shown per tensor (8)\n"
+    "  --max-inflate BYTES|FACTORx|none\n"
+    "                            cap on the tensor bytes read from a debug buffer (default\n"
+    "                            16x its size, at least 64 MiB; e.g. 8G, 64x, none)\n"
     "  --include_delegate_debug_data\n"
     "                            add the delegate_debug_metadata column\n"
     "  --no-table                do not print the profiling tables\n"
@@ -289,6 +292,7 @@ static const option_field valued[] = {
     {"--min-event-time", offsetof(args, min_event_time)},
     {"--tap-specs", offsetof(args, tap_specs)},
     {"--max-stat-rel-diff", offsetof(args, max_stat_rel_diff)},
+    {"--max-inflate", offsetof(args, max_inflate)},
     {"--tap-json", offsetof(args, tap_json)},
 };
 
@@ -386,6 +390,11 @@ static int check_values(const args *a)
 	    (a->min_event_time &&
 	     check_number("--min-event-time", a->min_event_time, 0, inf, "a number >= 0")))
 		return EXIT_USAGE;
+	if (a->max_inflate && etc_debug_buffer_set_max_inflate(NULL, a->max_inflate, NULL) < 0)
+		return bad_value("--max-inflate",
+		                 "BYTES (K, M, G or T allowed), FACTORx (times the debug buffer's "
+		                 "size) or none",
+		                 a->max_inflate);
 	if (a->metrics && etc_metric_mask_parse(a->metrics, &mask) < 0)
 		return bad_value("--metrics", "a list of snr,mse,cosine,l1,max_abs,max_rel",
 		                 a->metrics);

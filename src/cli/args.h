@@ -25,6 +25,7 @@ typedef struct args {
 	const char *min_snr, *max_mse, *min_cosine, *max_abs;
 	const char *legacy_profile, *legacy_time_scale, *trace;
 	const char *tables, *baseline_etdump, *max_regression, *min_event_time;
+	const char *max_inflate;                              /* --max-inflate BYTES|FACTORx|none */
 	const char *tap_specs, *max_stat_rel_diff, *tap_json; /* taps (taps.h) */
 	bool include_delegate_debug_data, show_outputs, strict, example, no_table;
 	bool graph, show_references, compare, plot;

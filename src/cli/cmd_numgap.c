@@ -82,6 +82,8 @@ static int open_reference(const numgap_args *a, const etc_etrecord *rec,
 	if (etc_etdump_open(&st->dump, a->reference_etdump, &err) < 0 ||
 	    etc_debug_buffer_open(&st->buf, a->reference_debug_buffer, &err) < 0)
 		return input_error(&err);
+	if (a->max_inflate)
+		etc_debug_buffer_set_max_inflate(st->buf, a->max_inflate, NULL); /* checked */
 	int rc = etc_inspector_create(&st->insp, st->dump, st->buf, io, &err);
 	if (rc < 0)
 		return rc == ETC_ERR_USAGE ? usage_error("%s", err.message) : input_error(&err);

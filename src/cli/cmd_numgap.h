@@ -19,6 +19,7 @@ typedef struct numgap_args {
 	const char *distance, *quant_params, *layout;
 	/* the reference graph: the ETRecord's own graph run on the run's inputs */
 	const char *reference_graph, *reference_dtype, *inputs;
+	const char *max_inflate; /* --max-inflate, for the reference debug buffer too */
 	bool no_reference_run;
 	bool all_runs; /* --all-runs: keep every run's gap, per op over the runs (cmd_numgap_runs.h)
 	                */

@@ -820,6 +820,8 @@ static int run(void *ctx)
 			goto out;
 		}
 	}
+	if (buf && a.max_inflate)
+		etc_debug_buffer_set_max_inflate(buf, a.max_inflate, NULL); /* checked in args.c */
 	/* A trace alone needs no Inspector: write it straight from the ETDump. */
 	if (a.trace && a.no_table && !a.tsv && !a.csv && !a.json && !a.show_outputs && !rec &&
 	    !a.compare && !a.plot && !a.report && !a.min_snr && !a.max_mse && !a.min_cosine &&
@@ -946,6 +948,7 @@ static int run(void *ctx)
 		/* "Execute": every block of that name; "Execute#2": block 2 alone */
 		a.numgap.block = a.block;
 		a.numgap.method = a.method;
+		a.numgap.max_inflate = a.max_inflate;
 		a.numgap.min_snr = a.min_snr;
 		a.numgap.max_mse = a.max_mse;
 		a.numgap.min_cosine = a.min_cosine;

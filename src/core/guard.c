@@ -15,6 +15,20 @@
  * touched under a mutex, never by the handler). A SIGBUS on a thread
  * without a recovery point (a host's own mapping) is handed to the previous
  * disposition, so the library changes nothing for code it does not guard.
+ *
+ * A host that reads the library's mappings itself (the Python package's
+ * zero-copy numpy views) cannot put a recovery point around its reads, so
+ * etc_guard_install_process_handler adds a second way out: a registry of
+ * every live file mapping, one fixed array of slots for the whole process.
+ * It has to be process-wide, and its slots plain atomics: SIGBUS reaches
+ * the handler on whatever thread touched the page (a numpy loop, a BLAS
+ * thread), with no argument, and the handler may take no lock. A fault in
+ * a registered mapping replaces the pages from the faulting one to the end
+ * of the mapping with anonymous zero pages (mmap MAP_FIXED, which the
+ * kernel does atomically), marks the slot "changed" and returns, so the
+ * read completes (with zeros); etc_guard_check_file then fails for that
+ * file until it is closed. Slots are filled and emptied under a mutex; the
+ * handler only reads lo/hi and sets `changed`.
  */
 #define _GNU_SOURCE
 #include "core/guard.h"
@@ -27,6 +41,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 enum { GUARD_MAPS = 32, GUARD_PATH = 1024 };
 
@@ -50,6 +66,43 @@ static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned installed;
 static struct sigaction previous;
 
+enum { PROCESS_MAPS = 1024 };
+
+typedef struct process_map {
+	_Atomic uintptr_t lo, hi; /* lo == 0: a free slot */
+	_Atomic bool changed;
+	char *path; /* under registry_lock */
+} process_map;
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static process_map registry[PROCESS_MAPS];
+static _Atomic bool process_on;
+static _Atomic unsigned changes;    /* marks ever set: the checks' fast path */
+static _Atomic uintptr_t page_size; /* sysconf is not async-signal-safe: read once */
+
+/* In the handler: zero pages over a registered mapping's vanished part. */
+static bool zero_fill(const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr, page = page_size;
+	if (!process_on || page == 0)
+		return false;
+	for (size_t k = 0; k < PROCESS_MAPS; k++) {
+		uintptr_t lo = registry[k].lo, hi = registry[k].hi;
+		if (lo == 0 || a < lo || a >= hi)
+			continue;
+		uintptr_t from = a & ~(page - 1);
+		uintptr_t to = (hi + page - 1) & ~(page - 1);
+		void *p = mmap((void *)from, to - from, PROT_READ,
+		               MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return false;
+		registry[k].changed = true;
+		changes++;
+		return true;
+	}
+	return false;
+}
+
 static void on_sigbus(int sig, siginfo_t *info, void *uctx)
 {
 	guard *g = current;
@@ -57,6 +110,8 @@ static void on_sigbus(int sig, siginfo_t *info, void *uctx)
 		g->fault = info->si_addr;
 		siglongjmp(g->jump, 1);
 	}
+	if (zero_fill(info->si_addr))
+		return; /* the read is retried and sees zeros */
 	/* Not ours: what would have happened without the library. */
 	if (previous.sa_flags & SA_SIGINFO) {
 		if (previous.sa_sigaction) {
@@ -71,9 +126,9 @@ static void on_sigbus(int sig, siginfo_t *info, void *uctx)
 	raise(SIGBUS);
 }
 
-static void install(void)
+/* Under install_lock. */
+static void install_locked(void)
 {
-	pthread_mutex_lock(&install_lock);
 	if (installed++ == 0) {
 		struct sigaction sa;
 		memset(&sa, 0, sizeof sa);
@@ -82,6 +137,12 @@ static void install(void)
 		sigemptyset(&sa.sa_mask);
 		sigaction(SIGBUS, &sa, &previous);
 	}
+}
+
+static void install(void)
+{
+	pthread_mutex_lock(&install_lock);
+	install_locked();
 	pthread_mutex_unlock(&install_lock);
 }
 
@@ -91,6 +152,109 @@ static void uninstall(void)
 	if (--installed == 0)
 		sigaction(SIGBUS, &previous, NULL);
 	pthread_mutex_unlock(&install_lock);
+}
+
+int etc_guard_install_process_handler(etc_error *err)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	if (page <= 0)
+		return etc_fail(err, ETC_ERR_UNSUPPORTED, NULL, -1,
+		                "cannot install the SIGBUS handler: no page size");
+	pthread_mutex_lock(&install_lock);
+	if (!process_on) {
+		page_size = (uintptr_t)page;
+		install_locked(); /* never uninstalled: the count stays above zero */
+		process_on = true;
+	}
+	pthread_mutex_unlock(&install_lock);
+	return 0;
+}
+
+int etc_guard_register_(const void *data, size_t size, const char *path, etc_error *err)
+{
+	if (!process_on)
+		return 0;
+	char *copy = strdup(path);
+	if (!copy)
+		return etc_fail(err, ETC_ERR_NOMEM, path, -1, "out of memory");
+	pthread_mutex_lock(&registry_lock);
+	for (size_t k = 0; k < PROCESS_MAPS; k++) {
+		process_map *m = &registry[k];
+		if (m->lo != 0)
+			continue;
+		m->path = copy;
+		m->changed = false;
+		m->hi = (uintptr_t)data + size;
+		m->lo = (uintptr_t)data; /* last: a slot is live once lo is set */
+		pthread_mutex_unlock(&registry_lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&registry_lock);
+	free(copy);
+	return etc_fail(err, ETC_ERR_LIMIT, path, -1,
+	                "more than %d files are mapped at once in this process: free some "
+	                "(Inspector objects, references) first",
+	                PROCESS_MAPS);
+}
+
+static void unregister(const void *data)
+{
+	if (!process_on)
+		return;
+	pthread_mutex_lock(&registry_lock);
+	for (size_t k = 0; k < PROCESS_MAPS; k++) {
+		process_map *m = &registry[k];
+		if (m->lo != (uintptr_t)data || data == NULL)
+			continue;
+		m->lo = 0; /* first: the handler no longer matches the slot */
+		m->hi = 0;
+		free(m->path);
+		m->path = NULL;
+		break;
+	}
+	pthread_mutex_unlock(&registry_lock);
+}
+
+int etc_guard_watch_copy(const void *data, size_t size, const void *library_addr, etc_error *err)
+{
+	if (!process_on || !data || !size)
+		return 0;
+	char path[GUARD_PATH] = "";
+	uintptr_t a = (uintptr_t)library_addr;
+	pthread_mutex_lock(&registry_lock);
+	for (size_t k = 0; k < PROCESS_MAPS; k++)
+		if (registry[k].lo != 0 && a >= registry[k].lo && a < registry[k].hi &&
+		    registry[k].path) {
+			snprintf(path, sizeof path, "%s", registry[k].path);
+			break;
+		}
+	pthread_mutex_unlock(&registry_lock);
+	if (!path[0])
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "etc_guard_watch_copy: the address is in no file the library maps");
+	return etc_guard_register_(data, size, path, err);
+}
+
+void etc_guard_unwatch_copy(const void *data)
+{
+	unregister(data);
+}
+
+int etc_guard_check_file(const char *path, etc_error *err)
+{
+	if (!path || !process_on || changes == 0)
+		return 0;
+	int rc = 0;
+	pthread_mutex_lock(&registry_lock);
+	for (size_t k = 0; k < PROCESS_MAPS && rc == 0; k++) {
+		process_map *m = &registry[k];
+		if (m->lo != 0 && m->changed && m->path && strcmp(m->path, path) == 0)
+			rc = etc_fail(err, ETC_ERR_IO, path, -1,
+			              "changed while being read (truncated by another process?): "
+			              "what was read after the change is zeros, not the file");
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return rc;
 }
 
 void etc_guard_note_map_(const void *data, size_t size, const char *path)
@@ -111,6 +275,7 @@ void etc_guard_note_map_(const void *data, size_t size, const char *path)
 
 void etc_guard_forget_map_(const void *data)
 {
+	unregister(data);
 	for (guard *g = current; g; g = g->outer)
 		for (size_t k = 0; k < g->nmaps; k++)
 			if (g->maps[k].lo == (uintptr_t)data) {

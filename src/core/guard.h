@@ -11,8 +11,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "etcompare/common.h"
+
 /* Notes a mapping opened on this thread, so a fault in it can be named. */
 void etc_guard_note_map_(const void *data, size_t size, const char *path);
+/*
+ * With the process handler on (etc_guard_install_process_handler), puts a
+ * new mapping in the process registry; ETC_ERR_LIMIT when it is full.
+ */
+int etc_guard_register_(const void *data, size_t size, const char *path, etc_error *err);
 /* Forgets a mapping (its address range may be reused). */
 void etc_guard_forget_map_(const void *data);
 

@@ -6,7 +6,8 @@
  * into memory up to ETC_MAP_STDIN_MAX.
  * etc_map_release hands the pages of a part already read back to the kernel.
  * A mapping opened inside etc_run_guarded is noted there, so that a file
- * truncated underfoot is named in the error (guard.c).
+ * truncated underfoot is named in the error (guard.c); with the process
+ * handler on (the Python package), every mapping is registered there.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "core/guard.h"
@@ -123,10 +124,15 @@ int etc_map_open(etc_map *m, const char *path, etc_error *err)
 				rc = etc_fail(err, ETC_ERR_IO, path, -1, "cannot map: %s",
 				              strerror(errno));
 			} else {
-				m->data = p;
-				m->size = (size_t)st.st_size;
-				m->mapped = true;
-				etc_guard_note_map_(p, m->size, path);
+				rc = etc_guard_register_(p, (size_t)st.st_size, path, err);
+				if (rc < 0) {
+					munmap(p, (size_t)st.st_size);
+				} else {
+					m->data = p;
+					m->size = (size_t)st.st_size;
+					m->mapped = true;
+					etc_guard_note_map_(p, m->size, path);
+				}
 			}
 		}
 	} else if (is_stdin(&st)) {

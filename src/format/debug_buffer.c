@@ -2,28 +2,221 @@
  * debug_buffer.c - the debug buffer (raw tensor bytes beside the ETDump) and
  * element access for every scalar type the runtime writes. Tensors are views
  * into the mapping; data is dense and little-endian (FORMATS.md §2).
+ *
+ * The buffer also keeps the read budget (issue 23): every tensor range an
+ * event resolves in it (etc_tensor_attach_) is charged to the buffer, each
+ * distinct (offset, size, type) once (a set of the ranges seen, which grows
+ * with the ETDump's events, not with the passes over them), and the total
+ * may not pass the cap (etc_debug_buffer_set_max_inflate).
+ * Events that point at overlapping, not identical, ranges of one large
+ * tensor would otherwise make the work events x tensor size.
  */
 #include "core/internal.h"
 #include "format/tensor_private.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+
+#define DEFAULT_FACTOR 16
+#define DEFAULT_FLOOR  ((uint64_t)64 << 20)
+
+/* Mutable through the const buffer the readers hold, under its lock: the
+ * readers may run on several threads. */
+typedef struct read_budget {
+	pthread_mutex_t lock;
+	uint64_t total;
+	uint64_t *keys; /* open addressing, 0 = empty; at most half full */
+	size_t cap, n;
+} read_budget;
 
 struct etc_debug_buffer {
 	etc_map map;
 	const uint8_t *data;
 	uint64_t size;
+	uint64_t cap; /* UINT64_MAX: no cap */
+	char cap_why[96];
+	read_budget *budget;
 	char name[256];
 };
+
+static uint64_t default_cap(uint64_t size, char *why, size_t n)
+{
+	uint64_t cap;
+	if (!etc_mul_u64(size, DEFAULT_FACTOR, &cap))
+		cap = UINT64_MAX;
+	if (cap < DEFAULT_FLOOR) {
+		snprintf(why, n, "the default: at least 64 MiB");
+		return DEFAULT_FLOOR;
+	}
+	snprintf(why, n, "the default: %dx the file's %llu bytes", DEFAULT_FACTOR,
+	         (unsigned long long)size);
+	return cap;
+}
 
 static int create(etc_debug_buffer **out, const char *name, etc_error *err)
 {
 	etc_debug_buffer *b = calloc(1, sizeof *b);
-	if (!b)
+	read_budget *rb = calloc(1, sizeof *rb);
+	if (!b || !rb) {
+		free(b);
+		free(rb);
 		return etc_fail(err, ETC_ERR_NOMEM, name, -1, "out of memory");
+	}
+	pthread_mutex_init(&rb->lock, NULL);
+	b->budget = rb;
 	etc_strlcpy(b->name, name, sizeof b->name);
 	*out = b;
 	return 0;
+}
+
+int etc_max_inflate_parse(const char *spec, uint64_t *bytes, double *factor)
+{
+	if (!spec || !*spec)
+		return ETC_ERR_USAGE;
+	*bytes = 0;
+	*factor = 0;
+	if (strcmp(spec, "none") == 0)
+		return 0;
+	size_t n = strlen(spec);
+	char *end;
+	errno = 0;
+	if (spec[n - 1] == 'x' || spec[n - 1] == 'X') {
+		double f = strtod(spec, &end);
+		if (end != spec + n - 1 || end == spec || errno == ERANGE || !isfinite(f) ||
+		    f <= 0 || isspace((unsigned char)spec[0]))
+			return ETC_ERR_USAGE;
+		*factor = f;
+		return 0;
+	}
+	if (!isdigit((unsigned char)spec[0]))
+		return ETC_ERR_USAGE;
+	unsigned long long v = strtoull(spec, &end, 10);
+	unsigned shift = 0;
+	if (*end && !end[1]) {
+		const char *units = "KMGT";
+		const char *u = strchr(units, toupper((unsigned char)*end));
+		if (!u)
+			return ETC_ERR_USAGE;
+		shift = 10 * (unsigned)(u - units + 1);
+		end++;
+	}
+	if (*end || errno == ERANGE || v == 0 || (shift && v > (UINT64_MAX >> shift)))
+		return ETC_ERR_USAGE;
+	*bytes = (uint64_t)v << shift;
+	return 0;
+}
+
+int etc_debug_buffer_set_max_inflate(etc_debug_buffer *b, const char *spec, etc_error *err)
+{
+	uint64_t bytes;
+	double factor;
+	if (etc_max_inflate_parse(spec, &bytes, &factor) < 0)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "max inflate '%s': give BYTES (a whole number, K, M, G or T "
+		                "allowed), FACTORx (times the debug buffer's size) or none",
+		                spec ? spec : "");
+	if (!b)
+		return 0;
+	if (factor > 0) {
+		double c = factor * (double)b->size;
+		b->cap = c >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)c;
+		snprintf(b->cap_why, sizeof b->cap_why, "set to %gx the file's %llu bytes", factor,
+		         (unsigned long long)b->size);
+	} else if (bytes > 0) {
+		b->cap = bytes;
+		snprintf(b->cap_why, sizeof b->cap_why, "set to %s", spec);
+	} else {
+		b->cap = UINT64_MAX;
+		snprintf(b->cap_why, sizeof b->cap_why, "none");
+	}
+	return 0;
+}
+
+uint64_t etc_debug_buffer_inflated(const etc_debug_buffer *b)
+{
+	if (!b)
+		return 0;
+	pthread_mutex_lock(&b->budget->lock);
+	uint64_t total = b->budget->total;
+	pthread_mutex_unlock(&b->budget->lock);
+	return total;
+}
+
+static void budget_free(read_budget *rb)
+{
+	if (!rb)
+		return;
+	pthread_mutex_destroy(&rb->lock);
+	free(rb->keys);
+	free(rb);
+}
+
+/* Inserts `key` (not 0) unless present (*added says which). Under the lock. */
+static int budget_insert(read_budget *rb, uint64_t key, bool *added)
+{
+	if (2 * (rb->n + 1) > rb->cap) {
+		size_t cap = rb->cap ? 2 * rb->cap : 1024;
+		uint64_t *keys = cap <= SIZE_MAX / sizeof *keys ? calloc(cap, sizeof *keys) : NULL;
+		if (!keys)
+			return ETC_ERR_NOMEM;
+		for (size_t i = 0; i < rb->cap; i++) {
+			uint64_t k = rb->keys[i];
+			if (!k)
+				continue;
+			size_t j = (size_t)(k >> 17) & (cap - 1);
+			while (keys[j])
+				j = (j + 1) & (cap - 1);
+			keys[j] = k;
+		}
+		free(rb->keys);
+		rb->keys = keys;
+		rb->cap = cap;
+	}
+	size_t j = (size_t)(key >> 17) & (rb->cap - 1);
+	while (rb->keys[j]) {
+		if (rb->keys[j] == key) {
+			*added = false;
+			return 0;
+		}
+		j = (j + 1) & (rb->cap - 1);
+	}
+	rb->keys[j] = key;
+	rb->n++;
+	*added = true;
+	return 0;
+}
+
+/* Charges the range of `t` once; fails when the total passes the cap. */
+static int charge(const etc_debug_buffer *b, const etc_tensor *t, uint32_t run, uint32_t event,
+                  uint32_t index, etc_error *err)
+{
+	uint64_t key = (uint64_t)t->offset * 0x9E3779B97F4A7C15ull;
+	key ^= (t->nbytes + ((uint64_t)(uint8_t)t->scalar_type << 56)) * 0xC2B2AE3D27D4EB4Full;
+	key ^= key >> 29;
+	key |= 1;
+	read_budget *rb = b->budget;
+	bool added = false;
+	pthread_mutex_lock(&rb->lock);
+	int rc = budget_insert(rb, key, &added);
+	if (added)
+		rb->total += t->nbytes;
+	uint64_t total = rb->total;
+	pthread_mutex_unlock(&rb->lock);
+	if (rc < 0)
+		return etc_fail(err, rc, b->name, -1, "out of memory");
+	if (!added || b->cap == UINT64_MAX || total <= b->cap)
+		return 0;
+	return etc_fail(err, ETC_ERR_LIMIT, b->name, t->offset,
+	                "run %u, event %u, tensor %u: the tensors read from this debug buffer "
+	                "come to %llu bytes, over the cap of %llu bytes (%s): many events point at "
+	                "overlapping data? --max-inflate BYTES|FACTORx|none (Python: "
+	                "max_inflate=) lifts the cap",
+	                run, event, index, (unsigned long long)total, (unsigned long long)b->cap,
+	                b->cap_why);
 }
 
 int etc_debug_buffer_open(etc_debug_buffer **out, const char *path, etc_error *err)
@@ -35,11 +228,13 @@ int etc_debug_buffer_open(etc_debug_buffer **out, const char *path, etc_error *e
 	ETC_TRY(create(&b, path, err));
 	int rc = etc_map_open(&b->map, path, err);
 	if (rc < 0) {
+		budget_free(b->budget);
 		free(b);
 		return rc;
 	}
 	b->data = b->map.data;
 	b->size = b->map.size;
+	b->cap = default_cap(b->size, b->cap_why, sizeof b->cap_why);
 	*out = b;
 	return 0;
 }
@@ -54,6 +249,7 @@ int etc_debug_buffer_wrap(etc_debug_buffer **out, const void *data, size_t len, 
 	ETC_TRY(create(&b, name ? name : "<memory>", err));
 	b->data = data ? data : (const void *)"";
 	b->size = len;
+	b->cap = default_cap(b->size, b->cap_why, sizeof b->cap_why);
 	*out = b;
 	return 0;
 }
@@ -63,6 +259,7 @@ void etc_debug_buffer_free(etc_debug_buffer *b)
 	if (!b)
 		return;
 	etc_map_close(&b->map);
+	budget_free(b->budget);
 	free(b);
 }
 
@@ -105,6 +302,7 @@ int etc_tensor_attach_(etc_tensor *t, const etc_debug_buffer *b, uint32_t run, u
 		    run, event, index, (long long)t->offset, (unsigned long long)end,
 		    (unsigned long long)t->numel, etc_scalar_type_name(t->scalar_type),
 		    (unsigned long long)b->size);
+	ETC_TRY(charge(b, t, run, event, index, err));
 	t->data = b->data + t->offset;
 	return 0;
 }
