@@ -242,8 +242,10 @@ def banner(d):
     subprocess.run([C.ETC, "--example", "--no-table", "--report", out], capture_output=True)
     html = open(out, encoding="utf-8").read() if os.path.exists(out) else ""
     m = re.search(r'id="verdict">([^<]*)', html)
-    C.check("example: the banner names the worst failing output",
-            m and "(worst: Execute run 0 ref 0 output 0, SNR 24.83 dB)" in m.group(1),
+    C.check("example: the banner names the worst failing output as the terminal does "
+            "(Execute#1: two blocks share the name)",
+            m and "(worst: Execute#1 run 0 ref 0 output 0 (ETDump run 1), SNR 24.83 dB)"
+            in m.group(1),
             m.group(1) if m else html[:300])
 
 
