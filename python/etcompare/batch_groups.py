@@ -55,7 +55,8 @@ def run_info(insp, gap):
         idx = b.bundled_input_index
         info["input"] = None if idx is None or idx < 0 else int(idx)
         info["outputs"] = [None if x is None else int(_flat(x).size) for x in b.run_output]
-        info["op_outputs"] = op_outputs(b)
+        if insp._h.buf is not None:  # without its debug buffer a run logged no values
+            info["op_outputs"] = op_outputs(b)
     if gap is not None:
         rows = gap.to_dict("records") if hasattr(gap, "to_dict") else gap
         for r in rows:
