@@ -262,7 +262,34 @@ def check_op_agreement(groups, values):
           worst_ok and ok_names and groups, bad[:3])
 
 
+def check_task_plan():
+    """agreement_tasks without a farm: a large output cut in slices, the
+    small op outputs packed into one task, an op some run did not log (no
+    debug buffer) left out."""
+    from etcompare import batch_groups as BG
+    ops = [{"key": f"{i}||native_call_x|0", "output": 0, "size": 128} for i in range(6)]
+
+    def member(name, op_outputs):
+        return ({"etdump": name, "debug_buffer": name + ".bin"},
+                {"outputs": [200000], "op_outputs": op_outputs})
+    members = [member("a", ops), member("b", ops), member("c", ops)]
+    tasks = BG.agreement_tasks(members)
+    items = [it for t, _runs in tasks for it in t]
+    want = [(("output", 0), 0, 66667), (("output", 0), 66667, 133334),
+            (("output", 0), 133334, 200000)] + [(("op", o["key"], 0), 0, 128) for o in ops]
+    check("task plan: 3 slices of the 200,000-value output, then the 6 small ops in one task",
+          items == want and [len(t) for t, _ in tasks] == [1, 1, 1, 6] and
+          all(r == [("a", "a.bin"), ("b", "b.bin"), ("c", "c.bin")] for _, r in tasks),
+          [len(t) for t, _ in tasks])
+    members[1] = member("b", ops[:2])  # ops 2..5 not logged by run b
+    members.append(({"etdump": "d", "debug_buffer": None}, {"outputs": [200000]}))
+    items = [it[0] for t, _ in BG.agreement_tasks(members) for it in t]
+    check("task plan: an op not logged by every run of the group has no matrix (no error)",
+          items == [("output", 0)] * 4, items)  # 4 runs: slices of 65,536
+
+
 def main():
+    check_task_plan()
     work = os.environ.get("ETC_WORK")
     if work:
         os.makedirs(work, exist_ok=True)
