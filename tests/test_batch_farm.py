@@ -19,7 +19,12 @@ python3 -m etcompare.batch --group-summary must:
 4. fail the gate --min-run-agreement 60 (exit 1) naming exactly the
    xiaomi13 runs, and pass --min-run-agreement 20;
 5. take the device from a path component (--device-from -2) when the
-   manifest has no device column (same outliers), and write a PNG heat map.
+   manifest has no device column (same outliers), and write a PNG heat map;
+6. give the same agreement per op (each op's intermediate output in the
+   debug buffer): xiaomi13 the outlier of op3 and of the ops that inherit
+   its error, op3 where the disagreement enters, min pairwise SNR and the
+   worst op's matrix equal to numpy float64 (1e-9), and the gate
+   --op-agreement-gate naming the xiaomi13 runs for op3..op5 only.
 """
 import csv
 import json
@@ -188,7 +193,103 @@ def snr64(run, ref):
     return math.inf if dd == 0 else 10 * math.log10(float(np.sum(ref ** 2)) / dd)
 
 
+def pairwise64(xs):
+    """numpy float64 pairwise SNR: [i][j] = run i against run j as reference."""
+    return [[math.inf if i == j else snr64(a, b) for j, b in enumerate(xs)]
+            for i, a in enumerate(xs)]
+
+
+def check_op_agreement(groups, values):
+    """The per-op agreement (each op's intermediate output in the debug
+    buffer) against numpy float64."""
+    ok_names, ok_out, ok_min, bad = True, True, True, []
+    enters, worst_ok, gap_ok = [], True, True
+    for g in groups:
+        rows = {o["op"]: o for o in g.get("op_agreement", [])}
+        members = g["etdumps"]
+        xiaomi = sorted(e for e in members if f"{os.sep}{OUTLIER}{os.sep}" in e)
+        if sorted(rows) != [f"op{i}" for i in range(NOPS)] or any(
+                rows[f"op{i}"]["handle"] != [i + 1] or rows[f"op{i}"]["output"] != 0 or
+                rows[f"op{i}"]["elements"] != SHAPE[0] * SHAPE[1] for i in range(NOPS)):
+            ok_names = False
+            bad.append(("names", g["input"], sorted(rows)))
+            continue
+        for i in range(NOPS):
+            o = rows[f"op{i}"]
+            runs = sorted(r["etdump"] for r in o["outlier_runs"])
+            want = (xiaomi, [OUTLIER]) if i >= BAD else ([], [])
+            if (runs, o["outlier_devices"]) != want:
+                ok_out = False
+                bad.append(("outliers", g["input"], i, len(runs), o["outlier_devices"]))
+            m = pairwise64([values[e][i] for e in members])
+            low = min(m[a][b] for a in range(len(m)) for b in range(len(m)) if a != b)
+            if not close(o["min_pairwise_snr"], low, 1e-9):
+                ok_min = False
+                bad.append(("min", g["input"], i, o["min_pairwise_snr"], low))
+        ordered = [num(o["min_pairwise_snr"]) for o in g["op_agreement"]]
+        # worst first; the perturbed op and the two that inherit its error
+        # are each > 50 dB below the three before it
+        worst3 = sorted(o["op"] for o in g["op_agreement"][:3])
+        if ordered != sorted(ordered) or worst3 != [f"op{i}" for i in range(BAD, NOPS)]:
+            gap_ok = False
+        if max(ordered[:3]) > min(ordered[3:]) - 50:
+            gap_ok = False
+        enters.append((g.get("op_disagreement_enters") or {}).get("op"))
+        w = g.get("op_agreement_worst") or {}
+        k = int(w.get("op", "op-1")[2:]) if str(w.get("op", "")).startswith("op") else -1
+        if k != int(g["op_agreement"][0]["op"][2:]):
+            worst_ok = False
+            continue
+        m = pairwise64([values[e][k] for e in members])
+        for a in range(len(m)):
+            for b in range(len(m)):
+                if not close(w["snr"][a][b], m[a][b], 1e-9):
+                    worst_ok = False
+                    bad.append(("matrix", g["input"], k, a, b, w["snr"][a][b], m[a][b]))
+    check("op agreement: one entry per op (op0..op5, handle i+1, output 0, 128 elements) "
+          "in every group", ok_names and groups, bad[:3])
+    check("op agreement: op3..op5's outlier runs are exactly xiaomi13's, the only outlier "
+          "device; op0..op2 have none", ok_out and ok_names and groups, bad[:3])
+    check("op agreement: min pairwise SNR of every op equals numpy float64's (1e-9)",
+          ok_min and ok_names and groups, bad[:3])
+    check("op agreement: sorted worst first; op3..op5 the three worst, > 50 dB below "
+          "op0..op2", gap_ok and ok_names and groups,
+          [[(o["op"], o["min_pairwise_snr"]) for o in g["op_agreement"]] for g in groups][:1])
+    check("op agreement: the disagreement enters at op3 (the perturbed op) in every group",
+          enters == ["op3"] * INPUTS, enters)
+    check("op agreement: the worst op's matrix equals numpy float64 pairwise SNR "
+          "(1e-9 relative, 50 x 50, +inf diagonal) in every group",
+          worst_ok and ok_names and groups, bad[:3])
+
+
+def check_task_plan():
+    """agreement_tasks without a farm: a large output cut in slices, the
+    small op outputs packed into one task, an op some run did not log (no
+    debug buffer) left out."""
+    from etcompare import batch_groups as BG
+    ops = [{"key": f"{i}||native_call_x|0", "output": 0, "size": 128} for i in range(6)]
+
+    def member(name, op_outputs):
+        return ({"etdump": name, "debug_buffer": name + ".bin"},
+                {"outputs": [200000], "op_outputs": op_outputs})
+    members = [member("a", ops), member("b", ops), member("c", ops)]
+    tasks = BG.agreement_tasks(members)
+    items = [it for t, _runs in tasks for it in t]
+    want = [(("output", 0), 0, 66667), (("output", 0), 66667, 133334),
+            (("output", 0), 133334, 200000)] + [(("op", o["key"], 0), 0, 128) for o in ops]
+    check("task plan: 3 slices of the 200,000-value output, then the 6 small ops in one task",
+          items == want and [len(t) for t, _ in tasks] == [1, 1, 1, 6] and
+          all(r == [("a", "a.bin"), ("b", "b.bin"), ("c", "c.bin")] for _, r in tasks),
+          [len(t) for t, _ in tasks])
+    members[1] = member("b", ops[:2])  # ops 2..5 not logged by run b
+    members.append(({"etdump": "d", "debug_buffer": None}, {"outputs": [200000]}))
+    items = [it[0] for t, _ in BG.agreement_tasks(members) for it in t]
+    check("task plan: an op not logged by every run of the group has no matrix (no error)",
+          items == [("output", 0)] * 4, items)  # 4 runs: slices of 65,536
+
+
 def main():
+    check_task_plan()
     work = os.environ.get("ETC_WORK")
     if work:
         os.makedirs(work, exist_ok=True)
@@ -267,8 +368,13 @@ def main():
         check("agreement: xiaomi13's runs are the outlier runs (10 of 50)",
               g and sorted(r["etdump"] for r in g["agreement"][0]["outlier_runs"]) ==
               sorted(e for e in g["etdumps"] if f"{os.sep}{OUTLIER}{os.sep}" in e))
+        check_op_agreement(groups, values)
         png = (g or {}).get("agreement", [{}])[0].get("heatmap")
         check("agreement: a PNG heat map of the matrix",
+              png and os.path.exists(png) and open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n",
+              png)
+        png = ((g or {}).get("op_agreement_worst") or {}).get("heatmap")
+        check("op agreement: a PNG heat map of the worst op's matrix",
               png and os.path.exists(png) and open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n",
               png)
 
@@ -284,20 +390,31 @@ def main():
             dout, dgrp = os.path.join(d, "dask.jsonl"), os.path.join(d, "dask.groups.jsonl")
             rc, _o, err = batch("-o", dout, "--workers", "2", "--scheduler", "local",
                                 "--group-summary", dgrp, "--agreement-heatmaps", heat, man)
-            check("dask: exit 0 and the same group summaries as the pool",
+            check("dask: exit 0 and the same group summaries as the pool (op agreement too)",
                   rc == 0 and read_lines(dgrp) == groups and groups, f"{rc} {err[-1500:]}")
 
         # 4. the gate
         g60 = os.path.join(d, "g60.jsonl")
         rc, _o, err = batch("-o", os.path.join(d, "g60_runs.jsonl"), "--workers", "2",
-                            "--group-summary", g60, "--min-run-agreement", "60", man)
+                            "--group-summary", g60, "--min-run-agreement", "60",
+                            "--op-agreement-gate", man)
         low = sorted(e for x in read_lines(g60) for e in x["agreement"][0]["below_min_agreement"])
         check("gate: --min-run-agreement 60 exits 1 naming exactly the 40 xiaomi13 runs",
               rc == 1 and low == sorted(r["etdump"] for r in rows if r["device"] == OUTLIER),
               f"{rc} {len(low)} {err[-500:]}")
+        xiaomi = sorted(r["etdump"] for r in rows if r["device"] == OUTLIER)
+        per_op = {}
+        for x in read_lines(g60):
+            for o in x["op_agreement"]:
+                per_op.setdefault(o["op"], []).extend(o.get("below_min_agreement") or [])
+        check("gate --op-agreement-gate: ops op3..op5 below 60 dB on exactly the xiaomi13 "
+              "runs, op0..op2 on none",
+              sorted(per_op) == [f"op{i}" for i in range(NOPS)] and
+              all(sorted(per_op[f"op{i}"]) == (xiaomi if i >= BAD else [])
+                  for i in range(NOPS)), {k: len(v) for k, v in per_op.items()})
         rc, _o, err = batch("-o", os.path.join(d, "g20_runs.jsonl"), "--workers", "2",
                             "--group-summary", os.path.join(d, "g20.jsonl"),
-                            "--min-run-agreement", "20", man)
+                            "--min-run-agreement", "20", "--op-agreement-gate", man)
         check("gate: --min-run-agreement 20 passes (exit 0)", rc == 0, f"{rc} {err[-500:]}")
 
         # 5. the device from the path

@@ -15,15 +15,21 @@ by default OUTPUT.groups.jsonl) with:
               of min(snr[i][j], snr[j][i])), the outlier runs (score more
               than --outlier-margin dB below the median score) and the
               outlier devices (at least half of their runs outliers);
+  op_agreement  the same per op output logged in the debug buffer by every
+              run (intermediate outputs): lowest pairwise SNR, majority
+              score, outlier runs and devices, worst first; the worst op's
+              matrix (op_agreement_worst) and the first op with outlier
+              runs (op_disagreement_enters);
   differing_ops  for each outlier device, the first op (execution order)
               whose median cumulative SNR on that device is more than
               --outlier-margin dB below the median of the other devices'
               medians: where the device's error enters.
 
 The Gram sums are computed in element slices on the workers (the process
-pool or Dask): a slice task reads the group's runs one at a time and keeps
-only its slice of each, so a worker holds one run plus runs x slice values
-(the slice is the output size over the run count, at least 65,536 values);
+pool or Dask): a task reads the group's runs one at a time and keeps only
+its slices of each, so a worker holds one run plus runs x slice values
+(the slice is the output size over the run count, at least 65,536 values;
+small op outputs are packed into one task up to that width);
 the slices' sums are added in slice order, so the pool and Dask give
 bit-identical matrices.
 """
@@ -49,6 +55,8 @@ def run_info(insp, gap):
         idx = b.bundled_input_index
         info["input"] = None if idx is None or idx < 0 else int(idx)
         info["outputs"] = [None if x is None else int(_flat(x).size) for x in b.run_output]
+        if insp._h.buf is not None:  # without its debug buffer a run logged no values
+            info["op_outputs"] = op_outputs(b)
     if gap is not None:
         rows = gap.to_dict("records") if hasattr(gap, "to_dict") else gap
         for r in rows:
@@ -58,6 +66,44 @@ def run_info(insp, gap):
                                 "handle": [int(h) for h in (r.get("runtime_debug_handle") or ())],
                                 "snr": _f(r.get("snr")), "local_snr": _f(r.get("local_snr"))})
     return info
+
+
+def _op_events(block):
+    """The events of `block` with intermediate outputs, each instruction (or
+    delegate event) once as the numeric gap takes them (native_call_* and
+    its OPERATOR_CALL carry the same debug data: the first), keyed by what
+    the ETDump itself says, so a worker needs no ETRecord to find it:
+    "instruction|delegate id|event name|occurrence" -> event."""
+    out, seen, last = {}, {}, None
+    for e in block.events:
+        if not e._debug_count:
+            continue
+        ident = (e._instruction_id, e.delegate_debug_identifier)
+        if last == ident:
+            continue
+        last = ident
+        did = "" if e.delegate_debug_identifier is None else e.delegate_debug_identifier
+        base = f"{e._instruction_id}|{did}|{e.name}"
+        k = seen.get(base, 0)
+        seen[base] = k + 1
+        out[f"{base}|{k}"] = e
+    return out
+
+
+def op_outputs(block):
+    """Per intermediate output of `block`'s first run (debug buffer): its key
+    (op key and output position), element count, debug handles and node."""
+    out = []
+    for key, e in _op_events(block).items():
+        for j, x in enumerate(e.debug_data):
+            if x is None or not hasattr(x, "shape") and not hasattr(x, "detach"):
+                continue  # a scalar: no matrix of one value
+            nodes = [n for n in e.stack_traces]
+            out.append({"key": key, "output": j, "size": int(_flat(x).size),
+                        "instruction_id": e._instruction_id, "event": e.name,
+                        "handle": [int(h) for h in (e.debug_handles or ())],
+                        "node": ", ".join(nodes) or e.name})
+    return out
 
 
 def _f(v):
@@ -158,18 +204,46 @@ def snr_matrix(sums):
         lib.dll.etc_agreement_free(h)
 
 
-def agreement_task(runs, output, lo, hi):
-    """Slice [lo, hi) of program output `output` of each run (etdump,
-    debug_buffer), read one run at a time: the slice's agreement sums."""
+def _tensor_of(block, events, what):
+    """The values of `what` in `block` (first run): ("output", k) a program
+    output, ("op", key, j) output j of the op event of that key."""
+    if what[0] == "output":
+        return _flat(block.run_output[what[1]])
+    e = events.get(what[1])
+    if e is None:
+        raise ValueError(f"no event {what[1]!r} (instruction|name|occurrence) in this run")
+    data = e.debug_data
+    if what[2] >= len(data):
+        raise ValueError(f"event {what[1]!r} has {len(data)} intermediate outputs, "
+                         f"not output {what[2]}")
+    return _flat(data[what[2]])
+
+
+def agreement_items(runs, items):
+    """Slices [(what, lo, hi)] of each run (etdump, debug_buffer), the runs
+    read one at a time (each once for all items): each slice's agreement
+    sums, in the order of `items`."""
     import numpy as np
     from . import Inspector
-    block = np.zeros((len(runs), hi - lo), dtype=np.float32)
+    blocks = [np.zeros((len(runs), hi - lo), dtype=np.float32) for _, lo, hi in items]
     for i, (etdump, buf) in enumerate(runs):
         insp = Inspector(etdump_path=etdump, debug_buffer_path=buf)
         b = next(b for b in insp.event_blocks if b.name == "Execute" and b.run_count)
-        block[i] = _flat(b.run_output[output])[lo:hi]
-        del insp, b
-    return sums_of_block(block)
+        events = _op_events(b) if any(w[0] == "op" for w, _, _ in items) else {}
+        for blk, (what, lo, hi) in zip(blocks, items):
+            x = _tensor_of(b, events, what)
+            if x.size < hi:
+                raise ValueError(f"{etdump}: {what[0]} {what[1:]} has {x.size} values, "
+                                 f"the group's first run {hi} or more")
+            blk[i] = x[lo:hi]
+        insp._h.check()
+        del insp, b, events
+    return [sums_of_block(blk) for blk in blocks]
+
+
+def agreement_task(runs, output, lo, hi):
+    """Slice [lo, hi) of program output `output` of each run: its sums."""
+    return agreement_items(runs, [(("output", output), lo, hi)])[0]
 
 
 def _add(a, b):
@@ -323,19 +397,53 @@ def plan(specs_infos):
     return groups
 
 
-def agreement_tasks(members):
-    """The slice tasks of each program output of a group: [(output, runs, lo, hi)]."""
-    sizes = [m[1].get("outputs") or [] for m in members]
-    if len(members) < 2 or not sizes[0]:
+def _slices(size, runs):
+    step = max(MIN_SLICE, -(-size // runs))
+    return [(lo, min(size, lo + step)) for lo in range(0, size, step)]
+
+
+def agreement_items_of(members):
+    """What a group's matrices are of: each program output, then each op's
+    intermediate output, present with the same size in every run of the
+    group: [(what, size)], what = ("output", k) or ("op", key, j)."""
+    if len(members) < 2:
         return []
-    tasks = []
-    runs = [(s["etdump"], s.get("debug_buffer")) for s, _ in members]
+    out = []
+    sizes = [m[1].get("outputs") or [] for m in members]
     for k, size in enumerate(sizes[0]):
         if size is None or any(len(z) <= k or z[k] != size for z in sizes):
             continue
-        step = max(MIN_SLICE, -(-size // len(members)))
-        for lo in range(0, size, step):
-            tasks.append((k, runs, lo, min(size, lo + step)))
+        out.append((("output", k), size))
+    ops = [{(o["key"], o["output"]): o["size"] for o in m[1].get("op_outputs") or ()}
+           for m in members]
+    for o in members[0][1].get("op_outputs") or ():
+        k = (o["key"], o["output"])
+        if o["size"] and all(z.get(k) == o["size"] for z in ops):
+            out.append((("op", o["key"], o["output"]), o["size"]))
+    return out
+
+
+def agreement_tasks(members):
+    """The worker tasks of a group: [(items, runs)], items [(what, lo, hi)]
+    slices of its outputs and ops (agreement_items_of). A large tensor is
+    cut in slices of max(MIN_SLICE, size / runs); small ones are packed
+    together up to the largest slice's width, so that a task reads each run
+    once for many ops and holds at most runs x that width values."""
+    runs = [(s["etdump"], s.get("debug_buffer")) for s, _ in members]
+    slices = [(what, lo, hi) for what, size in agreement_items_of(members)
+              for lo, hi in _slices(size, len(members))]
+    if not slices:
+        return []
+    budget = max(MIN_SLICE, max(hi - lo for _, lo, hi in slices))
+    tasks, cur, width = [], [], 0
+    for sl in slices:
+        w = sl[2] - sl[1]
+        if cur and width + w > budget:
+            tasks.append((cur, runs))
+            cur, width = [], 0
+        cur.append(sl)
+        width += w
+    tasks.append((cur, runs))
     return tasks
 
 
@@ -359,8 +467,73 @@ def heatmap(path, snr, title):
                                  title.encode(), ctypes.byref(err)), err)
 
 
-def summarize(key, members, sums_by_output, margin, min_agreement, heatmap_dir=None):
-    """The JSON summary of one (model, input) group."""
+def _min_pair(snr):
+    """The lowest off-diagonal SNR (NaN first)."""
+    n = snr.shape[0]
+    vals = [float(snr[i, j]) for i in range(n) for j in range(n) if i != j]
+    if not vals:
+        return None
+    return min(vals, key=lambda v: -math.inf if math.isnan(v) else v)
+
+
+def _order(v):
+    return math.inf if v is None else (-math.inf if math.isnan(v) else v)
+
+
+def op_agreement(key, members, sums, margin, min_agreement, heatmap_dir):
+    """Per op output: the agreement of the group's runs (the program
+    outputs' code), worst (lowest pairwise SNR) first; the worst op's
+    matrix; the first op in execution order with outlier runs (where the
+    disagreement enters)."""
+    model, inp = key
+    devices = [s["_device"] for s, _ in members]
+    meta = {(o["key"], o["output"]): o for o in members[0][1].get("op_outputs") or ()}
+    handle_node = {tuple(op["handle"]): op["node"] for _, info in members[:1]
+                   for op in info.get("ops", ()) if op.get("handle")}
+    rows, mats, gate = [], [], []
+    for what in [w for w in sums if w[0] == "op"]:  # execution order (agreement_items_of)
+        o = meta[(what[1], what[2])]
+        snr = snr_matrix(sums[what])
+        scores, majority, out_runs, out_devs = outliers(snr, devices, margin)
+        low = _min_pair(snr)
+        row = {"op": handle_node.get(tuple(o["handle"]), o["node"]), "handle": o["handle"],
+               "instruction_id": o["instruction_id"], "event": o["event"],
+               "output": o["output"], "elements": o["size"],
+               "min_pairwise_snr": _jnum(low), "majority_score": _jnum(majority),
+               "outlier_runs": [{"etdump": members[i][0]["etdump"], "device": devices[i],
+                                 "score": _jnum(scores[i])} for i in out_runs],
+               "outlier_devices": out_devs}
+        if min_agreement is not None:
+            below = [i for i, sc in enumerate(scores) if math.isnan(sc) or sc < min_agreement]
+            row["below_min_agreement"] = [members[i][0]["etdump"] for i in below]
+            gate += below
+        rows.append(row)
+        mats.append((low, snr, scores))
+    enters = next(({"op": r["op"], "handle": r["handle"], "output": r["output"],
+                    "outlier_devices": r["outlier_devices"]} for r in rows
+                   if r["outlier_runs"]), None)
+    order = sorted(range(len(rows)), key=lambda i: (_order(mats[i][0]), i))
+    worst = None
+    if order:
+        i = order[0]
+        r = rows[i]
+        worst = {"op": r["op"], "handle": r["handle"], "output": r["output"],
+                 "min_pairwise_snr": r["min_pairwise_snr"],
+                 "snr": [[_jnum(float(v)) for v in line] for line in mats[i][1]],
+                 "scores": [_jnum(sc) for sc in mats[i][2]]}
+        if heatmap_dir:
+            os.makedirs(heatmap_dir, exist_ok=True)
+            name = f"agreement_{_safe(model)}_{_safe(inp)}_op_{_safe(r['op'])}_{r['output']}.png"
+            heatmap(os.path.join(heatmap_dir, name), mats[i][1],
+                    f"run agreement {model} input {inp} op {r['op']} output {r['output']}")
+            worst["heatmap"] = os.path.join(heatmap_dir, name)
+    return [rows[i] for i in order], worst, enters, bool(gate)
+
+
+def summarize(key, members, sums_by_output, margin, min_agreement, heatmap_dir=None,
+              op_gate=False):
+    """The JSON summary of one (model, input) group. sums_by_output:
+    {("output", k) or k: sums, ("op", key, j): sums}."""
     model, inp = key
     devices = [s["_device"] for s, _ in members]
     doc = {"model": model, "input": inp, "runs": len(members),
@@ -374,8 +547,10 @@ def summarize(key, members, sums_by_output, margin, min_agreement, heatmap_dir=N
                                "ops": op_distributions([m for m in members
                                                         if m[0]["_device"] == d])}
     worst_devices = set()
-    for k in sorted(sums_by_output):
-        snr = snr_matrix(sums_by_output[k])
+    outs = {(w[1] if isinstance(w, tuple) else w): v for w, v in sums_by_output.items()
+            if not isinstance(w, tuple) or w[0] == "output"}
+    for k in sorted(outs):
+        snr = snr_matrix(outs[k])
         scores, majority, out_runs, out_devs = outliers(snr, devices, margin)
         entry = {"output": k, "snr": [[_jnum(float(v)) for v in row] for row in snr],
                  "scores": [_jnum(s) for s in scores], "majority_score": _jnum(majority),
@@ -396,6 +571,14 @@ def summarize(key, members, sums_by_output, margin, min_agreement, heatmap_dir=N
         doc["agreement"].append(entry)
         worst_devices.update(out_devs)
     doc["outlier_devices"] = sorted(worst_devices)
+    ops = {w: v for w, v in sums_by_output.items() if isinstance(w, tuple) and w[0] == "op"}
+    rows, worst, enters, below = op_agreement(key, members, ops, margin, min_agreement,
+                                              heatmap_dir)
+    doc["op_agreement"] = rows
+    doc["op_agreement_worst"] = worst
+    doc["op_disagreement_enters"] = enters
+    if op_gate and below:
+        doc["status"] = "gate_failed"
     for d in doc["outlier_devices"]:
         doc["differing_ops"][d] = differing_ops(members, d, margin)
     return doc
@@ -424,6 +607,9 @@ def add_arguments(p):
     p.add_argument("--min-run-agreement", type=float, metavar="DB",
                    help="gate: every run's median pairwise SNR against the other runs of its "
                         "group must be at least DB")
+    p.add_argument("--op-agreement-gate", action="store_true",
+                   help="--min-run-agreement also gates on each op's intermediate output "
+                        "(default: the program outputs only)")
     p.add_argument("--agreement-heatmaps", metavar="DIR",
                    help="write a PNG heat map of each agreement matrix into DIR")
 
@@ -441,11 +627,11 @@ def strip_private(lines, infos):
     return out
 
 
-def _slice_task(output, runs, lo, hi):
-    """A slice's sums, or the message of what went wrong (never raises: one
-    unreadable run must not end the batch)."""
+def _slice_task(items, runs):
+    """The sums of a task's slices, or the message of what went wrong (never
+    raises: one unreadable run must not end the batch)."""
     try:
-        return agreement_task(runs, output, lo, hi)
+        return agreement_items(runs, items)
     except Exception as e:
         return f"{type(e).__name__}: {e}"
 
@@ -480,20 +666,24 @@ def reduce_all(a, specs, infos, mapper):
     results = mapper(_slice_task, tasks) if tasks else []
     sums, errors = {}, {}
     for key, t, r in zip(owner, tasks, results):  # in slice order: deterministic sums
-        if isinstance(r, str):
-            errors.setdefault(key, {})[t[0]] = r
-            continue
-        per = sums.setdefault(key, {})
-        per[t[0]] = r if t[0] not in per else _add(per[t[0]], r)
+        for i, (what, _lo, _hi) in enumerate(t[0]):
+            if isinstance(r, str):
+                errors.setdefault(key, {})[what] = r
+                continue
+            per = sums.setdefault(key, {})
+            per[what] = r[i] if what not in per else _add(per[what], r[i])
     for key, per in errors.items():
-        for k in per:
-            sums.get(key, {}).pop(k, None)
+        for w in per:
+            sums.get(key, {}).pop(w, None)
     lines = []
     for key in keys:
         doc = summarize(key, groups[key], sums.get(key, {}), a.outlier_margin,
-                        a.min_run_agreement, a.agreement_heatmaps)
-        doc["agreement_errors"] = [{"output": k, "message": m}
-                                   for k, m in sorted(errors.get(key, {}).items())]
+                        a.min_run_agreement, a.agreement_heatmaps,
+                        op_gate=getattr(a, "op_agreement_gate", False))
+        doc["agreement_errors"] = [
+            {"output": w[1], "message": m} if w[0] == "output" else
+            {"op_key": w[1], "output": w[2], "message": m}
+            for w, m in sorted(errors.get(key, {}).items(), key=lambda x: str(x[0]))]
         if doc["status"] == "gate_failed":
             a.group_gate_failed = True
         lines.append(json_line(doc))
