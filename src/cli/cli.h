@@ -17,6 +17,9 @@ void cli_error(const char *message);
 const char *cli_last_error(void);
 /* Prints the error's message (cli_error); returns EXIT_INPUT. */
 int input_error(const etc_error *err);
+/* In args.c. Block b's name as every output gives it: "Execute#2" when
+ * another block has its name (as --block takes it), else the name alone. */
+void cli_block_label(const etc_inspector *insp, size_t b, char *buf, size_t cap);
 /* A threshold flag's number (NaN when v is NULL), or a usage error. */
 int parse_threshold(const char *flag, const char *v, double *out);
 

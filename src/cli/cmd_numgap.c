@@ -100,23 +100,6 @@ static int open_reference(const numgap_args *a, const etc_etrecord *rec,
 	return 0;
 }
 
-/* Block b's name as the outputs give it: "Execute#2" when another block has its name. */
-static void block_label(const etc_inspector *insp, size_t b, char *buf, size_t cap)
-{
-	const etc_event_block *blk = etc_inspector_block(insp, b);
-	bool shared = false;
-	for (size_t i = 0; i < etc_inspector_block_count(insp) && !shared; i++) {
-		const etc_event_block *o = etc_inspector_block(insp, i);
-		shared = i != b && o->name.len == blk->name.len &&
-		         (!o->name.len || !memcmp(o->name.ptr, blk->name.ptr, o->name.len));
-	}
-	int n = (int)(blk->name.len < 100 ? blk->name.len : 100);
-	if (shared)
-		snprintf(buf, cap, "%.*s#%zu", n, blk->name.ptr, b);
-	else
-		snprintf(buf, cap, "%.*s", n, blk->name.ptr);
-}
-
 /* --- the reference graph ---------------------------------------------------------------- */
 
 /* "(give --inputs ...)" */
@@ -417,7 +400,7 @@ static int graph_inputs(const numgap_args *a, const etc_inspector *insp, const e
 		           (isnan(snr) ||
 		            snr < (st->first_score < 80 ? st->first_score : 80) - 20)) {
 			char lbl[128], s0[160];
-			block_label(insp, block, lbl, sizeof lbl);
+			cli_block_label(insp, block, lbl, sizeof lbl);
 			fprintf(
 			    stderr,
 			    "etcompare: note: numeric gap: %s run %u (ETDump run %u) is not "
@@ -501,7 +484,7 @@ static bool block_compared(const etc_inspector *insp, size_t b, const char *want
 		return true;
 	if (say) {
 		char lbl[128], s0[160], s1[512];
-		block_label(insp, b, lbl, sizeof lbl);
+		cli_block_label(insp, b, lbl, sizeof lbl);
 		fprintf(stderr,
 		        "etcompare: note: numeric gap: block %s (bundled_input_index %d) is not "
 		        "compared: %s has no block of the same inputs\n",
@@ -538,7 +521,7 @@ static int gap_runs(const numgap_args *a, const etc_inspector *insp, const etc_i
 			for (size_t b = 0; b < nb && l < sizeof msg; b++) {
 				if (!block_compared(insp, b, want, ref, false))
 					continue;
-				block_label(insp, b, lbl, sizeof lbl);
+				cli_block_label(insp, b, lbl, sizeof lbl);
 				uint32_t rc = etc_inspector_block(insp, b)->run_count;
 				l += (size_t)snprintf(msg + l, sizeof msg - l,
 				                      "%sblock %s has %u (0 to %u)",
@@ -581,7 +564,7 @@ static void summarize(const etc_inspector *insp, const etc_numgap *ng, etc_numga
 	size_t b;
 	memset(s, 0, sizeof *s);
 	etc_numgap_where(ng, &b, &s->run, &s->etdump_run);
-	block_label(insp, b, s->block, sizeof s->block);
+	cli_block_label(insp, b, s->block, sizeof s->block);
 	s->compared = etc_numgap_row_count(ng);
 	s->failures = etc_numgap_failures(ng);
 	s->first = etc_numgap_first_divergence(ng);
@@ -681,7 +664,7 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		etc_numgap *ng = NULL;
 		char lbl[128];
 		if (nruns) {
-			block_label(insp, runs[k].block, lbl, sizeof lbl);
+			cli_block_label(insp, runs[k].block, lbl, sizeof lbl);
 			o.block = lbl;
 		}
 		if (graph && nruns) {
@@ -741,7 +724,7 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		uint32_t run, etdump_run;
 		char lbl[128], s0[160];
 		etc_numgap_where(st->ng, &b, &run, &etdump_run);
-		block_label(insp, b, lbl, sizeof lbl);
+		cli_block_label(insp, b, lbl, sizeof lbl);
 		fprintf(stderr,
 		        "etcompare: numeric gap: %zu runs compared%s%s; the table shows %s run %u "
 		        "(ETDump run %u)\n",

@@ -110,21 +110,14 @@ static void verdict_text(const run_results *r, char *buf, size_t cap)
 			    r->insp && w->block < etc_inspector_block_count(r->insp)
 			        ? etc_inspector_block(r->insp, w->block)
 			        : NULL;
-			/* the block as every output names it: "Execute#1" when another
-			 * block shares its name (as --block takes it) */
-			char blk[24] = "", run[48] = "";
-			for (size_t i = 0; b && i < etc_inspector_block_count(r->insp); i++) {
-				const etc_event_block *o = etc_inspector_block(r->insp, i);
-				if (i != w->block && o->name.len == b->name.len &&
-				    (!o->name.len ||
-				     !memcmp(o->name.ptr, b->name.ptr, o->name.len)))
-					snprintf(blk, sizeof blk, "#%u", w->block);
-			}
+			/* the block as every output names it ("Execute#1 ... (ETDump run 1)") */
+			char blk[240] = "", run[48] = "";
+			if (b)
+				cli_block_label(r->insp, w->block, blk, sizeof blk);
 			if (w->etdump_run != UINT32_MAX)
 				snprintf(run, sizeof run, " (ETDump run %u)", w->etdump_run);
-			at += (size_t)snprintf(buf + at, cap - at, " (worst: %.*s%s run %u",
-			                       b ? (int)(b->name.len > 40 ? 40 : b->name.len) : 0,
-			                       b ? b->name.ptr : "", blk, w->run);
+			at += (size_t)snprintf(buf + at, cap - at, " (worst: %.60s run %u", blk,
+			                       w->run);
 			if (w->reference >= 0 && at < cap)
 				at += (size_t)snprintf(buf + at, cap - at, " ref %d", w->reference);
 			if (at < cap)

@@ -125,23 +125,6 @@ static void show_progress(void *ctx, uint64_t done, uint64_t total)
 		fputc('\n', stderr);
 }
 
-/* Block b's name as every output gives it: "Execute#2" when another block has its name. */
-static void block_label(const etc_inspector *insp, size_t b, char *buf, size_t cap)
-{
-	const etc_event_block *blk = etc_inspector_block(insp, b);
-	bool shared = false;
-	for (size_t i = 0; i < etc_inspector_block_count(insp) && !shared; i++) {
-		const etc_event_block *o = etc_inspector_block(insp, i);
-		shared = i != b && o->name.len == blk->name.len &&
-		         (!o->name.len || !memcmp(o->name.ptr, blk->name.ptr, o->name.len));
-	}
-	int n = (int)(blk->name.len < 200 ? blk->name.len : 200);
-	if (shared)
-		snprintf(buf, cap, "%.*s#%zu", n, blk->name.ptr, b);
-	else
-		snprintf(buf, cap, "%.*s", n, blk->name.ptr);
-}
-
 /* "0 Default, 1 Execute#1, 2 Execute#2": the names --block takes, with their indices. */
 static void block_list(const etc_inspector *insp, char *buf, size_t cap)
 {
@@ -149,7 +132,7 @@ static void block_list(const etc_inspector *insp, char *buf, size_t cap)
 	buf[0] = '\0';
 	for (size_t b = 0; b < etc_inspector_block_count(insp) && l + 1 < cap; b++) {
 		char name[256], safe[256];
-		block_label(insp, b, name, sizeof name);
+		cli_block_label(insp, b, name, sizeof name);
 		etc_text_safe(safe, sizeof safe, name);
 		int k = snprintf(buf + l, cap - l, "%s%zu %s", b ? ", " : "", b, safe);
 		if (k < 0 || (size_t)k >= cap - l)
@@ -182,7 +165,7 @@ static int resolve_block(args *a, const etc_inspector *insp, char *buf, size_t c
 		size_t k = hash ? (size_t)(hash - want) : 0;
 		const etc_event_block *blk = idx < nb ? etc_inspector_block(insp, idx) : NULL;
 		if (blk && (!hash || (blk->name.len == k && !memcmp(blk->name.ptr, want, k)))) {
-			block_label(insp, idx, buf, cap);
+			cli_block_label(insp, idx, buf, cap);
 			a->block = buf;
 			return 0;
 		}
@@ -210,7 +193,7 @@ static int resolve_block(args *a, const etc_inspector *insp, char *buf, size_t c
 		         (int)(blk->name.len < 200 ? blk->name.len : 200), blk->name.ptr);
 		size_t d = etc_edit_distance(want, names, ETC_EDIT_FOLD_CASE);
 		if (d > 2) {
-			block_label(insp, b, names, sizeof names);
+			cli_block_label(insp, b, names, sizeof names);
 			d = etc_edit_distance(want, names, ETC_EDIT_FOLD_CASE);
 		}
 		if (d < best_d && d <= 2) {

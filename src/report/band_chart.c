@@ -94,30 +94,7 @@ void etc_numgap_dist_json_(etc_sbuf *b, const etc_numgap_dist *d)
 
 static void esc(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
-			if ((unsigned char)*s < 0x20)
-				fputc(' ', f);
-			else
-				fputc(*s, f);
-		}
-	}
+	etc_html_escape_n_(f, s ? s : "", s ? strlen(s) : 0);
 }
 
 /* An op's short label: its nodes, else its ops, else its event, cut to `cap` - 1. */

@@ -266,7 +266,7 @@ int etc_html_report_note(etc_html_report *h, const char *text, etc_error *err)
 
 /* `s` (n bytes) HTML-escaped; control characters but \n and \t, and bytes
  * that are not UTF-8 (names from ETDumps may hold any), as U+FFFD. */
-static void put_esc_n(FILE *f, const char *s, size_t n)
+void etc_html_escape_n_(FILE *f, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n;) {
 		unsigned char c = (unsigned char)s[i];
@@ -310,7 +310,7 @@ static void put_esc_n(FILE *f, const char *s, size_t n)
 
 static void put_esc(FILE *f, const char *s)
 {
-	put_esc_n(f, s ? s : "", s ? strlen(s) : 0);
+	etc_html_escape_n_(f, s ? s : "", s ? strlen(s) : 0);
 }
 
 static void put_base64(FILE *f, const uint8_t *p, size_t n)
@@ -476,7 +476,7 @@ static void write_accuracy(FILE *f, const etc_html_report *h)
 			        : NULL;
 			fputs("<td>", f);
 			if (b)
-				put_esc_n(f, b->name.ptr, b->name.len);
+				etc_html_escape_n_(f, b->name.ptr, b->name.len);
 			for (size_t o = 0; b && o < etc_inspector_block_count(h->acc_insp); o++) {
 				const etc_event_block *ob = etc_inspector_block(h->acc_insp, o);
 				if (o != r->block && ob->name.len == b->name.len &&
@@ -780,7 +780,7 @@ static void pre_of(FILE *f, int (*fn)(FILE *, const void *, etc_error *), const 
 	fclose(m);
 	if (rc == 0 && len) {
 		fputs("<pre>", f);
-		put_esc_n(f, buf, len);
+		etc_html_escape_n_(f, buf, len);
 		fputs("</pre>\n", f);
 	}
 	free(buf);
@@ -839,7 +839,7 @@ static void write_profile_table(FILE *f, const etc_profile *p, unsigned bit)
 				fprintf(f, "<td class=\"n\" data-v=\"%.17g\">", x);
 			else
 				fputs("<td class=\"n\">", f);
-			put_esc_n(f, s, len);
+			etc_html_escape_n_(f, s, len);
 			fputs("</td>", f);
 		} else {
 			/* leading spaces (a module's depth) as indentation */
@@ -850,7 +850,7 @@ static void write_profile_table(FILE *f, const etc_profile *p, unsigned bit)
 				fprintf(f, "<td style=\"padding-left:%zupx\">", 8 + 6 * sp);
 			else
 				fputs("<td>", f);
-			put_esc_n(f, s + sp, len - sp);
+			etc_html_escape_n_(f, s + sp, len - sp);
 			fputs("</td>", f);
 		}
 		if (c + 1 == t.nc)
@@ -875,7 +875,7 @@ static void insp_header(void *ctx, size_t col, const char *s, size_t n)
 	insp_html *t = ctx;
 	(void)col;
 	fputs("<th>", t->f);
-	put_esc_n(t->f, s, n);
+	etc_html_escape_n_(t->f, s, n);
 	fputs("</th>", t->f);
 }
 
@@ -895,7 +895,7 @@ static void insp_cell(void *ctx, size_t col, bool is_num, double v, const char *
 	(void)col;
 	if (!is_num) {
 		fputs("<td>", t->f);
-		put_esc_n(t->f, s, n);
+		etc_html_escape_n_(t->f, s, n);
 		fputs("</td>", t->f);
 		return;
 	}
@@ -909,7 +909,7 @@ static void insp_cell(void *ctx, size_t col, bool is_num, double v, const char *
 		fprintf(t->f, "<td class=\"n\" data-v=\"%.17g\">", v);
 	else
 		fputs("<td class=\"n\">", t->f);
-	put_esc_n(t->f, s, n);
+	etc_html_escape_n_(t->f, s, n);
 	fputs("</td>", t->f);
 }
 
@@ -960,9 +960,9 @@ static void write_perfdiff(FILE *f, const etc_perfdiff *d)
 				continue;
 			fputs(r->failed ? "<tr class=\"bad\">" : "<tr>", f);
 			fputs("<td>", f);
-			put_esc_n(f, r->block.ptr, r->block.len);
+			etc_html_escape_n_(f, r->block.ptr, r->block.len);
 			fputs("</td><td>", f);
-			put_esc_n(f, r->name.ptr, r->name.len);
+			etc_html_escape_n_(f, r->name.ptr, r->name.len);
 			fputs("</td>", f);
 			num_cell(f, r->base_p50, NULL);
 			num_cell(f, r->cur_p50, NULL);

@@ -76,6 +76,9 @@ void etc_taps_json_(etc_sbuf *b, const etc_taps *t);
 /* The taps' HTML section: the per-op table, failing rows first, and each
  * run's first divergence (report/taps.c). */
 void etc_taps_html_(FILE *f, const etc_taps *t, const etc_inspector *insp);
+/* `s` (n bytes) HTML-escaped, the report's one escaping path: control
+ * characters but \n and \t, and bytes that are not UTF-8, as U+FFFD. */
+void etc_html_escape_n_(FILE *f, const char *s, size_t n);
 
 /* The numeric gap as a JSON object (for the --json report). */
 void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng);

@@ -228,27 +228,7 @@ int etc_report_taps_json(FILE *f, const etc_taps *t, const etc_inspector *insp, 
 
 static void esc(FILE *f, const char *s)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
-			fputc((unsigned char)*s < 0x20 && *s != '\n' ? ' ' : *s, f);
-		}
-	}
+	etc_html_escape_n_(f, s ? s : "", s ? strlen(s) : 0);
 }
 
 static void html_row(FILE *f, const etc_taps *t, const etc_inspector *insp, size_t i)
