@@ -25,6 +25,16 @@ static const etc_tap_field *worst_field(const etc_tap_row *r)
 	return w;
 }
 
+/* Row i is its run's first: the rows follow the accuracy rows' block, run,
+ * output order (etc_taps_run), so the rows of one run are adjacent. */
+static bool opens_run(const etc_taps *t, size_t i)
+{
+	if (i == 0)
+		return true;
+	const etc_tap_row *p = etc_taps_row_at(t, i - 1), *r = etc_taps_row_at(t, i);
+	return p->block != r->block || p->run != r->run;
+}
+
 int etc_report_taps(FILE *f, const etc_taps *t, const etc_inspector *insp, etc_error *err)
 {
 	const etc_tap_specs *specs = etc_taps_specs(t);
@@ -81,11 +91,7 @@ int etc_report_taps(FILE *f, const etc_taps *t, const etc_inspector *insp, etc_e
 	/* where the error enters, once per run */
 	for (size_t i = 0; i < n; i++) {
 		const etc_tap_row *r = etc_taps_row_at(t, i);
-		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = etc_taps_row_at(t, j)->block == r->block &&
-			       etc_taps_row_at(t, j)->run == r->run;
-		if (seen)
+		if (!opens_run(t, i))
 			continue;
 		long d = etc_taps_first_divergence(t, r->block, r->run);
 		if (d < 0)
@@ -190,11 +196,9 @@ void etc_taps_json_(etc_sbuf *bp, const etc_taps *t)
 	bool first = true;
 	for (size_t i = 0; i < n; i++) {
 		const etc_tap_row *r = etc_taps_row_at(t, i);
-		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = etc_taps_row_at(t, j)->block == r->block &&
-			       etc_taps_row_at(t, j)->run == r->run;
-		long d = seen ? -1 : etc_taps_first_divergence(t, r->block, r->run);
+		if (!opens_run(t, i))
+			continue;
+		long d = etc_taps_first_divergence(t, r->block, r->run);
 		if (d < 0)
 			continue;
 		const etc_tap_spec *s =
@@ -287,11 +291,9 @@ void etc_taps_html_(FILE *f, const etc_taps *t, const etc_inspector *insp)
 	const etc_tap_specs *specs = etc_taps_specs(t);
 	for (size_t i = 0; i < n; i++) {
 		const etc_tap_row *r = etc_taps_row_at(t, i);
-		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = etc_taps_row_at(t, j)->block == r->block &&
-			       etc_taps_row_at(t, j)->run == r->run;
-		long d = seen ? -1 : etc_taps_first_divergence(t, r->block, r->run);
+		if (!opens_run(t, i))
+			continue;
+		long d = etc_taps_first_divergence(t, r->block, r->run);
 		if (d < 0)
 			continue;
 		const etc_tap_row *dr = etc_taps_row_at(t, (size_t)d);
