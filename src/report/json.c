@@ -21,6 +21,17 @@ static void flush(FILE *f, etc_sbuf *b)
 	etc_sbuf_reset(b);
 }
 
+int etc_sbuf_write_(FILE *f, etc_sbuf *b, const char *what, etc_error *err)
+{
+	int rc = 0;
+	if (b->failed)
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	else if (fwrite(b->p ? b->p : "", 1, b->len, f) != b->len || ferror(f))
+		rc = etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the %s", what);
+	etc_sbuf_free(b);
+	return rc;
+}
+
 static void metadata_json(etc_sbuf *b, const uint8_t *m, uint32_t n)
 {
 	etc_sbuf_puts(b, "[");

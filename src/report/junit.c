@@ -349,15 +349,7 @@ int etc_report_junit_gates(FILE *f, const etc_junit_gates *g, etc_error *err)
 	if (g->perfdiff && !isnan(etc_perfdiff_options_get(g->perfdiff)->max_regression))
 		perfdiff_suite(&b, g->perfdiff); /* a diff without --max-regression is no gate */
 	etc_sbuf_puts(&b, "</testsuites>\n");
-	if (b.failed) {
-		etc_sbuf_free(&b);
-		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-	}
-	fwrite(b.p, 1, b.len, f);
-	etc_sbuf_free(&b);
-	if (ferror(f))
-		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the JUnit report");
-	return 0;
+	return etc_sbuf_write_(f, &b, "JUnit report", err);
 }
 
 int etc_report_junit_error(FILE *f, const char *kind, const char *message, etc_error *err)
@@ -377,15 +369,7 @@ int etc_report_junit_error(FILE *f, const char *kind, const char *message, etc_e
 	etc_sbuf_puts(&b, "\">");
 	xmls(&b, message);
 	etc_sbuf_puts(&b, "</error>\n    </testcase>\n  </testsuite>\n</testsuites>\n");
-	if (b.failed) {
-		etc_sbuf_free(&b);
-		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-	}
-	fwrite(b.p, 1, b.len, f);
-	etc_sbuf_free(&b);
-	if (ferror(f))
-		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the JUnit report");
-	return 0;
+	return etc_sbuf_write_(f, &b, "JUnit report", err);
 }
 
 int etc_report_junit(FILE *f, const etc_accuracy *acc, const etc_inspector *insp, etc_error *err)

@@ -95,6 +95,10 @@ void etc_perfdiff_json_(etc_sbuf *b, const etc_perfdiff *d);
 /* JSON number: repr() for finite values, "nan"/"inf"/"-inf" as strings. */
 void etc_json_num_(etc_sbuf *b, double v);
 
+/* Writes a report built in `b` to f and frees b: ETC_ERR_NOMEM when b ran
+ * out of memory, ETC_ERR_IO ("cannot write the <what>") when f failed. */
+int etc_sbuf_write_(FILE *f, etc_sbuf *b, const char *what, etc_error *err);
+
 /* One TSV/CSV field as pandas writes it: quoted ("" inside) when it holds
  * the separator, a quote or a line break. */
 void etc_csv_field_(FILE *f, const char *s, size_t n, char sep);

@@ -219,13 +219,7 @@ int etc_report_taps_json(FILE *f, const etc_taps *t, const etc_inspector *insp, 
 	etc_sbuf b = {0};
 	etc_taps_json_(&b, t);
 	etc_sbuf_puts(&b, "\n");
-	int rc = 0;
-	if (b.failed)
-		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-	else if (fwrite(b.p, 1, b.len, f) != b.len || ferror(f))
-		rc = etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the tap JSON");
-	etc_sbuf_free(&b);
-	return rc;
+	return etc_sbuf_write_(f, &b, "tap JSON", err);
 }
 
 /* --- HTML ----------------------------------------------------------------------------- */
