@@ -609,8 +609,11 @@ void etc_csv_field_(FILE *f, const char *s, size_t n, char sep)
 	etc_sbuf_free(&clean);
 }
 
-static int separated(FILE *f, const etc_inspector *insp, const etc_report_options *opt, char sep,
-                     etc_error *err)
+/* Walks the table for a visitor: the headers, then each row's cells. The
+ * TSV and CSV add the link columns (handles, traces, modules: `links`);
+ * the terminal's columns, which the HTML report shows, do not. */
+static void walk(const etc_inspector *insp, const etc_report_options *opt, bool links,
+                 const etc_table_visitor *v)
 {
 	etc_report_options o;
 	if (!opt)
@@ -619,52 +622,8 @@ static int separated(FILE *f, const etc_inspector *insp, const etc_report_option
 	etc_sbuf bufs[MAXCOLS], hdr[MAXCOLS];
 	row_ctx c = {insp, opt, 0, 0, 0, false, false};
 	c.metadata_column = opt->include_delegate_debug_data && any_metadata(insp);
-	c.link_columns = etc_inspector_etrecord(insp) != NULL;
+	c.link_columns = links && etc_inspector_etrecord(insp) != NULL;
 	cells_alloc(cells, bufs, MAXCOLS);
-	memset(hdr, 0, sizeof hdr);
-	size_t ncols = headers(&c, hdr), n;
-	for (size_t i = 0; i < ncols; i++) {
-		if (i)
-			fputc(sep, f);
-		etc_csv_field_(f, hdr[i].p ? hdr[i].p : "", hdr[i].len, sep);
-	}
-	fputc('\n', f);
-	char num[ETC_FMT_NUM];
-	while (next_row(&c, cells, &n)) {
-		for (size_t i = 0; i < n; i++) {
-			if (i)
-				fputc(sep, f);
-			const cell *x = &cells[i];
-			if (x->kind == CELL_NONE)
-				continue;
-			if (x->kind == CELL_FLOAT)
-				fwrite(num, 1, etc_fmt_repr(num, x->f), f);
-			else
-				etc_csv_field_(f, x->s->p, x->s->len, sep);
-		}
-		fputc('\n', f);
-	}
-	cells_free(bufs, MAXCOLS);
-	cells_free(hdr, MAXCOLS);
-	if (ferror(f))
-		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the table");
-	return 0;
-}
-
-int etc_report_table_visit_(const etc_inspector *insp, const etc_report_options *opt,
-                            const etc_table_visitor *v)
-{
-	etc_report_options o;
-	if (!opt)
-		etc_report_options_init(&o), opt = &o;
-	cell cells[MAXCOLS];
-	etc_sbuf bufs[MAXCOLS], hdr[MAXCOLS];
-	row_ctx c = {insp, opt, 0, 0, 0, false, false};
-	c.metadata_column = opt->include_delegate_debug_data && any_metadata(insp);
-	if (cells_alloc(cells, bufs, MAXCOLS) < 0) {
-		cells_free(bufs, MAXCOLS);
-		return ETC_ERR_NOMEM;
-	}
 	memset(hdr, 0, sizeof hdr);
 	size_t ncols = headers(&c, hdr), n;
 	for (size_t i = 0; i < ncols; i++)
@@ -687,6 +646,60 @@ int etc_report_table_visit_(const etc_inspector *insp, const etc_report_options 
 	}
 	cells_free(bufs, MAXCOLS);
 	cells_free(hdr, MAXCOLS);
+}
+
+int etc_report_table_visit_(const etc_inspector *insp, const etc_report_options *opt,
+                            const etc_table_visitor *v)
+{
+	walk(insp, opt, false, v);
+	return 0;
+}
+
+/* The TSV/CSV writer as a visitor: fields as pandas writes them, floats as repr(). */
+typedef struct separated_ctx {
+	FILE *f;
+	char sep;
+} separated_ctx;
+
+static void sep_header(void *ctx, size_t col, const char *s, size_t n)
+{
+	separated_ctx *x = ctx;
+	if (col)
+		fputc(x->sep, x->f);
+	etc_csv_field_(x->f, s, n, x->sep);
+}
+
+/* a row starts on a line of its own: the header's or the last row's ends */
+static void sep_row(void *ctx, bool start)
+{
+	separated_ctx *x = ctx;
+	if (start)
+		fputc('\n', x->f);
+}
+
+static void sep_cell(void *ctx, size_t col, bool is_num, double v, const char *s, size_t n)
+{
+	(void)is_num;
+	separated_ctx *x = ctx;
+	if (col)
+		fputc(x->sep, x->f);
+	if (s) {
+		etc_csv_field_(x->f, s, n, x->sep);
+	} else {
+		char num[ETC_FMT_NUM];
+		fwrite(num, 1, etc_fmt_repr(num, v), x->f);
+	}
+}
+
+static int separated(FILE *f, const etc_inspector *insp, const etc_report_options *opt, char sep,
+                     etc_error *err)
+{
+	separated_ctx x = {f, sep};
+	etc_table_visitor v = {&x, sep_header, sep_row, sep_cell};
+	walk(insp, opt, true, &v);
+	fputc('\n', f);
+	if (ferror(f))
+		return etc_fail(err, ETC_ERR_IO, NULL, -1, "cannot write the table");
 	return 0;
 }
 
