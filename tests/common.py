@@ -12,6 +12,7 @@ paths default to this checkout and build/etcompare.
 import contextlib
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -183,3 +184,14 @@ def decode_png(path):
     ihdr, rows = png
     assert rows is not None and ihdr[3] in (2, 6), ihdr
     return ihdr[0], ihdr[1], [[px[:3] for px in row] for row in rows]
+
+
+def gp_vars(path):
+    """The variables a plot's .gp preamble sets (`name = value`), the first
+    assignment of each."""
+    out = {}
+    for line in open(path, encoding="utf-8"):
+        m = re.match(r"^([a-z_]+) = (.*)$", line.rstrip("\n"))
+        if m and m.group(1) not in out:
+            out[m.group(1)] = m.group(2)
+    return out

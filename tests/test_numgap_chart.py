@@ -34,15 +34,6 @@ import test_accuracy as A  # noqa: E402  (float64 metrics)
 import test_numgap as N  # noqa: E402  (the 22-op chain)
 
 
-def gp_vars(path):
-    out = {}
-    for line in open(path, encoding="utf-8"):
-        m = re.match(r"^([a-z_]+) = (.*)$", line.rstrip("\n"))
-        if m and m.group(1) not in out:
-            out[m.group(1)] = m.group(2)
-    return out
-
-
 def gp_str(v):
     """A gnuplot string of the preamble ('a'."\\n".'b') as text."""
     parts = re.findall(r"'((?:[^']|'')*)'|(\"\\n\")", v)
@@ -114,7 +105,7 @@ def example(d):
     for r in jr:
         r["first_divergence"] = r["first_divergence"] == "True"
         r["status"] = r["status"].lower()
-    rows, v = dat_rows(dat), gp_vars(gp)
+    rows, v = dat_rows(dat), C.gp_vars(gp)
     C.check("example: one point per numeric gap row", len(rows) == len(jr) == 7,
             f"{len(rows)} vs {len(jr)}")
     cum = [snr_of(r["cumulative_snr"]) for r in jr]
@@ -206,7 +197,7 @@ def chain(d):
     if not os.path.exists(dat):
         C.check("chain: numgap_chart.dat written", False)
         return
-    rows, v = dat_rows(dat), gp_vars(gp)
+    rows, v = dat_rows(dat), C.gp_vars(gp)
     jr = json.load(open(js))["numeric_gap"]["rows"]
     want = [A.metrics([float(x) for x in r], [float(x) for x in a])["snr"]
             for r, a in zip(ref, dev)]

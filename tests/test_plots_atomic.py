@@ -216,19 +216,10 @@ def case_parallel(d):
     heat_map_pixels(os.path.join(d, "par2"))
 
 
-def gp_vars(path):
-    out = {}
-    for line in open(path, encoding="utf-8"):
-        m = re.match(r"^([a-z_]+) = (.*)$", line.rstrip("\n"))
-        if m and m.group(1) not in out:
-            out[m.group(1)] = m.group(2)
-    return out
-
-
 def heat_map_pixels(pdir):
     """The native heat maps follow the layout their .gp states."""
     for name in sorted(n[:-4] for n in os.listdir(pdir) if "heatmap" in n and n.endswith(".png")):
-        v = gp_vars(os.path.join(pdir, name + ".gp"))
+        v = C.gp_vars(os.path.join(pdir, name + ".gp"))
         w, h, rows = C.decode_png(os.path.join(pdir, name + ".png"))
         C.check(f"{name}: the PNG is the size the .gp says",
                 (w, h) == (int(v["plot_width"]), int(v["plot_height"])), f"{w}x{h} {v}")

@@ -26,15 +26,6 @@ import subprocess
 import common as C
 
 
-def gp_vars(path):
-    out = {}
-    for line in open(path, encoding="utf-8"):
-        m = re.match(r"^([a-z_]+) = (.*)$", line.rstrip("\n"))
-        if m and m.group(1) not in out:
-            out[m.group(1)] = m.group(2)
-    return out
-
-
 def num(v):
     return float(v)
 
@@ -75,7 +66,7 @@ def example(d):
             sorted(index_pngs(pdir)) == pngs, f"{index_pngs(pdir)} vs {pngs}")
     # zero on time and percentage axes
     for name in ("tax_runs", "ops_runs"):
-        v = gp_vars(os.path.join(pdir, name + ".gp"))
+        v = C.gp_vars(os.path.join(pdir, name + ".gp"))
         C.check(f"example: {name} value axis starts at 0", num(v["y_lo"]) == 0.0
                 and num(v["y_hi"]) > 0, str(v.get("y_lo")))
     C.check("example: the lines template sets the y range it is given",
@@ -84,7 +75,7 @@ def example(d):
     gated = {}
     for f in pngs:
         if f.startswith("metric_"):
-            v = gp_vars(os.path.join(pdir, f[:-4] + ".gp"))
+            v = C.gp_vars(os.path.join(pdir, f[:-4] + ".gp"))
             rows = dat_rows(os.path.join(pdir, f[:-4] + ".dat"))
             fails = sum(1 for r in rows if re.match(r"^\S+ \S+ \".*\" \S+ 1 ", r))
             gated[f] = (v["has_threshold"], fails)
@@ -99,10 +90,10 @@ def example(d):
     keys = [re.sub(r"_run\d+", "", m) for m in maps]
     C.check("example: no duplicate heat maps (one per output and reference)",
             len(maps) == 2 and len(set(keys)) == len(keys), str(maps))
-    scales = {gp_vars(os.path.join(pdir, m[:-4] + ".gp"))["cb_max"] for m in maps}
+    scales = {C.gp_vars(os.path.join(pdir, m[:-4] + ".gp"))["cb_max"] for m in maps}
     C.check("example: the heat maps of output 0 share one colour scale", len(scales) == 1,
             str(scales))
-    cbl = [gp_vars(os.path.join(pdir, m[:-4] + ".gp"))["plot_cblabel"] for m in maps]
+    cbl = [C.gp_vars(os.path.join(pdir, m[:-4] + ".gp"))["plot_cblabel"] for m in maps]
     C.check("example: the colour bar names the shared scale",
             all("one scale for out 0" in c for c in cbl), str(cbl))
     # the failing map first: the index order is the drawing order
@@ -124,7 +115,7 @@ def example(d):
             '"3 native_layer_norm\\naten.native_layer_norm.default"' in drop)
     # where time and error go
     C.check("example: the time-and-error plot is made", "time_error.png" in files)
-    v = gp_vars(os.path.join(pdir, "time_error.gp"))
+    v = C.gp_vars(os.path.join(pdir, "time_error.gp"))
     rows = dat_rows(os.path.join(pdir, "time_error.dat"))
     C.check("example: time share axis from 0", num(v["x_lo"]) == 0 and num(v["y_lo"]) <= 0,
             str(v))
@@ -136,13 +127,13 @@ def example(d):
     xs = [float(r.split(" ")[0]) for r in rows]
     C.check("example: time shares are percentages of Method::execute (0..100, sum <= 100)",
             all(0 <= x <= 100 for x in xs) and sum(xs) <= 100.0001, str(xs))
-    tl = gp_vars(os.path.join(pdir, "timeline.gp"))
+    tl = C.gp_vars(os.path.join(pdir, "timeline.gp"))
     ends = [float(r.split(" ")[2]) for r in dat_rows(os.path.join(pdir, "timeline.dat"))]
     C.check("example: the timeline's unit is chosen from the data and named on the axis",
             tl["plot_xlabel"] == "'time since the first event (\u00b5s)'" and 1 <= max(ends) < 1000,
             f"{tl['plot_xlabel']} {max(ends)}")
     C.check("example: one-run-free check: numgap_snr has the threshold line",
-            gp_vars(os.path.join(pdir, "numgap_snr.gp"))["has_threshold"] == "1")
+            C.gp_vars(os.path.join(pdir, "numgap_snr.gp"))["has_threshold"] == "1")
     return pdir
 
 
@@ -187,10 +178,10 @@ def data_accuracy(d):
     C.check("tests/data: 5 runs, one heat map per output (no duplicates)",
             len(maps) >= 1 and len(set(outs)) == len(outs), str(maps))
     for m in maps:
-        t = gp_vars(os.path.join(pdir, m[:-4] + ".gp"))["plot_title"]
+        t = C.gp_vars(os.path.join(pdir, m[:-4] + ".gp"))["plot_title"]
         C.check(f"tests/data: {m} says it is the worst of 5 runs", "worst of 5 runs" in t, t)
     for name in ("ops_runs", "tax_runs"):
-        v = gp_vars(os.path.join(pdir, name + ".gp"))
+        v = C.gp_vars(os.path.join(pdir, name + ".gp"))
         C.check(f"tests/data: {name} from 0", num(v["y_lo"]) == 0.0, str(v.get("y_lo")))
 
 
@@ -201,10 +192,10 @@ def one_run(d):
     if os.path.exists(gp):
         text = open(gp, encoding="utf-8").read()
         C.check("one run: the tax is a bar (bars template), from 0",
-                "bars.gp - etcompare template" in text and num(gp_vars(gp)["y_lo"]) == 0.0)
+                "bars.gp - etcompare template" in text and num(C.gp_vars(gp)["y_lo"]) == 0.0)
     gp = os.path.join(pdir, "ops_runs.gp")
     if os.path.exists(gp):
-        v = gp_vars(gp)
+        v = C.gp_vars(gp)
         C.check("one run: time per run drawn as bars at the median from 0",
                 v["points_only"] == "1" and num(v["y_lo"]) == 0.0 and
                 "using 1:4:xtic(7) with boxes" in open(gp).read())
@@ -217,7 +208,7 @@ def perf_diff(d):
                     os.path.join(C.DATA, "tutorial.etdp"), "--max-regression", "5"], d, "diff")
     C.check("perf diff: --plot draws perf_diff", os.path.exists(os.path.join(pdir, "perf_diff.png")),
             p.stderr)
-    v = gp_vars(os.path.join(pdir, "perf_diff.gp"))
+    v = C.gp_vars(os.path.join(pdir, "perf_diff.gp"))
     rows = dat_rows(os.path.join(pdir, "perf_diff.dat"))
     C.check("perf diff: the gate is a line at +5 %", v["has_threshold"] == "1" and
             num(v["threshold"]) == 5.0 and "max regression +5" in v["threshold_label"], str(v))
