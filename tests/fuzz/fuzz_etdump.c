@@ -51,21 +51,9 @@ static void numgap_outputs(const etc_inspector *insp, size_t size)
 		fuzz_check_terminal(err.message, strlen(err.message));
 		return;
 	}
-	fuzz_text t;
-	if (fuzz_text_open(&t)) {
-		(void)etc_report_numgap(t.f, ng, &err);
-		fuzz_text_close(&t);
-		fuzz_check_terminal(t.p, t.n);
-		free(t.p);
-	}
-	if (fuzz_text_open(&t)) {
-		int rc = etc_report_numgap_tsv(t.f, ng, &err);
-		fuzz_text_close(&t);
-		if (rc == 0)
-			fuzz_check_tsv(t.p, t.n);
-		free(t.p);
-	}
+	fuzz_check_numgap_reports(ng);
 	etc_junit_gates g = {NULL, insp, ng, NULL, NULL, NULL, NULL, 0};
+	fuzz_text t;
 	if (fuzz_text_open(&t)) {
 		int rc = etc_report_junit_gates(t.f, &g, &err);
 		fuzz_text_close(&t);

@@ -29,20 +29,7 @@ static void gap(const etc_inspector *insp, const etc_numgap_reference *ref, size
 		const char *w = etc_numgap_warning(ng, i);
 		fuzz_check_terminal(w, strlen(w));
 	}
-	fuzz_text t;
-	if (fuzz_text_open(&t)) {
-		(void)etc_report_numgap(t.f, ng, &err);
-		fuzz_text_close(&t);
-		fuzz_check_terminal(t.p, t.n);
-		free(t.p);
-	}
-	if (fuzz_text_open(&t)) {
-		int rc = etc_report_numgap_tsv(t.f, ng, &err);
-		fuzz_text_close(&t);
-		if (rc == 0)
-			fuzz_check_tsv(t.p, t.n);
-		free(t.p);
-	}
+	fuzz_check_numgap_reports(ng);
 	etc_report_options ro;
 	etc_report_options_init(&ro);
 	(void)etc_report_json(fuzz_sink(), insp, &ro, &err);

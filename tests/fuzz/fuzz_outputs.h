@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <etcompare/etcompare.h>
+
 /* An in-memory stream; fuzz_text_close returns its bytes (free them). */
 typedef struct fuzz_text {
 	FILE *f;
@@ -247,6 +249,26 @@ static inline void fuzz_check_tsv(const char *p, size_t n)
 	}
 	if (quoted)
 		fuzz_fail("tsv: unterminated quote", p, n, n);
+}
+
+/* The numeric gap's terminal table and TSV, rendered and checked. */
+static inline void fuzz_check_numgap_reports(const etc_numgap *ng)
+{
+	etc_error err;
+	fuzz_text t;
+	if (fuzz_text_open(&t)) {
+		(void)etc_report_numgap(t.f, ng, &err);
+		fuzz_text_close(&t);
+		fuzz_check_terminal(t.p, t.n);
+		free(t.p);
+	}
+	if (fuzz_text_open(&t)) {
+		int rc = etc_report_numgap_tsv(t.f, ng, &err);
+		fuzz_text_close(&t);
+		if (rc == 0)
+			fuzz_check_tsv(t.p, t.n);
+		free(t.p);
+	}
 }
 
 #endif
