@@ -386,6 +386,30 @@ int ref_op_any(ref_call *c)
 	return any_impl(c, false);
 }
 
+/* The largest value of one reduced slice, NaN when the slice has one
+ * (softmax and logsumexp shift by it). */
+static double slice_max(const ref_tensor *x, const ref_reduce *r, uint64_t base)
+{
+	double m = -INFINITY;
+	for (uint64_t j = 0; j < r->inner; j++) {
+		double v = ref_get_f(x, base + ref_reduce_at(r, j));
+		if (v > m || v != v)
+			m = v;
+		if (m != m)
+			break;
+	}
+	return m;
+}
+
+/* sum exp(x - m) over one reduced slice, compensated. */
+static double slice_sum_exp(const ref_tensor *x, const ref_reduce *r, uint64_t base, double m)
+{
+	ksum k = {0, 0};
+	for (uint64_t j = 0; j < r->inner; j++)
+		ksum_add(&k, exp(ref_get_f(x, base + ref_reduce_at(r, j)) - m));
+	return ksum_get(&k);
+}
+
 /* _softmax / _log_softmax(self, dim, half_to_float) */
 static int softmax_like(ref_call *c, bool logs)
 {
@@ -412,19 +436,9 @@ static int softmax_like(ref_call *c, bool logs)
 	}
 	for (uint64_t i = 0; i < r.outer; i++) {
 		uint64_t base = ref_reduce_base(&r, i);
-		double m = -INFINITY;
-		for (uint64_t j = 0; j < r.inner; j++) {
-			double v = ref_get_f(x, base + ref_reduce_at(&r, j));
-			if (v > m || v != v)
-				m = v;
-			if (m != m)
-				break;
-		}
+		double m = slice_max(x, &r, base);
 		/* All -inf: torch gives NaN (exp(-inf - -inf)). */
-		ksum k = {0, 0};
-		for (uint64_t j = 0; j < r.inner; j++)
-			ksum_add(&k, exp(ref_get_f(x, base + ref_reduce_at(&r, j)) - m));
-		double s = ksum_get(&k), ls = log(s);
+		double s = slice_sum_exp(x, &r, base, m), ls = log(s);
 		for (uint64_t j = 0; j < r.inner; j++) {
 			uint64_t at = base + ref_reduce_at(&r, j);
 			double d = ref_get_f(x, at) - m;
@@ -660,20 +674,10 @@ int ref_op_logsumexp(ref_call *c)
 	}
 	for (uint64_t i = 0; i < r.outer; i++) {
 		uint64_t base = ref_reduce_base(&r, i);
-		double m = -INFINITY;
-		for (uint64_t j = 0; j < r.inner; j++) {
-			double v = ref_get_f(x, base + ref_reduce_at(&r, j));
-			if (v > m || v != v)
-				m = v;
-			if (m != m)
-				break;
-		}
+		double m = slice_max(x, &r, base);
 		double res = m;
 		if (m == m && !isinf(m)) {
-			ksum k = {0, 0};
-			for (uint64_t j = 0; j < r.inner; j++)
-				ksum_add(&k, exp(ref_get_f(x, base + ref_reduce_at(&r, j)) - m));
-			res = m + log(ksum_get(&k));
+			res = m + log(slice_sum_exp(x, &r, base, m));
 		} else if (m == INFINITY) {
 			res = INFINITY;
 		}
