@@ -345,24 +345,35 @@ static int emit_select(ref_call *c, uint32_t o, const ref_tensor *x, uint32_t k,
 	return emit_view(c, o, x, r, sh, ost, index * st[k]);
 }
 
+/* select's and select_scatter's `dim` and `index` (at argument positions
+ * pos, pos + 1): the dim resolved, the index checked and made non-negative. */
+static int select_args(ref_call *c, const ref_tensor *x, int pos, uint32_t *k, int64_t *index)
+{
+	int64_t dim;
+	ETC_TRY(refb_int(c, "dim", pos, 0, &dim));
+	if (!ref_arg_get(c, "index", pos + 1))
+		return ref_fail(c, ETC_ERR_MISMATCH, "argument index is missing");
+	ETC_TRY(refb_int(c, "index", pos + 1, 0, index));
+	ETC_TRY(refb_dim(c, dim, x->rank, "dim", k));
+	int64_t size = x->shape[*k];
+	if (*index < -size || *index >= size)
+		return ref_fail(c, ETC_ERR_MISMATCH,
+		                "index %" PRId64 " is out of range for dim %u of size %" PRId64,
+		                *index, *k, size);
+	if (*index < 0)
+		*index += size;
+	return 0;
+}
+
 int ref_op_select(ref_call *c)
 {
 	const ref_tensor *x;
-	int64_t dim, index;
+	int64_t index;
 	uint32_t k;
 	ETC_TRY(self_arg(c, &x));
 	ETC_TRY(need_rank1(c, x));
-	ETC_TRY(refb_int(c, "dim", 1, 0, &dim));
-	if (!ref_arg_get(c, "index", 2))
-		return ref_fail(c, ETC_ERR_MISMATCH, "argument index is missing");
-	ETC_TRY(refb_int(c, "index", 2, 0, &index));
-	ETC_TRY(refb_dim(c, dim, x->rank, "dim", &k));
-	int64_t size = x->shape[k];
-	if (index < -size || index >= size)
-		return ref_fail(c, ETC_ERR_MISMATCH,
-		                "index %" PRId64 " is out of range for dim %u of size %" PRId64,
-		                index, k, size);
-	return emit_select(c, 0, x, k, index < 0 ? index + size : index);
+	ETC_TRY(select_args(c, x, 1, &k, &index));
+	return emit_select(c, 0, x, k, index);
 }
 
 int ref_op_flip(ref_call *c)
@@ -816,23 +827,12 @@ int ref_op_slice_scatter(ref_call *c)
 int ref_op_select_scatter(ref_call *c)
 {
 	const ref_tensor *x, *src;
-	int64_t dim, index, st[ETC_REF_MAX_RANK], sh[ETC_REF_MAX_RANK], ost[ETC_REF_MAX_RANK];
+	int64_t index, st[ETC_REF_MAX_RANK], sh[ETC_REF_MAX_RANK], ost[ETC_REF_MAX_RANK];
 	uint32_t k;
 	ETC_TRY(self_arg(c, &x));
 	ETC_TRY(refb_tensor(c, "src", 1, &src));
 	ETC_TRY(need_rank1(c, x));
-	ETC_TRY(refb_int(c, "dim", 2, 0, &dim));
-	if (!ref_arg_get(c, "index", 3))
-		return ref_fail(c, ETC_ERR_MISMATCH, "argument index is missing");
-	ETC_TRY(refb_int(c, "index", 3, 0, &index));
-	ETC_TRY(refb_dim(c, dim, x->rank, "dim", &k));
-	int64_t size = x->shape[k];
-	if (index < -size || index >= size)
-		return ref_fail(c, ETC_ERR_MISMATCH,
-		                "index %" PRId64 " is out of range for dim %u of size %" PRId64,
-		                index, k, size);
-	if (index < 0)
-		index += size;
+	ETC_TRY(select_args(c, x, 2, &k, &index));
 	refb_strides(x->rank, x->shape, st);
 	uint32_t r = 0;
 	for (uint32_t d = 0; d < x->rank; d++)
