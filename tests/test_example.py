@@ -76,13 +76,32 @@ def main():
           "numeric gap: 7 intermediate outputs pass" in err and "p50 (ms)" not in out,
           f"rc={rc} {err}")
     check("--example --plot DIR writes there", plot_written(mine, "numgap_snr"))
-    # with an output option the example only supplies the inputs
+    # with an output option the example only supplies the inputs: the result
+    # is the same command's on its files (examples/), numeric gap included
     tsv = os.path.join(work, "t.tsv")
     rc, out, err = run_in(work, "--example", "--tsv", tsv, "--no-table")
-    check("--example --tsv FILE: just the TSV (linked to the ETRecord), no verdicts",
-          rc == 0 and os.path.exists(tsv) and "aten.native_layer_norm.default" in
-          open(tsv).read() and "accuracy" not in err and "numeric gap" not in err,
-          f"rc={rc} {err}")
+    ex = os.path.join(common.SRC, "examples")
+    files = ["--etdump", os.path.join(ex, "example.etdp"), "--debug_buffer",
+             os.path.join(ex, "example_debug.bin"), "--etrecord",
+             os.path.join(ex, "example.etrecord")]
+    tsv2 = os.path.join(work, "t2.tsv")
+    rc2, out2, err2 = run_in(work, *files, "--tsv", tsv2, "--no-table")
+    check("--example --tsv FILE: the TSV (linked to the ETRecord), no default gate, "
+          "the same TSV and verdicts as on the example's files",
+          rc == 0 and rc2 == 0 and os.path.exists(tsv) and "aten.native_layer_norm.default" in
+          open(tsv).read() and open(tsv).read() == open(tsv2).read() and
+          "accuracy gate" not in err and err == err2 and
+          "numeric gap: 7 intermediate outputs pass" in err,
+          f"rc={rc} {err} ---- {err2}")
+    rc, out, err = run_in(work, "--example", "--json", "-", "--no-table")
+    rc2, out2, err2 = run_in(work, *files, "--json", "-", "--no-table")
+    import json
+    j, j2 = json.loads(out), json.loads(out2)
+    check("--example --json -: the numeric gap is in the JSON, as on the example's files",
+          rc == 0 and j["numeric_gap"] is not None and
+          j["numeric_gap"]["rows"] == j2["numeric_gap"]["rows"] and
+          j["numeric_gap"]["first_divergence"] == j2["numeric_gap"]["first_divergence"],
+          f"rc={rc} {str(j.get('numeric_gap'))[:200]}")
     rc, out, err = run_in(work, "--example", "--etdump", "x.etdp")
     check("--example with --etdump is a usage error", rc == 2, f"rc={rc} {err}")
     common.finish(work)

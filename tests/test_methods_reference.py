@@ -16,6 +16,7 @@ scaled by 1.01 in the debug buffer (a broken kernel).
     decode's first divergence is the scaled op; JUnit has one numeric-gap
     suite per method and its failure count is the exit status's.
 """
+import ast
 import json
 import math
 import os
@@ -184,8 +185,11 @@ def main():
     hs = cnn_dhm[str(bad_instr)]
     hs = hs if isinstance(hs, list) else [hs]
     js, ju = os.path.join(d, "two_report.json"), os.path.join(d, "two_junit.xml")
-    rc, out, err = C.run(*base, "--min-snr", "60", "--json", js, "--no-table")
+    tsv = os.path.join(d, "two_numgap.tsv")
+    rc, out, err = C.run(*base, "--min-snr", "60", "--json", js, "--no-table",
+                         "--numgap-tsv", tsv)
     C.check("--json of both methods: exit 1 (decode diverges)", rc == 1, f"rc={rc} {err[-800:]}")
+    rc2, tsv_out, _ = C.run(*base, "--min-snr", "60", "--no-table", "--numgap-tsv", "-")
     doc = C.load_json(js) if os.path.exists(js) else {}
     R.validate("two methods", doc)
     more = doc.get("numeric_gap_more") or []
@@ -193,6 +197,20 @@ def main():
             "decode": (more[0].get("numeric_gap") or {}) if more else {}}
     C.check("--json: forward's gap, then decode's in numeric_gap_more",
             len(more) == 1 and more[0].get("name") == "decode", json.dumps(more)[:300])
+    # --numgap-tsv holds the gap shown (forward's), written once: a file and
+    # "-" alike (decode's rows used to overwrite the file's)
+    lines = open(tsv).read().splitlines() if os.path.exists(tsv) else []
+    head = lines[0].split("\t") if lines else []
+    col = head.index("runtime_debug_handle") if "runtime_debug_handle" in head else 0
+    fwd = gaps["forward"].get("rows", [])
+    C.check("--numgap-tsv FILE with two methods: forward's rows (the gap shown), "
+            "one header, not decode's",
+            len(lines) == 1 + len(fwd) and fwd and
+            [list(ast.literal_eval(ln.split("\t")[col])) for ln in lines[1:]] ==
+            [list(r["runtime_debug_handle"]) for r in fwd],
+            f"{len(lines)} lines, {len(fwd)} forward rows: {lines[1:3]} / {[r['runtime_debug_handle'] for r in fwd[:2]]}")
+    C.check("--numgap-tsv - gives the same bytes as the file", rc2 == 1 and
+            tsv_out == open(tsv).read(), f"rc={rc2} {tsv_out[:200]}")
     for meth, m in METHODS.items():
         ng = gaps[meth]
         rows = ng.get("rows", [])

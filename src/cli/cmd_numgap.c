@@ -769,9 +769,7 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		        "etcompare: numeric gap: %zu intermediate outputs pass, %zu unmatched\n", n,
 		        etc_numgap_unmatched_count(st->ng));
 	}
-	/* "-" is written by the caller once stdout is the data's again */
-	if (a->tsv && strcmp(a->tsv, "-") != 0 && (rc = numgap_write_tsv(a->tsv, st->ng)) != 0)
-		return rc;
+	/* --numgap-tsv is written by the caller, once, for the gap it shows */
 	return 0;
 }
 

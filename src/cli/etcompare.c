@@ -504,7 +504,8 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
  * given), numeric gap and, unless `plots` is false (a bare
  * `etcompare`), the plots. Options given on the command line win; with an
  * output option (--tsv, --csv, --json, --trace, --show-outputs) the example
- * only supplies the inputs, so that output is what the user gets.
+ * only supplies the inputs: the result is what the same command on its files
+ * (examples/) gives, numeric gap included.
  */
 static int example_open(args *a, bool plots, etc_etdump **dump, etc_debug_buffer **buf,
                         etc_etrecord **rec)
@@ -521,12 +522,8 @@ static int example_open(args *a, bool plots, etc_etdump **dump, etc_debug_buffer
 	if (etc_etrecord_wrap(rec, etc_example_etrecord, sizeof etc_example_etrecord,
 	                      "example.etrecord", &err) < 0)
 		return input_error(&err);
-	if (a->tsv || a->csv || a->json || a->trace || a->show_outputs) {
-		/* only the inputs: the output asked for is what the user gets */
-		if (!numgap_wanted(&a->numgap) && !numgap_graph_asked(&a->numgap))
-			a->numgap.no_reference_run = true;
-		return 0;
-	}
+	if (a->tsv || a->csv || a->json || a->trace || a->show_outputs)
+		return 0; /* as if its files were given: no default gate, no plots */
 	/* the numeric gap comes from the ETRecord alone: its graph, weights and inputs */
 	if (!a->min_snr && !a->max_mse && !a->min_cosine && !a->max_abs)
 		a->min_snr = "30";
@@ -972,8 +969,8 @@ static int run(void *ctx)
 		goto out;
 	}
 	data_stdout(&data_fd);
-	if (a.numgap.tsv && strcmp(a.numgap.tsv, "-") == 0 && ng.ng &&
-	    (rc = numgap_write_tsv(a.numgap.tsv, ng.ng)) != 0) {
+	/* the gap shown: with several methods, the first one's (--method for another) */
+	if (a.numgap.tsv && ng.ng && (rc = numgap_write_tsv(a.numgap.tsv, ng.ng)) != 0) {
 		status = rc;
 		goto out;
 	}
