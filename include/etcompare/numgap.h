@@ -171,6 +171,15 @@ typedef struct etc_numgap_options {
 	const char *quant_params; /**< JSON file of quantization parameters, or NULL */
 	/** Go on (with warnings) when an ETRecord does not fit its ETDump. */
 	bool force;
+	/** A reference graph's outputs (etc_numgap_reference.graph): compare each
+	 *  row as its node runs and keep only a summary of its values
+	 *  (etc_numgap_row_reference_preview), not the values themselves; rows
+	 *  that need the whole gap first (layout, dequantization) and the first
+	 *  divergence keep theirs. The reports are the same; memory stays near
+	 *  the reference run's own. Default false: every compared reference
+	 *  output is kept (etc_numgap_row_reference_tensor), as upstream's
+	 *  aot_intermediate_output. */
+	bool drop_reference_values;
 } etc_numgap_options;
 
 /** Fills `opt` with the defaults (block "Execute", no thresholds, MSE, layout auto). */
@@ -369,16 +378,32 @@ ETC_API int etc_numgap_inputs_score_at(const etc_inspector *insp, size_t block, 
                                        const etc_refgraph *g, const etc_reftensor *inputs, size_t n,
                                        double *snr, etc_error *err);
 
-/** The compared values of row i (rows with metrics), e.g. for heat maps. 0 or ETC_ERR_USAGE. */
 /** As etc_accuracy_row_shape_full, for row i of the numeric gap. */
 ETC_API const char *etc_numgap_row_shape_full(const etc_numgap *ng, size_t i, bool reference,
                                               char *buf, size_t cap);
+/** The compared values of row i (rows with metrics), e.g. for heat maps. 0 or
+ *  ETC_ERR_USAGE. `reference` has no values (count 0) when the gap did not
+ *  keep them (etc_numgap_options.drop_reference_values). */
 ETC_API int etc_numgap_row_values(const etc_numgap *ng, size_t i, etc_values *actual,
                                   etc_values *reference);
 /** The runtime tensor of row i (for its shape), or NULL. */
 ETC_API const etc_tensor *etc_numgap_row_tensor(const etc_numgap *ng, size_t i);
-/** The reference tensor of row i, or NULL. */
+/** The reference tensor of row i, or NULL (not compared, or its values not
+ *  kept: etc_numgap_row_reference_preview). */
 ETC_API const etc_tensor *etc_numgap_row_reference_tensor(const etc_numgap *ng, size_t i);
+
+/** Values a preview holds: the first ones of the tensor. */
+enum { ETC_NUMGAP_PREVIEW_VALUES = 8 };
+/**
+ * Row i's reference output when its values were not kept
+ * (drop_reference_values): dtype, shape, numel, nbytes and offset as the
+ * tensor's, `data` holding only its first min(numel,
+ * ETC_NUMGAP_PREVIEW_VALUES) values; *summary gets the summary of all of
+ * them (etc_tensor_summarize). NULL when the values were kept or the row
+ * was not compared.
+ */
+ETC_API const etc_tensor *etc_numgap_row_reference_preview(const etc_numgap *ng, size_t i,
+                                                           etc_tensor_summary *summary);
 
 #ifdef __cplusplus
 }

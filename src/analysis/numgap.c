@@ -476,6 +476,7 @@ void etc_numgap_free(etc_numgap *ng)
 		return;
 	etc_ng_graph_free_(&ng->g_rt);
 	etc_arena_release(&ng->arena);
+	free(ng->first_copy);
 	etc_ng_pending_free_(&ng->pending);
 	free(ng->rows);
 	free(ng->act);
@@ -584,7 +585,10 @@ int etc_numgap_row_values(const etc_numgap *ng, size_t i, etc_values *actual, et
 		return ETC_ERR_USAGE;
 	/* the contexts live in the gap: reading through them does not change it */
 	etc_ng_row_chain_((etc_numgap *)ng, i, actual);
-	etc_values_from_tensor(reference, &ng->ref[i]);
+	if (ng->xf[i].preview)
+		memset(reference, 0, sizeof *reference); /* not kept */
+	else
+		etc_values_from_tensor(reference, &ng->ref[i]);
 	return 0;
 }
 
@@ -613,5 +617,15 @@ const etc_tensor *etc_numgap_row_tensor(const etc_numgap *ng, size_t i)
 
 const etc_tensor *etc_numgap_row_reference_tensor(const etc_numgap *ng, size_t i)
 {
-	return i < ng->nrows && ng->rows[i].has_metrics ? &ng->ref[i] : NULL;
+	return i < ng->nrows && ng->rows[i].has_metrics && !ng->xf[i].preview ? &ng->ref[i] : NULL;
+}
+
+const etc_tensor *etc_numgap_row_reference_preview(const etc_numgap *ng, size_t i,
+                                                   etc_tensor_summary *summary)
+{
+	if (i >= ng->nrows || !ng->rows[i].has_metrics || !ng->xf[i].preview)
+		return NULL;
+	if (summary)
+		*summary = ng->xf[i].preview->summary;
+	return &ng->xf[i].preview->t;
 }

@@ -274,7 +274,7 @@ static int fit(const otensor *o, const otensor *want)
 }
 
 /* The output of `it` that fits `want` best; ties go to the last (an op's result). */
-static uint32_t pick(const gather *g, const item *it, const otensor *want)
+uint32_t etc_ng_pick_(const gather *g, const item *it, const otensor *want)
 {
 	uint32_t best = it->nout - 1;
 	int bf = fit(&g->ts[it->first + best], want);
@@ -305,9 +305,9 @@ static int emit_group(etc_numgap *ng, gather *g, const group *gr, const etc_gate
 	for (uint32_t k = 0; k < np; k++) {
 		uint32_t pa = k, pr = k;
 		if (one && r->nout == 1)
-			pa = pick(g, a, &g->ts[r->first]);
+			pa = etc_ng_pick_(g, a, &g->ts[r->first]);
 		else if (one)
-			pr = pick(g, r, &g->ts[a->first]);
+			pr = etc_ng_pick_(g, r, &g->ts[a->first]);
 		etc_numgap_row *row = NULL;
 		ETC_TRY(push_row(ng, &row, err));
 		size_t i = ng->nrows - 1;
@@ -349,6 +349,8 @@ static int emit_group(etc_numgap *ng, gather *g, const group *gr, const etc_gate
 		etc_ng_compare_pair_(ng, i, a, &g->ts[a->first + pa], &g->ts[r->first + pr], gate,
 		                     err, &rc);
 		ETC_TRY(rc);
+		if (ro->dropped && row->has_metrics)
+			ng->xf[i].preview = ro->preview;
 		if (ro->has_local_m) {
 			/* computed in the run against this very runtime tensor, read as is */
 			if (ng->act[i].data == ro->local_vs && !ng->xf[i].permute &&

@@ -81,7 +81,6 @@ static int op_add(etc_numgap_dist *d, const etc_numgap_row *r, const char *key, 
 	op->pub.nodes = r->nodes;
 	op->pub.ops = r->ops;
 	op->pub.event = r->event_name;
-	op->pub.handles = op->handles;
 	op->pub.output = r->output;
 	d->nops++;
 	return ETC_OK;
@@ -281,6 +280,9 @@ int etc_numgap_dist_compute(etc_numgap_dist **out, const etc_numgap *const *gaps
 			}
 		}
 	}
+	/* the ops moved as they grew: their handles point at their final place */
+	for (size_t i = 0; i < d->nops; i++)
+		d->ops[i].pub.handles = d->ops[i].handles;
 	double *scratch = rc == 0 ? malloc(n * sizeof *scratch) : NULL;
 	if (rc == 0 && !scratch)
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory for %zu runs", n);

@@ -49,7 +49,30 @@ typedef struct otensor {
 	bool has_local_m;
 	etc_metrics local_m;
 	const uint8_t *local_vs;
+	/* a reference graph's output under drop_reference_values: the row's
+	 * comparison made as the node ran (pre, against runtime tensor
+	 * pre_act of the gather), its values summarized (preview) and not kept
+	 * (dropped: t.data NULL, has_data still true) */
+	uint8_t stream; /* ETC_NG_KEPT, _PRE or _UNUSED */
+	bool dropped;
+	etc_metrics pre_m;
+	uint32_t pre_act;      /* index in the gather's tensors */
+	const uint8_t *pre_vs; /* its data */
+	const struct etc_ng_preview *preview;
 } otensor;
+
+/* What became of a reference graph's output under drop_reference_values. */
+enum {
+	ETC_NG_KEPT = 0, /* values kept: compared after alignment (or not streaming) */
+	ETC_NG_PRE,      /* compared as the node ran (otensor.pre_m) */
+	ETC_NG_UNUSED    /* no row compares its values: not kept */
+};
+
+/* A reference output not kept: its first values and the summary of all. */
+typedef struct etc_ng_preview {
+	etc_tensor t; /* data: the first ETC_NUMGAP_PREVIEW_VALUES values at most */
+	etc_tensor_summary summary;
+} etc_ng_preview;
 
 typedef struct gather {
 	item *items;
@@ -63,6 +86,7 @@ typedef struct rowx {
 	bool permute, dequant;
 	etc_permuted perm;
 	etc_dequant dq;
+	const etc_ng_preview *preview; /* the reference's values were not kept */
 } rowx;
 
 struct etc_numgap {
@@ -89,6 +113,7 @@ struct etc_numgap {
 	etc_ng_pending pending; /* rows compared after alignment, on several threads */
 	size_t block;           /* the runtime's block and run compared */
 	uint32_t run, etdump_run;
+	void *first_copy; /* drop_reference_values: the values of the first failing row */
 };
 
 /* Grows array p of capacity *cap to hold `need` elements of `size` bytes (NULL: out of memory). */
@@ -102,6 +127,8 @@ int etc_ng_push_item_(gather *g, item **out, etc_error *err);
 int etc_ng_push_tensor_(gather *g, otensor **out, etc_error *err);
 /* Copies `n` handles into the arena, ascending and unique. */
 int etc_ng_set_handles_(etc_arena *a, item *it, const int64_t *h, size_t n, etc_error *err);
+/* The output of `it` that fits `want` best (shape and dtype; ties to the last). */
+uint32_t etc_ng_pick_(const gather *g, const item *it, const otensor *want);
 bool etc_ng_same_instruction_(const etc_inspector_event *a, const etc_inspector_event *b);
 bool etc_ng_is_delegate_call_(const etc_inspector_event *ev);
 /* The items of one inspector: each instruction (or delegate event) with debug data once. */

@@ -11,6 +11,14 @@
  * users read what the runtime computed; those values are freed after their
  * last user. Also the score of a set of inputs: how well the graph run on
  * them reproduces the runtime's program outputs.
+ *
+ * With drop_reference_values the rows are known before the run: a group of
+ * runtime items sharing handles is compared with its node of the largest
+ * handle (numgap_align.c's rule), so that node's outputs are compared with
+ * the runtime's as it runs, summarized (first values, min/max/mean) and
+ * not kept. Kept are only the outputs whose row reads the runtime through
+ * a layout or a dequantization (set up after alignment) and the first
+ * failing row's (the first-divergence plots read it).
  */
 #include "analysis/numgap_internal.h"
 #include "core/blas.h"
@@ -37,6 +45,14 @@ typedef struct gctx {
 	 * the reads of its outputs still to come */
 	etc_refvalues **derived;
 	uint32_t *users;
+	/* drop_reference_values: the rows, known before the run */
+	bool stream;
+	etc_gate gate;
+	uint32_t *acomp;  /* per runtime handle (all): its group */
+	int32_t *rt_last; /* per group: the runtime item compared */
+	long *ref_last;   /* per group: the node compared, -1 none */
+	size_t cand;      /* the first failing row's reference otensor so far, or SIZE_MAX */
+	uint64_t cand_key;
 } gctx;
 
 static int cmp_hitem(const void *a, const void *b)
@@ -67,9 +83,16 @@ static long item_by_max(const gctx *c, int64_t h)
 	return lo > 0 && c->bymax[lo - 1].handle == h ? (long)c->bymax[lo - 1].item : -1;
 }
 
+/* Index of handle h among the runtime's, or -1. */
+static long handle_index(const gctx *c, int64_t h)
+{
+	const int64_t *p = bsearch(&h, c->all, c->nall, sizeof *c->all, cmp_i64);
+	return p ? (long)(p - c->all) : -1;
+}
+
 static bool runtime_has(const gctx *c, int64_t h)
 {
-	return bsearch(&h, c->all, c->nall, sizeof *c->all, cmp_i64) != NULL;
+	return handle_index(c, h) >= 0;
 }
 
 /* An etc_tensor over a reference tensor (sizes and data borrowed). */
@@ -257,11 +280,14 @@ static int derive(gctx *c, const etc_refrun *run, size_t n, etc_error *err)
 	return rc;
 }
 
-/* The node's re-run on the runtime's own logged inputs; its outputs go to
- * the item's otensors (local), the counts and note to the item. */
-static int rerun(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd, item *it,
-                 etc_error *err)
+/* The node's re-run on the runtime's own logged inputs (*vals, NULL when
+ * nothing was replaced) and the note of the item; *ok false when there is
+ * no local error to compute. A not-computed output gets the re-run's shape. */
+static int rerun_eval(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd, item *it,
+                      etc_refvalues **vals, bool *ok, etc_error *err)
 {
+	*vals = NULL;
+	*ok = false;
 	inputs_of x;
 	int rc = runtime_inputs(c, run, n, &x, err);
 	if (rc < 0) {
@@ -274,7 +300,6 @@ static int rerun(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd
 	if (x.standins)
 		snprintf(note, sizeof note, "inputs: %u of %u from the reference (%.150s)",
 		         x.standins, x.acts, x.missing.p ? x.missing.p : "");
-	etc_refvalues *vals = NULL;
 	const char *why = NULL;
 	if (etc_refrun_status(run, n, &why) != ETC_REFNODE_COMPUTED &&
 	    (x.standins || !x.replaced)) {
@@ -289,7 +314,7 @@ static int rerun(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd
 	if (x.replaced) {
 		etc_error e2;
 		etc_error_clear(&e2);
-		int r = etc_refrun_eval(run, n, x.in, &vals, &e2);
+		int r = etc_refrun_eval(run, n, x.in, vals, &e2);
 		if (r == ETC_ERR_NOMEM) {
 			if (err)
 				*err = e2;
@@ -297,6 +322,7 @@ static int rerun(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd
 			return r;
 		}
 		if (r < 0) {
+			*vals = NULL;
 			snprintf(
 			    note, sizeof note,
 			    "no local error: the re-run on the runtime's inputs failed: %.120s",
@@ -309,6 +335,26 @@ static int rerun(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd
 	inputs_free(&x);
 	if (*note)
 		it->local_note = etc_arena_strdup(&c->ng->arena, note, strlen(note));
+	*ok = true;
+	for (uint32_t j = 0; *vals && j < it->nout && j < nd->output_count; j++) {
+		otensor *ot = &c->g->ts[it->first + j];
+		const etc_reftensor *v =
+		    j < etc_refvalues_count(*vals) ? etc_refvalues_get(*vals, j) : NULL;
+		/* not computed: the re-run at least gives its shape and dtype */
+		if (v && !ot->has_data && ot->t.scalar_type < 0 &&
+		    (rc = keep_tensor(c->ng, v, false, &ot->t, err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The local error of each output of the node from its re-run `vals`
+ * (NULL: the re-run is the reference itself): now against the runtime when
+ * it can be, else the re-run kept for etc_ng_local_metrics_. */
+static int rerun_locals(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd, item *it,
+                        const etc_refvalues *vals, etc_error *err)
+{
+	int rc = 0;
 	for (uint32_t j = 0; j < it->nout && j < nd->output_count; j++) {
 		otensor *ot = &c->g->ts[it->first + j];
 		const etc_reftensor *v =
@@ -316,13 +362,18 @@ static int rerun(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd
 		         : etc_refrun_output(run, n, j);
 		if (!v)
 			continue;
-		if (vals && !ot->has_data && ot->t.scalar_type < 0 &&
-		    (rc = keep_tensor(c->ng, v, false, &ot->t, err)) < 0)
-			break; /* not computed: the re-run at least gives its shape and dtype */
+		if (!vals && ot->stream == ETC_NG_PRE) {
+			/* the re-run is the reference: its local error is the row's */
+			ot->has_local_m = true;
+			ot->local_m = ot->pre_m;
+			ot->local_vs = ot->pre_vs;
+			continue;
+		}
 		if (!vals) {
-			/* nothing replaced: the re-run is the reference itself */
+			/* nothing replaced: the re-run is the reference itself (its
+			 * values read only by a row that has them) */
 			ot->local = ot->t;
-			ot->has_local = ot->t.data != NULL || ot->t.numel == 0;
+			ot->has_local = ot->t.data != NULL || ot->t.numel == 0 || ot->dropped;
 			continue;
 		}
 		/* the usual case (a float runtime output of the same shape): the local
@@ -343,11 +394,25 @@ static int rerun(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd
 			ot->local_vs = rto->t.data;
 			continue;
 		}
-		if ((rc = keep_tensor(c->ng, v, true, &ot->local, err)) < 0)
+		const otensor *pa = ot->stream == ETC_NG_PRE ? &c->g->ts[ot->pre_act] : NULL;
+		if (pa && pa->t.numel == v->numel) {
+			/* the row reads the runtime as it is: its local error now too */
+			etc_tensor lt;
+			tensor_of(v, &lt);
+			etc_values vl, va;
+			etc_values_from_tensor(&vl, &lt);
+			etc_values_from_tensor(&va, &pa->t);
+			if ((rc = etc_metrics_compare(&vl, &va, &ot->local_m, err)) < 0)
+				break;
+			ot->has_local_m = true;
+			ot->local_vs = pa->t.data;
+			continue;
+		}
+		/* without a row that reads it, only its shape */
+		if ((rc = keep_tensor(c->ng, v, ot->stream != ETC_NG_UNUSED, &ot->local, err)) < 0)
 			break;
 		ot->has_local = true;
 	}
-	etc_refvalues_free(vals);
 	return rc;
 }
 
@@ -400,6 +465,153 @@ static int on_node(void *user, const etc_refrun *run, size_t n, etc_error *err)
 	return rc;
 }
 
+/* The summary of reference value v (first values, min/max/mean) for output o. */
+static int preview_of(gctx *c, const etc_reftensor *v, otensor *o, etc_error *err)
+{
+	etc_ng_preview *p = etc_arena_alloc(&c->ng->arena, 1, sizeof *p);
+	if (!p)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	memset(p, 0, sizeof *p);
+	p->t = o->t;
+	etc_tensor full;
+	tensor_of(v, &full);
+	if (v->numel)
+		etc_tensor_summarize(&full, &p->summary);
+	size_t es = etc_scalar_type_size(v->dtype);
+	size_t k = v->numel < ETC_NUMGAP_PREVIEW_VALUES ? (size_t)v->numel
+	                                                : (size_t)ETC_NUMGAP_PREVIEW_VALUES;
+	size_t nb = k * es;
+	uint8_t *d = etc_arena_alloc(&c->ng->arena, nb ? nb : 1, 1);
+	if (!d)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	if (nb)
+		memcpy(d, v->data, nb);
+	p->t.data = d;
+	p->t.offset = 0;
+	o->preview = p;
+	return 0;
+}
+
+/* Reference output o (value v), row key `key`, failed its gate: the first
+ * such row in row order keeps its values (the first-divergence plots). */
+static int keep_if_first(gctx *c, const etc_reftensor *v, size_t oi, uint64_t key, etc_error *err)
+{
+	if (c->cand != SIZE_MAX && c->cand_key <= key)
+		return 0;
+	size_t nb = (size_t)v->numel * etc_scalar_type_size(v->dtype);
+	void *p = malloc(nb ? nb : 1);
+	if (!p)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1,
+		                "out of memory keeping the first divergence's reference output of "
+		                "%zu bytes",
+		                nb);
+	if (nb)
+		memcpy(p, v->data, nb);
+	if (c->cand != SIZE_MAX) {
+		otensor *old = &c->g->ts[c->cand];
+		old->t.data = NULL;
+		old->dropped = true;
+	}
+	free(c->ng->first_copy);
+	c->ng->first_copy = p;
+	c->cand = oi;
+	c->cand_key = key;
+	otensor *o = &c->g->ts[oi];
+	o->t.data = p;
+	o->t.offset = 0;
+	o->dropped = false;
+	return 0;
+}
+
+/* Is runtime output `a` compared with reference value v as it is (the same
+ * shape, both float or neither)? Else *needed: whether its row still reads v
+ * after alignment (a layout, a dequantization). */
+static bool plain_pair(const gctx *c, const otensor *a, const etc_reftensor *v, bool *needed)
+{
+	*needed = false;
+	if (!a->has_data)
+		return false; /* no data: a row without values */
+	if (!a->t.data && a->t.numel) {
+		*needed = true; /* the row's own comparison says what is wrong */
+		return false;
+	}
+	bool af = etc_scalar_type_is_float_(a->t.scalar_type);
+	bool rf = etc_scalar_type_is_float_(v->dtype);
+	if (a->t.numel != v->numel || !same_shape(&a->t, v)) {
+		*needed = c->ng->opt.layout == ETC_NUMGAP_LAYOUT_AUTO && a->t.ndim == v->rank &&
+		          a->t.numel == v->numel;
+		return false;
+	}
+	if (af == rf)
+		return true;
+	*needed = !af && rf; /* an integer runtime tensor may be dequantized */
+	return false;
+}
+
+/*
+ * drop_reference_values: node n's outputs (shapes kept, values not yet)
+ * against the runtime, now. When n is the node its group compares, each
+ * pair of outputs the row will make (emit_group's pairing) is compared if
+ * the row reads the runtime as it is, else its values are kept for the row.
+ * Outputs no row compares keep nothing.
+ */
+static int stream_outputs(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd, item *r,
+                          etc_error *err)
+{
+	gather *g = c->g;
+	for (uint32_t j = 0; j < r->nout; j++)
+		g->ts[r->first + j].stream = ETC_NG_UNUSED;
+	long hi = handle_index(c, nd->debug_handle);
+	uint32_t grp = hi >= 0 ? c->acomp[hi] : 0;
+	if (hi < 0 || c->ref_last[grp] != (long)n || c->rt_last[grp] < 0)
+		return 0; /* another node of the group is compared */
+	const item *a = &g->items[c->rt_last[grp]];
+	if (!a->nout)
+		return 0;
+	bool one = a->nout != r->nout && (a->nout == 1 || r->nout == 1);
+	uint32_t np = one ? 1 : (a->nout < r->nout ? a->nout : r->nout);
+	for (uint32_t k = 0; k < np; k++) {
+		uint32_t pa = k, pr = k;
+		if (one && r->nout == 1)
+			pa = etc_ng_pick_(g, a, &g->ts[r->first]);
+		else if (one)
+			pr = etc_ng_pick_(g, r, &g->ts[a->first]);
+		size_t oi = r->first + pr;
+		otensor *o = &g->ts[oi];
+		const otensor *ao = &g->ts[a->first + pa];
+		const etc_reftensor *v = o->has_data ? etc_refrun_output(run, n, pr) : NULL;
+		if (!v)
+			continue;
+		bool needed = false;
+		bool wide = v->dtype == ETC_LONG || v->dtype == ETC_UINT64;
+		if (!plain_pair(c, ao, v, &needed) || wide) {
+			if (!needed && !wide)
+				continue;
+			/* kept: compared after alignment (int64 values are summarized
+			 * from all of them) */
+			ETC_TRY(keep_tensor(c->ng, v, true, &o->t, err));
+			o->stream = ETC_NG_KEPT;
+			o->dropped = false;
+			continue;
+		}
+		etc_tensor rt;
+		tensor_of(v, &rt);
+		etc_values vr, va;
+		etc_values_from_tensor(&vr, &rt);
+		etc_values_from_tensor(&va, &ao->t);
+		ETC_TRY(etc_metrics_compare(&vr, &va, &o->pre_m, err));
+		o->stream = ETC_NG_PRE;
+		o->pre_act = a->first + pa;
+		o->pre_vs = ao->t.data;
+		ETC_TRY(preview_of(c, v, o, err));
+		char why[160];
+		if (etc_gate_judge_(&o->pre_m, &c->gate, why, sizeof why) != ETC_ROW_PASS)
+			ETC_TRY(keep_if_first(
+			    c, v, oi, ((uint64_t)(uint32_t)c->rt_last[grp] << 32) | k, err));
+	}
+	return 0;
+}
+
 /* A node with a debug handle: a reference item (outputs kept when the runtime
  * shares its handle) and, when kept, its re-run on the runtime's inputs. */
 static int handled_node(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd,
@@ -427,21 +639,106 @@ static int handled_node(gctx *c, const etc_refrun *run, size_t n, const etc_refn
 			         status_name(st), why && *why ? why : nd->op);
 			continue;
 		}
-		ETC_TRY(keep_tensor(c->ng, v, keep, &o->t, err));
+		/* streaming: the values are kept (or not) once the rows' needs are known */
+		ETC_TRY(keep_tensor(c->ng, v, keep && !c->stream, &o->t, err));
 		o->has_data = keep;
+		o->dropped = keep && c->stream;
 		if (!keep)
 			snprintf(o->why, sizeof o->why,
 			         "not kept: no runtime output has its handle");
 	}
-	if (keep && (st == ETC_REFNODE_COMPUTED || st == ETC_REFNODE_SKIPPED))
-		ETC_TRY(rerun(c, run, n, nd, it, err));
-	return 0;
+	if (!keep)
+		return 0;
+	etc_refvalues *vals = NULL;
+	bool local = false;
+	int rc = 0;
+	if (st == ETC_REFNODE_COMPUTED || st == ETC_REFNODE_SKIPPED)
+		rc = rerun_eval(c, run, n, nd, it, &vals, &local, err);
+	/* it may have moved: the gather grows */
+	it = &g->items[g->n - 1];
+	if (rc == 0 && c->stream)
+		rc = stream_outputs(c, run, n, nd, it, err);
+	if (rc == 0 && local)
+		rc = rerun_locals(c, run, n, nd, it, vals, err);
+	etc_refvalues_free(vals);
+	return rc;
+}
+
+/* drop_reference_values: each group of runtime items sharing handles, its
+ * runtime item and its node compared (numgap_align.c's rule: the largest
+ * last handle, the later on a tie), before the run. */
+static int plan_rows(gctx *c, size_t nrt, size_t nn, etc_error *err)
+{
+	const gather *g = c->g;
+	etc_ng_key *keys = malloc((nrt ? nrt : 1) * sizeof *keys);
+	uint32_t *comp = malloc((nrt ? nrt : 1) * sizeof *comp);
+	int64_t *top = NULL;
+	size_t nc = 0;
+	int rc = 0;
+	if (!keys || !comp) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < nrt; i++)
+		keys[i] = (etc_ng_key){g->items[i].handles, g->items[i].nh};
+	if ((rc = etc_numgap_components_(keys, nrt, comp, &nc, err)) < 0)
+		goto done;
+	c->acomp = malloc((c->nall ? c->nall : 1) * sizeof *c->acomp);
+	c->rt_last = malloc((nc ? nc : 1) * sizeof *c->rt_last);
+	c->ref_last = malloc((nc ? nc : 1) * sizeof *c->ref_last);
+	top = malloc((nc ? nc : 1) * sizeof *top);
+	if (!c->acomp || !c->rt_last || !c->ref_last || !top) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		goto done;
+	}
+	for (size_t k = 0; k < nc; k++)
+		c->rt_last[k] = -1, c->ref_last[k] = -1;
+	for (size_t i = 0; i < nrt; i++) {
+		const item *it = &g->items[i];
+		if (!it->nh)
+			continue;
+		uint32_t k = comp[i];
+		if (c->rt_last[k] < 0 || it->handles[it->nh - 1] >= top[k]) {
+			c->rt_last[k] = (int32_t)i;
+			top[k] = it->handles[it->nh - 1];
+		}
+		for (uint32_t h = 0; h < it->nh; h++)
+			c->acomp[handle_index(c, it->handles[h])] = k;
+	}
+	/* the groups' nodes: their (single) handle the largest, the later on a tie */
+	for (size_t k = 0; k < nc; k++)
+		top[k] = INT64_MIN;
+	for (size_t n = 0; n < nn; n++) {
+		const etc_refnode *nd = etc_refgraph_node(c->graph, n);
+		if (!nd || nd->debug_handle < 0 || !nd->output_count)
+			continue;
+		long hi = handle_index(c, nd->debug_handle);
+		if (hi < 0)
+			continue;
+		uint32_t k = c->acomp[hi];
+		if (c->ref_last[k] < 0 || nd->debug_handle >= top[k]) {
+			c->ref_last[k] = (long)n;
+			top[k] = nd->debug_handle;
+		}
+	}
+done:
+	free(keys);
+	free(comp);
+	free(top);
+	return rc;
 }
 
 int etc_ng_gather_graph_(etc_numgap *ng, gather *g, size_t nrt, const etc_numgap_reference *ref,
                          etc_error *err)
 {
-	gctx c = {ng, g, ref->graph, NULL, 0, NULL, 0, NULL, NULL};
+	gctx c;
+	memset(&c, 0, sizeof c);
+	c.ng = ng;
+	c.g = g;
+	c.graph = ref->graph;
+	c.stream = ng->opt.drop_reference_values;
+	c.gate = (etc_gate){ng->opt.min_snr, ng->opt.max_mse, ng->opt.min_cosine, ng->opt.max_abs};
+	c.cand = SIZE_MAX;
 	size_t total = 0;
 	for (size_t i = 0; i < nrt; i++)
 		total += g->items[i].nh;
@@ -484,7 +781,9 @@ int etc_ng_gather_graph_(etc_numgap *ng, gather *g, size_t nrt, const etc_numgap
 		if (!k || c.all[i] != c.all[k - 1])
 			c.all[k++] = c.all[i];
 	c.nall = k;
-	int rc = etc_refgraph_run(ref->graph, ref->inputs, ref->input_count, on_node, &c, err);
+	int rc = c.stream ? plan_rows(&c, nrt, nn, err) : 0;
+	if (rc == 0)
+		rc = etc_refgraph_run(ref->graph, ref->inputs, ref->input_count, on_node, &c, err);
 	/* the reference run's products are done: no OpenBLAS thread left spinning
 	   while the rows are compared, or after */
 	etc_blas_rest_();
@@ -494,6 +793,9 @@ int etc_ng_gather_graph_(etc_numgap *ng, gather *g, size_t nrt, const etc_numgap
 	free(c.users);
 	free(c.bymax);
 	free(c.all);
+	free(c.acomp);
+	free(c.rt_last);
+	free(c.ref_last);
 	return rc;
 }
 
@@ -508,6 +810,12 @@ int etc_ng_local_metrics_(etc_numgap *ng, etc_error *err)
 			if (!*r->local_note)
 				snprintf(r->local_note, sizeof r->local_note,
 				         "no local error: the row was not compared");
+			continue;
+		}
+		if (!ng->loc[i].data && ng->loc[i].numel) {
+			/* not expected: the run judged that no row compares it */
+			snprintf(r->local_note, sizeof r->local_note,
+			         "no local error: the re-run was not kept");
 			continue;
 		}
 		etc_values va, vl;

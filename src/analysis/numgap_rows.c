@@ -186,6 +186,22 @@ void etc_ng_compare_pair_(etc_numgap *ng, size_t i, const item *ait, const otens
 		         row->dtype, row->reference_dtype);
 		return;
 	}
+	if (r->stream == ETC_NG_PRE && r->pre_vs == a->t.data && !ng->xf[i].permute &&
+	    !ng->xf[i].dequant) {
+		/* compared as the reference graph's node ran (numgap_refgraph.c) */
+		row->metrics = r->pre_m;
+		row->has_metrics = true;
+		row->gap = etc_ng_distance_of_(ng->opt.distance, &row->metrics);
+		row->status = etc_gate_judge_(&row->metrics, gate, row->reason, sizeof row->reason);
+		return;
+	}
+	if (r->dropped) {
+		/* not expected: a row compares what the run judged no row would */
+		row->status = ETC_ROW_NO_DATA;
+		snprintf(row->reason, sizeof row->reason,
+		         "reference: its values were not kept (drop_reference_values)");
+		return;
+	}
 	etc_values va, vr;
 	etc_ng_row_chain_(ng, i, &va);
 	etc_values_from_tensor(&vr, &r->t);

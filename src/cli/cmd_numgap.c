@@ -631,6 +631,8 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		o.layout = ETC_NUMGAP_LAYOUT_NONE;
 	o.quant_params = a->quant_params;
 	o.force = a->force;
+	/* the reports summarize the reference outputs: the gap need not keep them */
+	o.drop_reference_values = true;
 	if (!etc_inspector_debug_buffer(insp))
 		return usage_error("%s", "the numeric gap needs --debug_buffer (the intermediate "
 		                         "outputs' values)");

@@ -357,6 +357,33 @@ static const char *summary(etc_sbuf *b, const etc_tensor *t, const char *dtype, 
 	return b->p ? b->p : "";
 }
 
+/* Row i's reference output to summarize: its values, or the preview the
+ * gap kept instead of them (drop_reference_values) with its summary in
+ * `cache`; NULL when not compared. */
+static const etc_tensor *ref_tensor(const etc_numgap *ng, size_t i, etc_summary_cache *cache)
+{
+	etc_tensor_summary s;
+	const etc_tensor *p = etc_numgap_row_reference_preview(ng, i, &s);
+	etc_summary_cache_init_(cache);
+	if (!p)
+		return etc_numgap_row_reference_tensor(ng, i);
+	etc_summary_cache_put_(cache, p, &s);
+	return p;
+}
+
+/* The TSV's aot_intermediate_output of row i. */
+static const char *ref_summary(etc_sbuf *b, const etc_numgap *ng, size_t i)
+{
+	etc_summary_cache cache;
+	const etc_tensor *t = ref_tensor(ng, i, &cache);
+	const etc_numgap_row *r = etc_numgap_row_at(ng, i);
+	if (!t)
+		return summary(b, NULL, r->reference_dtype, r->reference_shape);
+	etc_sbuf_reset(b);
+	etc_tensor_text_(b, t, 4, &cache);
+	return b->p ? b->p : "";
+}
+
 static const char *tuple(etc_sbuf *b, const int64_t *h, size_t n)
 {
 	etc_sbuf_reset(b);
@@ -415,10 +442,7 @@ int etc_report_numgap_tsv(FILE *f, const etc_numgap *ng, etc_error *err)
 		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
 		field(f, tuple(&b, r->reference_handles, r->reference_handle_count), false);
 		field(f, node_list(&b, r), false);
-		field(f,
-		      summary(&b, etc_numgap_row_reference_tensor(ng, i), r->reference_dtype,
-		              r->reference_shape),
-		      false);
+		field(f, ref_summary(&b, ng, i), false);
 		field(f, event_list(&b, r), false);
 		field(f, tuple(&b, r->handles, r->handle_count), false);
 		field(f, summary(&b, etc_numgap_row_tensor(ng, i), r->dtype, r->shape), false);
@@ -593,7 +617,6 @@ void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng)
 	for (size_t i = 0; i < etc_numgap_row_count(ng); i++) {
 		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
 		const etc_tensor *at = etc_numgap_row_tensor(ng, i);
-		const etc_tensor *rt = etc_numgap_row_reference_tensor(ng, i);
 		etc_sbuf_puts(b, i ? ",\n      {\"aot_debug_handle\": "
 		                   : "\n      {\"aot_debug_handle\": ");
 		json_handles(b, r->reference_handles, r->reference_handle_count);
@@ -605,8 +628,10 @@ void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng)
 		}
 		etc_sbuf_puts(b, "]");
 		etc_sbuf_puts(b, ", \"aot_intermediate_output\": ");
+		etc_summary_cache cache;
+		const etc_tensor *rt = ref_tensor(ng, i, &cache);
 		if (rt)
-			etc_tensor_json_(b, rt, 8, NULL);
+			etc_tensor_json_(b, rt, 8, &cache);
 		else
 			etc_sbuf_puts(b, "null");
 		etc_sbuf_puts(b, ", \"runtime_ops\": [");
@@ -830,7 +855,8 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 	if (rc < 0 || first < 0)
 		goto done;
 	etc_diff_ctx d;
-	if (etc_numgap_row_values(ng, (size_t)first, &d.a, &d.r) < 0 || !d.a.count)
+	if (etc_numgap_row_values(ng, (size_t)first, &d.a, &d.r) < 0 || !d.a.count ||
+	    d.r.count != d.a.count)
 		goto done;
 	char title[256];
 	const etc_numgap_row *fr = etc_numgap_row_at(ng, (size_t)first);

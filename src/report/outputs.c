@@ -30,12 +30,27 @@ void etc_summary_cache_init_(etc_summary_cache *c)
 		c->slot[i].scalar_type = -1;
 }
 
+static etc_summary_slot *slot_of(etc_summary_cache *c, const etc_tensor *t)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)t->data >> 4) * 0x9e3779b97f4a7c15ull ^ t->numel;
+	return &c->slot[(h >> 32) % ETC_SUMMARY_SLOTS];
+}
+
+void etc_summary_cache_put_(etc_summary_cache *c, const etc_tensor *t,
+                            const etc_tensor_summary *summary)
+{
+	etc_summary_slot *s = slot_of(c, t);
+	s->data = t->data;
+	s->numel = t->numel;
+	s->scalar_type = t->scalar_type;
+	s->summary = *summary;
+}
+
 static void summarize(etc_summary_cache *c, const etc_tensor *t, etc_tensor_summary *out)
 {
 	etc_summary_slot *s = NULL;
 	if (c) {
-		uint64_t h = ((uint64_t)(uintptr_t)t->data >> 4) * 0x9e3779b97f4a7c15ull ^ t->numel;
-		s = &c->slot[(h >> 32) % ETC_SUMMARY_SLOTS];
+		s = slot_of(c, t);
 		if (s->data == t->data && s->numel == t->numel &&
 		    s->scalar_type == t->scalar_type) {
 			*out = s->summary;

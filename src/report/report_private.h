@@ -37,6 +37,10 @@ typedef struct etc_summary_cache {
 	etc_summary_slot slot[ETC_SUMMARY_SLOTS];
 } etc_summary_cache;
 void etc_summary_cache_init_(etc_summary_cache *c);
+/* Records the summary of tensor t (its data need not hold every value: a
+ * preview whose other values the summary already covers). */
+void etc_summary_cache_put_(etc_summary_cache *c, const etc_tensor *t,
+                            const etc_tensor_summary *summary);
 
 /*
  * The budget every printer of nested input structures shares (the
