@@ -614,7 +614,10 @@ class Inspector:
         with its debug buffer). Keywords: the thresholds min_snr, max_mse,
         min_cosine, max_abs; quant_params (a JSON file, as --quant-params);
         layout ("auto" or "none"); force (an ETRecord that does not fit its
-        ETDump is a warning). Returns a pandas DataFrame (a list of dicts
+        ETDump is a warning); keep_reference_values (default True; False:
+        the reference graph's outputs are compared as they are computed and
+        not kept, aot_intermediate_output is None but for the first
+        divergence, memory as the CLI's). Returns a pandas DataFrame (a list of dicts
         without pandas) with upstream's columns first.
 
         Without reference=, as upstream: the ETRecord's graph (reference_graph,

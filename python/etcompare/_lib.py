@@ -153,7 +153,8 @@ class NumgapReference(ctypes.Structure):
 class NumgapOptions(ctypes.Structure):
     _fields_ = [("block", c_char_p), ("min_snr", c_double), ("max_mse", c_double),
                 ("min_cosine", c_double), ("max_abs", c_double), ("distance", c_int),
-                ("layout", c_int), ("quant_params", c_char_p), ("force", c_bool)]
+                ("layout", c_int), ("quant_params", c_char_p), ("force", c_bool),
+                ("drop_reference_values", c_bool)]
 
 
 class ReportOptions(ctypes.Structure):
@@ -268,6 +269,7 @@ FUNCTIONS = [
     ("etc_report_accuracy", c_int, [_P, _P, _P, ctypes.c_uint, _E]),
     ("etc_report_numgap", c_int, [_P, _P, _E]),
     ("etc_report_numgap_json", c_int, [_P, _P, _E]),
+    ("etc_report_numgap_tsv", c_int, [_P, _P, _E]),
     ("etc_torchsave_open", c_int, [_PP, c_char_p, _E]),
     ("etc_torchsave_free", None, [_P]),
     ("etc_npz_open", c_int, [_PP, c_char_p, _E]),
@@ -314,6 +316,8 @@ FUNCTIONS = [
     ("etc_numgap_row_count", c_size_t, [_P]),
     ("etc_numgap_row_tensor", POINTER(Tensor), [_P, c_size_t]),
     ("etc_numgap_row_reference_tensor", POINTER(Tensor), [_P, c_size_t]),
+    ("etc_numgap_row_reference_preview", POINTER(Tensor), [_P, c_size_t, _P]),
+    ("etc_numgap_first_divergence", ctypes.c_long, [_P]),
     ("etc_values_from_doubles", None, [POINTER(Values), POINTER(c_double), c_uint64]),
     ("etc_metrics_compare", c_int, [POINTER(Values), POINTER(Values), POINTER(Metrics), _E]),
 ]

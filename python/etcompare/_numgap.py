@@ -163,6 +163,10 @@ def numeric_gap(insp, distance, reference, block, thresholds, reference_graph=No
     # upstream's disable_debug_handle_valdiation (sic): an ETRecord whose
     # handles do not fit the ETDump is a warning, as the CLI's --force
     opt.force = bool(thresholds.pop("force", False)) or bool(disable_debug_handle_valdiation)
+    # keep_reference_values=False: the reference graph's outputs are compared
+    # as they are computed and not kept (aot_intermediate_output None but for
+    # the first divergence), as the CLI does
+    opt.drop_reference_values = not thresholds.pop("keep_reference_values", True)
     if thresholds:
         raise TypeError(f"unexpected argument(s): {', '.join(thresholds)}")
     p = ctypes.c_void_p()
