@@ -17,7 +17,8 @@
  * handle (numgap_align.c's rule), so that node's outputs are compared with
  * the runtime's as it runs, summarized (first values, min/max/mean) and
  * not kept. Kept are only the outputs whose row reads the runtime through
- * a layout or a dequantization (set up after alignment) and the first
+ * a layout or a dequantization (set up after alignment), int64 outputs
+ * (the reports print their exact extremes from all values) and the first
  * failing row's (the first-divergence plots read it).
  */
 #include "analysis/numgap_internal.h"
