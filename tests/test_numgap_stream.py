@@ -10,10 +10,10 @@ example, through the library (ctypes):
    are the kept tensor's first values and its summary (min, max, mean, NaN
    count) numpy's of the kept tensor;
 3. the rows keep no reference tensor but the first divergence's (the
-   first-divergence plots read it), int64 ones (summarized from all their
-   values) and those read through a layout or a dequantization: none of
-   the others when every row passes, the first divergence's under a gate
-   that fails them all; the keeping gap keeps them all;
+   first-divergence plots read it) and those read through a layout or a
+   dequantization: none of the others when every row passes, the first
+   divergence's under a gate that fails them all; the keeping gap keeps
+   them all; an int64 preview gives the exact min and max;
 4. Inspector.calculate_numeric_gap(keep_reference_values=False) gives the
    same gaps, aot_intermediate_output None but on the first divergence.
 """
@@ -84,17 +84,16 @@ def case(label, insp, run):
             n = lib.numgap_row_count(keep)
             first = lib.numgap_first_divergence(drop)
             rows = json.loads(jd)["rows"]
-            # kept by design: summarized from all values, or read after alignment
-            late = {i for i, r in enumerate(rows)
-                    if r["reference_dtype"] in ("int64", "uint64") or r["layout"] or
-                    r["quant_source"]}
-            kept_keep = kept_drop = previews = 0
+            # kept by design: read after alignment
+            late = {i for i, r in enumerate(rows) if r["layout"] or r["quant_source"]}
+            kept_keep = kept_drop = previews = wide = 0
             bad = []
             for i in range(n):
                 rk = lib.numgap_row_reference_tensor(keep, i)
                 rd = lib.numgap_row_reference_tensor(drop, i)
                 s = Summary()
-                pv = lib.numgap_row_reference_preview(drop, i, ctypes.byref(s))
+                ext = (ctypes.c_uint64 * 2)()
+                pv = lib.numgap_row_reference_preview(drop, i, ctypes.byref(s), ext)
                 kept_keep += bool(rk)
                 kept_drop += bool(rd)
                 if rd and i != first and i not in late:
@@ -112,6 +111,11 @@ def case(label, insp, run):
                     shape=(k,)) if pv.contents.scalar_type == 7 and k else None
                 if head is not None and not np.array_equal(head, full[:k]):
                     bad.append(f"row {i}: first values")
+                if full.dtype == np.int64 and full.size:
+                    wide += 1
+                    if (np.array(ext, dtype=np.uint64).view(np.int64).tolist() !=
+                            [full.min(), full.max()]):
+                        bad.append(f"row {i}: int64 extremes {list(ext)}")
                 if pv.contents.numel != full.size:
                     bad.append(f"row {i}: numel {pv.contents.numel} != {full.size}")
                 if full.size:
@@ -128,6 +132,8 @@ def case(label, insp, run):
             check(f"{tag}: the keeping gap keeps its compared rows' tensors",
                   kept_keep > 0 and kept_keep == previews + kept_drop,
                   f"{kept_keep} kept, {previews} previews, {kept_drop} kept when dropping")
+            if label in ("cnn", "qcnn"):
+                check(f"{tag}: int64 outputs (max_pool2d's indices) previewed", wide > 0)
             if min_snr is None and first < 0:
                 check(f"{tag}: no reference tensor kept when every row passes",
                       kept_drop == len(late), f"{kept_drop} kept, {len(late)} by design")
@@ -171,8 +177,7 @@ def main():
                 if x is not None:
                     (kept if i == fd else others).append((i, str(np.asarray(x).dtype)))
         check("keep_reference_values=False: aot_intermediate_output on the first divergence "
-              "(and int64 outputs) alone", fd is not None and kept and
-              all(d == "int64" for _i, d in others) and len(others) < len(b), (kept, others))
+              "alone", fd is not None and kept and not others, (kept, others))
         check("the default keeps every aot_intermediate_output",
               all(v is not None for v in a["aot_intermediate_output"]))
     C.finish()

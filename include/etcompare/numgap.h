@@ -399,11 +399,14 @@ enum { ETC_NUMGAP_PREVIEW_VALUES = 8 };
  * (drop_reference_values): dtype, shape, numel, nbytes and offset as the
  * tensor's, `data` holding only its first min(numel,
  * ETC_NUMGAP_PREVIEW_VALUES) values; *summary gets the summary of all of
- * them (etc_tensor_summarize). NULL when the values were kept or the row
- * was not compared.
+ * them (etc_tensor_summarize) and, for an int64 or uint64 tensor,
+ * extremes[0] and [1] the bits of its smallest and largest value (exact
+ * where the summary's doubles round; either may be NULL). NULL when the
+ * values were kept or the row was not compared.
  */
 ETC_API const etc_tensor *etc_numgap_row_reference_preview(const etc_numgap *ng, size_t i,
-                                                           etc_tensor_summary *summary);
+                                                           etc_tensor_summary *summary,
+                                                           uint64_t *extremes);
 
 #ifdef __cplusplus
 }

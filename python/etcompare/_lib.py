@@ -316,7 +316,7 @@ FUNCTIONS = [
     ("etc_numgap_row_count", c_size_t, [_P]),
     ("etc_numgap_row_tensor", POINTER(Tensor), [_P, c_size_t]),
     ("etc_numgap_row_reference_tensor", POINTER(Tensor), [_P, c_size_t]),
-    ("etc_numgap_row_reference_preview", POINTER(Tensor), [_P, c_size_t, _P]),
+    ("etc_numgap_row_reference_preview", POINTER(Tensor), [_P, c_size_t, _P, _P]),
     ("etc_numgap_first_divergence", ctypes.c_long, [_P]),
     ("etc_values_from_doubles", None, [POINTER(Values), POINTER(c_double), c_uint64]),
     ("etc_metrics_compare", c_int, [POINTER(Values), POINTER(Values), POINTER(Metrics), _E]),

@@ -621,11 +621,13 @@ const etc_tensor *etc_numgap_row_reference_tensor(const etc_numgap *ng, size_t i
 }
 
 const etc_tensor *etc_numgap_row_reference_preview(const etc_numgap *ng, size_t i,
-                                                   etc_tensor_summary *summary)
+                                                   etc_tensor_summary *summary, uint64_t *extremes)
 {
 	if (i >= ng->nrows || !ng->rows[i].has_metrics || !ng->xf[i].preview)
 		return NULL;
 	if (summary)
 		*summary = ng->xf[i].preview->summary;
+	if (extremes)
+		memcpy(extremes, ng->xf[i].preview->extremes, sizeof ng->xf[i].preview->extremes);
 	return &ng->xf[i].preview->t;
 }

@@ -72,6 +72,7 @@ enum {
 typedef struct etc_ng_preview {
 	etc_tensor t; /* data: the first ETC_NUMGAP_PREVIEW_VALUES values at most */
 	etc_tensor_summary summary;
+	uint64_t extremes[2]; /* int64/uint64: the smallest and largest value's bits */
 } etc_ng_preview;
 
 typedef struct gather {

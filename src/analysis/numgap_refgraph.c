@@ -17,8 +17,7 @@
  * handle (numgap_align.c's rule), so that node's outputs are compared with
  * the runtime's as it runs, summarized (first values, min/max/mean) and
  * not kept. Kept are only the outputs whose row reads the runtime through
- * a layout or a dequantization (set up after alignment), int64 outputs
- * (the reports print their exact extremes from all values) and the first
+ * a layout or a dequantization (set up after alignment) and the first
  * failing row's (the first-divergence plots read it).
  */
 #include "analysis/numgap_internal.h"
@@ -478,6 +477,20 @@ static int preview_of(gctx *c, const etc_reftensor *v, otensor *o, etc_error *er
 	tensor_of(v, &full);
 	if (v->numel)
 		etc_tensor_summarize(&full, &p->summary);
+	bool wide = v->dtype == ETC_LONG || v->dtype == ETC_UINT64;
+	for (uint64_t i = 0; wide && i < v->numel; i++) {
+		/* their doubles round: the reports print them from the bits */
+		uint64_t u;
+		memcpy(&u, (const uint8_t *)v->data + 8 * i, 8);
+		bool less = v->dtype == ETC_LONG ? (int64_t)u < (int64_t)p->extremes[0]
+		                                 : u < p->extremes[0];
+		bool more = v->dtype == ETC_LONG ? (int64_t)u > (int64_t)p->extremes[1]
+		                                 : u > p->extremes[1];
+		if (i == 0 || less)
+			p->extremes[0] = u;
+		if (i == 0 || more)
+			p->extremes[1] = u;
+	}
 	size_t es = etc_scalar_type_size(v->dtype);
 	size_t k = v->numel < ETC_NUMGAP_PREVIEW_VALUES ? (size_t)v->numel
 	                                                : (size_t)ETC_NUMGAP_PREVIEW_VALUES;
@@ -584,12 +597,10 @@ static int stream_outputs(gctx *c, const etc_refrun *run, size_t n, const etc_re
 		if (!v)
 			continue;
 		bool needed = false;
-		bool wide = v->dtype == ETC_LONG || v->dtype == ETC_UINT64;
-		if (!plain_pair(c, ao, v, &needed) || wide) {
-			if (!needed && !wide)
+		if (!plain_pair(c, ao, v, &needed)) {
+			if (!needed)
 				continue;
-			/* kept: compared after alignment (int64 values are summarized
-			 * from all of them) */
+			/* kept: compared after alignment */
 			ETC_TRY(keep_tensor(c->ng, v, true, &o->t, err));
 			o->stream = ETC_NG_KEPT;
 			o->dropped = false;

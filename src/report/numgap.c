@@ -363,11 +363,13 @@ static const char *summary(etc_sbuf *b, const etc_tensor *t, const char *dtype, 
 static const etc_tensor *ref_tensor(const etc_numgap *ng, size_t i, etc_summary_cache *cache)
 {
 	etc_tensor_summary s;
-	const etc_tensor *p = etc_numgap_row_reference_preview(ng, i, &s);
+	uint64_t ext[2];
+	const etc_tensor *p = etc_numgap_row_reference_preview(ng, i, &s, ext);
 	etc_summary_cache_init_(cache);
 	if (!p)
 		return etc_numgap_row_reference_tensor(ng, i);
-	etc_summary_cache_put_(cache, p, &s);
+	bool wide = p->scalar_type == ETC_LONG || p->scalar_type == ETC_UINT64;
+	etc_summary_cache_put_(cache, p, &s, wide ? ext : NULL);
 	return p;
 }
 

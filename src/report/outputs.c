@@ -37,13 +37,16 @@ static etc_summary_slot *slot_of(etc_summary_cache *c, const etc_tensor *t)
 }
 
 void etc_summary_cache_put_(etc_summary_cache *c, const etc_tensor *t,
-                            const etc_tensor_summary *summary)
+                            const etc_tensor_summary *summary, const uint64_t *extremes)
 {
 	etc_summary_slot *s = slot_of(c, t);
 	s->data = t->data;
 	s->numel = t->numel;
 	s->scalar_type = t->scalar_type;
 	s->summary = *summary;
+	s->has_extremes = extremes != NULL;
+	if (extremes)
+		s->extremes[0] = extremes[0], s->extremes[1] = extremes[1];
 }
 
 static void summarize(etc_summary_cache *c, const etc_tensor *t, etc_tensor_summary *out)
@@ -63,6 +66,7 @@ static void summarize(etc_summary_cache *c, const etc_tensor *t, etc_tensor_summ
 		s->numel = t->numel;
 		s->scalar_type = t->scalar_type;
 		s->summary = *out;
+		s->has_extremes = false;
 	}
 }
 
@@ -75,13 +79,17 @@ static bool wide_int(const etc_tensor *t)
 	return t->scalar_type == ETC_LONG || t->scalar_type == ETC_UINT64;
 }
 
-static void put_wide(etc_sbuf *b, const etc_tensor *t, uint64_t i)
+static void put_wide_bits(etc_sbuf *b, const etc_tensor *t, uint64_t u)
 {
-	uint64_t u = etc_le64_(t->data + 8 * i);
 	if (t->scalar_type == ETC_LONG)
 		etc_sbuf_printf(b, "%lld", (long long)(int64_t)u);
 	else
 		etc_sbuf_printf(b, "%llu", (unsigned long long)u);
+}
+
+static void put_wide(etc_sbuf *b, const etc_tensor *t, uint64_t i)
+{
+	put_wide_bits(b, t, etc_le64_(t->data + 8 * i));
 }
 
 /* Index of the smallest (want_max false) or largest element. */
@@ -96,6 +104,18 @@ static uint64_t wide_extreme(const etc_tensor *t, bool want_max)
 			best = i;
 	}
 	return best;
+}
+
+/* The smallest (want_max false) or largest element, from the cache when it
+ * has it (a preview holds the first values only). */
+static void put_extreme(etc_sbuf *b, const etc_tensor *t, etc_summary_cache *c, bool want_max)
+{
+	const etc_summary_slot *s = c ? slot_of(c, t) : NULL;
+	if (s && s->has_extremes && s->data == t->data && s->numel == t->numel &&
+	    s->scalar_type == t->scalar_type)
+		put_wide_bits(b, t, s->extremes[want_max]);
+	else
+		put_wide(b, t, wide_extreme(t, want_max));
 }
 
 static void shape(etc_sbuf *b, const etc_tensor *t)
@@ -147,12 +167,12 @@ void etc_tensor_json_(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
 		summarize(cache, t, &s);
 		etc_sbuf_puts(b, ", \"min\": ");
 		if (wide_int(t))
-			put_wide(b, t, wide_extreme(t, false));
+			put_extreme(b, t, cache, false);
 		else
 			etc_json_num_(b, s.min);
 		etc_sbuf_puts(b, ", \"max\": ");
 		if (wide_int(t))
-			put_wide(b, t, wide_extreme(t, true));
+			put_extreme(b, t, cache, true);
 		else
 			etc_json_num_(b, s.max);
 		etc_sbuf_puts(b, ", \"mean\": ");
@@ -240,12 +260,12 @@ void etc_tensor_text_(etc_sbuf *b, const etc_tensor *t, uint32_t max_values,
 	summarize(cache, t, &s);
 	etc_sbuf_puts(b, "  min=");
 	if (wide_int(t))
-		put_wide(b, t, wide_extreme(t, false));
+		put_extreme(b, t, cache, false);
 	else
 		text_num(b, s.min, integral);
 	etc_sbuf_puts(b, " max=");
 	if (wide_int(t))
-		put_wide(b, t, wide_extreme(t, true));
+		put_extreme(b, t, cache, true);
 	else
 		text_num(b, s.max, integral);
 	etc_sbuf_printf(b, " mean=%.6g", s.mean);

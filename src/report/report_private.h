@@ -32,15 +32,19 @@ typedef struct etc_summary_slot {
 	uint64_t numel;
 	int scalar_type;
 	etc_tensor_summary summary;
+	bool has_extremes;    /* int64/uint64: the smallest and largest value's bits */
+	uint64_t extremes[2]; /* (else they are found in the data) */
 } etc_summary_slot;
 typedef struct etc_summary_cache {
 	etc_summary_slot slot[ETC_SUMMARY_SLOTS];
 } etc_summary_cache;
 void etc_summary_cache_init_(etc_summary_cache *c);
 /* Records the summary of tensor t (its data need not hold every value: a
- * preview whose other values the summary already covers). */
+ * preview whose other values the summary already covers), and for int64 and
+ * uint64 tensors the bits of their smallest and largest value (NULL: found
+ * in the data). */
 void etc_summary_cache_put_(etc_summary_cache *c, const etc_tensor *t,
-                            const etc_tensor_summary *summary);
+                            const etc_tensor_summary *summary, const uint64_t *extremes);
 
 /*
  * The budget every printer of nested input structures shares (the
