@@ -25,7 +25,8 @@
 #define WIDEN_CHUNK ((uint64_t)1 << 20)
 /* The record's pages read by a run's calls are given back once this much
  * was read (each call giving its own back would fault the large folios
- * around its weights in again and again: 4x the run time on MobileNetV2). */
+ * around its weights in again and again: about 4x the run time on
+ * MobileNetV2). */
 #define RELEASE_BYTES ((uint64_t)1 << 20)
 /* A weight this large gives its pages back as it is copied, and those of
  * the calls before it first. */
@@ -34,22 +35,28 @@
 #define TMP_MAP_BYTES ((uint64_t)1 << 20)
 
 /*
- * A weight's copy for one call. A large one is mapped and unmapped here
- * rather than malloc'ed: glibc raises its mmap threshold when a large
- * block is freed, so that the next call's copies would come from the heap
- * and stay resident after it (marked borrowed: tmp_free unmaps it).
+ * A weight's copy for one call, not zeroed (it is overwritten at once). A
+ * large one is mapped and unmapped here rather than malloc'ed: glibc raises
+ * its mmap threshold when a large block is freed, so that the next call's
+ * copies would come from the heap and stay resident after it. Marked
+ * borrowed: tmp_free frees it.
  */
 static int tmp_alloc(ref_tensor *t, int dtype, const ref_tensor *like, etc_error *err)
 {
 	uint64_t bytes = like->numel * etc_scalar_type_size(dtype);
-	if (bytes < TMP_MAP_BYTES || bytes > SIZE_MAX)
-		return ref_tensor_alloc(t, dtype, like->rank, like->shape, err);
-	void *p =
-	    mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
+	memset(t, 0, sizeof *t);
+	void *p = NULL;
+	if (bytes <= SIZE_MAX && bytes >= TMP_MAP_BYTES) {
+		p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		         -1, 0);
+		if (p == MAP_FAILED)
+			p = NULL;
+	} else if (bytes <= SIZE_MAX) {
+		p = malloc(bytes ? (size_t)bytes : 1);
+	}
+	if (!p)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (%llu bytes)",
 		                (unsigned long long)bytes);
-	memset(t, 0, sizeof *t);
 	t->dtype = dtype;
 	t->rank = like->rank;
 	memcpy(t->shape, like->shape, sizeof t->shape);
@@ -61,9 +68,12 @@ static int tmp_alloc(ref_tensor *t, int dtype, const ref_tensor *like, etc_error
 
 static void tmp_free(ref_tensor *t)
 {
-	if (t->borrowed && t->data)
-		munmap(t->data, (size_t)(t->numel * etc_scalar_type_size(t->dtype)));
-	ref_tensor_free(t);
+	uint64_t bytes = t->numel * etc_scalar_type_size(t->dtype);
+	if (t->data && bytes >= TMP_MAP_BYTES)
+		munmap(t->data, (size_t)bytes);
+	else
+		free(t->data);
+	memset(t, 0, sizeof *t);
 }
 
 bool ref_op_moves_only(const ref_op *op)
