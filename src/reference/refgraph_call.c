@@ -148,11 +148,14 @@ static int materialize(const etc_refgraph *g, const ref_tensor *src, bool view, 
 		if (src->dtype == dtype) {
 			memcpy((uint8_t *)dst->data + at * es, from + at * es, n * es);
 		} else if (widen) {
+			/* through an aligned buffer, so that the loop vectorizes */
 			double *d = (double *)dst->data + at;
-			for (uint64_t i = 0; i < n; i++) {
-				float f;
-				memcpy(&f, from + (at + i) * 4, sizeof f);
-				d[i] = f;
+			float f[1024];
+			for (uint64_t i = 0; i < n; i += 1024) {
+				size_t m = n - i < 1024 ? (size_t)(n - i) : 1024;
+				memcpy(f, from + (at + i) * 4, m * sizeof *f);
+				for (size_t j = 0; j < m; j++)
+					d[i + j] = f[j];
 			}
 		} else {
 			for (uint64_t i = at; i < at + n; i++)
