@@ -3,8 +3,10 @@
  * handed to the caller's callback, values freed after their last use; a
  * node's re-run on other inputs (etc_refrun_eval).
  *
- * Peak memory is the weights plus the values alive at one time: a value
- * lives from its node's call until the callback of its last consumer.
+ * Peak memory is the weights held by the graph (most as views of the
+ * record, widened for one op at a time by refgraph_call.c) plus the values
+ * alive at one time: a value lives from its node's call until the callback
+ * of its last consumer.
  */
 #include "reference/refgraph_private.h"
 #include "reference/refimport.h"
