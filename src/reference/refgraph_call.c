@@ -114,7 +114,8 @@ void ref_graph_release_all(const etc_refgraph *g)
 static bool record_view(const etc_refgraph *g, const ref_node *n, size_t k, const ref_tensor *t)
 {
 	size_t v = n->src_values[k];
-	return g->values[v].kind == REF_VALUE_WEIGHT && g->values[v].mapped && t == &g->slots[v];
+	return g->values[v].kind == REF_VALUE_WEIGHT && g->values[v].mapped && t == &g->slots[v] &&
+	       t->data;
 }
 
 /*

@@ -200,7 +200,10 @@ static int load_weight(ref_loader *L, const weight_spec *w, etc_torchsave *sd, c
 		v->mapped = true;
 		return 0;
 	}
-	int rc = ref_import_pytensor(&g->slots[w->value], t, held_dtype(g, t), what, L->err);
+	/* float32 stays float32 (widened per op), other floats become the
+	   reference dtype, ints and bool keep theirs */
+	int float_dtype = t->tensor.scalar_type == ETC_FLOAT ? ETC_FLOAT : g->float_dtype;
+	int rc = ref_import_pytensor(&g->slots[w->value], t, float_dtype, what, L->err);
 	/* copied: the file pages it was read from need not stay resident */
 	if (t->tensor.data)
 		ref_graph_release(g, t->tensor.data, t->tensor.nbytes);
