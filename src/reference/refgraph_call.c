@@ -122,8 +122,8 @@ static bool record_view(const etc_refgraph *g, const ref_node *n, size_t k, cons
  * `src` copied into `dst` of `dtype` (its own, or float64 for float32),
  * chunk by chunk. A weight view (`view`) may be misaligned (the record's
  * bytes): read with memcpy. A large one gives back the record's pages of
- * each chunk once read; a small one counts its bytes in *unread (NULL: gives
- * them back at once).
+ * each chunk once read (and first those earlier calls read); a small one
+ * adds its bytes to *unreleased (NULL: gives them back at once).
  */
 static int materialize(const etc_refgraph *g, const ref_tensor *src, bool view, int dtype,
                        uint64_t *unreleased, ref_tensor *dst, etc_error *err)
