@@ -27,6 +27,7 @@
  *       anon_after_open_kb, file_after_open_kb, anon_after_load_kb, file_after_load_kb,
  *       anon_end_kb, file_end_kb: its RssAnon (heap) and RssFile (mapped
  *       files: the program, its libraries and the ETRecord) parts
+ *   hwm_after_load_kb VmHWM after loading the graph (the peak of open and load)
  *   hwm_kb            VmHWM (peak RSS) at the end
  *   idle_cpu_ms       the process's CPU time (all threads) during a 200 ms
  *       sleep right after the timed runs: OpenBLAS threads busy-waiting
@@ -249,6 +250,7 @@ int main(int argc, char **argv)
 	double t2 = now_ms(), c2 = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
 	long rss_loaded = proc_status_kb("VmRSS");
 	long anon_loaded = proc_status_kb("RssAnon"), file_loaded = proc_status_kb("RssFile");
+	long hwm_loaded = proc_status_kb("VmHWM");
 
 	etc_refinputs *in = NULL;
 	etc_npz *npz = NULL;
@@ -322,6 +324,7 @@ int main(int argc, char **argv)
 	printf("anon_base_kb=%ld\nfile_base_kb=%ld\n", anon_base, file_base);
 	printf("anon_after_open_kb=%ld\nfile_after_open_kb=%ld\n", anon_opened, file_opened);
 	printf("anon_after_load_kb=%ld\nfile_after_load_kb=%ld\n", anon_loaded, file_loaded);
+	printf("hwm_after_load_kb=%ld\n", hwm_loaded);
 	printf("anon_end_kb=%ld\nfile_end_kb=%ld\nhwm_kb=%ld\n", proc_status_kb("RssAnon"),
 	       proc_status_kb("RssFile"), proc_status_kb("VmHWM"));
 	free(ms);

@@ -757,6 +757,11 @@ void etc_etrecord_release_range(const etc_etrecord *r, const void *p, size_t len
 		etc_map_release(&r->map, at - lo, len);
 }
 
+bool etc_etrecord_contains(const etc_etrecord *r, const void *p, size_t len)
+{
+	return r && r->zip && etc_zip_contains(r->zip, p, len);
+}
+
 size_t etc_etrecord_warning_count(const etc_etrecord *r)
 {
 	return r->warning_count;

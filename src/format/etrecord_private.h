@@ -15,5 +15,8 @@
 void etc_etrecord_release_pages(const etc_etrecord *rec);
 /* The same for the pages of [p, p + len) when they lie in the mapped file. */
 void etc_etrecord_release_range(const etc_etrecord *rec, const void *p, size_t len);
+/* [p, p + len) lies in the record's own bytes (the file, mapped or read, or
+ * the wrapped buffer), which stay valid as long as the record. */
+bool etc_etrecord_contains(const etc_etrecord *rec, const void *p, size_t len);
 
 #endif

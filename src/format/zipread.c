@@ -373,6 +373,12 @@ void etc_zip_set_budget(etc_zip *z, uint64_t max_inflated)
 	z->budget = max_inflated;
 }
 
+bool etc_zip_contains(const etc_zip *z, const void *p, size_t n)
+{
+	uintptr_t lo = (uintptr_t)z->data, at = (uintptr_t)p;
+	return at >= lo && at - lo <= z->size && n <= z->size - (at - lo);
+}
+
 uint64_t etc_zip_budget_left(const etc_zip *z)
 {
 	return z->budget > z->inflated ? z->budget - z->inflated : 0;

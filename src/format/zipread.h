@@ -53,6 +53,8 @@ void etc_zip_close(etc_zip *z);
 void etc_zip_set_budget(etc_zip *z, uint64_t max_inflated);
 /* What is left of that budget. */
 uint64_t etc_zip_budget_left(const etc_zip *z);
+/* [p, p + n) lies in the archive's buffer (not in an inflated member). */
+bool etc_zip_contains(const etc_zip *z, const void *p, size_t n);
 
 /*
  * etc_torchsave_wrap for an archive nested in another one (an ETRecord's

@@ -33,6 +33,8 @@ typedef struct ref_value {
 	int64_t meta_shape[ETC_REF_MAX_RANK];
 	/* references by node arguments: the run frees the value after the last */
 	uint32_t uses;
+	/* a weight whose slot is a view of the record's file (as stored) */
+	bool mapped;
 } ref_value;
 
 typedef struct ref_node {
@@ -77,5 +79,29 @@ struct etc_refgraph {
  */
 int ref_graph_take_input(const etc_refgraph *g, size_t i, const etc_reftensor *t, bool borrow,
                          ref_tensor *dst, etc_error *err);
+
+/*
+ * One call of node n's op on its tensor inputs srcs[0..nsrcs) (refgraph_call.c).
+ * Weights held as views of the record (ref_value.mapped) and floats held
+ * narrower than the reference dtype are copied for the call, widened, and
+ * freed after it; an op that only moves values runs narrow and its outputs
+ * are widened after. The record's pages the copies read are given back: a
+ * large weight's at once, the others' once *unreleased (the bytes read and
+ * not yet given back, kept by the caller; NULL: at once) reaches 2 MiB.
+ * The outputs are the op's (freed on failure).
+ */
+int ref_graph_call(const etc_refgraph *g, const ref_node *n, const ref_tensor *const *srcs,
+                   ref_tensor *outs, uint64_t *unreleased, etc_error *err);
+/* t holds floats in a dtype other than the reference's (a weight as stored). */
+bool ref_graph_narrow(const etc_refgraph *g, const ref_tensor *t);
+/* t's floats in `dtype` (in place when float32 to float64). */
+int ref_graph_widen(ref_tensor *t, int dtype, etc_error *err);
+/* The op only moves values (view, permute, slice, ...): computed in a
+ * narrow float dtype and widened after, it gives the same bits. */
+bool ref_op_moves_only(const ref_op *op);
+/* Gives back the record's pages under [p, p + bytes) (no effect elsewhere). */
+void ref_graph_release(const etc_refgraph *g, const void *p, uint64_t bytes);
+/* Gives back all of the record's pages. */
+void ref_graph_release_all(const etc_refgraph *g);
 
 #endif

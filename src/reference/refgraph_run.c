@@ -3,8 +3,10 @@
  * handed to the caller's callback, values freed after their last use; a
  * node's re-run on other inputs (etc_refrun_eval).
  *
- * Peak memory is the weights plus the values alive at one time: a value
- * lives from its node's call until the callback of its last consumer.
+ * Peak memory is the weights held by the graph (most as views of the
+ * record, widened for one op at a time by refgraph_call.c) plus the values
+ * alive at one time: a value lives from its node's call until the callback
+ * of its last consumer.
  */
 #include "reference/refgraph_private.h"
 #include "reference/refimport.h"
@@ -21,6 +23,7 @@ struct etc_refrun {
 	uint32_t *left;       /* uses not yet run */
 	int *status;          /* per node, up to `current` */
 	char **why;           /* per node: malloc'ed reason, or NULL */
+	uint64_t unreleased;  /* bytes of the record read, pages not given back */
 	size_t current;       /* the node whose callback runs */
 	ref_tensor *cur;      /* its outputs, owned until the callback returns */
 	etc_reftensor *cur_views;
@@ -32,65 +35,30 @@ struct etc_refvalues {
 	etc_reftensor *views;
 };
 
-/* --- arguments of one call ------------------------------------------------------ */
-
-static const ref_tensor *resolve(const etc_refrun *r, const ref_tensor *proto)
-{
-	size_t v = (size_t)(proto - r->g->slots);
-	return r->g->values[v].kind == REF_VALUE_WEIGHT ? proto : &r->vals[v];
-}
+/* --- one call ----------------------------------------------------------------------- */
 
 /*
- * The node's arguments with tensor pointers translated to this run's values,
- * `repl[k]` (when given and non-NULL) replacing tensor input k. One block of
- * memory, freed by the caller.
+ * Node n on this run's values, `repl[k]` (when given and non-NULL) replacing
+ * tensor input k (ref_graph_call widens the weights it reads).
  */
-static ref_arg *call_args(const etc_refrun *r, const ref_node *n, const ref_tensor *const *repl)
-{
-	size_t lists = 0;
-	for (size_t a = 0; a < n->nargs; a++)
-		if (n->args[a].kind == REF_ARG_TENSORS || n->args[a].kind == REF_ARG_OPT_TENSORS)
-			lists += n->args[a].n;
-	ref_arg *args = malloc((n->nargs ? n->nargs : 1) * sizeof *args + lists * sizeof(void *));
-	if (!args)
-		return NULL;
-	const ref_tensor **ts = (const ref_tensor **)(args + n->nargs);
-	size_t k = 0;
-	for (size_t a = 0; a < n->nargs; a++) {
-		args[a] = n->args[a];
-		if (args[a].kind == REF_ARG_TENSOR) {
-			args[a].t = repl && repl[k] ? repl[k] : resolve(r, args[a].t);
-			k++;
-		} else if (args[a].kind == REF_ARG_TENSORS || args[a].kind == REF_ARG_OPT_TENSORS) {
-			for (size_t j = 0; j < args[a].n; j++) {
-				const ref_tensor *t = n->args[a].ts[j];
-				if (t) {
-					t = repl && repl[k] ? repl[k] : resolve(r, t);
-					k++;
-				}
-				ts[j] = t;
-			}
-			args[a].ts = ts;
-			ts += args[a].n;
-		}
-	}
-	return args;
-}
-
 static int call(const etc_refrun *r, const ref_node *n, const ref_tensor *const *repl,
                 ref_tensor *outs, etc_error *err)
 {
-	ref_arg *args = call_args(r, n, repl);
-	if (!args)
+	const etc_refgraph *g = r->g;
+	const ref_tensor **srcs = calloc(n->nsrcs ? n->nsrcs : 1, sizeof *srcs);
+	if (!srcs)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "node %s: out of memory",
 		                n->pub.name);
-	ref_call c = {n->pub.name, n->pub.op,           args, n->nargs, r->g->float_dtype,
-	              outs,        n->pub.output_count, err};
-	int rc = n->op->fn(&c);
-	free(args);
-	if (rc < 0)
-		for (uint32_t o = 0; o < n->pub.output_count; o++)
-			ref_tensor_free(&outs[o]);
+	for (size_t k = 0; k < n->nsrcs; k++) {
+		size_t v = n->src_values[k];
+		srcs[k] = repl && repl[k]                         ? repl[k]
+		          : g->values[v].kind == REF_VALUE_WEIGHT ? &g->slots[v]
+		                                                  : &r->vals[v];
+	}
+	/* the run's count of the record's bytes read (etc_refrun_eval is handed
+	   the run as const by the callback; the run itself is not const) */
+	int rc = ref_graph_call(g, n, srcs, outs, (uint64_t *)&r->unreleased, err);
+	free(srcs);
 	return rc;
 }
 
@@ -281,6 +249,8 @@ int etc_refgraph_run(const etc_refgraph *g, const etc_reftensor *inputs, size_t 
 		retire(&r, i);
 	}
 	r.current = (size_t)-1;
+	if (r.unreleased)
+		ref_graph_release_all(g);
 	run_free(&r);
 	return rc;
 }
@@ -354,6 +324,9 @@ static int replacement(const etc_refrun *r, const ref_node *n, size_t k, const e
 	uint32_t rank = ref->data ? ref->rank : val->meta_rank;
 	const int64_t *shape = ref->data ? ref->shape : val->meta_shape;
 	int dtype = ref->data ? ref->dtype : ref_import_dtype(val->meta_dtype, g->float_dtype);
+	/* a weight held as stored (float32) is read in the reference dtype */
+	if (ref->data && ref_dtype_is_float(dtype))
+		dtype = g->float_dtype;
 	if (!ref->data && !val->has_meta)
 		dtype = ref_dtype_is_float(in->dtype) ? g->float_dtype : in->dtype;
 	else if (dtype < 0)

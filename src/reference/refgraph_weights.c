@@ -1,7 +1,9 @@
 /*
  * refgraph_weights.c - the graph signature: user inputs, and parameters,
  * buffers and lifted constants read from the program's `_state_dict` and
- * `_constants` members, checked against the graph and converted once.
+ * `_constants` members, checked against the graph and held as stored:
+ * float32, int and bool weights as views of the record's bytes, copied
+ * (and widened) for each op that reads them (refgraph_call.c).
  */
 #include "format/etrecord_private.h"
 #include "reference/refargs.h"
@@ -104,9 +106,6 @@ int ref_load_signature(ref_loader *L, const json_t *gm, const json_t *graph)
 
 /* --- weights -------------------------------------------------------------------------- */
 
-/* The largest span of a file the kernel maps at one fault (a PMD-sized folio). */
-#define FOLIO_SPAN ((uintptr_t)2 << 20)
-
 static int open_archive(etc_refgraph *g, const char *suffix, etc_torchsave **ts, char *name,
                         size_t cap, etc_error *err)
 {
@@ -117,8 +116,35 @@ static int open_archive(etc_refgraph *g, const char *suffix, etc_torchsave **ts,
 	return etc_etrecord_torchsave(g->rec, name, ts, err);
 }
 
+static bool little_endian(void)
+{
+	const uint16_t one = 1;
+	uint8_t first;
+	memcpy(&first, &one, 1);
+	return first == 1;
+}
+
+/* The dtype weight t is held in: float32 as stored (ref_graph_call widens
+ * it for the op that reads it), other floats in the reference dtype, ints
+ * and bool as they are. */
+static int held_dtype(const etc_refgraph *g, const etc_pytensor *t)
+{
+	int st = t->tensor.scalar_type;
+	return st == ETC_FLOAT ? ETC_FLOAT : ref_import_dtype(st, g->float_dtype);
+}
+
+/* Weight t can be held as a view of the record's bytes (any alignment:
+ * refgraph_call.c copies them for each op): dense, in the dtype it is held
+ * in, on a little-endian host, and not in a member the archive inflated. */
+static bool viewable(const etc_refgraph *g, const etc_pytensor *t)
+{
+	return t->contiguous && t->tensor.data && t->tensor.numel &&
+	       held_dtype(g, t) == t->tensor.scalar_type && little_endian() &&
+	       etc_etrecord_contains(g->rec, t->tensor.data, (size_t)t->tensor.nbytes);
+}
+
 static int load_weight(ref_loader *L, const weight_spec *w, etc_torchsave *sd, const char *sd_name,
-                       etc_torchsave *cs, const char *cs_name, bool narrow)
+                       etc_torchsave *cs, const char *cs_name)
 {
 	etc_refgraph *g = L->g;
 	ref_value *v = &g->values[w->value];
@@ -160,135 +186,28 @@ static int load_weight(ref_loader *L, const weight_spec *w, etc_torchsave *sd, c
 		return 0; /* not read by any node: not held */
 	char what[512];
 	snprintf(what, sizeof what, "weight %s (%s %s)", v->name, w->kind, w->key);
-	/* a weight only data-movement nodes read is folded in its own float
-	   dtype and widened after (fold_narrow) */
-	int dtype = g->float_dtype;
-	if (narrow && (t->tensor.scalar_type == ETC_FLOAT || t->tensor.scalar_type == ETC_DOUBLE))
-		dtype = t->tensor.scalar_type;
-	int rc = ref_import_pytensor(&g->slots[w->value], t, dtype, what, L->err);
-	/* converted: the file pages it was read from need not stay resident. The
-	   kernel maps a file's large folios (ext4, xfs: up to 2 MiB) whole on the
-	   first touch, so the window given back is the weight's range widened to
-	   2 MiB boundaries (neighbours' pages fault back in when read). */
-	if (t->tensor.data) {
-		uintptr_t lo = (uintptr_t)t->tensor.data & ~(uintptr_t)(FOLIO_SPAN - 1);
-		uintptr_t hi = (uintptr_t)t->tensor.data + (size_t)t->tensor.nbytes;
-		hi = (hi + FOLIO_SPAN - 1) & ~(uintptr_t)(FOLIO_SPAN - 1);
-		etc_etrecord_release_range(g->rec, (const void *)lo, hi - lo);
+	if (t->tensor.ndim <= ETC_REF_MAX_RANK && viewable(g, t)) {
+		/* zero-copy: the archive's bytes, read by the ops that use it */
+		ref_tensor *s = &g->slots[w->value];
+		memset(s, 0, sizeof *s);
+		s->dtype = t->tensor.scalar_type;
+		s->rank = t->tensor.ndim;
+		for (uint32_t d = 0; d < s->rank; d++)
+			s->shape[d] = etc_tensor_size(&t->tensor, d);
+		s->numel = t->tensor.numel;
+		s->data = (void *)t->tensor.data;
+		s->borrowed = true;
+		v->mapped = true;
+		return 0;
 	}
+	/* float32 stays float32 (widened per op), other floats become the
+	   reference dtype, ints and bool keep theirs */
+	int float_dtype = t->tensor.scalar_type == ETC_FLOAT ? ETC_FLOAT : g->float_dtype;
+	int rc = ref_import_pytensor(&g->slots[w->value], t, float_dtype, what, L->err);
+	/* copied: the file pages it was read from need not stay resident */
+	if (t->tensor.data)
+		ref_graph_release(g, t->tensor.data, t->tensor.nbytes);
 	return rc;
-}
-
-/* Marks the values read by a node that also reads something other than a
- * weight. The weights not marked are read only by weight-only nodes: they are
- * converted first and folded before the others come, so that a folded copy and
- * the whole of the weights are never held at once. */
-static void mark_run_reads(const etc_refgraph *g, bool *run_reads)
-{
-	for (size_t i = 0; i < g->nnodes; i++) {
-		const ref_node *n = &g->nodes[i];
-		bool direct = n->op != NULL;
-		for (size_t k = 0; k < n->nsrcs; k++)
-			direct = direct && g->values[n->src_values[k]].kind == REF_VALUE_WEIGHT;
-		for (size_t k = 0; !direct && k < n->nsrcs; k++)
-			run_reads[n->src_values[k]] = true;
-	}
-}
-
-/* Ops that only move values: computing them in a weight's own float dtype
- * and widening the result gives the same bits as widening first. */
-
-static bool moves_only(const ref_op *op)
-{
-	static int (*const fns[])(ref_call *) = {
-	    ref_op_view,   ref_op_reshape, ref_op_permute,      ref_op_transpose, ref_op_t,
-	    ref_op_expand, ref_op_squeeze, ref_op_squeeze_dims, ref_op_unsqueeze, ref_op_slice,
-	    ref_op_narrow, ref_op_select,  ref_op_flip,         ref_op_clone};
-	for (size_t i = 0; op && i < sizeof fns / sizeof fns[0]; i++)
-		if (op->fn == fns[i])
-			return true;
-	return false;
-}
-
-/* Weight v is read only by nodes that move values and read nothing else,
- * and is no output of the graph. */
-static bool narrow_candidate(const etc_refgraph *g, size_t v)
-{
-	if (g->values[v].uses == 0)
-		return false;
-	for (size_t j = 0; j < g->noutputs; j++)
-		if (g->outputs[j] == v)
-			return false;
-	uint32_t readers = 0;
-	for (size_t i = 0; i < g->nnodes; i++) {
-		const ref_node *n = &g->nodes[i];
-		bool reads = false;
-		for (size_t k = 0; k < n->nsrcs; k++)
-			reads = reads || n->src_values[k] == v;
-		if (!reads)
-			continue;
-		if (n->nsrcs != 1 || !moves_only(n->op))
-			return false;
-		readers++;
-	}
-	return readers == g->values[v].uses;
-}
-
-static int fold_node(ref_loader *L, ref_node *n, size_t narrow_source, bool last);
-
-/* Tensor t in float dtype `dtype`. float32 to float64 in place: the buffer
- * grown by realloc (a large one is remapped, not copied) and filled from the
- * end, so that the narrow and the wide copy are not held side by side. */
-static int widen(ref_tensor *t, int dtype, etc_error *err)
-{
-	if (t->dtype == dtype)
-		return 0;
-	if (t->dtype == ETC_FLOAT && dtype == ETC_DOUBLE && !t->borrowed && t->numel) {
-		double *d = realloc(t->data, (size_t)t->numel * sizeof *d);
-		if (!d)
-			return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (%llu bytes)",
-			                (unsigned long long)t->numel * sizeof *d);
-		const float *f = (const float *)d;
-		/* element i moves from bytes 4i to 8i: from the last one down, no
-		   element is overwritten before it is read */
-		for (uint64_t i = t->numel; i-- > 0;) {
-			float x = f[i];
-			d[i] = x;
-		}
-		t->data = d;
-		t->dtype = dtype;
-		return 0;
-	}
-	ref_tensor wide;
-	etc_reftensor view = ref_tensor_view(t);
-	int rc = ref_tensor_convert(&wide, &view, dtype, err);
-	ref_tensor_free(t);
-	if (rc == 0)
-		*t = wide;
-	return rc;
-}
-
-/* Folds the readers of weight v, held in its own float dtype, widening their
- * outputs; the last one frees v before its output is widened, so the weight,
- * the narrow output and the wide one are never held at once. A reader that
- * does not fold leaves v widened for the run. */
-static int fold_narrow(ref_loader *L, size_t v)
-{
-	etc_refgraph *g = L->g;
-	uint32_t left = g->values[v].uses;
-	for (size_t i = 0; i < g->nnodes && left; i++) {
-		ref_node *n = &g->nodes[i];
-		if (n->nsrcs != 1 || n->src_values[0] != v)
-			continue;
-		ETC_TRY(fold_node(L, n, v, left == 1));
-		if (n->folded)
-			left--;
-	}
-	ref_tensor *w = &g->slots[v];
-	/* a reader did not fold: the run reads the weight in the reference dtype */
-	if (!w->data || !ref_dtype_is_float(w->dtype))
-		return 0;
-	return widen(w, g->float_dtype, L->err);
 }
 
 int ref_load_weights(ref_loader *L)
@@ -299,27 +218,12 @@ int ref_load_weights(ref_loader *L)
 	int rc = open_archive(g, "_state_dict", &sd, sd_name, sizeof sd_name, L->err);
 	if (rc == 0)
 		rc = open_archive(g, "_constants", &cs, cs_name, sizeof cs_name, L->err);
-	bool *run_reads = calloc(g->nvalues ? g->nvalues : 1, sizeof *run_reads);
-	if (!run_reads && rc == 0)
-		rc = ref_load_nomem(L->err);
+	for (size_t i = 0; rc == 0 && i < L->nweights; i++)
+		rc = load_weight(L, &L->weights[i], sd, sd_name, cs, cs_name);
+	/* read: the file pages need not stay resident */
+	etc_etrecord_release_pages(g->rec);
 	if (rc == 0)
-		mark_run_reads(g, run_reads);
-	for (int pass = 0; pass < 2 && rc == 0; pass++) {
-		for (size_t i = 0; rc == 0 && i < L->nweights; i++) {
-			const weight_spec *w = &L->weights[i];
-			if (run_reads[w->value] != (pass == 1))
-				continue;
-			bool narrow = pass == 0 && narrow_candidate(g, w->value);
-			rc = load_weight(L, w, sd, sd_name, cs, cs_name, narrow);
-			if (rc == 0 && narrow)
-				rc = fold_narrow(L, w->value);
-		}
-		/* converted: the file pages they came from need not stay resident */
-		etc_etrecord_release_pages(g->rec);
-		if (rc == 0)
-			rc = ref_load_fold(L);
-	}
-	free(run_reads);
+		rc = ref_load_fold(L);
 	etc_torchsave_free(sd);
 	etc_torchsave_free(cs);
 	return rc;
@@ -327,15 +231,30 @@ int ref_load_weights(ref_loader *L)
 
 /* --- folding ---------------------------------------------------------------------------- */
 
+/*
+ * Folded: nodes that read only weights held in the reference dtype or
+ * folded nodes' outputs, and nodes that only move the values of one weight
+ * (the permute_copy of a linear layer's weight), computed as stored and
+ * widened once. Any other node that reads a weight held as stored (a view
+ * of the record, float32) runs each time: its output would hold in the
+ * reference dtype what the weight holds as stored, for the life of the
+ * graph. A moved weight is what its one reader needs widened anyway, and
+ * moving it at each run would cost a copy and a large allocation per run
+ * (MobileNetV2's classifier, 2/3 of its weights: a 5 MB copy, a 5 MB
+ * strided permute and a 10 MB widening per run).
+ */
 static bool foldable(const etc_refgraph *g, const ref_node *n)
 {
 	/* no random op is in the library; this keeps any future one out */
 	if (!n->op || n->nsrcs == 0 || strstr(n->pub.op, "rand") || strstr(n->pub.op, "dropout") ||
 	    strstr(n->pub.op, "bernoulli"))
 		return false;
+	bool moves = n->nsrcs == 1 && ref_op_moves_only(n->op);
 	for (size_t k = 0; k < n->nsrcs; k++) {
 		const ref_value *v = &g->values[n->src_values[k]];
-		bool constant = v->kind == REF_VALUE_WEIGHT ||
+		bool constant = (v->kind == REF_VALUE_WEIGHT &&
+		                 (moves || (!v->mapped &&
+		                            !ref_graph_narrow(g, &g->slots[n->src_values[k]])))) ||
 		                (v->kind == REF_VALUE_NODE && g->nodes[v->index].folded);
 		if (!constant || !g->slots[n->src_values[k]].data)
 			return false;
@@ -346,10 +265,8 @@ static bool foldable(const etc_refgraph *g, const ref_node *n)
 	return true;
 }
 
-/* The outputs agree with the graph's record of them (the run's checks),
- * float outputs counted in the reference dtype when `widen`. */
-static bool outputs_fit(const etc_refgraph *g, const ref_node *n, const ref_tensor *outs,
-                        bool widen)
+/* The outputs agree with the graph's record of them (the run's checks). */
+static bool outputs_fit(const etc_refgraph *g, const ref_node *n, const ref_tensor *outs)
 {
 	for (uint32_t o = 0; o < n->pub.output_count; o++) {
 		const ref_value *m = &g->values[n->out_values[o]];
@@ -357,10 +274,8 @@ static bool outputs_fit(const etc_refgraph *g, const ref_node *n, const ref_tens
 			return false;
 		if (!m->has_meta)
 			continue;
-		int dtype =
-		    widen && ref_dtype_is_float(outs[o].dtype) ? g->float_dtype : outs[o].dtype;
 		bool same = m->meta_rank == outs[o].rank &&
-		            ref_import_dtype(m->meta_dtype, g->float_dtype) == dtype;
+		            ref_import_dtype(m->meta_dtype, g->float_dtype) == outs[o].dtype;
 		for (uint32_t d = 0; same && d < outs[o].rank; d++)
 			same = m->meta_shape[d] == outs[o].shape[d];
 		if (!same)
@@ -369,38 +284,32 @@ static bool outputs_fit(const etc_refgraph *g, const ref_node *n, const ref_tens
 	return true;
 }
 
-/*
- * Computes node n once and keeps its outputs in the graph. With a
- * `narrow_source` (its one input, a weight held in its own float dtype),
- * the float outputs are widened to the reference dtype, and when `last` the
- * source is freed first. A node whose computation fails is left to the run.
- */
-static int fold_node(ref_loader *L, ref_node *n, size_t narrow_source, bool last)
+/* Computes node n once and keeps its outputs in the graph. A node whose
+ * computation fails is left to the run. */
+static int fold_node(ref_loader *L, ref_node *n)
 {
 	etc_refgraph *g = L->g;
-	bool narrow = narrow_source != REF_NO_VALUE;
 	ref_tensor *outs = calloc(n->pub.output_count ? n->pub.output_count : 1, sizeof *outs);
-	if (!outs)
+	const ref_tensor **srcs = calloc(n->nsrcs ? n->nsrcs : 1, sizeof *srcs);
+	if (!outs || !srcs) {
+		free(outs);
+		free(srcs);
 		return ref_load_nomem(L->err);
+	}
+	for (size_t k = 0; k < n->nsrcs; k++)
+		srcs[k] = &g->slots[n->src_values[k]];
 	etc_error err = {0};
-	ref_call c = {n->pub.name, n->pub.op,           n->args, n->nargs, g->float_dtype,
-	              outs,        n->pub.output_count, &err};
-	bool ok = n->op->fn(&c) == 0 && outputs_fit(g, n, outs, narrow);
-	int rc = 0;
-	if (ok && narrow && last)
-		ref_tensor_free(&g->slots[narrow_source]);
-	for (uint32_t o = 0; ok && narrow && rc == 0 && o < n->pub.output_count; o++)
-		if (ref_dtype_is_float(outs[o].dtype))
-			rc = widen(&outs[o], g->float_dtype, L->err);
+	bool ok = ref_graph_call(g, n, srcs, outs, NULL, &err) == 0 && outputs_fit(g, n, outs);
 	for (uint32_t o = 0; o < n->pub.output_count; o++) {
-		if (ok && rc == 0)
+		if (ok)
 			g->slots[n->out_values[o]] = outs[o];
 		else
 			ref_tensor_free(&outs[o]);
 	}
 	free(outs);
-	n->folded = ok && rc == 0;
-	return rc;
+	free(srcs);
+	n->folded = ok;
+	return 0;
 }
 
 int ref_load_fold(ref_loader *L)
@@ -413,7 +322,7 @@ int ref_load_fold(ref_loader *L)
 		ref_node *n = &g->nodes[i];
 		if (n->folded || !foldable(g, n))
 			continue;
-		int rc = fold_node(L, n, REF_NO_VALUE, false);
+		int rc = fold_node(L, n);
 		if (rc < 0) {
 			free(folded_uses);
 			return rc;
