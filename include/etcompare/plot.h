@@ -39,7 +39,8 @@
  *
  * Batches. One gnuplot process per core for an etcompare run: with
  * etc_plot_options.batch set, the calls only write the scripts; one
- * etc_plot_batch_run deals them round-robin to one gnuplot per core (each
+ * etc_plot_batch_run shares them out to one gnuplot per core, their expected
+ * times (image sizes) about even (each
  * reads a combined script as its standard input, so an error costs only
  * that plot) and renames each PNG into place. Without a batch, each call is
  * a batch of one. Heat maps need no gnuplot: their PNG is drawn with libpng

@@ -4,7 +4,7 @@
  * set's folder (its index, the temporary folder it is made in and its move
  * into place).
  *
- * The queued plots are dealt round-robin to one gnuplot per core
+ * The queued plots are shared out, by expected cost (deal), to one gnuplot per core
  * (etc_thread_count_: ETC_THREADS or the online processors), each fed by a
  * thread of its own. A process's plots become one combined script, a
  * temporary file in the first plot's directory, given to gnuplot as its
@@ -55,13 +55,16 @@ extern char **environ;
 #define MARKER     "etcompare-plot "
 #define ERR_KEEP   (1u << 20) /* bytes of gnuplot's stderr kept */
 #define NOTES_MAX  64
+#define GROUPS_MAX 64 /* gnuplot processes at most */
 #define INDEX_HEAD "# index.txt - written by etcompare"
 
 typedef struct batch_item {
 	etc_plot_item pub;
-	char *dir;  /* absolute */
-	char *tmp;  /* temporary PNG while running */
-	char *note; /* why it was left out, for the index (first reason) */
+	char *dir;    /* absolute */
+	char *tmp;    /* temporary PNG while running */
+	char *note;   /* why it was left out, for the index (first reason) */
+	double cost;  /* expected gnuplot time, in pixels (see plot_cost) */
+	size_t group; /* the gnuplot process that makes it */
 } batch_item;
 
 struct etc_plot_batch {
@@ -147,8 +150,23 @@ const char *etc_plot_batch_note_at(const etc_plot_batch *b, size_t i)
 	return b && i < b->nnotes ? b->notes[i] : NULL;
 }
 
+/*
+ * A plot's expected gnuplot time in pixels: pngcairo's PNG encoder (libpng's
+ * filter choice and zlib) takes about two thirds of it, in proportion to the
+ * image's pixels (some 50 ms a megapixel on a 2020s core), the drawing about
+ * 5 ms whatever the size (some 100000 pixels' worth).
+ */
+static double plot_cost(int width, int height)
+{
+	if (width <= 0 || height <= 0) {
+		width = 800;
+		height = PLOT_HEIGHT;
+	}
+	return 100000.0 + (double)width * (double)height;
+}
+
 int etc_plot_batch_add_(etc_plot_batch *b, const char *dir, const char *name, const char *title,
-                        etc_error *err)
+                        int width, int height, etc_error *err)
 {
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? 2 * b->cap : 32;
@@ -164,6 +182,7 @@ int etc_plot_batch_add_(etc_plot_batch *b, const char *dir, const char *name, co
 	it->pub.name = strdup(name);
 	it->pub.title = strdup(title ? title : "");
 	it->pub.png = etc_plot_join_(dir, "", name, ".png");
+	it->cost = plot_cost(width, height);
 	if (!it->dir || !it->pub.name || !it->pub.title || !it->pub.png) {
 		int e = errno;
 		free(it->dir);
@@ -182,7 +201,7 @@ int etc_plot_batch_add_(etc_plot_batch *b, const char *dir, const char *name, co
 int etc_plot_batch_add_made_(etc_plot_batch *b, const char *dir, const char *name,
                              const char *title, etc_error *err)
 {
-	ETC_TRY(etc_plot_batch_add_(b, dir, name, title, err));
+	ETC_TRY(etc_plot_batch_add_(b, dir, name, title, 0, 0, err));
 	b->items[b->n - 1].pub.made = true;
 	return 0;
 }
@@ -780,28 +799,49 @@ static int prepare(etc_plot_batch *b, size_t *pending, etc_error *err)
 		umask(mask);
 		fchmod(fd, 0666 & ~mask);
 		close(fd);
+		it->group = SIZE_MAX; /* not dealt yet */
 		(*pending)++;
 	}
 	return 0;
 }
 
-/* The pending plots dealt round-robin to `k` groups (indices in `idx`). */
+/*
+ * The pending plots shared out among `k` groups (indices in `idx`) so that
+ * their expected times are about even: the most costly first, each to the
+ * group with the least so far (ties: the first queued, the first group).
+ * Within a group the plots keep the order they were queued in.
+ */
 static void deal(etc_plot_batch *b, const char *exe, group *gs, size_t k, size_t *idx,
                  size_t pending)
 {
+	double load[GROUPS_MAX] = {0};
+	size_t count[GROUPS_MAX] = {0};
+	for (size_t done = 0; done < pending; done++) {
+		size_t best = b->n;
+		for (size_t i = 0; i < b->n; i++) {
+			batch_item *it = &b->items[i];
+			if (it->tmp && it->group == SIZE_MAX &&
+			    (best == b->n || it->cost > b->items[best].cost))
+				best = i;
+		}
+		size_t least = 0;
+		for (size_t j = 1; j < k; j++)
+			if (load[j] < load[least])
+				least = j;
+		b->items[best].group = least;
+		load[least] += b->items[best].cost;
+		count[least]++;
+	}
 	size_t at = 0;
 	for (size_t j = 0; j < k; j++) {
 		gs[j] = (group){.b = b, .exe = exe, .idx = idx + at};
-		size_t n = pending / k + (j < pending % k);
-		at += n;
+		at += count[j];
 	}
-	size_t seen = 0;
 	for (size_t i = 0; i < b->n; i++) {
 		if (!b->items[i].tmp)
 			continue;
-		group *g = &gs[seen % k];
+		group *g = &gs[b->items[i].group];
 		g->idx[g->n++] = i;
-		seen++;
 	}
 }
 
@@ -833,6 +873,7 @@ int etc_plot_batch_run(etc_plot_batch *b, const etc_plot_options *o, etc_plot_re
 	int rc = prepare(b, &pending, err);
 	size_t k = etc_thread_count_();
 	k = k < pending ? k : pending;
+	k = k < GROUPS_MAX ? k : GROUPS_MAX;
 	group *gs = rc == 0 && k ? calloc(k, sizeof *gs) : NULL;
 	size_t *idx = rc == 0 && k ? calloc(pending, sizeof *idx) : NULL;
 	if (rc == 0 && k && (!gs || !idx))

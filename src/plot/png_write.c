@@ -348,6 +348,12 @@ int etc_plot_png_rows_(const etc_plot_batch *b, const char *path, uint32_t width
 	png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
 	             PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
 	png_set_text(png, info, text, 3);
+	/* the images drawn here are blocks of one colour with some text: the
+	 * "up" filter (rows of a block are alike) and zlib's fastest level take
+	 * a fifth of the time of libpng's defaults (every filter tried on every
+	 * row, then zlib level 6), for files of some 10 KB instead of 4 */
+	png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_UP);
+	png_set_compression_level(png, 1);
 	png_write_info(png, info);
 	for (uint32_t y = 0; y < height; y++) {
 		row_fn(ctx, row, y);
