@@ -107,12 +107,18 @@ def example(d):
     C.check("example: no label is cut (no ellipsis in any .dat)", not cut, str(cut))
     # long lines wrap after '.', '_' or ' ' (never cut): undo those breaks
     unwrap = lambda t: re.sub(r"([._ ])\\n", r"\1", t)
-    snr = unwrap(open(os.path.join(pdir, "numgap_snr.dat"), encoding="utf-8").read())
-    drop = unwrap(open(os.path.join(pdir, "numgap_snr_drop.dat"), encoding="utf-8").read())
-    C.check("example: numgap SNR labels are node name, op type beneath",
+    snr = unwrap(open(os.path.join(pdir, "numgap_chart.dat"), encoding="utf-8").read())
+    cos = unwrap(open(os.path.join(pdir, "numgap_cosine.dat"), encoding="utf-8").read())
+    C.check("example: numgap chart labels are node name, op type beneath",
             '"3 native_layer_norm\\naten.native_layer_norm.default"' in snr, snr[:400])
-    C.check("example: the SNR-drop plot uses the same labels",
-            '"3 native_layer_norm\\naten.native_layer_norm.default"' in drop)
+    C.check("example: the cosine plot uses the same labels",
+            '"3 native_layer_norm\\naten.native_layer_norm.default"' in cos)
+    # the chart draws the SNR and marks where the error enters: no separate
+    # SNR or SNR-drop plot says it again
+    C.check("example: no numgap_snr or numgap_snr_drop beside numgap_chart",
+            "numgap_chart.png" in files and
+            not any(f.startswith(("numgap_snr.", "numgap_snr_drop.")) for f in files),
+            str(sorted(files)))
     # where time and error go
     C.check("example: the time-and-error plot is made", "time_error.png" in files)
     v = C.gp_vars(os.path.join(pdir, "time_error.gp"))
@@ -132,8 +138,8 @@ def example(d):
     C.check("example: the timeline's unit is chosen from the data and named on the axis",
             tl["plot_xlabel"] == "'time since the first event (\u00b5s)'" and 1 <= max(ends) < 1000,
             f"{tl['plot_xlabel']} {max(ends)}")
-    C.check("example: one-run-free check: numgap_snr has the threshold line",
-            C.gp_vars(os.path.join(pdir, "numgap_snr.gp"))["has_threshold"] == "1")
+    C.check("example: one-run-free check: numgap_chart has the threshold line",
+            C.gp_vars(os.path.join(pdir, "numgap_chart.gp"))["has_threshold"] == "1")
     return pdir
 
 

@@ -197,10 +197,12 @@ ETC_API int etc_report_numgap(FILE *out, const etc_numgap *ng, etc_error *err);
  */
 ETC_API int etc_report_numgap_tsv(FILE *out, const etc_numgap *ng, etc_error *err);
 /**
- * Plots of the numeric gap in o->dir: numgap_snr and numgap_cosine, line
- * plots along execution order with the threshold drawn and the first
- * divergence marked; for the diverging row an error histogram and, for two
- * or more dimensions, a heat map of |runtime - reference|.
+ * Plots of the numeric gap in o->dir: numgap_chart (cumulative and local
+ * SNR per op, etc_plot_numgap_chart; it marks where the error enters, so no
+ * separate SNR or SNR-drop plot) and numgap_cosine, 1 - cosine along
+ * execution order with the threshold drawn and the first divergence marked;
+ * for the diverging row an error histogram and, for two or more dimensions,
+ * a heat map of |runtime - reference|.
  */
 ETC_API int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng,
                                     etc_plot_result *res, etc_error *err);
