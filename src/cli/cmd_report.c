@@ -238,9 +238,12 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 {
 	etc_error err;
 	etc_error_clear(&err);
-	etc_plot_batch *batch = NULL;
-	if (etc_plot_batch_create(&batch, &err) < 0)
+	/* the caller's batch (its gnuplots started ahead), else one of our own */
+	etc_plot_batch *batch = r->batch, *own = NULL;
+	if (!batch && etc_plot_batch_create(&own, &err) < 0)
 		return fail(&err, EXIT_OUTPUT);
+	if (!batch)
+		batch = own;
 	etc_plot_result pr = {0, 0, false};
 	char tmp[4096] = "";
 	char *settmp = NULL; /* --plot: the new set's temporary folder inside `dir` */
@@ -263,7 +266,7 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 			         t && *t ? t : "/tmp", strerror(e));
 			(void)etc_plot_batch_note(batch, note, &err);
 			int wrc = write_report(argc, argv, a, r, batch, &pr);
-			etc_plot_batch_free(batch);
+			etc_plot_batch_free(own);
 			return wrc;
 		}
 		work = tmp;
@@ -272,7 +275,7 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 		int rc = fail(&err, EXIT_OUTPUT);
 		if (a->report)
 			(void)write_report(argc, argv, a, r, batch, &pr);
-		etc_plot_batch_free(batch);
+		etc_plot_batch_free(own);
 		return rc;
 	} else {
 		work = settmp;
@@ -330,7 +333,7 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 		sigaction(held_signals[k], &old_act[k], NULL);
 	if (sig)
 		raise(sig);
-	etc_plot_batch_free(batch);
+	etc_plot_batch_free(own);
 	return rc;
 }
 
