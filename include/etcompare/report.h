@@ -169,8 +169,9 @@ ETC_API int etc_report_junit_error(FILE *out, const char *kind, const char *mess
 ETC_API size_t etc_junit_failures(const etc_junit_gates *g);
 /**
  * Plots of the comparison in o->dir: a bar chart per metric of `metrics`
- * (a mask as from etc_metric_mask_parse; 0 for snr, mse, cosine and
- * max_abs), one bar per compared output; an error histogram per output and
+ * (a mask as from etc_metric_mask_parse; 0: snr, and mse, cosine and
+ * max_abs when the accuracy options gate them), one bar per compared
+ * output; an error histogram per output and
  * a heat map of |actual - reference| for every output of two or more
  * dimensions.
  */

@@ -61,7 +61,9 @@ static int make_plots(const char *dir, const args *a, const run_results *r, etc_
 		return plot_fail(&err, EXIT_OUTPUT, a);
 	/* after the numeric gap: the findings' order (where the error enters
 	 * before the heat maps of the outputs) */
-	if (r->acc && etc_report_accuracy_plots(&po, r->acc, a->metric_mask, r->insp, pr, &err) < 0)
+	/* no --metrics: 0, the default set (SNR and the gated metrics) */
+	if (r->acc && etc_report_accuracy_plots(&po, r->acc, a->metrics ? a->metric_mask : 0,
+	                                        r->insp, pr, &err) < 0)
 		return plot_fail(&err, err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT, a);
 	if ((rc = cmd_profile_plots(r->pc, r->insp, &po, pr)) != 0)
 		return rc;
