@@ -4,17 +4,22 @@
  * set's folder (its index, the temporary folder it is made in and its move
  * into place).
  *
- * The queued plots are shared out, by expected cost (deal), to one gnuplot per core
- * (etc_thread_count_: ETC_THREADS or the online processors), each fed by a
- * thread of its own. A process's plots become one combined script, a
- * temporary file in the first plot's directory, given to gnuplot as its
- * standard input (posix_spawn, no shell). Read that way, gnuplot goes on after an error, so one bad
- * script costs only its own PNG. Each plot's part prints a marker, changes to the plot's directory
- * (absolute), sets `outfile` to a temporary name, loads <name>.gp and resets the session. gnuplot's
- * stderr, read through a pipe, is cut at the markers to tell which plot an error belongs to; a PNG
- * is renamed into place only when it is a whole PNG (signature and IEND) and its part printed no
- * error; a plot that fails is left out with a note saying why (etc_plot_batch_note, in the order
- * the plots were queued whatever process made them), and the others are kept.
+ * The queued plots are shared out, by expected cost (deal), to one gnuplot
+ * per core (etc_thread_count_: ETC_THREADS or the online processors), each
+ * fed by a thread of its own. The gnuplots may be started ahead
+ * (etc_plot_batch_start), so that their start and their fonts overlap the
+ * caller's work; otherwise they are started here (posix_spawn, no shell). A
+ * process's plots become one combined script written to its standard input
+ * (a pipe, fed in the loop that reads its stderr). Read that way, gnuplot
+ * goes on after an error, so one bad script costs only its own PNG. Each
+ * plot's part prints a marker, changes to the plot's directory (absolute),
+ * sets `outfile` to a temporary name, loads <name>.gp and resets the
+ * session. gnuplot's stderr, read through a pipe, is cut at the markers to
+ * tell which plot an error belongs to; a PNG is renamed into place only when
+ * it is a whole PNG (signature and IEND) and its part printed no error; a
+ * plot that fails is left out with a note saying why (etc_plot_batch_note,
+ * in the order the plots were queued whatever process made them), and the
+ * others are kept.
  *
  * Bounds: each gnuplot gets ETC_GNUPLOT_TIMEOUT seconds (default 10) per plot plus
  * three times that for starting; past the deadline it is killed and the
@@ -729,8 +734,7 @@ static char *exchange(gp_proc *p, const char *text, size_t n_text, double deadli
 			if (w > 0)
 				sent += (size_t)w;
 			else if (w < 0 && errno != EAGAIN && errno != EINTR)
-				sent =
-				    n_text; /* gnuplot is gone: its stderr says what came of it */
+				sent = n_text; /* gone: its stderr says what came of it */
 		}
 		if (!(pf[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
