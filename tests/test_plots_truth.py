@@ -115,17 +115,21 @@ def example(d):
     # long lines wrap after '.', '_' or ' ' (never cut): undo those breaks
     unwrap = lambda t: re.sub(r"([._ ])\\n", r"\1", t)
     snr = unwrap(open(os.path.join(pdir, "numgap_chart.dat"), encoding="utf-8").read())
-    cos = unwrap(open(os.path.join(pdir, "numgap_cosine.dat"), encoding="utf-8").read())
+    te = unwrap(open(os.path.join(pdir, "time_error.dat"), encoding="utf-8").read())
     C.check("example: numgap chart labels are node name, op type beneath",
             '"3 native_layer_norm\\naten.native_layer_norm.default"' in snr, snr[:400])
-    C.check("example: the cosine plot uses the same labels",
-            '"3 native_layer_norm\\naten.native_layer_norm.default"' in cos)
+    C.check("example: the time-and-error plot uses the same labels",
+            '"3 native_layer_norm\\naten.native_layer_norm.default"' in te, te[:400])
     # the chart draws the SNR and marks where the error enters: no separate
     # SNR or SNR-drop plot says it again
     C.check("example: no numgap_snr or numgap_snr_drop beside numgap_chart",
             "numgap_chart.png" in files and
             not any(f.startswith(("numgap_snr.", "numgap_snr_drop.")) for f in files),
             str(sorted(files)))
+    # the cosine is not gated in the example: no numgap_cosine (the numeric
+    # gap test draws it with --min-cosine)
+    C.check("example: no numgap_cosine without --min-cosine",
+            not any(f.startswith("numgap_cosine.") for f in files), str(sorted(files)))
     # where time and error go
     C.check("example: the time-and-error plot is made", "time_error.png" in files)
     v = C.gp_vars(os.path.join(pdir, "time_error.gp"))

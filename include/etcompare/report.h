@@ -200,8 +200,9 @@ ETC_API int etc_report_numgap_tsv(FILE *out, const etc_numgap *ng, etc_error *er
 /**
  * Plots of the numeric gap in o->dir: numgap_chart (cumulative and local
  * SNR per op, etc_plot_numgap_chart; it marks where the error enters, so no
- * separate SNR or SNR-drop plot) and numgap_cosine, 1 - cosine along
- * execution order with the threshold drawn and the first divergence marked;
+ * separate SNR or SNR-drop plot) and, when the cosine is gated
+ * (min_cosine not NaN), numgap_cosine, 1 - cosine along execution order
+ * with the threshold drawn and the first divergence marked;
  * for the diverging row an error histogram and, for two or more dimensions,
  * a heat map of |runtime - reference|.
  */

@@ -772,7 +772,8 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 	}
 	/* the chart draws the SNR of every op (cumulative and local) and marks
 	 * where the error enters (the largest SNR drop): no separate SNR or SNR
-	 * drop plot */
+	 * drop plot; the cosine gets its plot when it is gated (--min-cosine),
+	 * as the accuracy's bar charts of metrics other than SNR */
 	if (k) {
 		rc = numgap_chart(o, ng, k, labels, marked, res, err);
 		/* cosines near 1 read as "1": 1 - cosine on a log axis */
@@ -783,7 +784,7 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 		etc_plot_style st = {NAN, thr, NULL, true, NULL, false, 0};
 		etc_plot_options po = *o;
 		po.style = &st;
-		if (rc == 0)
+		if (rc == 0 && !isnan(opt->min_cosine))
 			rc = etc_plot_lines(&po, "numgap_cosine",
 			                    "1 \xe2\x88\x92 cosine similarity of each intermediate "
 			                    "output, execution order",
