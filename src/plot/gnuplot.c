@@ -372,11 +372,11 @@ static void proc_end(gp_proc *p)
 /*
  * What a gnuplot started ahead does first: its fonts (fontconfig, pango)
  * and the cairo PNG terminal are loaded by drawing a small plot to nowhere,
- * some 20 ms each taken off the first real plot; then every setting is
- * reset.
+ * some 20 ms each taken off the first real plot (200 x 150: smaller, gnuplot
+ * warns that the canvas cannot hold the plot); then every setting is reset.
  */
 static const char warm_up[] = "if (strstrt(GPVAL_TERMINALS, ' pngcairo ') > 0) {\n"
-                              "\tset terminal pngcairo size 64, 64 noenhanced font 'sans,10'\n"
+                              "\tset terminal pngcairo size 200, 150 noenhanced font 'sans,10'\n"
                               "\tset output '/dev/null'\n"
                               "\tplot [0:1] x notitle\n"
                               "\tset output\n"
