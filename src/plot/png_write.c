@@ -12,9 +12,9 @@
 
 #include <math.h>
 #include <png.h>
-#include <zlib.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <zlib.h>
 
 #define HM_MAX_CELLS   1024
 #define HM_MARGIN      8

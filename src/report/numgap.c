@@ -771,9 +771,10 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 		k++;
 	}
 	/* the chart draws the SNR of every op (cumulative and local) and marks
-	 * where the error enters (the largest SNR drop): no separate SNR or SNR
-	 * drop plot; the cosine gets its plot when it is gated (--min-cosine),
-	 * as the accuracy's bar charts of metrics other than SNR */
+	 * where the error enters (the first of etc_numgap_top_drops): no
+	 * separate SNR or SNR-drop plot; the cosine gets its plot when it is
+	 * gated (--min-cosine), as the accuracy's bar charts of metrics other
+	 * than SNR */
 	if (k) {
 		rc = numgap_chart(o, ng, k, labels, marked, res, err);
 		/* cosines near 1 read as "1": 1 - cosine on a log axis */
