@@ -9,10 +9,10 @@
  *   <dir>/<name>.gp   a self-contained gnuplot script: a preamble that sets
  *                     the variables listed with each template, then the
  *                     template text itself;
- * and then runs gnuplot as a child process (no shell; its working directory
- * is <dir>; stdin and stdout are /dev/null; its stderr is captured for the
- * error message) to make <dir>/<name>.png, through a temporary file renamed
- * into place. The script picks the pngcairo terminal when the gnuplot that
+ * and then runs gnuplot as a child process (no shell; stdout is /dev/null;
+ * stdin a pipe that gives it `cd <dir>` and `load '<name>.gp'`; its stderr
+ * is captured for the error message) to make <dir>/<name>.png, through a
+ * temporary file renamed into place. The script picks the pngcairo terminal when the gnuplot that
  * runs it has one (GPVAL_TERMINALS) and the libgd png terminal otherwise, so
  * `cd <dir> && gnuplot <name>.gp` makes the same PNG later or elsewhere.
  *
