@@ -761,10 +761,13 @@ def case_plots(d):
     check("10 plot: exit 0", rc == 0, err)
     names = sorted(os.listdir(pdir)) if os.path.isdir(pdir) else []
     # 6 elements each: no histogram (issue 15: only above 16 elements)
-    want = ["metric_snr.png", "metric_mse.png", "metric_cosine.png", "metric_max_abs.png",
-            "heatmap_Execute_run0_out0.png"]
+    want = ["metric_snr.png", "heatmap_Execute_run0_out0.png"]
     missing = [w for w in want if w not in names]
     check("10 plot: expected PNGs exist", not missing, f"missing {missing} in {names}")
+    # by default an ungated metric has no bar chart (the table has it)
+    check("10 plot: no bar chart of an ungated metric by default",
+          not [n for n in names if n.startswith("metric_") and n != "metric_snr.png" and
+               n.endswith(".png")], str(names))
     check("10 plot: no heat map for the 1-D output",
           "heatmap_Execute_run0_out1.png" not in names, str(names))
     for w in want:
@@ -791,6 +794,14 @@ def case_plots(d):
     check("10 plot --metrics l1,max_rel: exactly those bar charts",
           rc == 0 and [n for n in names4 if n.endswith(".png")] ==
           ["metric_l1.png", "metric_max_rel.png"], f"{rc} {err} {names4}")
+    # a gated metric is drawn without --metrics
+    pdir5 = os.path.join(d, "plots5")
+    rc, _, err = run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
+                     "--no-table", "--max-abs", "1", "--plot", pdir5)
+    names5 = sorted(n for n in os.listdir(pdir5) if n.startswith("metric_") and
+                    n.endswith(".png")) if os.path.isdir(pdir5) else []
+    check("10 plot --max-abs 1: SNR and the gated max abs bar charts",
+          rc == 0 and names5 == ["metric_max_abs.png", "metric_snr.png"], f"{rc} {err} {names5}")
     # identical outputs: SNR inf bars, but no heat map (issue 15)
     dump = Dump()
     dump.run([dump.tensor("FLOAT", R0, [2, 3])])

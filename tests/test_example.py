@@ -56,7 +56,7 @@ def main():
     check("says the exit status a real run would have",
           "example: exit status 0 (on your own files this verdict exits 1)" in err, err)
     plots = os.path.join(work, "etcompare-plots")
-    missing = [s for s in ("metric_snr", "numgap_snr", "numgap_first_divergence_heatmap",
+    missing = [s for s in ("metric_snr", "numgap_chart", "numgap_first_divergence_heatmap",
                            "ops_top", "timeline") if not plot_written(plots, s)]
     check("plots written to ./etcompare-plots", not missing, f"missing {missing}")
 
@@ -75,7 +75,7 @@ def main():
           rc == 0 and "accuracy: 6 of 6 outputs pass" in err and
           "numeric gap: 7 intermediate outputs pass" in err and "p50 (ms)" not in out,
           f"rc={rc} {err}")
-    check("--example --plot DIR writes there", plot_written(mine, "numgap_snr"))
+    check("--example --plot DIR writes there", plot_written(mine, "numgap_chart"))
     # with an output option the example only supplies the inputs: the result
     # is the same command's on its files (examples/), numeric gap included
     tsv = os.path.join(work, "t.tsv")

@@ -264,16 +264,16 @@ def test_chain(d):
                        "--min-snr", "40", "--min-cosine", "0.999", "--no-table", "--plot",
                        plots)
     files = set(os.listdir(plots)) if os.path.isdir(plots) else set()
-    check("chain: --plot writes SNR and cosine lines and the diverging op's error plots",
-          rc == 1 and {"numgap_snr.gp", "numgap_snr.dat", "numgap_cosine.gp",
+    check("chain: --plot writes the SNR chart, cosine lines and the diverging op's error plots",
+          rc == 1 and {"numgap_chart.gp", "numgap_chart.dat", "numgap_cosine.gp",
                        "numgap_first_divergence_heatmap.png",
                        "numgap_first_divergence_error_hist.dat"} <= files,
           f"rc={rc} {err} {sorted(files)}")
-    if "numgap_snr.gp" in files:
-        with open(os.path.join(plots, "numgap_snr.gp")) as f:
+    if "numgap_chart.gp" in files:
+        with open(os.path.join(plots, "numgap_chart.gp")) as f:
             gp = f.read()
-        check("chain: SNR plot draws the threshold and marks op 9",
-              "threshold = 40" in gp and "marked = 9" in gp, gp[:600])
+        check("chain: SNR chart draws the threshold and marks op 9 (first divergence)",
+              "threshold = 40" in gp and "first_div = 9" in gp, gp[:900])
     # .npz reference intermediates of the same chain, float32, .npy 1.0
     npz = os.path.join(d, "chain_ref.npz")
     NPZ.write_npz(npz, [(str(i + 1), NPZ.npy("<f4", SHAPE, NPZ.encode("<f4", x)))

@@ -43,6 +43,7 @@ sys.path.insert(0, os.path.join(SRC, "tests"))
 sys.path.insert(0, os.path.join(SRC, "tests", "data", "npz"))
 import etrecord_gen as G  # noqa: E402
 import make_npz as NPZ  # noqa: E402
+import common as C  # noqa: E402
 from test_accuracy import OUT_CHAIN, check, run  # noqa: E402
 import test_accuracy as A  # noqa: E402
 
@@ -544,9 +545,15 @@ def test_snr_drop(d):
         t = list(csv.DictReader(f, delimiter="\t"))
     check("snr drop: in the TSV too", len(t) == 6 and t[1]["snr_drop"] == "inf" and
           close(float(t[4]["snr_drop"]), want["f"], 1e-9), [x.get("snr_drop") for x in t])
-    png = os.path.join(plots, "numgap_snr_drop.png")
-    check("snr drop: --plot draws numgap_snr_drop.png",
-          os.path.exists(png) and os.path.getsize(png) > 1000, png)
+    # the chart marks where the error enters (the first of that list): it
+    # replaces the separate SNR-drop plot
+    png = os.path.join(plots, "numgap_chart.png")
+    gp = C.gp_vars(os.path.join(plots, "numgap_chart.gp")) if os.path.exists(png) else {}
+    check("snr drop: --plot's numgap_chart marks row 4 node_f as the culprit, no "
+          "numgap_snr_drop.png",
+          os.path.exists(png) and os.path.getsize(png) > 1000 and gp.get("culprit") == "4" and
+          "node_f" in gp.get("culprit_label", "") and
+          not os.path.exists(os.path.join(plots, "numgap_snr_drop.png")), str(gp)[:600])
 
 
 # --- 5. distances and upstream's columns ---------------------------------------------------

@@ -70,7 +70,8 @@ def case_sample(d):
     env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""),
                ETC_THREADS="2")
     p = subprocess.run([ETC, "--etdump", etdp, "--debug_buffer", dbg, "--etrecord", rec,
-                        "--min-snr", "90", "--no-table", "--plot", pdir], capture_output=True,
+                        "--min-snr", "90", "--metrics", "snr,mse,cosine,max_abs", "--no-table",
+                        "--plot", pdir], capture_output=True,
                        text=True, env=env)
     check("sample: the gate fails (exit 1)", p.returncode == 1, p.stderr)
     names = set(os.listdir(pdir)) if os.path.isdir(pdir) else set()

@@ -206,7 +206,7 @@ def case_parallel(d):
         names = sorted(os.listdir(pdir))
         maps = [n for n in names if "heatmap" in n and n.endswith(".png")]
         C.check(f"ETC_THREADS={threads}: heat maps made without gnuplot, .gp and .dat beside",
-                maps and "heatmap" not in script and "load 'numgap_snr.gp'" in script and
+                maps and "heatmap" not in script and "load 'numgap_chart.gp'" in script and
                 all(m[:-4] + ".gp" in names and m[:-4] + ".dat" in names for m in maps),
                 f"{maps} {re.findall(r'load .*', script)[:20]}")
         idx = open(os.path.join(pdir, "index.txt"), encoding="utf-8").read()

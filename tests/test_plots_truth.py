@@ -7,7 +7,8 @@ and a performance diff:
   - time and percentage axes hold zero (tax per run, time per run, the
     time-and-error scatter); one run is a bar, not a lone dot;
   - only gated metrics are coloured pass/fail (the others have no threshold
-    and no failing row);
+    and no failing row) and, unless named by --metrics, only SNR and the
+    gated metrics get a bar chart;
   - one heat map per distinct (block, output, reference), failing first, and
     every map of one output on one colour scale named in the colour bar;
   - labels are never cut (no "…"); per-op plots show the node name with the
@@ -71,20 +72,26 @@ def example(d):
                 and num(v["y_hi"]) > 0, str(v.get("y_lo")))
     C.check("example: the lines template sets the y range it is given",
             "set yrange [y_lo:y_hi]" in open(os.path.join(pdir, "tax_runs.gp")).read())
-    # only gated metrics coloured: the example gates SNR only
+    # only gated metrics coloured: the example gates SNR only; by default an
+    # ungated metric gets no bar chart, asked for by --metrics it is grey
+    mets = [f for f in pngs if f.startswith("metric_")]
+    C.check("example: one metric bar chart by default, the gated SNR's",
+            mets == ["metric_snr.png"], str(mets))
+    p2, pdir2 = plot(["--example", "--metrics", "snr,mse,cosine,max_abs"], d, "example_metrics")
     gated = {}
-    for f in pngs:
-        if f.startswith("metric_"):
-            v = C.gp_vars(os.path.join(pdir, f[:-4] + ".gp"))
-            rows = dat_rows(os.path.join(pdir, f[:-4] + ".dat"))
+    for f in sorted(os.listdir(pdir2)) if os.path.isdir(pdir2) else []:
+        if f.startswith("metric_") and f.endswith(".png"):
+            v = C.gp_vars(os.path.join(pdir2, f[:-4] + ".gp"))
+            rows = dat_rows(os.path.join(pdir2, f[:-4] + ".dat"))
             fails = sum(1 for r in rows if re.match(r"^\S+ \S+ \".*\" \S+ 1 ", r))
             gated[f] = (v["has_threshold"], fails)
     C.check("example: SNR is gated and its failing outputs are red",
             gated.get("metric_snr.png", ("0", 0))[0] == "1" and gated["metric_snr.png"][1] > 0,
             str(gated))
-    C.check("example: the ungated metrics have no threshold and no red bar",
+    C.check("example --metrics snr,mse,cosine,max_abs: the ungated metrics have no threshold "
+            "and no red bar",
             all(t == "0" and n == 0 for f, (t, n) in gated.items() if f != "metric_snr.png")
-            and len(gated) >= 3, str(gated))
+            and len(gated) == 4, str(gated) + p2.stderr[-300:])
     # heat maps: distinct (output, reference), one scale per output
     maps = [f for f in pngs if f.startswith("heatmap_")]
     keys = [re.sub(r"_run\d+", "", m) for m in maps]
@@ -107,12 +114,22 @@ def example(d):
     C.check("example: no label is cut (no ellipsis in any .dat)", not cut, str(cut))
     # long lines wrap after '.', '_' or ' ' (never cut): undo those breaks
     unwrap = lambda t: re.sub(r"([._ ])\\n", r"\1", t)
-    snr = unwrap(open(os.path.join(pdir, "numgap_snr.dat"), encoding="utf-8").read())
-    drop = unwrap(open(os.path.join(pdir, "numgap_snr_drop.dat"), encoding="utf-8").read())
-    C.check("example: numgap SNR labels are node name, op type beneath",
+    snr = unwrap(open(os.path.join(pdir, "numgap_chart.dat"), encoding="utf-8").read())
+    te = unwrap(open(os.path.join(pdir, "time_error.dat"), encoding="utf-8").read())
+    C.check("example: numgap chart labels are node name, op type beneath",
             '"3 native_layer_norm\\naten.native_layer_norm.default"' in snr, snr[:400])
-    C.check("example: the SNR-drop plot uses the same labels",
-            '"3 native_layer_norm\\naten.native_layer_norm.default"' in drop)
+    C.check("example: the time-and-error plot uses the same labels",
+            '"3 native_layer_norm\\naten.native_layer_norm.default"' in te, te[:400])
+    # the chart draws the SNR and marks where the error enters: no separate
+    # SNR or SNR-drop plot says it again
+    C.check("example: no numgap_snr or numgap_snr_drop beside numgap_chart",
+            "numgap_chart.png" in files and
+            not any(f.startswith(("numgap_snr.", "numgap_snr_drop.")) for f in files),
+            str(sorted(files)))
+    # the cosine is not gated in the example: no numgap_cosine (the numeric
+    # gap test draws it with --min-cosine)
+    C.check("example: no numgap_cosine without --min-cosine",
+            not any(f.startswith("numgap_cosine.") for f in files), str(sorted(files)))
     # where time and error go
     C.check("example: the time-and-error plot is made", "time_error.png" in files)
     v = C.gp_vars(os.path.join(pdir, "time_error.gp"))
@@ -132,8 +149,8 @@ def example(d):
     C.check("example: the timeline's unit is chosen from the data and named on the axis",
             tl["plot_xlabel"] == "'time since the first event (\u00b5s)'" and 1 <= max(ends) < 1000,
             f"{tl['plot_xlabel']} {max(ends)}")
-    C.check("example: one-run-free check: numgap_snr has the threshold line",
-            C.gp_vars(os.path.join(pdir, "numgap_snr.gp"))["has_threshold"] == "1")
+    C.check("example: one-run-free check: numgap_chart has the threshold line",
+            C.gp_vars(os.path.join(pdir, "numgap_chart.gp"))["has_threshold"] == "1")
     return pdir
 
 

@@ -9,10 +9,10 @@
  *   <dir>/<name>.gp   a self-contained gnuplot script: a preamble that sets
  *                     the variables listed with each template, then the
  *                     template text itself;
- * and then runs gnuplot as a child process (no shell; its working directory
- * is <dir>; stdin and stdout are /dev/null; its stderr is captured for the
- * error message) to make <dir>/<name>.png, through a temporary file renamed
- * into place. The script picks the pngcairo terminal when the gnuplot that
+ * and then runs gnuplot as a child process (no shell; stdout is /dev/null;
+ * stdin a pipe that gives it `cd <dir>` and `load '<name>.gp'`; its stderr
+ * is captured for the error message) to make <dir>/<name>.png, through a
+ * temporary file renamed into place. The script picks the pngcairo terminal when the gnuplot that
  * runs it has one (GPVAL_TERMINALS) and the libgd png terminal otherwise, so
  * `cd <dir> && gnuplot <name>.gp` makes the same PNG later or elsewhere.
  *
@@ -39,7 +39,8 @@
  *
  * Batches. One gnuplot process per core for an etcompare run: with
  * etc_plot_options.batch set, the calls only write the scripts; one
- * etc_plot_batch_run deals them round-robin to one gnuplot per core (each
+ * etc_plot_batch_run shares them out to one gnuplot per core, their expected
+ * times (image sizes) about even (each
  * reads a combined script as its standard input, so an error costs only
  * that plot) and renames each PNG into place. Without a batch, each call is
  * a batch of one. Heat maps need no gnuplot: their PNG is drawn with libpng
@@ -321,13 +322,24 @@ typedef struct etc_plot_item {
 } etc_plot_item;
 
 ETC_API int etc_plot_batch_create(etc_plot_batch **out, etc_error *err);
+/** Frees the batch; gnuplots started ahead and never fed are ended. */
 ETC_API void etc_plot_batch_free(etc_plot_batch *b);
+/**
+ * Optional: starts the batch's gnuplot processes now (o->gnuplot, or
+ * "gnuplot" on PATH; one per core), each loading its fonts and PNG
+ * terminal (some 40 ms) while the caller goes on with its analysis;
+ * etc_plot_batch_run then feeds them the plots instead of starting its own.
+ * They read nothing but what etc_plot_batch_run gives them and write no
+ * file. A gnuplot that cannot be found or started is not an error here
+ * (etc_plot_batch_run reports it as it would). Returns 0.
+ */
+ETC_API int etc_plot_batch_start(etc_plot_batch *b, const etc_plot_options *o, etc_error *err);
 /**
  * Runs gnuplot (o->gnuplot, or "gnuplot" on PATH) on every queued plot not
  * made yet: one process per core (at most one per plot), each fed a share
  * of the plots by a thread. Without gnuplot: returns 0 and sets res->gnuplot_missing.
  * When some plots fail, the others are still made and the first failure is
- * returned (ETC_ERR_IO, with gnuplot's error line and the script's path).
+ * returned (ETC_ERR_IO, with gnuplot's error line and the plot's .gp path).
  */
 ETC_API int etc_plot_batch_run(etc_plot_batch *b, const etc_plot_options *o, etc_plot_result *res,
                                etc_error *err);

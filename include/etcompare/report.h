@@ -169,8 +169,9 @@ ETC_API int etc_report_junit_error(FILE *out, const char *kind, const char *mess
 ETC_API size_t etc_junit_failures(const etc_junit_gates *g);
 /**
  * Plots of the comparison in o->dir: a bar chart per metric of `metrics`
- * (a mask as from etc_metric_mask_parse; 0 for snr, mse, cosine and
- * max_abs), one bar per compared output; an error histogram per output and
+ * (a mask as from etc_metric_mask_parse; 0: snr, and mse, cosine and
+ * max_abs when the accuracy options gate them), one bar per compared
+ * output; an error histogram per output and
  * a heat map of |actual - reference| for every output of two or more
  * dimensions.
  */
@@ -197,10 +198,13 @@ ETC_API int etc_report_numgap(FILE *out, const etc_numgap *ng, etc_error *err);
  */
 ETC_API int etc_report_numgap_tsv(FILE *out, const etc_numgap *ng, etc_error *err);
 /**
- * Plots of the numeric gap in o->dir: numgap_snr and numgap_cosine, line
- * plots along execution order with the threshold drawn and the first
- * divergence marked; for the diverging row an error histogram and, for two
- * or more dimensions, a heat map of |runtime - reference|.
+ * Plots of the numeric gap in o->dir: numgap_chart (cumulative and local
+ * SNR per op, etc_plot_numgap_chart; it marks where the error enters, so no
+ * separate SNR or SNR-drop plot) and, when the cosine is gated
+ * (min_cosine not NaN), numgap_cosine, 1 - cosine along execution order
+ * with the threshold drawn and the first divergence marked;
+ * for the diverging row an error histogram and, for two or more dimensions,
+ * a heat map of |runtime - reference|.
  */
 ETC_API int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng,
                                     etc_plot_result *res, etc_error *err);

@@ -116,6 +116,7 @@ static const char usage_text[] =
     "                            the gate: exit 1 when an output fails one\n"
     "  --metrics LIST            columns: snr,mse,cosine,l1,max_abs,max_rel "
     "(snr,mse,cosine,max_abs)\n"
+    "                            and --plot's bar charts (default: snr and the gated ones)\n"
     "\n"
     "Numeric gap (intermediate outputs op by op against a reference run):\n"
     "  With --etrecord and --debug_buffer the reference is the ETRecord's own graph, run\n"

@@ -61,7 +61,9 @@ static int make_plots(const char *dir, const args *a, const run_results *r, etc_
 		return plot_fail(&err, EXIT_OUTPUT, a);
 	/* after the numeric gap: the findings' order (where the error enters
 	 * before the heat maps of the outputs) */
-	if (r->acc && etc_report_accuracy_plots(&po, r->acc, a->metric_mask, r->insp, pr, &err) < 0)
+	/* no --metrics: 0, the default set (SNR and the gated metrics) */
+	if (r->acc && etc_report_accuracy_plots(&po, r->acc, a->metrics ? a->metric_mask : 0,
+	                                        r->insp, pr, &err) < 0)
 		return plot_fail(&err, err.status == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT, a);
 	if ((rc = cmd_profile_plots(r->pc, r->insp, &po, pr)) != 0)
 		return rc;
@@ -238,9 +240,12 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 {
 	etc_error err;
 	etc_error_clear(&err);
-	etc_plot_batch *batch = NULL;
-	if (etc_plot_batch_create(&batch, &err) < 0)
+	/* the caller's batch (its gnuplots started ahead), else one of our own */
+	etc_plot_batch *batch = r->batch, *own = NULL;
+	if (!batch && etc_plot_batch_create(&own, &err) < 0)
 		return fail(&err, EXIT_OUTPUT);
+	if (!batch)
+		batch = own;
 	etc_plot_result pr = {0, 0, false};
 	char tmp[4096] = "";
 	char *settmp = NULL; /* --plot: the new set's temporary folder inside `dir` */
@@ -263,7 +268,7 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 			         t && *t ? t : "/tmp", strerror(e));
 			(void)etc_plot_batch_note(batch, note, &err);
 			int wrc = write_report(argc, argv, a, r, batch, &pr);
-			etc_plot_batch_free(batch);
+			etc_plot_batch_free(own);
 			return wrc;
 		}
 		work = tmp;
@@ -272,7 +277,7 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 		int rc = fail(&err, EXIT_OUTPUT);
 		if (a->report)
 			(void)write_report(argc, argv, a, r, batch, &pr);
-		etc_plot_batch_free(batch);
+		etc_plot_batch_free(own);
 		return rc;
 	} else {
 		work = settmp;
@@ -330,7 +335,7 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 		sigaction(held_signals[k], &old_act[k], NULL);
 	if (sig)
 		raise(sig);
-	etc_plot_batch_free(batch);
+	etc_plot_batch_free(own);
 	return rc;
 }
 

@@ -33,6 +33,7 @@ typedef struct run_results {
 	size_t ninputs;
 	const etc_numgap_dist *dist; /* --all-runs: the gap over the runs, or NULL */
 	const etc_taps *taps;        /* --tap-specs: the taps, or NULL */
+	etc_plot_batch *batch; /* the plots' batch, its gnuplots started ahead; NULL: made here */
 } run_results;
 
 /*

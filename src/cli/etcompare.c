@@ -740,6 +740,13 @@ static int run(void *ctx)
 	etc_report_options_init(&ro);
 	ro.include_delegate_debug_data = a.include_delegate_debug_data;
 	ro.max_values = a.max_values;
+	/* --plot, --report: gnuplot starts now, loading its fonts while the
+	 * files are read and compared (without it the plots come later, as
+	 * etc_plot_batch_run starts gnuplot) */
+	etc_plot_batch *batch = NULL;
+	if ((a.plot || a.report) && etc_plot_batch_create(&batch, &err) == 0)
+		(void)etc_plot_batch_start(batch, NULL, &err);
+	etc_error_clear(&err);
 
 	if (a.etrecord) {
 		if (etc_etrecord_open(&rec, a.etrecord, &err) < 0) {
@@ -994,7 +1001,8 @@ static int run(void *ctx)
 	if (a.plot || a.report) {
 		report_input in[12];
 		size_t nin = report_inputs(&a, in);
-		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin, runs.dist, ro.taps};
+		run_results res = {ro.accuracy, insp, &ng,       &pc,     gate,
+		                   in,          nin,  runs.dist, ro.taps, batch};
 		const char *dir = a.plot_dir ? a.plot_dir : "etcompare-plots";
 		if (a.plot && !buf)
 			fprintf(stderr,
@@ -1052,7 +1060,8 @@ out:
 	if (status == EXIT_INPUT || status == EXIT_OUTPUT) {
 		report_input in[12];
 		size_t nin = report_inputs(&a, in);
-		run_results res = {ro.accuracy, insp, &ng, &pc, gate, in, nin, runs.dist, ro.taps};
+		run_results res = {ro.accuracy, insp, &ng,       &pc,     gate,
+		                   in,          nin,  runs.dist, ro.taps, NULL};
 		error_artifacts(argc, argv, &a, &res, status, junit_done, report_done);
 	}
 	numgap_runs_free(&runs);
@@ -1068,6 +1077,7 @@ out:
 	etc_etrecord_free(rec);
 	etc_debug_buffer_free(buf);
 	etc_etdump_free(dump);
+	etc_plot_batch_free(batch);
 	return status;
 }
 

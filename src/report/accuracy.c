@@ -581,13 +581,17 @@ int etc_report_accuracy_plots(const etc_plot_options *o, const etc_accuracy *acc
 	             "max |actual \xe2\x88\x92 reference|", "max abs %.6g", true},
 	            {5, "metric_max_rel", "max relative error per output",
 	             "max |actual \xe2\x88\x92 reference| / |reference|", NULL, true}};
+	/* the default set (no --metrics): SNR, the others only when gated; an
+	 * ungated metric's bars (grey) say less than the SNR's and the table
+	 * has its values. Named in --metrics: drawn. */
+	bool by_default = !metrics;
 	if (!metrics)
 		metrics = 0x1 | 0x2 | 0x4 | 0x10;
 	const double thresholds[6] = {ao->min_snr, ao->max_mse, ao->min_cosine,
 	                              NAN,         ao->max_abs, NAN};
 	for (size_t m = 0; m < sizeof bars / sizeof bars[0] && rc == 0 && k; m++) {
 		size_t mi = bars[m].index;
-		if (!(metrics & (1u << mi)))
+		if (!(metrics & (1u << mi)) || (by_default && mi != 0 && isnan(thresholds[mi])))
 			continue;
 		double thr = thresholds[mi];
 		if (mi == 2 && !isnan(thr))

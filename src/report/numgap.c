@@ -776,13 +776,9 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 	long first = etc_numgap_first_divergence(ng), marked = -1;
 	const char **labels = calloc(n ? n : 1, sizeof *labels);
 	char(*names)[256] = calloc(n ? n : 1, sizeof *names);
-	double *snr = calloc(n ? n : 1, sizeof *snr), *cos = calloc(n ? n : 1, sizeof *cos);
-	double *drop = calloc(n ? n : 1, sizeof *drop);
-	/* the SNR drop points at nodes: its labels name them */
-	const char **nlabels = calloc(n ? n : 1, sizeof *nlabels);
-	char(*nnames)[256] = calloc(n ? n : 1, sizeof *nnames);
+	double *cos = calloc(n ? n : 1, sizeof *cos);
 	int rc = 0;
-	if (!labels || !names || !snr || !cos || !drop || !nlabels || !nnames) {
+	if (!labels || !names || !cos) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 		goto done;
 	}
@@ -796,21 +792,18 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 		else
 			snprintf(names[k], sizeof names[k], "%zu %.120s", i, op);
 		labels[k] = names[k];
-		snr[k] = r->has_metrics ? r->metrics.snr_db : NAN;
 		cos[k] = r->has_metrics ? r->metrics.cosine : NAN;
-		drop[k] = r->snr_drop;
-		snprintf(nnames[k], sizeof nnames[k], "%s", names[k]);
-		nlabels[k] = nnames[k];
 		if ((long)i == first)
 			marked = (long)k;
 		k++;
 	}
+	/* the chart draws the SNR of every op (cumulative and local) and marks
+	 * where the error enters (the first of etc_numgap_top_drops): no
+	 * separate SNR or SNR-drop plot; the cosine gets its plot when it is
+	 * gated (--min-cosine), as the accuracy's bar charts of metrics other
+	 * than SNR */
 	if (k) {
 		rc = numgap_chart(o, ng, k, labels, marked, res, err);
-		if (rc == 0)
-			rc = etc_plot_lines(
-			    o, "numgap_snr", "SNR of each intermediate output, execution order",
-			    "SNR (dB)", k, labels, snr, opt->min_snr, marked, res, err);
 		/* cosines near 1 read as "1": 1 - cosine on a log axis */
 		for (size_t i = 0; i < k; i++)
 			cos[i] = 1 - cos[i];
@@ -819,40 +812,13 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 		etc_plot_style st = {NAN, thr, NULL, true, NULL, false, 0};
 		etc_plot_options po = *o;
 		po.style = &st;
-		if (rc == 0)
+		if (rc == 0 && !isnan(opt->min_cosine))
 			rc = etc_plot_lines(&po, "numgap_cosine",
 			                    "1 \xe2\x88\x92 cosine similarity of each intermediate "
 			                    "output, execution order",
 			                    "1 \xe2\x88\x92 cosine (log scale)", k, labels, cos,
 			                    isnan(opt->min_cosine) ? NAN : 1 - opt->min_cosine,
 			                    marked, res, err);
-		/* an infinite drop (exact inputs, inexact output) is drawn above the
-		 * largest finite one, and the title says where */
-		double top = 0;
-		bool any = false, inf = false;
-		for (size_t i = 0; i < k; i++) {
-			any = any || !isnan(drop[i]);
-			if (isfinite(drop[i]) && drop[i] > top)
-				top = drop[i];
-			inf = inf || (isinf(drop[i]) && drop[i] > 0);
-		}
-		double at = top > 0 ? top * 1.25 + 1 : 10;
-		for (size_t i = 0; i < k; i++)
-			if (isinf(drop[i]))
-				drop[i] = drop[i] > 0 ? at : NAN;
-		char title[160];
-		if (inf)
-			snprintf(title, sizeof title,
-			         "SNR drop of each op: lowest input SNR \xe2\x88\x92 own SNR "
-			         "(+inf: exact "
-			         "inputs, inexact output; drawn at %.3g)",
-			         at);
-		else
-			snprintf(title, sizeof title,
-			         "SNR drop of each op: lowest input SNR \xe2\x88\x92 own SNR");
-		if (rc == 0 && any)
-			rc = etc_plot_lines(o, "numgap_snr_drop", title, "SNR drop (dB)", k,
-			                    nlabels, drop, NAN, marked, res, err);
 	}
 	if (rc < 0 || first < 0)
 		goto done;
@@ -898,11 +864,7 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 done:
 	free(labels);
 	free(names);
-	free(snr);
 	free(cos);
-	free(drop);
-	free(nlabels);
-	free(nnames);
 	return rc;
 }
 

@@ -11,11 +11,13 @@
 #include "plot/plot_private.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <png.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char root[512];
@@ -213,6 +215,80 @@ static void test_batch(void)
 	etc_plot_batch_free(b);
 }
 
+/* The whole file at `path` (malloc'ed, *n bytes), or NULL. */
+static unsigned char *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *buf = NULL;
+	*n = 0;
+	if (f && fseek(f, 0, SEEK_END) == 0) {
+		long len = ftell(f);
+		buf = len > 0 ? malloc((size_t)len) : NULL;
+		if (buf && fseek(f, 0, SEEK_SET) == 0 &&
+		    fread(buf, 1, (size_t)len, f) == (size_t)len)
+			*n = (size_t)len;
+	}
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+/*
+ * gnuplots started ahead (etc_plot_batch_start): the same PNGs, byte for
+ * byte, as gnuplots started by the run (test_batch made them in batch/); a
+ * failing plot still fails the run naming its script; processes never fed
+ * are ended with the batch (no child left).
+ */
+static void test_batch_started(void)
+{
+	etc_error err;
+	etc_plot_batch *b = NULL;
+	CHECK(etc_plot_batch_create(&b, &err) == 0);
+	etc_plot_options o = {sub("started"), NULL, sub("tpl"), b, NULL};
+	CHECK(etc_plot_batch_start(b, &o, &err) == 0);
+	etc_plot_result res = {0};
+	double v[3] = {1, 2, 3};
+	CHECK(etc_plot_bars(&o, "a", "a", "y", 3, NULL, v, &res, &err) == 0);
+	CHECK(etc_plot_bars(&o, "b", "b", "y", 3, NULL, v, &res, &err) == 0);
+	CHECK(etc_plot_bars(&o, "c", "c", "y", 3, NULL, v, &res, &err) == 0);
+	int rc = etc_plot_batch_run(b, &o, &res, &err);
+	CHECK(rc == ETC_ERR_IO);
+	if (rc)
+		CHECK(strstr(err.message, "b.gp") && strstr(err.message, "unrecognized plot type"));
+	CHECK(res.pngs_written == 2 && !exists(sub("started/b.png")));
+	const char *const names[] = {"a", "c"};
+	for (size_t i = 0; i < 2; i++) {
+		char p1[700], p2[700];
+		snprintf(p1, sizeof p1, "%s", sub("batch/"));
+		snprintf(p2, sizeof p2, "%s", sub("started/"));
+		strcat(p1, names[i]);
+		strcat(p1, ".png");
+		strcat(p2, names[i]);
+		strcat(p2, ".png");
+		size_t n1, n2;
+		unsigned char *x = slurp(p1, &n1), *y = slurp(p2, &n2);
+		CHECK(x && y && n1 == n2 && n1 > 0 && memcmp(x, y, n1) == 0);
+		free(x);
+		free(y);
+	}
+	CHECK(hidden_entries(sub("started")) == 0);
+	etc_plot_batch_free(b);
+	/* started and never run: its gnuplots end with the batch */
+	CHECK(etc_plot_batch_create(&b, &err) == 0);
+	CHECK(etc_plot_batch_start(b, NULL, &err) == 0);
+	etc_plot_batch_free(b);
+	CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+	/* a program that is not there: nothing started, the run says so */
+	CHECK(etc_plot_batch_create(&b, &err) == 0);
+	etc_plot_options m = {sub("missing2"), "/nonexistent/gnuplot", NULL, b, NULL};
+	CHECK(etc_plot_batch_start(b, &m, &err) == 0);
+	etc_plot_result r2 = {0};
+	CHECK(etc_plot_bars(&m, "a", "a", "y", 3, NULL, v, &r2, &err) == 0);
+	CHECK(etc_plot_batch_run(b, &m, &r2, &err) == 0);
+	CHECK(r2.gnuplot_missing && r2.pngs_written == 0);
+	etc_plot_batch_free(b);
+}
+
 /* A plot set made in a temporary folder and moved in whole, or discarded. */
 static void test_set(void)
 {
@@ -296,9 +372,10 @@ int main(void)
 	test_layout();
 	test_set();
 	test_error_map(); /* drawn without gnuplot */
-	if (system("command -v gnuplot > /dev/null 2>&1") == 0)
+	if (system("command -v gnuplot > /dev/null 2>&1") == 0) {
 		test_batch();
-	else
+		test_batch_started();
+	} else
 		printf("skip: gnuplot not on PATH: the batch checks\n");
 	char cmd[600];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
