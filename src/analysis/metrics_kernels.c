@@ -65,25 +65,38 @@ static void f32_tail(const uint8_t *rp, const uint8_t *ap, size_t i, size_t n, c
 	}
 }
 
-/* Portable: 8 lanes of partial sums, as the vector kernels (accuracy alike). */
+/*
+ * Portable: 8 lanes of partial sums, as the vector kernels (accuracy
+ * alike), written so that a compiler can vectorize it: no branch per
+ * element, d unmasked (equal infinities give NaN, like NaN input: the
+ * caller redoes the chunk), and the relative error screened per 8
+ * elements by a product: |d| >= fl(rel |r|) with d != 0 and r != 0 holds
+ * wherever fl(|d| / |r|) > rel (then |d| > rel |r| exactly, and rounding
+ * is monotonic), and the 8 are then divided out exactly.
+ */
 static void f32_pass_generic(const uint8_t *rp, const uint8_t *ap, size_t n, chunk_res *res)
 {
-	double rr[8] = {0}, aa[8] = {0}, ra[8] = {0}, dd[8] = {0}, l1[8] = {0};
+	double rr[8] = {0}, aa[8] = {0}, ra[8] = {0}, dd[8] = {0}, l1[8] = {0}, mx[8] = {0};
+	uint64_t ne[8] = {0};
+	double m = res->rel;
 	size_t i = 0;
 	for (; i + 8 <= n; i += 8) {
+		int fire = 0;
 		for (int k = 0; k < 8; k++) {
 			double r = f32_at(rp + 4 * (i + k)), a = f32_at(ap + 4 * (i + k));
-			double d = a == r ? 0.0 : a - r;
+			double d = a - r, ad = fabs(d);
 			rr[k] += r * r;
 			aa[k] += a * a;
 			ra[k] += r * a;
 			dd[k] += d * d;
-			l1[k] += fabs(d);
-			res->ne += d != 0;
-			if (fabs(d) > res->max_abs)
-				res->max_abs = fabs(d);
-			if (r != 0 && fabs(d) / fabs(r) > res->rel)
-				res->rel = fabs(d) / fabs(r);
+			l1[k] += ad;
+			mx[k] = ad > mx[k] ? ad : mx[k];
+			ne[k] += a != r;
+			fire |= (ad >= m * fabs(r)) & (a != r) & (r != 0);
+		}
+		if (fire) {
+			rel_block_f32(rp, ap, i, 8, res);
+			m = res->rel;
 		}
 	}
 	for (int k = 0; k < 8; k++) {
@@ -92,6 +105,9 @@ static void f32_pass_generic(const uint8_t *rp, const uint8_t *ap, size_t n, chu
 		res->ra += ra[k];
 		res->dd += dd[k];
 		res->l1 += l1[k];
+		res->ne += ne[k];
+		if (mx[k] > res->max_abs)
+			res->max_abs = mx[k];
 	}
 	f32_tail(rp, ap, i, n, res);
 }
