@@ -13,10 +13,10 @@
  * error) and the error energy is the sum of d^2, never r.r - 2 r.a + a.a.
  * Chunk sums are added with Neumaier's compensated summation.
  *
- * NaN costs nothing until it appears: NaN in r or a (and only there) makes
- * d NaN, so d.d is NaN exactly for the chunks holding one; those are
- * compacted to their non-NaN positions (an index map keeps the flat
- * indexes) and computed again.
+ * NaN costs nothing until it appears: NaN in r or a makes d NaN, so d.d is
+ * NaN for the chunks holding one (and, in the float32 kernels, for chunks
+ * with equal infinities, inf - inf); those are compacted to their non-NaN
+ * positions (an index map keeps the flat indexes) and computed again.
  *
  * Large comparisons use several threads: the range is cut into fixed
  * segments whose totals are merged in order, so the result has the same
@@ -519,6 +519,8 @@ static void f32_chunk(const job *j, segment *sg, uint64_t start, size_t n, doubl
 	chunk_res res = {0, 0, 0, 0, 0, 0, t->max_rel, 0};
 	j->f32_pass(rp, ap, n, &res);
 	if (isnan(res.dd)) {
+		/* NaN in r or a, or equal infinities (the float32 kernels leave d
+		 * unmasked): the chunk is redone exactly through doubles */
 		f32_to_double(rp, n, R);
 		f32_to_double(ap, n, A);
 		size_t m = compact(R, A, map, n, &t->nan, &t->nan_mismatch);

@@ -10,6 +10,7 @@
 
 #include "core/internal.h"
 
+#include <float.h>
 #include <math.h>
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
@@ -64,25 +65,38 @@ static void f32_tail(const uint8_t *rp, const uint8_t *ap, size_t i, size_t n, c
 	}
 }
 
-/* Portable: 8 lanes of partial sums, as the vector kernels (accuracy alike). */
+/*
+ * Portable: 8 lanes of partial sums, as the vector kernels (accuracy
+ * alike), written so that a compiler can vectorize it: no branch per
+ * element, d unmasked (equal infinities give NaN, like NaN input: the
+ * caller redoes the chunk), and the relative error screened per 8
+ * elements by a product: |d| >= fl(rel |r|) with d != 0 and r != 0 holds
+ * wherever fl(|d| / |r|) > rel (then |d| > rel |r| exactly, and rounding
+ * is monotonic), and the 8 are then divided out exactly.
+ */
 static void f32_pass_generic(const uint8_t *rp, const uint8_t *ap, size_t n, chunk_res *res)
 {
-	double rr[8] = {0}, aa[8] = {0}, ra[8] = {0}, dd[8] = {0}, l1[8] = {0};
+	double rr[8] = {0}, aa[8] = {0}, ra[8] = {0}, dd[8] = {0}, l1[8] = {0}, mx[8] = {0};
+	uint64_t ne[8] = {0};
+	double m = res->rel;
 	size_t i = 0;
 	for (; i + 8 <= n; i += 8) {
+		int fire = 0;
 		for (int k = 0; k < 8; k++) {
 			double r = f32_at(rp + 4 * (i + k)), a = f32_at(ap + 4 * (i + k));
-			double d = a == r ? 0.0 : a - r;
+			double d = a - r, ad = fabs(d);
 			rr[k] += r * r;
 			aa[k] += a * a;
 			ra[k] += r * a;
 			dd[k] += d * d;
-			l1[k] += fabs(d);
-			res->ne += d != 0;
-			if (fabs(d) > res->max_abs)
-				res->max_abs = fabs(d);
-			if (r != 0 && fabs(d) / fabs(r) > res->rel)
-				res->rel = fabs(d) / fabs(r);
+			l1[k] += ad;
+			mx[k] = ad > mx[k] ? ad : mx[k];
+			ne[k] += a != r;
+			fire |= (ad >= m * fabs(r)) & (a != r) & (r != 0);
+		}
+		if (fire) {
+			rel_block_f32(rp, ap, i, 8, res);
+			m = res->rel;
 		}
 	}
 	for (int k = 0; k < 8; k++) {
@@ -91,6 +105,9 @@ static void f32_pass_generic(const uint8_t *rp, const uint8_t *ap, size_t n, chu
 		res->ra += ra[k];
 		res->dd += dd[k];
 		res->l1 += l1[k];
+		res->ne += ne[k];
+		if (mx[k] > res->max_abs)
+			res->max_abs = mx[k];
 	}
 	f32_tail(rp, ap, i, n, res);
 }
@@ -103,24 +120,53 @@ static void f32_pass_generic(const uint8_t *rp, const uint8_t *ap, size_t n, chu
 #define PREFETCH_AHEAD 4096
 
 #ifdef ETC_METRICS_X86
-/* One step of 4 elements at offset k, into accumulator set j. */
+/*
+ * The relative-error screen of the AVX2 kernel runs on float32 lanes: for a
+ * running maximum rel it fires where |fl32(a - r)| >= max(fl32(s |r|), the
+ * least subnormal) and r != 0, with s the float32 screen_of(rel) <= rel.
+ * It never misses an element that raises rel: if fl64(|d| / |r|) > rel
+ * then the exact |a - r| > s |r| (s is below rel by more than the rounding
+ * of d), so by the monotony of rounding fl32(|a - r|) >= fl32(s |r|), and
+ * a != r makes fl32(a - r) nonzero (gradual underflow). At rel = 0 it fires
+ * exactly where a != r and r != 0, so identical tensors never fire.
+ */
+static float screen_of(double rel)
+{
+	double m = rel * (1.0 - 0x1p-50);
+	if (!(m <= FLT_MAX))
+		return FLT_MAX; /* a float32 ratio beyond it needs r subnormal */
+	float s = (float)m;
+	return (double)s > m ? nextafterf(s, 0.0f) : s;
+}
+
+/*
+ * One step of 8 elements at offset k, into accumulator set j: the count of
+ * a != r and the relative-error screen on the 8 float32 lanes, the sums on
+ * two halves of 4 converted to double. d = a - r is not masked where a ==
+ * r: it is 0 there, except for equal infinities (NaN, as for NaN input),
+ * whose chunk the caller redoes.
+ */
 #define F32_STEP_AVX2(k, j)                                                                        \
 	do {                                                                                       \
-		__m256d rv = _mm256_cvtps_pd(_mm_loadu_ps(fr + (k)));                              \
-		__m256d av = _mm256_cvtps_pd(_mm_loadu_ps(fa + (k)));                              \
-		__m256d ne = _mm256_cmp_pd(av, rv, _CMP_NEQ_UQ);                                   \
-		__m256d dv = _mm256_and_pd(ne, _mm256_sub_pd(av, rv));                             \
-		count += (unsigned)__builtin_popcount((unsigned)_mm256_movemask_pd(ne));           \
-		rr##j = _mm256_fmadd_pd(rv, rv, rr##j);                                            \
-		aa##j = _mm256_fmadd_pd(av, av, aa##j);                                            \
-		ra##j = _mm256_fmadd_pd(rv, av, ra##j);                                            \
-		dd##j = _mm256_fmadd_pd(dv, dv, dd##j);                                            \
-		__m256d ad = _mm256_and_pd(dv, absmask);                                           \
-		l1##j = _mm256_add_pd(l1##j, ad);                                                  \
-		mx##j = _mm256_max_pd(mx##j, ad);                                                  \
-		__m256d big =                                                                      \
-		    _mm256_cmp_pd(ad, _mm256_mul_pd(m, _mm256_and_pd(rv, absmask)), _CMP_GT_OQ);   \
-		win = _mm256_or_pd(win, _mm256_and_pd(big, _mm256_cmp_pd(rv, zero, _CMP_NEQ_OQ))); \
+		__m256 r8 = _mm256_loadu_ps(fr + (k)), a8 = _mm256_loadu_ps(fa + (k));             \
+		count += (unsigned)__builtin_popcount(                                             \
+		    (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a8, r8, _CMP_NEQ_UQ)));             \
+		__m256 adf = _mm256_andnot_ps(sign_ps, _mm256_sub_ps(a8, r8));                     \
+		__m256 lim = _mm256_max_ps(_mm256_mul_ps(_mm256_andnot_ps(sign_ps, r8), s), tiny); \
+		win = _mm256_or_ps(win, _mm256_and_ps(_mm256_cmp_ps(adf, lim, _CMP_GE_OQ),         \
+		                                      _mm256_cmp_ps(r8, zero_ps, _CMP_NEQ_OQ)));   \
+		__m256d r0 = _mm256_cvtps_pd(_mm_loadu_ps(fr + (k)));                              \
+		__m256d a0 = _mm256_cvtps_pd(_mm_loadu_ps(fa + (k)));                              \
+		__m256d r1 = _mm256_cvtps_pd(_mm_loadu_ps(fr + (k) + 4));                          \
+		__m256d a1 = _mm256_cvtps_pd(_mm_loadu_ps(fa + (k) + 4));                          \
+		__m256d d0 = _mm256_sub_pd(a0, r0), d1 = _mm256_sub_pd(a1, r1);                    \
+		rr##j = _mm256_fmadd_pd(r1, r1, _mm256_fmadd_pd(r0, r0, rr##j));                   \
+		aa##j = _mm256_fmadd_pd(a1, a1, _mm256_fmadd_pd(a0, a0, aa##j));                   \
+		ra##j = _mm256_fmadd_pd(r1, a1, _mm256_fmadd_pd(r0, a0, ra##j));                   \
+		dd##j = _mm256_fmadd_pd(d1, d1, _mm256_fmadd_pd(d0, d0, dd##j));                   \
+		__m256d e0 = _mm256_andnot_pd(sign_pd, d0), e1 = _mm256_andnot_pd(sign_pd, d1);    \
+		l1##j = _mm256_add_pd(l1##j, _mm256_add_pd(e0, e1));                               \
+		mx##j = _mm256_max_pd(mx##j, _mm256_max_pd(e0, e1));                               \
 	} while (0)
 
 __attribute__((target("avx"))) static inline double hsum256(__m256d v)
@@ -136,8 +182,10 @@ __attribute__((target("avx2,fma"))) static void f32_pass_avx2(const uint8_t *rp,
 	const float *fr = (const float *)(const void *)rp;
 	const float *fa = (const float *)(const void *)ap;
 	const __m256d zero = _mm256_setzero_pd();
-	const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
-	__m256d m = _mm256_set1_pd(res->rel);
+	const __m256 zero_ps = _mm256_setzero_ps();
+	const __m256 sign_ps = _mm256_set1_ps(-0.0f), tiny = _mm256_set1_ps(FLT_TRUE_MIN);
+	const __m256d sign_pd = _mm256_set1_pd(-0.0);
+	__m256 s = _mm256_set1_ps(screen_of(res->rel));
 	__m256d rr0 = zero, aa0 = zero, ra0 = zero, dd0 = zero, l10 = zero, mx0 = zero;
 	__m256d rr1 = zero, aa1 = zero, ra1 = zero, dd1 = zero, l11 = zero, mx1 = zero;
 	uint64_t count = 0;
@@ -145,14 +193,12 @@ __attribute__((target("avx2,fma"))) static void f32_pass_avx2(const uint8_t *rp,
 	for (; i + 16 <= n; i += 16) {
 		_mm_prefetch((const char *)rp + 4 * i + PREFETCH_AHEAD, _MM_HINT_T0);
 		_mm_prefetch((const char *)ap + 4 * i + PREFETCH_AHEAD, _MM_HINT_T0);
-		__m256d win = zero;
+		__m256 win = zero_ps;
 		F32_STEP_AVX2(i, 0);
-		F32_STEP_AVX2(i + 4, 1);
-		F32_STEP_AVX2(i + 8, 0);
-		F32_STEP_AVX2(i + 12, 1);
-		if (_mm256_movemask_pd(win)) {
+		F32_STEP_AVX2(i + 8, 1);
+		if (_mm256_movemask_ps(win)) {
 			rel_block_f32(rp, ap, i, 16, res);
-			m = _mm256_set1_pd(res->rel);
+			s = _mm256_set1_ps(screen_of(res->rel));
 		}
 	}
 	res->rr += hsum256(_mm256_add_pd(rr0, rr1));

@@ -24,8 +24,9 @@ typedef struct chunk_res {
 /*
  * The float32 kernels: one streaming pass over both inputs that converts to
  * double in registers and produces every sum at once (nothing is stored).
- * NaN input gives NaN in dd and garbage elsewhere: the caller detects it
- * and redoes the chunk without the NaNs. The relative error is only divided
+ * NaN input gives NaN in dd and garbage elsewhere, and so do equal
+ * infinities (d = a - r is not masked where a == r): the caller detects it
+ * and redoes the chunk exactly without the NaNs. The relative error is only divided
  * out for a block in which some |d| > rel |r| with r != 0 (rare once rel
  * nears its final value), so there is no division per element.
  */

@@ -779,6 +779,136 @@ static void test_rel_lanes(void)
 	}
 }
 
+/* max |d|, its index, max |d|/|r| and the count of d != 0 of float32 data,
+ * computed one element at a time as the definitions say. */
+static void scalar_extremes(const float *r, const float *a, size_t n, double *max_abs,
+                            uint64_t *idx, double *max_rel, uint64_t *ne)
+{
+	*max_abs = *max_rel = 0;
+	*idx = *ne = 0;
+	for (size_t i = 0; i < n; i++) {
+		double x = r[i], y = a[i], d = fabs(y - x);
+		if (y == x)
+			continue;
+		(*ne)++;
+		if (d > *max_abs) {
+			*max_abs = d;
+			*idx = i;
+		}
+		if (x != 0 && d / fabs(x) > *max_rel)
+			*max_rel = d / fabs(x);
+	}
+}
+
+/* Checks max |d|, its index, max rel and the mismatch count of every kernel
+ * against scalar_extremes, bit for bit. */
+static void check_extremes(const char *name, const float *r, const float *a, size_t n)
+{
+	double max_abs, max_rel;
+	uint64_t idx, ne;
+	scalar_extremes(r, a, n, &max_abs, &idx, &max_rel, &ne);
+	view vr, va;
+	etc_values xr, xa;
+	view_values(&vr, &xr, ETC_FLOAT, r, n);
+	view_values(&va, &xa, ETC_FLOAT, a, n);
+	for (int k = 0; k <= 3; k++) {
+		etc_metrics m;
+		int before = check_failures;
+		CHECK(etc_metrics_compare_kernel_(&xr, &xa, &m, NULL, k) == 0);
+		CHECK_DOUBLE_EXACT(m.max_rel, max_rel);
+		CHECK_DOUBLE_EXACT(m.max_abs, max_abs);
+		CHECK(m.max_abs_index == idx && m.mismatch_count == ne);
+		if (check_failures != before)
+			fprintf(stderr, "  ... in %s, float32 kernel %d\n", name, k);
+	}
+}
+
+/*
+ * The AVX2 kernel screens the relative error on float32 lanes, so it must
+ * not miss a raise where float32 rounding is tightest: ratios that rise by
+ * one float32 ulp at a time (each element raises max rel a little), a
+ * subnormal pair whose ratio exceeds the running one by less than the
+ * rounding of the float32 product (the screen's tie), r == 0 beside
+ * nonzero a, differences that overflow float32, and random data of every
+ * exponent, subnormals included.
+ */
+static void test_rel_screen(void)
+{
+	enum { N = 4099 };
+	float *r = malloc(N * sizeof *r), *a = malloc(N * sizeof *a);
+	/* r descends through [1, 2) by one ulp, a = r + ulp: d/r rises */
+	for (size_t i = 0; i < N; i++) {
+		r[i] = 2.0f - (float)(i + 1) * 0x1p-23f;
+		a[i] = nextafterf(r[i], 4.0f);
+	}
+	check_extremes("rising ratios", r, a, N);
+	/* a ratio just below 1/3, then exactly 1/3 from subnormals */
+	for (size_t i = 0; i < N; i++)
+		r[i] = a[i] = 1.0f;
+	r[100] = 3.0f;
+	a[100] = nextafterf(4.0f, 0.0f);
+	r[1000] = 3 * 0x1p-149f;
+	a[1000] = 4 * 0x1p-149f;
+	r[1001] = 0.0f; /* a != 0 where r == 0: no ratio */
+	a[1001] = 1e30f;
+	check_extremes("subnormal tie", r, a, N);
+	/* random signs, exponents and mantissas; a near r or anywhere */
+	uint64_t s = 11;
+	for (size_t i = 0; i < N; i++) {
+		uint32_t u = (uint32_t)next24(&s) << 8 | (uint32_t)(next24(&s) & 0xff);
+		if ((u & 0x7f000000u) == 0x7f000000u)
+			u &= 0xbfffffffu; /* below 2^127: no infinity or NaN, in a either */
+		memcpy(&r[i], &u, 4);
+		uint64_t how = next24(&s) % 4;
+		if (how == 0)
+			r[i] = 0.0f;
+		a[i] = how == 1   ? nextafterf(r[i], INFINITY)
+		       : how == 2 ? r[i] * (1.0f + (float)next24(&s) * 0x1p-40f)
+		                  : (float)gen_value(&s);
+	}
+	r[2000] = -FLT_MAX; /* a - r overflows float32 */
+	a[2000] = FLT_MAX;
+	check_extremes("random exponents", r, a, N);
+	free(r);
+	free(a);
+}
+
+/*
+ * Equal infinities are no error in the float32 kernels either (the AVX2
+ * kernel subtracts unmasked and redoes such a chunk); unequal ones make the
+ * sums infinite.
+ */
+static void test_infinities_f32(void)
+{
+	enum { N = 40 };
+	float r[N], a[N];
+	for (size_t i = 0; i < N; i++)
+		r[i] = a[i] = (float)i - 20.0f;
+	r[3] = a[3] = INFINITY;
+	r[17] = a[17] = -INFINITY;
+	a[9] = 1.5f; /* r[9] = -11: d = 12.5 */
+	view vr, va;
+	etc_values xr, xa;
+	view_values(&vr, &xr, ETC_FLOAT, r, N);
+	view_values(&va, &xa, ETC_FLOAT, a, N);
+	for (int k = 0; k <= 3; k++) {
+		etc_metrics m;
+		CHECK(etc_metrics_compare_kernel_(&xr, &xa, &m, NULL, k) == 0);
+		CHECK(m.mismatch_count == 1 && m.max_abs == 12.5 && m.max_abs_index == 9);
+		CHECK_DOUBLE_EXACT(m.mse, 12.5 * 12.5 / N);
+		CHECK_DOUBLE_EXACT(m.l1, 12.5 / N);
+		CHECK_DOUBLE_EXACT(m.max_rel, 12.5 / 11);
+		CHECK(m.nan_count == 0 && (m.notes & ETC_METRICS_INFINITE));
+	}
+	a[30] = INFINITY; /* r[30] = 10 */
+	for (int k = 0; k <= 3; k++) {
+		etc_metrics m;
+		CHECK(etc_metrics_compare_kernel_(&xr, &xa, &m, NULL, k) == 0);
+		CHECK(m.mismatch_count == 2 && isinf(m.max_abs) && m.max_abs_index == 30);
+		CHECK(isinf(m.mse) && isnan(m.snr_db)); /* r.r is infinite too */
+	}
+}
+
 /* Misaligned float32 data (debug buffers need not align tensors): the same
  * metrics, bit for bit, as the aligned copy, through every kernel. */
 static void test_misaligned(void)
@@ -837,6 +967,8 @@ int main(void)
 	test_pytensor();
 	test_errors();
 	test_rel_lanes();
+	test_rel_screen();
+	test_infinities_f32();
 	test_misaligned();
 	return check_report("test_metrics");
 }
