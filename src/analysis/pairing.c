@@ -8,6 +8,8 @@
  * matter confirmed by a direct pass (see sketch_infer).
  */
 #include "analysis/pairing.h"
+#include "analysis/metrics_kernels.h"
+#include "analysis/metrics_private.h"
 #include "core/blas.h"
 #include "core/parallel.h"
 #include "core/internal.h"
@@ -733,10 +735,15 @@ typedef struct confirm_ctx {
 	etc_pair_score *scores;
 	etc_pair_choice *choice;
 	bool *failed; /* per set: out of memory */
+	/* etc_pair_infer_compare_: the comparisons, at off[i] + p for set i */
+	etc_metrics *metrics;
+	bool *compared;
 } confirm_ctx;
 
-/* Set i's bounds (all candidates) and the first candidates to confirm. */
-static size_t confirm_first(const confirm_ctx *x, size_t i, double *bound, size_t *list)
+/* Set i's bounds (all candidates) and the first candidates to confirm;
+ * first[0] and first[1] (NULL: not wanted) the first two on the sketch. */
+static size_t confirm_first(const confirm_ctx *x, size_t i, double *bound, size_t *list,
+                            long *first)
 {
 	const etc_pair_set *a = &x->sets[i];
 	size_t m = x->m;
@@ -777,6 +784,8 @@ static size_t confirm_first(const confirm_ctx *x, size_t i, double *bound, size_
 		if ((any_usable ? row[k].usable : row[k].partial) &&
 		    (row[k].snr_db >= band || (long)k == top[0] || (long)k == top[1]))
 			list[nl++] = k;
+	if (first)
+		first[0] = top[0], first[1] = top[1];
 	return nl;
 }
 
@@ -910,7 +919,7 @@ static void confirm_range(void *ctx, size_t begin, size_t end)
 	size_t maxout = 0;
 	for (size_t s = 0; s < ns; s++) {
 		const etc_pair_set *a = &x->sets[begin + s];
-		nl[s] = confirm_first(x, begin + s, bound + s * m, list + s * m);
+		nl[s] = confirm_first(x, begin + s, bound + s * m, list + s * m, NULL);
 		exact_start(a, x->cands, list + s * m, nl[s], x->energy, x->off + x->n,
 		            sums + s * m);
 		maxout = a->count > maxout ? a->count : maxout;
@@ -944,6 +953,123 @@ static void confirm_range(void *ctx, size_t begin, size_t end)
 		             bufr);
 out:
 	free(bufa), free(bufr), free(bound), free(list), free(nl), free(sums);
+}
+
+/* --- the confirmation fused with the comparisons ----------------------------------
+ * etc_pair_infer_compare_ returns, beside the choice, the comparison of each
+ * set's outputs with its best's (what accuracy reports for the run). The
+ * comparison of the sketch's best sums (a - r)^2, a^2 and r^2 over all
+ * elements anyway: the exact confirmation of that candidate. So the first
+ * round compares each set with the sketch's best and, in the same read of
+ * the set's values, sums (a - r)^2 of the sketch's second
+ * (etc_metrics_compare_sums_); the other candidates of the first round (close
+ * on the sketch) take the direct pass. The rounds after it are those of
+ * confirm_rest. The comparison leaves NaN positions out and counts equal
+ * infinities as no error, the direct sums do not: a comparison that saw
+ * either gives way to the direct pass for the whole round (the scores are
+ * then those of etc_pair_infer_). When the exact scores choose another best
+ * than the sketch's, the set is compared again with it. Sets go one after
+ * the other, each comparison over the threads, as the comparisons of the
+ * runs would. */
+
+/* Set i's comparisons with candidate k (-1: none), output by output. */
+static int compare_with(const etc_pair_set *a, const etc_pair_set *c, etc_metrics *met, bool *cmp,
+                        etc_error *err)
+{
+	for (size_t p = 0; p < a->count; p++) {
+		cmp[p] = c && has_data(a, p) && has_data(c, p) && output_agrees(a, c, p);
+		if (cmp[p])
+			ETC_TRY(etc_metrics_compare(&c->outputs[p], &a->outputs[p], &met[p], err));
+	}
+	return 0;
+}
+
+/*
+ * The first round of set i for list[0] (the sketch's best) and list[1] (the
+ * next, if any) from the comparisons with list[0], the rest of the list by
+ * the direct pass. *direct: the sums cannot stand for the direct ones (see
+ * above), the round must be done again by the direct pass.
+ */
+static int fused_round(const confirm_ctx *x, size_t i, const size_t *list, size_t nl,
+                       exact_sums *sums, double *bufa, double *bufr, bool *direct, etc_error *err)
+{
+	const etc_pair_set *a = &x->sets[i], *b = &x->cands[list[0]];
+	const etc_pair_set *s2 = nl > 1 ? &x->cands[list[1]] : NULL;
+	etc_metrics *met = x->metrics + x->off[i];
+	bool *cmp = x->compared + x->off[i];
+	exact_start(a, x->cands, list, nl < 2 ? nl : 2, x->energy, x->off + x->n, sums);
+	for (size_t p = 0; p < a->count; p++) {
+		cmp[p] = false;
+		bool bp = has_data(a, p) && has_data(b, p) && output_agrees(a, b, p);
+		bool sp = s2 && has_data(a, p) && has_data(s2, p) && output_agrees(a, s2, p);
+		if (!bp) {
+			*direct |= sp; /* a^2 of this output is not summed */
+			continue;
+		}
+		etc_metrics_sums su;
+		ETC_TRY(etc_metrics_compare_sums_(&b->outputs[p], &a->outputs[p],
+		                                  sp ? &s2->outputs[p] : NULL, &met[p], &su,
+		                                  KERNEL_BEST, err));
+		cmp[p] = true;
+		*direct |= met[p].nan_count || (met[p].notes & ETC_METRICS_INFINITE);
+		sums[0].aa += su.aa, sums[0].ee += su.dd;
+		if (!x->energy) /* a lone candidate: its energy is this sum */
+			sums[0].rr += su.rr;
+		if (sp)
+			sums[1].aa += su.aa, sums[1].ee += su.xx;
+	}
+	if (nl > 2)
+		exact_pass(a, x->cands, list + 2, nl - 2, x->kb, &x->f32, x->energy, x->off + x->n,
+		           bufa, bufr, sums + 2);
+	return 0;
+}
+
+/* Set i, fused: the first round, confirm_rest, the comparisons with the best. */
+static int fused_confirm(const confirm_ctx *x, size_t i, double *bound, size_t *list,
+                         exact_sums *sums, double *bufa, double *bufr, etc_error *err)
+{
+	long first[2];
+	size_t nl = confirm_first(x, i, bound, list, first);
+	const etc_pair_set *a = &x->sets[i];
+	long compared = -1;
+	bool direct = first[0] < 0;
+	if (!direct) {
+		/* the sketch's first two at the head of the list */
+		for (size_t t = 0; t < 2 && first[t] >= 0; t++)
+			for (size_t l = t; l < nl; l++)
+				if ((long)list[l] == first[t]) {
+					size_t k = list[t];
+					list[t] = list[l], list[l] = k;
+					break;
+				}
+		ETC_TRY(fused_round(x, i, list, nl, sums, bufa, bufr, &direct, err));
+		compared = first[0];
+	}
+	if (direct)
+		exact_pass(a, x->cands, list, nl, x->kb, &x->f32, x->energy, x->off + x->n, bufa,
+		           bufr, sums);
+	confirm_rest(x, i, bound, list, nl, sums, bufa, bufr);
+	long best = x->choice[i].best;
+	if (best != compared)
+		ETC_TRY(compare_with(a, best >= 0 ? &x->cands[best] : NULL, x->metrics + x->off[i],
+		                     x->compared + x->off[i], err));
+	return 0;
+}
+
+static int fused_sets(const confirm_ctx *x, etc_error *err)
+{
+	size_t m = x->m;
+	double *bufa = malloc(x->kb * sizeof *bufa), *bufr = malloc(x->kb * sizeof *bufr);
+	double *bound = malloc((m + 1) * sizeof *bound);
+	size_t *list = malloc((m + 1) * sizeof *list);
+	exact_sums *sums = malloc((m + 1) * sizeof *sums);
+	int rc = 0;
+	if (!bufa || !bufr || !bound || !list || !sums)
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
+	for (size_t i = 0; rc == 0 && i < x->n; i++)
+		rc = fused_confirm(x, i, bound, list, sums, bufa, bufr, err);
+	free(bufa), free(bufr), free(bound), free(list), free(sums);
+	return rc;
 }
 
 /*
@@ -1035,7 +1161,7 @@ static int energies(const etc_pair_set *cands, size_t m, const size_t *coff, siz
 
 static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
                         uint64_t chunks, const etc_pair_options *opt, etc_pair_score *scores,
-                        etc_pair_choice *choice, etc_error *err)
+                        etc_pair_choice *choice, etc_metrics *met, bool *cmp, etc_error *err)
 {
 	size_t kb = opt->block_elems ? opt->block_elems : 4096;
 	size_t nv = 0, *off = malloc((n + m + 1) * sizeof *off);
@@ -1060,8 +1186,13 @@ static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *
 		goto out;
 	if ((rc = infer(sk, n, sk + n, m, sets, cands, opt, scores, choice, err)) < 0)
 		goto out;
-	confirm_ctx x = {sets, cands,       n,      m,      kb,    off, m > 1 ? energy : NULL,
-	                 opt,  pick_sums(), scores, choice, failed};
+	etc_blas_rest_(); /* the products are done: no pool thread spins beside the passes */
+	confirm_ctx x = {sets, cands,       n,      m,      kb,     off, m > 1 ? energy : NULL,
+	                 opt,  pick_sums(), scores, choice, failed, met, cmp};
+	if (met) {
+		rc = fused_sets(&x, err);
+		goto out;
+	}
 	/* sets are independent: each thread confirms a range of them (the read
 	 * functions of values are pure, as the threaded comparisons require) */
 	etc_parallel_for_(n, etc_thread_count_(), confirm_range, &x);
@@ -1082,16 +1213,22 @@ static uint64_t sketch_chunks(const etc_pair_options *opt)
 	return chunks ? chunks : 1;
 }
 
-/* The exact scores, or the sketch and its confirmation where outputs are large. */
+/* The exact scores, or the sketch and its confirmation where outputs are
+ * large; with met, the comparisons with the best (at the sets' first output
+ * slots, in order). */
 static int score_sets(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
                       const etc_pair_options *opt, etc_pair_score *scores, etc_pair_choice *choice,
-                      etc_error *err)
+                      etc_metrics *met, bool *cmp, etc_error *err)
 {
 	uint64_t chunks = sketch_chunks(opt);
 	if (!opt->exact &&
 	    (any_large(sets, n, chunks * CHUNK) || any_large(cands, m, chunks * CHUNK)))
-		return sketch_infer(sets, n, cands, m, chunks, opt, scores, choice, err);
-	return infer(sets, n, cands, m, sets, cands, opt, scores, choice, err);
+		return sketch_infer(sets, n, cands, m, chunks, opt, scores, choice, met, cmp, err);
+	ETC_TRY(infer(sets, n, cands, m, sets, cands, opt, scores, choice, err));
+	for (size_t i = 0, at = 0; met && i < n; at += sets[i++].count)
+		ETC_TRY(compare_with(&sets[i], choice[i].best >= 0 ? &cands[choice[i].best] : NULL,
+		                     met + at, cmp + at, err));
+	return 0;
 }
 
 /* --- identical sets ---------------------------------------------------------------
@@ -1198,9 +1335,9 @@ static bool sets_equal(const etc_pair_set *x, const etc_pair_set *y, double *a, 
 	return true;
 }
 
-int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
-                    const etc_pair_options *opt, etc_pair_score *scores, etc_pair_choice *choice,
-                    etc_error *err)
+static int pair_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
+                      const etc_pair_options *opt, etc_pair_score *scores, etc_pair_choice *choice,
+                      etc_metrics *met, bool *cmp, etc_error *err)
 {
 	etc_pair_options defaults;
 	if (!opt) {
@@ -1217,6 +1354,9 @@ int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cand
 	double *a = malloc(kb * sizeof *a), *b = malloc(kb * sizeof *b);
 	etc_pair_score *us = NULL;
 	etc_pair_choice *uc = NULL;
+	size_t *at = NULL, *uat = NULL; /* first output slot of each set, each unique set */
+	etc_metrics *um = NULL;
+	bool *ucmp = NULL;
 	int rc = 0;
 	if (!hash || !rep || !slot || !uniq || !a || !b) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
@@ -1238,23 +1378,59 @@ int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cand
 		}
 	}
 	if (nu == n) {
-		rc = score_sets(sets, n, cands, m, opt, scores, choice, err);
+		rc = score_sets(sets, n, cands, m, opt, scores, choice, met, cmp, err);
 		goto out;
 	}
 	us = malloc((nu * m + 1) * sizeof *us);
 	uc = malloc((nu + 1) * sizeof *uc);
-	if (!us || !uc) {
+	at = malloc((n + 1) * sizeof *at);
+	uat = malloc((nu + 1) * sizeof *uat);
+	if (!us || !uc || !at || !uat) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
 		goto out;
 	}
-	if ((rc = score_sets(uniq, nu, cands, m, opt, us, uc, err)) < 0)
+	size_t nout = 0, unout = 0;
+	for (size_t i = 0; i < n; i++)
+		at[i] = nout, nout += sets[i].count;
+	for (size_t u = 0; u < nu; u++)
+		uat[u] = unout, unout += uniq[u].count;
+	um = met ? malloc((unout + 1) * sizeof *um) : NULL;
+	ucmp = met ? malloc((unout + 1) * sizeof *ucmp) : NULL;
+	if (met && (!um || !ucmp)) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
+		goto out;
+	}
+	if ((rc = score_sets(uniq, nu, cands, m, opt, us, uc, um, ucmp, err)) < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		memcpy(&scores[i * m], &us[slot[i] * m], m * sizeof *scores);
 		choice[i] = uc[slot[i]];
+		if (met) { /* the same values against the same candidate */
+			memcpy(met + at[i], um + uat[slot[i]], sets[i].count * sizeof *met);
+			memcpy(cmp + at[i], ucmp + uat[slot[i]], sets[i].count * sizeof *cmp);
+		}
 	}
 out:
 	free(hash), free(rep), free(slot), free(uniq), free(a), free(b), free(us), free(uc);
+	free(at), free(uat), free(um), free(ucmp);
 	etc_blas_rest_(); /* the products are done: no pool thread left spinning */
 	return rc;
+}
+
+int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
+                    const etc_pair_options *opt, etc_pair_score *scores, etc_pair_choice *choice,
+                    etc_error *err)
+{
+	return pair_infer(sets, n, cands, m, opt, scores, choice, NULL, NULL, err);
+}
+
+int etc_pair_infer_compare_(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
+                            const etc_pair_options *opt, etc_pair_score *scores,
+                            etc_pair_choice *choice, etc_metrics *metrics, bool *compared,
+                            etc_error *err)
+{
+	if (n && (!metrics || !compared))
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "etc_pair_infer_compare_: metrics and compared are required");
+	return pair_infer(sets, n, cands, m, opt, scores, choice, metrics, compared, err);
 }

@@ -129,4 +129,27 @@ int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cand
                     const etc_pair_options *opt, etc_pair_score *scores, etc_pair_choice *choice,
                     etc_error *err);
 
+/*
+ * etc_pair_infer_ (the same choices, ambiguity, margins and candidates) that
+ * also compares every set with the candidate chosen for it, output by
+ * output (etc_metrics_compare of candidate output p as the reference with
+ * set output p as the actual): metrics[at_i + p], where at_i is the sum of
+ * the counts of the sets before i, and compared[at_i + p] true when that
+ * comparison was made (a best was chosen, both outputs have data and they
+ * agree in size and shape). This is what a caller that compares each run
+ * with its inferred reference wants, at the cost of about one comparison a
+ * run more than the comparisons alone for large outputs, not two: the
+ * exact confirmation of the best is that comparison, and the runner-up's
+ * error energy is summed in the same read of the run (pairing.c, "the
+ * confirmation fused with the comparisons"). Scores and choices can differ
+ * from etc_pair_infer_'s in the last bits of the confirmed SNRs (the
+ * comparison sums in another order, compensated). Sets are confirmed one
+ * after the other, each comparison over the threads.
+ * @return 0, ETC_ERR_NOMEM or ETC_ERR_USAGE.
+ */
+int etc_pair_infer_compare_(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
+                            const etc_pair_options *opt, etc_pair_score *scores,
+                            etc_pair_choice *choice, etc_metrics *metrics, bool *compared,
+                            etc_error *err);
+
 #endif
