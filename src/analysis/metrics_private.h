@@ -43,7 +43,8 @@ typedef struct etc_metrics_sums {
 } etc_metrics_sums;
 
 /*
- * etc_metrics_compare (the same bits, kernel as etc_metrics_compare_threads_)
+ * etc_metrics_compare (the same bits; kernel and threads as
+ * etc_metrics_compare_threads_)
  * that also returns the sums behind the metrics and, when `extra` (as many
  * elements as actual) is not NULL, sum (a - x)^2 of a second reference x in
  * the same read of the actual values: the plain sum over every position (no
@@ -53,6 +54,6 @@ typedef struct etc_metrics_sums {
  */
 int etc_metrics_compare_sums_(const etc_values *reference, const etc_values *actual,
                               const etc_values *extra, etc_metrics *out, etc_metrics_sums *sums,
-                              int kernel, etc_error *err);
+                              int kernel, unsigned threads, etc_error *err);
 
 #endif

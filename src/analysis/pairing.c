@@ -758,6 +758,8 @@ typedef struct confirm_ctx {
 	/* etc_pair_infer_compare_: the comparisons, at off[i] + p for set i */
 	etc_metrics *metrics;
 	bool *compared;
+	unsigned cmp_threads; /* threads per comparison (0: etc_thread_count_) */
+	int *status;          /* per set, when sets run in parallel: its failure */
 } confirm_ctx;
 
 /* Set i's bounds (all candidates) and the first candidates to confirm;
@@ -992,14 +994,15 @@ out:
  * the other, each comparison over the threads, as the comparisons of the
  * runs would. */
 
-/* Set i's comparisons with candidate k (-1: none), output by output. */
+/* Set a's comparisons with candidate c (NULL: none), output by output. */
 static int compare_with(const etc_pair_set *a, const etc_pair_set *c, etc_metrics *met, bool *cmp,
-                        etc_error *err)
+                        unsigned threads, etc_error *err)
 {
 	for (size_t p = 0; p < a->count; p++) {
 		cmp[p] = c && has_data(a, p) && has_data(c, p) && output_agrees(a, c, p);
 		if (cmp[p])
-			ETC_TRY(etc_metrics_compare(&c->outputs[p], &a->outputs[p], &met[p], err));
+			ETC_TRY(etc_metrics_compare_threads_(&c->outputs[p], &a->outputs[p],
+			                                     &met[p], err, KERNEL_BEST, threads));
 	}
 	return 0;
 }
@@ -1029,7 +1032,7 @@ static int fused_round(const confirm_ctx *x, size_t i, const size_t *list, size_
 		etc_metrics_sums su;
 		ETC_TRY(etc_metrics_compare_sums_(&b->outputs[p], &a->outputs[p],
 		                                  sp ? &s2->outputs[p] : NULL, &met[p], &su,
-		                                  KERNEL_BEST, err));
+		                                  KERNEL_BEST, x->cmp_threads, err));
 		cmp[p] = true;
 		*direct |= met[p].nan_count || (met[p].notes & ETC_METRICS_INFINITE);
 		sums[0].aa += su.aa, sums[0].ee += su.dd;
@@ -1072,11 +1075,13 @@ static int fused_confirm(const confirm_ctx *x, size_t i, double *bound, size_t *
 	long best = x->choice[i].best;
 	if (best != compared)
 		ETC_TRY(compare_with(a, best >= 0 ? &x->cands[best] : NULL, x->metrics + x->off[i],
-		                     x->compared + x->off[i], err));
+		                     x->compared + x->off[i], x->cmp_threads, err));
 	return 0;
 }
 
-static int fused_sets(const confirm_ctx *x, etc_error *err)
+/* Sets [begin, end); with x->status, each set's failure is recorded there
+ * and the next set goes on, else the first failure is returned. */
+static int fused_run(const confirm_ctx *x, size_t begin, size_t end, etc_error *err)
 {
 	size_t m = x->m;
 	double *bufa = malloc(x->kb * sizeof *bufa), *bufr = malloc(x->kb * sizeof *bufr);
@@ -1086,9 +1091,51 @@ static int fused_sets(const confirm_ctx *x, etc_error *err)
 	int rc = 0;
 	if (!bufa || !bufr || !bound || !list || !sums)
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
-	for (size_t i = 0; rc == 0 && i < x->n; i++)
-		rc = fused_confirm(x, i, bound, list, sums, bufa, bufr, err);
+	for (size_t i = begin; i < end && (rc == 0 || x->status); i++) {
+		int r = rc < 0 ? rc : fused_confirm(x, i, bound, list, sums, bufa, bufr, err);
+		if (x->status)
+			x->status[i] = r;
+		else
+			rc = r;
+	}
 	free(bufa), free(bufr), free(bound), free(list), free(sums);
+	return rc;
+}
+
+static void fused_range(void *ctx, size_t begin, size_t end)
+{
+	etc_error own; /* the failures are reported from x->status */
+	fused_run(ctx, begin, end, &own);
+}
+
+/*
+ * Every set. With a few sets per thread or more, each thread takes a range
+ * of sets and makes their comparisons on its own (one thread each: no
+ * thread waits for another between two runs); with fewer, the sets go one
+ * after the other and each comparison is split over the threads. The split
+ * changes no bit (metrics.c).
+ */
+static int fused_sets(confirm_ctx *x, etc_error *err)
+{
+	unsigned threads = etc_thread_count_();
+	if (threads < 2 || x->n < 2 * (size_t)threads)
+		return fused_run(x, 0, x->n, err);
+	x->status = calloc(x->n, sizeof *x->status);
+	if (!x->status)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
+	x->cmp_threads = 1;
+	etc_parallel_for_(x->n, threads, fused_range, x);
+	int rc = 0;
+	for (size_t i = 0; i < x->n && rc == 0; i++)
+		if (x->status[i] == ETC_ERR_NOMEM)
+			rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1,
+			              "out of memory (content pairing)");
+		else if (x->status[i] < 0)
+			rc = etc_fail(
+			    err, x->status[i], NULL, -1,
+			    "content pairing: the comparison of set %zu with its best failed", i);
+	free(x->status);
+	x->status = NULL;
 	return rc;
 }
 
@@ -1207,8 +1254,20 @@ static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *
 	if ((rc = infer(sk, n, sk + n, m, sets, cands, opt, scores, choice, err)) < 0)
 		goto out;
 	etc_blas_rest_(); /* the products are done: no pool thread spins beside the passes */
-	confirm_ctx x = {sets, cands,       n,      m,      kb,     off, m > 1 ? energy : NULL,
-	                 opt,  pick_sums(), scores, choice, failed, met, cmp};
+	confirm_ctx x = {.sets = sets,
+	                 .cands = cands,
+	                 .n = n,
+	                 .m = m,
+	                 .kb = kb,
+	                 .off = off,
+	                 .energy = m > 1 ? energy : NULL,
+	                 .opt = opt,
+	                 .f32 = pick_sums(),
+	                 .scores = scores,
+	                 .choice = choice,
+	                 .failed = failed,
+	                 .metrics = met,
+	                 .compared = cmp};
 	if (met) {
 		rc = fused_sets(&x, err);
 		goto out;
@@ -1247,7 +1306,7 @@ static int score_sets(const etc_pair_set *sets, size_t n, const etc_pair_set *ca
 	ETC_TRY(infer(sets, n, cands, m, sets, cands, opt, scores, choice, err));
 	for (size_t i = 0, at = 0; met && i < n; at += sets[i++].count)
 		ETC_TRY(compare_with(&sets[i], choice[i].best >= 0 ? &cands[choice[i].best] : NULL,
-		                     met + at, cmp + at, err));
+		                     met + at, cmp + at, 0, err));
 	return 0;
 }
 

@@ -411,9 +411,15 @@ static void test_sketch(void)
 		runs[0].v[j] = refs[1].v[j] + 1e-6 * rnd(); /* ref 1 */
 		runs[1].v[j] = refs[5].v[j] + 1e-3 * rnd(); /* ref 5, the others far */
 	}
-	for (size_t i = 0; i < 2; i++)
+	for (size_t j = 0; j < BIG; j++) {
+		runs[2].v[j] = refs[3].v[j] + 1e-4 * rnd();
+		runs[3].v[j] = refs[6].v[j] + 1e-2 * rnd();
+	}
+	for (size_t i = 0; i < 4; i++)
 		bigset_wrap(&runs[i]);
-	etc_pair_choice c = sketch_vs_exact(runs, 2, refs, 8);
+	/* four runs: with two threads or more, the fused confirmation takes the
+	   runs in parallel, each comparison on one thread */
+	etc_pair_choice c = sketch_vs_exact(runs, 4, refs, 8);
 	CHECK(c.best == 1 && !c.ambiguous);
 	c = sketch_vs_exact(&runs[1], 1, refs, 8);
 	CHECK(c.best == 5 && c.confirmed == 2 && c.others_below_db < 30); /* the rest proven far */
