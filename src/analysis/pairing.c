@@ -15,6 +15,7 @@
 #include "core/internal.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -760,6 +761,7 @@ typedef struct confirm_ctx {
 	bool *compared;
 	unsigned cmp_threads; /* threads per comparison (0: etc_thread_count_) */
 	int *status;          /* per set, when sets run in parallel: its failure */
+	atomic_size_t *next;  /* ... and the next set a thread takes */
 } confirm_ctx;
 
 /* Set i's bounds (all candidates) and the first candidates to confirm;
@@ -1079,8 +1081,9 @@ static int fused_confirm(const confirm_ctx *x, size_t i, double *bound, size_t *
 	return 0;
 }
 
-/* Sets [begin, end); with x->status, each set's failure is recorded there
- * and the next set goes on, else the first failure is returned. */
+/* Sets [begin, end), or with x->next the sets it hands out; with
+ * x->status, each set's failure is recorded there and the next set goes
+ * on, else the first failure is returned. */
 static int fused_run(const confirm_ctx *x, size_t begin, size_t end, etc_error *err)
 {
 	size_t m = x->m;
@@ -1091,7 +1094,9 @@ static int fused_run(const confirm_ctx *x, size_t begin, size_t end, etc_error *
 	int rc = 0;
 	if (!bufa || !bufr || !bound || !list || !sums)
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
-	for (size_t i = begin; i < end && (rc == 0 || x->status); i++) {
+	for (size_t i = x->next ? atomic_fetch_add(x->next, 1) : begin;
+	     i < (x->next ? x->n : end) && (rc == 0 || x->status);
+	     i = x->next ? atomic_fetch_add(x->next, 1) : i + 1) {
 		int r = rc < 0 ? rc : fused_confirm(x, i, bound, list, sums, bufa, bufr, err);
 		if (x->status)
 			x->status[i] = r;
@@ -1102,17 +1107,19 @@ static int fused_run(const confirm_ctx *x, size_t begin, size_t end, etc_error *
 	return rc;
 }
 
-static void fused_range(void *ctx, size_t begin, size_t end)
+static void fused_worker(void *ctx, size_t begin, size_t end)
 {
+	(void)begin, (void)end;
 	etc_error own; /* the failures are reported from x->status */
-	fused_run(ctx, begin, end, &own);
+	fused_run(ctx, 0, 0, &own);
 }
 
 /*
- * Every set. With a few sets per thread or more, each thread takes a range
- * of sets and makes their comparisons on its own (one thread each: no
- * thread waits for another between two runs); with fewer, the sets go one
- * after the other and each comparison is split over the threads. The split
+ * Every set. With a few sets per thread or more, each thread takes the next
+ * set left and makes its comparisons on its own (one thread each: no
+ * thread waits for another between two runs, and a thread the machine
+ * holds back takes fewer sets); with fewer, the sets go one after the other
+ * and each comparison is split over the threads. Who compares a set
  * changes no bit (metrics.c).
  */
 static int fused_sets(confirm_ctx *x, etc_error *err)
@@ -1123,8 +1130,12 @@ static int fused_sets(confirm_ctx *x, etc_error *err)
 	x->status = calloc(x->n, sizeof *x->status);
 	if (!x->status)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
+	atomic_size_t next;
+	atomic_init(&next, 0);
 	x->cmp_threads = 1;
-	etc_parallel_for_(x->n, threads, fused_range, x);
+	x->next = &next;
+	etc_parallel_for_(threads, threads, fused_worker, x);
+	x->next = NULL;
 	int rc = 0;
 	for (size_t i = 0; i < x->n && rc == 0; i++)
 		if (x->status[i] == ETC_ERR_NOMEM)
