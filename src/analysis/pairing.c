@@ -74,7 +74,43 @@ typedef struct work {
 	double *aa, *rr;           /* per vector and output: sum of squares */
 	const size_t *aoff, *roff; /* first output's slot of each set / candidate */
 	double *ra;                /* n x m, pooled over outputs */
+	double *sq;                /* per row of a block: its sum of squares */
 } work;
+
+/* Rows [begin, end) of a block: row s holds elements [k0, k0 + kk) of output
+ * p of vector idx[s] (a set or a candidate), sq[s] their sum of squares. */
+typedef struct convert_job {
+	const etc_pair_set *owners;
+	const size_t *idx;
+	size_t p, kk, ld;
+	uint64_t k0;
+	double *dst, *sq;
+} convert_job;
+
+static void convert_range(void *ctx, size_t begin, size_t end)
+{
+	const convert_job *j = ctx;
+	for (size_t s = begin; s < end; s++)
+		j->sq[s] =
+		    convert(&j->owners[j->idx[s]].outputs[j->p], j->k0, j->kk, j->dst + s * j->ld);
+}
+
+/* Below this many elements a block is converted on the calling thread. */
+#define CONVERT_SPLIT ((size_t)1 << 16)
+
+/*
+ * The rows of a block over the threads: converting reads each vector at
+ * scattered places (a sketch: one cache and TLB miss per chunk), which the
+ * product's own threads do not share. Each row's sum goes to its own slot,
+ * so the bits do not depend on the threads.
+ */
+static void convert_rows(const work *w, const etc_pair_set *owners, const size_t *idx, size_t count,
+                         size_t p, uint64_t k0, size_t kk, double *dst)
+{
+	convert_job j = {owners, idx, p, kk, w->kb, k0, dst, w->sq};
+	unsigned threads = count * kk >= CONVERT_SPLIT ? etc_thread_count_() : 1;
+	etc_parallel_for_(count, threads, convert_range, &j);
+}
 
 /*
  * The Gram terms of output p for the sets and candidates whose output p has
@@ -85,18 +121,14 @@ static void gram_group(work *w, size_t p, uint64_t len, size_t ns, size_t mc)
 	memset(w->gram, 0, ns * mc * sizeof *w->gram);
 	for (uint64_t k0 = 0; k0 < len; k0 += w->kb) {
 		size_t kk = (size_t)(len - k0 < w->kb ? len - k0 : w->kb);
-		for (size_t c = 0; c < mc; c++) {
-			size_t k = w->ci[c];
-			w->rr[w->roff[k] + p] +=
-			    convert(&w->cands[k].outputs[p], k0, kk, w->b + c * w->kb);
-		}
+		convert_rows(w, w->cands, w->ci, mc, p, k0, kk, w->b);
+		for (size_t c = 0; c < mc; c++)
+			w->rr[w->roff[w->ci[c]] + p] += w->sq[c];
 		for (size_t s0 = 0; s0 < ns; s0 += w->nb) {
 			size_t nbb = ns - s0 < w->nb ? ns - s0 : w->nb;
-			for (size_t s = 0; s < nbb; s++) {
-				size_t i = w->si[s0 + s];
-				w->aa[w->aoff[i] + p] +=
-				    convert(&w->sets[i].outputs[p], k0, kk, w->a + s * w->kb);
-			}
+			convert_rows(w, w->sets, w->si + s0, nbb, p, k0, kk, w->a);
+			for (size_t s = 0; s < nbb; s++)
+				w->aa[w->aoff[w->si[s0 + s]] + p] += w->sq[s];
 			etc_blas_dgemm(false, true, nbb, mc, kk, 1.0, w->a, w->kb, w->b, w->kb, 1.0,
 			               w->gram + s0 * mc, mc);
 		}
@@ -276,10 +308,11 @@ static int infer(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, 
 	w.ci = malloc((m + 1) * sizeof *w.ci);
 	w.a = malloc(w.nb * w.kb * sizeof *w.a);
 	w.b = malloc(((m > 1 ? m : 1) * w.kb) * sizeof *w.b);
+	w.sq = malloc(((m > w.nb ? m : w.nb) + 1) * sizeof *w.sq);
 	bool *done = calloc(m + 1, sizeof *done);
 	int rc = 0;
 	if (!aoff || !roff || !w.aa || !w.rr || !w.ra || !w.gram || !w.si || !w.ci || !w.a ||
-	    !w.b || !done) {
+	    !w.b || !w.sq || !done) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
 		goto out;
 	}
@@ -324,7 +357,7 @@ static int infer(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, 
 	}
 out:
 	free(aoff), free(roff), free(w.aa), free(w.rr), free(w.ra), free(w.gram);
-	free(w.si), free(w.ci), free(w.a), free(w.b), free(done);
+	free(w.si), free(w.ci), free(w.a), free(w.b), free(w.sq), free(done);
 	return rc;
 }
 

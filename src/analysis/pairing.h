@@ -113,7 +113,8 @@ void etc_pair_options_init_(etc_pair_options *o);
 
 /*
  * The values' read functions must be safe to call from several threads at
- * once (those of etcompare/metrics.h are): with large outputs the exact
+ * once (those of etcompare/metrics.h are): the blocks of the product are
+ * converted over the threads, and with large outputs the exact
  * confirmation runs sets in parallel (ETC_THREADS).
  *
  * Scores every set against every candidate: scores[i * m + k], and the
