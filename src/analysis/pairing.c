@@ -15,7 +15,6 @@
 #include "core/internal.h"
 
 #include <math.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -792,9 +791,6 @@ typedef struct confirm_ctx {
 	/* etc_pair_infer_compare_: the comparisons, at off[i] + p for set i */
 	etc_metrics *metrics;
 	bool *compared;
-	unsigned cmp_threads; /* threads per comparison (0: etc_thread_count_) */
-	int *status;          /* per set, when sets run in parallel: its failure */
-	atomic_size_t *next;  /* ... and the next set a thread takes */
 } confirm_ctx;
 
 /* Set i's bounds (all candidates) and the first candidates to confirm;
@@ -1031,13 +1027,12 @@ out:
 
 /* Set a's comparisons with candidate c (NULL: none), output by output. */
 static int compare_with(const etc_pair_set *a, const etc_pair_set *c, etc_metrics *met, bool *cmp,
-                        unsigned threads, etc_error *err)
+                        etc_error *err)
 {
 	for (size_t p = 0; p < a->count; p++) {
 		cmp[p] = c && has_data(a, p) && has_data(c, p) && output_agrees(a, c, p);
 		if (cmp[p])
-			ETC_TRY(etc_metrics_compare_threads_(&c->outputs[p], &a->outputs[p],
-			                                     &met[p], err, KERNEL_BEST, threads));
+			ETC_TRY(etc_metrics_compare(&c->outputs[p], &a->outputs[p], &met[p], err));
 	}
 	return 0;
 }
@@ -1067,7 +1062,7 @@ static int fused_round(const confirm_ctx *x, size_t i, const size_t *list, size_
 		etc_metrics_sums su;
 		ETC_TRY(etc_metrics_compare_sums_(&b->outputs[p], &a->outputs[p],
 		                                  sp ? &s2->outputs[p] : NULL, &met[p], &su,
-		                                  KERNEL_BEST, x->cmp_threads, err));
+		                                  KERNEL_BEST, 0, err));
 		cmp[p] = true;
 		*direct |= met[p].nan_count || (met[p].notes & ETC_METRICS_INFINITE);
 		sums[0].aa += su.aa, sums[0].ee += su.dd;
@@ -1110,14 +1105,19 @@ static int fused_confirm(const confirm_ctx *x, size_t i, double *bound, size_t *
 	long best = x->choice[i].best;
 	if (best != compared)
 		ETC_TRY(compare_with(a, best >= 0 ? &x->cands[best] : NULL, x->metrics + x->off[i],
-		                     x->compared + x->off[i], x->cmp_threads, err));
+		                     x->compared + x->off[i], err));
 	return 0;
 }
 
-/* Sets [begin, end), or with x->next the sets it hands out; with
- * x->status, each set's failure is recorded there and the next set goes
- * on, else the first failure is returned. */
-static int fused_run(const confirm_ctx *x, size_t begin, size_t end, etc_error *err)
+/*
+ * Every set, one after the other, each comparison split over the threads
+ * as the comparisons of the runs are (accuracy.c, --pair-by order). Taking
+ * sets in parallel instead, each comparison on one thread, cost less CPU
+ * (no thread started per comparison) but more wall-clock time on the
+ * loaded 2-core machine, where the scheduler favours the threads that
+ * sleep and wake at each comparison (docs/benchmarks.md).
+ */
+static int fused_sets(const confirm_ctx *x, etc_error *err)
 {
 	size_t m = x->m;
 	double *bufa = malloc(x->kb * sizeof *bufa), *bufr = malloc(x->kb * sizeof *bufr);
@@ -1127,59 +1127,9 @@ static int fused_run(const confirm_ctx *x, size_t begin, size_t end, etc_error *
 	int rc = 0;
 	if (!bufa || !bufr || !bound || !list || !sums)
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
-	for (size_t i = x->next ? atomic_fetch_add(x->next, 1) : begin;
-	     i < (x->next ? x->n : end) && (rc == 0 || x->status);
-	     i = x->next ? atomic_fetch_add(x->next, 1) : i + 1) {
-		int r = rc < 0 ? rc : fused_confirm(x, i, bound, list, sums, bufa, bufr, err);
-		if (x->status)
-			x->status[i] = r;
-		else
-			rc = r;
-	}
+	for (size_t i = 0; rc == 0 && i < x->n; i++)
+		rc = fused_confirm(x, i, bound, list, sums, bufa, bufr, err);
 	free(bufa), free(bufr), free(bound), free(list), free(sums);
-	return rc;
-}
-
-static void fused_worker(void *ctx, size_t begin, size_t end)
-{
-	(void)begin, (void)end;
-	etc_error own; /* the failures are reported from x->status */
-	fused_run(ctx, 0, 0, &own);
-}
-
-/*
- * Every set. With a few sets per thread or more, each thread takes the next
- * set left and makes its comparisons on its own (one thread each: no
- * thread waits for another between two runs, and a thread the machine
- * holds back takes fewer sets); with fewer, the sets go one after the other
- * and each comparison is split over the threads. Who compares a set
- * changes no bit (metrics.c).
- */
-static int fused_sets(confirm_ctx *x, etc_error *err)
-{
-	unsigned threads = etc_thread_count_();
-	if (threads < 2 || x->n < 2 * (size_t)threads)
-		return fused_run(x, 0, x->n, err);
-	x->status = calloc(x->n, sizeof *x->status);
-	if (!x->status)
-		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
-	atomic_size_t next;
-	atomic_init(&next, 0);
-	x->cmp_threads = 1;
-	x->next = &next;
-	etc_parallel_for_(threads, threads, fused_worker, x);
-	x->next = NULL;
-	int rc = 0;
-	for (size_t i = 0; i < x->n && rc == 0; i++)
-		if (x->status[i] == ETC_ERR_NOMEM)
-			rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1,
-			              "out of memory (content pairing)");
-		else if (x->status[i] < 0)
-			rc = etc_fail(
-			    err, x->status[i], NULL, -1,
-			    "content pairing: the comparison of set %zu with its best failed", i);
-	free(x->status);
-	x->status = NULL;
 	return rc;
 }
 
@@ -1350,7 +1300,7 @@ static int score_sets(const etc_pair_set *sets, size_t n, const etc_pair_set *ca
 	ETC_TRY(infer(sets, n, cands, m, sets, cands, opt, scores, choice, err));
 	for (size_t i = 0, at = 0; met && i < n; at += sets[i++].count)
 		ETC_TRY(compare_with(&sets[i], choice[i].best >= 0 ? &cands[choice[i].best] : NULL,
-		                     met + at, cmp + at, 0, err));
+		                     met + at, cmp + at, err));
 	return 0;
 }
 

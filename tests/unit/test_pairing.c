@@ -417,8 +417,7 @@ static void test_sketch(void)
 	}
 	for (size_t i = 0; i < 4; i++)
 		bigset_wrap(&runs[i]);
-	/* four runs: with two threads or more, the fused confirmation takes the
-	   runs in parallel, each comparison on one thread */
+	/* four runs, each far from all but its own reference */
 	etc_pair_choice c = sketch_vs_exact(runs, 4, refs, 8);
 	CHECK(c.best == 1 && !c.ambiguous);
 	c = sketch_vs_exact(&runs[1], 1, refs, 8);
