@@ -145,13 +145,13 @@ int main(int argc, char **argv)
 		make_tensor(&tr[k], refs + k * e, e);
 		etc_values_from_tensor(&vr[k], &tr[k]);
 		rawr[k] = (etc_pair_raw){refs + k * e, e * sizeof *refs};
-		sr[k] = (etc_pair_set){&vr[k], &rawr[k], NULL, 1};
+		sr[k] = (etc_pair_set){&vr[k], &rawr[k], NULL, 1, NULL};
 	}
 	for (size_t i = 0; i < n; i++) {
 		make_tensor(&ta[i], runs + i * e, e);
 		etc_values_from_tensor(&va[i], &ta[i]);
 		raw[i] = (etc_pair_raw){runs + i * e, e * sizeof *runs};
-		sa[i] = (etc_pair_set){&va[i], &raw[i], NULL, 1};
+		sa[i] = (etc_pair_set){&va[i], &raw[i], NULL, 1, NULL};
 	}
 	printf("bench_pairing: %zu runs (%zu distinct) x %zu reference sets of %zu float32 "
 	       "elements (%.2f GiB of runs, %.2f GiB of references; generated in %.1f s)\n",

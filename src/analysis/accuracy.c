@@ -792,7 +792,8 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 	size_t *start = malloc((nsets + 1) * sizeof *start);
 	etc_values *vals = NULL;
 	etc_pair_raw *raw = NULL;
-	char **shapes = NULL; /* whole shapes: pairing compares them in full */
+	etc_pair_crc *crc = NULL; /* the references' .npz checks, folded into the comparisons */
+	char **shapes = NULL;     /* whole shapes: pairing compares them in full */
 	const char **sp = NULL;
 	etc_pair_set *ps = malloc((nsets ? nsets : 1) * sizeof *ps);
 	etc_pair_choice *choice = malloc((nruns ? nruns : 1) * sizeof *choice);
@@ -822,9 +823,10 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 	start[nsets] = l.n;
 	vals = calloc(l.n + 1, sizeof *vals);
 	raw = calloc(l.n + 1, sizeof *raw);
+	crc = calloc(l.n + 1, sizeof *crc);
 	shapes = calloc(l.n + 1, sizeof *shapes);
 	sp = malloc((l.n + 1) * sizeof *sp);
-	if (!vals || !raw || !shapes || !sp) {
+	if (!vals || !raw || !crc || !shapes || !sp) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 		goto done;
 	}
@@ -853,7 +855,10 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 		ps[i].raw = raw + start[i];
 		ps[i].shapes = sp + start[i];
 		ps[i].count = start[i + 1] - start[i];
+		ps[i].crc = i < nruns ? NULL : crc + start[i];
 	}
+	for (size_t j = start[nruns]; j < l.n; j++)
+		crc[j] = (etc_pair_crc){l.v[j].check.crc, l.v[j].check.pending, false};
 	size_t nout = start[nruns], nref_out = l.n - nout;
 	pd->metrics = malloc((nout + 1) * sizeof *pd->metrics);
 	pd->compared = calloc(nout + 1, sizeof *pd->compared);
@@ -873,6 +878,14 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 	po.floor_db = opt->pair_floor_db;
 	if ((rc = etc_pair_infer_compare_(ps, nruns, ps + nruns, m, &po, a->scores, choice,
 	                                  pd->metrics, pd->compared, err)) < 0)
+		goto done;
+	/* the members the comparisons read are checked now, before any report */
+	for (size_t j = nout; j < l.n && rc == 0; j++)
+		if (crc[j].done) {
+			rc = etc_npz_crc_end_(r->set->npz, &l.v[j].check, crc[j].crc, err);
+			pd->verified[j - nout] = rc == 0;
+		}
+	if (rc < 0)
 		goto done;
 	for (size_t i = 0; i < nruns; i++) {
 		etc_accuracy_pairing *p = &a->pairing[i];
@@ -898,7 +911,7 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 done:
 	for (size_t j = 0; shapes && j < l.n; j++)
 		free(shapes[j]);
-	free(l.v), free(start), free(vals), free(raw), free(shapes), free(sp), free(ps);
+	free(l.v), free(start), free(vals), free(raw), free(crc), free(shapes), free(sp), free(ps);
 	free(choice);
 	return rc;
 }

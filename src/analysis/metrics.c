@@ -690,11 +690,15 @@ int etc_metrics_compare_full_(const etc_values *reference, const etc_values *act
 
 int etc_metrics_compare_sums_(const etc_values *reference, const etc_values *actual,
                               const etc_values *extra, etc_metrics *out, etc_metrics_sums *sums,
-                              int kernel, unsigned threads, etc_error *err)
+                              int kernel, unsigned threads, uint32_t *ref_crc, bool *crc_done,
+                              etc_error *err)
 {
 	if (!sums)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_metrics_compare: NULL argument");
-	return compare(reference, actual, out, err, kernel, threads, NULL, NULL, extra, sums);
+	if (crc_done)
+		*crc_done = false;
+	return compare(reference, actual, out, err, kernel, threads, ref_crc, crc_done, extra,
+	               sums);
 }
 
 static int compare(const etc_values *reference, const etc_values *actual, etc_metrics *out,

@@ -50,10 +50,12 @@ typedef struct etc_metrics_sums {
  * the same read of the actual values: the plain sum over every position (no
  * a == x test, no NaN exclusion: NaN and inf - inf give NaN), as content
  * pairing's direct sums. Content pairing confirms its runner-up with it while
- * it compares the run with the best (src/analysis/pairing.c).
+ * it compares the run with the best (src/analysis/pairing.c). ref_crc and
+ * crc_done as etc_metrics_compare_full_ (NULL: no CRC).
  */
 int etc_metrics_compare_sums_(const etc_values *reference, const etc_values *actual,
                               const etc_values *extra, etc_metrics *out, etc_metrics_sums *sums,
-                              int kernel, unsigned threads, etc_error *err);
+                              int kernel, unsigned threads, uint32_t *ref_crc, bool *crc_done,
+                              etc_error *err);
 
 #endif

@@ -455,7 +455,7 @@ static void sketch_set(const etc_pair_set *s, uint64_t chunks, etc_values *vals,
 			vals[p].src = &src[p];
 		}
 	}
-	*out = (etc_pair_set){vals, NULL, s->shapes, s->count};
+	*out = (etc_pair_set){vals, NULL, s->shapes, s->count, NULL};
 }
 
 /* The exact sums of one set against several candidates, all elements. */
@@ -1025,14 +1025,31 @@ out:
  * the other, each comparison over the threads, as the comparisons of the
  * runs would. */
 
+/* Output p of set a against candidate c's, the CRC of c's output continued
+ * when it is pending and still to do; with extra, sum (a - x)^2 too. */
+static int compare_output(const etc_pair_set *a, const etc_pair_set *c, size_t p,
+                          const etc_values *extra, etc_metrics *met, etc_metrics_sums *su,
+                          etc_error *err)
+{
+	etc_pair_crc *crc = c->crc && c->crc[p].pending && !c->crc[p].done ? &c->crc[p] : NULL;
+	uint32_t value = crc ? crc->crc : 0;
+	bool done = false;
+	ETC_TRY(etc_metrics_compare_sums_(&c->outputs[p], &a->outputs[p], extra, met, su,
+	                                  KERNEL_BEST, 0, crc ? &value : NULL, &done, err));
+	if (crc && done)
+		crc->crc = value, crc->done = true;
+	return 0;
+}
+
 /* Set a's comparisons with candidate c (NULL: none), output by output. */
 static int compare_with(const etc_pair_set *a, const etc_pair_set *c, etc_metrics *met, bool *cmp,
                         etc_error *err)
 {
 	for (size_t p = 0; p < a->count; p++) {
 		cmp[p] = c && has_data(a, p) && has_data(c, p) && output_agrees(a, c, p);
+		etc_metrics_sums su;
 		if (cmp[p])
-			ETC_TRY(etc_metrics_compare(&c->outputs[p], &a->outputs[p], &met[p], err));
+			ETC_TRY(compare_output(a, c, p, NULL, &met[p], &su, err));
 	}
 	return 0;
 }
@@ -1060,9 +1077,7 @@ static int fused_round(const confirm_ctx *x, size_t i, const size_t *list, size_
 			continue;
 		}
 		etc_metrics_sums su;
-		ETC_TRY(etc_metrics_compare_sums_(&b->outputs[p], &a->outputs[p],
-		                                  sp ? &s2->outputs[p] : NULL, &met[p], &su,
-		                                  KERNEL_BEST, 0, err));
+		ETC_TRY(compare_output(a, b, p, sp ? &s2->outputs[p] : NULL, &met[p], &su, err));
 		cmp[p] = true;
 		*direct |= met[p].nan_count || (met[p].notes & ETC_METRICS_INFINITE);
 		sums[0].aa += su.aa, sums[0].ee += su.dd;

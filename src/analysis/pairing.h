@@ -50,6 +50,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* One set of output vectors. An output whose `read` is NULL has no data: it
  * must still agree in size but is left out of the scores. */
@@ -60,11 +61,22 @@ typedef struct etc_pair_raw {
 	size_t size;
 } etc_pair_raw;
 
+/* A CRC-32 to continue over the raw bytes of a candidate's output in the
+ * first comparison of etc_pair_infer_compare_ that reads them (float32
+ * outputs; a checksum of the file the bytes come from, e.g. an .npz
+ * member, checked by the caller): in, pending and the CRC so far; out,
+ * done and the CRC continued over every byte of the output. */
+typedef struct etc_pair_crc {
+	uint32_t crc;
+	bool pending, done;
+} etc_pair_crc;
+
 typedef struct etc_pair_set {
 	const etc_values *outputs;
 	const etc_pair_raw *raw;   /* per output, or NULL */
 	const char *const *shapes; /* per output ("[1, 10]"), or NULL: counts only */
 	size_t count;
+	etc_pair_crc *crc; /* per output, or NULL (candidates of etc_pair_infer_compare_) */
 } etc_pair_set;
 
 /* The score of one (set, candidate). */

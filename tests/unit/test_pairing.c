@@ -16,6 +16,7 @@
 #include "check.h"
 
 #include <string.h>
+#include <zlib.h>
 
 #include <math.h>
 #include <stdint.h>
@@ -50,6 +51,7 @@ static void vecset_init(vecset *s, const double *base, double noise)
 	s->set.raw = NULL;
 	s->set.shapes = s->shapes;
 	s->set.count = NOUT;
+	s->set.crc = NULL;
 }
 
 /* SNR and cosine pooled over the outputs, the direct way. */
@@ -317,7 +319,7 @@ typedef struct bigset {
 static void bigset_wrap(bigset *s)
 {
 	etc_values_from_doubles(&s->val, s->v, BIG);
-	s->set = (etc_pair_set){&s->val, NULL, NULL, 1};
+	s->set = (etc_pair_set){&s->val, NULL, NULL, 1, NULL};
 }
 
 static void big_naive(const bigset *a, const bigset *r, double *snr, double *cos)
@@ -472,14 +474,14 @@ static void test_sketch(void)
 	etc_values vr, va[2];
 	etc_pair_raw rr_raw = {(const uint8_t *)fr, 4 * BIG}, ra_raw[2];
 	etc_values_from_tensor(&vr, &tr);
-	etc_pair_set fref = {&vr, &rr_raw, NULL, 1}, fruns[2], druns[2];
+	etc_pair_set fref = {&vr, &rr_raw, NULL, 1, NULL}, fruns[2], druns[2];
 	for (size_t i = 0; i < 2; i++) {
 		bigset_wrap(&lone_runs[i]);
 		druns[i] = lone_runs[i].set;
 		ta[i].data = (const uint8_t *)fa[i];
 		etc_values_from_tensor(&va[i], &ta[i]);
 		ra_raw[i] = (etc_pair_raw){(const uint8_t *)fa[i], 4 * BIG};
-		fruns[i] = (etc_pair_set){&va[i], &ra_raw[i], NULL, 1};
+		fruns[i] = (etc_pair_set){&va[i], &ra_raw[i], NULL, 1, NULL};
 	}
 	etc_pair_options ol;
 	etc_pair_options_init_(&ol);
@@ -557,7 +559,7 @@ static void test_sketch(void)
 		tt[k].data = (const uint8_t *)tf[k];
 		etc_values_from_tensor(&tv[k], &tt[k]);
 		traw[k] = (etc_pair_raw){(const uint8_t *)tf[k], 4 * BIG};
-		tset[k] = (etc_pair_set){&tv[k], &traw[k], NULL, 1};
+		tset[k] = (etc_pair_set){&tv[k], &traw[k], NULL, 1, NULL};
 		for (size_t j = 0; j < BIG; j++)
 			tb[k].v[j] = tf[k][j];
 	}
@@ -571,6 +573,21 @@ static void test_sketch(void)
 		CHECK(!ts[k].estimated && near(ts[k].snr_db, snr, 1e-9));
 	}
 	check_fused(&tset[3], 1, tset, 3, &ol, ts, &tc);
+	/* the comparison with the best continues its pending CRC-32 (the
+	 * caller's .npz check); the runner-up, read only for its error energy,
+	 * and a far candidate are left to the caller */
+	etc_pair_crc tcrc[3];
+	etc_pair_set tcands[3];
+	for (size_t k = 0; k < 3; k++) {
+		tcrc[k] = (etc_pair_crc){7, true, false};
+		tcands[k] = tset[k];
+		tcands[k].crc = &tcrc[k];
+	}
+	etc_metrics tm;
+	bool tcmp;
+	CHECK(etc_pair_infer_compare_(&tset[3], 1, tcands, 3, &ol, ts, &tc, &tm, &tcmp, &err) == 0);
+	CHECK(tc.best == 0 && tcmp && tcrc[0].done && !tcrc[1].done && !tcrc[2].done);
+	CHECK(tcrc[0].crc == (uint32_t)crc32(7, (const Bytef *)tf[0], 4 * BIG));
 
 	/* a NaN in the run: every score NaN, every candidate confirmed */
 	r2.v[99] = NAN;
