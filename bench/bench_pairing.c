@@ -7,12 +7,16 @@
  * real files).
  *   order:    N comparisons (etc_metrics_compare of run i with reference i
  *             mod M): what --pair-by order does;
- *   content:  etc_pair_infer_ (src/analysis/pairing.c: the runs x
- *             references product on a sketch of each output, then the
- *             exact pass over the candidates that may matter), then the
- *             same N comparisons of the chosen pairs: what --pair-by
- *             content does.
- * The inference alone is printed too. Every run must be paired with its
+ *   content:  etc_pair_infer_compare_ (src/analysis/pairing.c: the runs x
+ *             references product on a sketch of each output, then per run
+ *             the comparison with the sketch's best, which confirms it,
+ *             with the runner-up's error energy summed in the same read of
+ *             the run, and the direct pass over any other candidate that
+ *             may matter): the N comparisons of the chosen pairs come out
+ *             of the inference, as in --pair-by content (accuracy.c).
+ *   --separate 1: etc_pair_infer_ and then the N comparisons (the
+ *             previous way: the runner-up and the best confirmed by a pass
+ *             of their own); its inference alone is printed too. Every run must be paired with its
  * reference (exit 1 otherwise). Inputs live in anonymous memory (N x E x 4
  * bytes: 4 GiB for the defaults). Each repeat measures order and content
  * back to back; the median of the --repeat ratios is printed with the
@@ -22,6 +26,7 @@
  * Usage: bench_pairing [--runs N] [--refs M] [--elems E] [--distinct D]
  *                      [--repeat K] [--block-sets B] [--block-elems L]
  *                      [--sketch-elems S] [--confirm-top 1|2] [--exact 1]
+ *                      [--separate 1]
  */
 #include "analysis/pairing.h"
 #include "etcompare/metrics.h"
@@ -92,6 +97,9 @@ static size_t arg(int argc, char **argv, const char *name, size_t def)
 
 int main(int argc, char **argv)
 {
+	/* as the etcompare program does: OpenBLAS's pool is stopped once the
+	 * products are done (core/blas.c), not left spinning beside the passes */
+	setenv("ETC_BLAS_REST", "1", 0);
 	size_t n = arg(argc, argv, "--runs", 1000), m = arg(argc, argv, "--refs", 100);
 	size_t e = arg(argc, argv, "--elems", (size_t)1 << 20);
 	size_t repeat = arg(argc, argv, "--repeat", 3);
@@ -105,6 +113,7 @@ int main(int argc, char **argv)
 	po.sketch_elems = arg(argc, argv, "--sketch-elems", 0);
 	po.confirm_top = arg(argc, argv, "--confirm-top", 2);
 	po.exact = arg(argc, argv, "--exact", 0) != 0;
+	bool separate = arg(argc, argv, "--separate", 0) != 0;
 
 	float *refs = malloc(m * e * sizeof *refs), *runs = malloc(n * e * sizeof *runs);
 	etc_tensor *tr = malloc(m * sizeof *tr), *ta = malloc(n * sizeof *ta);
@@ -113,8 +122,10 @@ int main(int argc, char **argv)
 	etc_pair_raw *raw = malloc(n * sizeof *raw), *rawr = malloc(m * sizeof *rawr);
 	etc_pair_score *scores = malloc(n * m * sizeof *scores);
 	etc_pair_choice *choice = malloc(n * sizeof *choice);
+	etc_metrics *metrics = malloc(n * sizeof *metrics);
+	bool *compared = malloc(n * sizeof *compared);
 	if (!refs || !runs || !raw || !rawr || !tr || !ta || !vr || !va || !sr || !sa || !scores ||
-	    !choice) {
+	    !choice || !metrics || !compared) {
 		fprintf(stderr, "bench_pairing: out of memory\n");
 		return 1;
 	}
@@ -134,13 +145,13 @@ int main(int argc, char **argv)
 		make_tensor(&tr[k], refs + k * e, e);
 		etc_values_from_tensor(&vr[k], &tr[k]);
 		rawr[k] = (etc_pair_raw){refs + k * e, e * sizeof *refs};
-		sr[k] = (etc_pair_set){&vr[k], &rawr[k], NULL, 1};
+		sr[k] = (etc_pair_set){&vr[k], &rawr[k], NULL, 1, NULL};
 	}
 	for (size_t i = 0; i < n; i++) {
 		make_tensor(&ta[i], runs + i * e, e);
 		etc_values_from_tensor(&va[i], &ta[i]);
 		raw[i] = (etc_pair_raw){runs + i * e, e * sizeof *runs};
-		sa[i] = (etc_pair_set){&va[i], &raw[i], NULL, 1};
+		sa[i] = (etc_pair_set){&va[i], &raw[i], NULL, 1, NULL};
 	}
 	printf("bench_pairing: %zu runs (%zu distinct) x %zu reference sets of %zu float32 "
 	       "elements (%.2f GiB of runs, %.2f GiB of references; generated in %.1f s)\n",
@@ -167,12 +178,23 @@ int main(int argc, char **argv)
 		}
 		double order = now() - t, order_cpu = cpu() - c;
 		t = now(), c = cpu();
-		if (etc_pair_infer_(sa, n, sr, m, &po, scores, choice, &err) < 0) {
+		int rc = separate ? etc_pair_infer_(sa, n, sr, m, &po, scores, choice, &err)
+		                  : etc_pair_infer_compare_(sa, n, sr, m, &po, scores, choice,
+		                                            metrics, compared, &err);
+		if (rc < 0) {
 			fprintf(stderr, "bench_pairing: %s\n", err.message);
 			return 1;
 		}
 		double infer = now() - t;
 		for (size_t i = 0; i < n; i++) {
+			if (!separate) {
+				if (!compared[i]) {
+					fprintf(stderr, "bench_pairing: run %zu not compared\n", i);
+					return 1;
+				}
+				sink += metrics[i].snr_db;
+				continue;
+			}
 			if (etc_metrics_compare(&vr[choice[i].best], &va[i], &met, &err) < 0)
 				return 1;
 			sink += met.snr_db;
@@ -207,13 +229,15 @@ int main(int argc, char **argv)
 	printf("order pairing   (%zu comparisons):            %.3f s\n", n, best_order);
 	printf("content pairing (inference + %zu comparisons): %.3f s = %.2fx order\n", n,
 	       best_content, best_content / best_order);
-	printf("  inference alone: %.3f s = %.2fx order (%zu pairs scored exactly over all "
+	printf("  %s: %.3f s = %.2fx order (%zu pairs scored exactly over all "
 	       "elements, %zu left at the sketch's estimate)\n",
-	       best_infer, best_infer / best_order, refined, estimated);
+	       separate ? "inference alone" : "inference with the comparisons", best_infer,
+	       best_infer / best_order, refined, estimated);
 	printf("median of %zu repeats: content / order = %.2fx wall-clock, %.2fx CPU time\n",
 	       repeat, median(wall_ratio, repeat), median(cpu_ratio, repeat));
 	printf("  smallest margin %.1f dB; sink %g\n", choice[0].margin_db, sink);
 	free(refs), free(runs), free(tr), free(ta), free(vr), free(va), free(sr), free(sa);
-	free(scores), free(choice), free(raw), free(rawr), free(wall_ratio), free(cpu_ratio);
+	free(scores), free(choice), free(metrics), free(compared), free(raw), free(rawr),
+	    free(wall_ratio), free(cpu_ratio);
 	return 0;
 }

@@ -411,6 +411,74 @@ def large(d):
     validate("large", rep)
 
 
+def large_tie(d):
+    """Two reference sets 0.35 dB apart on an output larger than the sketch:
+    the runner-up is confirmed in the same read of the run as its comparison
+    with the best (src/analysis/pairing.c, "the confirmation fused with the
+    comparisons"); the report is the one the direct confirmation gave:
+    ambiguous, both candidates named, every number numpy's. The rows'
+    metrics come out of that pass too; a corrupt reference member it read
+    is still caught."""
+    n = 40000
+    base = np.asarray(f32(RNG.normal(size=n)))
+    step = RNG.normal(scale=1e-2, size=n)
+    refs = [[f32(base)], [f32(base + step)], [f32(RNG.normal(size=n))],
+            [f32(RNG.normal(size=n))]]
+    # 0.49 of the way from ref 0 to ref 1: noise energies 0.49^2 : 0.51^2
+    runs = [[f32(base + 0.49 * step + RNG.normal(scale=1e-5, size=n))],
+            [f32(np.asarray(refs[3][0]) + RNG.normal(scale=1e-4, size=n))]]
+    dump = Dump()
+    for outs in runs:
+        dump.run([dump.tensor("FLOAT", outs[0], [n])])
+    etdp, dbg = dump.write(d, "tie")
+    rec = etrecord(d, "tie", [[T(ref[0], [n])] for ref in refs])
+    args = ("--etdump", etdp, "--debug_buffer", dbg, "--min-snr", "20")
+    rc, out, err, rep, acc = report(d, "tie", *args, "--etrecord", rec)
+    pairing = acc.get("pairing") or []
+    scores = [[pooled(r, ref) for ref in refs] for r in runs]
+    check("large tie: run 0 pairs with 0 over 1, ambiguous (gated on the best); run 1 with 3",
+          rc == 0 and [p.get("reference") for p in pairing] == [0, 3] and
+          pairing[0]["ambiguous"] and pairing[0]["second"] == 1 and
+          not pairing[1]["ambiguous"], f"rc={rc} {err[-300:]} {pairing}"[:600])
+    bad = []
+    for i, p in enumerate(pairing):
+        sc, best, sec = scores[i], p["reference"], p["second"]
+        if not (close(p["snr"], sc[best][0], 1e-9) and
+                close(p["cosine"], sc[best][1], 1e-9, 1e-12) and sec is not None and
+                close(p["second_snr"], sc[sec][0], 1e-9) and
+                close(p["margin_db"], sc[best][0] - sc[sec][0], 1e-9, 1e-9)):
+            bad.append(f"run {i}: {json.dumps(p)[:300]} != {sc}")
+    m = pairing[0]["margin_db"] if pairing else None
+    check("large tie: SNRs, cosine, runner-up and margin (0.35 dB) match numpy float64",
+          pairing and not bad and 0.3 < m < 0.4, "; ".join(bad[:2]))
+    check("large tie: the note names the two candidates and the margin",
+          "AMBIGUOUS" in out and "references 0 and 1 match within 0.3" in out, out[-700:])
+    rows = acc_rows(rep)
+    want = [scores[0][0][0], scores[1][3][0]]
+    check("large tie: each row's SNR (the comparison made by the pairing) is numpy's",
+          len(rows) == 2 and all(close(r["metrics"]["snr"], w, 1e-9) for r, w in zip(rows, want)),
+          f"{[r.get('metrics') for r in rows]} != {want}")
+    validate("large_tie", rep)
+    rc, out, err, rep, acc = report(d, "tie_strict", *args, "--etrecord", rec, "--strict-pairing")
+    check("large tie: --strict-pairing fails run 0 saying why",
+          rc == 1 and "ambiguous pairing: references 0 and 1 match within" in out, out[-500:])
+    # the same references as an .npz; the member run 1 is paired with is corrupt
+    members = [(f"{k}.0", npy32(refs[k][0], [n])) for k in range(4)]
+    good = os.path.join(d, "tie.npz")
+    NPZ.write_npz(good, members)
+    rc, out, err = run(*args, "--reference-outputs", good, "--no-table")
+    check("large tie npz: paired 0, 3 from the .npz, exit 0",
+          rc == 0 and "references by run: 0, 3" in out, f"rc={rc} {err[-300:]}")
+    blob = open(good, "rb").read()
+    at = blob.index(members[3][1]) + len(members[3][1]) // 2
+    bad_npz = os.path.join(d, "tie_bad.npz")
+    with open(bad_npz, "wb") as f:
+        f.write(blob[:at] + bytes([blob[at] ^ 0x40]) + blob[at + 1:])
+    rc, out, err = run(*args, "--reference-outputs", bad_npz, "--no-table")
+    check("large tie npz: a flipped byte in the paired set 3: exit 3 naming the member",
+          rc == 3 and "member 3.0.npy: CRC-32" in err, f"rc={rc} {err[-300:]}")
+
+
 def options(d):
     rc, out, err = run("--etdump", "x.etdp", "--pair-by", "contents")
     check("options: --pair-by names content among the values",
@@ -423,4 +491,4 @@ def options(d):
 
 if __name__ == "__main__":
     C.run_cases("pair_content", real_files, by_content, ambiguous, shapes, npz_crc, large,
-                options)
+                large_tie, options)

@@ -599,9 +599,17 @@ static int verify_ref(const etc_reference_set *set, item *ref, etc_error *err)
 	return 0;
 }
 
+/*
+ * Compares act with ref into the row. pre: their comparison already made (by
+ * content pairing), or NULL. verified: whether ref's .npz member was already
+ * checked (by an earlier row), set once it is; or NULL.
+ */
 static int compare_pair(etc_accuracy_row *row, const item *act, item *ref,
-                        const etc_reference_set *set, const etc_accuracy_options *o, etc_error *err)
+                        const etc_reference_set *set, const etc_accuracy_options *o,
+                        const etc_metrics *pre, bool *verified, etc_error *err)
 {
+	if (verified && *verified)
+		ref->check.pending = false;
 	row->dtype = act->scalar ? "scalar" : etc_scalar_type_name(act->t.scalar_type);
 	row->reference_dtype = ref->scalar ? "scalar" : etc_scalar_type_name(ref->t.scalar_type);
 	shape_str(act, row->shape, sizeof row->shape);
@@ -634,7 +642,10 @@ static int compare_pair(etc_accuracy_row *row, const item *act, item *ref,
 	etc_values va, vr;
 	item_values(act, &va);
 	item_values(ref, &vr);
-	if (ref->check.pending) {
+	if (pre) {
+		row->metrics = *pre;
+		ETC_TRY(verify_ref(set, ref, err)); /* its own pass, once per member */
+	} else if (ref->check.pending) {
 		/* the data is verified in the comparison's own pass when it can be */
 		uint32_t crc = ref->check.crc;
 		bool done;
@@ -647,6 +658,8 @@ static int compare_pair(etc_accuracy_row *row, const item *act, item *ref,
 	} else {
 		ETC_TRY(etc_metrics_compare(&vr, &va, &row->metrics, err));
 	}
+	if (verified)
+		*verified = true;
 	row->has_metrics = true;
 	judge(row, o);
 	return 0;
@@ -727,19 +740,60 @@ static void note_add(char *note, size_t cap, const char *fmt, ...)
 }
 
 /*
+ * What content pairing hands to the comparisons of the runs: each run
+ * output's comparison with the same output of its reference, made by the
+ * pairing (etc_pair_infer_compare_: for large outputs the comparison is the
+ * confirmation of the choice), and which reference members were checked.
+ */
+typedef struct paired {
+	etc_metrics *metrics; /* run i's output j at run_at[i] + j */
+	bool *compared;       /* ... true when its comparison is there */
+	size_t *run_at;       /* per run, then the count */
+	size_t *ref_at; /* per reference set, its first output in `verified`, then the count */
+	bool *verified; /* the reference output's .npz member was checked */
+} paired;
+
+static void paired_free(paired *pd)
+{
+	free(pd->metrics), free(pd->compared), free(pd->run_at), free(pd->ref_at);
+	free(pd->verified);
+	memset(pd, 0, sizeof *pd);
+}
+
+/* Run i's output j's comparison with reference `ref`'s, if the pairing made it. */
+static const etc_metrics *paired_metrics(const paired *pd, const etc_accuracy *a, size_t i,
+                                         long ref, size_t j)
+{
+	if (!pd->metrics || ref < 0 || a->pairing[i].reference != ref ||
+	    pd->run_at[i] + j >= pd->run_at[i + 1] || !pd->compared[pd->run_at[i] + j])
+		return NULL;
+	return &pd->metrics[pd->run_at[i] + j];
+}
+
+/* Whether reference `ref`'s output j was checked: NULL when not tracked. */
+static bool *paired_verified(const paired *pd, size_t nrefs, long ref, size_t j)
+{
+	if (!pd->verified || ref < 0 || (size_t)ref >= nrefs ||
+	    pd->ref_at[ref] + j >= pd->ref_at[ref + 1])
+		return NULL;
+	return &pd->verified[pd->ref_at[ref] + j];
+}
+
+/*
  * Infers each run's reference set from its outputs (analysis/pairing.h):
- * fills a->pairing (one per run, in `runs` order) and a->scores.
+ * fills a->pairing (one per run, in `runs` order), a->scores and *pd.
  */
 static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_ref *runs,
                         size_t nruns, const refs *r, const etc_accuracy_options *opt, item *tmp,
-                        etc_error *err)
+                        paired *pd, etc_error *err)
 {
 	size_t m = r->count, nsets = nruns + m;
 	itemlist l = {0};
 	size_t *start = malloc((nsets + 1) * sizeof *start);
 	etc_values *vals = NULL;
 	etc_pair_raw *raw = NULL;
-	char **shapes = NULL; /* whole shapes: pairing compares them in full */
+	etc_pair_crc *crc = NULL; /* the references' .npz checks, folded into the comparisons */
+	char **shapes = NULL;     /* whole shapes: pairing compares them in full */
 	const char **sp = NULL;
 	etc_pair_set *ps = malloc((nsets ? nsets : 1) * sizeof *ps);
 	etc_pair_choice *choice = malloc((nruns ? nruns : 1) * sizeof *choice);
@@ -769,9 +823,10 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 	start[nsets] = l.n;
 	vals = calloc(l.n + 1, sizeof *vals);
 	raw = calloc(l.n + 1, sizeof *raw);
+	crc = calloc(l.n + 1, sizeof *crc);
 	shapes = calloc(l.n + 1, sizeof *shapes);
 	sp = malloc((l.n + 1) * sizeof *sp);
-	if (!vals || !raw || !shapes || !sp) {
+	if (!vals || !raw || !crc || !shapes || !sp) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 		goto done;
 	}
@@ -800,12 +855,37 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 		ps[i].raw = raw + start[i];
 		ps[i].shapes = sp + start[i];
 		ps[i].count = start[i + 1] - start[i];
+		ps[i].crc = i < nruns ? NULL : crc + start[i];
 	}
+	for (size_t j = start[nruns]; j < l.n; j++)
+		crc[j] = (etc_pair_crc){l.v[j].check.crc, l.v[j].check.pending, false};
+	size_t nout = start[nruns], nref_out = l.n - nout;
+	pd->metrics = malloc((nout + 1) * sizeof *pd->metrics);
+	pd->compared = calloc(nout + 1, sizeof *pd->compared);
+	pd->run_at = malloc((nruns + 1) * sizeof *pd->run_at);
+	pd->ref_at = malloc((m + 1) * sizeof *pd->ref_at);
+	pd->verified = calloc(nref_out + 1, sizeof *pd->verified);
+	if (!pd->metrics || !pd->compared || !pd->run_at || !pd->ref_at || !pd->verified) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		goto done;
+	}
+	memcpy(pd->run_at, start, (nruns + 1) * sizeof *start);
+	for (size_t k = 0; k <= m; k++)
+		pd->ref_at[k] = start[nruns + k] - nout;
 	etc_pair_options po;
 	etc_pair_options_init_(&po);
 	po.min_margin_db = opt->pair_min_margin_db;
 	po.floor_db = opt->pair_floor_db;
-	if ((rc = etc_pair_infer_(ps, nruns, ps + nruns, m, &po, a->scores, choice, err)) < 0)
+	if ((rc = etc_pair_infer_compare_(ps, nruns, ps + nruns, m, &po, a->scores, choice,
+	                                  pd->metrics, pd->compared, err)) < 0)
+		goto done;
+	/* the members the comparisons read are checked now, before any report */
+	for (size_t j = nout; j < l.n && rc == 0; j++)
+		if (crc[j].done) {
+			rc = etc_npz_crc_end_(r->set->npz, &l.v[j].check, crc[j].crc, err);
+			pd->verified[j - nout] = rc == 0;
+		}
+	if (rc < 0)
 		goto done;
 	for (size_t i = 0; i < nruns; i++) {
 		etc_accuracy_pairing *p = &a->pairing[i];
@@ -831,7 +911,7 @@ static int content_pair(etc_accuracy *a, const etc_inspector *insp, const run_re
 done:
 	for (size_t j = 0; shapes && j < l.n; j++)
 		free(shapes[j]);
-	free(l.v), free(start), free(vals), free(raw), free(shapes), free(sp), free(ps);
+	free(l.v), free(start), free(vals), free(raw), free(crc), free(shapes), free(sp), free(ps);
 	free(choice);
 	return rc;
 }
@@ -978,6 +1058,8 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 		return etc_fail(
 		    err, ETC_ERR_USAGE, NULL, -1,
 		    "etc_accuracy_run: needs an inspector and exactly one reference source");
+	paired pd;
+	memset(&pd, 0, sizeof pd);
 	refs r;
 	ETC_TRY(refs_open(&r, set, opt->method ? opt->method : "forward", err));
 
@@ -1027,7 +1109,7 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 	                  : any_index                   ? "(runs carry a bundled_input_index)"
 	                                                : "(runs carry no bundled_input_index)";
 	if (a->rule == ETC_PAIR_CONTENT) {
-		if ((rc = content_pair(a, insp, runs, nruns, &r, opt, acts, err)) < 0)
+		if ((rc = content_pair(a, insp, runs, nruns, &r, opt, acts, &pd, err)) < 0)
 			goto done;
 		content_note(a,
 		             opt->pair_by != ETC_PAIR_AUTO
@@ -1129,7 +1211,8 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 				a->act[a->count - 1] = acts[j];
 				a->ref[a->count - 1] = ref_items[j];
 				rc = compare_pair(row, &a->act[a->count - 1], &a->ref[a->count - 1],
-				                  r.set, opt, err);
+				                  r.set, opt, paired_metrics(&pd, a, i, ref, j),
+				                  paired_verified(&pd, r.count, ref, j), err);
 				ref_items[j].check = a->ref[a->count - 1].check;
 				done_bytes += 2 * acts[j].t.nbytes;
 				if (opt->progress)
@@ -1176,6 +1259,7 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 	}
 	free(used);
 done:
+	paired_free(&pd);
 	refs_close(&r);
 	free(runs);
 	free(acts);

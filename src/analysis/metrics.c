@@ -312,6 +312,7 @@ static double ktotal(const ksum *k)
 
 typedef struct totals {
 	ksum rr, aa, ra, dd, l1;
+	ksum xx; /* sum (a - x)^2 of the extra reference (etc_metrics_compare_sums_) */
 	double max_abs, max_rel;
 	uint64_t max_abs_index, compared, nan, nan_mismatch, mismatch;
 	bool rounded;
@@ -442,10 +443,13 @@ static bool known_source(const etc_values *v)
 
 typedef struct job {
 	const etc_values *ref, *act;
+	const etc_values *extra;    /* a second reference, or NULL */
 	const uint8_t *rf, *af;     /* raw float32 of each side, or NULL */
+	const uint8_t *xf;          /* raw float32 of the extra reference, or NULL */
 	const uint8_t *rraw, *araw; /* raw 64-bit integers of each side, or NULL */
 	bool is_signed, check_rounding, fold_crc;
 	f32_pass_fn f32_pass;
+	f32_dd_fn f32_dd;
 	uint64_t total;
 	struct segment *segs;
 } job;
@@ -475,13 +479,27 @@ static void add_chunk(totals *t, const chunk_res *res, uint64_t compared)
 	t->compared += compared;
 }
 
+/* sum (A - X)^2 of n doubles, plain (see f32_dd_fn), X read from the extra reference. */
+static double extra_dd(const job *j, uint64_t start, size_t n, const double *A, double *X)
+{
+	j->extra->read(j->extra->src, start, n, X);
+	double s[4] = {0, 0, 0, 0};
+	for (size_t i = 0; i < n; i++) {
+		double d = A[i] - X[i];
+		s[i % 4] += d * d;
+	}
+	return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
 /* The double path of one chunk: R, A (and D for exact integers) are filled. */
 static void dbl_chunk(const job *j, totals *t, uint64_t start, size_t n, double *R, double *A,
-                      double *D, uint32_t *map)
+                      double *D, double *X, uint32_t *map)
 {
 	chunk_res res = {0, 0, 0, 0, 0, 0, t->max_rel, 0};
 	j->ref->read(j->ref->src, start, n, R);
 	j->act->read(j->act->src, start, n, A);
+	if (j->extra) /* before the NaN positions are compacted away */
+		kadd(&t->xx, extra_dd(j, start, n, A, X));
 	if (j->rraw) {
 		etc_metrics_int64_diff_pass_(j->rraw + 8 * start, j->araw + 8 * start, j->is_signed,
 		                             n, D, &res);
@@ -512,12 +530,18 @@ static void dbl_chunk(const job *j, totals *t, uint64_t start, size_t n, double 
 
 /* The float32 path of one chunk, straight from the raw bytes. */
 static void f32_chunk(const job *j, segment *sg, uint64_t start, size_t n, double *R, double *A,
-                      double *D, uint32_t *map)
+                      double *D, double *X, uint32_t *map)
 {
 	totals *t = &sg->t;
 	const uint8_t *rp = j->rf + 4 * start, *ap = j->af + 4 * start;
 	chunk_res res = {0, 0, 0, 0, 0, 0, t->max_rel, 0};
 	j->f32_pass(rp, ap, n, &res);
+	if (j->xf) { /* the actual chunk is in the cache from the pass */
+		kadd(&t->xx, j->f32_dd(j->xf + 4 * start, ap, n));
+	} else if (j->extra) {
+		f32_to_double(ap, n, A);
+		kadd(&t->xx, extra_dd(j, start, n, A, X));
+	}
 	if (isnan(res.dd)) {
 		/* NaN in r or a, or equal infinities (the float32 kernels leave d
 		 * unmasked): the chunk is redone exactly through doubles */
@@ -546,7 +570,7 @@ static void f32_chunk(const job *j, segment *sg, uint64_t start, size_t n, doubl
 static void run_segment(const job *j, segment *sg, uint64_t begin, uint64_t end, double *buf,
                         uint32_t *map)
 {
-	double *R = buf, *A = buf + CHUNK_F32, *D = buf + 2 * CHUNK_F32;
+	double *R = buf, *A = buf + CHUNK_F32, *D = buf + 2 * CHUNK_F32, *X = buf + 3 * CHUNK_F32;
 	size_t chunk = j->rf && j->af ? CHUNK_F32 : CHUNK_DBL;
 	const uint8_t *crc_from = j->fold_crc ? j->rf + 4 * begin : NULL;
 	size_t crc_bytes = 0;
@@ -556,7 +580,7 @@ static void run_segment(const job *j, segment *sg, uint64_t begin, uint64_t end,
 	for (uint64_t start = begin; start < end;) {
 		size_t n = end - start < chunk ? (size_t)(end - start) : chunk;
 		if (j->rf && j->af) {
-			f32_chunk(j, sg, start, n, R, A, D, map);
+			f32_chunk(j, sg, start, n, R, A, D, X, map);
 			crc_bytes += 4 * n;
 			if (j->fold_crc && (crc_bytes >= CRC_BATCH || start + n == end)) {
 				sg->crc = etc_crc32(sg->crc, crc_from, crc_bytes);
@@ -564,7 +588,7 @@ static void run_segment(const job *j, segment *sg, uint64_t begin, uint64_t end,
 				crc_bytes = 0;
 			}
 		} else {
-			dbl_chunk(j, &sg->t, start, n, R, A, D, map);
+			dbl_chunk(j, &sg->t, start, n, R, A, D, X, map);
 		}
 		start += n;
 	}
@@ -579,7 +603,7 @@ static void run_segment(const job *j, segment *sg, uint64_t begin, uint64_t end,
 static void run_segments(void *ctx, size_t first, size_t last)
 {
 	const job *j = ctx;
-	double *buf = malloc(3 * (size_t)CHUNK_F32 * sizeof *buf);
+	double *buf = malloc(4 * (size_t)CHUNK_F32 * sizeof *buf);
 	uint32_t *map = malloc((size_t)CHUNK_F32 * sizeof *map);
 	for (size_t s = first; s < last; s++) {
 		j->segs[s].nomem = !buf || !map;
@@ -601,6 +625,7 @@ static void merge(totals *a, const totals *b)
 	kmerge(&a->ra, &b->ra);
 	kmerge(&a->dd, &b->dd);
 	kmerge(&a->l1, &b->l1);
+	kmerge(&a->xx, &b->xx);
 	if (b->max_abs > a->max_abs) {
 		a->max_abs = b->max_abs;
 		a->max_abs_index = b->max_abs_index;
@@ -628,31 +653,32 @@ int etc_metrics_compare_threads_(const etc_values *reference, const etc_values *
                                  etc_metrics *out, etc_error *err, int kernel, unsigned threads);
 
 static int compare(const etc_values *reference, const etc_values *actual, etc_metrics *out,
-                   etc_error *err, int kernel, unsigned threads, uint32_t *ref_crc, bool *crc_done);
+                   etc_error *err, int kernel, unsigned threads, uint32_t *ref_crc, bool *crc_done,
+                   const etc_values *extra, etc_metrics_sums *sums);
 
 int etc_metrics_compare(const etc_values *reference, const etc_values *actual, etc_metrics *out,
                         etc_error *err)
 {
-	return compare(reference, actual, out, err, KERNEL_BEST, 0, NULL, NULL);
+	return compare(reference, actual, out, err, KERNEL_BEST, 0, NULL, NULL, NULL, NULL);
 }
 
 int etc_metrics_compare_kernel_(const etc_values *reference, const etc_values *actual,
                                 etc_metrics *out, etc_error *err, int kernel)
 {
-	return compare(reference, actual, out, err, kernel, 0, NULL, NULL);
+	return compare(reference, actual, out, err, kernel, 0, NULL, NULL, NULL, NULL);
 }
 
 int etc_metrics_compare_threads_(const etc_values *reference, const etc_values *actual,
                                  etc_metrics *out, etc_error *err, int kernel, unsigned threads)
 {
-	return compare(reference, actual, out, err, kernel, threads, NULL, NULL);
+	return compare(reference, actual, out, err, kernel, threads, NULL, NULL, NULL, NULL);
 }
 
 int etc_metrics_compare_crc_(const etc_values *reference, const etc_values *actual,
                              etc_metrics *out, uint32_t *ref_crc, bool *crc_done, etc_error *err)
 {
 	*crc_done = false;
-	return compare(reference, actual, out, err, KERNEL_BEST, 0, ref_crc, crc_done);
+	return compare(reference, actual, out, err, KERNEL_BEST, 0, ref_crc, crc_done, NULL, NULL);
 }
 
 int etc_metrics_compare_full_(const etc_values *reference, const etc_values *actual,
@@ -661,14 +687,35 @@ int etc_metrics_compare_full_(const etc_values *reference, const etc_values *act
 {
 	if (crc_done)
 		*crc_done = false;
-	return compare(reference, actual, out, err, kernel, threads, ref_crc, crc_done);
+	return compare(reference, actual, out, err, kernel, threads, ref_crc, crc_done, NULL, NULL);
+}
+
+int etc_metrics_compare_sums_(const etc_values *reference, const etc_values *actual,
+                              const etc_values *extra, etc_metrics *out, etc_metrics_sums *sums,
+                              int kernel, unsigned threads, uint32_t *ref_crc, bool *crc_done,
+                              etc_error *err)
+{
+	if (!sums)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_metrics_compare: NULL argument");
+	if (crc_done)
+		*crc_done = false;
+	return compare(reference, actual, out, err, kernel, threads, ref_crc, crc_done, extra,
+	               sums);
 }
 
 static int compare(const etc_values *reference, const etc_values *actual, etc_metrics *out,
-                   etc_error *err, int kernel, unsigned threads, uint32_t *ref_crc, bool *crc_done)
+                   etc_error *err, int kernel, unsigned threads, uint32_t *ref_crc, bool *crc_done,
+                   const etc_values *extra, etc_metrics_sums *sums)
 {
 	if (!reference || !actual || !out)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_metrics_compare: NULL argument");
+	if (extra &&
+	    ((extra->count && !extra->read) || !has_data(extra) || extra->count != actual->count))
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "etc_metrics_compare: the extra reference has no data or %llu "
+		                "elements, not %llu",
+		                (unsigned long long)extra->count,
+		                (unsigned long long)actual->count);
 	if ((reference->count && !reference->read) || (actual->count && !actual->read))
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
 		                "etc_metrics_compare: values without a read function");
@@ -704,6 +751,9 @@ static int compare(const etc_values *reference, const etc_values *actual, etc_me
 	if (!j.rf || !j.af)
 		j.rf = j.af = NULL;
 	j.f32_pass = etc_metrics_pick_kernel_(kernel);
+	j.extra = extra;
+	j.xf = extra && j.af ? raw_f32(extra) : NULL;
+	j.f32_dd = etc_metrics_pick_dd_(kernel);
 	/* only the float32 pass streams the raw reference bytes */
 	j.fold_crc = ref_crc && j.rf;
 
@@ -719,7 +769,8 @@ static int compare(const etc_values *reference, const etc_values *actual, etc_me
 	}
 	j.segs = segs;
 	if (threads == 0)
-		threads = nseg > 1 && known_source(reference) && known_source(actual)
+		threads = nseg > 1 && known_source(reference) && known_source(actual) &&
+		                  (!extra || known_source(extra))
 		              ? etc_thread_count_()
 		              : 1;
 	etc_parallel_for_(nseg, threads, run_segments, &j);
@@ -743,5 +794,8 @@ static int compare(const etc_values *reference, const etc_values *actual, etc_me
 	if (crc_done)
 		*crc_done = j.fold_crc || (ref_crc && j.total == 0);
 	finish(&t, exact, out);
+	if (sums)
+		*sums = (etc_metrics_sums){ktotal(&t.rr), ktotal(&t.aa), ktotal(&t.dd),
+		                           extra ? ktotal(&t.xx) : 0};
 	return 0;
 }

@@ -112,6 +112,17 @@ static void f32_pass_generic(const uint8_t *rp, const uint8_t *ap, size_t n, chu
 	f32_tail(rp, ap, i, n, res);
 }
 
+/* f32_dd_fn, portable: four lanes of partial sums */
+static double f32_dd_generic(const uint8_t *xp, const uint8_t *ap, size_t n)
+{
+	double s[4] = {0, 0, 0, 0};
+	for (size_t i = 0; i < n; i++) {
+		double d = f32_at(ap + 4 * i) - f32_at(xp + 4 * i);
+		s[i % 4] += d * d;
+	}
+	return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
 /*
  * Software prefetch distance in bytes: the hardware prefetchers stop at page
  * boundaries, so each side is requested a page ahead (prefetches never fault,
@@ -215,6 +226,25 @@ __attribute__((target("avx2,fma"))) static void f32_pass_avx2(const uint8_t *rp,
 	f32_tail(rp, ap, i, n, res);
 }
 #undef F32_STEP_AVX2
+
+/* f32_dd_fn: x streams from memory (prefetched a page ahead), a from the cache */
+__attribute__((target("avx2,fma"))) static double f32_dd_avx2(const uint8_t *xp, const uint8_t *ap,
+                                                              size_t n)
+{
+	const float *fx = (const float *)(const void *)xp;
+	const float *fa = (const float *)(const void *)ap;
+	__m256d s0 = _mm256_setzero_pd(), s1 = s0;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		_mm_prefetch((const char *)xp + 4 * i + PREFETCH_AHEAD, _MM_HINT_T0);
+		__m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(fa + i)),
+		                           _mm256_cvtps_pd(_mm_loadu_ps(fx + i)));
+		__m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(fa + i + 4)),
+		                           _mm256_cvtps_pd(_mm_loadu_ps(fx + i + 4)));
+		s0 = _mm256_fmadd_pd(d0, d0, s0), s1 = _mm256_fmadd_pd(d1, d1, s1);
+	}
+	return hsum256(_mm256_add_pd(s0, s1)) + f32_dd_generic(xp + 4 * i, ap + 4 * i, n - i);
+}
 
 /*
  * AVX-512: a != r as a mask (NaN included) gives d by a masked subtraction
@@ -455,4 +485,15 @@ f32_pass_fn etc_metrics_pick_kernel_(int kernel)
 #endif
 	(void)kernel;
 	return f32_pass_generic;
+}
+
+f32_dd_fn etc_metrics_pick_dd_(int kernel)
+{
+#ifdef ETC_METRICS_X86
+	if (kernel >= KERNEL_AVX2 && __builtin_cpu_supports("avx2") &&
+	    __builtin_cpu_supports("fma"))
+		return f32_dd_avx2;
+#endif
+	(void)kernel;
+	return f32_dd_generic;
 }

@@ -32,11 +32,22 @@ typedef struct chunk_res {
  */
 typedef void (*f32_pass_fn)(const uint8_t *rp, const uint8_t *ap, size_t n, chunk_res *res);
 
+/*
+ * sum (a - x)^2 of n float32 pairs, plain: no a == x test and no NaN
+ * exclusion (NaN and inf - inf propagate), as content pairing's direct sums
+ * (src/analysis/pairing.c). A second reference's error energy summed in the
+ * comparison's read of a (a's chunk is then in the L1 cache).
+ */
+typedef double (*f32_dd_fn)(const uint8_t *xp, const uint8_t *ap, size_t n);
+
 /* The float32 kernels, best last; the unit tests pick one to check each. */
 enum { KERNEL_GENERIC, KERNEL_AVX2, KERNEL_AVX512, KERNEL_BEST };
 
 /* The float32 kernel for a KERNEL_* choice (one the CPU lacks falls back). */
 f32_pass_fn etc_metrics_pick_kernel_(int kernel);
+
+/* The f32_dd_fn for a KERNEL_* choice (AVX2+FMA or portable). */
+f32_dd_fn etc_metrics_pick_dd_(int kernel);
 
 /* The first k in [0, n) of the float32 chunk with |a - r| == target. */
 size_t etc_metrics_f32_find_(const uint8_t *rp, const uint8_t *ap, size_t n, double target);

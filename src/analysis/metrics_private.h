@@ -36,4 +36,26 @@ int etc_metrics_compare_full_(const etc_values *reference, const etc_values *act
                               etc_metrics *out, int kernel, unsigned threads, uint32_t *ref_crc,
                               bool *crc_done, etc_error *err);
 
+/* The sums behind a comparison's metrics (etc_metrics_compare_sums_). */
+typedef struct etc_metrics_sums {
+	double rr, aa, dd; /* sum r^2, a^2, d^2 over the compared positions (as the metrics) */
+	double xx;         /* sum (a - x)^2 of the extra reference over every position */
+} etc_metrics_sums;
+
+/*
+ * etc_metrics_compare (the same bits; kernel and threads as
+ * etc_metrics_compare_threads_)
+ * that also returns the sums behind the metrics and, when `extra` (as many
+ * elements as actual) is not NULL, sum (a - x)^2 of a second reference x in
+ * the same read of the actual values: the plain sum over every position (no
+ * a == x test, no NaN exclusion: NaN and inf - inf give NaN), as content
+ * pairing's direct sums. Content pairing confirms its runner-up with it while
+ * it compares the run with the best (src/analysis/pairing.c). ref_crc and
+ * crc_done as etc_metrics_compare_full_ (NULL: no CRC).
+ */
+int etc_metrics_compare_sums_(const etc_values *reference, const etc_values *actual,
+                              const etc_values *extra, etc_metrics *out, etc_metrics_sums *sums,
+                              int kernel, unsigned threads, uint32_t *ref_crc, bool *crc_done,
+                              etc_error *err);
+
 #endif

@@ -8,6 +8,8 @@
  * matter confirmed by a direct pass (see sketch_infer).
  */
 #include "analysis/pairing.h"
+#include "analysis/metrics_kernels.h"
+#include "analysis/metrics_private.h"
 #include "core/blas.h"
 #include "core/parallel.h"
 #include "core/internal.h"
@@ -71,7 +73,43 @@ typedef struct work {
 	double *aa, *rr;           /* per vector and output: sum of squares */
 	const size_t *aoff, *roff; /* first output's slot of each set / candidate */
 	double *ra;                /* n x m, pooled over outputs */
+	double *sq;                /* per row of a block: its sum of squares */
 } work;
+
+/* Rows [begin, end) of a block: row s holds elements [k0, k0 + kk) of output
+ * p of vector idx[s] (a set or a candidate), sq[s] their sum of squares. */
+typedef struct convert_job {
+	const etc_pair_set *owners;
+	const size_t *idx;
+	size_t p, kk, ld;
+	uint64_t k0;
+	double *dst, *sq;
+} convert_job;
+
+static void convert_range(void *ctx, size_t begin, size_t end)
+{
+	const convert_job *j = ctx;
+	for (size_t s = begin; s < end; s++)
+		j->sq[s] =
+		    convert(&j->owners[j->idx[s]].outputs[j->p], j->k0, j->kk, j->dst + s * j->ld);
+}
+
+/* Below this many elements a block is converted on the calling thread. */
+#define CONVERT_SPLIT ((size_t)1 << 16)
+
+/*
+ * The rows of a block over the threads: converting reads each vector at
+ * scattered places (a sketch: one cache and TLB miss per chunk), which the
+ * product's own threads do not share. Each row's sum goes to its own slot,
+ * so the bits do not depend on the threads.
+ */
+static void convert_rows(const work *w, const etc_pair_set *owners, const size_t *idx, size_t count,
+                         size_t p, uint64_t k0, size_t kk, double *dst)
+{
+	convert_job j = {owners, idx, p, kk, w->kb, k0, dst, w->sq};
+	unsigned threads = count * kk >= CONVERT_SPLIT ? etc_thread_count_() : 1;
+	etc_parallel_for_(count, threads, convert_range, &j);
+}
 
 /*
  * The Gram terms of output p for the sets and candidates whose output p has
@@ -82,18 +120,14 @@ static void gram_group(work *w, size_t p, uint64_t len, size_t ns, size_t mc)
 	memset(w->gram, 0, ns * mc * sizeof *w->gram);
 	for (uint64_t k0 = 0; k0 < len; k0 += w->kb) {
 		size_t kk = (size_t)(len - k0 < w->kb ? len - k0 : w->kb);
-		for (size_t c = 0; c < mc; c++) {
-			size_t k = w->ci[c];
-			w->rr[w->roff[k] + p] +=
-			    convert(&w->cands[k].outputs[p], k0, kk, w->b + c * w->kb);
-		}
+		convert_rows(w, w->cands, w->ci, mc, p, k0, kk, w->b);
+		for (size_t c = 0; c < mc; c++)
+			w->rr[w->roff[w->ci[c]] + p] += w->sq[c];
 		for (size_t s0 = 0; s0 < ns; s0 += w->nb) {
 			size_t nbb = ns - s0 < w->nb ? ns - s0 : w->nb;
-			for (size_t s = 0; s < nbb; s++) {
-				size_t i = w->si[s0 + s];
-				w->aa[w->aoff[i] + p] +=
-				    convert(&w->sets[i].outputs[p], k0, kk, w->a + s * w->kb);
-			}
+			convert_rows(w, w->sets, w->si + s0, nbb, p, k0, kk, w->a);
+			for (size_t s = 0; s < nbb; s++)
+				w->aa[w->aoff[w->si[s0 + s]] + p] += w->sq[s];
 			etc_blas_dgemm(false, true, nbb, mc, kk, 1.0, w->a, w->kb, w->b, w->kb, 1.0,
 			               w->gram + s0 * mc, mc);
 		}
@@ -273,10 +307,11 @@ static int infer(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, 
 	w.ci = malloc((m + 1) * sizeof *w.ci);
 	w.a = malloc(w.nb * w.kb * sizeof *w.a);
 	w.b = malloc(((m > 1 ? m : 1) * w.kb) * sizeof *w.b);
+	w.sq = malloc(((m > w.nb ? m : w.nb) + 1) * sizeof *w.sq);
 	bool *done = calloc(m + 1, sizeof *done);
 	int rc = 0;
 	if (!aoff || !roff || !w.aa || !w.rr || !w.ra || !w.gram || !w.si || !w.ci || !w.a ||
-	    !w.b || !done) {
+	    !w.b || !w.sq || !done) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
 		goto out;
 	}
@@ -321,7 +356,7 @@ static int infer(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, 
 	}
 out:
 	free(aoff), free(roff), free(w.aa), free(w.rr), free(w.ra), free(w.gram);
-	free(w.si), free(w.ci), free(w.a), free(w.b), free(done);
+	free(w.si), free(w.ci), free(w.a), free(w.b), free(w.sq), free(done);
 	return rc;
 }
 
@@ -365,7 +400,13 @@ out:
 typedef struct sketch_src {
 	const etc_values *v;
 	uint64_t chunks;
+	const uint8_t *bytes; /* the dense bytes of the values (prefetched), or NULL */
+	size_t esize;         /* bytes per element */
 } sketch_src;
+
+/* Chunks requested ahead: each is a cache and TLB miss of its own (one per
+ * 16 KiB of a 1 Mi-element output), so the reads wait on memory latency. */
+#define SKETCH_AHEAD 8
 
 static uint64_t chunk_start(uint64_t count, uint64_t chunks, uint64_t c)
 {
@@ -381,10 +422,24 @@ static void sketch_read(const void *src, uint64_t start, size_t n, double *dst)
 	const sketch_src *s = src;
 	while (n) {
 		uint64_t c = start / CHUNK, off = start % CHUNK;
+		if (s->bytes && c + SKETCH_AHEAD < s->chunks)
+			__builtin_prefetch(s->bytes + s->esize * chunk_start(s->v->count, s->chunks,
+			                                                     c + SKETCH_AHEAD));
 		size_t take = (size_t)(CHUNK - off < n ? CHUNK - off : n);
 		s->v->read(s->v->src, chunk_start(s->v->count, s->chunks, c) + off, take, dst);
 		start += take, dst += take, n -= take;
 	}
+}
+
+static sketch_src sketch_source(const etc_pair_set *s, size_t p, uint64_t chunks)
+{
+	const etc_values *v = &s->outputs[p];
+	sketch_src src = {v, chunks, NULL, 0};
+	if (s->raw && s->raw[p].data && v->count && s->raw[p].size % v->count == 0) {
+		src.bytes = s->raw[p].data;
+		src.esize = s->raw[p].size / v->count;
+	}
+	return src;
 }
 
 /* The sketch of set s: its large outputs sampled, the others as they are. */
@@ -394,13 +449,13 @@ static void sketch_set(const etc_pair_set *s, uint64_t chunks, etc_values *vals,
 	for (size_t p = 0; p < s->count; p++) {
 		vals[p] = s->outputs[p];
 		if (s->outputs[p].read && s->outputs[p].count > chunks * CHUNK) {
-			src[p] = (sketch_src){&s->outputs[p], chunks};
+			src[p] = sketch_source(s, p, chunks);
 			vals[p].count = chunks * CHUNK;
 			vals[p].read = sketch_read;
 			vals[p].src = &src[p];
 		}
 	}
-	*out = (etc_pair_set){vals, NULL, s->shapes, s->count};
+	*out = (etc_pair_set){vals, NULL, s->shapes, s->count, NULL};
 }
 
 /* The exact sums of one set against several candidates, all elements. */
@@ -733,10 +788,15 @@ typedef struct confirm_ctx {
 	etc_pair_score *scores;
 	etc_pair_choice *choice;
 	bool *failed; /* per set: out of memory */
+	/* etc_pair_infer_compare_: the comparisons, at off[i] + p for set i */
+	etc_metrics *metrics;
+	bool *compared;
 } confirm_ctx;
 
-/* Set i's bounds (all candidates) and the first candidates to confirm. */
-static size_t confirm_first(const confirm_ctx *x, size_t i, double *bound, size_t *list)
+/* Set i's bounds (all candidates) and the first candidates to confirm;
+ * first[0] and first[1] (NULL: not wanted) the first two on the sketch. */
+static size_t confirm_first(const confirm_ctx *x, size_t i, double *bound, size_t *list,
+                            long *first)
 {
 	const etc_pair_set *a = &x->sets[i];
 	size_t m = x->m;
@@ -777,6 +837,8 @@ static size_t confirm_first(const confirm_ctx *x, size_t i, double *bound, size_
 		if ((any_usable ? row[k].usable : row[k].partial) &&
 		    (row[k].snr_db >= band || (long)k == top[0] || (long)k == top[1]))
 			list[nl++] = k;
+	if (first)
+		first[0] = top[0], first[1] = top[1];
 	return nl;
 }
 
@@ -910,7 +972,7 @@ static void confirm_range(void *ctx, size_t begin, size_t end)
 	size_t maxout = 0;
 	for (size_t s = 0; s < ns; s++) {
 		const etc_pair_set *a = &x->sets[begin + s];
-		nl[s] = confirm_first(x, begin + s, bound + s * m, list + s * m);
+		nl[s] = confirm_first(x, begin + s, bound + s * m, list + s * m, NULL);
 		exact_start(a, x->cands, list + s * m, nl[s], x->energy, x->off + x->n,
 		            sums + s * m);
 		maxout = a->count > maxout ? a->count : maxout;
@@ -944,6 +1006,146 @@ static void confirm_range(void *ctx, size_t begin, size_t end)
 		             bufr);
 out:
 	free(bufa), free(bufr), free(bound), free(list), free(nl), free(sums);
+}
+
+/* --- the confirmation fused with the comparisons ----------------------------------
+ * etc_pair_infer_compare_ returns, beside the choice, the comparison of each
+ * set's outputs with its best's (what accuracy reports for the run). The
+ * comparison of the sketch's best sums (a - r)^2, a^2 and r^2 over all
+ * elements anyway: the exact confirmation of that candidate. So the first
+ * round compares each set with the sketch's best and, in the same read of
+ * the set's values, sums (a - r)^2 of the sketch's second
+ * (etc_metrics_compare_sums_); the other candidates of the first round (close
+ * on the sketch) take the direct pass. The rounds after it are those of
+ * confirm_rest. The comparison leaves NaN positions out and counts equal
+ * infinities as no error, the direct sums do not: a comparison that saw
+ * either gives way to the direct pass for the whole round (the scores are
+ * then those of etc_pair_infer_). When the exact scores choose another best
+ * than the sketch's, the set is compared again with it. Sets go one after
+ * the other, each comparison over the threads, as the comparisons of the
+ * runs would. */
+
+/* Output p of set a against candidate c's, the CRC of c's output continued
+ * when it is pending and still to do; with extra, sum (a - x)^2 too. */
+static int compare_output(const etc_pair_set *a, const etc_pair_set *c, size_t p,
+                          const etc_values *extra, etc_metrics *met, etc_metrics_sums *su,
+                          etc_error *err)
+{
+	etc_pair_crc *crc = c->crc && c->crc[p].pending && !c->crc[p].done ? &c->crc[p] : NULL;
+	uint32_t value = crc ? crc->crc : 0;
+	bool done = false;
+	ETC_TRY(etc_metrics_compare_sums_(&c->outputs[p], &a->outputs[p], extra, met, su,
+	                                  KERNEL_BEST, 0, crc ? &value : NULL, &done, err));
+	if (crc && done)
+		crc->crc = value, crc->done = true;
+	return 0;
+}
+
+/* Set a's comparisons with candidate c (NULL: none), output by output. */
+static int compare_with(const etc_pair_set *a, const etc_pair_set *c, etc_metrics *met, bool *cmp,
+                        etc_error *err)
+{
+	for (size_t p = 0; p < a->count; p++) {
+		cmp[p] = c && has_data(a, p) && has_data(c, p) && output_agrees(a, c, p);
+		etc_metrics_sums su;
+		if (cmp[p])
+			ETC_TRY(compare_output(a, c, p, NULL, &met[p], &su, err));
+	}
+	return 0;
+}
+
+/*
+ * The first round of set i for list[0] (the sketch's best) and list[1] (the
+ * next, if any) from the comparisons with list[0], the rest of the list by
+ * the direct pass. *direct: the sums cannot stand for the direct ones (see
+ * above), the round must be done again by the direct pass.
+ */
+static int fused_round(const confirm_ctx *x, size_t i, const size_t *list, size_t nl,
+                       exact_sums *sums, double *bufa, double *bufr, bool *direct, etc_error *err)
+{
+	const etc_pair_set *a = &x->sets[i], *b = &x->cands[list[0]];
+	const etc_pair_set *s2 = nl > 1 ? &x->cands[list[1]] : NULL;
+	etc_metrics *met = x->metrics + x->off[i];
+	bool *cmp = x->compared + x->off[i];
+	exact_start(a, x->cands, list, nl < 2 ? nl : 2, x->energy, x->off + x->n, sums);
+	for (size_t p = 0; p < a->count; p++) {
+		cmp[p] = false;
+		bool bp = has_data(a, p) && has_data(b, p) && output_agrees(a, b, p);
+		bool sp = s2 && has_data(a, p) && has_data(s2, p) && output_agrees(a, s2, p);
+		if (!bp) {
+			*direct |= sp; /* a^2 of this output is not summed */
+			continue;
+		}
+		etc_metrics_sums su;
+		ETC_TRY(compare_output(a, b, p, sp ? &s2->outputs[p] : NULL, &met[p], &su, err));
+		cmp[p] = true;
+		*direct |= met[p].nan_count || (met[p].notes & ETC_METRICS_INFINITE);
+		sums[0].aa += su.aa, sums[0].ee += su.dd;
+		if (!x->energy) /* a lone candidate: its energy is this sum */
+			sums[0].rr += su.rr;
+		if (sp)
+			sums[1].aa += su.aa, sums[1].ee += su.xx;
+	}
+	if (nl > 2)
+		exact_pass(a, x->cands, list + 2, nl - 2, x->kb, &x->f32, x->energy, x->off + x->n,
+		           bufa, bufr, sums + 2);
+	return 0;
+}
+
+/* Set i, fused: the first round, confirm_rest, the comparisons with the best. */
+static int fused_confirm(const confirm_ctx *x, size_t i, double *bound, size_t *list,
+                         exact_sums *sums, double *bufa, double *bufr, etc_error *err)
+{
+	long first[2];
+	size_t nl = confirm_first(x, i, bound, list, first);
+	const etc_pair_set *a = &x->sets[i];
+	long compared = -1;
+	bool direct = first[0] < 0;
+	if (!direct) {
+		/* the sketch's first two at the head of the list */
+		for (size_t t = 0; t < 2 && first[t] >= 0; t++)
+			for (size_t l = t; l < nl; l++)
+				if ((long)list[l] == first[t]) {
+					size_t k = list[t];
+					list[t] = list[l], list[l] = k;
+					break;
+				}
+		ETC_TRY(fused_round(x, i, list, nl, sums, bufa, bufr, &direct, err));
+		compared = first[0];
+	}
+	if (direct)
+		exact_pass(a, x->cands, list, nl, x->kb, &x->f32, x->energy, x->off + x->n, bufa,
+		           bufr, sums);
+	confirm_rest(x, i, bound, list, nl, sums, bufa, bufr);
+	long best = x->choice[i].best;
+	if (best != compared)
+		ETC_TRY(compare_with(a, best >= 0 ? &x->cands[best] : NULL, x->metrics + x->off[i],
+		                     x->compared + x->off[i], err));
+	return 0;
+}
+
+/*
+ * Every set, one after the other, each comparison split over the threads
+ * as the comparisons of the runs are (accuracy.c, --pair-by order). Taking
+ * sets in parallel instead, each comparison on one thread, cost less CPU
+ * (no thread started per comparison) but more wall-clock time on the
+ * loaded 2-core machine, where the scheduler favours the threads that
+ * sleep and wake at each comparison (docs/benchmarks.md).
+ */
+static int fused_sets(const confirm_ctx *x, etc_error *err)
+{
+	size_t m = x->m;
+	double *bufa = malloc(x->kb * sizeof *bufa), *bufr = malloc(x->kb * sizeof *bufr);
+	double *bound = malloc((m + 1) * sizeof *bound);
+	size_t *list = malloc((m + 1) * sizeof *list);
+	exact_sums *sums = malloc((m + 1) * sizeof *sums);
+	int rc = 0;
+	if (!bufa || !bufr || !bound || !list || !sums)
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
+	for (size_t i = 0; rc == 0 && i < x->n; i++)
+		rc = fused_confirm(x, i, bound, list, sums, bufa, bufr, err);
+	free(bufa), free(bufr), free(bound), free(list), free(sums);
+	return rc;
 }
 
 /*
@@ -1035,7 +1237,7 @@ static int energies(const etc_pair_set *cands, size_t m, const size_t *coff, siz
 
 static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
                         uint64_t chunks, const etc_pair_options *opt, etc_pair_score *scores,
-                        etc_pair_choice *choice, etc_error *err)
+                        etc_pair_choice *choice, etc_metrics *met, bool *cmp, etc_error *err)
 {
 	size_t kb = opt->block_elems ? opt->block_elems : 4096;
 	size_t nv = 0, *off = malloc((n + m + 1) * sizeof *off);
@@ -1060,8 +1262,25 @@ static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *
 		goto out;
 	if ((rc = infer(sk, n, sk + n, m, sets, cands, opt, scores, choice, err)) < 0)
 		goto out;
-	confirm_ctx x = {sets, cands,       n,      m,      kb,    off, m > 1 ? energy : NULL,
-	                 opt,  pick_sums(), scores, choice, failed};
+	etc_blas_rest_(); /* the products are done: no pool thread spins beside the passes */
+	confirm_ctx x = {.sets = sets,
+	                 .cands = cands,
+	                 .n = n,
+	                 .m = m,
+	                 .kb = kb,
+	                 .off = off,
+	                 .energy = m > 1 ? energy : NULL,
+	                 .opt = opt,
+	                 .f32 = pick_sums(),
+	                 .scores = scores,
+	                 .choice = choice,
+	                 .failed = failed,
+	                 .metrics = met,
+	                 .compared = cmp};
+	if (met) {
+		rc = fused_sets(&x, err);
+		goto out;
+	}
 	/* sets are independent: each thread confirms a range of them (the read
 	 * functions of values are pure, as the threaded comparisons require) */
 	etc_parallel_for_(n, etc_thread_count_(), confirm_range, &x);
@@ -1082,16 +1301,22 @@ static uint64_t sketch_chunks(const etc_pair_options *opt)
 	return chunks ? chunks : 1;
 }
 
-/* The exact scores, or the sketch and its confirmation where outputs are large. */
+/* The exact scores, or the sketch and its confirmation where outputs are
+ * large; with met, the comparisons with the best (at the sets' first output
+ * slots, in order). */
 static int score_sets(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
                       const etc_pair_options *opt, etc_pair_score *scores, etc_pair_choice *choice,
-                      etc_error *err)
+                      etc_metrics *met, bool *cmp, etc_error *err)
 {
 	uint64_t chunks = sketch_chunks(opt);
 	if (!opt->exact &&
 	    (any_large(sets, n, chunks * CHUNK) || any_large(cands, m, chunks * CHUNK)))
-		return sketch_infer(sets, n, cands, m, chunks, opt, scores, choice, err);
-	return infer(sets, n, cands, m, sets, cands, opt, scores, choice, err);
+		return sketch_infer(sets, n, cands, m, chunks, opt, scores, choice, met, cmp, err);
+	ETC_TRY(infer(sets, n, cands, m, sets, cands, opt, scores, choice, err));
+	for (size_t i = 0, at = 0; met && i < n; at += sets[i++].count)
+		ETC_TRY(compare_with(&sets[i], choice[i].best >= 0 ? &cands[choice[i].best] : NULL,
+		                     met + at, cmp + at, err));
+	return 0;
 }
 
 /* --- identical sets ---------------------------------------------------------------
@@ -1153,7 +1378,7 @@ static uint64_t set_hash(const etc_pair_set *s, double *buf, size_t kb, uint64_t
 		for (const char *c = s->shapes && s->shapes[p] ? s->shapes[p] : ""; *c; c++)
 			h = mix(h, (unsigned char)*c);
 		if (chunks && v->read && v->count > chunks * CHUNK) {
-			sketch_src src = {v, chunks};
+			sketch_src src = sketch_source(s, p, chunks);
 			for (uint64_t k0 = 0; k0 < chunks * CHUNK; k0 += kb) {
 				size_t kk =
 				    (size_t)(chunks * CHUNK - k0 < kb ? chunks * CHUNK - k0 : kb);
@@ -1198,9 +1423,9 @@ static bool sets_equal(const etc_pair_set *x, const etc_pair_set *y, double *a, 
 	return true;
 }
 
-int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
-                    const etc_pair_options *opt, etc_pair_score *scores, etc_pair_choice *choice,
-                    etc_error *err)
+static int pair_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
+                      const etc_pair_options *opt, etc_pair_score *scores, etc_pair_choice *choice,
+                      etc_metrics *met, bool *cmp, etc_error *err)
 {
 	etc_pair_options defaults;
 	if (!opt) {
@@ -1217,6 +1442,9 @@ int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cand
 	double *a = malloc(kb * sizeof *a), *b = malloc(kb * sizeof *b);
 	etc_pair_score *us = NULL;
 	etc_pair_choice *uc = NULL;
+	size_t *at = NULL, *uat = NULL; /* first output slot of each set, each unique set */
+	etc_metrics *um = NULL;
+	bool *ucmp = NULL;
 	int rc = 0;
 	if (!hash || !rep || !slot || !uniq || !a || !b) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
@@ -1238,23 +1466,59 @@ int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cand
 		}
 	}
 	if (nu == n) {
-		rc = score_sets(sets, n, cands, m, opt, scores, choice, err);
+		rc = score_sets(sets, n, cands, m, opt, scores, choice, met, cmp, err);
 		goto out;
 	}
 	us = malloc((nu * m + 1) * sizeof *us);
 	uc = malloc((nu + 1) * sizeof *uc);
-	if (!us || !uc) {
+	at = malloc((n + 1) * sizeof *at);
+	uat = malloc((nu + 1) * sizeof *uat);
+	if (!us || !uc || !at || !uat) {
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
 		goto out;
 	}
-	if ((rc = score_sets(uniq, nu, cands, m, opt, us, uc, err)) < 0)
+	size_t nout = 0, unout = 0;
+	for (size_t i = 0; i < n; i++)
+		at[i] = nout, nout += sets[i].count;
+	for (size_t u = 0; u < nu; u++)
+		uat[u] = unout, unout += uniq[u].count;
+	um = met ? malloc((unout + 1) * sizeof *um) : NULL;
+	ucmp = met ? malloc((unout + 1) * sizeof *ucmp) : NULL;
+	if (met && (!um || !ucmp)) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (content pairing)");
+		goto out;
+	}
+	if ((rc = score_sets(uniq, nu, cands, m, opt, us, uc, um, ucmp, err)) < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		memcpy(&scores[i * m], &us[slot[i] * m], m * sizeof *scores);
 		choice[i] = uc[slot[i]];
+		if (met) { /* the same values against the same candidate */
+			memcpy(met + at[i], um + uat[slot[i]], sets[i].count * sizeof *met);
+			memcpy(cmp + at[i], ucmp + uat[slot[i]], sets[i].count * sizeof *cmp);
+		}
 	}
 out:
 	free(hash), free(rep), free(slot), free(uniq), free(a), free(b), free(us), free(uc);
+	free(at), free(uat), free(um), free(ucmp);
 	etc_blas_rest_(); /* the products are done: no pool thread left spinning */
 	return rc;
+}
+
+int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
+                    const etc_pair_options *opt, etc_pair_score *scores, etc_pair_choice *choice,
+                    etc_error *err)
+{
+	return pair_infer(sets, n, cands, m, opt, scores, choice, NULL, NULL, err);
+}
+
+int etc_pair_infer_compare_(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
+                            const etc_pair_options *opt, etc_pair_score *scores,
+                            etc_pair_choice *choice, etc_metrics *metrics, bool *compared,
+                            etc_error *err)
+{
+	if (n && (!metrics || !compared))
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "etc_pair_infer_compare_: metrics and compared are required");
+	return pair_infer(sets, n, cands, m, opt, scores, choice, metrics, compared, err);
 }

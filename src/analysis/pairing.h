@@ -50,6 +50,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* One set of output vectors. An output whose `read` is NULL has no data: it
  * must still agree in size but is left out of the scores. */
@@ -60,11 +61,22 @@ typedef struct etc_pair_raw {
 	size_t size;
 } etc_pair_raw;
 
+/* A CRC-32 to continue over the raw bytes of a candidate's output in the
+ * first comparison of etc_pair_infer_compare_ that reads them (float32
+ * outputs; a checksum of the file the bytes come from, e.g. an .npz
+ * member, checked by the caller): in, pending and the CRC so far; out,
+ * done and the CRC continued over every byte of the output. */
+typedef struct etc_pair_crc {
+	uint32_t crc;
+	bool pending, done;
+} etc_pair_crc;
+
 typedef struct etc_pair_set {
 	const etc_values *outputs;
 	const etc_pair_raw *raw;   /* per output, or NULL */
 	const char *const *shapes; /* per output ("[1, 10]"), or NULL: counts only */
 	size_t count;
+	etc_pair_crc *crc; /* per output, or NULL (candidates of etc_pair_infer_compare_) */
 } etc_pair_set;
 
 /* The score of one (set, candidate). */
@@ -113,7 +125,8 @@ void etc_pair_options_init_(etc_pair_options *o);
 
 /*
  * The values' read functions must be safe to call from several threads at
- * once (those of etcompare/metrics.h are): with large outputs the exact
+ * once (those of etcompare/metrics.h are): the blocks of the product are
+ * converted over the threads, and with large outputs the exact
  * confirmation runs sets in parallel (ETC_THREADS).
  *
  * Scores every set against every candidate: scores[i * m + k], and the
@@ -128,5 +141,28 @@ void etc_pair_options_init_(etc_pair_options *o);
 int etc_pair_infer_(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
                     const etc_pair_options *opt, etc_pair_score *scores, etc_pair_choice *choice,
                     etc_error *err);
+
+/*
+ * etc_pair_infer_ (the same choices, ambiguity, margins and candidates) that
+ * also compares every set with the candidate chosen for it, output by
+ * output (etc_metrics_compare of candidate output p as the reference with
+ * set output p as the actual): metrics[at_i + p], where at_i is the sum of
+ * the counts of the sets before i, and compared[at_i + p] true when that
+ * comparison was made (a best was chosen, both outputs have data and they
+ * agree in size and shape). This is what a caller that compares each run
+ * with its inferred reference wants, at the cost of about one comparison a
+ * run more than the comparisons alone for large outputs, not two: the
+ * exact confirmation of the best is that comparison, and the runner-up's
+ * error energy is summed in the same read of the run (pairing.c, "the
+ * confirmation fused with the comparisons"). Scores and choices can differ
+ * from etc_pair_infer_'s in the last bits of the confirmed SNRs (the
+ * comparison sums in another order, compensated). Sets are confirmed one
+ * after the other, each comparison over the threads.
+ * @return 0, ETC_ERR_NOMEM or ETC_ERR_USAGE.
+ */
+int etc_pair_infer_compare_(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
+                            const etc_pair_options *opt, etc_pair_score *scores,
+                            etc_pair_choice *choice, etc_metrics *metrics, bool *compared,
+                            etc_error *err);
 
 #endif

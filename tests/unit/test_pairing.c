@@ -6,10 +6,17 @@
  * data and the partly comparable fallback; and the sketch of large outputs
  * against the exact method where the sketch would mislead (differences
  * outside the sampled elements, errors concentrated where it does not look,
- * a near tie), with far candidates' bounds checked against their exact SNR.
+ * a near tie), with far candidates' bounds checked against their exact SNR;
+ * and etc_pair_infer_compare_ (the confirmation fused with the comparisons)
+ * against etc_pair_infer_ on all of these: the same choices, ambiguity,
+ * margins and confirmed candidates, and each set's comparison with its best
+ * equal, bit for bit, to etc_metrics_compare's.
  */
 #include "analysis/pairing.h"
 #include "check.h"
+
+#include <string.h>
+#include <zlib.h>
 
 #include <math.h>
 #include <stdint.h>
@@ -44,6 +51,7 @@ static void vecset_init(vecset *s, const double *base, double noise)
 	s->set.raw = NULL;
 	s->set.shapes = s->shapes;
 	s->set.count = NOUT;
+	s->set.crc = NULL;
 }
 
 /* SNR and cosine pooled over the outputs, the direct way. */
@@ -64,6 +72,79 @@ static bool near(double x, double y, double rel)
 	if (isinf(x) || isinf(y))
 		return x == y;
 	return fabs(x - y) <= rel * fmax(fabs(x), fabs(y));
+}
+
+/* A comparison equal, bit for bit, to etc_metrics_compare's. */
+static void check_same_metrics(const etc_metrics *x, const etc_values *ref, const etc_values *act)
+{
+	etc_metrics y;
+	etc_error err;
+	etc_error_clear(&err);
+	CHECK(etc_metrics_compare(ref, act, &y, &err) == 0);
+	CHECK(x->count == y.count && x->max_abs_index == y.max_abs_index &&
+	      x->nan_count == y.nan_count && x->mismatch_count == y.mismatch_count &&
+	      x->identical == y.identical && x->notes == y.notes);
+	CHECK(memcmp(&x->snr_db, &y.snr_db, sizeof y.snr_db) == 0);
+	CHECK(memcmp(&x->mse, &y.mse, sizeof y.mse) == 0);
+	CHECK(memcmp(&x->cosine, &y.cosine, sizeof y.cosine) == 0);
+	CHECK(memcmp(&x->max_abs, &y.max_abs, sizeof y.max_abs) == 0);
+	CHECK(memcmp(&x->max_rel, &y.max_rel, sizeof y.max_rel) == 0);
+}
+
+/*
+ * etc_pair_infer_compare_ against etc_pair_infer_'s scores and choices (sc,
+ * ch) on the same sets: the same choices, ambiguity and confirmed
+ * candidates, the confirmed scores and margins to 1e-9, the same bounds; and
+ * every set's comparison with its best that of etc_metrics_compare.
+ */
+static void check_fused(const etc_pair_set *sets, size_t n, const etc_pair_set *cands, size_t m,
+                        const etc_pair_options *o, const etc_pair_score *sc,
+                        const etc_pair_choice *ch)
+{
+	size_t nout = 0;
+	for (size_t i = 0; i < n; i++)
+		nout += sets[i].count;
+	etc_pair_score *fs = calloc(n * m + 1, sizeof *fs);
+	etc_pair_choice *fc = calloc(n + 1, sizeof *fc);
+	etc_metrics *met = calloc(nout + 1, sizeof *met);
+	bool *cmp = calloc(nout + 1, sizeof *cmp);
+	etc_error err;
+	etc_error_clear(&err);
+	CHECK(fs && fc && met && cmp);
+	if (!fs || !fc || !met || !cmp)
+		goto out;
+	CHECK(etc_pair_infer_compare_(sets, n, cands, m, o, fs, fc, met, cmp, &err) == 0);
+	for (size_t i = 0, at = 0; i < n; at += sets[i++].count) {
+		CHECK(fc[i].best == ch[i].best && fc[i].second == ch[i].second);
+		CHECK(fc[i].ambiguous == ch[i].ambiguous && fc[i].confirmed == ch[i].confirmed);
+		CHECK(fc[i].usable == ch[i].usable && fc[i].partial == ch[i].partial);
+		CHECK(fc[i].second_estimated == ch[i].second_estimated);
+		CHECK(near(fc[i].margin_db, ch[i].margin_db, 1e-9) ||
+		      fabs(fc[i].margin_db - ch[i].margin_db) < 1e-9);
+		CHECK(fc[i].others_below_db == ch[i].others_below_db);
+		for (size_t k = 0; k < m; k++) {
+			const etc_pair_score *f = &fs[i * m + k], *e = &sc[i * m + k];
+			CHECK(f->estimated == e->estimated && f->usable == e->usable);
+			CHECK(isnan(e->snr_db) ? isnan(f->snr_db)
+			                       : near(f->snr_db, e->snr_db, 1e-9));
+			CHECK(isnan(e->cosine) ? isnan(f->cosine)
+			                       : near(f->cosine, e->cosine, 1e-12) ||
+			                             fabs(f->cosine - e->cosine) < 1e-12);
+			if (e->estimated)
+				CHECK_DOUBLE_EXACT(f->bound_db, e->bound_db);
+		}
+		const etc_pair_set *a = &sets[i];
+		const etc_pair_set *b = ch[i].best >= 0 ? &cands[ch[i].best] : NULL;
+		for (size_t p = 0; p < a->count; p++) {
+			bool want = b && p < b->count && a->outputs[p].read && b->outputs[p].read &&
+			            a->outputs[p].count == b->outputs[p].count;
+			CHECK(cmp[at + p] == want);
+			if (want && cmp[at + p])
+				check_same_metrics(&met[at + p], &b->outputs[p], &a->outputs[p]);
+		}
+	}
+out:
+	free(fs), free(fc), free(met), free(cmp);
 }
 
 static void test_scores(void)
@@ -94,6 +175,7 @@ static void test_scores(void)
 	etc_error err;
 	etc_error_clear(&err);
 	CHECK(etc_pair_infer_(sets, N, cands, M, &o, sc, ch, &err) == 0);
+	check_fused(sets, N, cands, M, &o, sc, ch); /* no sketch: compared after */
 	for (size_t i = 0; i < N; i++) {
 		CHECK(ch[i].best == (long)truth[i]);
 		CHECK(!ch[i].ambiguous);
@@ -211,6 +293,7 @@ static void test_identical(void)
 	etc_pair_score sc[8];
 	etc_pair_choice ch[4];
 	CHECK(etc_pair_infer_(sets, 4, cands, 2, &o, sc, ch, &err) == 0);
+	check_fused(sets, 4, cands, 2, &o, sc, ch); /* twins get the comparison of the first */
 	CHECK(ch[0].best == 1 && ch[1].best == 1 && ch[2].best == 0 && ch[3].best == 1);
 	for (size_t k = 0; k < 2; k++) {
 		double snr, cos;
@@ -236,7 +319,7 @@ typedef struct bigset {
 static void bigset_wrap(bigset *s)
 {
 	etc_values_from_doubles(&s->val, s->v, BIG);
-	s->set = (etc_pair_set){&s->val, NULL, NULL, 1};
+	s->set = (etc_pair_set){&s->val, NULL, NULL, 1, NULL};
 }
 
 static void big_naive(const bigset *a, const bigset *r, double *snr, double *cos)
@@ -277,6 +360,7 @@ static etc_pair_choice sketch_vs_exact(const bigset *runs, size_t n, const bigse
 	etc_error err;
 	etc_error_clear(&err);
 	CHECK(etc_pair_infer_(sets, n, cands, m, &o, sc, ch, &err) == 0);
+	check_fused(sets, n, cands, m, &o, sc, ch);
 	o.exact = true;
 	CHECK(etc_pair_infer_(sets, n, cands, m, &o, ex, ec, &err) == 0);
 	for (size_t i = 0; i < n; i++) {
@@ -329,9 +413,14 @@ static void test_sketch(void)
 		runs[0].v[j] = refs[1].v[j] + 1e-6 * rnd(); /* ref 1 */
 		runs[1].v[j] = refs[5].v[j] + 1e-3 * rnd(); /* ref 5, the others far */
 	}
-	for (size_t i = 0; i < 2; i++)
+	for (size_t j = 0; j < BIG; j++) {
+		runs[2].v[j] = refs[3].v[j] + 1e-4 * rnd();
+		runs[3].v[j] = refs[6].v[j] + 1e-2 * rnd();
+	}
+	for (size_t i = 0; i < 4; i++)
 		bigset_wrap(&runs[i]);
-	etc_pair_choice c = sketch_vs_exact(runs, 2, refs, 8);
+	/* four runs, each far from all but its own reference */
+	etc_pair_choice c = sketch_vs_exact(runs, 4, refs, 8);
 	CHECK(c.best == 1 && !c.ambiguous);
 	c = sketch_vs_exact(&runs[1], 1, refs, 8);
 	CHECK(c.best == 5 && c.confirmed == 2 && c.others_below_db < 30); /* the rest proven far */
@@ -348,6 +437,7 @@ static void test_sketch(void)
 	etc_error err;
 	etc_error_clear(&err);
 	CHECK(etc_pair_infer_(&runs[1].set, 1, cands, 8, &o1, s1, &c, &err) == 0);
+	check_fused(&runs[1].set, 1, cands, 8, &o1, s1, &c);
 	double snr, cos;
 	big_naive(&runs[1], &refs[5], &snr, &cos);
 	CHECK(c.best == 5 && c.confirmed == 1 && c.second_estimated && c.second >= 0 &&
@@ -384,14 +474,14 @@ static void test_sketch(void)
 	etc_values vr, va[2];
 	etc_pair_raw rr_raw = {(const uint8_t *)fr, 4 * BIG}, ra_raw[2];
 	etc_values_from_tensor(&vr, &tr);
-	etc_pair_set fref = {&vr, &rr_raw, NULL, 1}, fruns[2], druns[2];
+	etc_pair_set fref = {&vr, &rr_raw, NULL, 1, NULL}, fruns[2], druns[2];
 	for (size_t i = 0; i < 2; i++) {
 		bigset_wrap(&lone_runs[i]);
 		druns[i] = lone_runs[i].set;
 		ta[i].data = (const uint8_t *)fa[i];
 		etc_values_from_tensor(&va[i], &ta[i]);
 		ra_raw[i] = (etc_pair_raw){(const uint8_t *)fa[i], 4 * BIG};
-		fruns[i] = (etc_pair_set){&va[i], &ra_raw[i], NULL, 1};
+		fruns[i] = (etc_pair_set){&va[i], &ra_raw[i], NULL, 1, NULL};
 	}
 	etc_pair_options ol;
 	etc_pair_options_init_(&ol);
@@ -404,6 +494,8 @@ static void test_sketch(void)
 		etc_pair_choice cl[2];
 		CHECK(etc_pair_infer_(v % 2 ? fruns : druns, nr, v % 2 ? &fref : &lone_ref.set, 1,
 		                      &ol, sl, cl, &err) == 0);
+		check_fused(v % 2 ? fruns : druns, nr, v % 2 ? &fref : &lone_ref.set, 1, &ol, sl,
+		            cl);
 		for (size_t i = 0; i < nr; i++) {
 			big_naive(&lone_runs[i], &lone_ref, &snr, &cos);
 			CHECK(cl[i].best == 0 && cl[i].second < 0 && cl[i].confirmed == 1);
@@ -445,6 +537,57 @@ static void test_sketch(void)
 		bigset_wrap(&tie[k]);
 	c = sketch_vs_exact(&r2, 1, tie, 3);
 	CHECK(c.best == 0 && c.second == 1 && c.ambiguous && c.margin_db < 1);
+
+	/* the same near tie in float32 tensors: the runner-up's error energy
+	 * summed by the float32 kernel in the read of the run that compares it
+	 * with the best (check_fused); its numbers against the naive sums */
+	static float tf[4][BIG];
+	static bigset tb[4];
+	for (size_t j = 0; j < BIG; j++) {
+		double d = 1e-2 * rnd();
+		tf[0][j] = (float)rnd();
+		tf[1][j] = (float)(tf[0][j] + d);
+		tf[2][j] = (float)rnd();
+		tf[3][j] = (float)(tf[0][j] + 0.49 * d + 1e-5 * rnd()); /* the run */
+	}
+	etc_tensor tt[4];
+	etc_values tv[4];
+	etc_pair_raw traw[4];
+	etc_pair_set tset[4];
+	for (size_t k = 0; k < 4; k++) {
+		tt[k] = tr;
+		tt[k].data = (const uint8_t *)tf[k];
+		etc_values_from_tensor(&tv[k], &tt[k]);
+		traw[k] = (etc_pair_raw){(const uint8_t *)tf[k], 4 * BIG};
+		tset[k] = (etc_pair_set){&tv[k], &traw[k], NULL, 1, NULL};
+		for (size_t j = 0; j < BIG; j++)
+			tb[k].v[j] = tf[k][j];
+	}
+	etc_pair_score ts[3];
+	etc_pair_choice tc;
+	CHECK(etc_pair_infer_(&tset[3], 1, tset, 3, &ol, ts, &tc, &err) == 0);
+	CHECK(tc.best == 0 && tc.second == 1 && tc.ambiguous && tc.margin_db > 0.2 &&
+	      tc.margin_db < 0.5);
+	for (size_t k = 0; k < 2; k++) {
+		big_naive(&tb[3], &tb[k], &snr, &cos);
+		CHECK(!ts[k].estimated && near(ts[k].snr_db, snr, 1e-9));
+	}
+	check_fused(&tset[3], 1, tset, 3, &ol, ts, &tc);
+	/* the comparison with the best continues its pending CRC-32 (the
+	 * caller's .npz check); the runner-up, read only for its error energy,
+	 * and a far candidate are left to the caller */
+	etc_pair_crc tcrc[3];
+	etc_pair_set tcands[3];
+	for (size_t k = 0; k < 3; k++) {
+		tcrc[k] = (etc_pair_crc){7, true, false};
+		tcands[k] = tset[k];
+		tcands[k].crc = &tcrc[k];
+	}
+	etc_metrics tm;
+	bool tcmp;
+	CHECK(etc_pair_infer_compare_(&tset[3], 1, tcands, 3, &ol, ts, &tc, &tm, &tcmp, &err) == 0);
+	CHECK(tc.best == 0 && tcmp && tcrc[0].done && !tcrc[1].done && !tcrc[2].done);
+	CHECK(tcrc[0].crc == (uint32_t)crc32(7, (const Bytef *)tf[0], 4 * BIG));
 
 	/* a NaN in the run: every score NaN, every candidate confirmed */
 	r2.v[99] = NAN;
