@@ -124,11 +124,18 @@ static int gemm_b(const ref_call *c, int dtype, bool tb, size_t m, size_t n, siz
 	int rc = 0;
 	for (size_t j0 = 0; rc == 0 && j0 < n; j0 += cols) {
 		size_t nj = n - j0 < cols ? n - j0 : cols;
-		if (tb) /* rows j0.. of B: contiguous */
+		if (tb) { /* rows j0.. of B: contiguous */
 			widen_floats(w, f + j0 * k * sizeof(float), nj * k);
-		else /* columns j0.. of each of B's k rows */
+		} else {
+			/* columns j0.. of each of B's k rows, gathered as floats into
+			   the upper half of w, then widened from the front (double i
+			   covers floats already read) */
+			char *half = (char *)w + nj * k * sizeof(float);
 			for (size_t p = 0; p < k; p++)
-				widen_floats(w + p * nj, f + (p * n + j0) * sizeof(float), nj);
+				memcpy(half + p * nj * sizeof(float),
+				       f + (p * n + j0) * sizeof(float), nj * sizeof(float));
+			widen_floats(w, half, nj * k);
+		}
 		rc = refb_gemm(c, dtype, false, tb, m, nj, k, alpha, a, lda, w, tb ? k : nj, beta,
 		               (double *)out + j0, ldc);
 	}
