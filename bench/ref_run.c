@@ -29,6 +29,8 @@
  *       files: the program, its libraries and the ETRecord) parts
  *   hwm_after_load_kb VmHWM after loading the graph (the peak of open and load)
  *   hwm_kb            VmHWM (peak RSS) at the end
+ *   run_hwm_kb        the peak RSS of the runs alone (VmHWM reset after the
+ *       load; -1 when it cannot be reset)
  *   idle_cpu_ms       the process's CPU time (all threads) during a 200 ms
  *       sleep right after the timed runs: OpenBLAS threads busy-waiting
  *       after the last GEMM would show here
@@ -251,6 +253,8 @@ int main(int argc, char **argv)
 	long rss_loaded = proc_status_kb("VmRSS");
 	long anon_loaded = proc_status_kb("RssAnon"), file_loaded = proc_status_kb("RssFile");
 	long hwm_loaded = proc_status_kb("VmHWM");
+	/* the runs' own peak from here (hwm_kb stays the whole process's) */
+	bool run_reset = reset_peak();
 
 	etc_refinputs *in = NULL;
 	etc_npz *npz = NULL;
@@ -325,8 +329,10 @@ int main(int argc, char **argv)
 	printf("anon_after_open_kb=%ld\nfile_after_open_kb=%ld\n", anon_opened, file_opened);
 	printf("anon_after_load_kb=%ld\nfile_after_load_kb=%ld\n", anon_loaded, file_loaded);
 	printf("hwm_after_load_kb=%ld\n", hwm_loaded);
+	long hwm_end = proc_status_kb("VmHWM");
 	printf("anon_end_kb=%ld\nfile_end_kb=%ld\nhwm_kb=%ld\n", proc_status_kb("RssAnon"),
-	       proc_status_kb("RssFile"), proc_status_kb("VmHWM"));
+	       proc_status_kb("RssFile"), hwm_end > hwm_loaded ? hwm_end : hwm_loaded);
+	printf("run_hwm_kb=%ld\n", run_reset ? hwm_end : -1);
 	free(ms);
 	free(from_input);
 	etc_refinputs_free(in);

@@ -25,10 +25,22 @@ static void operands_free(operands *o)
 		ref_tensor_free(&o->tmp[i]);
 }
 
+/* A float32 operand B of a float64 product larger than this is widened
+ * in blocks of columns of this size (gemm_b), not whole. */
+#define WIDEN_BLOCK_BYTES ((size_t)256 << 10)
+
+/* B (float32, in a float64 product) is widened by blocks (gemm_b). */
+static bool blocked_b(const ref_call *c, const ref_tensor *b)
+{
+	return c->float_dtype == ETC_DOUBLE && b->dtype == ETC_FLOAT &&
+	       b->numel * sizeof(double) > WIDEN_BLOCK_BYTES;
+}
+
 /* Checks that the n tensors share one dtype family (all float, or all the
- * same integer dtype) and fills o. */
-static int operands_init(const ref_call *c, operands *o, int n, const ref_tensor *const *ts,
-                         const char *const *names)
+ * same integer dtype) and fills o. Operand `keep` (-1: none) is left
+ * float32 when blocked_b says so. */
+static int operands_init_keep(const ref_call *c, operands *o, int n, const ref_tensor *const *ts,
+                              const char *const *names, int keep)
 {
 	memset(o, 0, sizeof *o);
 	bool fl = ref_dtype_is_float(ts[0]->dtype);
@@ -46,7 +58,9 @@ static int operands_init(const ref_call *c, operands *o, int n, const ref_tensor
 	o->dtype = fl ? c->float_dtype : ts[0]->dtype;
 	for (int i = 0; i < n; i++) {
 		o->n = i + 1;
-		if (fl) {
+		if (fl && i == keep && blocked_b(c, ts[i])) {
+			o->x[i] = ts[i];
+		} else if (fl) {
 			int rc = refb_as_float(c, ts[i], &o->tmp[i], &o->x[i]);
 			if (rc < 0) {
 				operands_free(o);
@@ -57,6 +71,76 @@ static int operands_init(const ref_call *c, operands *o, int n, const ref_tensor
 		}
 	}
 	return 0;
+}
+
+static int operands_init(const ref_call *c, operands *o, int n, const ref_tensor *const *ts,
+                         const char *const *names)
+{
+	return operands_init_keep(c, o, n, ts, names, -1);
+}
+
+/* dst[0..count) = the float32 values at src (read with memcpy: any
+ * alignment), through an aligned buffer so that the loop vectorizes. */
+static void widen_floats(double *dst, const char *src, size_t count)
+{
+	float f[256];
+	for (size_t i = 0; i < count; i += 256) {
+		size_t m = count - i < 256 ? count - i : 256;
+		memcpy(f, src + i * sizeof *f, m * sizeof *f);
+		for (size_t j = 0; j < m; j++)
+			dst[i + j] = f[j];
+	}
+}
+
+/*
+ * refb_gemm with B given as a tensor in o's dtype or, in a float64
+ * product, float32 (blocked_b): then B is widened WIDEN_BLOCK_BYTES at a
+ * time, a block of C's columns per GEMM, so that its float64 copy never
+ * exists whole. Each element of C is the same dot product over k as in
+ * one GEMM (the blocks split n, never k). tb: B is [n, k] (ldb k), else
+ * [k, n] (ldb n).
+ */
+static int gemm_b(const ref_call *c, int dtype, bool tb, size_t m, size_t n, size_t k, double alpha,
+                  const void *a, size_t lda, const ref_tensor *b, double beta, void *out,
+                  size_t ldc)
+{
+	size_t ldb = tb ? k : n;
+	if (b->dtype == dtype)
+		return refb_gemm(c, dtype, false, tb, m, n, k, alpha, a, lda, b->data, ldb, beta,
+		                 out, ldc);
+	/* a multiple of 16 columns: OpenBLAS's kernels sum over k in an order
+	   that depends on how many columns remain after their unrolled groups
+	   (4 or 8), the same in every block as in one GEMM */
+	size_t cols = (k ? WIDEN_BLOCK_BYTES / (k * sizeof(double)) : n) / 16 * 16;
+	if (cols < 16)
+		cols = 16;
+	if (cols > n)
+		cols = n;
+	double *w = malloc((k ? k : 1) * cols * sizeof *w);
+	if (!w)
+		return ref_fail(c, ETC_ERR_NOMEM, "out of memory (%zu bytes)",
+		                k * cols * sizeof *w);
+	const char *f = b->data;
+	int rc = 0;
+	for (size_t j0 = 0; rc == 0 && j0 < n; j0 += cols) {
+		size_t nj = n - j0 < cols ? n - j0 : cols;
+		if (tb) { /* rows j0.. of B: contiguous */
+			widen_floats(w, f + j0 * k * sizeof(float), nj * k);
+		} else {
+			/* columns j0.. of each of B's k rows, gathered as floats into
+			   the upper half of w, then widened from the front (double i
+			   covers floats already read) */
+			char *half = (char *)w + nj * k * sizeof(float);
+			for (size_t p = 0; p < k; p++)
+				memcpy(half + p * nj * sizeof(float),
+				       f + (p * n + j0) * sizeof(float), nj * sizeof(float));
+			widen_floats(w, half, nj * k);
+		}
+		rc = refb_gemm(c, dtype, false, tb, m, nj, k, alpha, a, lda, w, tb ? k : nj, beta,
+		               (double *)out + j0, ldc);
+	}
+	free(w);
+	return rc;
 }
 
 static int need_rank(const ref_call *c, const char *name, const ref_tensor *t, uint32_t rank)
@@ -152,13 +236,13 @@ int ref_op_mm(ref_call *c)
 	operands o;
 	const ref_tensor *ts[] = {a, b};
 	const char *names[] = {"self", "mat2"};
-	ETC_TRY(operands_init(c, &o, 2, ts, names));
+	ETC_TRY(operands_init_keep(c, &o, 2, ts, names, 1));
 	int64_t sh[2] = {a->shape[0], b->shape[1]};
 	size_t m = (size_t)sh[0], n = (size_t)sh[1], k = (size_t)a->shape[1];
 	int rc = ref_tensor_alloc(&c->outs[0], o.dtype, 2, sh, c->err);
 	if (rc == 0)
-		rc = refb_gemm(c, o.dtype, false, false, m, n, k, 1.0, o.x[0]->data, k,
-		               o.x[1]->data, n, 0.0, c->outs[0].data, n);
+		rc = gemm_b(c, o.dtype, false, m, n, k, 1.0, o.x[0]->data, k, o.x[1], 0.0,
+		            c->outs[0].data, n);
 	operands_free(&o);
 	return rc;
 }
@@ -180,15 +264,15 @@ int ref_op_addmm(ref_call *c)
 	operands o;
 	const ref_tensor *ts[] = {a, b, s};
 	const char *names[] = {"mat1", "mat2", "self"};
-	ETC_TRY(operands_init(c, &o, 3, ts, names));
+	ETC_TRY(operands_init_keep(c, &o, 3, ts, names, 1));
 	int64_t sh[2] = {a->shape[0], b->shape[1]};
 	size_t m = (size_t)sh[0], n = (size_t)sh[1], k = (size_t)a->shape[1];
 	int rc = ref_tensor_alloc(&c->outs[0], o.dtype, 2, sh, c->err);
 	if (rc == 0 && beta != 0)
 		rc = fill_self(c, o.x[2], &c->outs[0]);
 	if (rc == 0)
-		rc = refb_gemm(c, o.dtype, false, false, m, n, k, alpha, o.x[0]->data, k,
-		               o.x[1]->data, n, beta, c->outs[0].data, n);
+		rc = gemm_b(c, o.dtype, false, m, n, k, alpha, o.x[0]->data, k, o.x[1], beta,
+		            c->outs[0].data, n);
 	operands_free(&o);
 	return rc;
 }
@@ -282,7 +366,8 @@ static int matmul(ref_call *c, const char *na, const ref_tensor *a, const char *
 	operands o;
 	const ref_tensor *ts[] = {a, b, bias};
 	const char *names[] = {na, nb, "bias"};
-	ETC_TRY(operands_init(c, &o, bias ? 3 : 2, ts, names));
+	/* linear's weight may stay float32 (widened by blocks in gemm_b) */
+	ETC_TRY(operands_init_keep(c, &o, bias ? 3 : 2, ts, names, b_transposed ? 1 : -1));
 	int rc = ref_tensor_alloc(&c->outs[0], o.dtype, ro, bsh, c->err);
 	if (rc == 0 && bias)
 		rc = fill_self(c, o.x[2], &c->outs[0]);
@@ -291,9 +376,8 @@ static int matmul(ref_call *c, const char *na, const ref_tensor *a, const char *
 		size_t rows = (size_t)(o.x[0]->numel / (uint64_t)(k ? k : 1));
 		if (k == 0)
 			rows = (size_t)(c->outs[0].numel / (uint64_t)(n ? n : 1));
-		rc = refb_gemm(c, o.dtype, false, true, rows, (size_t)n, (size_t)k, 1.0,
-		               o.x[0]->data, (size_t)k, o.x[1]->data, (size_t)k, bias ? 1.0 : 0.0,
-		               c->outs[0].data, (size_t)n);
+		rc = gemm_b(c, o.dtype, true, rows, (size_t)n, (size_t)k, 1.0, o.x[0]->data,
+		            (size_t)k, o.x[1], bias ? 1.0 : 0.0, c->outs[0].data, (size_t)n);
 	} else if (rc == 0) {
 		rc = batched_gemm(c, o.dtype, r, bsh, o.x[0]->data, rba, a->shape, o.x[1]->data,
 		                  rbb, b->shape, (size_t)m, (size_t)n, (size_t)k, 1.0,

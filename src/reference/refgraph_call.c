@@ -7,7 +7,10 @@
  * archive aligns its tensors, but sits at any offset in the ETRecord). Each
  * op that reads one gets a copy in the reference dtype, freed after it, and
  * the record's pages are given back as they are copied, so that one op's
- * weights at a time are widened and resident. An op that only moves values
+ * weights at a time are widened and resident. The matrix products (mm,
+ * addmm, linear) are handed float32 operands as they are (a view as an
+ * aligned float32 copy) and widen a large one in blocks (ops_linalg.c).
+ * An op that only moves values
  * (moves_only) runs on a float32 copy and its outputs are widened after:
  * the same bits, without the wide input beside the wide output.
  */
@@ -86,6 +89,11 @@ bool ref_op_moves_only(const ref_op *op)
 		if (op->fn == fns[i])
 			return true;
 	return false;
+}
+
+bool ref_op_takes_narrow(const ref_op *op)
+{
+	return op && (op->fn == ref_op_mm || op->fn == ref_op_addmm || op->fn == ref_op_linear);
 }
 
 bool ref_graph_narrow(const etc_refgraph *g, const ref_tensor *t)
@@ -229,8 +237,10 @@ static ref_arg *call_args(const ref_node *n, const ref_tensor *const *use)
 	return args;
 }
 
-int ref_graph_call(const etc_refgraph *g, const ref_node *n, const ref_tensor *const *srcs,
-                   ref_tensor *outs, uint64_t *unreleased, etc_error *err)
+/* ref_graph_call; with !widen_moves, a move of one narrow input keeps its
+ * outputs narrow (the folding at load). */
+static int call_node(const etc_refgraph *g, const ref_node *n, const ref_tensor *const *srcs,
+                     ref_tensor *outs, uint64_t *unreleased, bool widen_moves, etc_error *err)
 {
 	size_t ns = n->nsrcs ? n->nsrcs : 1;
 	ref_tensor *tmp = calloc(ns, sizeof *tmp);
@@ -242,12 +252,14 @@ int ref_graph_call(const etc_refgraph *g, const ref_node *n, const ref_tensor *c
 	/* a move of one narrow input: computed narrow, widened after */
 	bool narrow_move =
 	    n->nsrcs == 1 && ref_op_moves_only(n->op) && ref_graph_narrow(g, srcs[0]);
+	/* a matrix product widens a narrow operand itself, a block at a time */
+	bool takes_narrow = ref_op_takes_narrow(n->op);
 	for (size_t k = 0; rc == 0 && k < n->nsrcs; k++) {
 		use[k] = srcs[k];
 		/* weight views are never handed to an op: their bytes may be
 		   misaligned, and their pages are given back as they are copied */
 		bool view = record_view(g, n, k, srcs[k]);
-		bool narrow = !narrow_move && ref_graph_narrow(g, srcs[k]);
+		bool narrow = !narrow_move && !takes_narrow && ref_graph_narrow(g, srcs[k]);
 		if (!view && !narrow)
 			continue;
 		rc = materialize(g, srcs[k], view, narrow ? g->float_dtype : srcs[k]->dtype,
@@ -277,7 +289,7 @@ int ref_graph_call(const etc_refgraph *g, const ref_node *n, const ref_tensor *c
 		ref_graph_release_all(g);
 		*unreleased = 0;
 	}
-	for (uint32_t o = 0; rc == 0 && narrow_move && o < n->pub.output_count; o++)
+	for (uint32_t o = 0; rc == 0 && narrow_move && widen_moves && o < n->pub.output_count; o++)
 		rc = ref_graph_widen(&outs[o], g->float_dtype, err);
 	if (rc < 0)
 		for (uint32_t o = 0; o < n->pub.output_count; o++)
@@ -286,4 +298,16 @@ int ref_graph_call(const etc_refgraph *g, const ref_node *n, const ref_tensor *c
 	free(tmp);
 	free(use);
 	return rc;
+}
+
+int ref_graph_call(const etc_refgraph *g, const ref_node *n, const ref_tensor *const *srcs,
+                   ref_tensor *outs, uint64_t *unreleased, etc_error *err)
+{
+	return call_node(g, n, srcs, outs, unreleased, true, err);
+}
+
+int ref_graph_fold_call(const etc_refgraph *g, const ref_node *n, const ref_tensor *const *srcs,
+                        ref_tensor *outs, etc_error *err)
+{
+	return call_node(g, n, srcs, outs, NULL, false, err);
 }

@@ -92,6 +92,11 @@ int ref_graph_take_input(const etc_refgraph *g, size_t i, const etc_reftensor *t
  */
 int ref_graph_call(const etc_refgraph *g, const ref_node *n, const ref_tensor *const *srcs,
                    ref_tensor *outs, uint64_t *unreleased, etc_error *err);
+/* ref_graph_call for the folding at load: a move of one narrow input (the
+ * permute of a float32 weight) keeps its outputs narrow, widened by each
+ * op that reads them as a weight's are. */
+int ref_graph_fold_call(const etc_refgraph *g, const ref_node *n, const ref_tensor *const *srcs,
+                        ref_tensor *outs, etc_error *err);
 /* t holds floats in a dtype other than the reference's (a weight as stored). */
 bool ref_graph_narrow(const etc_refgraph *g, const ref_tensor *t);
 /* t's floats in `dtype` (in place when float32 to float64). */
@@ -99,6 +104,10 @@ int ref_graph_widen(ref_tensor *t, int dtype, etc_error *err);
 /* The op only moves values (view, permute, slice, ...): computed in a
  * narrow float dtype and widened after, it gives the same bits. */
 bool ref_op_moves_only(const ref_op *op);
+/* The op takes float operands narrower than the reference dtype and
+ * widens them itself (the matrix products: a large weight a block at a
+ * time). */
+bool ref_op_takes_narrow(const ref_op *op);
 /* Gives back the record's pages under [p, p + bytes) (no effect elsewhere). */
 void ref_graph_release(const etc_refgraph *g, const void *p, uint64_t bytes);
 /* Gives back all of the record's pages. */

@@ -344,6 +344,11 @@ static int replacement(const etc_refrun *r, const ref_node *n, size_t k, const e
 		                "node %s: input %zu (%s) of shape %s replaces one of shape %s",
 		                n->pub.name, k, val->name, a, b);
 	}
+	/* a float32 operand of a matrix product is widened by the op itself, a
+	   block at a time (ops_linalg.c): the same values */
+	if (dtype == ETC_DOUBLE && g->float_dtype == ETC_DOUBLE && in->dtype == ETC_FLOAT &&
+	    ref_op_takes_narrow(n->op))
+		dtype = ETC_FLOAT;
 	return ref_tensor_convert(dst, in, dtype, err);
 }
 

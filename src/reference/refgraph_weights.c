@@ -234,14 +234,15 @@ int ref_load_weights(ref_loader *L)
 /*
  * Folded: nodes that read only weights held in the reference dtype or
  * folded nodes' outputs, and nodes that only move the values of one weight
- * (the permute_copy of a linear layer's weight), computed as stored and
- * widened once. Any other node that reads a weight held as stored (a view
- * of the record, float32) runs each time: its output would hold in the
- * reference dtype what the weight holds as stored, for the life of the
- * graph. A moved weight is what its one reader needs widened anyway, and
- * moving it at each run would cost a copy and a large allocation per run
- * (MobileNetV2's classifier, 2/3 of its weights: a 5 MB copy, a 5 MB
- * strided permute and a 10 MB widening per run).
+ * (the permute_copy of a linear layer's weight), computed and kept as
+ * stored (float32: ref_graph_fold_call), widened by each op that reads
+ * them like a weight (the matrix products by blocks of columns, so that
+ * the wide copy of a large weight never exists whole). Any other node that
+ * reads a weight held as stored (a view of the record, float32) runs each
+ * time: its output would hold in the reference dtype what the weight holds
+ * as stored, for the life of the graph. Moving a weight at each run would
+ * cost a copy and a large allocation per run (MobileNetV2's classifier,
+ * 2/3 of its weights: a 5 MB copy and a 5 MB strided permute per run).
  */
 static bool foldable(const etc_refgraph *g, const ref_node *n)
 {
@@ -274,8 +275,11 @@ static bool outputs_fit(const etc_refgraph *g, const ref_node *n, const ref_tens
 			return false;
 		if (!m->has_meta)
 			continue;
+		/* a move of a float32 weight is kept as float32 */
+		int dt = ref_import_dtype(m->meta_dtype, g->float_dtype);
 		bool same = m->meta_rank == outs[o].rank &&
-		            ref_import_dtype(m->meta_dtype, g->float_dtype) == outs[o].dtype;
+		            (dt == outs[o].dtype ||
+		             (ref_graph_narrow(g, &outs[o]) && m->meta_dtype == outs[o].dtype));
 		for (uint32_t d = 0; same && d < outs[o].rank; d++)
 			same = m->meta_shape[d] == outs[o].shape[d];
 		if (!same)
@@ -299,7 +303,7 @@ static int fold_node(ref_loader *L, ref_node *n)
 	for (size_t k = 0; k < n->nsrcs; k++)
 		srcs[k] = &g->slots[n->src_values[k]];
 	etc_error err = {0};
-	bool ok = ref_graph_call(g, n, srcs, outs, NULL, &err) == 0 && outputs_fit(g, n, outs);
+	bool ok = ref_graph_fold_call(g, n, srcs, outs, &err) == 0 && outputs_fit(g, n, outs);
 	for (uint32_t o = 0; o < n->pub.output_count; o++) {
 		if (ok)
 			g->slots[n->out_values[o]] = outs[o];

@@ -5,8 +5,9 @@
  *   ref_op_eval CASE.json INPUTS.npz OUT.npz
  *
  * CASE.json = {"target": "aten.add.Tensor", "inputs": [serde arguments],
- * "outputs": N, "dtype": "float64" | "float32"}. Float inputs are converted
- * to the case's dtype, integer and bool inputs keep theirs. The outputs are
+ * "outputs": N, "dtype": "float64" | "float32", "keep_float32": true}. Float
+ * inputs are converted to the case's dtype (with keep_float32, float32
+ * inputs stay float32), integer and bool inputs keep theirs. The outputs are
  * written as "0", "1", ... Exit 0, or 1 with one line on stderr.
  */
 #include "core/internal.h"
@@ -68,6 +69,7 @@ static int run(const char *case_path, const char *in_path, const char *out_path,
 		              "dtype \"%s\" is neither float64 nor float32", dts);
 		goto done;
 	}
+	bool keep32 = json_is_true(json_object_get(cj, "keep_float32"));
 	if (strncmp(target, EDGE_OPS, strlen(EDGE_OPS)) == 0)
 		target += strlen(EDGE_OPS);
 
@@ -84,8 +86,11 @@ static int run(const char *case_path, const char *in_path, const char *out_path,
 	for (size_t i = 0; i < in.n; i++) {
 		etc_tensor t;
 		rc = etc_npz_array(npz, i, &t, err);
+		/* "keep_float32": float32 inputs reach the op as float32 (the
+		   graph's weights held as stored) */
+		int dt = keep32 && rc == 0 && t.scalar_type == ETC_FLOAT ? ETC_FLOAT : fdt;
 		if (rc == 0)
-			rc = ref_import_tensor(&in.t[i], &t, fdt, etc_npz_name(npz, i), err);
+			rc = ref_import_tensor(&in.t[i], &t, dt, etc_npz_name(npz, i), err);
 		if (rc < 0)
 			goto done;
 	}
