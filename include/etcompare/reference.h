@@ -10,7 +10,9 @@
  * options.graph), its parameters, buffers and lifted constants through the
  * graph signature (inputs_to_parameters, inputs_to_buffers,
  * inputs_to_lifted_tensor_constants) from the `_state_dict` / `_constants`
- * members, converted once to the reference dtype, and checks every node:
+ * members (held as stored, views of the record where they can be, and
+ * widened to the reference dtype for each op that reads them), and checks
+ * every node:
  * an op that the library does not have makes the node (and everything that
  * depends on it) "not computed", never a failure of the load.
  *
@@ -25,6 +27,9 @@
  * ETC_REF_FLOAT64, ETC_FLOAT for ETC_REF_FLOAT32) whatever the graph says;
  * integer and bool tensors keep their dtype and are computed exactly.
  * quantized_decomposed ops compute in float32 as their definitions do.
+ * One exception: a node folded at load because it only moves one weight's
+ * values (a permute_copy of a parameter) keeps the weight's stored dtype,
+ * which is exact (docs/reference.md, "Weights").
  *
  * Everything returned by an etc_refgraph lives as long as it; it borrows the
  * etc_etrecord it was loaded from, which must outlive it.
