@@ -501,14 +501,10 @@ static double sq_generic(const uint8_t *ap, size_t n)
 	return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
+/* sum (a - r)^2: the comparison's own kernel (metrics_kernels.c), same bits */
 static double dd_generic(const uint8_t *ap, const uint8_t *rp, size_t n)
 {
-	double s[4] = {0, 0, 0, 0};
-	for (size_t j = 0; j < n; j++) {
-		double d = f32_at(ap + 4 * j) - f32_at(rp + 4 * j);
-		s[j % 4] += d * d;
-	}
-	return (s[0] + s[1]) + (s[2] + s[3]);
+	return etc_metrics_pick_dd_(KERNEL_GENERIC)(rp, ap, n);
 }
 
 static void sq_dd2_generic(const uint8_t *ap, const uint8_t *r1, const uint8_t *r2, size_t n,
@@ -558,21 +554,9 @@ __attribute__((target("avx2,fma"))) static double sq_avx2(const uint8_t *ap, siz
 	return hsum4(_mm256_add_pd(s0, s1)) + sq_generic(ap + 4 * i, n - i);
 }
 
-__attribute__((target("avx2,fma"))) static double dd_avx2(const uint8_t *ap, const uint8_t *rp,
-                                                          size_t n)
+static double dd_avx2(const uint8_t *ap, const uint8_t *rp, size_t n)
 {
-	const float *fa = (const float *)(const void *)ap, *fr = (const float *)(const void *)rp;
-	__m256d s0 = _mm256_setzero_pd(), s1 = s0;
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		_mm_prefetch((const char *)(fr + i) + 4096, _MM_HINT_T0);
-		__m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(fa + i)),
-		                           _mm256_cvtps_pd(_mm_loadu_ps(fr + i)));
-		__m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(fa + i + 4)),
-		                           _mm256_cvtps_pd(_mm_loadu_ps(fr + i + 4)));
-		s0 = _mm256_fmadd_pd(d0, d0, s0), s1 = _mm256_fmadd_pd(d1, d1, s1);
-	}
-	return hsum4(_mm256_add_pd(s0, s1)) + dd_generic(ap + 4 * i, rp + 4 * i, n - i);
+	return etc_metrics_pick_dd_(KERNEL_AVX2)(rp, ap, n);
 }
 
 /* sq_avx2 and dd_avx2 of two candidates fused: each sum takes the same
