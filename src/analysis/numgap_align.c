@@ -286,6 +286,28 @@ uint32_t etc_ng_pick_(const gather *g, const item *it, const otensor *want)
 	return best;
 }
 
+/* Output pairs of a runtime item `a` and a reference item `r`: by position,
+ * or the one output of a side with the best fit on the other. */
+uint32_t etc_ng_pair_count_(const item *a, const item *r)
+{
+	if (a->nout != r->nout && (a->nout == 1 || r->nout == 1))
+		return 1;
+	return a->nout < r->nout ? a->nout : r->nout;
+}
+
+/* Pair k of etc_ng_pair_count_: the outputs *pa of `a` and *pr of `r`. */
+void etc_ng_pair_at_(const gather *g, const item *a, const item *r, uint32_t k, uint32_t *pa,
+                     uint32_t *pr)
+{
+	*pa = k, *pr = k;
+	if (a->nout == r->nout || (a->nout != 1 && r->nout != 1))
+		return;
+	if (r->nout == 1)
+		*pa = etc_ng_pick_(g, a, &g->ts[r->first]);
+	else
+		*pr = etc_ng_pick_(g, r, &g->ts[a->first]);
+}
+
 /* A matched group: one row per output pair. */
 typedef struct group {
 	const item *rt, *ref;   /* the last item of each side */
@@ -298,16 +320,10 @@ static int emit_group(etc_numgap *ng, gather *g, const group *gr, const etc_gate
                       etc_error *err)
 {
 	const item *a = gr->rt, *r = gr->ref;
-	/* pair k is outputs (pa, pr): by position, or the one output of a side
-	 * with the best fit on the other */
-	bool one = a->nout != r->nout && (a->nout == 1 || r->nout == 1);
-	uint32_t np = one ? 1 : (a->nout < r->nout ? a->nout : r->nout);
+	uint32_t np = etc_ng_pair_count_(a, r);
 	for (uint32_t k = 0; k < np; k++) {
-		uint32_t pa = k, pr = k;
-		if (one && r->nout == 1)
-			pa = etc_ng_pick_(g, a, &g->ts[r->first]);
-		else if (one)
-			pr = etc_ng_pick_(g, r, &g->ts[a->first]);
+		uint32_t pa, pr;
+		etc_ng_pair_at_(g, a, r, k, &pa, &pr);
 		etc_numgap_row *row = NULL;
 		ETC_TRY(push_row(ng, &row, err));
 		size_t i = ng->nrows - 1;
@@ -368,7 +384,8 @@ static int emit_group(etc_numgap *ng, gather *g, const group *gr, const etc_gate
 			}
 		}
 	}
-	/* outputs left over on either side */
+	/* outputs left over on either side: the one-output side's pick, or the tail */
+	bool one = a->nout != r->nout && (a->nout == 1 || r->nout == 1);
 	const item *many = a->nout > 1 ? a : r;
 	uint32_t chosen =
 	    a->nout > 1 ? ng->rows[ng->nrows - 1].output : ng->rows[ng->nrows - 1].reference_output;

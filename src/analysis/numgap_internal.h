@@ -130,6 +130,10 @@ int etc_ng_push_tensor_(gather *g, otensor **out, etc_error *err);
 int etc_ng_set_handles_(etc_arena *a, item *it, const int64_t *h, size_t n, etc_error *err);
 /* The output of `it` that fits `want` best (shape and dtype; ties to the last). */
 uint32_t etc_ng_pick_(const gather *g, const item *it, const otensor *want);
+/* How many output pairs a runtime item and a reference item make, and pair k. */
+uint32_t etc_ng_pair_count_(const item *a, const item *r);
+void etc_ng_pair_at_(const gather *g, const item *a, const item *r, uint32_t k, uint32_t *pa,
+                     uint32_t *pr);
 bool etc_ng_same_instruction_(const etc_inspector_event *a, const etc_inspector_event *b);
 bool etc_ng_is_delegate_call_(const etc_inspector_event *ev);
 /* The items of one inspector: each instruction (or delegate event) with debug data once. */

@@ -582,14 +582,10 @@ static int stream_outputs(gctx *c, const etc_refrun *run, size_t n, const etc_re
 	const item *a = &g->items[c->rt_last[grp]];
 	if (!a->nout)
 		return 0;
-	bool one = a->nout != r->nout && (a->nout == 1 || r->nout == 1);
-	uint32_t np = one ? 1 : (a->nout < r->nout ? a->nout : r->nout);
+	uint32_t np = etc_ng_pair_count_(a, r);
 	for (uint32_t k = 0; k < np; k++) {
-		uint32_t pa = k, pr = k;
-		if (one && r->nout == 1)
-			pa = etc_ng_pick_(g, a, &g->ts[r->first]);
-		else if (one)
-			pr = etc_ng_pick_(g, r, &g->ts[a->first]);
+		uint32_t pa, pr;
+		etc_ng_pair_at_(g, a, r, k, &pa, &pr);
 		size_t oi = r->first + pr;
 		otensor *o = &g->ts[oi];
 		const otensor *ao = &g->ts[a->first + pa];
