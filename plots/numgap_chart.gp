@@ -59,7 +59,7 @@ if (culprit >= 0) {
 local_title = has_local ? 'local SNR (op on the runtime''s inputs)' : ''
 if (n_points <= 40) {
 	if (n_points > 12) {
-		set xtics rotate by 45 right nomirror
+		set xtics rotate by 90 right nomirror
 	} else {
 		set xtics rotate by 30 right nomirror
 	}

@@ -18,7 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHART_LABEL_MAX 28 /* characters per line of a tick label, as the bar charts */
+#define CHART_LABEL_MAX     28 /* characters per line of a tick label, as the bar charts */
+#define CHART_LABEL_UPRIGHT 44 /* the same, upright labels (13 to 40 ops): one line each part */
 
 typedef struct chart {
 	size_t n;
@@ -36,7 +37,9 @@ typedef struct chart {
 static void chart_label(const chart *c, size_t i, char *buf, size_t cap)
 {
 	if (c->labels)
-		etc_plot_wrap_label_(c->labels[i] ? c->labels[i] : "", CHART_LABEL_MAX, buf, cap);
+		etc_plot_wrap_label_(
+		    c->labels[i] ? c->labels[i] : "",
+		    c->n > 12 && c->n <= 40 ? CHART_LABEL_UPRIGHT : CHART_LABEL_MAX, buf, cap);
 	else
 		snprintf(buf, cap, "%zu", i);
 }
@@ -178,7 +181,7 @@ static void chart_vars(FILE *f, const void *ctx)
 		snprintf(buf, sizeof buf, "min SNR %.6g dB", thr ? c->threshold : 0.0);
 	etc_plot_var_str_(f, "threshold_label", buf);
 	/* a label rotated by 30 degrees reaches 0.87 of its length left of its tick */
-	size_t lm = c->label_chars * 87 / 100 + 3;
+	size_t lm = c->n > 12 && c->n <= 40 ? 10 : c->label_chars * 87 / 100 + 3; /* upright: 10 */
 	etc_plot_var_int_(f, "label_margin", (long long)(lm > 10 ? lm : 10));
 	etc_plot_var_int_(f, "culprit", c->culprit);
 	etc_plot_var_num_(f, "culprit_y", c->culprit >= 0 ? c->culprit_y : 0.0);
@@ -216,11 +219,12 @@ int etc_plot_numgap_chart(const etc_plot_options *o, const char *name, const cha
 	c.first = first < 0 ? -1 : first;
 	chart_scan(&c);
 	plot_job j = etc_plot_job_init_(o, name, "numgap_chart", title);
-	/* two-line tick labels rotated by 30 degrees need about 48 pixels each;
-	 * beyond 40 ops there are none */
+	/* tick labels of up to three lines need about 48 pixels each: rotated
+	 * by 30 degrees up to 12 ops, upright (90) beyond, where 45 degrees let
+	 * three-line neighbours overlap; beyond 40 ops there are none */
 	uint64_t per_op = n <= 40 ? 48 : 12;
 	j.width = (int)etc_plot_clamp_(200 + per_op * (uint64_t)(n > 1000 ? 1000 : n), 1000, 4096);
-	j.height = n <= 40 ? 640 : 520;
+	j.height = n <= 12 ? 640 : n <= 40 ? 760 : 520;
 	j.write_dat = chart_dat;
 	j.write_vars = chart_vars;
 	j.ctx = &c;

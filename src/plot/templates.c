@@ -429,7 +429,7 @@ static const char tpl_numgap_chart[] =
     "local_title = has_local ? 'local SNR (op on the runtime''s inputs)' : ''\n"
     "if (n_points <= 40) {\n"
     "\tif (n_points > 12) {\n"
-    "\t\tset xtics rotate by 45 right nomirror\n"
+    "\t\tset xtics rotate by 90 right nomirror\n"
     "\t} else {\n"
     "\t\tset xtics rotate by 30 right nomirror\n"
     "\t}\n"
