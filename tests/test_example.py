@@ -85,14 +85,25 @@ def main():
              os.path.join(ex, "example_debug.bin"), "--etrecord",
              os.path.join(ex, "example.etrecord")]
     tsv2 = os.path.join(work, "t2.tsv")
+    files += ["--min-snr", "30"]
     rc2, out2, err2 = run_in(work, *files, "--tsv", tsv2, "--no-table")
-    check("--example --tsv FILE: the TSV (linked to the ETRecord), no default gate, "
-          "the same TSV and verdicts as on the example's files",
-          rc == 0 and rc2 == 0 and os.path.exists(tsv) and "aten.native_layer_norm.default" in
+    tail = "etcompare: example: exit status 0 (on your own files this verdict exits 1)\n"
+    check("--example --tsv FILE: the TSV (linked to the ETRecord), no plots, the same TSV "
+          "and verdicts as on the example's files at --min-snr 30",
+          rc == 0 and rc2 == 1 and os.path.exists(tsv) and "aten.native_layer_norm.default" in
           open(tsv).read() and open(tsv).read() == open(tsv2).read() and
-          "accuracy gate" not in err and err == err2 and
-          "numeric gap: 7 intermediate outputs pass" in err,
-          f"rc={rc} {err} ---- {err2}")
+          "accuracy gate FAILED" in err and err == err2 + tail and
+          "first divergence at row 3" in err and
+          not os.path.exists(os.path.join(work, "etcompare-plots-tsv")),
+          f"rc={rc} rc2={rc2} {err} ---- {err2}")
+    # one gate whatever is written: --numgap-tsv alone and with --json agree
+    ta, tb = os.path.join(work, "a.tsv"), os.path.join(work, "b.tsv")
+    run_in(work, "--example", "--numgap-tsv", ta, "--no-table")
+    run_in(work, "--example", "--numgap-tsv", tb, "--json", os.path.join(work, "b.json"),
+           "--no-table")
+    check("--example: --numgap-tsv says the same with and without --json (FAIL at row 3)",
+          os.path.exists(ta) and os.path.exists(tb) and open(ta).read() == open(tb).read() and
+          "\tFAIL\t" in open(ta).read(), "")
     rc, out, err = run_in(work, "--example", "--json", "-", "--no-table")
     rc2, out2, err2 = run_in(work, *files, "--json", "-", "--no-table")
     import json

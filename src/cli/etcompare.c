@@ -503,9 +503,9 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
  * flow: profiling table, accuracy gate (--min-snr 30 unless a threshold is
  * given), numeric gap and, unless `plots` is false (a bare
  * `etcompare`), the plots. Options given on the command line win; with an
- * output option (--tsv, --csv, --json, --trace, --show-outputs) the example
- * only supplies the inputs: the result is what the same command on its files
- * (examples/) gives, numeric gap included.
+ * output option (--tsv, --csv, --json, --trace, --show-outputs) no plots are
+ * drawn: the result is what the same command on its files (examples/) with
+ * --min-snr 30 gives, numeric gap included.
  */
 static int example_open(args *a, bool plots, etc_etdump **dump, etc_debug_buffer **buf,
                         etc_etrecord **rec)
@@ -522,11 +522,12 @@ static int example_open(args *a, bool plots, etc_etdump **dump, etc_debug_buffer
 	if (etc_etrecord_wrap(rec, etc_example_etrecord, sizeof etc_example_etrecord,
 	                      "example.etrecord", &err) < 0)
 		return input_error(&err);
-	if (a->tsv || a->csv || a->json || a->trace || a->show_outputs)
-		return 0; /* as if its files were given: no default gate, no plots */
-	/* the numeric gap comes from the ETRecord alone: its graph, weights and inputs */
+	/* the numeric gap comes from the ETRecord alone: its graph, weights and
+	 * inputs; one gate whatever is written, so every output says the same */
 	if (!a->min_snr && !a->max_mse && !a->min_cosine && !a->max_abs)
 		a->min_snr = "30";
+	if (a->tsv || a->csv || a->json || a->trace || a->show_outputs)
+		return 0; /* the output asked for is what the user gets: no plots */
 	a->plot = a->plot || plots;
 	return 0;
 }
