@@ -365,4 +365,30 @@ try:
 except ImportError:
     print("skip schema checks: python3-jsonschema not installed")
 
+# a damaged weights member: the gate must not pass without its numeric gap
+import zipfile  # noqa: E402
+
+RX = os.path.join(SRC, "tests", "data", "realexport")
+with zipfile.ZipFile(os.path.join(RX, "cnn.etrecord")) as z:
+    info = z.getinfo("edge_dialect_exported_program_state_dict")
+raw = bytearray(open(os.path.join(RX, "cnn.etrecord"), "rb").read())
+nlen, xlen = struct.unpack_from("<HH", raw, info.header_offset + 26)
+at = info.header_offset + 30 + nlen + xlen + info.compress_size // 2
+raw[at] ^= 0x5A
+bad = os.path.join(WORK, "cnn_damaged.etrecord")
+open(bad, "wb").write(bytes(raw))
+CNN = ["--etdump", os.path.join(RX, "cnn.etdp"), "--debug_buffer", os.path.join(RX, "cnn_debug.bin"),
+       "--etrecord", bad, "--no-table"]
+rc, so, se = run(*CNN, "--min-snr", "30")
+C.check("damaged weights with a gate: exit 3 naming the member, its CRC and the way out",
+        rc == 3 and "edge_dialect_exported_program_state_dict" in se and "CRC-32" in se and
+        "--no-reference-run" in se, f"rc={rc} {se[-600:]}")
+rc, so, se = run(*CNN)
+C.check("damaged weights without a gate: a note says why there is no numeric gap, exit 0",
+        rc == 0 and "note: no numeric gap from the ETRecord's graph" in se and
+        "CRC-32" in se, f"rc={rc} {se[-600:]}")
+rc, so, se = run(*CNN, "--min-snr", "30", "--no-reference-run")
+C.check("damaged weights, --no-reference-run: the accuracy gate alone, exit 0",
+        rc == 0 and "numeric gap" not in se, f"rc={rc} {se[-600:]}")
+
 C.finish()

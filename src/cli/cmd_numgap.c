@@ -329,6 +329,23 @@ static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const 
 	return 0;
 }
 
+/* Whether the record has a graph to run: an exported program, or an Edge
+ * program (flat, or per method). */
+static bool record_has_graph(const etc_etrecord *rec)
+{
+	if (etc_etrecord_has_member(rec, "exported_program") ||
+	    etc_etrecord_has_member(rec, "edge_dialect_exported_program"))
+		return true;
+	char name[256];
+	for (size_t m = 0; m < etc_etrecord_method_count(rec); m++) {
+		snprintf(name, sizeof name, "edge_dialect_exported_program/%s",
+		         etc_etrecord_method(rec, m));
+		if (etc_etrecord_has_member(rec, name))
+			return true;
+	}
+	return false;
+}
+
 /* Loads the ETRecord's graph (graph_inputs adds a run's inputs); 0 with st->graph NULL: no gap. */
 static int open_graph(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
                       numgap_state *st, etc_numgap_reference *ref)
@@ -347,8 +364,21 @@ static int open_graph(const numgap_args *a, const etc_inspector *insp, const etc
 	int rc = etc_refgraph_load(&st->graph, rec, &go, &err);
 	if (rc < 0) {
 		/* an unknown graph name is the user's */
-		if (!numgap_graph_asked(a) && rc == ETC_ERR_UNSUPPORTED)
-			return 0; /* no runnable graph in the record: nothing to say */
+		if (!numgap_graph_asked(a) && rc == ETC_ERR_UNSUPPORTED && !record_has_graph(rec))
+			return 0; /* no graph in the record: nothing to say */
+		/* damage at a byte of the record (a CRC, a cut member) would let a gate
+		 * pass without its gap; a graph that cannot be run stays a note */
+		bool gates = a->min_snr || a->max_mse || a->min_cosine || a->max_abs;
+		if (!numgap_graph_asked(a) && gates && rc != ETC_ERR_UNSUPPORTED &&
+		    err.offset >= 0) {
+			char safe[1024];
+			fprintf(stderr,
+			        "etcompare: error: the numeric gap from the ETRecord's graph: %s; "
+			        "give the ETRecord generate_etrecord wrote for this program, or "
+			        "--no-reference-run to gate without the numeric gap\n",
+			        etc_text_safe(safe, sizeof safe, err.message));
+			return EXIT_INPUT;
+		}
 		return graph_unavailable(
 		    a, a->reference_graph && rc == ETC_ERR_USAGE ? rc : ETC_ERR_FORMAT,
 		    err.message);
