@@ -134,6 +134,19 @@ def real_files(d):
                        "--min-snr", "120", "--no-table", "--pair-by", "order")
     check("real cnn: --pair-by order still pairs by order (run 1 fails, run 2 unpaired)",
           rc == 1 and "2 of 3 outputs fail" in err, err[-300:])
+    # "all": every run against reference 0; the record's other set is not a missing run
+    js = os.path.join(d, "cnn_all.json")
+    rc, out, err = run("--etdump", os.path.join(REAL, "cnn.etdp"),
+                       "--debug_buffer", os.path.join(REAL, "cnn_debug.bin"),
+                       "--etrecord", os.path.join(REAL, "cnn.etrecord"),
+                       "--min-snr", "120", "--no-table", "--pair-by", "all",
+                       "--no-reference-run", "--json", js)
+    rows = acc_rows(load_json(js)) if os.path.exists(js) else []
+    check("real cnn: --pair-by all compares the 3 runs with reference 0 and passes "
+          "(reference 1 is not reported as a missing run)",
+          rc == 0 and len(rows) == 3 and all(r.get("reference") == 0 and
+                                             r.get("status") == "pass" for r in rows),
+          f"rc={rc} {err[-300:]}")
 
 
 # --- generated files -------------------------------------------------------------------

@@ -1235,10 +1235,11 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 			rc = verify_ref(r.set, &ref_items[j], err);
 	}
 	/* references no run was paired with are unpaired items too (but not under
-	 * content pairing: there the runs simply used other inputs) */
+	 * content pairing, where the runs simply used other inputs, nor under
+	 * "all", which compares every run with reference 0 alone) */
 	bool one_block = strchr(opt->block, '#') != NULL; /* "Execute#2": its runs alone */
 	for (size_t k = 0; used && k < r.count && rc == 0; k++) {
-		if (used[k] || a->rule == ETC_PAIR_CONTENT || one_block)
+		if (used[k] || a->rule == ETC_PAIR_CONTENT || a->rule == ETC_PAIR_ALL || one_block)
 			continue;
 		etc_accuracy_row *row = NULL;
 		if ((rc = push_row(a, &row, err)) < 0)
