@@ -260,6 +260,9 @@ def case_gnuplot(d):
                                  os.path.join(d, "plots-kill")),
                                 ("--report alone", ["--report", os.path.join(d, "k.html")],
                                  tmpdir)):
+        old_html = os.path.join(d, "k.html")
+        with open(old_html, "w") as f:
+            f.write("OLD report\n")
         p = subprocess.Popen([ETC, *base, *args], stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, env=env)
         time.sleep(2.5)
@@ -274,6 +277,11 @@ def case_gnuplot(d):
               p.returncode == -signal.SIGTERM, (p.returncode, err[-300:]))
         check(f"SIGTERM during gnuplot ({label}): no temporary file left",
               not temp_left(folder), temp_left(folder))
+        if "--report" in args:
+            check("SIGTERM during gnuplot (--report alone): the old report is kept, not "
+                  "replaced by one missing its plots",
+                  open(old_html).read() == "OLD report\n" and b"report is not written" in err,
+                  err[-300:])
     # 3. a gnuplot that exits 1 with a message
     env = fake_gnuplot(d, "fail", FAKE_FAIL)
     out = os.path.join(d, "plots-fail")

@@ -304,7 +304,15 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 		    "etcompare: note: gnuplot not found: wrote the .gp scripts and .dat data in "
 		    "%s for later\n",
 		    dir);
-	if (a->report) {
+	if (a->report && held_signal) {
+		/* interrupted: an old report is not replaced by one missing its plots */
+		char safe[1024];
+		fprintf(stderr,
+		        "etcompare: %s: interrupted by signal %d: the report is not written; the "
+		        "file keeps what it held before\n",
+		        etc_text_safe(safe, sizeof safe, a->report), (int)held_signal);
+		rc = rc ? rc : EXIT_OUTPUT;
+	} else if (a->report) {
 		if (pr.gnuplot_missing)
 			fprintf(stderr, "etcompare: note: gnuplot not found: the report has only "
 			                "the heat maps\n");
