@@ -353,6 +353,31 @@ def shapes(d):
           "paired on the outputs that agree" in out, f"rc={rc} {json.dumps(rows)[:300]}")
 
 
+def nan_reference(d):
+    """A NaN in the matching reference set: that set cannot be scored, so the
+    pairing is ambiguous (not a sure pairing with the other set)."""
+    run_out = noisy(REF[0], 1e-4)
+    dump = Dump()
+    dump.run([dump.tensor("FLOAT", o, s) for o, s in zip(run_out, SHAPES)])
+    etdp, dbg = dump.write(d, "nanref")
+    ref0 = [np.array(REF[0][0], copy=True), REF[0][1]]
+    ref0[0][0] = np.nan
+    members = [(f"0.{j}", npy32(ref0[j], list(SHAPES[j]))) for j in range(2)] + \
+        [(f"1.{j}", npy32(REF[1][j], list(SHAPES[j]))) for j in range(2)]
+    npz = os.path.join(d, "nanref.npz")
+    NPZ.write_npz(npz, members)
+    args = ("--etdump", etdp, "--debug_buffer", dbg, "--reference-outputs", npz,
+            "--min-snr", "40", "--no-table")
+    rc, out, err = run(*args)
+    check("NaN in the matching reference set: the pairing says AMBIGUOUS and why, "
+          "no infinite margin",
+          "AMBIGUOUS" in out and "could not be scored (NaN or inf values)" in out and
+          "margin inf" not in out, f"rc={rc} {out[-500:]}")
+    rc, out, err = run(*args, "--strict-pairing")
+    check("NaN in the matching reference set, --strict-pairing: exit 1", rc == 1,
+          f"rc={rc} {err[-300:]}")
+
+
 def npz_crc(d):
     """Every candidate's score is reported, so every reference set of an .npz
     is verified, also one no run is paired with."""
@@ -503,5 +528,5 @@ def options(d):
 
 
 if __name__ == "__main__":
-    C.run_cases("pair_content", real_files, by_content, ambiguous, shapes, npz_crc, large,
+    C.run_cases("pair_content", real_files, by_content, ambiguous, shapes, nan_reference, npz_crc, large,
                 large_tie, options)

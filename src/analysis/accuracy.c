@@ -923,7 +923,14 @@ static void ambiguity_text(const etc_accuracy_pairing *p, double min_margin, cha
 		snprintf(buf, cap,
 		         "no reference set has an output of the run's sizes: paired by order");
 	else if (isnan(p->snr_db))
-		snprintf(buf, cap, "nothing to score (the outputs have no data)");
+		snprintf(buf, cap,
+		         "nothing to score (the outputs have no data, or NaN or inf values)");
+	else if (p->second >= 0 && isnan(p->second_snr_db))
+		snprintf(
+		    buf, cap,
+		    "reference %d could not be scored (NaN or inf values): the best scored, %d, "
+		    "has SNR %.4g dB",
+		    p->second, p->reference, p->snr_db);
 	else if (p->second >= 0 && p->margin_db < min_margin)
 		snprintf(buf, cap,
 		         "references %d and %d match within %.3g dB (SNR %.4g and %.4g dB)",

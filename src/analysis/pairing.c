@@ -230,9 +230,14 @@ static void choose(const etc_pair_score *row, size_t m, const etc_pair_options *
 	c->partial = c->usable == 0;
 	c->confirmed = 0;
 	c->others_below_db = -INFINITY;
+	/* a candidate scored NaN (NaN or inf values on a side) cannot be ranked:
+	 * it may be the right one, so the choice is not sure */
+	bool unranked = false;
 	for (size_t k = 0; k < m; k++) {
 		if (!(c->partial ? row[k].partial : row[k].usable))
 			continue;
+		if (!row[k].estimated && isnan(row[k].snr_db))
+			unranked = true;
 		if (row[k].estimated) {
 			if (!(row[k].bound_db <= c->others_below_db))
 				c->others_below_db = row[k].bound_db;
@@ -251,7 +256,7 @@ static void choose(const etc_pair_score *row, size_t m, const etc_pair_options *
 	if (c->best >= 0 && c->second >= 0) {
 		double b = row[c->best].snr_db, s = row[c->second].snr_db;
 		if (isnan(s))
-			c->margin_db = isnan(b) ? 0 : INFINITY;
+			c->margin_db = 0; /* the runner-up could not be scored */
 		else
 			c->margin_db = b - s;
 		if (isnan(c->margin_db))
@@ -270,7 +275,7 @@ static void choose(const etc_pair_score *row, size_t m, const etc_pair_options *
 			c->margin_db = 0;
 	}
 	double best = c->best >= 0 ? row[c->best].snr_db : NAN;
-	c->ambiguous = c->best < 0 || isnan(best) || best < o->floor_db ||
+	c->ambiguous = c->best < 0 || isnan(best) || best < o->floor_db || unranked ||
 	               (c->second >= 0 && c->margin_db < o->min_margin_db);
 }
 
