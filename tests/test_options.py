@@ -42,6 +42,10 @@ def bad_values(d, etdp, dbg, rec):
         (["--legacy-profile", etdp, "--legacy-time-scale", "s"],
          "--legacy-time-scale takes ns, us, ms or cycles, not 's'"),
         (["--max-values", "-3"], "--max-values takes a number from 0 to 1000000, not '-3'"),
+        (["--plot", os.path.join(d, "pl"), "--report", os.path.join(d, "pl", "r.html")],
+         "is the --plot folder or inside it, which is replaced whole"),
+        (["--plot", os.path.join(d, "pl2") + "/", "--report", os.path.join(d, "pl2")],
+         "is the --plot folder or inside it, which is replaced whole"),
     ]
     for extra, needle in cases:
         rc, out, err = run(*base, *extra)

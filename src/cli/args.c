@@ -189,6 +189,18 @@ int usage_error(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
+/* Whether the report path is the plot folder or inside it, as written (the
+ * folder is replaced whole: a report there would be lost or in the way). */
+static bool report_in_plots(const char *report, const char *plot)
+{
+	size_t n = strlen(plot), m = strlen(report);
+	while (n > 1 && plot[n - 1] == '/')
+		n--;
+	while (m > 1 && report[m - 1] == '/')
+		m--;
+	return strncmp(report, plot, n) == 0 && (m == n || report[n] == '/');
+}
+
 /* "etcompare: OPTION takes WHAT, not 'VALUE'" and the --help hint. */
 static int bad_value(const char *option, const char *what, const char *value)
 {
@@ -580,6 +592,12 @@ int cli_parse(int argc, char **argv, args *a)
 		                         "--show-references");
 	if (a->report && !a->etdump && !a->example)
 		return usage_error("%s", "--report needs --etdump (or --example)");
+	if (a->report && a->plot &&
+	    report_in_plots(a->report, a->plot_dir ? a->plot_dir : "etcompare-plots"))
+		return usage_error(
+		    "--report %s is the --plot folder or inside it, which is replaced "
+		    "whole: write the report beside the plot folder",
+		    a->report);
 	if (!a->etdump && a->debug_buffer)
 		return usage_error("%s", "--debug_buffer needs --etdump");
 	if (a->legacy_time_scale && !a->legacy_profile)
