@@ -616,7 +616,8 @@ class Inspector:
         layout ("auto" or "none"); force (an ETRecord that does not fit its
         ETDump is a warning); keep_reference_values (default True; False:
         the reference graph's outputs are compared as they are computed and
-        not kept, aot_intermediate_output is None but for the first
+        not kept, aot_intermediate_output is None (one None per output on
+        a row of several) but for the first
         divergence, memory as the CLI's). Returns a pandas DataFrame (a list of dicts
         without pandas) with upstream's columns first.
 
