@@ -265,7 +265,7 @@ static int check_references(const etc_accuracy *acc, const etc_inspector *insp, 
 	snprintf(reason, sizeof reason, "run %u output %u: shape %s against reference %s", bad->run,
 	         bad->output, bad->shape, bad->reference_shape);
 	snprintf(safe, sizeof safe,
-	         "ETDump %s and reference outputs %s do not belong together: none of the %zu "
+	         "ETDump %s and %s do not belong together: none of the %zu "
 	         "outputs can be compared (first: %s); give the reference outputs of this "
 	         "program (--etrecord, --reference-outputs or --bundled-program)",
 	         etc_etdump_name(etc_inspector_etdump(insp)), etc_accuracy_reference_source(acc), n,
