@@ -329,20 +329,15 @@ static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const 
 	return 0;
 }
 
-/* Whether the record has a graph to run: an exported program, or an Edge
- * program (flat, or per method). */
+/* Whether the record has a graph to run: an exported program, or a
+ * method's Edge program. */
 static bool record_has_graph(const etc_etrecord *rec)
 {
-	if (etc_etrecord_has_member(rec, "exported_program") ||
-	    etc_etrecord_has_member(rec, "edge_dialect_exported_program"))
+	if (etc_etrecord_has_member(rec, "exported_program"))
 		return true;
-	char name[256];
-	for (size_t m = 0; m < etc_etrecord_method_count(rec); m++) {
-		snprintf(name, sizeof name, "edge_dialect_exported_program/%s",
-		         etc_etrecord_method(rec, m));
-		if (etc_etrecord_has_member(rec, name))
+	for (size_t m = 0; m < etc_etrecord_method_count(rec); m++)
+		if (etc_etrecord_has_program(rec, m))
 			return true;
-	}
 	return false;
 }
 
