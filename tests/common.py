@@ -105,6 +105,32 @@ def load_json(path):
         return {"_error": str(e)}
 
 
+def json_lines(text, key):
+    """The JSON objects of `text`, one per line (the batch's output), by their
+    `key` field; lines that are not JSON are skipped."""
+    rows = {}
+    for ln in text.splitlines():
+        try:
+            r = json.loads(ln)
+            rows[r.get(key)] = r
+        except ValueError:
+            pass
+    return rows
+
+
+def file_maps(path):
+    """(start, end, file offset, perms) of this process's mappings of `path`."""
+    real = os.path.realpath(path)
+    out = []
+    with open("/proc/self/maps") as f:
+        for ln in f:
+            parts = ln.split(maxsplit=5)
+            if len(parts) == 6 and parts[5].strip() == real:
+                lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                out.append((lo, hi, int(parts[2], 16), parts[1]))
+    return out
+
+
 def work_dir(tag):
     """A fresh directory under $ETC_WORK (the build tree under ctest)."""
     base = os.environ.get("ETC_WORK")

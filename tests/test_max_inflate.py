@@ -148,13 +148,7 @@ print("REREAD OK")
     p = subprocess.run([PY, "-m", "etcompare.batch", manifest, "--workers", "1"],
                        capture_output=True, text=True, timeout=300,
                        env=S.py_env())
-    rows = {}
-    for ln in p.stdout.splitlines():
-        try:
-            r = json.loads(ln)
-            rows[r.get("etdump")] = r
-        except ValueError:
-            pass
+    rows = C.json_lines(p.stdout, "etdump")
     bad, good = rows.get(etdp, {}), rows.get(ok_etdp, {})
     C.check("batch: the overlapping run is its error line naming the cap",
             bad.get("status") == "error" and "--max-inflate" in (bad.get("message") or ""),

@@ -283,15 +283,7 @@ def test_goldens(E, tmp):
 
 
 def mapped_ranges(path):
-    real = os.path.realpath(path)
-    out = []
-    with open("/proc/self/maps") as f:
-        for ln in f:
-            parts = ln.split(maxsplit=5)
-            if len(parts) == 6 and parts[5].strip() == real:
-                lo, hi = (int(x, 16) for x in parts[0].split("-"))
-                out.append((lo, hi))
-    return out
+    return [(lo, hi) for lo, hi, _, _ in common.file_maps(path)]
 
 
 def test_zero_copy(E, tmp):

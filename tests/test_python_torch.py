@@ -42,21 +42,8 @@ def rss_anon():
     return None
 
 
-def file_maps(path):
-    """(start, end, file offset, perms) of the mappings of `path`."""
-    real = os.path.realpath(path)
-    out = []
-    with open("/proc/self/maps") as f:
-        for ln in f:
-            parts = ln.split(maxsplit=5)
-            if len(parts) == 6 and parts[5].strip() == real:
-                lo, hi = (int(x, 16) for x in parts[0].split("-"))
-                out.append((lo, hi, int(parts[2], 16), parts[1]))
-    return out
-
-
 def file_offset(path, addr, nbytes):
-    for lo, hi, off, perms in file_maps(path):
+    for lo, hi, off, perms in C.file_maps(path):
         if lo <= addr and addr + nbytes <= hi:
             return off + addr - lo, perms
     return None, None
@@ -129,7 +116,7 @@ def main():
     C.check("zero copy: the tensor's data is the debug buffer file's bytes at the tensor's "
             "offset (a private mapping of the file), as the library's numpy view",
             off_t == OFFSET and off_n == OFFSET and perms_t.endswith("p"),
-            (off_t, perms_t, off_n, perms_n, hex(t.data_ptr()), file_maps(buf)))
+            (off_t, perms_t, off_n, perms_n, hex(t.data_ptr()), C.file_maps(buf)))
     C.check("zero copy: the library's mapping stays read-only, the tensor's is copy-on-write",
             perms_n.startswith("r-") and perms_t.startswith("rw"), (perms_n, perms_t))
     gc.collect()
@@ -179,8 +166,8 @@ def main():
             file_offset(buf, t.data_ptr(), N * 4)[0] == OFFSET)
     del t, out
     gc.collect()
-    C.check("lifetime: the mappings go with the last tensor", file_maps(buf) == [],
-            file_maps(buf))
+    C.check("lifetime: the mappings go with the last tensor", C.file_maps(buf) == [],
+            C.file_maps(buf))
 
     # reference_output from the ETRecord (a stored zip member): a torch
     # tensor with the numpy values, in the ETRecord's file pages

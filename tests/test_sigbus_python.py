@@ -22,7 +22,6 @@ Checked, each in a fresh interpreter:
    the batch exits 3 (no "worker process died").
 Under ASan the runs leave SIGBUS to etcompare (handle_sigbus=0).
 """
-import json
 import os
 import subprocess
 import sys
@@ -251,13 +250,7 @@ I.Inspector.__init__ = init
 sys.exit(B.main([{manifest!r}, "--workers", "2"]))
 """
     rc, out, err = python(code, timeout=600)
-    rows = {}
-    for ln in out.splitlines():
-        try:
-            r = json.loads(ln)
-            rows[r.get("etdump")] = r
-        except ValueError:
-            pass
+    rows = C.json_lines(out, "etdump")
     bad, good = rows.get(etdp, {}), rows.get(ok_etdp, {})
     msg = bad.get("message") or ""
     C.check("batch: the truncated run is its error line naming the file",
