@@ -198,6 +198,12 @@ ETC_API int etc_report_numgap(FILE *out, const etc_numgap *ng, etc_error *err);
  */
 ETC_API int etc_report_numgap_tsv(FILE *out, const etc_numgap *ng, etc_error *err);
 /**
+ * The numeric gap over many runs (--all-runs) as text, one line per op: the
+ * runs it was compared in, min/p5/median/p95 of its cumulative SNR, the
+ * worst run, and the runs' agreement with its outlier when computed.
+ */
+ETC_API int etc_report_numgap_dist(FILE *out, const etc_numgap_dist *d, etc_error *err);
+/**
  * Plots of the numeric gap in o->dir: numgap_chart (cumulative and local
  * SNR per op, etc_plot_numgap_chart; it marks where the error enters, so no
  * separate SNR or SNR-drop plot) and, when the cosine is gated

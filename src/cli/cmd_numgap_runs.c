@@ -6,57 +6,9 @@
 #include "cmd_numgap_runs.h"
 #include "cli.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void snr_text(char *buf, size_t cap, double v)
-{
-	if (isnan(v))
-		snprintf(buf, cap, "-");
-	else if (isinf(v))
-		snprintf(buf, cap, v > 0 ? "+inf" : "-inf");
-	else
-		snprintf(buf, cap, "%.4g", v);
-}
-
-/* The distribution's summary on stdout: one line per op. */
-static void print_dist(const etc_numgap_dist *d)
-{
-	size_t no = etc_numgap_dist_op_count(d);
-	printf("numeric gap over %zu runs: cumulative SNR (dB) per op\n",
-	       etc_numgap_dist_run_count(d));
-	printf("%4s  %-32s %5s %9s %9s %9s %9s  %s\n", "#", "op", "runs", "min", "p5", "median",
-	       "p95", "worst run");
-	char safe[256], t[4][32];
-	for (size_t i = 0; i < no; i++) {
-		const etc_numgap_dist_op *op = etc_numgap_dist_op_at(d, i);
-		const etc_numgap_dist_stats *s = &op->cumulative;
-		const char *name = *op->nodes ? op->nodes : *op->ops ? op->ops : op->event;
-		snr_text(t[0], sizeof t[0], s->count ? s->min : NAN);
-		snr_text(t[1], sizeof t[1], s->count ? s->p5 : NAN);
-		snr_text(t[2], sizeof t[2], s->count ? s->median : NAN);
-		snr_text(t[3], sizeof t[3], s->count ? s->p95 : NAN);
-		printf("%4zu  %-32.32s %5zu %9s %9s %9s %9s  ", i,
-		       etc_text_safe(safe, sizeof safe, name), op->runs, t[0], t[1], t[2], t[3]);
-		if (s->count) {
-			const etc_numgap_run_id *id = etc_numgap_dist_run(d, s->worst);
-			printf("%s (ETDump run %u, bundled input %d)",
-			       etc_text_safe(safe, sizeof safe, id->block), id->run,
-			       id->bundled_input_index);
-		} else {
-			printf("-");
-		}
-		if (op->has_agreement) {
-			const etc_numgap_run_id *id = etc_numgap_dist_run(d, op->agreement_outlier);
-			snr_text(t[0], sizeof t[0], op->agreement_min_snr);
-			printf("; runs agree to %s dB, outlier %s (ETDump run %u)", t[0],
-			       etc_text_safe(safe, sizeof safe, id->block), id->run);
-		}
-		printf("\n");
-	}
-}
 
 /* "Execute#2", or "Execute#2 run 1" when block 2 has several runs */
 static void run_label(const etc_inspector *insp, const etc_numgap *ng,
@@ -115,7 +67,10 @@ int numgap_runs_finish(const numgap_args *a, const etc_inspector *insp, const ch
 		fprintf(stderr, "etcompare: error: %s\n", err.message);
 		return EXIT_INPUT;
 	}
-	print_dist(out->dist);
+	if (etc_report_numgap_dist(stdout, out->dist, &err) < 0) {
+		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		return EXIT_OUTPUT;
+	}
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /*
  * band_chart.c - the numeric gap over many runs (numgap_dist.h) in the
- * reports: the JSON object of --json, and the HTML section whose band
+ * reports: the text table of --all-runs, the JSON object of --json, and
+ * the HTML section whose band
  * charts are inline SVG (no script, no external request): per op along
  * execution order, the p5-p95 band of the SNR over the runs, the median as
  * a line, the worst run as a red mark with a tooltip naming it. +inf
@@ -118,6 +119,47 @@ static void snr_text(char *buf, size_t cap, double v)
 		snprintf(buf, cap, v > 0 ? "+inf" : "-inf");
 	else
 		snprintf(buf, cap, "%.4g", v);
+}
+
+/* The distribution's summary as text: one line per op. */
+int etc_report_numgap_dist(FILE *f, const etc_numgap_dist *d, etc_error *err)
+{
+	size_t no = etc_numgap_dist_op_count(d);
+	fprintf(f, "numeric gap over %zu runs: cumulative SNR (dB) per op\n",
+	        etc_numgap_dist_run_count(d));
+	fprintf(f, "%4s  %-32s %5s %9s %9s %9s %9s  %s\n", "#", "op", "runs", "min", "p5", "median",
+	        "p95", "worst run");
+	char safe[256], t[4][32];
+	for (size_t i = 0; i < no; i++) {
+		const etc_numgap_dist_op *op = etc_numgap_dist_op_at(d, i);
+		const etc_numgap_dist_stats *s = &op->cumulative;
+		const char *name = *op->nodes ? op->nodes : *op->ops ? op->ops : op->event;
+		snr_text(t[0], sizeof t[0], s->count ? s->min : NAN);
+		snr_text(t[1], sizeof t[1], s->count ? s->p5 : NAN);
+		snr_text(t[2], sizeof t[2], s->count ? s->median : NAN);
+		snr_text(t[3], sizeof t[3], s->count ? s->p95 : NAN);
+		fprintf(f, "%4zu  %-32.32s %5zu %9s %9s %9s %9s  ", i,
+		        etc_text_safe(safe, sizeof safe, name), op->runs, t[0], t[1], t[2], t[3]);
+		if (s->count) {
+			const etc_numgap_run_id *id = etc_numgap_dist_run(d, s->worst);
+			fprintf(f, "%s (ETDump run %u, bundled input %d)",
+			        etc_text_safe(safe, sizeof safe, id->block), id->run,
+			        id->bundled_input_index);
+		} else {
+			fprintf(f, "-");
+		}
+		if (op->has_agreement) {
+			const etc_numgap_run_id *id = etc_numgap_dist_run(d, op->agreement_outlier);
+			snr_text(t[0], sizeof t[0], op->agreement_min_snr);
+			fprintf(f, "; runs agree to %s dB, outlier %s (ETDump run %u)", t[0],
+			        etc_text_safe(safe, sizeof safe, id->block), id->run);
+		}
+		fputc('\n', f);
+	}
+	if (ferror(f))
+		return etc_fail(err, ETC_ERR_IO, NULL, -1,
+		                "cannot write the numeric gap distribution");
+	return 0;
 }
 
 enum { LEFT = 64, TOP = 40, PLOT_H = 220, BOTTOM = 120, STEP = 36, MIN_W = 420 };
