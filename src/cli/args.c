@@ -191,6 +191,11 @@ int usage_error(const char *fmt, const char *arg)
 
 /* Whether the report path is the plot folder or inside it, as written (the
  * folder is replaced whole: a report there would be lost or in the way). */
+const char *cli_plot_dir(const args *a)
+{
+	return a->plot_dir ? a->plot_dir : "etcompare-plots";
+}
+
 static bool report_in_plots(const char *report, const char *plot)
 {
 	size_t n = strlen(plot), m = strlen(report);
@@ -592,8 +597,7 @@ int cli_parse(int argc, char **argv, args *a)
 		                         "--show-references");
 	if (a->report && !a->etdump && !a->example)
 		return usage_error("%s", "--report needs --etdump (or --example)");
-	if (a->report && a->plot &&
-	    report_in_plots(a->report, a->plot_dir ? a->plot_dir : "etcompare-plots"))
+	if (a->report && a->plot && report_in_plots(a->report, cli_plot_dir(a)))
 		return usage_error(
 		    "--report %s is the --plot folder or inside it, which is replaced "
 		    "whole: write the report beside the plot folder",

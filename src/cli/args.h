@@ -47,4 +47,7 @@ typedef struct args {
  */
 int cli_parse(int argc, char **argv, args *a);
 
+/* The --plot folder: the one named, else "etcompare-plots". */
+const char *cli_plot_dir(const args *a);
+
 #endif

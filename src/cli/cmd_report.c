@@ -249,7 +249,7 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 	etc_plot_result pr = {0, 0, false};
 	char tmp[4096] = "";
 	char *settmp = NULL; /* --plot: the new set's temporary folder inside `dir` */
-	const char *dir = a->plot_dir ? a->plot_dir : "etcompare-plots";
+	const char *dir = cli_plot_dir(a);
 	const char *work = dir;
 	if (!a->plot) {
 		const char *t = getenv("TMPDIR");

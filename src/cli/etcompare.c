@@ -1004,7 +1004,7 @@ static int run(void *ctx)
 		size_t nin = report_inputs(&a, in);
 		run_results res = {ro.accuracy, insp, &ng,       &pc,     gate,
 		                   in,          nin,  runs.dist, ro.taps, batch};
-		const char *dir = a.plot_dir ? a.plot_dir : "etcompare-plots";
+		const char *dir = cli_plot_dir(&a);
 		if (a.plot && !buf)
 			fprintf(stderr,
 			        "etcompare: note: --plot without --debug_buffer draws the "
