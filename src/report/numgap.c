@@ -804,6 +804,8 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 	 * than SNR */
 	if (k) {
 		rc = numgap_chart(o, ng, k, labels, marked, res, err);
+	}
+	if (rc == 0 && k && !isnan(opt->min_cosine)) {
 		/* cosines near 1 read as "1": 1 - cosine on a log axis */
 		for (size_t i = 0; i < k; i++)
 			cos[i] = 1 - cos[i];
@@ -812,13 +814,11 @@ int etc_report_numgap_plots(const etc_plot_options *o, const etc_numgap *ng, etc
 		etc_plot_style st = {NAN, thr, NULL, true, NULL, false, 0};
 		etc_plot_options po = *o;
 		po.style = &st;
-		if (rc == 0 && !isnan(opt->min_cosine))
-			rc = etc_plot_lines(&po, "numgap_cosine",
-			                    "1 \xe2\x88\x92 cosine similarity of each intermediate "
-			                    "output, execution order",
-			                    "1 \xe2\x88\x92 cosine (log scale)", k, labels, cos,
-			                    isnan(opt->min_cosine) ? NAN : 1 - opt->min_cosine,
-			                    marked, res, err);
+		rc = etc_plot_lines(&po, "numgap_cosine",
+		                    "1 \xe2\x88\x92 cosine similarity of each intermediate "
+		                    "output, execution order",
+		                    "1 \xe2\x88\x92 cosine (log scale)", k, labels, cos,
+		                    1 - opt->min_cosine, marked, res, err);
 	}
 	if (rc < 0 || first < 0)
 		goto done;
