@@ -14,13 +14,13 @@ jobs=$(nproc)
 echo "== build and test (RelWithDebInfo)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DETC_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
-(cd build && ctest --output-on-failure -j"$jobs")
+(cd build && ctest --output-on-failure --timeout 900 -j"$jobs")
 
 echo "== build and test (ASan + UBSan)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DETC_SANITIZE=ON -DETC_BUILD_BENCH=OFF -DETC_WERROR=ON >/dev/null
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j"$jobs")
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure --timeout 900 -j"$jobs")
 
 echo "== clang ASan + UBSan with -fsanitize=float-cast-overflow (gcc has no such check)"
 # A subset, to keep the time reasonable: the unit tests, every fuzz corpus
@@ -31,8 +31,8 @@ CC=clang cmake -S . -B build-asan-clang -DCMAKE_BUILD_TYPE=Debug -DETC_SANITIZE=
 cmake --build build-asan-clang -j"$jobs"
 (cd build-asan-clang && export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 &&
-	ctest --output-on-failure -j"$jobs" -L 'unit|fuzz' &&
-	ctest --output-on-failure -j"$jobs" -R 'hostile|escape|numgap_real|quant')
+	ctest --output-on-failure --timeout 900 -j"$jobs" -L 'unit|fuzz' &&
+	ctest --output-on-failure --timeout 900 -j"$jobs" -R 'hostile|escape|numgap_real|quant')
 
 echo "== build only: gcc Release (-O3), warnings are errors"
 cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DETC_WERROR=ON >/dev/null

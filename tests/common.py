@@ -10,10 +10,12 @@ paths default to this checkout and build/etcompare.
     C.finish(work)   # "N passed, M failed", exits non-zero on a failure
 """
 import contextlib
+import faulthandler
 import json
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -33,17 +35,49 @@ OUT_CHAIN = 18446744073709551615  # chain_index of the program outputs' events
 
 passed = failed = 0
 
+# A test that hangs prints every thread's stack and exits 1 before ctest's
+# --timeout (900 s in scripts/test.sh) kills it without a word. ETC_WATCHDOG
+# changes the delay (seconds; 0 turns it off).
+_watchdog = float(os.environ.get("ETC_WATCHDOG") or 840)
+if _watchdog > 0:
+    faulthandler.dump_traceback_later(_watchdog, exit=True)
+
 
 def check(name, cond, detail=""):
     """One check line ("ok   name" or "FAIL name detail"); returns cond."""
     global passed, failed
     if cond:
         passed += 1
-        print(f"ok   {name}")
+        print(f"ok   {name}", flush=True)
     else:
         failed += 1
-        print(f"FAIL {name} {detail}")
+        print(f"FAIL {name} {detail}", flush=True)
     return bool(cond)
+
+
+def run_bounded(argv, limit=300):
+    """argv's exit status, stdout and stderr. A run that is not done in
+    `limit` seconds gets SIGABRT, so that Python's faulthandler prints where
+    each of its threads waits, and exit status None."""
+    env = dict(os.environ, PYTHONFAULTHANDLER="1")
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=limit)
+        return p.returncode, out, err
+    except subprocess.TimeoutExpired:
+        os.kill(p.pid, signal.SIGABRT)
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        try:  # its worker processes too, which hold the pipes open
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = p.communicate()
+        print(f"TIMEOUT after {limit} s: {argv}\n{err[-6000:]}", flush=True)
+        return None, out, err
 
 
 def summary():

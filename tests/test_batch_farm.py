@@ -164,9 +164,7 @@ def manifest(path, rows, device_column=True):
 
 
 def batch(*args):
-    p = subprocess.run([sys.executable, "-m", "etcompare.batch", *args], capture_output=True,
-                       text=True)
-    return p.returncode, p.stdout, p.stderr
+    return C.run_bounded([sys.executable, "-m", "etcompare.batch", *args])
 
 
 def read_lines(path):
@@ -294,6 +292,9 @@ def main():
     if work:
         os.makedirs(work, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=work) as d:
+        # Dask's worker directories and their locks in this test's folder, not
+        # in a /tmp/dask-worker-space shared with other runs
+        os.environ["DASK_TEMPORARY_DIRECTORY"] = d
         rows, values, refs = farm(d)
         check("farm: 200 ETDumps written", len(rows) == 200 and
               all(os.path.exists(r["etdump"]) for r in rows), len(rows))

@@ -19,14 +19,13 @@ from test_python import DATA, SRC, check, setup  # noqa: E402
 import test_python as T  # noqa: E402
 
 E = setup()
+import common  # noqa: E402
 import test_accuracy as A  # noqa: E402
 import test_numgap as NG  # noqa: E402
 
 
 def batch(*args):
-    p = subprocess.run([sys.executable, "-m", "etcompare.batch", *args], capture_output=True,
-                       text=True)
-    return p.returncode, p.stdout, p.stderr
+    return common.run_bounded([sys.executable, "-m", "etcompare.batch", *args])
 
 
 def lines(path):
@@ -67,6 +66,9 @@ def main():
     with open(os.path.join(SRC, "schema", "batch-summary.schema.json")) as f:
         validator = jsonschema.Draft202012Validator(json.load(f))
     with tempfile.TemporaryDirectory(dir=work) as d:
+        # Dask's worker directories and their locks in this test's folder, not
+        # in a /tmp/dask-worker-space shared with other runs
+        os.environ["DASK_TEMPORARY_DIRECTORY"] = d
         f, ref, dev = folder(d)
         pool = os.path.join(d, "pool.jsonl")
         rc, _out, err = batch("-o", pool, "--workers", "2", "--min-snr", "40", f)
@@ -166,10 +168,10 @@ def main():
                 f"'--scheduler', c.scheduler_address, '--min-snr', '40', {f!r}])\n"
                 "c.close()\n"
                 "sys.exit(p.returncode)\n")
-            p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+            rc, _out, err = common.run_bounded([sys.executable, "-c", code])
             check("batch --scheduler tcp://127.0.0.1:PORT: the same JSONL from a running cluster",
-                  p.returncode == 3 and os.path.exists(dk + "2") and
-                  strip(lines(dk + "2")) == strip(rows), p.stderr[-1500:])
+                  rc == 3 and os.path.exists(dk + "2") and
+                  strip(lines(dk + "2")) == strip(rows), err[-1500:])
         # a worker that dies (a crash in native code) costs one error line only
         import etcompare.batch as B
         real = B.analyze
