@@ -255,6 +255,54 @@ with C.harness():
         compare("graph_map program", "cnn", os.path.join(work, "gm.npz"),
                 os.path.join(REAL, "cnn_aot_f64.npz"), nodes)
 
+    # --- the fold of a weight's transpose --------------------------------------------
+    # The classifier's permute_copy(fc.weight, [1, 0]) is folded at load straight
+    # from the record, 16 rows at a time (refgraph_call.c, fold_transpose). The
+    # same transpose spelled three other ways takes that path too and gives
+    # every node output bit for bit; permute [0, 1] is no transpose, and its
+    # output, checked against the graph's recorded shape, is refused.
+    cnn = os.path.join(REAL, "cnn.etrecord")
+    base_npz = os.path.join(work, "fold_base.npz")
+    rc, base_nodes, err = dump(cnn, base_npz)
+    C.check("cnn: the graph runs as exported", rc == 0, err)
+    base = dict(np.load(base_npz))
+
+    def respell(target, inputs):
+        def fn(data):
+            j = json.loads(data)
+            for n in j["graph_module"]["graph"]["nodes"]:
+                if n["target"].endswith("aten.permute_copy.default"):
+                    n["target"] = "executorch.exir.dialects.edge.ops.aten." + target
+                    n["inputs"] = n["inputs"][:1] + inputs
+            return json.dumps(j).encode()
+        return fn
+
+    for label, target, inputs in (
+            ("permute_copy dims [-1, -2]", "permute_copy.default",
+             [{"name": "dims", "arg": {"as_ints": [-1, -2]}}]),
+            ("t_copy", "t_copy.default", []),
+            ("transpose_copy(0, -1)", "transpose_copy.int",
+             [{"name": "dim0", "arg": {"as_int": 0}}, {"name": "dim1", "arg": {"as_int": -1}}])):
+        rec = os.path.join(work, "fold.etrecord")
+        got_npz = os.path.join(work, "fold.npz")
+        rewrite_member(cnn, rec, EDGE, respell(target, inputs))
+        rc, nodes, err = dump(rec, got_npz)
+        got = dict(np.load(got_npz)) if rc == 0 else {}
+        same = sorted(got) == sorted(base) and all(
+            got[k].dtype == base[k].dtype and got[k].shape == base[k].shape and
+            np.array_equal(got[k], base[k]) for k in base)
+        C.check(f"the classifier's weight folded through {label}: every output bit for bit",
+                rc == 0 and same and
+                nodes.get("aten_permute_copy_default", ("", ""))[1] == "computed",
+                err or [k for k in base if k not in got or not np.array_equal(got[k], base[k])])
+    rec = os.path.join(work, "fold_identity.etrecord")
+    rewrite_member(cnn, rec, EDGE, respell("permute_copy.default",
+                                           [{"name": "dims", "arg": {"as_ints": [0, 1]}}]))
+    rc, nodes, err = dump(rec, os.path.join(work, "fold.npz"))
+    perm = nodes.get("aten_permute_copy_default", ("", "", ""))
+    C.check("permute_copy dims [0, 1] is not folded as a transpose: its shape is refused",
+            rc == 0 and perm[1] == "failed" and "shape" in perm[2], perm)
+
     # --- bad input -----------------------------------------------------------------
     cnn = os.path.join(REAL, "cnn.etrecord")
     out = os.path.join(work, "bad.npz")

@@ -166,6 +166,10 @@ int ref_op_reshape(ref_call *c);
 int ref_op_permute(ref_call *c);
 int ref_op_transpose(ref_call *c);
 int ref_op_t(ref_call *c);
+/* Whether call c of ref_op_permute, ref_op_transpose or ref_op_t swaps the
+ * two dims of a 2-D input (its output is the input's transpose); false for
+ * any other op and on bad arguments (the op's own call reports those). */
+bool ref_op_transposes_2d(const ref_call *c, int (*fn)(ref_call *));
 int ref_op_expand(ref_call *c);
 int ref_op_squeeze(ref_call *c);
 int ref_op_squeeze_dims(ref_call *c);

@@ -150,6 +150,36 @@ int ref_op_t(ref_call *c)
 	return transpose(c, x, 0, x->rank == 2 ? 1 : 0);
 }
 
+bool ref_op_transposes_2d(const ref_call *c, int (*fn)(ref_call *))
+{
+	/* the argument readers report into an error of their own */
+	etc_error scratch = {0};
+	ref_call q = *c;
+	q.err = &scratch;
+	const ref_tensor *x;
+	if (refb_tensor(&q, "self", 0, &x) != 0 || x->rank != 2)
+		return false;
+	int64_t d[ETC_REF_MAX_RANK];
+	uint32_t a, b;
+	if (fn == ref_op_t)
+		return true;
+	if (fn == ref_op_transpose) {
+		if (refb_int(&q, "dim0", 1, 0, &d[0]) != 0 ||
+		    refb_int(&q, "dim1", 2, 0, &d[1]) != 0)
+			return false;
+	} else if (fn == ref_op_permute) {
+		size_t n;
+		if (refb_ints(&q, "dims", 1, NULL, 0, d, &n) != 0 || n != 2)
+			return false;
+	} else {
+		return false;
+	}
+	if (refb_dim(&q, d[0], 2, "dim", &a) != 0 || refb_dim(&q, d[1], 2, "dim", &b) != 0)
+		return false;
+	/* transpose(0, 1) and (1, 0) swap; permute([1, 0]) does, [0, 1] does not */
+	return fn == ref_op_transpose ? a != b : a == 1 && b == 0;
+}
+
 int ref_op_expand(ref_call *c)
 {
 	const ref_tensor *x;
