@@ -94,7 +94,7 @@ static span op_once(const ref_op *f, const char *op, const ref_arg *args, size_t
 	etc_error err = {0};
 	ref_tensor out;
 	memset(&out, 0, sizeof out);
-	ref_call c = {"bench", op, args, nargs, dtype, &out, 1, &err};
+	ref_call c = {"bench", op, args, nargs, dtype, &out, 1, &err, {0}};
 	span t = span_start();
 	if (f->fn(&c) < 0) {
 		fprintf(stderr, "%s\n", err.message);

@@ -562,6 +562,11 @@ static int load_program(etc_etrecord *r, method *m, const char *member, etc_erro
 
 /* --- reference outputs --------------------------------------------------- */
 
+static void release_checked(const void *ctx, const void *p, size_t n)
+{
+	etc_etrecord_release_range(ctx, p, n);
+}
+
 static int load_torchsave(const etc_etrecord *r, const char *member, etc_torchsave **out,
                           etc_error *err)
 {
@@ -576,7 +581,9 @@ static int load_torchsave(const etc_etrecord *r, const char *member, etc_torchsa
 	char name[512];
 	snprintf(name, sizeof name, "%s:%s", r->name, member);
 	/* Its members share what is left of the record's inflation budget. */
-	int rc = etc_torchsave_wrap_nested(out, data, size, name, etc_zip_budget_left(r->zip), err);
+	etc_zip_release rel = {release_checked, r};
+	int rc = etc_torchsave_wrap_nested(out, data, size, name, etc_zip_budget_left(r->zip), &rel,
+	                                   err);
 	/* the CRC check read every page of a stored member: given back, the
 	   tensors a caller reads fault theirs in again one at a time */
 	etc_etrecord_release_range(r, data, size);
@@ -588,6 +595,7 @@ static int load_torchsave(const etc_etrecord *r, const char *member, etc_torchsa
 static int load(etc_etrecord *r, const uint8_t *data, size_t size, etc_error *err)
 {
 	ETC_TRY(etc_zip_open(&r->zip, &r->arena, data, size, r->name, err));
+	etc_zip_set_release(r->zip, release_checked, r);
 	if (!etc_zip_find(r->zip, "ETRECORD_V0"))
 		return etc_fail(err, ETC_ERR_FORMAT, r->name, -1,
 		                "not an ETRecord: the identifier member ETRECORD_V0 is missing");

@@ -159,11 +159,13 @@ static int load_pickle(etc_torchsave *ts, const uint8_t *data, size_t size, etc_
 }
 
 static int load(etc_torchsave *ts, const uint8_t *data, size_t size, uint64_t max_inflated,
-                etc_error *err)
+                const etc_zip_release *release, etc_error *err)
 {
 	if (size >= 2 && data[0] == 0x80 && data[1] >= 2 && data[1] <= 5)
 		return load_pickle(ts, data, size, err);
 	ETC_TRY(etc_zip_open(&ts->zip, &ts->arena, data, size, ts->name, err));
+	if (release)
+		etc_zip_set_release(ts->zip, release->fn, release->ctx);
 	if (max_inflated < etc_zip_budget_left(ts->zip))
 		etc_zip_set_budget(ts->zip, max_inflated);
 	ts->storages =
@@ -216,7 +218,7 @@ int etc_torchsave_open(etc_torchsave **out, const char *path, etc_error *err)
 	ETC_TRY(create(&ts, path, err));
 	int rc = etc_map_open(&ts->map, path, err);
 	if (rc == 0)
-		rc = load(ts, ts->map.data, ts->map.size, UINT64_MAX, err);
+		rc = load(ts, ts->map.data, ts->map.size, UINT64_MAX, NULL, err);
 	if (rc < 0) {
 		etc_torchsave_free(ts);
 		return rc;
@@ -226,14 +228,14 @@ int etc_torchsave_open(etc_torchsave **out, const char *path, etc_error *err)
 }
 
 int etc_torchsave_wrap_nested(etc_torchsave **out, const void *data, size_t len, const char *name,
-                              uint64_t max_inflated, etc_error *err)
+                              uint64_t max_inflated, const etc_zip_release *release, etc_error *err)
 {
 	if (!out || (!data && len))
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_torchsave_wrap: NULL argument");
 	*out = NULL;
 	etc_torchsave *ts;
 	ETC_TRY(create(&ts, name ? name : "<memory>", err));
-	int rc = load(ts, data, len, max_inflated, err);
+	int rc = load(ts, data, len, max_inflated, release, err);
 	if (rc < 0) {
 		etc_torchsave_free(ts);
 		return rc;
@@ -245,7 +247,7 @@ int etc_torchsave_wrap_nested(etc_torchsave **out, const void *data, size_t len,
 int etc_torchsave_wrap(etc_torchsave **out, const void *data, size_t len, const char *name,
                        etc_error *err)
 {
-	return etc_torchsave_wrap_nested(out, data, len, name, UINT64_MAX, err);
+	return etc_torchsave_wrap_nested(out, data, len, name, UINT64_MAX, NULL, err);
 }
 
 void etc_torchsave_free(etc_torchsave *ts)

@@ -49,6 +49,15 @@ int etc_zip_open(etc_zip **out, etc_arena *arena, const uint8_t *data, size_t si
                  const char *name, etc_error *err);
 void etc_zip_close(etc_zip *z);
 
+/* `fn(ctx, p, n)` is told of a stored member's bytes once etc_zip_read's
+ * CRC-32 check has read them (the owner of the mapping gives their pages
+ * back). */
+typedef struct etc_zip_release {
+	void (*fn)(const void *ctx, const void *p, size_t n);
+	const void *ctx;
+} etc_zip_release;
+void etc_zip_set_release(etc_zip *z, void (*fn)(const void *ctx, const void *p, size_t n),
+                         const void *ctx);
 /* Sets the total number of bytes all inflated members may occupy. */
 void etc_zip_set_budget(etc_zip *z, uint64_t max_inflated);
 /* What is left of that budget. */
@@ -62,10 +71,12 @@ bool etc_zip_contains(const etc_zip *z, const void *p, size_t n);
  * bytes in all, what is left of the outer archive's budget, so that the
  * total stays bounded by the size of the outermost file (a small deflated
  * archive holding a torch.save whose own deflated members are large would
- * otherwise multiply the two ratios).
+ * otherwise multiply the two ratios). `release` (may be NULL) is set on its
+ * archive (etc_zip_set_release).
  */
 int etc_torchsave_wrap_nested(etc_torchsave **out, const void *data, size_t len, const char *name,
-                              uint64_t max_inflated, etc_error *err);
+                              uint64_t max_inflated, const etc_zip_release *release,
+                              etc_error *err);
 
 size_t etc_zip_count(const etc_zip *z);
 /* Entry `i` in central-directory order (i < etc_zip_count). */

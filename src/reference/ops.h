@@ -166,6 +166,9 @@ int ref_op_reshape(ref_call *c);
 int ref_op_permute(ref_call *c);
 int ref_op_transpose(ref_call *c);
 int ref_op_t(ref_call *c);
+/* Whether mm/addmm widen a float32 B of a product in float_dtype by blocks
+ * of columns (and so take a transposed view as B; ops_linalg.c). */
+bool ref_op_blocks_b(int float_dtype, const ref_tensor *b);
 /* Whether call c of ref_op_permute, ref_op_transpose or ref_op_t swaps the
  * two dims of a 2-D input (its output is the input's transpose); false for
  * any other op and on bad arguments (the op's own call reports those). */

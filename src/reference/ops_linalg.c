@@ -29,11 +29,16 @@ static void operands_free(operands *o)
  * in blocks of columns of this size (gemm_b), not whole. */
 #define WIDEN_BLOCK_BYTES ((size_t)256 << 10)
 
+bool ref_op_blocks_b(int float_dtype, const ref_tensor *b)
+{
+	return float_dtype == ETC_DOUBLE && b->dtype == ETC_FLOAT &&
+	       b->numel * sizeof(double) > WIDEN_BLOCK_BYTES;
+}
+
 /* B (float32, in a float64 product) is widened by blocks (gemm_b). */
 static bool blocked_b(const ref_call *c, const ref_tensor *b)
 {
-	return c->float_dtype == ETC_DOUBLE && b->dtype == ETC_FLOAT &&
-	       b->numel * sizeof(double) > WIDEN_BLOCK_BYTES;
+	return ref_op_blocks_b(c->float_dtype, b);
 }
 
 /* Checks that the n tensors share one dtype family (all float, or all the
@@ -60,6 +65,14 @@ static int operands_init_keep(const ref_call *c, operands *o, int n, const ref_t
 		o->n = i + 1;
 		if (fl && i == keep && blocked_b(c, ts[i])) {
 			o->x[i] = ts[i];
+		} else if (ts[i]->transposed) { /* (the runner only hands over blocked ones) */
+			int rc = ref_tensor_dense(&o->tmp[i], ts[i], c->float_dtype, &c->release,
+			                          c->err);
+			if (rc < 0) {
+				operands_free(o);
+				return rc;
+			}
+			o->x[i] = &o->tmp[i];
 		} else if (fl) {
 			int rc = refb_as_float(c, ts[i], &o->tmp[i], &o->x[i]);
 			if (rc < 0) {
@@ -105,6 +118,8 @@ static int gemm_b(const ref_call *c, int dtype, bool tb, size_t m, size_t n, siz
                   size_t ldc)
 {
 	size_t ldb = tb ? k : n;
+	if (b->transposed && (tb || b->dtype == dtype)) /* operands_init_keep's job */
+		return ref_fail(c, ETC_ERR_UNSUPPORTED, "a transposed view as B of this product");
 	if (b->dtype == dtype)
 		return refb_gemm(c, dtype, false, tb, m, n, k, alpha, a, lda, b->data, ldb, beta,
 		                 out, ldc);
@@ -121,11 +136,25 @@ static int gemm_b(const ref_call *c, int dtype, bool tb, size_t m, size_t n, siz
 		return ref_fail(c, ETC_ERR_NOMEM, "out of memory (%zu bytes)",
 		                k * cols * sizeof *w);
 	const char *f = b->data;
+	float *fb = NULL;
 	int rc = 0;
 	for (size_t j0 = 0; rc == 0 && j0 < n; j0 += cols) {
 		size_t nj = n - j0 < cols ? n - j0 : cols;
 		if (tb) { /* rows j0.. of B: contiguous */
 			widen_floats(w, f + j0 * k * sizeof(float), nj * k);
+		} else if (b->transposed) {
+			/* columns j0.. of B are rows j0.. of its bytes: read as they
+			   lie, laid out [k, nj] as below (the same GEMM, the same bits) */
+			if (!fb && !(fb = malloc(k * cols * sizeof *fb))) {
+				rc = ref_fail(c, ETC_ERR_NOMEM, "out of memory (%zu bytes)",
+				              k * cols * sizeof *fb);
+				break;
+			}
+			memcpy(fb, f + j0 * k * sizeof(float), nj * k * sizeof(float));
+			for (size_t p = 0; p < k; p++)
+				for (size_t q = 0; q < nj; q++)
+					w[p * nj + q] = fb[q * k + p];
+			ref_release_call(&c->release, f, f + (j0 + nj) * k * sizeof(float));
 		} else {
 			/* columns j0.. of each of B's k rows, gathered as floats into
 			   the upper half of w, then widened from the front (double i
@@ -139,6 +168,7 @@ static int gemm_b(const ref_call *c, int dtype, bool tb, size_t m, size_t n, siz
 		rc = refb_gemm(c, dtype, false, tb, m, nj, k, alpha, a, lda, w, tb ? k : nj, beta,
 		               (double *)out + j0, ldc);
 	}
+	free(fb);
 	free(w);
 	return rc;
 }

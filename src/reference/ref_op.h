@@ -18,6 +18,13 @@
  * ETC_FLOAT (the reference dtype); ints are ETC_BYTE, ETC_CHAR, ETC_SHORT,
  * ETC_INT, ETC_LONG; ETC_BOOL is one byte 0/1. `data` is owned (malloc) unless
  * `borrowed`.
+ *
+ * One exception, `transposed`: a float32 matrix (rank 2) whose `data` is
+ * its transpose (shape[1] rows of shape[0], row-major) in the record's
+ * bytes, at any alignment: the fold of a large weight's 2-D transpose
+ * (refgraph_call.c, fold_transpose), never copied. Only the runner and the
+ * blocked products (mm, addmm: gemm_b in ops_linalg.c) see one; anything
+ * else gets ref_tensor_dense's copy.
  */
 typedef struct ref_tensor {
 	int dtype;
@@ -26,6 +33,7 @@ typedef struct ref_tensor {
 	uint64_t numel;
 	void *data;
 	bool borrowed;
+	bool transposed;
 } ref_tensor;
 
 /* Allocates `t` (zeroed data) with the given dtype and shape. ETC_ERR_LIMIT
@@ -47,6 +55,20 @@ bool ref_dtype_supported(int dtype);
 /* Copies `src` (any supported dtype, contiguous) into a new tensor of
  * `dtype`. */
 int ref_tensor_convert(ref_tensor *dst, const etc_reftensor *src, int dtype, etc_error *err);
+
+/* Told that the bytes of a record view from `base` up to `upto` were read
+ * and will not be read again in this call (their pages may go). */
+typedef struct ref_release {
+	void (*fn)(const void *ctx, const void *base, const void *upto);
+	const void *ctx;
+} ref_release;
+void ref_release_call(const ref_release *r, const void *base, const void *upto);
+
+/* A dense copy of `t` (a transposed view: its transpose written out, 16
+ * rows of the view's bytes at a time, each band told to `rel`, which may be
+ * NULL) in `dtype` (t's own, or ETC_DOUBLE for a float32 t). */
+int ref_tensor_dense(ref_tensor *dst, const ref_tensor *t, int dtype, const ref_release *rel,
+                     etc_error *err);
 /* "[1, 3, 16, 16]" into buf. */
 const char *ref_shape_str(char *buf, size_t cap, uint32_t rank, const int64_t *shape);
 
@@ -91,6 +113,7 @@ typedef struct ref_call {
 	ref_tensor *outs; /* nouts tensors to fill, as the graph has them */
 	uint32_t nouts;
 	etc_error *err;
+	ref_release release; /* for a transposed input's bytes read (may be unset) */
 } ref_call;
 
 typedef int (*ref_op_fn)(ref_call *c);

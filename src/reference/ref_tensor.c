@@ -86,6 +86,55 @@ void ref_tensor_free(ref_tensor *t)
 		free(t->data);
 	t->data = NULL;
 	t->numel = 0;
+	t->transposed = false;
+}
+
+void ref_release_call(const ref_release *r, const void *base, const void *upto)
+{
+	if (r && r->fn)
+		r->fn(r->ctx, base, upto);
+}
+
+int ref_tensor_dense(ref_tensor *dst, const ref_tensor *t, int dtype, const ref_release *rel,
+                     etc_error *err)
+{
+	enum { BAND = 16 };
+	if (!t->transposed) {
+		etc_reftensor v = ref_tensor_view(t);
+		return ref_tensor_convert(dst, &v, dtype, err);
+	}
+	if (t->dtype != ETC_FLOAT || t->rank != 2 || (dtype != ETC_FLOAT && dtype != ETC_DOUBLE))
+		return etc_fail(err, ETC_ERR_UNSUPPORTED, NULL, -1,
+		                "a transposed view of %s read as %s",
+		                etc_scalar_type_name(t->dtype), etc_scalar_type_name(dtype));
+	ETC_TRY(ref_tensor_alloc(dst, dtype, 2, t->shape, err));
+	/* out[i][j] = the view's bytes' row j, element i */
+	uint64_t rows = (uint64_t)t->shape[0], cols = (uint64_t)t->shape[1];
+	float *band = malloc(rows ? (size_t)(rows * BAND) * sizeof *band : 1);
+	if (!band) {
+		ref_tensor_free(dst);
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	}
+	const char *from = t->data;
+	for (uint64_t j0 = 0; j0 < cols; j0 += BAND) {
+		size_t nb = cols - j0 < BAND ? (size_t)(cols - j0) : BAND;
+		/* through memcpy: the record's bytes may be misaligned */
+		memcpy(band, from + j0 * rows * sizeof *band, nb * rows * sizeof *band);
+		for (uint64_t i = 0; i < rows; i++) {
+			if (dtype == ETC_FLOAT) {
+				float *o = (float *)dst->data + i * cols + j0;
+				for (size_t c = 0; c < nb; c++)
+					o[c] = band[c * rows + i];
+			} else {
+				double *o = (double *)dst->data + i * cols + j0;
+				for (size_t c = 0; c < nb; c++)
+					o[c] = band[c * rows + i];
+			}
+		}
+		ref_release_call(rel, from, from + (j0 + nb) * rows * sizeof *band);
+	}
+	free(band);
+	return 0;
 }
 
 etc_reftensor ref_tensor_view(const ref_tensor *t)

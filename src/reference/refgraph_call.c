@@ -237,6 +237,43 @@ static ref_arg *call_args(const ref_node *n, const ref_tensor *const *use)
 	return args;
 }
 
+/* Whether transposed input k of n goes to the op as it is: only as mat2 of
+ * mm or addmm, when they widen it by blocks (gemm_b reads it as it lies). */
+static bool passes_transposed(const etc_refgraph *g, const ref_node *n,
+                              const ref_tensor *const *srcs, size_t k)
+{
+	if (!n->op || (n->op->fn != ref_op_mm && n->op->fn != ref_op_addmm) ||
+	    !ref_op_blocks_b(g->float_dtype, srcs[k]))
+		return false;
+	ref_arg *args = call_args(n, srcs);
+	bool only_mat2 = args != NULL;
+	for (size_t a = 0; only_mat2 && a < n->nargs; a++) {
+		if (args[a].kind == REF_ARG_TENSOR && args[a].t == srcs[k])
+			only_mat2 = strcmp(args[a].name, "mat2") == 0;
+		else if (args[a].kind == REF_ARG_TENSORS || args[a].kind == REF_ARG_OPT_TENSORS)
+			for (size_t j = 0; only_mat2 && j < args[a].n; j++)
+				only_mat2 = args[a].ts[j] != srcs[k];
+	}
+	free(args);
+	return only_mat2;
+}
+
+/* ref_release for the record's bytes: what lies below the folio of `upto`
+ * goes (ref_graph_release widens to folios; the rows still to read keep
+ * theirs). */
+static void release_read(const void *ctx, const void *base, const void *upto)
+{
+	uintptr_t lo = (uintptr_t)base, hi = (uintptr_t)upto & ~(FOLIO_SPAN - 1);
+	if (hi > lo)
+		ref_graph_release(ctx, base, hi - lo);
+}
+
+ref_release ref_graph_releaser(const etc_refgraph *g)
+{
+	ref_release rel = {release_read, g};
+	return rel;
+}
+
 /* ref_graph_call; with !widen_moves, a move of one narrow input keeps its
  * outputs narrow (the folding at load). */
 static int call_node(const etc_refgraph *g, const ref_node *n, const ref_tensor *const *srcs,
@@ -244,18 +281,31 @@ static int call_node(const etc_refgraph *g, const ref_node *n, const ref_tensor 
 {
 	size_t ns = n->nsrcs ? n->nsrcs : 1;
 	ref_tensor *tmp = calloc(ns, sizeof *tmp);
+	ref_tensor *dense = calloc(ns, sizeof *dense);
 	const ref_tensor **use = calloc(ns, sizeof *use);
 	ref_arg *args = NULL;
 	int rc = 0;
-	if (!tmp || !use)
+	if (!tmp || !dense || !use)
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "node %s: out of memory", n->pub.name);
 	/* a move of one narrow input: computed narrow, widened after */
 	bool narrow_move =
 	    n->nsrcs == 1 && ref_op_moves_only(n->op) && ref_graph_narrow(g, srcs[0]);
 	/* a matrix product widens a narrow operand itself, a block at a time */
 	bool takes_narrow = ref_op_takes_narrow(n->op);
+	ref_release rel = ref_graph_releaser(g);
 	for (size_t k = 0; rc == 0 && k < n->nsrcs; k++) {
 		use[k] = srcs[k];
+		if (srcs[k]->transposed) {
+			/* the fold of a large weight's transpose: its bytes are read
+			   where they lie, by the product or into a dense copy */
+			if (passes_transposed(g, n, srcs, k))
+				continue;
+			rc = ref_tensor_dense(
+			    &dense[k], srcs[k],
+			    narrow_move || takes_narrow ? ETC_FLOAT : g->float_dtype, &rel, err);
+			use[k] = &dense[k];
+			continue;
+		}
 		/* weight views are never handed to an op: their bytes may be
 		   misaligned, and their pages are given back as they are copied */
 		bool view = record_view(g, n, k, srcs[k]);
@@ -280,11 +330,18 @@ static int call_node(const etc_refgraph *g, const ref_node *n, const ref_tensor 
 	}
 	if (rc == 0) {
 		ref_call c = {n->pub.name, n->pub.op,           args, n->nargs, g->float_dtype,
-		              outs,        n->pub.output_count, err};
+		              outs,        n->pub.output_count, err,  rel};
 		rc = n->op->fn(&c);
 	}
 	for (size_t k = 0; tmp && k < n->nsrcs; k++)
 		tmp_free(&tmp[k]);
+	for (size_t k = 0; dense && k < n->nsrcs; k++) {
+		ref_tensor_free(&dense[k]);
+		/* the transposed weight's pages below the last folio, too */
+		if (srcs[k]->transposed && (k == 0 || srcs[k] != srcs[k - 1]))
+			ref_graph_release(g, srcs[k]->data,
+			                  srcs[k]->numel * etc_scalar_type_size(srcs[k]->dtype));
+	}
 	if (unreleased && *unreleased >= RELEASE_BYTES) {
 		ref_graph_release_all(g);
 		*unreleased = 0;
@@ -296,6 +353,7 @@ static int call_node(const etc_refgraph *g, const ref_node *n, const ref_tensor 
 			ref_tensor_free(&outs[o]);
 	free(args);
 	free(tmp);
+	free(dense);
 	free(use);
 	return rc;
 }
@@ -326,11 +384,14 @@ static void transpose_band(uint8_t *to, const uint8_t *band, uint64_t rows, uint
 
 /*
  * The fold of a 2-D transpose of a weight view (a linear layer's weight
- * permuted for addmm), written straight from the record 16 rows at a time,
- * whose pages are given back as the bands pass them: neither a copy of the
- * weight nor its pages are held beside the transposed output
- * (MobileNetV2's classifier: 4.9 MiB each, the load's peak). 1 when done,
- * 0 when n is not such a fold (call_node folds it).
+ * permuted for addmm). A float32 weight that a float64 product widens by
+ * blocks (MobileNetV2's classifier, 4.9 MiB) is not copied: the fold's
+ * output is the weight's bytes marked transposed (ref_op.h), which mm and
+ * addmm read as they lie and anything else through ref_tensor_dense. Any
+ * other is written straight from the record 16 rows at a time, whose pages
+ * are given back as the bands pass them: neither a copy of the weight nor
+ * its pages are held beside the transposed output. 1 when done, 0 when n
+ * is not such a fold (call_node folds it).
  */
 static int fold_transpose(const etc_refgraph *g, const ref_node *n, const ref_tensor *const *srcs,
                           ref_tensor *outs, etc_error *err)
@@ -344,11 +405,21 @@ static int fold_transpose(const etc_refgraph *g, const ref_node *n, const ref_te
 	if (!args)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "node %s: out of memory",
 		                n->pub.name);
-	ref_call c = {n->pub.name, n->pub.op, args, n->nargs, g->float_dtype, outs, 1, err};
+	ref_call c = {n->pub.name, n->pub.op, args, n->nargs, g->float_dtype, outs, 1, err, {0}};
 	bool swaps = ref_op_transposes_2d(&c, n->op->fn);
 	free(args);
 	if (!swaps)
 		return 0;
+	if (ref_op_blocks_b(g->float_dtype, x)) {
+		/* a float32 weight that a float64 product widens by blocks: not
+		   copied at all, its transpose read where it lies (ref_tensor) */
+		outs[0] = *x;
+		outs[0].shape[0] = x->shape[1];
+		outs[0].shape[1] = x->shape[0];
+		outs[0].borrowed = true;
+		outs[0].transposed = true;
+		return 1;
+	}
 	size_t es = etc_scalar_type_size(x->dtype);
 	uint64_t rows = (uint64_t)x->shape[0], cols = (uint64_t)x->shape[1];
 	int64_t shape[2] = {x->shape[1], x->shape[0]};

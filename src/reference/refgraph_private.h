@@ -112,5 +112,8 @@ bool ref_op_takes_narrow(const ref_op *op);
 void ref_graph_release(const etc_refgraph *g, const void *p, uint64_t bytes);
 /* Gives back all of the record's pages. */
 void ref_graph_release_all(const etc_refgraph *g);
+/* A ref_release that gives back the record's pages a transposed view's
+ * reader has passed. */
+ref_release ref_graph_releaser(const etc_refgraph *g);
 
 #endif

@@ -27,6 +27,11 @@ struct etc_refrun {
 	size_t current;       /* the node whose callback runs */
 	ref_tensor *cur;      /* its outputs, owned until the callback returns */
 	etc_reftensor *cur_views;
+	/* dense copies of transposed views (ref_op.h), made when asked for by
+	   etc_refrun_output: of cur (freed after the callback) and of vals */
+	ref_tensor *cur_dense, *vals_dense;
+	etc_reftensor *cur_dense_views, *vals_dense_views;
+	uint32_t max_outs;
 };
 
 struct etc_refvalues {
@@ -166,6 +171,7 @@ static void retire(etc_refrun *r, size_t i)
 	const ref_node *n = &g->nodes[i];
 	for (uint32_t o = 0; o < n->pub.output_count; o++) {
 		size_t v = n->out_values[o];
+		ref_tensor_free(&r->cur_dense[o]);
 		if (v != REF_NO_VALUE && r->left[v] > 0 && r->cur[o].data) {
 			r->vals[v] = r->cur[o];
 			r->views[v] = ref_tensor_view(&r->vals[v]);
@@ -178,8 +184,10 @@ static void retire(etc_refrun *r, size_t i)
 		size_t v = n->src_values[k];
 		if (g->values[v].kind == REF_VALUE_WEIGHT || r->left[v] == 0)
 			continue;
-		if (--r->left[v] == 0)
+		if (--r->left[v] == 0) {
 			ref_tensor_free(&r->vals[v]);
+			ref_tensor_free(&r->vals_dense[v]);
+		}
 	}
 }
 
@@ -187,9 +195,15 @@ static void retire(etc_refrun *r, size_t i)
 
 static void run_free(etc_refrun *r)
 {
-	if (r->vals)
-		for (size_t v = 0; v < r->g->nvalues; v++)
+	for (size_t v = 0; v < r->g->nvalues; v++) {
+		if (r->vals)
 			ref_tensor_free(&r->vals[v]);
+		if (r->vals_dense)
+			ref_tensor_free(&r->vals_dense[v]);
+	}
+	if (r->cur_dense)
+		for (size_t o = 0; o < r->max_outs; o++)
+			ref_tensor_free(&r->cur_dense[o]);
 	if (r->why)
 		for (size_t i = 0; i < r->g->nnodes; i++)
 			free(r->why[i]);
@@ -200,6 +214,10 @@ static void run_free(etc_refrun *r)
 	free(r->why);
 	free(r->cur);
 	free(r->cur_views);
+	free(r->cur_dense);
+	free(r->vals_dense);
+	free(r->cur_dense_views);
+	free(r->vals_dense_views);
 }
 
 int etc_refgraph_run(const etc_refgraph *g, const etc_reftensor *inputs, size_t n_inputs,
@@ -224,8 +242,14 @@ int etc_refgraph_run(const etc_refgraph *g, const etc_reftensor *inputs, size_t 
 	r.why = calloc(nn, sizeof *r.why);
 	r.cur = calloc(max_outs, sizeof *r.cur);
 	r.cur_views = calloc(max_outs, sizeof *r.cur_views);
+	r.max_outs = max_outs;
+	r.cur_dense = calloc(max_outs, sizeof *r.cur_dense);
+	r.cur_dense_views = calloc(max_outs, sizeof *r.cur_dense_views);
+	r.vals_dense = calloc(nv, sizeof *r.vals_dense);
+	r.vals_dense_views = calloc(nv, sizeof *r.vals_dense_views);
 	int rc = 0;
-	if (!r.vals || !r.views || !r.left || !r.status || !r.why || !r.cur || !r.cur_views)
+	if (!r.vals || !r.views || !r.left || !r.status || !r.why || !r.cur || !r.cur_views ||
+	    !r.cur_dense || !r.cur_dense_views || !r.vals_dense || !r.vals_dense_views)
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory running the graph");
 	for (size_t v = 0; rc == 0 && v < g->nvalues; v++)
 		r.left[v] = g->values[v].uses;
@@ -266,6 +290,25 @@ int etc_refrun_status(const etc_refrun *run, size_t node, const char **why)
 	return run->status[node];
 }
 
+/* The view of t, or for a transposed t (ref_op.h) that of its dense copy in
+ * *dense, made on the first request (NULL when it cannot be made). */
+static const etc_reftensor *view_of(const etc_refgraph *g, const ref_tensor *t,
+                                    const etc_reftensor *view, ref_tensor *dense,
+                                    etc_reftensor *dense_view)
+{
+	if (!t->transposed)
+		return view;
+	if (!dense->data) {
+		etc_error err = {0};
+		ref_release rel = ref_graph_releaser(g);
+		if (ref_tensor_dense(dense, t, t->dtype, &rel, &err) < 0)
+			return NULL;
+		ref_graph_release(g, t->data, t->numel * etc_scalar_type_size(t->dtype));
+		*dense_view = ref_tensor_view(dense);
+	}
+	return dense_view;
+}
+
 const etc_reftensor *etc_refrun_output(const etc_refrun *run, size_t node, uint32_t i)
 {
 	if (!run || node >= run->g->nnodes || node > run->current)
@@ -273,10 +316,17 @@ const etc_reftensor *etc_refrun_output(const etc_refrun *run, size_t node, uint3
 	const ref_node *n = &run->g->nodes[node];
 	if (i >= n->pub.output_count || run->status[node] != ETC_REFNODE_COMPUTED)
 		return NULL;
+	/* the dense copies are the run's caches: the callback is handed the
+	   run as const, the run itself is not */
 	if (node == run->current)
-		return run->cur[i].data ? &run->cur_views[i] : NULL;
+		return run->cur[i].data ? view_of(run->g, &run->cur[i], &run->cur_views[i],
+		                                  &run->cur_dense[i], &run->cur_dense_views[i])
+		                        : NULL;
 	size_t v = n->out_values[i];
-	return v != REF_NO_VALUE && run->vals[v].data ? &run->views[v] : NULL;
+	return v != REF_NO_VALUE && run->vals[v].data
+	           ? view_of(run->g, &run->vals[v], &run->views[v], &run->vals_dense[v],
+	                     &run->vals_dense_views[v])
+	           : NULL;
 }
 
 /* --- re-running a node ---------------------------------------------------------------- */
@@ -403,8 +453,8 @@ int etc_refrun_eval(const etc_refrun *run, size_t node, const etc_reftensor *con
 		/* the same inputs: the values folded at load (a weight only this
 		   node read may be gone) */
 		for (uint32_t o = 0; rc == 0 && o < no; o++) {
-			etc_reftensor view = ref_tensor_view(&g->slots[n->out_values[o]]);
-			rc = ref_tensor_convert(&res->t[o], &view, view.dtype, err);
+			const ref_tensor *t = &g->slots[n->out_values[o]];
+			rc = ref_tensor_dense(&res->t[o], t, t->dtype, NULL, err);
 		}
 	} else if (rc == 0) {
 		rc = call(run, n, repl, res->t, err);

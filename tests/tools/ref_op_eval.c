@@ -106,7 +106,7 @@ static int run(const char *case_path, const char *in_path, const char *out_path,
 		rc = etc_fail(err, ETC_ERR_UNSUPPORTED, NULL, -1, "op %s is not supported", target);
 		goto done;
 	}
-	ref_call call = {"case", target, args, nargs, fdt, outs, nouts, err};
+	ref_call call = {"case", target, args, nargs, fdt, outs, nouts, err, {0}};
 	rc = op->fn(&call);
 	if (rc < 0)
 		goto done;

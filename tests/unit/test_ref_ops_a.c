@@ -197,7 +197,7 @@ static void test_call(void)
 	ref_arg args[1] = {{.name = "self", .kind = REF_ARG_TENSOR, .t = &x}};
 	ref_tensor out[2];
 	memset(out, 0, sizeof out);
-	ref_call c = {"relu_1", "aten.relu.default", args, 1, ETC_DOUBLE, out, 1, &err};
+	ref_call c = {"relu_1", "aten.relu.default", args, 1, ETC_DOUBLE, out, 1, &err, {0}};
 	const ref_op *op = ref_op_find("aten.relu.default");
 	CHECK(op && op->fn(&c) == 0);
 	CHECK(out[0].dtype == ETC_DOUBLE && out[0].numel == 4);

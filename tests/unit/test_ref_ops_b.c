@@ -54,7 +54,7 @@ static int call(const char *op, const ref_arg *args, size_t n, ref_tensor *outs,
 	}
 	memset(outs, 0, nouts * sizeof *outs);
 	memset(err, 0, sizeof *err);
-	ref_call c = {"n1", op, args, n, ETC_DOUBLE, outs, nouts, err};
+	ref_call c = {"n1", op, args, n, ETC_DOUBLE, outs, nouts, err, {0}};
 	return f->fn(&c);
 }
 
