@@ -38,7 +38,12 @@ passed = failed = 0
 # A test that hangs prints every thread's stack and exits 1 before ctest's
 # --timeout (900 s in scripts/test.sh) kills it without a word. ETC_WATCHDOG
 # changes the delay (seconds; 0 turns it off).
-_watchdog = float(os.environ.get("ETC_WATCHDOG") or 840)
+# It exits at once (os._exit): no cleanup runs, which is why it is the last
+# resort behind run_bounded's per-step limit.
+try:
+    _watchdog = float(os.environ.get("ETC_WATCHDOG") or 840)
+except ValueError:
+    _watchdog = 840.0
 if _watchdog > 0:
     faulthandler.dump_traceback_later(_watchdog, exit=True)
 
@@ -75,7 +80,11 @@ def run_bounded(argv, limit=300):
             os.killpg(p.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        out, err = p.communicate()
+        try:  # (one in a session of its own would hold them still)
+            out, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = "", "(no output: a process outside its group holds the pipes open)"
         print(f"TIMEOUT after {limit} s: {argv}\n{err[-6000:]}", flush=True)
         return None, out, err
 

@@ -295,6 +295,13 @@ with C.harness():
                 rc == 0 and same and
                 nodes.get("aten_permute_copy_default", ("", ""))[1] == "computed",
                 err or [k for k in base if k not in got or not np.array_equal(got[k], base[k])])
+    rec = os.path.join(work, "fold_one_dim.etrecord")
+    rewrite_member(cnn, rec, EDGE, respell("transpose_copy.int",
+                                           [{"name": "dim0", "arg": {"as_int": 1}}]))
+    rc, nodes, err = dump(rec, os.path.join(work, "fold.npz"))
+    perm = nodes.get("aten_permute_copy_default", ("", "", ""))
+    C.check("transpose_copy with dim1 missing is not folded: the op's own message",
+            rc == 0 and perm[1] == "failed" and "dim0 and dim1 are required" in perm[2], perm)
     rec = os.path.join(work, "fold_identity.etrecord")
     rewrite_member(cnn, rec, EDGE, respell("permute_copy.default",
                                            [{"name": "dims", "arg": {"as_ints": [0, 1]}}]))

@@ -164,7 +164,9 @@ bool ref_op_transposes_2d(const ref_call *c, int (*fn)(ref_call *))
 	if (fn == ref_op_t)
 		return true;
 	if (fn == ref_op_transpose) {
-		if (refb_int(&q, "dim0", 1, 0, &d[0]) != 0 ||
+		/* both required, as the op itself has them */
+		if (!ref_arg_get(&q, "dim0", 1) || !ref_arg_get(&q, "dim1", 2) ||
+		    refb_int(&q, "dim0", 1, 0, &d[0]) != 0 ||
 		    refb_int(&q, "dim1", 2, 0, &d[1]) != 0)
 			return false;
 	} else if (fn == ref_op_permute) {
