@@ -391,8 +391,9 @@ def main():
             dout, dgrp = os.path.join(d, "dask.jsonl"), os.path.join(d, "dask.groups.jsonl")
             rc, _o, err = batch("-o", dout, "--workers", "2", "--scheduler", "local",
                                 "--group-summary", dgrp, "--agreement-heatmaps", heat, man)
-            check("dask: exit 0 and the same group summaries as the pool (op agreement too)",
-                  rc == 0 and read_lines(dgrp) == groups and groups, f"{rc} {err[-1500:]}")
+            if not C.hung_under_asan(rc, "the batch on a Dask LocalCluster"):
+                check("dask: exit 0 and the same group summaries as the pool (op agreement too)",
+                      rc == 0 and read_lines(dgrp) == groups and groups, f"{rc} {err[-1500:]}")
 
         # 4. the gate
         g60 = os.path.join(d, "g60.jsonl")
