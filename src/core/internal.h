@@ -87,6 +87,10 @@ void etc_map_close(etc_map *m);
  * Does nothing for a copy in memory.
  */
 void etc_map_release(const etc_map *m, size_t off, size_t len);
+/* The largest span of a file the kernel maps at one fault (a PMD-sized
+ * large folio: ext4, xfs): a release that should not make the next read
+ * fault a folio in again stops at a multiple of it. */
+#define ETC_FOLIO_SPAN ((uintptr_t)2 << 20)
 
 /* Overflow-checked arithmetic; return false on overflow. */
 static inline bool etc_mul_u64(uint64_t a, uint64_t b, uint64_t *out)

@@ -595,7 +595,8 @@ static int load_torchsave(const etc_etrecord *r, const char *member, etc_torchsa
 static int load(etc_etrecord *r, const uint8_t *data, size_t size, etc_error *err)
 {
 	ETC_TRY(etc_zip_open(&r->zip, &r->arena, data, size, r->name, err));
-	etc_zip_set_release(r->zip, release_checked, r);
+	etc_zip_release rel = {release_checked, r};
+	etc_zip_set_release(r->zip, &rel);
 	if (!etc_zip_find(r->zip, "ETRECORD_V0"))
 		return etc_fail(err, ETC_ERR_FORMAT, r->name, -1,
 		                "not an ETRecord: the identifier member ETRECORD_V0 is missing");

@@ -165,7 +165,7 @@ static int load(etc_torchsave *ts, const uint8_t *data, size_t size, uint64_t ma
 		return load_pickle(ts, data, size, err);
 	ETC_TRY(etc_zip_open(&ts->zip, &ts->arena, data, size, ts->name, err));
 	if (release)
-		etc_zip_set_release(ts->zip, release->fn, release->ctx);
+		etc_zip_set_release(ts->zip, release);
 	if (max_inflated < etc_zip_budget_left(ts->zip))
 		etc_zip_set_budget(ts->zip, max_inflated);
 	ts->storages =

@@ -37,8 +37,7 @@ struct etc_zip {
 	uint64_t cd_offset, cd_size;
 	uint64_t budget, inflated;
 	/* told of a stored member's bytes once its CRC-32 check has read them */
-	void (*release)(const void *ctx, const void *p, size_t n);
-	const void *release_ctx;
+	etc_zip_release release;
 };
 
 /* True when [off, off+len) lies inside [0, limit). */
@@ -315,8 +314,8 @@ int etc_zip_open(etc_zip **out, etc_arena *arena, const uint8_t *data, size_t si
 	if (!z || !(z->name = etc_arena_strdup(arena, name, strlen(name))))
 		return etc_fail(err, ETC_ERR_NOMEM, name, -1, "out of memory");
 	z->arena = arena;
-	z->release = NULL;
-	z->release_ctx = NULL;
+	z->release.fn = NULL;
+	z->release.ctx = NULL;
 	z->data = data ? data : (const uint8_t *)"";
 	z->size = size;
 	uint64_t ratio;
@@ -475,11 +474,9 @@ static int inflate_member(etc_zip *z, etc_zip_entry *e, size_t index, etc_error 
 	return 0;
 }
 
-void etc_zip_set_release(etc_zip *z, void (*fn)(const void *ctx, const void *p, size_t n),
-                         const void *ctx)
+void etc_zip_set_release(etc_zip *z, const etc_zip_release *release)
 {
-	z->release = fn;
-	z->release_ctx = ctx;
+	z->release = *release;
 }
 
 /* The CRC-32 of a stored member, its bytes handed to z->release as the
@@ -488,8 +485,8 @@ void etc_zip_set_release(etc_zip *z, void (*fn)(const void *ctx, const void *p, 
  * at once (MobileNetV2's 8 MB state dict, the peak of loading its graph). */
 static uint32_t stored_crc(const etc_zip *z, const uint8_t *p, size_t n)
 {
-	const uintptr_t span = (uintptr_t)2 << 20;
-	if (!z->release)
+	const uintptr_t span = ETC_FOLIO_SPAN;
+	if (!z->release.fn)
 		return etc_crc32(0, p, n);
 	uint32_t crc = 0;
 	for (size_t at = 0; at < n;) {
@@ -498,7 +495,7 @@ static uint32_t stored_crc(const etc_zip *z, const uint8_t *p, size_t n)
 		if (m > n - at)
 			m = n - at;
 		crc = etc_crc32(crc, p + at, m);
-		z->release(z->release_ctx, p + at, m);
+		z->release.fn(z->release.ctx, p + at, m);
 		at += m;
 	}
 	return crc;

@@ -56,8 +56,7 @@ typedef struct etc_zip_release {
 	void (*fn)(const void *ctx, const void *p, size_t n);
 	const void *ctx;
 } etc_zip_release;
-void etc_zip_set_release(etc_zip *z, void (*fn)(const void *ctx, const void *p, size_t n),
-                         const void *ctx);
+void etc_zip_set_release(etc_zip *z, const etc_zip_release *release);
 /* Sets the total number of bytes all inflated members may occupy. */
 void etc_zip_set_budget(etc_zip *z, uint64_t max_inflated);
 /* What is left of that budget. */

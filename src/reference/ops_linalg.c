@@ -136,7 +136,6 @@ static int gemm_b(const ref_call *c, int dtype, bool tb, size_t m, size_t n, siz
 		return ref_fail(c, ETC_ERR_NOMEM, "out of memory (%zu bytes)",
 		                k * cols * sizeof *w);
 	const char *f = b->data;
-	float *fb = NULL;
 	int rc = 0;
 	for (size_t j0 = 0; rc == 0 && j0 < n; j0 += cols) {
 		size_t nj = n - j0 < cols ? n - j0 : cols;
@@ -145,16 +144,10 @@ static int gemm_b(const ref_call *c, int dtype, bool tb, size_t m, size_t n, siz
 		} else if (b->transposed) {
 			/* columns j0.. of B are rows j0.. of its bytes: read as they
 			   lie, laid out [k, nj] as below (the same GEMM, the same bits) */
-			if (!fb && !(fb = malloc(k * cols * sizeof *fb))) {
-				rc = ref_fail(c, ETC_ERR_NOMEM, "out of memory (%zu bytes)",
-				              k * cols * sizeof *fb);
+			rc = ref_transpose_into(w, ETC_DOUBLE, f + j0 * k * sizeof(float),
+			                        ETC_FLOAT, k, nj, &c->release, c->err);
+			if (rc < 0)
 				break;
-			}
-			memcpy(fb, f + j0 * k * sizeof(float), nj * k * sizeof(float));
-			for (size_t p = 0; p < k; p++)
-				for (size_t q = 0; q < nj; q++)
-					w[p * nj + q] = fb[q * k + p];
-			ref_release_call(&c->release, f, f + (j0 + nj) * k * sizeof(float));
 		} else {
 			/* columns j0.. of each of B's k rows, gathered as floats into
 			   the upper half of w, then widened from the front (double i
@@ -168,7 +161,6 @@ static int gemm_b(const ref_call *c, int dtype, bool tb, size_t m, size_t n, siz
 		rc = refb_gemm(c, dtype, false, tb, m, nj, k, alpha, a, lda, w, tb ? k : nj, beta,
 		               (double *)out + j0, ldc);
 	}
-	free(fb);
 	free(w);
 	return rc;
 }

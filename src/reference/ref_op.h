@@ -19,12 +19,12 @@
  * ETC_INT, ETC_LONG; ETC_BOOL is one byte 0/1. `data` is owned (malloc) unless
  * `borrowed`.
  *
- * One exception, `transposed`: a float32 matrix (rank 2) whose `data` is
- * its transpose (shape[1] rows of shape[0], row-major) in the record's
- * bytes, at any alignment: the fold of a large weight's 2-D transpose
- * (refgraph_call.c, fold_transpose), never copied. Only the runner and the
- * blocked products (mm, addmm: gemm_b in ops_linalg.c) see one; anything
- * else gets ref_tensor_dense's copy.
+ * One exception, `transposed`: a matrix (rank 2) whose `data` is its
+ * transpose (shape[1] rows of shape[0], row-major) in the record's bytes,
+ * at any alignment: the fold of a weight's 2-D transpose (refgraph_call.c,
+ * fold_transpose). Only a large float32 one is kept so, never copied; only
+ * the runner and the blocked products (mm, addmm: gemm_b in ops_linalg.c)
+ * see one; anything else gets ref_tensor_dense's copy.
  */
 typedef struct ref_tensor {
 	int dtype;
@@ -64,9 +64,14 @@ typedef struct ref_release {
 } ref_release;
 void ref_release_call(const ref_release *r, const void *base, const void *upto);
 
-/* A dense copy of `t` (a transposed view: its transpose written out, 16
- * rows of the view's bytes at a time, each band told to `rel`, which may be
- * NULL) in `dtype` (t's own, or ETC_DOUBLE for a float32 t). */
+/* dst (rows x cols, row-major, `dtype`) = the transpose of the cols x rows
+ * matrix of `src_dtype` at src (any alignment), written 16 of src's rows at
+ * a time, each band told to `rel` (may be NULL). dtype is src_dtype, or
+ * ETC_DOUBLE for ETC_FLOAT. */
+int ref_transpose_into(void *dst, int dtype, const void *src, int src_dtype, uint64_t rows,
+                       uint64_t cols, const ref_release *rel, etc_error *err);
+/* A dense copy of `t` (a transposed view: ref_transpose_into) in `dtype`
+ * (t's own, or ETC_DOUBLE for a float32 t). */
 int ref_tensor_dense(ref_tensor *dst, const ref_tensor *t, int dtype, const ref_release *rel,
                      etc_error *err);
 /* "[1, 3, 16, 16]" into buf. */

@@ -95,46 +95,61 @@ void ref_release_call(const ref_release *r, const void *base, const void *upto)
 		r->fn(r->ctx, base, upto);
 }
 
+int ref_transpose_into(void *dst, int dtype, const void *src, int src_dtype, uint64_t rows,
+                       uint64_t cols, const ref_release *rel, etc_error *err)
+{
+	enum { BAND = 16 };
+	size_t es = etc_scalar_type_size(src_dtype);
+	bool widen = dtype != src_dtype;
+	uint8_t *band = malloc(rows ? (size_t)(rows * BAND * es) : 1);
+	if (!band)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	const uint8_t *from = src;
+	for (uint64_t j0 = 0; j0 < cols; j0 += BAND) {
+		size_t nb = cols - j0 < BAND ? (size_t)(cols - j0) : BAND;
+		/* through memcpy: the record's bytes may be misaligned */
+		memcpy(band, from + j0 * rows * es, nb * rows * es);
+		/* out[i][j0 + c] = band row c, element i: nb elements in a row of
+		   the output for each i */
+		for (uint64_t i = 0; i < rows; i++) {
+			uint64_t at = i * cols + j0;
+			if (widen) {
+				const float *b = (const float *)band;
+				for (size_t c = 0; c < nb; c++)
+					((double *)dst)[at + c] = b[c * rows + i];
+			} else if (es == 4) {
+				const uint32_t *b = (const uint32_t *)band;
+				for (size_t c = 0; c < nb; c++)
+					((uint32_t *)dst)[at + c] = b[c * rows + i];
+			} else {
+				for (size_t c = 0; c < nb; c++)
+					memcpy((uint8_t *)dst + (at + c) * es,
+					       band + (c * rows + i) * es, es);
+			}
+		}
+		ref_release_call(rel, from, from + (j0 + nb) * rows * es);
+	}
+	free(band);
+	return 0;
+}
+
 int ref_tensor_dense(ref_tensor *dst, const ref_tensor *t, int dtype, const ref_release *rel,
                      etc_error *err)
 {
-	enum { BAND = 16 };
 	if (!t->transposed) {
 		etc_reftensor v = ref_tensor_view(t);
 		return ref_tensor_convert(dst, &v, dtype, err);
 	}
-	if (t->dtype != ETC_FLOAT || t->rank != 2 || (dtype != ETC_FLOAT && dtype != ETC_DOUBLE))
+	if (t->rank != 2 || (dtype != t->dtype && (t->dtype != ETC_FLOAT || dtype != ETC_DOUBLE)))
 		return etc_fail(err, ETC_ERR_UNSUPPORTED, NULL, -1,
 		                "a transposed view of %s read as %s",
 		                etc_scalar_type_name(t->dtype), etc_scalar_type_name(dtype));
 	ETC_TRY(ref_tensor_alloc(dst, dtype, 2, t->shape, err));
-	/* out[i][j] = the view's bytes' row j, element i */
-	uint64_t rows = (uint64_t)t->shape[0], cols = (uint64_t)t->shape[1];
-	float *band = malloc(rows ? (size_t)(rows * BAND) * sizeof *band : 1);
-	if (!band) {
+	int rc = ref_transpose_into(dst->data, dtype, t->data, t->dtype, (uint64_t)t->shape[0],
+	                            (uint64_t)t->shape[1], rel, err);
+	if (rc < 0)
 		ref_tensor_free(dst);
-		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-	}
-	const char *from = t->data;
-	for (uint64_t j0 = 0; j0 < cols; j0 += BAND) {
-		size_t nb = cols - j0 < BAND ? (size_t)(cols - j0) : BAND;
-		/* through memcpy: the record's bytes may be misaligned */
-		memcpy(band, from + j0 * rows * sizeof *band, nb * rows * sizeof *band);
-		for (uint64_t i = 0; i < rows; i++) {
-			if (dtype == ETC_FLOAT) {
-				float *o = (float *)dst->data + i * cols + j0;
-				for (size_t c = 0; c < nb; c++)
-					o[c] = band[c * rows + i];
-			} else {
-				double *o = (double *)dst->data + i * cols + j0;
-				for (size_t c = 0; c < nb; c++)
-					o[c] = band[c * rows + i];
-			}
-		}
-		ref_release_call(rel, from, from + (j0 + nb) * rows * sizeof *band);
-	}
-	free(band);
-	return 0;
+	return rc;
 }
 
 etc_reftensor ref_tensor_view(const ref_tensor *t)

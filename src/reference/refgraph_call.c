@@ -22,8 +22,6 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-/* The largest span of a file the kernel maps at one fault (a PMD-sized folio). */
-#define FOLIO_SPAN ((uintptr_t)2 << 20)
 /* Bytes of a weight widened between two page releases. */
 #define WIDEN_CHUNK ((uint64_t)1 << 20)
 /* The record's pages read by a run's calls are given back once this much
@@ -108,8 +106,9 @@ void ref_graph_release(const etc_refgraph *g, const void *p, uint64_t bytes)
 	   boundaries (neighbours' pages fault back in when read). */
 	if (!p || !bytes)
 		return;
-	uintptr_t lo = (uintptr_t)p & ~(FOLIO_SPAN - 1);
-	uintptr_t hi = ((uintptr_t)p + (uintptr_t)bytes + FOLIO_SPAN - 1) & ~(FOLIO_SPAN - 1);
+	uintptr_t lo = (uintptr_t)p & ~(ETC_FOLIO_SPAN - 1);
+	uintptr_t hi =
+	    ((uintptr_t)p + (uintptr_t)bytes + ETC_FOLIO_SPAN - 1) & ~(ETC_FOLIO_SPAN - 1);
 	etc_etrecord_release_range(g->rec, (const void *)lo, hi - lo);
 }
 
@@ -263,7 +262,7 @@ static bool passes_transposed(const etc_refgraph *g, const ref_node *n,
  * theirs). */
 static void release_read(const void *ctx, const void *base, const void *upto)
 {
-	uintptr_t lo = (uintptr_t)base, hi = (uintptr_t)upto & ~(FOLIO_SPAN - 1);
+	uintptr_t lo = (uintptr_t)base, hi = (uintptr_t)upto & ~(ETC_FOLIO_SPAN - 1);
 	if (hi > lo)
 		ref_graph_release(ctx, base, hi - lo);
 }
@@ -337,8 +336,8 @@ static int call_node(const etc_refgraph *g, const ref_node *n, const ref_tensor 
 		tmp_free(&tmp[k]);
 	for (size_t k = 0; dense && k < n->nsrcs; k++) {
 		ref_tensor_free(&dense[k]);
-		/* the transposed weight's pages below the last folio, too */
-		if (srcs[k]->transposed && (k == 0 || srcs[k] != srcs[k - 1]))
+		/* the transposed weight's pages after the last folio boundary, too */
+		if (srcs[k]->transposed)
 			ref_graph_release(g, srcs[k]->data,
 			                  srcs[k]->numel * etc_scalar_type_size(srcs[k]->dtype));
 	}
@@ -364,39 +363,20 @@ int ref_graph_call(const etc_refgraph *g, const ref_node *n, const ref_tensor *c
 	return call_node(g, n, srcs, outs, unreleased, true, err);
 }
 
-/* Band rows of `x` (rows r0.. r0 + nb, cols columns, es bytes per element)
- * into columns r0.. of `to`, the transpose (rows x cols -> cols x rows). */
-static void transpose_band(uint8_t *to, const uint8_t *band, uint64_t rows, uint64_t cols,
-                           uint64_t r0, uint64_t nb, size_t es)
-{
-	if (es == 4) {
-		uint32_t *t = (uint32_t *)to;
-		const uint32_t *b = (const uint32_t *)band;
-		for (uint64_t j = 0; j < cols; j++)
-			for (uint64_t i = 0; i < nb; i++)
-				t[j * rows + r0 + i] = b[i * cols + j];
-		return;
-	}
-	for (uint64_t j = 0; j < cols; j++)
-		for (uint64_t i = 0; i < nb; i++)
-			memcpy(to + (j * rows + r0 + i) * es, band + (i * cols + j) * es, es);
-}
-
 /*
  * The fold of a 2-D transpose of a weight view (a linear layer's weight
- * permuted for addmm). A float32 weight that a float64 product widens by
- * blocks (MobileNetV2's classifier, 4.9 MiB) is not copied: the fold's
- * output is the weight's bytes marked transposed (ref_op.h), which mm and
- * addmm read as they lie and anything else through ref_tensor_dense. Any
- * other is written straight from the record 16 rows at a time, whose pages
- * are given back as the bands pass them: neither a copy of the weight nor
- * its pages are held beside the transposed output. 1 when done, 0 when n
- * is not such a fold (call_node folds it).
+ * permuted for addmm): the weight's bytes marked transposed (ref_op.h). A
+ * float32 weight that a float64 product widens by blocks (MobileNetV2's
+ * classifier, 4.9 MiB) is kept so, not copied: mm and addmm read it as it
+ * lies and anything else through ref_tensor_dense. Any other is written
+ * out by ref_tensor_dense straight from the record, 16 rows at a time,
+ * whose pages are given back as the bands pass them: neither a copy of
+ * the weight nor its pages are held beside the transposed output. 1 when
+ * done, 0 when n is not such a fold (call_node folds it).
  */
 static int fold_transpose(const etc_refgraph *g, const ref_node *n, const ref_tensor *const *srcs,
                           ref_tensor *outs, etc_error *err)
 {
-	enum { BAND = 16 };
 	if (n->nsrcs != 1 || n->pub.output_count != 1 || !ref_op_moves_only(n->op) ||
 	    !record_view(g, n, 0, srcs[0]) || srcs[0]->rank != 2)
 		return 0;
@@ -410,44 +390,19 @@ static int fold_transpose(const etc_refgraph *g, const ref_node *n, const ref_te
 	free(args);
 	if (!swaps)
 		return 0;
+	ref_tensor view = *x;
+	view.shape[0] = x->shape[1];
+	view.shape[1] = x->shape[0];
+	view.borrowed = true;
+	view.transposed = true;
 	if (ref_op_blocks_b(g->float_dtype, x)) {
-		/* a float32 weight that a float64 product widens by blocks: not
-		   copied at all, its transpose read where it lies (ref_tensor) */
-		outs[0] = *x;
-		outs[0].shape[0] = x->shape[1];
-		outs[0].shape[1] = x->shape[0];
-		outs[0].borrowed = true;
-		outs[0].transposed = true;
+		outs[0] = view;
 		return 1;
 	}
-	size_t es = etc_scalar_type_size(x->dtype);
-	uint64_t rows = (uint64_t)x->shape[0], cols = (uint64_t)x->shape[1];
-	int64_t shape[2] = {x->shape[1], x->shape[0]};
-	ETC_TRY(ref_tensor_alloc(&outs[0], x->dtype, 2, shape, err));
-	size_t band_bytes = (size_t)(cols * es * BAND);
-	uint8_t *band = malloc(band_bytes ? band_bytes : 1);
-	if (!band) {
-		ref_tensor_free(&outs[0]);
-		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "node %s: out of memory",
-		                n->pub.name);
-	}
-	const uint8_t *from = x->data;
-	/* given back up to a folio boundary only, so that the rows still to
-	   read keep their pages (ref_graph_release widens to folios) */
-	uintptr_t given = (uintptr_t)from;
-	for (uint64_t r0 = 0; r0 < rows; r0 += BAND) {
-		uint64_t nb = rows - r0 < BAND ? rows - r0 : BAND;
-		/* through memcpy: the record's bytes may be misaligned */
-		memcpy(band, from + r0 * cols * es, (size_t)(nb * cols * es));
-		transpose_band(outs[0].data, band, rows, cols, r0, nb, es);
-		uintptr_t read = (uintptr_t)(from + (r0 + nb) * cols * es);
-		uintptr_t upto = r0 + nb == rows ? read : read & ~(FOLIO_SPAN - 1);
-		if (upto > given) {
-			ref_graph_release(g, (const void *)given, upto - given);
-			given = upto;
-		}
-	}
-	free(band);
+	ref_release rel = ref_graph_releaser(g);
+	ETC_TRY(ref_tensor_dense(&outs[0], &view, x->dtype, &rel, err));
+	/* the rows after the last folio boundary, too */
+	ref_graph_release(g, x->data, x->numel * etc_scalar_type_size(x->dtype));
 	return 1;
 }
 
