@@ -189,13 +189,13 @@ int usage_error(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
-/* Whether the report path is the plot folder or inside it, as written (the
- * folder is replaced whole: a report there would be lost or in the way). */
 const char *cli_plot_dir(const args *a)
 {
 	return a->plot_dir ? a->plot_dir : "etcompare-plots";
 }
 
+/* Whether the report path is the plot folder or inside it, as written (the
+ * folder is replaced whole: a report there would be lost or in the way). */
 static bool report_in_plots(const char *report, const char *plot)
 {
 	size_t n = strlen(plot), m = strlen(report);
