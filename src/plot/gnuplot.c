@@ -609,8 +609,7 @@ static void no_png(group *g, size_t i, int exit_status, const char *msg, size_t 
 		    g, i,
 		    "gnuplot exited without an error but its PNG is missing, cut short or not a "
 		    "PNG (a gnuplot that does not draw, or writing in %s failed: disk full, quota "
-		    "or file "
-		    "size limit?)",
+		    "or file size limit?)",
 		    it->dir);
 	}
 }

@@ -1,11 +1,11 @@
 /*
  * band_chart.c - the numeric gap over many runs (numgap_dist.h) in the
  * reports: the text table of --all-runs, the JSON object of --json, and
- * the HTML section whose band
- * charts are inline SVG (no script, no external request): per op along
- * execution order, the p5-p95 band of the SNR over the runs, the median as
- * a line, the worst run as a red mark with a tooltip naming it. +inf
- * (identical) is drawn on a line of its own above the axis's top.
+ * the HTML section whose band charts are inline SVG (no script, no
+ * external request): per op along execution order, the p5-p95 band of the
+ * SNR over the runs, the median as a line, the worst run as a red mark
+ * with a tooltip naming it. +inf (identical) is drawn on a line of its own
+ * above the axis's top.
  */
 #include "report/band_chart.h"
 #include "report/report_private.h"
