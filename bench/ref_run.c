@@ -30,8 +30,12 @@
  *   hwm_after_load_kb VmHWM after loading the graph (the peak of open and load)
  *   hwm_kb            VmHWM (peak RSS) at the end
  *   first_run_hwm_kb  the peak RSS of the first run, whose callback reads
- *       every node's outputs (VmHWM reset after the load; -1 when it cannot
- *       be reset)
+ *       every value of every node's outputs where they lie, as the numeric
+ *       gap does (etc_refrun_output_layout, row-major through the strides:
+ *       no dense copy of a transposed weight; etc_refrun_output_done after
+ *       each) (VmHWM reset after the load;
+ *       -1 when it cannot be reset)
+ *   first_run_sum     the sum of the float values the first run read
  *   run_hwm_kb        the peak RSS of the timed runs alone, whose callback
  *       reads nothing (VmHWM reset again before them): the executor's own
  *       peak, without a consumer's demand for outputs it does not keep
@@ -112,8 +116,42 @@ typedef struct stats {
 	const bool *from_input; /* per node: depends on a user input */
 	int reasons_shown;
 	const etc_refgraph *g;
+	double sum; /* of every float value read */
 	char unsupported[2048];
 } stats;
+
+/* Element k (row-major) of t at `strides`, as double (float dtypes only). */
+static double value_at(const etc_reftensor *t, const int64_t *strides, uint64_t k)
+{
+	int64_t off = 0;
+	for (uint32_t d = t->rank; d-- > 0;) {
+		uint64_t n = (uint64_t)t->shape[d];
+		off += (int64_t)(k % n) * strides[d];
+		k /= n;
+	}
+	if (t->dtype == ETC_DOUBLE) {
+		double v;
+		memcpy(&v, (const char *)t->data + 8 * off, 8);
+		return v;
+	}
+	float f;
+	memcpy(&f, (const char *)t->data + 4 * off, 4);
+	return f;
+}
+
+/* Every float value of t, read as the numeric gap reads it. */
+static double sum_values(const etc_reftensor *t, const int64_t *strides, bool dense)
+{
+	double sum = 0;
+	if (t->dtype != ETC_FLOAT && t->dtype != ETC_DOUBLE)
+		return 0;
+	for (uint64_t k = 0; dense && k < t->numel; k++)
+		sum += t->dtype == ETC_DOUBLE ? ((const double *)t->data)[k]
+		                              : ((const float *)t->data)[k];
+	for (uint64_t k = 0; !dense && k < t->numel; k++)
+		sum += value_at(t, strides, k);
+	return sum;
+}
 
 static int noop(void *user, const etc_refrun *run, size_t node, etc_error *err)
 {
@@ -142,9 +180,14 @@ static int collect(void *user, const etc_refrun *run, size_t node, etc_error *er
 	if (st != ETC_REFNODE_COMPUTED)
 		return 0;
 	for (uint32_t i = 0; i < n->output_count; i++) {
-		const etc_reftensor *t = etc_refrun_output(run, node, i);
-		if (!t)
+		etc_reftensor held;
+		int64_t strides[ETC_REF_MAX_RANK];
+		int layout = etc_refrun_output_layout(run, node, i, &held, strides);
+		if (layout < 0)
 			continue;
+		const etc_reftensor *t = &held;
+		s->sum += sum_values(t, strides, layout == 0);
+		etc_refrun_output_done(run, node, i);
 		uint64_t bytes = t->numel * dtype_size(t->dtype);
 		if (bytes > s->largest_output)
 			s->largest_output = bytes;
@@ -343,6 +386,7 @@ int main(int argc, char **argv)
 	printf("anon_end_kb=%ld\nfile_end_kb=%ld\nhwm_kb=%ld\n", proc_status_kb("RssAnon"),
 	       proc_status_kb("RssFile"), hwm_all);
 	printf("first_run_hwm_kb=%ld\n", run_reset ? hwm_first : -1);
+	printf("first_run_sum=%.17g\n", s.sum);
 	printf("run_hwm_kb=%ld\n", timed_reset ? hwm_end : -1);
 	free(ms);
 	free(from_input);

@@ -10,7 +10,12 @@ from bench/gen_mobilenet.py, run by the reference executor in float64.
   replaced by a copy: the path without the view), and numpy's float64
   product within 1e-12.
 - In float32 mode (no blocks) and through the main command (the numeric
-  gap compares the permute with the runtime's: SNR inf) the same holds."""
+  gap compares the permute with the runtime's: SNR inf) the same holds.
+- The numeric gap reads the permute's output where it lies (strided,
+  etc_refrun_output_layout): its summary and first values are W.T's; with
+  one element of the runtime's logged permute changed, the row fails with
+  max |d| at that element's row-major index (the first divergence keeps a
+  dense copy)."""
 import io
 import os
 import subprocess
@@ -39,6 +44,20 @@ def weights(rec):
     with zipfile.ZipFile(rec) as z:
         sd = torch.load(io.BytesIO(z.read("edge_dialect_exported_program_state_dict")))
     return (sd["classifier.1.weight"].detach().numpy(), sd["classifier.1.bias"].detach().numpy())
+
+
+def preview_ok(cell, want):
+    """'float32 [R, C]  min=.. max=.. mean=..  [v0, v1, ...]' against want."""
+    try:
+        stats = dict(kv.split("=") for kv in cell.split("  ")[1].split())
+        first = [float(v) for v in cell.split("[")[2].split(",")[:4]]
+    except (IndexError, ValueError):
+        return False
+    w64 = want.astype(np.float64)
+    close = [np.isclose(float(stats["min"]), w64.min(), rtol=1e-5),
+             np.isclose(float(stats["max"]), w64.max(), rtol=1e-5),
+             np.isclose(float(stats["mean"]), w64.mean(), rtol=1e-4, atol=1e-9)]
+    return all(close) and np.allclose(first, w64.ravel()[:4], rtol=1e-5)
 
 
 def dump(rec, out, *args):
@@ -100,6 +119,44 @@ def main():
         C.check("main command: the permute's row against the runtime's, SNR inf",
                 rc == 0 and len(perm_rows) == 1 and perm_rows[0][head.index("snr")] == "inf",
                 f"rc={rc} {err[-300:]} {perm_rows}")
+        cell = perm_rows[0][head.index("aot_intermediate_output")] if perm_rows else ""
+        C.check("main command: the permute's summary (strided read) is W.T's",
+                preview_ok(cell, w.T), cell[:200])
+
+        # the runtime's permute with one element changed: the row fails there
+        dbg = os.path.join(d, "t_debug.bin")
+        raw = bytearray(open(dbg, "rb").read())
+        at = bytes(raw).find(np.ascontiguousarray(w.T).tobytes())
+        C.check("the runtime logged the permute's values (found in the debug buffer)", at >= 0)
+        r, c = 5, 37
+        flat = r * w.T.shape[1] + c
+        bad = np.ascontiguousarray(w.T).copy()
+        bad[r, c] += 100.0
+        raw[at:at + bad.nbytes] = bad.tobytes()
+        dbg2 = os.path.join(d, "t_debug_bad.bin")
+        with open(dbg2, "wb") as f:
+            f.write(raw)
+        js = os.path.join(d, "bad.json")
+        rc, _, err = C.run("--etdump", os.path.join(d, "t.etdp"), "--debug_buffer", dbg2,
+                           "--etrecord", rec, "--json", js, "--no-table", "--min-snr", "40")
+        rows, fd = [], None
+        if os.path.exists(js):
+            import json
+            with open(js) as f:
+                ng = json.load(f).get("numeric_gap", {})
+            rows = [x for x in ng.get("rows", []) if PERM in json.dumps(x.get("aot_ops"))]
+            fd = ng.get("first_divergence")
+            fd = ng["rows"][fd] if isinstance(fd, int) and fd < len(ng["rows"]) else None
+        row = rows[0] if len(rows) == 1 else {}
+        C.check("one element changed: exit 1, the permute's row fails", rc == 1 and
+                row.get("status") == "FAIL", f"rc={rc} {err[-300:]} {row.get('status')}")
+        m = row.get("metrics", row)
+        C.check("one element changed: max |d| 100 at its row-major index",
+                m.get("max_abs_index") == flat and abs(m.get("max_abs", 0) - 100.0) < 1e-3,
+                (m.get("max_abs_index"), m.get("max_abs"), flat))
+        C.check("one element changed: the permute is the first divergence",
+                fd is not None and fd.get("aot_ops") == [PERM] and
+                fd.get("first_divergence") is True, str(fd)[:300])
     C.finish(d)
 
 

@@ -176,6 +176,27 @@ ETC_API int etc_refrun_status(const etc_refrun *run, size_t node, const char **w
  * feeds it (its values are still alive); NULL otherwise or when not computed.
  */
 ETC_API const etc_reftensor *etc_refrun_output(const etc_refrun *run, size_t node, uint32_t i);
+/**
+ * Inside the callback of `node`: output `i` (as for etc_refrun_output) where
+ * its values lie, without a copy. `out` gets its dtype, rank, shape and
+ * `data`, the address of element 0; element (i_0, ..., i_{rank-1}) is
+ * sum(i_k * strides[k]) elements from it (`strides` holds ETC_REF_MAX_RANK
+ * entries). Returns 0 for a dense output (row-major strides, `out` as
+ * etc_refrun_output gives it); 1 when the run holds it in another order (a
+ * large float32 weight's 2-D transpose is held as the record's bytes,
+ * possibly misaligned, with strides (1, rows)), where etc_refrun_output
+ * would make a dense copy; ETC_ERR_USAGE where etc_refrun_output gives NULL
+ * (`out` zeroed).
+ */
+ETC_API int etc_refrun_output_layout(const etc_refrun *run, size_t node, uint32_t i,
+                                     etc_reftensor *out, int64_t *strides);
+/**
+ * Inside the callback of `node`: the caller is done reading output `i` where
+ * etc_refrun_output_layout said it lies. When those are the record's own
+ * bytes (layout 1) their pages are given back now; a later node that reads
+ * them faults them in again. Otherwise nothing happens.
+ */
+ETC_API void etc_refrun_output_done(const etc_refrun *run, size_t node, uint32_t i);
 
 /** The outputs of one re-run of a node; release with etc_refvalues_free. */
 typedef struct etc_refvalues etc_refvalues;

@@ -18,9 +18,14 @@
  * the runtime's as it runs, summarized (first values, min/max/mean) and
  * not kept. Kept are only the outputs whose row reads the runtime through
  * a layout or a dequantization (set up after alignment) and the first
- * failing row's (the first-divergence plots read it).
+ * failing row's (the first-divergence plots read it). An output the run
+ * holds in another order (a large weight's transpose, kept as the record's
+ * bytes) is read where it lies: its shape alone where only the shape is
+ * needed, and a strided reading for its comparison and summary; a dense copy
+ * is made only to keep it.
  */
 #include "analysis/numgap_internal.h"
+#include "analysis/values_private.h"
 #include "core/blas.h"
 
 #include <math.h>
@@ -105,6 +110,22 @@ static void tensor_of(const etc_reftensor *v, etc_tensor *t)
 	t->numel = v->numel;
 	t->nbytes = v->numel * etc_scalar_type_size(v->dtype);
 	t->data = v->data;
+}
+
+/* Output i of node n without a copy: its shape and where its values lie
+ * (etc_refrun_output_layout); NULL when not computed. */
+static const etc_reftensor *held(const etc_refrun *run, size_t n, uint32_t i, etc_reftensor *v,
+                                 int64_t *strides, bool *strided)
+{
+	int rc = etc_refrun_output_layout(run, n, i, v, strides);
+	*strided = rc == 1;
+	return rc >= 0 ? v : NULL;
+}
+
+static int copy_failed(const etc_refnode *nd, uint32_t output, etc_error *err)
+{
+	return etc_fail(err, ETC_ERR_NOMEM, NULL, -1,
+	                "node %s: out of memory copying reference output %u", nd->name, output);
 }
 
 /* A copy of reference tensor v that outlives the run: shape in the arena,
@@ -205,7 +226,11 @@ static int runtime_inputs(gctx *c, const etc_refrun *run, size_t n, inputs_of *x
 		x->acts++;
 		size_t pi = srcs[k].index;
 		const etc_refnode *p = etc_refgraph_node(c->graph, pi);
-		const etc_reftensor *refv = etc_refrun_output(run, pi, srcs[k].output);
+		etc_reftensor refm;
+		int64_t st[ETC_REF_MAX_RANK];
+		bool strided;
+		/* the shape is all it needs: no copy of a transposed weight */
+		const etc_reftensor *refv = held(run, pi, srcs[k].output, &refm, st, &strided);
 		long ri = p && p->debug_handle >= 0 ? item_by_max(c, p->debug_handle) : -1;
 		const otensor *o = ri >= 0 ? runtime_output(c->g, &c->g->items[ri], p->output_count,
 		                                            srcs[k].output)
@@ -357,9 +382,13 @@ static int rerun_locals(gctx *c, const etc_refrun *run, size_t n, const etc_refn
 	int rc = 0;
 	for (uint32_t j = 0; j < it->nout && j < nd->output_count; j++) {
 		otensor *ot = &c->g->ts[it->first + j];
+		etc_reftensor hv;
+		int64_t st[ETC_REF_MAX_RANK];
+		bool strided;
+		/* without vals, v only says that the reference computed it */
 		const etc_reftensor *v =
 		    vals ? (j < etc_refvalues_count(vals) ? etc_refvalues_get(vals, j) : NULL)
-		         : etc_refrun_output(run, n, j);
+		         : held(run, n, j, &hv, st, &strided);
 		if (!v)
 			continue;
 		if (!vals && ot->stream == ETC_NG_PRE) {
@@ -465,8 +494,28 @@ static int on_node(void *user, const etc_refrun *run, size_t n, etc_error *err)
 	return rc;
 }
 
-/* The summary of reference value v (first values, min/max/mean) for output o. */
-static int preview_of(gctx *c, const etc_reftensor *v, otensor *o, etc_error *err)
+/* v's values in row-major order through `strides` (etc_refrun_output_layout),
+ * read where they lie: `flat` is their storage, `pm` the reader's state. */
+static void strided_values(const etc_reftensor *v, const int64_t *strides, etc_tensor *flat,
+                           etc_permuted *pm, etc_values *out)
+{
+	tensor_of(v, flat);
+	memset(pm, 0, sizeof *pm);
+	etc_values_from_tensor(&pm->base, flat);
+	pm->t = flat;
+	pm->ndim = v->rank;
+	for (uint32_t k = 0; k < v->rank; k++) {
+		pm->sizes[k] = v->shape[k];
+		pm->stride[k] = strides[k];
+	}
+	etc_values_permuted_(out, pm);
+}
+
+/* The preview of output o: reference value v's summary and first values,
+ * v held in another order when `strides` is given (a float32 transpose:
+ * the summary is over its storage, the same values). */
+static int preview_of(gctx *c, const etc_reftensor *v, const int64_t *strides, otensor *o,
+                      etc_error *err)
 {
 	etc_ng_preview *p = etc_arena_alloc(&c->ng->arena, 1, sizeof *p);
 	if (!p)
@@ -498,8 +547,24 @@ static int preview_of(gctx *c, const etc_reftensor *v, otensor *o, etc_error *er
 	uint8_t *d = etc_arena_alloc(&c->ng->arena, nb ? nb : 1, 1);
 	if (!d)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-	if (nb)
+	if (strides && v->dtype == ETC_FLOAT) {
+		double first[ETC_NUMGAP_PREVIEW_VALUES];
+		etc_tensor flat;
+		etc_permuted pm;
+		etc_values vals;
+		strided_values(v, strides, &flat, &pm, &vals);
+		vals.read(vals.src, 0, k, first);
+		for (size_t i = 0; i < k; i++) {
+			float f = (float)first[i]; /* exact: they were float32 */
+			memcpy(d + 4 * i, &f, 4);
+		}
+	} else if (strides) {
+		return etc_fail(err, ETC_ERR_UNSUPPORTED, NULL, -1,
+		                "a reference output of dtype %s held in another order",
+		                etc_scalar_type_name(v->dtype));
+	} else if (nb) {
 		memcpy(d, v->data, nb);
+	}
 	p->t.data = d;
 	p->t.offset = 0;
 	o->preview = p;
@@ -589,33 +654,53 @@ static int stream_outputs(gctx *c, const etc_refrun *run, size_t n, const etc_re
 		size_t oi = r->first + pr;
 		otensor *o = &g->ts[oi];
 		const otensor *ao = &g->ts[a->first + pa];
-		const etc_reftensor *v = o->has_data ? etc_refrun_output(run, n, pr) : NULL;
+		etc_reftensor hv;
+		int64_t strides[ETC_REF_MAX_RANK];
+		bool strided = false;
+		const etc_reftensor *v =
+		    o->has_data ? held(run, n, pr, &hv, strides, &strided) : NULL;
 		if (!v)
 			continue;
 		bool needed = false;
 		if (!plain_pair(c, ao, v, &needed)) {
 			if (!needed)
 				continue;
-			/* kept: compared after alignment */
+			/* kept: compared after alignment (a dense copy) */
+			v = strided ? etc_refrun_output(run, n, pr) : v;
+			if (!v)
+				return copy_failed(nd, pr, err);
 			ETC_TRY(keep_tensor(c->ng, v, true, &o->t, err));
 			o->stream = ETC_NG_KEPT;
 			o->dropped = false;
 			continue;
 		}
-		etc_tensor rt;
-		tensor_of(v, &rt);
+		etc_tensor rt, flat;
+		etc_permuted pm;
 		etc_values vr, va;
-		etc_values_from_tensor(&vr, &rt);
+		if (strided) {
+			strided_values(v, strides, &flat, &pm, &vr);
+		} else {
+			tensor_of(v, &rt);
+			etc_values_from_tensor(&vr, &rt);
+		}
 		etc_values_from_tensor(&va, &ao->t);
 		ETC_TRY(etc_metrics_compare(&vr, &va, &o->pre_m, err));
 		o->stream = ETC_NG_PRE;
 		o->pre_act = a->first + pa;
 		o->pre_vs = ao->t.data;
-		ETC_TRY(preview_of(c, v, o, err));
+		ETC_TRY(preview_of(c, v, strided ? strides : NULL, o, err));
+		if (strided)
+			etc_refrun_output_done(run, n, pr); /* the record's pages, read */
 		char why[160];
-		if (etc_gate_judge_(&o->pre_m, &c->gate, why, sizeof why) != ETC_ROW_PASS)
-			ETC_TRY(keep_if_first(
-			    c, v, oi, ((uint64_t)(uint32_t)c->rt_last[grp] << 32) | k, err));
+		if (etc_gate_judge_(&o->pre_m, &c->gate, why, sizeof why) != ETC_ROW_PASS) {
+			uint64_t key = ((uint64_t)(uint32_t)c->rt_last[grp] << 32) | k;
+			/* the first failing row keeps its values in order: a dense copy */
+			bool first = c->cand == SIZE_MAX || key < c->cand_key;
+			v = strided && first ? etc_refrun_output(run, n, pr) : v;
+			if (!v)
+				return copy_failed(nd, pr, err);
+			ETC_TRY(keep_if_first(c, v, oi, key, err));
+		}
 	}
 	return 0;
 }
@@ -639,8 +724,16 @@ static int handled_node(gctx *c, const etc_refrun *run, size_t n, const etc_refn
 		otensor *o = NULL;
 		ETC_TRY(etc_ng_push_tensor_(g, &o, err));
 		it->nout++;
-		const etc_reftensor *v =
-		    st == ETC_REFNODE_COMPUTED ? etc_refrun_output(run, n, j) : NULL;
+		etc_reftensor hv;
+		int64_t strides[ETC_REF_MAX_RANK];
+		bool strided;
+		/* its values now only when they are kept now */
+		bool data = keep && !c->stream;
+		const etc_reftensor *v = st != ETC_REFNODE_COMPUTED ? NULL
+		                         : data                     ? etc_refrun_output(run, n, j)
+		                                : held(run, n, j, &hv, strides, &strided);
+		if (!v && st == ETC_REFNODE_COMPUTED && data)
+			return copy_failed(nd, j, err);
 		if (!v) {
 			o->t.scalar_type = -1; /* "unknown" */
 			snprintf(o->why, sizeof o->why, "not computed (%.40s): %.60s",
@@ -648,7 +741,7 @@ static int handled_node(gctx *c, const etc_refrun *run, size_t n, const etc_refn
 			continue;
 		}
 		/* streaming: the values are kept (or not) once the rows' needs are known */
-		ETC_TRY(keep_tensor(c->ng, v, keep && !c->stream, &o->t, err));
+		ETC_TRY(keep_tensor(c->ng, v, data, &o->t, err));
 		o->has_data = keep;
 		o->dropped = keep && c->stream;
 		if (!keep)

@@ -41,6 +41,9 @@ typedef struct ref_tensor {
 #define ETC_REF_MAX_BYTES ((uint64_t)1 << 36)
 int ref_tensor_alloc(ref_tensor *t, int dtype, uint32_t rank, const int64_t *shape, etc_error *err);
 void ref_tensor_free(ref_tensor *t);
+/* `src` in `dtype`: borrowed where it already is that dtype and aligned for
+ * it (src must outlive dst), else a converted copy (ref_tensor_convert). */
+int ref_tensor_take(ref_tensor *dst, const etc_reftensor *src, int dtype, etc_error *err);
 /* A public view of `t` (points into it). */
 etc_reftensor ref_tensor_view(const ref_tensor *t);
 /* Element i as double / int64, for any supported dtype. */

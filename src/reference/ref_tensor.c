@@ -44,7 +44,8 @@ const char *ref_shape_str(char *buf, size_t cap, uint32_t rank, const int64_t *s
 	return buf;
 }
 
-int ref_tensor_alloc(ref_tensor *t, int dtype, uint32_t rank, const int64_t *shape, etc_error *err)
+/* t's dtype, rank, shape and numel, checked; no data. */
+static int set_shape(ref_tensor *t, int dtype, uint32_t rank, const int64_t *shape, etc_error *err)
 {
 	memset(t, 0, sizeof *t);
 	if (!ref_dtype_supported(dtype))
@@ -71,10 +72,35 @@ int ref_tensor_alloc(ref_tensor *t, int dtype, uint32_t rank, const int64_t *sha
 	t->dtype = dtype;
 	t->rank = rank;
 	t->numel = n;
-	t->data = calloc(n ? n : 1, es);
+	return 0;
+}
+
+int ref_tensor_alloc(ref_tensor *t, int dtype, uint32_t rank, const int64_t *shape, etc_error *err)
+{
+	ETC_TRY(set_shape(t, dtype, rank, shape, err));
+	size_t es = etc_scalar_type_size(dtype);
+	t->data = calloc(t->numel ? t->numel : 1, es);
 	if (!t->data)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory (%" PRIu64 " bytes)",
-		                n * es);
+		                t->numel * es);
+	return 0;
+}
+
+int ref_tensor_take(ref_tensor *dst, const etc_reftensor *src, int dtype, etc_error *err)
+{
+	size_t es = etc_scalar_type_size(src->dtype);
+	if (src->dtype != dtype || !src->data || !es || (uintptr_t)src->data % es)
+		return ref_tensor_convert(dst, src, dtype, err);
+	ETC_TRY(set_shape(dst, dtype, src->rank, src->shape, err));
+	if (dst->numel != src->numel) {
+		uint64_t n = dst->numel;
+		memset(dst, 0, sizeof *dst);
+		return etc_fail(err, ETC_ERR_MISMATCH, NULL, -1,
+		                "tensor of %" PRIu64 " elements has a shape of %" PRIu64,
+		                src->numel, n);
+	}
+	dst->data = (void *)src->data;
+	dst->borrowed = true;
 	return 0;
 }
 

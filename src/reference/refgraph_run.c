@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct etc_refrun {
 	const etc_refgraph *g;
@@ -309,24 +310,77 @@ static const etc_reftensor *view_of(const etc_refgraph *g, const ref_tensor *t,
 	return dense_view;
 }
 
-const etc_reftensor *etc_refrun_output(const etc_refrun *run, size_t node, uint32_t i)
+/* Output i of node as the run holds it (a transposed view stays one), with
+ * its view and dense-copy cache; NULL when etc_refrun_output gives NULL. */
+static const ref_tensor *held_output(const etc_refrun *run, size_t node, uint32_t i,
+                                     const etc_reftensor **view, ref_tensor **dense,
+                                     etc_reftensor **dense_view)
 {
 	if (!run || node >= run->g->nnodes || node > run->current)
 		return NULL;
 	const ref_node *n = &run->g->nodes[node];
 	if (i >= n->pub.output_count || run->status[node] != ETC_REFNODE_COMPUTED)
 		return NULL;
+	if (node == run->current) {
+		*view = &run->cur_views[i];
+		*dense = &run->cur_dense[i];
+		*dense_view = &run->cur_dense_views[i];
+		return run->cur[i].data ? &run->cur[i] : NULL;
+	}
+	size_t v = n->out_values[i];
+	if (v == REF_NO_VALUE || !run->vals[v].data)
+		return NULL;
+	*view = &run->views[v];
+	*dense = &run->vals_dense[v];
+	*dense_view = &run->vals_dense_views[v];
+	return &run->vals[v];
+}
+
+const etc_reftensor *etc_refrun_output(const etc_refrun *run, size_t node, uint32_t i)
+{
+	const etc_reftensor *view = NULL;
+	ref_tensor *dense = NULL;
+	etc_reftensor *dense_view = NULL;
+	const ref_tensor *t = held_output(run, node, i, &view, &dense, &dense_view);
 	/* the dense copies are the run's caches: the callback is handed the
 	   run as const, the run itself is not */
-	if (node == run->current)
-		return run->cur[i].data ? view_of(run->g, &run->cur[i], &run->cur_views[i],
-		                                  &run->cur_dense[i], &run->cur_dense_views[i])
-		                        : NULL;
-	size_t v = n->out_values[i];
-	return v != REF_NO_VALUE && run->vals[v].data
-	           ? view_of(run->g, &run->vals[v], &run->views[v], &run->vals_dense[v],
-	                     &run->vals_dense_views[v])
-	           : NULL;
+	return t ? view_of(run->g, t, view, dense, dense_view) : NULL;
+}
+
+int etc_refrun_output_layout(const etc_refrun *run, size_t node, uint32_t i, etc_reftensor *out,
+                             int64_t *strides)
+{
+	const etc_reftensor *view = NULL;
+	ref_tensor *dense = NULL;
+	etc_reftensor *dense_view = NULL;
+	const ref_tensor *t = held_output(run, node, i, &view, &dense, &dense_view);
+	if (out)
+		memset(out, 0, sizeof *out);
+	if (!t || !out || !strides)
+		return ETC_ERR_USAGE;
+	*out = *view;
+	if (t->transposed) {
+		/* logical (r, c) is stored at c * rows + r (ref_op.h) */
+		strides[0] = 1;
+		strides[1] = t->shape[0];
+		return 1;
+	}
+	int64_t s = 1;
+	for (uint32_t d = t->rank; d-- > 0;) {
+		strides[d] = s;
+		s *= t->shape[d];
+	}
+	return 0;
+}
+
+void etc_refrun_output_done(const etc_refrun *run, size_t node, uint32_t i)
+{
+	const etc_reftensor *view = NULL;
+	ref_tensor *dense = NULL;
+	etc_reftensor *dense_view = NULL;
+	const ref_tensor *t = held_output(run, node, i, &view, &dense, &dense_view);
+	if (t && t->transposed)
+		ref_graph_release(run->g, t->data, t->numel * etc_scalar_type_size(t->dtype));
 }
 
 /* --- re-running a node ---------------------------------------------------------------- */
@@ -399,7 +453,9 @@ static int replacement(const etc_refrun *r, const ref_node *n, size_t k, const e
 	if (dtype == ETC_DOUBLE && g->float_dtype == ETC_DOUBLE && in->dtype == ETC_FLOAT &&
 	    ref_op_takes_narrow(n->op))
 		dtype = ETC_FLOAT;
-	return ref_tensor_convert(dst, in, dtype, err);
+	/* the caller's inputs outlive the call: one already in dtype is read
+	   where it lies */
+	return ref_tensor_take(dst, in, dtype, err);
 }
 
 int etc_refrun_eval(const etc_refrun *run, size_t node, const etc_reftensor *const *inputs,
