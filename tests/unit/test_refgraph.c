@@ -102,10 +102,29 @@ typedef struct probe {
 	const etc_refgraph *g;
 	size_t calls;
 	int conv_eval, bad_shape, not_current, freed, alive, future, float_dtype;
+	int layouts, layout_bad, same_dtype_eval;
 	size_t stop_at;
 	double conv0;
-	const etc_reftensor *x32;
+	const etc_reftensor *x32, *x64;
 } probe;
+
+/* etc_refrun_output_layout of a dense output: o's own view, row-major strides. */
+static bool dense_layout(const etc_refrun *run, size_t node, const etc_reftensor *o)
+{
+	etc_reftensor l;
+	int64_t st[ETC_REF_MAX_RANK];
+	if (etc_refrun_output_layout(run, node, 0, &l, st) != 0)
+		return false;
+	bool ok =
+	    l.data == o->data && l.dtype == o->dtype && l.rank == o->rank && l.numel == o->numel;
+	int64_t want = 1;
+	for (uint32_t d = o->rank; ok && d-- > 0;) {
+		ok = l.shape[d] == o->shape[d] && st[d] == want;
+		want *= o->shape[d];
+	}
+	etc_refrun_output_done(run, node, 0); /* nothing to give back: a no-op */
+	return ok && o->data == etc_refrun_output(run, node, 0)->data;
+}
 
 static int on_node(void *user, const etc_refrun *run, size_t node, etc_error *err)
 {
@@ -119,6 +138,15 @@ static int on_node(void *user, const etc_refrun *run, size_t node, etc_error *er
 		return -1;
 	p->float_dtype = o->dtype;
 	p->future = etc_refrun_output(run, node + 1, 0) == NULL;
+	p->layouts += dense_layout(run, node, o);
+	etc_reftensor none;
+	int64_t st[ETC_REF_MAX_RANK];
+	none.data = o;
+	/* a later node's output, one past the outputs, no strides: refused, zeroed */
+	p->layout_bad += etc_refrun_output_layout(run, node + 1, 0, &none, st) == ETC_ERR_USAGE &&
+	                 none.data == NULL &&
+	                 etc_refrun_output_layout(run, node, 9, &none, st) == ETC_ERR_USAGE &&
+	                 etc_refrun_output_layout(run, node, 0, &none, NULL) == ETC_ERR_USAGE;
 	if (node == 0 && p->x32) {
 		/* the input x as float32 (exact), through a replacement: the same values */
 		const etc_reftensor *repl[3] = {p->x32, NULL, NULL};
@@ -128,6 +156,12 @@ static int on_node(void *user, const etc_refrun *run, size_t node, etc_error *er
 		               etc_refvalues_get(v, 0)->dtype == o->dtype &&
 		               etc_refvalues_get(v, 0)->numel == o->numel &&
 		               memcmp(etc_refvalues_get(v, 0)->data, o->data, o->numel * 8) == 0;
+		etc_refvalues_free(v);
+		/* float64 already: read where it lies (ref_tensor_take), the same bits */
+		repl[0] = p->x64;
+		p->same_dtype_eval =
+		    etc_refrun_eval(run, node, repl, &v, err) == 0 && etc_refvalues_count(v) == 1 &&
+		    memcmp(etc_refvalues_get(v, 0)->data, o->data, o->numel * 8) == 0;
 		etc_refvalues_free(v);
 		int64_t bad[4] = {1, 3, 16, 15};
 		etc_reftensor rb = *p->x32;
@@ -169,7 +203,7 @@ static void test_run(void)
 	for (uint64_t i = 0; f && i < x->numel; i++)
 		f[i] = (float)((const double *)x->data)[i];
 	etc_reftensor x32 = {ETC_FLOAT, x->rank, x->shape, x->numel, f};
-	probe p = {.g = g, .x32 = f ? &x32 : NULL};
+	probe p = {.g = g, .x32 = f ? &x32 : NULL, .x64 = x};
 	CHECK(etc_refgraph_run(g, etc_refinputs_tensors(in), 1, on_node, &p, &err) == 0);
 	free(f);
 	CHECK(p.calls == 12);
@@ -180,6 +214,9 @@ static void test_run(void)
 	CHECK(p.freed);
 	CHECK(p.future);
 	CHECK(p.float_dtype == ETC_DOUBLE);
+	CHECK(p.layouts == 12);
+	CHECK(p.layout_bad == 12);
+	CHECK(p.same_dtype_eval);
 
 	/* a negative return stops the run with that status */
 	probe q = {.g = g, .stop_at = 3};
