@@ -60,6 +60,16 @@ static int on_node(void *user, const etc_refrun *run, size_t node, etc_error *er
 		volatile uint8_t last = 0;
 		if (t && t->numel && es) /* the last byte is readable */
 			last = ((const uint8_t *)t->data)[t->numel * es - 1];
+		/* where it lies: the element farthest from element 0 is readable */
+		etc_reftensor l;
+		int64_t st[ETC_REF_MAX_RANK];
+		if (etc_refrun_output_layout(run, node, i, &l, st) >= 0 && l.numel && es) {
+			int64_t far = 0;
+			for (uint32_t d = 0; d < l.rank; d++)
+				far += (l.shape[d] - 1) * st[d];
+			last = ((const uint8_t *)l.data)[far * (int64_t)es + (int64_t)es - 1];
+			etc_refrun_output_done(run, node, i);
+		}
 		(void)last;
 	}
 	const etc_refsrc *srcs;
