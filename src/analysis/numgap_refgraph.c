@@ -553,7 +553,8 @@ static int preview_of(gctx *c, const etc_reftensor *v, const int64_t *strides, o
 		etc_permuted pm;
 		etc_values vals;
 		strided_values(v, strides, &flat, &pm, &vals);
-		vals.read(vals.src, 0, k, first);
+		if (k)
+			vals.read(vals.src, 0, k, first);
 		for (size_t i = 0; i < k; i++) {
 			float f = (float)first[i]; /* exact: they were float32 */
 			memcpy(d + 4 * i, &f, 4);
