@@ -16,10 +16,15 @@ example, through the library (ctypes):
    them all; an int64 preview gives the exact min and max;
 4. Inspector.calculate_numeric_gap(keep_reference_values=False) gives the
    same gaps, aot_intermediate_output None but on the first divergence.
+5. The same on a MobileNetV2 (bench/gen_mobilenet.py) whose classifier's
+   transpose the reference holds as the record's bytes (read through
+   strides when streaming), with noise on the runtime's logged permute so
+   that its metrics and summary are not trivial.
 """
 import ctypes
 import json
 import os
+import subprocess
 import sys
 
 sys.dont_write_bytecode = True
@@ -147,6 +152,41 @@ def case(label, insp, run):
             lib.numgap_free(drop)
 
 
+def transposed():
+    d = C.work_dir("numgap_stream_mv2")
+    gen = os.path.join(C.SRC, "bench", "gen_mobilenet.py")
+    p = subprocess.run([sys.executable, gen, d, "--width", "0.25", "--size", "16",
+                        "--classes", "64", "--stem", "t"], capture_output=True, text=True)
+    check("gen_mobilenet writes the MobileNetV2 files", p.returncode == 0, p.stderr[-300:])
+    if p.returncode:
+        return
+    rec, dbg = os.path.join(d, "t.etrecord"), os.path.join(d, "t_debug.bin")
+    insp = E.Inspector(etdump_path=os.path.join(d, "t.etdp"), debug_buffer_path=dbg,
+                       etrecord=rec)
+    run = open_run(insp, "Execute", None, "float64", insp._method)
+    keep = gap(insp, run, False)
+    rows = json.loads(reports(keep)[1])["rows"]
+    perm = [i for i, r in enumerate(rows) if r["aot_ops"] == ["aten_permute_copy_default"]]
+    w_t = (array(lib.numgap_row_reference_tensor(keep, perm[0]), keep) if len(perm) == 1
+           else np.zeros(0, np.float32))
+    lib.numgap_free(keep)
+    raw = bytearray(open(dbg, "rb").read())
+    at = bytes(raw).find(w_t.tobytes()) if w_t.size else -1
+    check("the permute (64 x 1280 classifier weight, transposed) is logged by the runtime",
+          w_t.dtype == np.float32 and w_t.size == 64 * 1280 and at >= 0)
+    if at < 0:
+        return
+    noisy = w_t + np.random.default_rng(7).normal(0, 1e-4, w_t.size).astype(np.float32)
+    raw[at:at + noisy.nbytes] = noisy.tobytes()
+    dbg2 = os.path.join(d, "t_debug_noisy.bin")
+    with open(dbg2, "wb") as f:
+        f.write(raw)
+    insp = E.Inspector(etdump_path=os.path.join(d, "t.etdp"), debug_buffer_path=dbg2,
+                       etrecord=rec)
+    run = open_run(insp, "Execute", None, "float64", insp._method)
+    case("mobilenet, transposed weight", insp, run)
+
+
 def main():
     with C.harness():
         for m in MODELS:
@@ -160,6 +200,7 @@ def main():
                            etrecord=os.path.join(EX, "example.etrecord"))
         run = open_run(insp, "Execute", None, "float64", insp._method)
         case("example", insp, run)
+        transposed()
         # the Python API's option
         insp = E.Inspector(etdump_path=os.path.join(REAL, "cnn.etdp"),
                            debug_buffer_path=os.path.join(REAL, "cnn_debug.bin"),

@@ -33,6 +33,7 @@
 #include "core/parallel.h"
 #include "analysis/metrics_kernels.h"
 #include "analysis/metrics_private.h"
+#include "analysis/values_private.h"
 #include "format/zipread.h"
 
 #include <math.h>
@@ -409,10 +410,12 @@ static bool has_data(const etc_values *v)
 	return true;
 }
 
-/* True for the read functions of this file (pure: safe on several threads). */
+/* True for the read functions of this file and the float32 gathers of
+ * values.c (pure: safe on several threads). */
 static bool known_source(const etc_values *v)
 {
-	return v->read == read_tensor || v->read == read_pytensor || v->read == read_doubles;
+	return v->read == read_tensor || v->read == read_pytensor || v->read == read_doubles ||
+	       etc_values_is_f32_gather_(v);
 }
 
 /* ---- segments and threads ----------------------------------------------------- */
@@ -445,6 +448,7 @@ typedef struct job {
 	const etc_values *ref, *act;
 	const etc_values *extra;    /* a second reference, or NULL */
 	const uint8_t *rf, *af;     /* raw float32 of each side, or NULL */
+	const etc_values *rg;       /* else a reference gathered as float32 (values.c), or NULL */
 	const uint8_t *xf;          /* raw float32 of the extra reference, or NULL */
 	const uint8_t *rraw, *araw; /* raw 64-bit integers of each side, or NULL */
 	bool is_signed, check_rounding, fold_crc;
@@ -528,12 +532,22 @@ static void dbl_chunk(const job *j, totals *t, uint64_t start, size_t n, double 
 	add_chunk(t, &res, m);
 }
 
+/* The reference's float32 bytes of chunk [start, start + n): raw, or
+ * gathered into G (CHUNK_F32 floats). */
+static const uint8_t *ref_f32(const job *j, uint64_t start, size_t n, float *G)
+{
+	if (!j->rg)
+		return j->rf + 4 * start;
+	etc_values_gather_f32_(j->rg, start, n, G);
+	return (const uint8_t *)G;
+}
+
 /* The float32 path of one chunk, straight from the raw bytes. */
 static void f32_chunk(const job *j, segment *sg, uint64_t start, size_t n, double *R, double *A,
-                      double *D, double *X, uint32_t *map)
+                      double *D, double *X, uint32_t *map, float *G)
 {
 	totals *t = &sg->t;
-	const uint8_t *rp = j->rf + 4 * start, *ap = j->af + 4 * start;
+	const uint8_t *rp = ref_f32(j, start, n, G), *ap = j->af + 4 * start;
 	chunk_res res = {0, 0, 0, 0, 0, 0, t->max_rel, 0};
 	j->f32_pass(rp, ap, n, &res);
 	if (j->xf) { /* the actual chunk is in the cache from the pass */
@@ -568,10 +582,11 @@ static void f32_chunk(const job *j, segment *sg, uint64_t start, size_t n, doubl
 }
 
 static void run_segment(const job *j, segment *sg, uint64_t begin, uint64_t end, double *buf,
-                        uint32_t *map)
+                        uint32_t *map, float *G)
 {
 	double *R = buf, *A = buf + CHUNK_F32, *D = buf + 2 * CHUNK_F32, *X = buf + 3 * CHUNK_F32;
-	size_t chunk = j->rf && j->af ? CHUNK_F32 : CHUNK_DBL;
+	bool f32 = (j->rf || j->rg) && j->af;
+	size_t chunk = f32 ? CHUNK_F32 : CHUNK_DBL;
 	const uint8_t *crc_from = j->fold_crc ? j->rf + 4 * begin : NULL;
 	size_t crc_bytes = 0;
 	memset(&sg->t, 0, sizeof sg->t);
@@ -579,8 +594,8 @@ static void run_segment(const job *j, segment *sg, uint64_t begin, uint64_t end,
 	sg->find_n = 0;
 	for (uint64_t start = begin; start < end;) {
 		size_t n = end - start < chunk ? (size_t)(end - start) : chunk;
-		if (j->rf && j->af) {
-			f32_chunk(j, sg, start, n, R, A, D, X, map);
+		if (f32) {
+			f32_chunk(j, sg, start, n, R, A, D, X, map, G);
 			crc_bytes += 4 * n;
 			if (j->fold_crc && (crc_bytes >= CRC_BATCH || start + n == end)) {
 				sg->crc = etc_crc32(sg->crc, crc_from, crc_bytes);
@@ -594,7 +609,7 @@ static void run_segment(const job *j, segment *sg, uint64_t begin, uint64_t end,
 	}
 	if (sg->find_n)
 		sg->t.max_abs_index =
-		    sg->find_at + etc_metrics_f32_find_(j->rf + 4 * sg->find_at,
+		    sg->find_at + etc_metrics_f32_find_(ref_f32(j, sg->find_at, sg->find_n, G),
 		                                        j->af + 4 * sg->find_at, sg->find_n,
 		                                        sg->t.max_abs);
 }
@@ -605,16 +620,19 @@ static void run_segments(void *ctx, size_t first, size_t last)
 	const job *j = ctx;
 	double *buf = malloc(4 * (size_t)CHUNK_F32 * sizeof *buf);
 	uint32_t *map = malloc((size_t)CHUNK_F32 * sizeof *map);
+	float *G = j->rg ? malloc((size_t)CHUNK_F32 * sizeof *G) : NULL;
 	for (size_t s = first; s < last; s++) {
-		j->segs[s].nomem = !buf || !map;
-		if (buf && map) {
+		bool ok = buf && map && (G || !j->rg);
+		j->segs[s].nomem = !ok;
+		if (ok) {
 			uint64_t begin = s * SEGMENT;
 			uint64_t end = j->total - begin < SEGMENT ? j->total : begin + SEGMENT;
-			run_segment(j, &j->segs[s], begin, end, buf, map);
+			run_segment(j, &j->segs[s], begin, end, buf, map, G);
 		}
 	}
 	free(buf);
 	free(map);
+	free(G);
 }
 
 /* Adds segment b's totals to a; b comes after every segment already in a. */
@@ -747,9 +765,12 @@ static int compare(const etc_values *reference, const etc_values *actual, etc_me
 		j.check_rounding = true;
 	j.is_signed = reference->scalar_type == ETC_LONG;
 	j.rf = raw_f32(reference);
+	/* a reference read through strides as float32 takes the float32 path
+	   too: the same bits as its dense copy */
+	j.rg = !j.rf && etc_values_is_f32_gather_(reference) ? reference : NULL;
 	j.af = raw_f32(actual);
-	if (!j.rf || !j.af)
-		j.rf = j.af = NULL;
+	if ((!j.rf && !j.rg) || !j.af)
+		j.rf = j.af = NULL, j.rg = NULL;
 	j.f32_pass = etc_metrics_pick_kernel_(kernel);
 	j.extra = extra;
 	j.xf = extra && j.af ? raw_f32(extra) : NULL;

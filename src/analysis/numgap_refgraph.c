@@ -26,6 +26,7 @@
  */
 #include "analysis/numgap_internal.h"
 #include "analysis/values_private.h"
+#include "format/tensor_private.h"
 #include "core/blas.h"
 
 #include <math.h>
@@ -503,6 +504,7 @@ static void strided_values(const etc_reftensor *v, const int64_t *strides, etc_t
 	memset(pm, 0, sizeof *pm);
 	etc_values_from_tensor(&pm->base, flat);
 	pm->t = flat;
+	pm->as_f32 = v->dtype == ETC_FLOAT; /* compared as its dense copy would be */
 	pm->ndim = v->rank;
 	for (uint32_t k = 0; k < v->rank; k++) {
 		pm->sizes[k] = v->shape[k];
@@ -512,19 +514,29 @@ static void strided_values(const etc_reftensor *v, const int64_t *strides, etc_t
 }
 
 /* The preview of output o: reference value v's summary and first values,
- * v held in another order when `strides` is given (a float32 transpose:
- * the summary is over its storage, the same values). */
+ * v held in another order when `strides` is given (a float32 transpose,
+ * read in row-major order: the same bits as its dense copy would give). */
 static int preview_of(gctx *c, const etc_reftensor *v, const int64_t *strides, otensor *o,
                       etc_error *err)
 {
+	if (strides && v->dtype != ETC_FLOAT)
+		return etc_fail(err, ETC_ERR_UNSUPPORTED, NULL, -1,
+		                "a reference output of dtype %s held in another order",
+		                etc_scalar_type_name(v->dtype));
 	etc_ng_preview *p = etc_arena_alloc(&c->ng->arena, 1, sizeof *p);
 	if (!p)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	memset(p, 0, sizeof *p);
 	p->t = o->t;
-	etc_tensor full;
+	etc_tensor full, flat;
+	etc_permuted pm;
+	etc_values sv = {0};
 	tensor_of(v, &full);
-	if (v->numel)
+	if (strides)
+		strided_values(v, strides, &flat, &pm, &sv);
+	if (v->numel && strides)
+		etc_summarize_read_(sv.read, sv.src, v->numel, &p->summary);
+	else if (v->numel)
 		etc_tensor_summarize(&full, &p->summary);
 	bool wide = v->dtype == ETC_LONG || v->dtype == ETC_UINT64;
 	for (uint64_t i = 0; wide && i < v->numel; i++) {
@@ -547,22 +559,10 @@ static int preview_of(gctx *c, const etc_reftensor *v, const int64_t *strides, o
 	uint8_t *d = etc_arena_alloc(&c->ng->arena, nb ? nb : 1, 1);
 	if (!d)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-	if (strides && v->dtype == ETC_FLOAT) {
-		double first[ETC_NUMGAP_PREVIEW_VALUES];
-		etc_tensor flat;
-		etc_permuted pm;
-		etc_values vals;
-		strided_values(v, strides, &flat, &pm, &vals);
-		if (k)
-			vals.read(vals.src, 0, k, first);
-		for (size_t i = 0; i < k; i++) {
-			float f = (float)first[i]; /* exact: they were float32 */
-			memcpy(d + 4 * i, &f, 4);
-		}
-	} else if (strides) {
-		return etc_fail(err, ETC_ERR_UNSUPPORTED, NULL, -1,
-		                "a reference output of dtype %s held in another order",
-		                etc_scalar_type_name(v->dtype));
+	if (strides && k) {
+		float first[ETC_NUMGAP_PREVIEW_VALUES];
+		etc_values_gather_f32_(&sv, 0, k, first); /* the bits */
+		memcpy(d, first, nb);
 	} else if (nb) {
 		memcpy(d, v->data, nb);
 	}

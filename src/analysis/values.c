@@ -129,6 +129,38 @@ void etc_values_permuted_(etc_values *out, const etc_permuted *p)
 	out->src = p;
 }
 
+bool etc_values_is_f32_gather_(const etc_values *v)
+{
+	const etc_permuted *p = v->read == read_permuted ? v->src : NULL;
+	return p && p->as_f32 && p->t && p->t->scalar_type == ETC_FLOAT && p->ndim > 0;
+}
+
+void etc_values_gather_f32_(const etc_values *v, uint64_t start, size_t n, float *dst)
+{
+	const etc_permuted *p = v->src;
+	const uint8_t *base = p->t->data;
+	int64_t idx[ETC_PERMUTE_MAX_DIMS];
+	uint64_t rest = start;
+	for (uint32_t k = p->ndim; k-- > 0;) {
+		idx[k] = (int64_t)(rest % (uint64_t)p->sizes[k]);
+		rest /= (uint64_t)p->sizes[k];
+	}
+	int64_t off = 0;
+	for (uint32_t k = 0; k < p->ndim; k++)
+		off += idx[k] * p->stride[k];
+	uint32_t last = p->ndim - 1;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(dst + i, base + 4 * off, 4); /* the bits, NaN payloads too */
+		off += p->stride[last];
+		/* carry into the outer dimensions */
+		for (uint32_t k = last; ++idx[k] == p->sizes[k] && k > 0; k--) {
+			off -= idx[k] * p->stride[k];
+			idx[k] = 0;
+			off += p->stride[k - 1];
+		}
+	}
+}
+
 /* Does a[j] == r[q[j]] for every j? Then reading a in r's order uses
  * stride[q[j]] = a's row-major stride of dimension j. */
 static int try_perm(const int64_t *a, const int64_t *r, uint32_t n, const uint32_t *q,

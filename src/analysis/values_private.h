@@ -9,6 +9,7 @@
 
 #include "etcompare/metrics.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define ETC_PERMUTE_MAX_DIMS 8
@@ -33,9 +34,17 @@ typedef struct etc_permuted {
 	uint32_t ndim;
 	int64_t sizes[ETC_PERMUTE_MAX_DIMS];
 	int64_t stride[ETC_PERMUTE_MAX_DIMS];
+	/* the metrics read it as float32 chunks, as they read the dense tensor
+	 * it stands for (the same bits): t is float32 */
+	bool as_f32;
 } etc_permuted;
 
 void etc_values_permuted_(etc_values *out, const etc_permuted *p);
+
+/* Is v a permuted reader that the metrics read as float32 (as_f32)? */
+bool etc_values_is_f32_gather_(const etc_values *v);
+/* Its elements [start, start + n) in order, as the float32 bits stored. */
+void etc_values_gather_f32_(const etc_values *v, uint64_t start, size_t n, float *dst);
 
 /*
  * The channels-last relation of two shapes: when `actual` (sizes a, rank n)

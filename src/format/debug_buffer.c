@@ -650,6 +650,38 @@ static uint64_t first_zero_f32(const uint8_t *p, uint64_t numel)
 }
 #endif
 
+/* The fields of *out from a's sums over numel elements. */
+static void summary_out(const summary_acc *a, uint64_t numel, etc_tensor_summary *out)
+{
+	out->count = numel;
+	out->nan_count = a->nan;
+	out->inf_count = a->inf;
+	uint64_t finite = numel - a->nan;
+	out->min = finite ? a->mn : NAN;
+	out->max = finite ? a->mx : NAN;
+	out->mean = finite ? acc_total(a) / (double)finite : NAN;
+}
+
+void etc_summarize_read_(void (*read)(const void *src, uint64_t start, size_t n, double *dst),
+                         const void *src, uint64_t numel, etc_tensor_summary *out)
+{
+	/* summarize_generic's order: every vector path gives its bits */
+	summary_acc a;
+	memset(&a, 0, sizeof a);
+	a.mn = INFINITY;
+	a.mx = -INFINITY;
+	memset(out, 0, sizeof *out);
+	double chunk[1024]; /* a multiple of SUM_BLOCK */
+	uint64_t nfull = numel - numel % SUM_BLOCK;
+	for (uint64_t at = 0; at < numel;) {
+		size_t n = numel - at < 1024 ? (size_t)(numel - at) : 1024;
+		read(src, at, n, chunk);
+		acc_doubles(&a, chunk, at, n, nfull);
+		at += n;
+	}
+	summary_out(&a, numel, out);
+}
+
 void etc_tensor_summarize(const etc_tensor *t, etc_tensor_summary *out)
 {
 	summary_acc a;
@@ -679,11 +711,5 @@ void etc_tensor_summarize(const etc_tensor *t, etc_tensor_summary *out)
 	} else
 #endif
 		summarize_generic(t, &a);
-	out->count = t->numel;
-	out->nan_count = a.nan;
-	out->inf_count = a.inf;
-	uint64_t finite = t->numel - a.nan;
-	out->min = finite ? a.mn : NAN;
-	out->max = finite ? a.mx : NAN;
-	out->mean = finite ? acc_total(&a) / (double)finite : NAN;
+	summary_out(&a, t->numel, out);
 }
