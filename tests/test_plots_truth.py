@@ -21,6 +21,7 @@ and a performance diff:
     index lists exactly the PNGs there.
 """
 import os
+import shutil
 import re
 import subprocess
 
@@ -177,11 +178,61 @@ def stale(d, pdir):
     open(os.path.join(other, "index.txt"), "w").write("metric_snr.png\tmine\n")
     open(os.path.join(other, "metric_snr.gp"), "w").write("# mine\n")
     open(os.path.join(other, "keep.png"), "w").write("x")
-    subprocess.run([C.ETC, "--etdump", os.path.join(C.DATA, "runs5_ops12.etdp"),
-                    "--no-table", "--plot", other], capture_output=True, text=True)
+    p = subprocess.run([C.ETC, "--etdump", os.path.join(C.DATA, "runs5_ops12.etdp"),
+                        "--no-table", "--plot", other], capture_output=True, text=True)
     C.check("stale: an index.txt etcompare did not write names nothing to remove",
             open(os.path.join(other, "metric_snr.gp")).read() == "# mine\n"
             and os.path.exists(os.path.join(other, "keep.png")))
+    C.check("stale: a folder whose index.txt etcompare did not write is refused before "
+            "the run (exit 2, the file named), the index kept",
+            p.returncode == 2 and "other/index.txt: not an etcompare index" in p.stderr and
+            open(os.path.join(other, "index.txt")).read() == "metric_snr.png\tmine\n",
+            f"rc={p.returncode} {p.stderr[-300:]}")
+    protect(d)
+
+
+def protect(d):
+    """No plot replaces a file etcompare did not write, nor an input of the run."""
+    etdp = os.path.join(C.DATA, "runs5_ops12.etdp")
+    # the user's own file under a plot's name, in a folder etcompare never wrote to
+    own = os.path.join(d, "own")
+    os.makedirs(own)
+    open(os.path.join(own, "ops_top.png"), "wb").write(b"mine")
+    p = subprocess.run([C.ETC, "--etdump", etdp, "--no-table", "--plot", own],
+                       capture_output=True, text=True)
+    C.check("protect: a user's ops_top.png is not replaced (exit 4, the file named)",
+            p.returncode == 4 and "own/ops_top.png: the plot of the same name would replace "
+            "this file, which etcompare did not write" in p.stderr and
+            open(os.path.join(own, "ops_top.png"), "rb").read() == b"mine" and
+            sorted(os.listdir(own)) == ["ops_top.png"],
+            f"rc={p.returncode} {p.stderr[-300:]} {sorted(os.listdir(own))}")
+    # inputs inside the plot folder under the names of plots
+    coll = os.path.join(d, "coll")
+    os.makedirs(coll)
+    src = {"timeline.dat": etdp, "ops_top.png": os.path.join(C.DATA, "runs5_ops12.bin")}
+    for name, f in src.items():
+        shutil.copyfile(f, os.path.join(coll, name))
+    p = subprocess.run([C.ETC, "--etdump", os.path.join(coll, "timeline.dat"),
+                        "--debug_buffer", os.path.join(coll, "ops_top.png"), "--no-table",
+                        "--plot", coll], capture_output=True, text=True)
+    same = all(open(os.path.join(coll, n), "rb").read() == open(f, "rb").read()
+               for n, f in src.items())
+    C.check("protect: inputs named like plots in the plot folder are not replaced",
+            p.returncode == 4 and same and "input of the run" in p.stderr,
+            f"rc={p.returncode} {p.stderr[-300:]}")
+    # after a run of its own there: a forged index naming an input removes nothing
+    p = subprocess.run([C.ETC, "--etdump", etdp, "--no-table", "--plot", own + "2"],
+                       capture_output=True, text=True)
+    idx = os.path.join(own + "2", "index.txt")
+    shutil.copyfile(os.path.join(C.DATA, "runs5_ops12.bin"), os.path.join(own + "2", "in.png"))
+    with open(idx, "a") as f:
+        f.write("in.png\tnot a plot of this run\n")
+    p = subprocess.run([C.ETC, "--etdump", etdp, "--debug_buffer",
+                        os.path.join(own + "2", "in.png"), "--no-table", "--plot", own + "2"],
+                       capture_output=True, text=True)
+    C.check("protect: a previous index naming an input does not remove it",
+            p.returncode == 0 and os.path.exists(os.path.join(own + "2", "in.png")),
+            f"rc={p.returncode} {p.stderr[-300:]}")
 
 
 def data_accuracy(d):

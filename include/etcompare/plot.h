@@ -367,15 +367,31 @@ ETC_API int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir,
  * .batch = b; etc_plot_batch_write_index(b, *tmp)); the files of batch `b`
  * in that folder are written without an fsync each (it is private until the
  * commit). etc_plot_set_commit flushes their file system once (syncfs),
- * then renames each plot's .dat, .gp and PNG into `dir`, removes the previous set's plots
- * this one did not write again (as etc_plot_batch_write_index says), renames
- * index.txt last and removes the temporary folder; the items' png paths then
- * name `dir`. Nothing is written in `dir` before the commit, and the commit
- * only renames and unlinks, so a full disk while the set is made leaves the
- * previous set whole. etc_plot_set_discard removes the temporary folder and
+ * then checks that no file it would replace is one it must not
+ * (etc_plot_batch_protect), renames each plot's .dat, .gp and PNG into `dir`, removes the previous
+ * set's plots this one did not write again (as etc_plot_batch_write_index says), renames index.txt
+ * last and removes the temporary folder; the items' png paths then name `dir`. Nothing is written
+ * in `dir` before the commit, and the commit only renames and unlinks, so a full disk while the set
+ * is made leaves the previous set whole. etc_plot_set_discard removes the temporary folder and
  * everything in it (a failed run: `dir` keeps its previous set).
  */
 ETC_API int etc_plot_set_begin(etc_plot_batch *b, const char *dir, char **tmp, etc_error *err);
+/**
+ * A file the plots of `b` must never replace or remove (e.g. each input of
+ * the run): its identity (device, inode) is recorded; a path that does not
+ * exist is ignored. etc_plot_set_commit refuses (ETC_ERR_USAGE, nothing
+ * moved, the file named) to replace such a file, a file that the folder's
+ * own index.txt does not name (etcompare did not write it) or an index.txt
+ * etcompare did not write; the removal of a previous set's plots skips it.
+ * At most 64 per batch (ETC_ERR_LIMIT).
+ */
+ETC_API int etc_plot_batch_protect(etc_plot_batch *b, const char *path, etc_error *err);
+/**
+ * Before a run: ETC_ERR_USAGE, the file named, when `dir` holds an
+ * index.txt that etcompare did not write (etc_plot_set_commit would refuse
+ * to replace it); 0 otherwise, also when `dir` does not exist yet.
+ */
+ETC_API int etc_plot_dir_check(const char *dir, etc_error *err);
 ETC_API int etc_plot_set_commit(etc_plot_batch *b, const char *tmp, const char *dir,
                                 etc_error *err);
 ETC_API void etc_plot_set_discard(const char *tmp);

@@ -189,6 +189,29 @@ int usage_error(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
+size_t cli_input_paths(const args *a, const char **out)
+{
+	const char *in[] = {a->etdump,
+	                    a->debug_buffer,
+	                    a->etrecord,
+	                    a->reference_outputs,
+	                    a->bundled_program,
+	                    a->baseline_etdump,
+	                    a->legacy_profile,
+	                    a->tap_specs,
+	                    a->numgap.reference_etdump,
+	                    a->numgap.reference_debug_buffer,
+	                    a->numgap.reference_etrecord,
+	                    a->numgap.reference_intermediates,
+	                    a->numgap.quant_params,
+	                    a->numgap.inputs};
+	_Static_assert(sizeof in / sizeof *in <= CLI_MAX_INPUTS, "CLI_MAX_INPUTS too small");
+	size_t n = sizeof in / sizeof *in;
+	for (size_t i = 0; i < n; i++)
+		out[i] = in[i];
+	return n;
+}
+
 const char *cli_plot_dir(const args *a)
 {
 	return a->plot_dir ? a->plot_dir : "etcompare-plots";

@@ -47,6 +47,11 @@ typedef struct args {
  */
 int cli_parse(int argc, char **argv, args *a);
 
+/* Every input file named on the command line (NULL entries for options not
+ * given), at most CLI_MAX_INPUTS: no output may replace one. */
+#define CLI_MAX_INPUTS 16
+size_t cli_input_paths(const args *a, const char **out);
+
 /* The --plot folder: the one named, else "etcompare-plots". */
 const char *cli_plot_dir(const args *a);
 

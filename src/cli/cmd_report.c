@@ -246,6 +246,15 @@ int cli_plots_and_report(int argc, char **argv, const args *a, const run_results
 		return fail(&err, EXIT_OUTPUT);
 	if (!batch)
 		batch = own;
+	/* no plot replaces or removes an input of the run */
+	const char *in[CLI_MAX_INPUTS];
+	size_t nin = cli_input_paths(a, in);
+	for (size_t i = 0; i < nin; i++)
+		if (in[i] && strcmp(in[i], "-") != 0 &&
+		    etc_plot_batch_protect(batch, in[i], &err) < 0) {
+			etc_plot_batch_free(own);
+			return fail(&err, EXIT_OUTPUT);
+		}
 	etc_plot_result pr = {0, 0, false};
 	char tmp[4096] = "";
 	char *settmp = NULL; /* --plot: the new set's temporary folder inside `dir` */

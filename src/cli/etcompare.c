@@ -630,19 +630,10 @@ static void data_stdout(int *fd)
 static int check_outputs(const args *a)
 {
 	const char *out[] = {a->tsv, a->csv, a->json, a->trace, a->junit, a->numgap.tsv, a->report};
-	const char *in[] = {a->etdump,
-	                    a->debug_buffer,
-	                    a->etrecord,
-	                    a->reference_outputs,
-	                    a->bundled_program,
-	                    a->baseline_etdump,
-	                    a->legacy_profile,
-	                    a->numgap.reference_etdump,
-	                    a->numgap.reference_debug_buffer,
-	                    a->numgap.reference_etrecord,
-	                    a->numgap.reference_intermediates};
+	const char *in[CLI_MAX_INPUTS];
+	size_t nin = cli_input_paths(a, in);
 	/* --plot DIR naming an input file (`--plot example.etdp`) */
-	for (size_t i = 0; a->plot_dir && i < sizeof in / sizeof *in; i++) {
+	for (size_t i = 0; a->plot_dir && i < nin; i++) {
 		struct stat sp, si;
 		if (in[i] && stat(a->plot_dir, &sp) == 0 && stat(in[i], &si) == 0 &&
 		    sp.st_dev == si.st_dev && sp.st_ino == si.st_ino)
@@ -652,7 +643,10 @@ static int check_outputs(const args *a)
 	}
 	etc_error err;
 	etc_error_clear(&err);
-	int rc = etc_output_check(out, sizeof out / sizeof *out, in, sizeof in / sizeof *in, &err);
+	/* a folder whose index.txt is someone else's: refused now, not after the run */
+	if (a->plot && etc_plot_dir_check(cli_plot_dir(a), &err) < 0)
+		return usage_error("%s", err.message);
+	int rc = etc_output_check(out, sizeof out / sizeof *out, in, nin, &err);
 	if (rc == ETC_ERR_USAGE)
 		return usage_error("%s", err.message);
 	if (rc < 0) {

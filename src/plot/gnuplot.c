@@ -32,6 +32,7 @@
 #define _GNU_SOURCE
 #include "etcompare/plot.h"
 #include "etcompare/output.h"
+#include "core/fmt.h"
 #include "core/internal.h"
 #include "core/parallel.h"
 #include "plot/plot_private.h"
@@ -57,11 +58,12 @@
 
 extern char **environ;
 
-#define MARKER     "etcompare-plot "
-#define ERR_KEEP   (1u << 20) /* bytes of gnuplot's stderr kept */
-#define NOTES_MAX  64
-#define GROUPS_MAX 64 /* gnuplot processes at most */
-#define INDEX_HEAD "# index.txt - written by etcompare"
+#define MARKER      "etcompare-plot "
+#define ERR_KEEP    (1u << 20) /* bytes of gnuplot's stderr kept */
+#define NOTES_MAX   64
+#define GROUPS_MAX  64 /* gnuplot processes at most */
+#define INDEX_HEAD  "# index.txt - written by etcompare"
+#define PROTECT_MAX 64 /* files a plot set never replaces or removes */
 
 typedef struct batch_item {
 	etc_plot_item pub;
@@ -90,6 +92,10 @@ struct etc_plot_batch {
 	char *pre_exe;
 	gp_proc pre[GROUPS_MAX];
 	size_t npre;
+	/* etc_plot_batch_protect: the identities of the caller's inputs */
+	dev_t protect_dev[PROTECT_MAX];
+	ino_t protect_ino[PROTECT_MAX];
+	size_t nprotect;
 };
 
 static void proc_end(gp_proc *p);
@@ -1069,14 +1075,45 @@ int etc_plot_batch_run(etc_plot_batch *b, const etc_plot_options *o, etc_plot_re
 
 /* Removes <dir>/<base><ext> when it is a file or a symbolic link (never a
  * directory); a file that is not there is fine. */
-static int remove_named(const char *dir, const char *base, const char *ext, etc_error *err)
+int etc_plot_batch_protect(etc_plot_batch *b, const char *path, etc_error *err)
+{
+	if (!b || !path)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "etc_plot_batch_protect: NULL argument");
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return 0; /* nothing there to replace */
+	if (b->nprotect == PROTECT_MAX)
+		return etc_fail(err, ETC_ERR_LIMIT, path, -1, "more than %d files to protect",
+		                PROTECT_MAX);
+	b->protect_dev[b->nprotect] = st.st_dev;
+	b->protect_ino[b->nprotect] = st.st_ino;
+	b->nprotect++;
+	return 0;
+}
+
+/* Is the file at `path` one of the caller's protected inputs? */
+static bool is_protected(const etc_plot_batch *b, const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return false;
+	for (size_t i = 0; i < b->nprotect; i++)
+		if (b->protect_dev[i] == st.st_dev && b->protect_ino[i] == st.st_ino)
+			return true;
+	return false;
+}
+
+static int remove_named(const etc_plot_batch *b, const char *dir, const char *base, const char *ext,
+                        etc_error *err)
 {
 	char *path = etc_plot_join_(dir, "", base, ext);
 	if (!path)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	struct stat st;
 	int rc = 0;
-	if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode) && unlink(path) != 0 && errno != ENOENT)
+	if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode) && !is_protected(b, path) &&
+	    unlink(path) != 0 && errno != ENOENT)
 		rc = etc_fail(err, ETC_ERR_IO, path, -1,
 		              "cannot remove the plot etcompare wrote here last time: %s",
 		              strerror(errno));
@@ -1093,16 +1130,15 @@ static bool in_batch(const etc_plot_batch *b, const char *name, bool made)
 	return false;
 }
 
-/*
- * Before the new index is written: the plots etcompare wrote to `d` last
- * time (named by its index.txt) that this batch did not write again are
- * removed, with their .gp and .dat (and the old PNG of a plot this batch
- * could not make); no other file is touched, and a directory without an
- * etcompare index.txt is left as it is. Done after the plots are written,
- * so a run that fails leaves the previous plots and their index whole.
- */
-static int remove_stale(const etc_plot_batch *b, const char *d, etc_error *err)
+/* The plots <d>/index.txt names ("a\0b\0...", *n of them, malloc'ed, NULL
+ * when none): *own 1 when etcompare wrote it, 0 when there is none, -1 when
+ * the file is someone else's (then nothing is read). Names that etcompare
+ * could not have written are skipped. */
+static int read_index(const char *d, char **names, size_t *n, int *own, etc_error *err)
 {
+	*names = NULL;
+	*n = 0;
+	*own = 0;
 	char *path = etc_plot_join_(d, "", "index", ".txt");
 	if (!path)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
@@ -1111,14 +1147,15 @@ static int remove_stale(const etc_plot_batch *b, const char *d, etc_error *err)
 	if (!f)
 		return 0; /* nothing written here before */
 	char line[4096];
-	int rc = 0;
-	/* only an index etcompare wrote names files to remove */
 	if (!fgets(line, sizeof line, f) || strncmp(line, INDEX_HEAD, strlen(INDEX_HEAD)) != 0) {
 		fclose(f);
+		*own = -1;
 		return 0;
 	}
+	*own = 1;
+	etc_sbuf all = {0};
 	etc_error ignore;
-	while (rc == 0 && fgets(line, sizeof line, f)) {
+	while (fgets(line, sizeof line, f)) {
 		if (line[0] == '#' || !strncmp(line, "note: ", 6))
 			continue;
 		char *tab = strchr(line, '\t');
@@ -1126,24 +1163,134 @@ static int remove_stale(const etc_plot_batch *b, const char *d, etc_error *err)
 			continue;
 		*tab = '\0';
 		size_t len = (size_t)(tab - line);
-		const char *ext = len > 4 && !strcmp(line + len - 4, ".png")  ? ".png"
-		                  : len > 3 && !strcmp(line + len - 3, ".gp") ? ".gp"
-		                                                              : NULL;
-		if (!ext)
+		size_t el = len > 4 && !strcmp(line + len - 4, ".png")  ? 4
+		            : len > 3 && !strcmp(line + len - 3, ".gp") ? 3
+		                                                        : 0;
+		if (!el)
 			continue;
-		line[len - strlen(ext)] = '\0';
+		line[len - el] = '\0';
 		/* a name etcompare could have written: no '/', no "..", no hidden file */
 		etc_error_clear(&ignore);
 		if (etc_plot_check_name_(line, &ignore) < 0)
 			continue;
-		static const char *const exts[] = {".png", ".gp", ".dat"};
-		if (!in_batch(b, line, false))
-			for (size_t e = 0; e < 3 && rc == 0; e++)
-				rc = remove_named(d, line, exts[e], err);
-		else if (!in_batch(b, line, true))
-			rc = remove_named(d, line, ".png", err);
+		etc_sbuf_put(&all, line, len - el + 1); /* with its NUL */
+		(*n)++;
 	}
 	fclose(f);
+	if (all.failed) {
+		etc_sbuf_free(&all);
+		*n = 0;
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	}
+	*names = all.p;
+	return 0;
+}
+
+static bool listed(const char *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++, names += strlen(names) + 1)
+		if (!strcmp(names, name))
+			return true;
+	return false;
+}
+
+int etc_plot_dir_check(const char *dir, etc_error *err)
+{
+	const char *d = dir && *dir ? dir : ".";
+	char *names = NULL;
+	size_t n = 0;
+	int own = 0;
+	ETC_TRY(read_index(d, &names, &n, &own, err));
+	free(names);
+	if (own >= 0)
+		return 0;
+	char *index = etc_plot_join_(d, "", "index", ".txt");
+	int rc = etc_fail(err, ETC_ERR_USAGE, index, -1,
+	                  "not an etcompare index: the plots' index would replace this file, "
+	                  "which etcompare did not write; give --plot a folder of its own, or "
+	                  "move the file");
+	free(index);
+	return rc;
+}
+
+/*
+ * Before the commit renames anything: a file the new set would replace must
+ * be one etcompare wrote there (named by the folder's own index.txt) and
+ * none of the caller's inputs; an index.txt etcompare did not write is not
+ * replaced either. Otherwise nothing is moved and the error names the file.
+ */
+static int check_destinations(const etc_plot_batch *b, const char *tmp, const char *d,
+                              etc_error *err)
+{
+	char *names = NULL;
+	size_t n = 0;
+	int own = 0;
+	ETC_TRY(read_index(d, &names, &n, &own, err));
+	char *index = etc_plot_join_(d, "", "index", ".txt");
+	int rc = 0;
+	if (!index)
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	else if (own < 0 || is_protected(b, index))
+		rc = etc_fail(err, ETC_ERR_USAGE, index, -1,
+		              "%s: the plots' index would replace this file, which etcompare did "
+		              "not write; give --plot a folder of its own, or move the file",
+		              own < 0 ? "not an etcompare index" : "an input of this run");
+	static const char *const exts[] = {".dat", ".gp", ".png"};
+	for (size_t i = 0; rc == 0 && i < b->n; i++)
+		for (size_t e = 0; rc == 0 && e < 3; e++) {
+			const char *name = b->items[i].pub.name;
+			char *from = etc_plot_join_(tmp, "", name, exts[e]);
+			char *to = etc_plot_join_(d, "", name, exts[e]);
+			struct stat st;
+			if (!from || !to)
+				rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+			else if (lstat(from, &st) != 0 || lstat(to, &st) != 0)
+				; /* nothing made, or nothing replaced */
+			else if (is_protected(b, to))
+				rc = etc_fail(
+				    err, ETC_ERR_USAGE, to, -1,
+				    "the plot of the same name would replace this input of "
+				    "the run; give --plot another folder");
+			else if (!listed(names, n, name))
+				rc = etc_fail(
+				    err, ETC_ERR_USAGE, to, -1,
+				    "the plot of the same name would replace this file, which "
+				    "etcompare did not write (the folder's index.txt does not "
+				    "name it); give --plot another folder, or move the file");
+			free(from);
+			free(to);
+		}
+	free(index);
+	free(names);
+	return rc;
+}
+
+/*
+ * Before the new index is written: the plots etcompare wrote to `d` last
+ * time (named by its index.txt) that this batch did not write again are
+ * removed, with their .gp and .dat (and the old PNG of a plot this batch
+ * could not make); no other file is touched, nor an input the caller
+ * protected, and a directory without an etcompare index.txt is left as it
+ * is. Done after the plots are written, so a run that fails leaves the
+ * previous plots and their index whole.
+ */
+static int remove_stale(const etc_plot_batch *b, const char *d, etc_error *err)
+{
+	char *names = NULL;
+	size_t n = 0;
+	int own = 0;
+	ETC_TRY(read_index(d, &names, &n, &own, err));
+	static const char *const exts[] = {".png", ".gp", ".dat"};
+	int rc = 0;
+	const char *name = names;
+	for (size_t i = 0; rc == 0 && i < n; i++, name += strlen(name) + 1) {
+		if (!in_batch(b, name, false))
+			for (size_t e = 0; e < 3 && rc == 0; e++)
+				rc = remove_named(b, d, name, exts[e], err);
+		else if (!in_batch(b, name, true))
+			rc = remove_named(b, d, name, ".png", err);
+	}
+	free(names);
 	return rc;
 }
 
@@ -1261,6 +1408,7 @@ int etc_plot_set_commit(etc_plot_batch *b, const char *tmp, const char *dir, etc
 		                strerror(e));
 	}
 	close(dfd);
+	ETC_TRY(check_destinations(b, tmp, d, err));
 	/* every byte is already on disk in tmp: from here on only renames and
 	 * unlinks, which a full disk does not stop */
 	for (size_t i = 0; i < b->n; i++)
