@@ -240,6 +240,20 @@ def case_small(d):
             out == "", f"rc={rc} {err}")
     rc, _, err = C.run("--etdump", ETDP, "--min-snr", "30", "--min_snr", "20")
     C.check("a repeated threshold is a usage error", rc == 2 and "given twice" in err, err)
+    for again in (["--etdump", ETDP], ["--debug_buffer", DBG], ["--json", "a.json"],
+                  ["--plot", "p1"]):
+        rc, _, err = C.run("--etdump", ETDP, "--debug_buffer", DBG, "--json", "b.json",
+                           "--plot", "p2", *again)
+        C.check(f"a repeated {again[0]} is a usage error naming both values", rc == 2 and
+                f"{again[0]} is given twice" in err and
+                (again[0] == "--plot" or "then '" in err), f"rc={rc} {err}")
+    rc, _, err = C.run("--etdump", os.path.join(REAL, "cnn.etdp"), "--debug_buffer",
+                       os.path.join(REAL, "cnn_debug.bin"), "--etrecord",
+                       os.path.join(REAL, "cnn.etrecord"), "--reference-graph",
+                       "exported_program", "--no-table")
+    C.check("--reference-graph naming a graph the record lacks: the ones it has are listed",
+            rc == 2 and 'no graph "exported_program" for method "forward"; it has: '
+            "edge_dialect_exported_program" in err, f"rc={rc} {err[-300:]}")
     rc, _, err = C.run("--etdump", ETDP, "--debug_buffer", DBG, "--plot", ETDP)
     C.check("--plot naming an input: usage error before any work", rc == 2 and
             "input file" in err, f"rc={rc} {err}")

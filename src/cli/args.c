@@ -31,8 +31,8 @@ static const char usage_text[] =
     "                            stack traces and modules; alias --etrecord_path\n"
     "  --method NAME             the ETRecord method to link (forward)\n"
     "  --example                 run the bundled example (examples/): profile, accuracy gate,\n"
-    "                            numeric gap, plots; exits 0 when it ran (bare etcompare:\n"
-    "                            the same without plots)\n"
+    "                            numeric gap, plots; exits 0 when it ran (a bare etcompare\n"
+    "                            prints the usage)\n"
     "\n"
     "Timing:\n"
     "  --source_time_scale U     unit of the ETDump timestamps: ns us ms s cycles (ns)\n"
@@ -499,11 +499,17 @@ int cli_parse(int argc, char **argv, args *a)
 			return CLI_DONE;
 		}
 		bool matched = false;
+		bool again = a->plot;
 		if (optional_value(argc, argv, &i, "--plot", &a->plot_dir)) {
+			if (again)
+				return usage_error("%s", "--plot is given twice: give it once");
 			a->plot = true;
 			continue;
 		}
+		again = a->graph;
 		if (optional_value(argc, argv, &i, "--graph", &a->graph_method)) {
+			if (again)
+				return usage_error("%s", "--graph is given twice: give it once");
 			a->graph = true;
 			continue;
 		}
@@ -517,15 +523,16 @@ int cli_parse(int argc, char **argv, args *a)
 					return usage_error("option '%s' has an empty value",
 					                   valued[k].name);
 				const char **slot = (const char **)((char *)a + valued[k].field);
-				/* a threshold given twice: which one gates would be a guess */
-				if (*slot && !strncmp(valued[k].name, "--m", 3) &&
-				    (strstr(valued[k].name, "snr") ||
-				     strstr(valued[k].name, "mse") ||
-				     strstr(valued[k].name, "cosine") ||
-				     strstr(valued[k].name, "abs")))
-					return usage_error(
-					    "%s is given twice: give each threshold once",
-					    valued[k].name);
+				/* given twice: which one counts would be a guess (a file
+				 * of one model read with another's, a threshold) */
+				if (*slot) {
+					char msg[600];
+					snprintf(msg, sizeof msg,
+					         "%s is given twice ('%.200s', then '%.200s'): "
+					         "give it once",
+					         valued[k].name, *slot, v);
+					return usage_error("%s", msg);
+				}
 				*slot = v;
 				matched = true;
 			}

@@ -811,9 +811,16 @@ int etc_etrecord_graph_nodes(etc_etrecord *r, const char *name, const etc_graph_
 	for (g = 0; g < r->graph_count; g++)
 		if (strcmp(r->graphs[g], name) == 0)
 			break;
-	if (g == r->graph_count)
-		return etc_fail(err, ETC_ERR_USAGE, r->name, -1, "the ETRecord has no graph \"%s\"",
-		                name);
+	if (g == r->graph_count) {
+		char have[600] = "";
+		size_t at = 0;
+		for (size_t i = 0; i < r->graph_count && at < sizeof have; i++)
+			at += (size_t)snprintf(have + at, sizeof have - at, "%s%s", i ? ", " : "",
+			                       r->graphs[i]);
+		return etc_fail(err, ETC_ERR_USAGE, r->name, -1,
+		                "the ETRecord has no graph \"%s\"; it has: %s", name,
+		                r->graph_count ? have : "none");
+	}
 	if (!r->graph_nodes) {
 		r->graph_nodes = etc_arena_alloc(&r->arena, r->graph_count, sizeof *r->graph_nodes);
 		r->graph_node_counts =

@@ -106,6 +106,26 @@ static int edge_member(etc_refgraph *g, char *buf, size_t cap, etc_error *err)
 	                "the ETRecord has no Edge program for method \"%s\"", g->method);
 }
 
+/* "the ETRecord has no graph X" with the names it has. */
+static int no_graph(const etc_refgraph *g, const char *want, etc_error *err)
+{
+	const etc_etrecord *rec = g->rec;
+	char have[700] = "";
+	size_t at = 0;
+	const char *fixed[] = {etc_etrecord_has_member(rec, EP_MEMBER) ? EP_MEMBER : NULL,
+	                       REF_EDGE_MEMBER};
+	for (size_t i = 0; i < 2; i++)
+		if (fixed[i] && at < sizeof have)
+			at += (size_t)snprintf(have + at, sizeof have - at, "%s%s", at ? ", " : "",
+			                       fixed[i]);
+	for (size_t i = 0; i < etc_etrecord_graph_count(rec) && at < sizeof have; i++)
+		at += (size_t)snprintf(have + at, sizeof have - at, ", %s",
+		                       etc_etrecord_graph_name(rec, i));
+	return etc_fail(err, ETC_ERR_USAGE, etc_etrecord_name(rec), -1,
+	                "the ETRecord has no graph \"%s\" for method \"%s\"; it has: %s", want,
+	                g->method, have);
+}
+
 int ref_load_choose(etc_refgraph *g, const etc_refgraph_options *opt, json_t **root, etc_error *err)
 {
 	const etc_etrecord *rec = g->rec;
@@ -142,8 +162,7 @@ int ref_load_choose(etc_refgraph *g, const etc_refgraph_options *opt, json_t **r
 	} else {
 		snprintf(member, sizeof member, "%s/%s", want, g->method);
 		if (!etc_etrecord_has_member(rec, member))
-			return etc_fail(err, ETC_ERR_USAGE, etc_etrecord_name(rec), -1,
-			                "the ETRecord has no graph \"%s\"", want);
+			return no_graph(g, want, err);
 		g->name = ref_load_dup(g, member);
 	}
 	g->member = ref_load_dup(g, member);
