@@ -254,6 +254,34 @@ def case_small(d):
     C.check("--reference-graph naming a graph the record lacks: the ones it has are listed",
             rc == 2 and 'no graph "exported_program" for method "forward"; it has: '
             "edge_dialect_exported_program" in err, f"rc={rc} {err[-300:]}")
+    # messages that name the file and the fix
+    d = C.work_dir("trust_messages")
+    import numpy as np
+    bad = os.path.join(d, "bad_in.npz")
+    np.savez(bad, **{"0": np.zeros((4, 32), np.float32)})
+    cnn = [os.path.join(REAL, f) for f in ("cnn.etdp", "cnn_debug.bin", "cnn.etrecord")]
+    rc, _, err = C.run("--etdump", cnn[0], "--debug_buffer", cnn[1], "--etrecord", cnn[2],
+                       "--inputs", bad, "--no-table")
+    C.check("--inputs of the wrong shape: the option and the file are named",
+            rc == 3 and f"--inputs {bad}: input 0 (x): the graph expects shape" in err,
+            f"rc={rc} {err[-300:]}")
+    obj = os.path.join(d, "obj.json")
+    open(obj, "w").write('{"a": 1}')
+    rc, _, err = C.run("--etdump", cnn[0], "--debug_buffer", cnn[1], "--etrecord", cnn[2],
+                       "--tap-specs", obj, "--no-table")
+    C.check("--tap-specs holding an object: what the file must hold, not 'invalid JSON'",
+            rc != 0 and "must hold a JSON list of TapSpec objects" in err and
+            "invalid JSON" not in err, f"rc={rc} {err[-300:]}")
+    cut = os.path.join(d, "cut.etrecord")
+    open(cut, "wb").write(open(cnn[2], "rb").read()[:48000])
+    rc, _, err = C.run("--etdump", cnn[0], "--etrecord", cut, "--no-table")
+    C.check("a truncated ETRecord: the message says it may be truncated",
+            rc != 0 and "truncated" in err, f"rc={rc} {err[-300:]}")
+    rc, _, err = C.run("--etdump", cnn[0], "--debug_buffer",
+                       os.path.join(REAL, "cnn_example_runner_debug.bin"), "--no-table")
+    C.check("a debug buffer of another run: the fix is named",
+            rc != 0 and "give the debug buffer the runtime wrote with this ETDump" in err,
+            f"rc={rc} {err[-300:]}")
     rc, _, err = C.run("--etdump", ETDP, "--debug_buffer", DBG, "--plot", ETDP)
     C.check("--plot naming an input: usage error before any work", rc == 2 and
             "input file" in err, f"rc={rc} {err}")

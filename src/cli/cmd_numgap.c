@@ -265,8 +265,17 @@ static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const 
 			        idx);
 		return 0;
 	}
-	if (a->inputs)
-		return inputs_from_file(a, st, err);
+	if (a->inputs) {
+		int rc = inputs_from_file(a, st, err);
+		if (rc < 0 && err && err->message[0] && !strstr(err->message, a->inputs)) {
+			/* the graph's complaint about an input names the file it came from */
+			char safe[300], m[sizeof err->message];
+			snprintf(m, sizeof m, "--inputs %s: %.700s",
+			         etc_text_safe(safe, sizeof safe, a->inputs), err->message);
+			memcpy(err->message, m, sizeof m);
+		}
+		return rc;
+	}
 	candidate best, c;
 	memset(&best, 0, sizeof best);
 	double best_snr = NAN;

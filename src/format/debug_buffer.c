@@ -298,7 +298,8 @@ int etc_tensor_attach_(etc_tensor *t, const etc_debug_buffer *b, uint32_t run, u
 		return etc_fail(
 		    err, ETC_ERR_FORMAT, b->name, t->offset,
 		    "run %u, event %u, tensor %u: tensor data [%lld, %llu) of %llu %s elements "
-		    "lies past the end of the debug buffer (%llu bytes)",
+		    "lies past the end of the debug buffer (%llu bytes): give the debug buffer "
+		    "the runtime wrote with this ETDump",
 		    run, event, index, (long long)t->offset, (unsigned long long)end,
 		    (unsigned long long)t->numel, etc_scalar_type_name(t->scalar_type),
 		    (unsigned long long)b->size);

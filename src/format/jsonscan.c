@@ -31,6 +31,9 @@ int etc_jscan_fail(etc_jscan *j, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	int64_t at = (int64_t)(j->p - j->begin);
+	if (!j->member) /* a file of its own: "FILE: byte N: what" says it all */
+		return etc_fail(j->err, ETC_ERR_FORMAT, j->file, j->base >= 0 ? j->base + at : at,
+		                "%s", msg);
 	return etc_fail(j->err, ETC_ERR_FORMAT, j->file, j->base >= 0 ? j->base + at : -1,
 	                "member %s: invalid JSON at byte %lld of the member: %s", j->member,
 	                (long long)at, msg);

@@ -63,7 +63,9 @@ static int find_directory(etc_zip *z, uint64_t *count, etc_error *err)
 			break;
 		if (pos == lowest)
 			return etc_fail(err, ETC_ERR_FORMAT, z->name, -1,
-			                "not a zip archive (no end of central directory record)");
+			                "not a zip archive (no end of central directory record: "
+			                "truncated, or not a zip at all; %zu bytes)",
+			                size);
 		pos--;
 	}
 	const uint8_t *e = d + pos;
@@ -80,8 +82,8 @@ static int find_directory(etc_zip *z, uint64_t *count, etc_error *err)
 		    etc_le32(d + at) != SIG_Z64_EOCD)
 			return etc_fail(err, ETC_ERR_FORMAT, z->name, (int64_t)(pos - Z64_LOC_LEN),
 			                "ZIP64 locator points to %llu, where there is no ZIP64 end "
-			                "record",
-			                (unsigned long long)at);
+			                "record: the archive is truncated or damaged (%zu bytes)",
+			                (unsigned long long)at, size);
 		const uint8_t *r = d + at;
 		if (etc_le32(r + 16) != 0 || etc_le32(r + 20) != 0)
 			return etc_fail(err, ETC_ERR_UNSUPPORTED, z->name, (int64_t)at,
@@ -94,7 +96,8 @@ static int find_directory(etc_zip *z, uint64_t *count, etc_error *err)
 	if (!span_ok(cd_offset, cd_size, limit))
 		return etc_fail(
 		    err, ETC_ERR_FORMAT, z->name, (int64_t)pos,
-		    "central directory [%llu, +%llu) lies outside the archive (%zu bytes)",
+		    "central directory [%llu, +%llu) lies outside the archive (%zu bytes): the "
+		    "archive is truncated or damaged",
 		    (unsigned long long)cd_offset, (unsigned long long)cd_size, size);
 	if (n > cd_size / CENTRAL_LEN)
 		return etc_fail(err, ETC_ERR_FORMAT, z->name, (int64_t)pos,
