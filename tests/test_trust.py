@@ -272,6 +272,16 @@ def case_small(d):
     C.check("--tap-specs holding an object: what the file must hold, not 'invalid JSON'",
             rc != 0 and "must hold a JSON list of TapSpec objects" in err and
             "invalid JSON" not in err, f"rc={rc} {err[-300:]}")
+    io = np.load(os.path.join(REAL, "cnn_io.npz"))
+    for tc, warn in ((1, True), (0, False)):
+        f = os.path.join(d, f"in_tc{tc}.npz")
+        np.savez(f, **{"0": io[f"input{tc}"].astype(np.float32)})
+        rc, _, err = C.run("--etdump", cnn[0], "--debug_buffer", cnn[1], "--etrecord", cnn[2],
+                           "--inputs", f, "--no-table")
+        said = "already disagrees with the runtime" in err and "not this run's" in err
+        C.check(f"--inputs of test case {tc} (the run used 0): "
+                f"{'a warning that the inputs or weights are not the run' if warn else 'no warning'}",
+                said == warn and rc == (1 if warn else 0), f"rc={rc} {err[-400:]}")
     cut = os.path.join(d, "cut.etrecord")
     open(cut, "wb").write(open(cnn[2], "rb").read()[:48000])
     rc, _, err = C.run("--etdump", cnn[0], "--etrecord", cut, "--no-table")

@@ -1,10 +1,13 @@
 /*
  * numgap_check.c - refusing an ETRecord that is not the ETDump's own:
  * events without debug handles, or named for ops their linked nodes do not
- * run, stop the numeric gap (or warn with --force).
+ * run, stop the numeric gap (or warn with --force); and a warning when the
+ * first op the runtime fed from the program's inputs and weights alone
+ * already disagrees entirely (another export's weights, other inputs).
  */
 #include "analysis/numgap_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 
 /* Does the event name contain the base name of one of its linked nodes' ops? */
@@ -76,4 +79,34 @@ int etc_ng_check_record_(etc_numgap *ng, const gather *g, size_t from, size_t to
 		return etc_fail(err, ETC_ERR_MISMATCH, NULL, -1,
 		                "%s (or --force to compare anyway)", msg);
 	return etc_ng_warn_(ng, err, "%s (--force: compared anyway)", msg);
+}
+
+/*
+ * The first compared op whose re-run read no logged output (its tensor
+ * inputs are the program's inputs and the record's weights) sees the
+ * reference's own inputs: a float output uncorrelated with the runtime's
+ * (cosine < 0.5, SNR < 3 dB) there is the mark of another export's weights
+ * or of other inputs far more often than of a broken kernel. A warning,
+ * not a verdict: the rows stay as they are.
+ */
+int etc_ng_check_first_op_(etc_numgap *ng, etc_error *err)
+{
+	for (size_t i = 0; i < ng->nrows; i++) {
+		const etc_numgap_row *r = &ng->rows[i];
+		if (!r->has_metrics || !r->has_local || r->local_inputs != 0 || !r->metrics.count ||
+		    r->metrics.identical || r->metrics.exact || isnan(r->metrics.cosine))
+			continue;
+		if (r->metrics.cosine >= 0.5 || !(r->metrics.snr_db < 3))
+			return 0;
+		return etc_ng_warn_(
+		    ng, err,
+		    "the first op fed by the program's inputs and the ETRecord's weights alone, "
+		    "row %zu %.80s (%.60s), already disagrees with the runtime: SNR %.3g dB, "
+		    "cosine %.3g (unrelated values). Unless its kernel is broken, the ETRecord's "
+		    "weights or the reference run's inputs are not this run's: give the ETRecord "
+		    "generate_etrecord wrote for the program that ran, and the run's inputs "
+		    "(--inputs FILE, --bundled-program FILE.bpte)",
+		    i, r->reference_nodes, r->reference_ops, r->metrics.snr_db, r->metrics.cosine);
+	}
+	return 0;
 }

@@ -181,5 +181,8 @@ void etc_ng_compare_pair_(etc_numgap *ng, size_t i, const item *ait, const otens
 /* Refuses (or with force warns about) an ETRecord not the ETDump's own (ETC_ERR_MISMATCH). */
 int etc_ng_check_record_(etc_numgap *ng, const gather *g, size_t from, size_t to,
                          const etc_inspector *insp, const char *flag, etc_error *err);
+/* A warning when the first op fed by the program's inputs and weights alone
+ * disagrees entirely with the runtime (numgap_check.c). */
+int etc_ng_check_first_op_(etc_numgap *ng, etc_error *err);
 
 #endif
