@@ -276,9 +276,24 @@ def case_small(d):
     for tc, warn in ((1, True), (0, False)):
         f = os.path.join(d, f"in_tc{tc}.npz")
         np.savez(f, **{"0": io[f"input{tc}"].astype(np.float32)})
+        js = os.path.join(d, f"tc{tc}.json")
         rc, _, err = C.run("--etdump", cnn[0], "--debug_buffer", cnn[1], "--etrecord", cnn[2],
-                           "--inputs", f, "--no-table")
+                           "--inputs", f, "--no-table", "--json", js)
         said = "already disagrees with the runtime" in err and "not this run's" in err
+        rep = json.load(open(js)) if os.path.exists(js) else {}
+        ws = rep.get("numeric_gap", {}).get("warnings", [])
+        C.check(f"--inputs of test case {tc}: the JSON's numeric_gap "
+                f"{'has the warning' if warn else 'has no warnings key'}",
+                (len(ws) == 1 and "not this run's" in ws[0]) if warn
+                else ("numeric_gap" in rep and "warnings" not in rep["numeric_gap"]), ws)
+        try:
+            import jsonschema
+            with open(C.REPORT_SCHEMA) as fs:
+                errs = list(jsonschema.Draft202012Validator(json.load(fs)).iter_errors(rep))
+            C.check(f"--inputs of test case {tc}: the JSON validates against the schema",
+                    not errs, [e.message[:200] for e in errs[:2]])
+        except ImportError:
+            C.check("jsonschema importable", False)
         C.check(f"--inputs of test case {tc} (the run used 0): "
                 f"{'a warning that the inputs or weights are not the run' if warn else 'no warning'}",
                 said == warn and rc == (1 if warn else 0), f"rc={rc} {err[-400:]}")

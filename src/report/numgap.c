@@ -729,7 +729,14 @@ void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng)
 		json_kv(b, "reason", u->reason);
 		etc_sbuf_puts(b, "}");
 	}
-	etc_sbuf_puts(b, "]}");
+	etc_sbuf_puts(b, "]");
+	/* only when there are any: the reports of a clean gap stay as they were */
+	for (size_t i = 0; i < etc_numgap_warning_count(ng); i++) {
+		const char *w = etc_numgap_warning(ng, i);
+		etc_sbuf_puts(b, i ? ", " : ", \"warnings\": [");
+		etc_sbuf_json_str(b, w, strlen(w));
+	}
+	etc_sbuf_puts(b, etc_numgap_warning_count(ng) ? "]}" : "}");
 }
 
 /* --- plots ------------------------------------------------------------------------------ */
