@@ -297,6 +297,18 @@ def case_small(d):
         C.check(f"--inputs of test case {tc} (the run used 0): "
                 f"{'a warning that the inputs or weights are not the run' if warn else 'no warning'}",
                 said == warn and rc == (1 if warn else 0), f"rc={rc} {err[-400:]}")
+    q = [os.path.join(REAL, f) for f in ("qcnn.etdp", "qcnn_debug.bin", "qcnn.etrecord")]
+    ref = ["--reference-etdump", q[0], "--reference-debug-buffer", q[1],
+           "--reference-etrecord", q[2]]
+    rc, _, err = C.run("--etdump", cnn[0], "--debug_buffer", cnn[1], "--etrecord", cnn[2],
+                       *ref, "--no-table")
+    C.check("a reference run of another program whose handles align (qcnn for cnn): exit 3, "
+            "not a divergence", rc == 3 and "are not of the same program: 7 of the 9 outputs"
+            in err and "first divergence" not in err, f"rc={rc} {err[-400:]}")
+    rc, _, err = C.run("--etdump", cnn[0], "--debug_buffer", cnn[1], "--etrecord", cnn[2],
+                       *ref, "--no-table", "--force")
+    C.check("the same with --force: a warning, compared anyway",
+            rc == 1 and "(--force: compared anyway)" in err, f"rc={rc} {err[-300:]}")
     cut = os.path.join(d, "cut.etrecord")
     open(cut, "wb").write(open(cnn[2], "rb").read()[:48000])
     rc, _, err = C.run("--etdump", cnn[0], "--etrecord", cut, "--no-table")

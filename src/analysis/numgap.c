@@ -455,6 +455,8 @@ int etc_numgap_run_at(etc_numgap **out, const etc_inspector *insp, size_t block_
 			ng->rows[i].cumulative_snr = own_snr(&ng->rows[i]);
 	if (rc == 0)
 		rc = snr_drops(ng, err);
+	if (rc == 0)
+		rc = etc_ng_check_shapes_(ng, rt_name, ref_name, err);
 	if (rc == 0 && ref->graph)
 		rc = etc_ng_check_first_op_(ng, err);
 	free(g.items);

@@ -110,3 +110,30 @@ int etc_ng_check_first_op_(etc_numgap *ng, etc_error *err)
 	}
 	return 0;
 }
+
+/*
+ * Two sides of different programs whose debug handles happen to align
+ * (models of one family, exported alike): most aligned outputs differ in
+ * shape. More than half of them (of at least two) stop the gap
+ * (ETC_ERR_MISMATCH naming both sides), or warn with force.
+ */
+int etc_ng_check_shapes_(etc_numgap *ng, const char *rt_name, const char *ref_name, etc_error *err)
+{
+	size_t bad = 0, first = 0;
+	for (size_t i = 0; i < ng->nrows; i++)
+		if (ng->rows[i].status == ETC_ROW_SHAPE_MISMATCH && !bad++)
+			first = i;
+	if (ng->nrows < 2 || bad * 2 <= ng->nrows)
+		return 0;
+	const etc_numgap_row *r = &ng->rows[first];
+	char msg[700];
+	snprintf(msg, sizeof msg,
+	         "%s and the reference %s are not of the same program: %zu of the %zu outputs "
+	         "aligned by debug handle differ in shape (first: row %zu %.80s, shape %s against "
+	         "reference %s); give the reference of this program",
+	         rt_name, ref_name, bad, ng->nrows, first, r->nodes, r->shape, r->reference_shape);
+	if (!ng->opt.force)
+		return etc_fail(err, ETC_ERR_MISMATCH, NULL, -1,
+		                "%s (or --force to compare anyway)", msg);
+	return etc_ng_warn_(ng, err, "%s (--force: compared anyway)", msg);
+}
