@@ -272,8 +272,10 @@ def one_run(d):
 
 
 def perf_diff(d):
+    # tutorial.etdp is another program's ETDump: --force (the refusal is test_trust.py's)
     p, pdir = plot(["--etdump", os.path.join(C.DATA, "runs5_ops12.etdp"), "--baseline-etdump",
-                    os.path.join(C.DATA, "tutorial.etdp"), "--max-regression", "5"], d, "diff")
+                    os.path.join(C.DATA, "tutorial.etdp"), "--max-regression", "5", "--force"],
+                   d, "diff")
     C.check("perf diff: --plot draws perf_diff", os.path.exists(os.path.join(pdir, "perf_diff.png")),
             p.stderr)
     v = C.gp_vars(os.path.join(pdir, "perf_diff.gp"))
@@ -287,7 +289,7 @@ def perf_diff(d):
     out = os.path.join(d, "diff.html")
     p = subprocess.run([C.ETC, "--etdump", os.path.join(C.DATA, "runs5_ops12.etdp"),
                         "--baseline-etdump", os.path.join(C.DATA, "tutorial.etdp"),
-                        "--max-regression", "5", "--no-table", "--report", out],
+                        "--max-regression", "5", "--no-table", "--report", out, "--force"],
                        capture_output=True, text=True)
     html = open(out, encoding="utf-8").read() if os.path.exists(out) else ""
     m = re.search(r'id="verdict">([^<]*)', html)

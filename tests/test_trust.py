@@ -309,6 +309,15 @@ def case_small(d):
                        *ref, "--no-table", "--force")
     C.check("the same with --force: a warning, compared anyway",
             rc == 1 and "(--force: compared anyway)" in err, f"rc={rc} {err[-300:]}")
+    rc, _, err = C.run("--etdump", cnn[0], "--baseline-etdump", os.path.join(REAL, "mlp.etdp"),
+                       "--max-regression", "10", "--no-table")
+    C.check("a baseline ETDump of another program: exit 3, not a regression", rc == 3 and
+            "the baseline does not look like a run of the same program" in err and
+            "FAILED" not in err, f"rc={rc} {err[-300:]}")
+    rc, _, err = C.run("--etdump", cnn[0], "--baseline-etdump", cnn[0], "--max-regression",
+                       "10", "--no-table")
+    C.check("the same program's ETDump as the baseline: no such error", rc == 0 and
+            "does not look like" not in err, f"rc={rc} {err[-300:]}")
     cut = os.path.join(d, "cut.etrecord")
     open(cut, "wb").write(open(cnn[2], "rb").read()[:48000])
     rc, _, err = C.run("--etdump", cnn[0], "--etrecord", cut, "--no-table")

@@ -71,6 +71,32 @@ static int ensure_profile(profile_cmd *pc, const etc_inspector *insp)
 	return 0;
 }
 
+/*
+ * A baseline of another program: fewer than half of either side's events
+ * (Method::execute aside) match the other's by name. Its regressions would be
+ * a comparison of two models, so it is refused (exit 3) or, with --force,
+ * warned of.
+ */
+static bool other_program(const profile_cmd *pc)
+{
+	size_t matched = 0;
+	for (size_t i = 0; i < etc_perfdiff_row_count(pc->diff); i++)
+		matched += !etc_perfdiff_row_at(pc->diff, i)->is_execute;
+	size_t base = matched + etc_perfdiff_baseline_only(pc->diff);
+	size_t cur = matched + etc_perfdiff_current_only(pc->diff);
+	if (base + cur < 4 || (matched * 2 >= base && matched * 2 >= cur))
+		return false;
+	char safe[600];
+	fprintf(stderr,
+	        "etcompare: %s: %s: the baseline does not look like a run of the same program: "
+	        "%zu of its %zu events and of the current ETDump's %zu match by name "
+	        "(Method::execute aside); give a baseline ETDump of this program%s\n",
+	        pc->force ? "warning" : "error", etc_text_safe(safe, sizeof safe, pc->baseline),
+	        matched, base, cur,
+	        pc->force ? " (--force: compared anyway)" : " (or --force to compare anyway)");
+	return !pc->force;
+}
+
 static int diff(profile_cmd *pc, const etc_inspector *insp, etc_report_options *ro, int *gate)
 {
 	etc_error err;
@@ -85,6 +111,8 @@ static int diff(profile_cmd *pc, const etc_inspector *insp, etc_report_options *
 		return fail(&err, rc == ETC_ERR_USAGE ? EXIT_USAGE : EXIT_INPUT);
 	ro->perfdiff = pc->diff;
 	char safe[1024];
+	if (other_program(pc))
+		return EXIT_INPUT;
 	printf("Performance diff against %s (p50 per event, largest regression first):\n",
 	       etc_text_safe(safe, sizeof safe, pc->baseline));
 	if (etc_report_perfdiff(stdout, pc->diff, 0, &err) < 0)

@@ -18,6 +18,7 @@ typedef struct profile_cmd {
 	etc_etdump *base_dump;
 	etc_inspector *base_insp;
 	etc_perfdiff *diff;
+	bool force; /* --force: a baseline of another program is compared anyway */
 } profile_cmd;
 
 /*

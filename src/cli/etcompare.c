@@ -731,6 +731,7 @@ static int run(void *ctx)
 	if ((rc = cmd_profile_init(&pc, a.tables, a.baseline_etdump, a.max_regression,
 	                           a.min_event_time)) != 0)
 		return rc;
+	pc.force = a.numgap.force;
 	etc_report_options ro;
 	etc_report_options_init(&ro);
 	ro.include_delegate_debug_data = a.include_delegate_debug_data;
