@@ -21,6 +21,7 @@ def bad_values(d, etdp, dbg, rec):
         (["--min-snr", "abc"], "--min-snr takes a number (dB), not 'abc'"),
         (["--min-snr", "nan"], "--min-snr takes a number (dB), not 'nan'"),
         (["--min-snr", "1e999"], "--min-snr takes a number (dB), not '1e999'"),
+        (["--min-snr", "0x10"], "--min-snr takes a number (dB), not '0x10'"),
         (["--metrics", "snr,foo"], "--metrics takes a list of snr,mse,cosine,l1,max_abs,max_rel, "
                                    "not 'snr,foo'"),
         (["--min-cosine", "2"], "--min-cosine takes a number from -1 to 1, not '2'"),

@@ -398,7 +398,9 @@ static int check_number(const char *option, const char *v, double lo, double hi,
 	char *end;
 	errno = 0;
 	double x = strtod(v, &end);
-	if (*end || end == v || errno == ERANGE || !isfinite(x) || x < lo || x > hi)
+	/* decimal only: strtod would also read "0x10" as 16 */
+	if (*end || end == v || errno == ERANGE || !isfinite(x) || x < lo || x > hi ||
+	    strpbrk(v, "xX"))
 		return bad_value(option, what, v);
 	return 0;
 }
@@ -652,7 +654,8 @@ int parse_threshold(const char *flag, const char *v, double *out)
 	char *end;
 	errno = 0;
 	*out = v ? strtod(v, &end) : NAN;
-	if (v && (*end || errno || end == v || isnan(*out)))
+	/* decimal only: strtod would also read "0x10" as 16 */
+	if (v && (*end || errno || end == v || isnan(*out) || strpbrk(v, "xX")))
 		return usage_error("%s takes a number", flag);
 	return 0;
 }
