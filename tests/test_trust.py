@@ -328,6 +328,9 @@ def case_small(d):
     C.check("a debug buffer of another run: the fix is named",
             rc != 0 and "give the debug buffer the runtime wrote with this ETDump" in err,
             f"rc={rc} {err[-300:]}")
+    rc, _, err = C.run("--etdump", ETDP, "--plot", "-")
+    C.check("--plot -: a usage error that says a folder is written", rc == 2 and
+            "cannot write to standard output" in err, f"rc={rc} {err}")
     rc, _, err = C.run("--etdump", ETDP, "--debug_buffer", DBG, "--plot", ETDP)
     C.check("--plot naming an input: usage error before any work", rc == 2 and
             "input file" in err, f"rc={rc} {err}")

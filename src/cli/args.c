@@ -483,8 +483,8 @@ static bool optional_value(int argc, char **argv, int *i, const char *name, cons
 		return false;
 	if (argv[*i][n] == '=')
 		*out = argv[*i] + n + 1;
-	else if (*i + 1 < argc && argv[*i + 1][0] != '-')
-		*out = argv[++*i];
+	else if (*i + 1 < argc && (argv[*i + 1][0] != '-' || !strcmp(argv[*i + 1], "-")))
+		*out = argv[++*i]; /* "-" is taken, to be refused by name */
 	return true;
 }
 
@@ -507,6 +507,12 @@ int cli_parse(int argc, char **argv, args *a)
 		if (optional_value(argc, argv, &i, "--plot", &a->plot_dir)) {
 			if (again)
 				return usage_error("%s", "--plot is given twice: give it once");
+			if (a->plot_dir && !strcmp(a->plot_dir, "-"))
+				return usage_error("%s",
+				                   "--plot writes a folder of files (PNG, .gp, "
+				                   ".dat); it cannot write to standard output "
+				                   "('-'): give a folder, or none for "
+				                   "etcompare-plots");
 			a->plot = true;
 			continue;
 		}
