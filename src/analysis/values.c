@@ -81,10 +81,10 @@ void etc_values_dequant_(etc_values *out, const etc_dequant *d)
 	out->src = d;
 }
 
-static void read_permuted(const void *src, uint64_t start, size_t n, double *dst)
+/* The multi-index of row-major element `start` over p's sizes, and its
+ * offset in the source. */
+static int64_t position(const etc_permuted *p, uint64_t start, int64_t *idx)
 {
-	const etc_permuted *p = src;
-	int64_t idx[ETC_PERMUTE_MAX_DIMS];
 	uint64_t rest = start;
 	for (uint32_t k = p->ndim; k-- > 0;) {
 		idx[k] = (int64_t)(rest % (uint64_t)p->sizes[k]);
@@ -93,6 +93,14 @@ static void read_permuted(const void *src, uint64_t start, size_t n, double *dst
 	int64_t off = 0;
 	for (uint32_t k = 0; k < p->ndim; k++)
 		off += idx[k] * p->stride[k];
+	return off;
+}
+
+static void read_permuted(const void *src, uint64_t start, size_t n, double *dst)
+{
+	const etc_permuted *p = src;
+	int64_t idx[ETC_PERMUTE_MAX_DIMS];
+	int64_t off = position(p, start, idx);
 	uint32_t last = p->ndim - 1;
 	size_t i = 0;
 	while (i < n) {
@@ -140,14 +148,7 @@ void etc_values_gather_f32_(const etc_values *v, uint64_t start, size_t n, float
 	const etc_permuted *p = v->src;
 	const uint8_t *base = p->t->data;
 	int64_t idx[ETC_PERMUTE_MAX_DIMS];
-	uint64_t rest = start;
-	for (uint32_t k = p->ndim; k-- > 0;) {
-		idx[k] = (int64_t)(rest % (uint64_t)p->sizes[k]);
-		rest /= (uint64_t)p->sizes[k];
-	}
-	int64_t off = 0;
-	for (uint32_t k = 0; k < p->ndim; k++)
-		off += idx[k] * p->stride[k];
+	int64_t off = position(p, start, idx);
 	uint32_t last = p->ndim - 1;
 	for (size_t i = 0; i < n; i++) {
 		memcpy(dst + i, base + 4 * off, 4); /* the bits, NaN payloads too */
