@@ -328,6 +328,13 @@ def case_small(d):
     C.check("a debug buffer of another run: the fix is named",
             rc != 0 and "give the debug buffer the runtime wrote with this ETDump" in err,
             f"rc={rc} {err[-300:]}")
+    rc, _, err = C.run("--etdump", os.path.join(REAL, "cnn.etdp"), "--debug_buffer",
+                       os.path.join(REAL, "cnn_debug.bin"), "--etrecord",
+                       os.path.join(REAL, "cnn.etrecord"), "--block", "Default", "--min-snr",
+                       "30", "--no-table")
+    C.check("--block naming a block without outputs: exit 3 naming the blocks, no gate verdict",
+            rc == 3 and 'block "Default" logged no program outputs' in err and
+            "1 Execute" in err and "FAILED" not in err, f"rc={rc} {err[-300:]}")
     rc, _, err = C.run("--etdump", ETDP, "--plot", "-")
     C.check("--plot -: a usage error that says a folder is written", rc == 2 and
             "cannot write to standard output" in err, f"rc={rc} {err}")

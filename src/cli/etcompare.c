@@ -249,6 +249,26 @@ static int check_references(const etc_accuracy *acc, const etc_inspector *insp, 
 {
 	size_t n = etc_accuracy_row_count(acc);
 	const etc_accuracy_row *bad = NULL;
+	/* runs that logged no output at all (--block Default: init and load) */
+	size_t empty = 0;
+	for (size_t i = 0; i < n; i++) {
+		const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
+		empty += r->status == ETC_ROW_MISSING_OUTPUT &&
+		         !strncmp(r->reason, "the run has 0 ", 14);
+	}
+	if (n && empty == n) {
+		const etc_event_block *b =
+		    etc_inspector_block(insp, etc_accuracy_row_at(acc, 0)->block);
+		char name[256], list[1024], msg[1400];
+		etc_text_escape(name, sizeof name, b->name.ptr, b->name.len);
+		block_list(insp, list, sizeof list);
+		snprintf(msg, sizeof msg,
+		         "block \"%.200s\" logged no program outputs: nothing to compare; give "
+		         "--block the block that ran the model (this ETDump has: %.900s)",
+		         name, list);
+		cli_error(msg);
+		return EXIT_INPUT;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const etc_accuracy_row *r = etc_accuracy_row_at(acc, i);
 		if (r->has_metrics || r->status == ETC_ROW_NO_DATA || r->status == ETC_ROW_PASS ||
