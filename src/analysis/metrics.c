@@ -2,8 +2,9 @@
  * metrics.c - accuracy metrics of an output against its reference
  * (include/etcompare/metrics.h has the definitions and special cases).
  *
- * Plain float32 on both sides (the common case) takes one streaming pass per
- * chunk of 4096 elements that converts to double in registers and produces
+ * Plain float32 on both sides (the common case; a float32 reference read
+ * through strides, values.c's gather, too: it is gathered a chunk at a time)
+ * takes one streaming pass per chunk of 4096 elements that converts to double in registers and produces
  * r.r, a.a, r.a, d.d, sum |d|, max |d|, the count of d != 0 and max |d|/|r|
  * at once (AVX-512, AVX2+FMA or scalar, chosen at run time); nothing is
  * written to memory, so the pass runs at the speed memory delivers the

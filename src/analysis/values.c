@@ -1,7 +1,9 @@
 /*
  * values.c - the streaming readers of values_private.h: dequantized codes
  * and permuted dimension orders, each a read callback over another
- * etc_values, so the metrics' own chunked pass drives them.
+ * etc_values, so the metrics' own chunked pass drives them; and the float32
+ * gather of a permuted float32 tensor, which lets the metrics read it on
+ * their float32 path (the same bits as its dense copy).
  */
 #include "analysis/values_private.h"
 #include "core/internal.h"
