@@ -3,12 +3,12 @@
  * (include/etcompare/metrics.h has the definitions and special cases).
  *
  * Plain float32 on both sides (the common case; a float32 reference read
- * through strides, values.c's gather, too: it is gathered a chunk at a time)
- * takes one streaming pass per chunk of 4096 elements that converts to double in registers and produces
- * r.r, a.a, r.a, d.d, sum |d|, max |d|, the count of d != 0 and max |d|/|r|
- * at once (AVX-512, AVX2+FMA or scalar, chosen at run time); nothing is
- * written to memory, so the pass runs at the speed memory delivers the
- * inputs. Every other source is converted to double 1024 elements at a time
+ * through strides, values.c's gather, too: it is gathered a chunk at a
+ * time) takes one streaming pass per chunk of 4096 elements that converts
+ * to double in registers and produces r.r, a.a, r.a, d.d, sum |d|, max |d|,
+ * the count of d != 0 and max |d|/|r| at once (AVX-512, AVX2+FMA or
+ * scalar, chosen at run time); nothing is written to memory, so the pass
+ * runs at the speed memory delivers the inputs. Every other source is converted to double 1024 elements at a time
  * through its read function into L1-resident buffers, then passed over the
  * same way. d = a - r is exactly 0 where a == r (equal infinities give no
  * error) and the error energy is the sum of d^2, never r.r - 2 r.a + a.a.
