@@ -8,10 +8,11 @@
  * to double in registers and produces r.r, a.a, r.a, d.d, sum |d|, max |d|,
  * the count of d != 0 and max |d|/|r| at once (AVX-512, AVX2+FMA or
  * scalar, chosen at run time); nothing is written to memory, so the pass
- * runs at the speed memory delivers the inputs. Every other source is converted to double 1024 elements at a time
- * through its read function into L1-resident buffers, then passed over the
- * same way. d = a - r is exactly 0 where a == r (equal infinities give no
- * error) and the error energy is the sum of d^2, never r.r - 2 r.a + a.a.
+ * runs at the speed memory delivers the inputs. Every other source is
+ * converted to double 1024 elements at a time through its read function
+ * into L1-resident buffers, then passed over the same way. d = a - r is
+ * exactly 0 where a == r (equal infinities give no error) and the error
+ * energy is the sum of d^2, never r.r - 2 r.a + a.a.
  * Chunk sums are added with Neumaier's compensated summation.
  *
  * NaN costs nothing until it appears: NaN in r or a makes d NaN, so d.d is
