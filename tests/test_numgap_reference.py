@@ -214,7 +214,10 @@ def test_inputs(d):
     ops = out.split()
     C.check("--reference-ops lists the executor's ops",
             rc == 0 and "aten.addmm.default" in ops and "aten.native_layer_norm.default" in ops
-            and len(ops) > 50, out[:200])
+            and len(ops) > 50 and err == "", out[:200])
+    rc, out2, err = C.run("--reference-ops", *dev)
+    C.check("--reference-ops with files: the same list, and a note that they are not read",
+            rc == 0 and out2 == out and "the files given are not read" in err, err)
 
 
 def test_standin(d):

@@ -691,6 +691,13 @@ static int run(void *ctx)
 		return rc == CLI_DONE ? EXIT_OK : rc;
 	if (a.reference_ops) {
 		/* the ops the reference executor computes (the numeric gap from a graph) */
+		const char *in[CLI_MAX_INPUTS];
+		size_t nin = cli_input_paths(&a, in), given = 0;
+		for (size_t i = 0; i < nin; i++)
+			given += in[i] != NULL;
+		if (given || a.example)
+			fprintf(stderr, "etcompare: note: --reference-ops lists the reference "
+			                "executor's ops and exits: the files given are not read\n");
 		for (size_t i = 0; i < etc_reference_op_count(); i++)
 			printf("%s\n", etc_reference_op_name(i));
 		return fflush(stdout) == 0 ? EXIT_OK : EXIT_OUTPUT;
