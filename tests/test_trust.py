@@ -277,8 +277,14 @@ def case_small(d):
         f = os.path.join(d, f"in_tc{tc}.npz")
         np.savez(f, **{"0": io[f"input{tc}"].astype(np.float32)})
         js = os.path.join(d, f"tc{tc}.json")
+        page = os.path.join(d, f"tc{tc}.html")
         rc, _, err = C.run("--etdump", cnn[0], "--debug_buffer", cnn[1], "--etrecord", cnn[2],
-                           "--inputs", f, "--no-table", "--json", js)
+                           "--inputs", f, "--no-table", "--json", js, "--report", page)
+        html = open(page, encoding="utf-8").read() if os.path.exists(page) else ""
+        C.check(f"--inputs of test case {tc}: the HTML report "
+                f"{'shows the warning' if warn else 'shows no warning'}",
+                ('<p class="warn">warning: the first op fed by' in html) == warn and html,
+                html[:200])
         said = "already disagrees with the runtime" in err and "not this run's" in err
         rep = json.load(open(js)) if os.path.exists(js) else {}
         ws = rep.get("numeric_gap", {}).get("warnings", [])

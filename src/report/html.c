@@ -401,7 +401,8 @@ static const char css[] =
     "figure{margin:0}figure.wide{grid-column:1/-1}figure img{width:100%;height:auto;border:1px "
     "solid #e3e3e3}"
     "figcaption{font-size:12px;color:#555}details{margin:4px 0}summary{cursor:pointer}"
-    ".muted{color:#666}\n";
+    ".muted{color:#666}.warn{background:#fff4d6;color:#6b4e00;padding:6px 10px;"
+    "border-radius:4px}\n";
 
 /* Sorts a table by the clicked column: numbers by data-v, text otherwise. */
 static const char script[] =
@@ -634,6 +635,12 @@ static void write_numgap(FILE *f, const etc_html_report *h)
 	        "intermediate output%s compared in execution order, %zu fail%s, %zu "
 	        "unmatched.</p>\n",
 	        n, n == 1 ? "" : "s", nf, nf == 1 ? "s" : "", etc_numgap_unmatched_count(ng));
+	/* what the terminal warns of (the files may not be this run's) */
+	for (size_t i = 0; i < etc_numgap_warning_count(ng); i++) {
+		fputs("<p class=\"warn\">warning: ", f);
+		put_esc(f, etc_numgap_warning(ng, i));
+		fputs("</p>\n", f);
+	}
 	if (first >= 0) {
 		const etc_numgap_row *r = etc_numgap_row_at(ng, (size_t)first);
 		fputs("<div class=\"verdict fail\" id=\"first-divergence\">", f);
