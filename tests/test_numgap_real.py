@@ -460,6 +460,24 @@ def test_layout(d):
     rows = ng.get("rows", [])
     check("layout: --layout none leaves a shape mismatch",
           rc == 1 and rows and rows[0]["status"] == "shape mismatch", f"rc={rc} {rows}")
+    # two such rows: the same elements, so not taken for another program
+    rec2 = os.path.join(d, "lay2.etrecord")
+    G.write_etrecord(rec2, programs={"forward": G.program(
+        [G.node("aten_convolution_default", "aten.convolution.default", handle=1),
+         G.node("aten_convolution_default_1", "aten.convolution.default", handle=2)])},
+        debug_handle_map={"forward": {"0": [1], "1": [2]}})
+    npz2 = write_npz(os.path.join(d, "lay2.npz"), [("1", ref), ("2", ref)])
+    dm = Dump()
+    dm.op(0, "native_call_convolution.out", [dm.tensor("FLOAT", nhwc)])
+    dm.op(1, "native_call_convolution.out", [dm.tensor("FLOAT", nhwc)])
+    etdp, dbg = dm.write(d, "lay_dev3")
+    rc, out, err, ng = gap(d, "lay4", "--etdump", etdp, "--debug_buffer", dbg, "--etrecord",
+                           rec2, "--reference-intermediates", npz2, "--layout", "none")
+    rows = ng.get("rows", [])
+    check("layout: --layout none on two channels-last rows: shape mismatches, not another "
+          "program", rc == 1 and len(rows) == 2 and
+          all(x["status"] == "shape mismatch" for x in rows) and "same program" not in err,
+          f"rc={rc} {err[-300:]} {rows}")
 
 
 # --- 4. SNR drop on a DAG with a residual branch ------------------------------------------

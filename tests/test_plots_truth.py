@@ -233,6 +233,34 @@ def protect(d):
     C.check("protect: a previous index naming an input does not remove it",
             p.returncode == 0 and os.path.exists(os.path.join(own + "2", "in.png")),
             f"rc={p.returncode} {p.stderr[-300:]}")
+    # without gnuplot the index names the timeline by its script: the user's
+    # timeline.png (older than the script) is neither removed nor replaced
+    u = os.path.join(d, "nognuplot")
+    os.makedirs(u)
+    mine_png = os.path.join(u, "timeline.png")
+    open(mine_png, "wb").write(b"mine")
+    os.utime(mine_png, (1e9, 1e9))
+    bare = dict(os.environ, PATH="/nonexistent")
+    for k in range(2):
+        p = subprocess.run([C.ETC, "--etdump", etdp, "--no-table", "--plot", u],
+                           capture_output=True, text=True, env=bare)
+        C.check(f"protect: run {k + 1} without gnuplot keeps the user's timeline.png",
+                p.returncode == 0 and open(mine_png, "rb").read() == b"mine" and
+                "timeline.gp\t" in open(os.path.join(u, "index.txt")).read(),
+                f"rc={p.returncode} {p.stderr[-300:]}")
+    p = subprocess.run([C.ETC, "--etdump", etdp, "--no-table", "--plot", u],
+                       capture_output=True, text=True)
+    C.check("protect: then with gnuplot, the PNG etcompare never wrote is not replaced",
+            p.returncode == 4 and open(mine_png, "rb").read() == b"mine" and
+            "timeline.png" in p.stderr, f"rc={p.returncode} {p.stderr[-300:]}")
+    # a PNG remade from etcompare's script (newer than it) is etcompare's
+    os.remove(mine_png)
+    open(mine_png, "wb").write(b"remade by gnuplot timeline.gp")
+    p = subprocess.run([C.ETC, "--etdump", etdp, "--no-table", "--plot", u],
+                       capture_output=True, text=True)
+    C.check("protect: a PNG made from etcompare's script after it is replaced by the new plot",
+            p.returncode == 0 and open(mine_png, "rb").read()[:4] == b"\x89PNG",
+            f"rc={p.returncode} {p.stderr[-300:]}")
 
 
 def data_accuracy(d):

@@ -31,7 +31,7 @@ void *etc_ng_grow_(void *p, size_t *cap, size_t need, size_t size)
 
 int etc_ng_warn_(etc_numgap *ng, etc_error *err, const char *fmt, ...)
 {
-	char raw[600], buf[1200];
+	char raw[1024], buf[2048];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(raw, sizeof raw, fmt, ap);

@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /* Does the event name contain the base name of one of its linked nodes' ops? */
 static bool name_fits(const etc_inspector_event *ev, const char **op)
@@ -111,26 +112,52 @@ int etc_ng_check_first_op_(etc_numgap *ng, etc_error *err)
 	return 0;
 }
 
+/* The elements of a row's shape text ("[1, 3, 16, 16]"); false when it
+ * cannot be read (an elided long shape). */
+static bool numel_of(const char *s, uint64_t *n)
+{
+	*n = 1;
+	if (*s++ != '[')
+		return false;
+	while (*s && *s != ']') {
+		char *end;
+		unsigned long long v = strtoull(s, &end, 10);
+		if (end == s || (v && *n > UINT64_MAX / v))
+			return false;
+		*n *= v;
+		s = end;
+		while (*s == ',' || *s == ' ')
+			s++;
+	}
+	return *s == ']';
+}
+
 /*
  * Two sides of different programs whose debug handles happen to align
  * (models of one family, exported alike): most aligned outputs differ in
- * shape. More than half of them (of at least two) stop the gap
- * (ETC_ERR_MISMATCH naming both sides), or warn with force.
+ * size. More than half of them (of at least two) stop the gap
+ * (ETC_ERR_MISMATCH naming both sides), or warn with force. Shapes with
+ * the same elements (a layout left as it is with --layout none, a squeezed
+ * dimension) do not count.
  */
 int etc_ng_check_shapes_(etc_numgap *ng, const char *rt_name, const char *ref_name, etc_error *err)
 {
 	size_t bad = 0, first = 0;
-	for (size_t i = 0; i < ng->nrows; i++)
-		if (ng->rows[i].status == ETC_ROW_SHAPE_MISMATCH && !bad++)
+	for (size_t i = 0; i < ng->nrows; i++) {
+		const etc_numgap_row *r = &ng->rows[i];
+		uint64_t a, b;
+		if (r->status == ETC_ROW_SHAPE_MISMATCH && numel_of(r->shape, &a) &&
+		    numel_of(r->reference_shape, &b) && a != b && !bad++)
 			first = i;
+	}
 	if (ng->nrows < 2 || bad * 2 <= ng->nrows)
 		return 0;
 	const etc_numgap_row *r = &ng->rows[first];
-	char msg[700];
+	char msg[800];
 	snprintf(msg, sizeof msg,
-	         "%s and the reference %s are not of the same program: %zu of the %zu outputs "
-	         "aligned by debug handle differ in shape (first: row %zu %.80s, shape %s against "
-	         "reference %s); give the reference of this program",
+	         "%.100s and the reference %.100s are not of the same program: %zu of the %zu "
+	         "outputs aligned by debug handle differ in size (first: row %zu %.60s, shape %s "
+	         "against reference %s); give the reference of this program",
 	         rt_name, ref_name, bad, ng->nrows, first, r->nodes, r->shape, r->reference_shape);
 	if (!ng->opt.force)
 		return etc_fail(err, ETC_ERR_MISMATCH, NULL, -1,

@@ -89,8 +89,9 @@ static bool other_program(const profile_cmd *pc)
 	char safe[600];
 	fprintf(stderr,
 	        "etcompare: %s: %s: the baseline does not look like a run of the same program: "
-	        "%zu of its %zu events and of the current ETDump's %zu match by name "
-	        "(Method::execute aside); give a baseline ETDump of this program%s\n",
+	        "%zu of its %zu events and of the current ETDump's %zu match (same block, "
+	        "name and instruction; Method::execute aside); give a baseline ETDump of this "
+	        "program%s\n",
 	        pc->force ? "warning" : "error", etc_text_safe(safe, sizeof safe, pc->baseline),
 	        matched, base, cur,
 	        pc->force ? " (--force: compared anyway)" : " (or --force to compare anyway)");

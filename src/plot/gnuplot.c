@@ -1173,6 +1173,8 @@ static int read_index(const char *d, char **names, size_t *n, int *own, etc_erro
 		etc_error_clear(&ignore);
 		if (etc_plot_check_name_(line, &ignore) < 0)
 			continue;
+		/* what it says etcompare wrote: 'p' the PNG, 'g' only the script */
+		etc_sbuf_put(&all, el == 4 ? "p" : "g", 1);
 		etc_sbuf_put(&all, line, len - el + 1); /* with its NUL */
 		(*n)++;
 	}
@@ -1186,12 +1188,29 @@ static int read_index(const char *d, char **names, size_t *n, int *own, etc_erro
 	return 0;
 }
 
-static bool listed(const char *names, size_t n, const char *name)
+/* The index's entry for plot `name`: 'p' (its PNG was made), 'g' (only its
+ * script), 0 when the index does not name it. */
+static char listed(const char *names, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++, names += strlen(names) + 1)
-		if (!strcmp(names, name))
-			return true;
-	return false;
+		if (!strcmp(names + 1, name))
+			return names[0];
+	return 0;
+}
+
+/* For a plot whose script alone etcompare wrote: was <d>/<name>.png made
+ * from that script (`gnuplot NAME.gp`, as the index says), i.e. after it? */
+static bool png_from_script(const char *d, const char *name)
+{
+	char *png = etc_plot_join_(d, "", name, ".png"), *gp = etc_plot_join_(d, "", name, ".gp");
+	struct stat sp, sg;
+	bool after =
+	    png && gp && stat(png, &sp) == 0 && stat(gp, &sg) == 0 &&
+	    (sp.st_mtim.tv_sec > sg.st_mtim.tv_sec ||
+	     (sp.st_mtim.tv_sec == sg.st_mtim.tv_sec && sp.st_mtim.tv_nsec >= sg.st_mtim.tv_nsec));
+	free(png);
+	free(gp);
+	return after;
 }
 
 int etc_plot_dir_check(const char *dir, etc_error *err)
@@ -1215,9 +1234,11 @@ int etc_plot_dir_check(const char *dir, etc_error *err)
 
 /*
  * Before the commit renames anything: a file the new set would replace must
- * be one etcompare wrote there (named by the folder's own index.txt) and
- * none of the caller's inputs; an index.txt etcompare did not write is not
- * replaced either. Otherwise nothing is moved and the error names the file.
+ * be one etcompare wrote there (named by the folder's own index.txt; where
+ * it names a plot's script alone, its PNG counts only when newer than the
+ * script, as `gnuplot NAME.gp` makes it) and none of the caller's inputs;
+ * an index.txt etcompare did not write is not replaced either. Otherwise
+ * nothing is moved and the error names the file.
  */
 static int check_destinations(const etc_plot_batch *b, const char *tmp, const char *d,
                               etc_error *err)
@@ -1251,7 +1272,9 @@ static int check_destinations(const etc_plot_batch *b, const char *tmp, const ch
 				    err, ETC_ERR_USAGE, to, -1,
 				    "the plot of the same name would replace this input of "
 				    "the run; give --plot another folder");
-			else if (!listed(names, n, name))
+			else if (!listed(names, n, name) ||
+			         (e == 2 && listed(names, n, name) == 'g' &&
+			          !png_from_script(d, name)))
 				rc = etc_fail(
 				    err, ETC_ERR_USAGE, to, -1,
 				    "the plot of the same name would replace this file, which "
@@ -1269,7 +1292,9 @@ static int check_destinations(const etc_plot_batch *b, const char *tmp, const ch
  * Before the new index is written: the plots etcompare wrote to `d` last
  * time (named by its index.txt) that this batch did not write again are
  * removed, with their .gp and .dat (and the old PNG of a plot this batch
- * could not make); no other file is touched, nor an input the caller
+ * could not make, where the index names the PNG: a plot it names by its
+ * script alone had no PNG from etcompare); no other file is touched, nor an
+ * input the caller
  * protected, and a directory without an etcompare index.txt is left as it
  * is. Done after the plots are written, so a run that fails leaves the
  * previous plots and their index whole.
@@ -1282,12 +1307,15 @@ static int remove_stale(const etc_plot_batch *b, const char *d, etc_error *err)
 	ETC_TRY(read_index(d, &names, &n, &own, err));
 	static const char *const exts[] = {".png", ".gp", ".dat"};
 	int rc = 0;
-	const char *name = names;
-	for (size_t i = 0; rc == 0 && i < n; i++, name += strlen(name) + 1) {
+	const char *entry = names;
+	for (size_t i = 0; rc == 0 && i < n; i++, entry += strlen(entry) + 1) {
+		/* a PNG is removed only where the index says etcompare made it */
+		const char *name = entry + 1;
+		bool png = entry[0] == 'p';
 		if (!in_batch(b, name, false))
-			for (size_t e = 0; e < 3 && rc == 0; e++)
+			for (size_t e = png ? 0 : 1; e < 3 && rc == 0; e++)
 				rc = remove_named(b, d, name, exts[e], err);
-		else if (!in_batch(b, name, true))
+		else if (!in_batch(b, name, true) && png)
 			rc = remove_named(b, d, name, ".png", err);
 	}
 	free(names);
