@@ -1073,8 +1073,6 @@ int etc_plot_batch_run(etc_plot_batch *b, const etc_plot_options *o, etc_plot_re
 	return rc;
 }
 
-/* Removes <dir>/<base><ext> when it is a file or a symbolic link (never a
- * directory); a file that is not there is fine. */
 int etc_plot_batch_protect(etc_plot_batch *b, const char *path, etc_error *err)
 {
 	if (!b || !path)
@@ -1104,6 +1102,8 @@ static bool is_protected(const etc_plot_batch *b, const char *path)
 	return false;
 }
 
+/* Removes <dir>/<base><ext> when it is a file or a symbolic link (never a
+ * directory) and not a protected input; a file that is not there is fine. */
 static int remove_named(const etc_plot_batch *b, const char *dir, const char *base, const char *ext,
                         etc_error *err)
 {
@@ -1213,6 +1213,20 @@ static bool png_from_script(const char *d, const char *name)
 	return after;
 }
 
+/* The refusal to replace <d>/index.txt: `why` it is not etcompare's to replace. */
+static int index_refused(const char *d, const char *why, etc_error *err)
+{
+	char *index = etc_plot_join_(d, "", "index", ".txt");
+	int rc = index
+	             ? etc_fail(err, ETC_ERR_USAGE, index, -1,
+	                        "%s: the plots' index would replace this file, which etcompare "
+	                        "did not write; give --plot a folder of its own, or move the file",
+	                        why)
+	             : etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	free(index);
+	return rc;
+}
+
 int etc_plot_dir_check(const char *dir, etc_error *err)
 {
 	const char *d = dir && *dir ? dir : ".";
@@ -1221,15 +1235,7 @@ int etc_plot_dir_check(const char *dir, etc_error *err)
 	int own = 0;
 	ETC_TRY(read_index(d, &names, &n, &own, err));
 	free(names);
-	if (own >= 0)
-		return 0;
-	char *index = etc_plot_join_(d, "", "index", ".txt");
-	int rc = etc_fail(err, ETC_ERR_USAGE, index, -1,
-	                  "not an etcompare index: the plots' index would replace this file, "
-	                  "which etcompare did not write; give --plot a folder of its own, or "
-	                  "move the file");
-	free(index);
-	return rc;
+	return own >= 0 ? 0 : index_refused(d, "not an etcompare index", err);
 }
 
 /*
@@ -1252,14 +1258,13 @@ static int check_destinations(const etc_plot_batch *b, const char *tmp, const ch
 	if (!index)
 		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	else if (own < 0 || is_protected(b, index))
-		rc = etc_fail(err, ETC_ERR_USAGE, index, -1,
-		              "%s: the plots' index would replace this file, which etcompare did "
-		              "not write; give --plot a folder of its own, or move the file",
-		              own < 0 ? "not an etcompare index" : "an input of this run");
+		rc = index_refused(d, own < 0 ? "not an etcompare index" : "an input of this run",
+		                   err);
 	static const char *const exts[] = {".dat", ".gp", ".png"};
 	for (size_t i = 0; rc == 0 && i < b->n; i++)
 		for (size_t e = 0; rc == 0 && e < 3; e++) {
 			const char *name = b->items[i].pub.name;
+			char kind = listed(names, n, name);
 			char *from = etc_plot_join_(tmp, "", name, exts[e]);
 			char *to = etc_plot_join_(d, "", name, exts[e]);
 			struct stat st;
@@ -1272,9 +1277,7 @@ static int check_destinations(const etc_plot_batch *b, const char *tmp, const ch
 				    err, ETC_ERR_USAGE, to, -1,
 				    "the plot of the same name would replace this input of "
 				    "the run; give --plot another folder");
-			else if (!listed(names, n, name) ||
-			         (e == 2 && listed(names, n, name) == 'g' &&
-			          !png_from_script(d, name)))
+			else if (!kind || (e == 2 && kind == 'g' && !png_from_script(d, name)))
 				rc = etc_fail(
 				    err, ETC_ERR_USAGE, to, -1,
 				    "the plot of the same name would replace this file, which "
@@ -1294,9 +1297,8 @@ static int check_destinations(const etc_plot_batch *b, const char *tmp, const ch
  * removed, with their .gp and .dat (and the old PNG of a plot this batch
  * could not make, where the index names the PNG: a plot it names by its
  * script alone had no PNG from etcompare); no other file is touched, nor an
- * input the caller
- * protected, and a directory without an etcompare index.txt is left as it
- * is. Done after the plots are written, so a run that fails leaves the
+ * input the caller protected, and a directory without an etcompare
+ * index.txt is left as it is. Done after the plots are written, so a run that fails leaves the
  * previous plots and their index whole.
  */
 static int remove_stale(const etc_plot_batch *b, const char *d, etc_error *err)
