@@ -514,12 +514,13 @@ static void strided_values(const etc_reftensor *v, const int64_t *strides, etc_t
 }
 
 /* The preview of output o: reference value v's summary and first values,
- * v held in another order when `strides` is given (a float32 transpose,
- * read in row-major order: the same bits as its dense copy would give). */
-static int preview_of(gctx *c, const etc_reftensor *v, const int64_t *strides, otensor *o,
+ * read through `sv` when v is held in another order (strided_values: a
+ * float32 transpose read in row-major order, the same bits as its dense
+ * copy would give), else NULL. */
+static int preview_of(gctx *c, const etc_reftensor *v, const etc_values *sv, otensor *o,
                       etc_error *err)
 {
-	if (strides && v->dtype != ETC_FLOAT)
+	if (sv && v->dtype != ETC_FLOAT)
 		return etc_fail(err, ETC_ERR_UNSUPPORTED, NULL, -1,
 		                "a reference output of dtype %s held in another order",
 		                etc_scalar_type_name(v->dtype));
@@ -528,14 +529,10 @@ static int preview_of(gctx *c, const etc_reftensor *v, const int64_t *strides, o
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	memset(p, 0, sizeof *p);
 	p->t = o->t;
-	etc_tensor full, flat;
-	etc_permuted pm;
-	etc_values sv = {0};
+	etc_tensor full;
 	tensor_of(v, &full);
-	if (strides)
-		strided_values(v, strides, &flat, &pm, &sv);
-	if (v->numel && strides)
-		etc_summarize_read_(sv.read, sv.src, v->numel, &p->summary);
+	if (v->numel && sv)
+		etc_summarize_read_(sv->read, sv->src, v->numel, &p->summary);
 	else if (v->numel)
 		etc_tensor_summarize(&full, &p->summary);
 	bool wide = v->dtype == ETC_LONG || v->dtype == ETC_UINT64;
@@ -559,9 +556,9 @@ static int preview_of(gctx *c, const etc_reftensor *v, const int64_t *strides, o
 	uint8_t *d = etc_arena_alloc(&c->ng->arena, nb ? nb : 1, 1);
 	if (!d)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-	if (strides && k) {
+	if (sv && k) {
 		float first[ETC_NUMGAP_PREVIEW_VALUES];
-		etc_values_gather_f32_(&sv, 0, k, first); /* the bits */
+		etc_values_gather_f32_(sv, 0, k, first); /* the bits */
 		memcpy(d, first, nb);
 	} else if (nb) {
 		memcpy(d, v->data, nb);
@@ -574,9 +571,15 @@ static int preview_of(gctx *c, const etc_reftensor *v, const int64_t *strides, o
 
 /* Reference output o (value v), row key `key`, failed its gate: the first
  * such row in row order keeps its values (the first-divergence plots). */
+/* Is row key `key` the first failing one so far (keep_if_first keeps it)? */
+static bool first_failing(const gctx *c, uint64_t key)
+{
+	return c->cand == SIZE_MAX || key < c->cand_key;
+}
+
 static int keep_if_first(gctx *c, const etc_reftensor *v, size_t oi, uint64_t key, etc_error *err)
 {
-	if (c->cand != SIZE_MAX && c->cand_key <= key)
+	if (!first_failing(c, key))
 		return 0;
 	size_t nb = (size_t)v->numel * etc_scalar_type_size(v->dtype);
 	void *p = malloc(nb ? nb : 1);
@@ -689,15 +692,14 @@ static int stream_outputs(gctx *c, const etc_refrun *run, size_t n, const etc_re
 		o->stream = ETC_NG_PRE;
 		o->pre_act = a->first + pa;
 		o->pre_vs = ao->t.data;
-		ETC_TRY(preview_of(c, v, strided ? strides : NULL, o, err));
+		ETC_TRY(preview_of(c, v, strided ? &vr : NULL, o, err));
 		if (strided)
 			etc_refrun_output_done(run, n, pr); /* the record's pages, read */
 		char why[160];
 		if (etc_gate_judge_(&o->pre_m, &c->gate, why, sizeof why) != ETC_ROW_PASS) {
 			uint64_t key = ((uint64_t)(uint32_t)c->rt_last[grp] << 32) | k;
 			/* the first failing row keeps its values in order: a dense copy */
-			bool first = c->cand == SIZE_MAX || key < c->cand_key;
-			v = strided && first ? etc_refrun_output(run, n, pr) : v;
+			v = strided && first_failing(c, key) ? etc_refrun_output(run, n, pr) : v;
 			if (!v)
 				return copy_failed(nd, pr, err);
 			ETC_TRY(keep_if_first(c, v, oi, key, err));
