@@ -310,55 +310,55 @@ static const etc_reftensor *view_of(const etc_refgraph *g, const ref_tensor *t,
 	return dense_view;
 }
 
-/* Output i of node as the run holds it (a transposed view stays one), with
- * its view and dense-copy cache; NULL when etc_refrun_output gives NULL. */
-static const ref_tensor *held_output(const etc_refrun *run, size_t node, uint32_t i,
-                                     const etc_reftensor **view, ref_tensor **dense,
-                                     etc_reftensor **dense_view)
+/* Output i of a node as the run holds it (a transposed view stays one): the
+ * tensor, its view and its dense-copy cache. */
+typedef struct held {
+	const ref_tensor *t;
+	const etc_reftensor *view;
+	ref_tensor *dense;
+	etc_reftensor *dense_view;
+} held;
+
+/* False when etc_refrun_output gives NULL. */
+static bool held_output(const etc_refrun *run, size_t node, uint32_t i, held *h)
 {
 	if (!run || node >= run->g->nnodes || node > run->current)
-		return NULL;
+		return false;
 	const ref_node *n = &run->g->nodes[node];
 	if (i >= n->pub.output_count || run->status[node] != ETC_REFNODE_COMPUTED)
-		return NULL;
+		return false;
 	if (node == run->current) {
-		*view = &run->cur_views[i];
-		*dense = &run->cur_dense[i];
-		*dense_view = &run->cur_dense_views[i];
-		return run->cur[i].data ? &run->cur[i] : NULL;
+		*h = (held){&run->cur[i], &run->cur_views[i], &run->cur_dense[i],
+		            &run->cur_dense_views[i]};
+		return run->cur[i].data != NULL;
 	}
 	size_t v = n->out_values[i];
 	if (v == REF_NO_VALUE || !run->vals[v].data)
-		return NULL;
-	*view = &run->views[v];
-	*dense = &run->vals_dense[v];
-	*dense_view = &run->vals_dense_views[v];
-	return &run->vals[v];
+		return false;
+	*h = (held){&run->vals[v], &run->views[v], &run->vals_dense[v], &run->vals_dense_views[v]};
+	return true;
 }
 
 const etc_reftensor *etc_refrun_output(const etc_refrun *run, size_t node, uint32_t i)
 {
-	const etc_reftensor *view = NULL;
-	ref_tensor *dense = NULL;
-	etc_reftensor *dense_view = NULL;
-	const ref_tensor *t = held_output(run, node, i, &view, &dense, &dense_view);
+	held h = {0};
 	/* the dense copies are the run's caches: the callback is handed the
 	   run as const, the run itself is not */
-	return t ? view_of(run->g, t, view, dense, dense_view) : NULL;
+	return held_output(run, node, i, &h) ? view_of(run->g, h.t, h.view, h.dense, h.dense_view)
+	                                     : NULL;
 }
 
 int etc_refrun_output_layout(const etc_refrun *run, size_t node, uint32_t i, etc_reftensor *out,
                              int64_t *strides)
 {
-	const etc_reftensor *view = NULL;
-	ref_tensor *dense = NULL;
-	etc_reftensor *dense_view = NULL;
-	const ref_tensor *t = held_output(run, node, i, &view, &dense, &dense_view);
+	held h = {0};
+	bool ok = held_output(run, node, i, &h);
 	if (out)
 		memset(out, 0, sizeof *out);
-	if (!t || !out || !strides)
+	if (!ok || !out || !strides)
 		return ETC_ERR_USAGE;
-	*out = *view;
+	const ref_tensor *t = h.t;
+	*out = *h.view;
 	if (t->transposed) {
 		/* logical (r, c) is stored at c * rows + r (ref_op.h) */
 		strides[0] = 1;
@@ -375,12 +375,9 @@ int etc_refrun_output_layout(const etc_refrun *run, size_t node, uint32_t i, etc
 
 void etc_refrun_output_done(const etc_refrun *run, size_t node, uint32_t i)
 {
-	const etc_reftensor *view = NULL;
-	ref_tensor *dense = NULL;
-	etc_reftensor *dense_view = NULL;
-	const ref_tensor *t = held_output(run, node, i, &view, &dense, &dense_view);
-	if (t && t->transposed)
-		ref_graph_release(run->g, t->data, t->numel * etc_scalar_type_size(t->dtype));
+	held h = {0};
+	if (held_output(run, node, i, &h) && h.t->transposed)
+		ref_graph_release(run->g, h.t->data, h.t->numel * etc_scalar_type_size(h.t->dtype));
 }
 
 /* --- re-running a node ---------------------------------------------------------------- */
