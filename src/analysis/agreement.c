@@ -174,9 +174,6 @@ void etc_agreement_add_sums(etc_agreement *ag, const double *dist, const double 
 
 int etc_agreement_snr(const etc_agreement *ag, double *snr, etc_error *err)
 {
-	/* the products are done (blocks are added before): no pool thread left
-	   spinning */
-	etc_blas_rest_();
 	size_t n = ag->n;
 	if (ag->elements == 0)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,

@@ -27,7 +27,6 @@
 #include "analysis/numgap_internal.h"
 #include "analysis/values_private.h"
 #include "format/tensor_private.h"
-#include "core/blas.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -888,9 +887,6 @@ int etc_ng_gather_graph_(etc_numgap *ng, gather *g, size_t nrt, const etc_numgap
 	int rc = c.stream ? plan_rows(&c, nrt, nn, err) : 0;
 	if (rc == 0)
 		rc = etc_refgraph_run(ref->graph, ref->inputs, ref->input_count, on_node, &c, err);
-	/* the reference run's products are done: no OpenBLAS thread left spinning
-	   while the rows are compared, or after */
-	etc_blas_rest_();
 	for (size_t i = 0; i < nn; i++)
 		etc_refvalues_free(c.derived[i]);
 	free(c.derived);
@@ -1023,7 +1019,6 @@ int etc_numgap_inputs_score_at(const etc_inspector *insp, size_t block, uint32_t
 		}
 	}
 	int rc = etc_refgraph_run(g, inputs, n, on_output, &s, err);
-	etc_blas_rest_();
 	if (rc == 0 && s.compared)
 		*snr = s.worst;
 	free(s.rt);

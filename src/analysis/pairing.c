@@ -1251,7 +1251,6 @@ static int sketch_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *
 		goto out;
 	if ((rc = infer(sk, n, sk + n, m, sets, cands, opt, scores, choice, err)) < 0)
 		goto out;
-	etc_blas_rest_(); /* the products are done: no pool thread spins beside the passes */
 	confirm_ctx x = {.sets = sets,
 	                 .cands = cands,
 	                 .n = n,
@@ -1490,7 +1489,6 @@ static int pair_infer(const etc_pair_set *sets, size_t n, const etc_pair_set *ca
 out:
 	free(hash), free(rep), free(slot), free(uniq), free(a), free(b), free(us), free(uc);
 	free(at), free(uat), free(um), free(ucmp);
-	etc_blas_rest_(); /* the products are done: no pool thread left spinning */
 	return rc;
 }
 

@@ -2,8 +2,9 @@
  * blas.h - the one module that calls OpenBLAS (blas.c): level-3 products in
  * double and float for the reference executor and the all-pairs
  * comparisons. Row-major, no transposition flags beyond what callers need.
- * The thread count follows ETC_THREADS (core/parallel.h); OpenBLAS's own
- * threads are set once per process and never left spinning (see blas.c).
+ * A large product is cut into pieces fixed by its shape and spread over
+ * ETC_THREADS threads (core/parallel.h); OpenBLAS itself runs on one
+ * (see blas.c), so a product's bits do not depend on the thread count.
  */
 #ifndef ETC_BLAS_H
 #define ETC_BLAS_H
@@ -21,11 +22,7 @@ void etc_blas_sgemm(bool ta, bool tb, size_t m, size_t n, size_t k, float alpha,
 void etc_blas_dsyrk(size_t n, size_t k, double alpha, const double *a, size_t lda, double beta,
                     double *c, size_t ldc);
 
-/* Stops OpenBLAS's pool threads, which busy-wait for a while after each
- * product, unless a product is running on another thread; the next
- * threaded product starts them again. Called by each user of the products
- * once its batch is done (the numeric gap's reference run, a pairing, an
- * agreement matrix). Only with ETC_BLAS_REST=1 (set by the etcompare
- * program): see blas.c. */
-void etc_blas_rest_(void);
+/* Tests only: spread the pieces of later products over n threads (the
+ * pieces stay the same). Not safe while a product runs. */
+void etc_blas_threads_set_(unsigned n);
 #endif
