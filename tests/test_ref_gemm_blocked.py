@@ -2,15 +2,14 @@
 (src/reference/ops_linalg.c, gemm_b): a weight whose float64 copy would
 exceed 256 KiB is widened a block of columns at a time, one dgemm per
 block. Checked against torch in float64 on the widened weight (relative L2
-<= 1e-12, with 1 and 2 OpenBLAS threads) and, with one thread, bit for bit
-against the same product with the weight given in float64 (one dgemm on
-the whole of it). With two threads OpenBLAS splits a whole product of
-several rows among its threads and its last bits change with that split
-(the blocks, smaller, are not split): the bits of a product then depend on
-ETC_THREADS with or without blocks, as they did before. mm, addmm (beta, alpha,
-broadcast self), linear (weight [n, k], batched input, bias and none), for
-column counts that are and are not multiples of the block, and a weight
-below the threshold."""
+<= 1e-12) and bit for bit against the same product with the weight given
+in float64 (one dgemm on the whole of it), with 1, 2 and 3 threads: a
+product large enough to be cut into pieces over the threads
+(src/core/blas.c) keeps the bits of the whole one, so neither the blocks
+nor ETC_THREADS change a bit. mm, addmm (beta, alpha, broadcast self),
+linear (weight [n, k], batched input, bias and none), for column counts
+that are and are not multiples of the block, products cut along their
+rows and along their columns, and a weight below the threshold."""
 import json
 import os
 import subprocess
@@ -52,7 +51,8 @@ def check(label, target, args, inputs, weight, expected):
     by the tool) vs torch float64."""
     C.check(f"{label}: the weight is float32", inputs[weight].dtype == torch.float32)
     want = expected.numpy()
-    for threads in (1, 2):
+    whole1, why1 = run(target, args, inputs, False, 1)
+    for threads in (1, 2, 3):
         blocked, why = run(target, args, inputs, True, threads)
         if blocked is None:
             C.check(f"{label}, {threads} thread(s)", False, why)
@@ -60,18 +60,25 @@ def check(label, target, args, inputs, weight, expected):
         err = np.linalg.norm(blocked - want) / np.linalg.norm(want)
         C.check(f"{label}, {threads} thread(s): float64, against torch float64 relative L2 "
                 f"{err:.2g} <= 1e-12", blocked.dtype == np.float64 and err <= 1e-12)
-        if threads == 1:
-            whole, why = run(target, args, inputs, False, 1)
-            C.check(f"{label}, 1 thread: bit-identical to one dgemm on the whole widened weight",
-                    whole is not None and blocked.shape == whole.shape and
-                    np.array_equal(blocked.view(np.uint64), whole.view(np.uint64)),
-                    why or f"{int(np.sum(blocked != whole))} elements differ")
+        C.check(f"{label}, {threads} thread(s): bit-identical to one dgemm on the whole "
+                "widened weight on 1 thread",
+                whole1 is not None and blocked.shape == whole1.shape and
+                np.array_equal(blocked.view(np.uint64), whole1.view(np.uint64)),
+                why1 or f"{int(np.sum(blocked != whole1))} elements differ")
+        if threads > 1:
+            whole, why = run(target, args, inputs, False, threads)
+            C.check(f"{label}, {threads} threads: the whole product has the bits of 1 thread's",
+                    whole is not None and whole1 is not None and
+                    np.array_equal(whole.view(np.uint64), whole1.view(np.uint64)),
+                    why or "bits differ")
 
 
 def main():
     mm_args = [R.t("self", "a"), R.t("mat2", "b")]
     # k 1280: 16 columns a block (the classifier of MobileNetV2); k 700: 32
-    for m, k, n in [(1, 1280, 1000), (3, 1280, 300), (5, 700, 123), (2, 700, 32), (4, 64, 17)]:
+    # 64 x 1280 x 1000: 82 M multiply-adds, cut into pieces of columns when whole
+    for m, k, n in [(1, 1280, 1000), (3, 1280, 300), (5, 700, 123), (2, 700, 32), (4, 64, 17),
+                    (64, 1280, 1000)]:
         a, b = torch.randn(m, k, dtype=D), torch.randn(k, n, dtype=torch.float32)
         check(f"mm {m}x{k} @ float32 {k}x{n}", "aten.mm.default", mm_args,
               {"a": a, "b": b}, "b", torch.mm(a, b.double()))
@@ -84,8 +91,9 @@ def main():
         check(f"addmm {m}x{k} @ float32 {k}x{n} + self {list(sshape)}", "aten.addmm.default",
               addmm_args, {"s": s, "a": a, "b": b}, "b",
               torch.addmm(s, a, b.double(), beta=0.5, alpha=-1.5))
+    # [8, 64, 512] x [384, 512]: 100 M multiply-adds, cut into pieces of rows
     for xs, n, k, with_bias in [((1, 1280), 1000, 1280, True), ((2, 3, 640), 77, 640, False),
-                                ((4, 256), 130, 256, True)]:
+                                ((4, 256), 130, 256, True), ((8, 64, 512), 384, 512, True)]:
         x, w = torch.randn(*xs, dtype=D), torch.randn(n, k, dtype=torch.float32)
         bias = torch.randn(n, dtype=D)
         args = [R.t("input", "x"), R.t("weight", "w"),
