@@ -31,6 +31,39 @@ typedef struct shape {
 	double beta;
 } shape;
 
+/* Leading dimensions and element counts of A, B and C. */
+typedef struct sizes {
+	size_t lda, ldb, ldc, na, nb, nc;
+} sizes;
+
+static sizes sizes_of(const shape *s)
+{
+	sizes z;
+	z.lda = (s->ta ? s->m : s->k) + s->pad;
+	z.ldb = (s->tb ? s->k : s->n) + s->pad;
+	z.ldc = s->n + s->pad;
+	z.na = (s->ta ? s->k : s->m) * z.lda;
+	z.nb = (s->tb ? s->n : s->k) * z.ldb;
+	z.nc = s->m * z.ldc;
+	return z;
+}
+
+static double *random_doubles(size_t n)
+{
+	double *x = malloc(n * sizeof *x);
+	for (size_t i = 0; i < n; i++)
+		x[i] = uniform();
+	return x;
+}
+
+static float *random_floats(size_t n)
+{
+	float *x = malloc(n * sizeof *x);
+	for (size_t i = 0; i < n; i++)
+		x[i] = (float)uniform();
+	return x;
+}
+
 /* op(X)[r][c] of a row-major X with leading dimension ld */
 static double at(const double *x, bool t, size_t ld, size_t r, size_t c)
 {
@@ -39,18 +72,10 @@ static double at(const double *x, bool t, size_t ld, size_t r, size_t c)
 
 static void one_double(const shape *s)
 {
-	size_t lda = (s->ta ? s->m : s->k) + s->pad, ldb = (s->tb ? s->k : s->n) + s->pad;
-	size_t ldc = s->n + s->pad;
-	size_t arows = s->ta ? s->k : s->m, brows = s->tb ? s->n : s->k;
-	double *a = malloc(arows * lda * sizeof *a), *b = malloc(brows * ldb * sizeof *b);
-	double *c0 = malloc(s->m * ldc * sizeof *c0), *whole = malloc(s->m * ldc * sizeof *whole);
-	double *cut = malloc(s->m * ldc * sizeof *cut);
-	for (size_t i = 0; i < arows * lda; i++)
-		a[i] = uniform();
-	for (size_t i = 0; i < brows * ldb; i++)
-		b[i] = uniform();
-	for (size_t i = 0; i < s->m * ldc; i++)
-		c0[i] = uniform();
+	sizes z = sizes_of(s);
+	size_t lda = z.lda, ldb = z.ldb, ldc = z.ldc;
+	double *a = random_doubles(z.na), *b = random_doubles(z.nb), *c0 = random_doubles(z.nc);
+	double *whole = malloc(z.nc * sizeof *whole), *cut = malloc(z.nc * sizeof *cut);
 	memcpy(whole, c0, s->m * ldc * sizeof *whole);
 	/* etc_blas has set OpenBLAS to one thread: this is the whole product */
 	cblas_dgemm(CblasRowMajor, s->ta ? CblasTrans : CblasNoTrans,
@@ -87,18 +112,10 @@ static void one_double(const shape *s)
 
 static void one_float(const shape *s)
 {
-	size_t lda = (s->ta ? s->m : s->k) + s->pad, ldb = (s->tb ? s->k : s->n) + s->pad;
-	size_t ldc = s->n + s->pad;
-	size_t arows = s->ta ? s->k : s->m, brows = s->tb ? s->n : s->k;
-	float *a = malloc(arows * lda * sizeof *a), *b = malloc(brows * ldb * sizeof *b);
-	float *c0 = malloc(s->m * ldc * sizeof *c0), *first = malloc(s->m * ldc * sizeof *first);
-	float *cut = malloc(s->m * ldc * sizeof *cut);
-	for (size_t i = 0; i < arows * lda; i++)
-		a[i] = (float)uniform();
-	for (size_t i = 0; i < brows * ldb; i++)
-		b[i] = (float)uniform();
-	for (size_t i = 0; i < s->m * ldc; i++)
-		c0[i] = (float)uniform();
+	sizes z = sizes_of(s);
+	size_t lda = z.lda, ldb = z.ldb, ldc = z.ldc;
+	float *a = random_floats(z.na), *b = random_floats(z.nb), *c0 = random_floats(z.nc);
+	float *first = malloc(z.nc * sizeof *first), *cut = malloc(z.nc * sizeof *cut);
 	static const unsigned counts[] = {1, 2, 3, 8};
 	for (size_t t = 0; t < sizeof counts / sizeof *counts; t++) {
 		etc_blas_threads_set_(counts[t]);
@@ -131,12 +148,8 @@ static void one_float(const shape *s)
 static void one_gram(size_t n, size_t k, size_t pad, double beta)
 {
 	size_t lda = k + pad, ldc = n + pad;
-	double *a = malloc(n * lda * sizeof *a), *c0 = malloc(n * ldc * sizeof *c0);
+	double *a = random_doubles(n * lda), *c0 = random_doubles(n * ldc);
 	double *first = malloc(n * ldc * sizeof *first), *c = malloc(n * ldc * sizeof *c);
-	for (size_t i = 0; i < n * lda; i++)
-		a[i] = uniform();
-	for (size_t i = 0; i < n * ldc; i++)
-		c0[i] = uniform();
 	static const unsigned counts[] = {1, 2, 3, 8};
 	for (size_t t = 0; t < sizeof counts / sizeof *counts; t++) {
 		etc_blas_threads_set_(counts[t]);
