@@ -416,6 +416,16 @@ static int check_delegate_scale(const char *v)
 	return 0;
 }
 
+/* A threshold of -0 is 0: every message then says "0", never "-0". */
+static void zero_unsigned(args *a)
+{
+	const char **v[] = {&a->min_snr, &a->max_mse,        &a->min_cosine,
+	                    &a->max_abs, &a->max_regression, &a->min_event_time};
+	for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+		if (*v[i] && strtod(*v[i], NULL) == 0)
+			*v[i] = "0";
+}
+
 /*
  * Every value that has a form is checked here, before any file is read:
  * numbers and their ranges, names from a list, units.
@@ -587,6 +597,8 @@ int cli_parse(int argc, char **argv, args *a)
 		}
 	}
 	int rc = check_values(a);
+	if (rc == 0)
+		zero_unsigned(a);
 	if (rc)
 		return rc;
 	if (a->example && a->etdump)

@@ -127,7 +127,12 @@ static int diff(profile_cmd *pc, const etc_inspector *insp, etc_report_options *
 		if (etc_perfdiff_row_at(pc->diff, i)->failed)
 			w = etc_perfdiff_row_at(pc->diff, i);
 	char pct[32], block[256], name[256];
-	snprintf(pct, sizeof pct, "%+.2f", w->change_percent);
+	/* never the gate's own value: 82.7228 against 82.72 is not "+82.72" */
+	for (int digits = 2; digits <= 6; digits++) {
+		snprintf(pct, sizeof pct, "%+.*f", digits, w->change_percent);
+		if (strtod(pct, NULL) > pc->diff_opt.max_regression)
+			break;
+	}
 	fprintf(stderr,
 	        "etcompare: performance gate FAILED: %zu event%s regress%s more than %g%%; "
 	        "worst: %s %s %s%%\n",

@@ -108,8 +108,11 @@ int etc_output_open(etc_output **out, const char *path, etc_error *err)
 			                "is a directory, not an output file");
 		}
 		o->f = fopen(path, "w");
-		if (!o->f) {
-			int e = errno;
+		o->path = o->f ? strdup(path) : NULL; /* named when a write fails */
+		if (!o->f || !o->path) {
+			int e = o->f ? ENOMEM : errno;
+			if (o->f)
+				fclose(o->f);
 			free(o);
 			return etc_fail(err, ETC_ERR_IO, path, -1, "cannot open output: %s",
 			                strerror(e));
@@ -179,11 +182,15 @@ int etc_output_commit(etc_output *o, etc_error *err)
 	int rc = 0;
 	if (o->is_stdout) {
 		bool bad = fflush(o->f) != 0 || ferror(o->f);
-		if (o->f != stdout)
-			bad |= fclose(o->f) != 0;
+		int e = errno;
+		if (o->f != stdout && fclose(o->f) != 0 && !bad) {
+			e = errno;
+			bad = true;
+		}
 		if (bad)
-			rc = etc_fail(err, ETC_ERR_IO, o->f == stdout ? "<stdout>" : NULL, -1,
-			              "write failed");
+			rc = etc_fail(err, ETC_ERR_IO, o->path ? o->path : "<stdout>", -1,
+			              "cannot write: %s", strerror(e));
+		free(o->path);
 		free(o);
 		return rc;
 	}

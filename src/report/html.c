@@ -478,16 +478,8 @@ static void write_accuracy(FILE *f, const etc_html_report *h)
 			fputs("<td>", f);
 			if (b)
 				etc_html_escape_n_(f, b->name.ptr, b->name.len);
-			for (size_t o = 0; b && o < etc_inspector_block_count(h->acc_insp); o++) {
-				const etc_event_block *ob = etc_inspector_block(h->acc_insp, o);
-				if (o != r->block && ob->name.len == b->name.len &&
-				    (!b->name.len ||
-				     !memcmp(ob->name.ptr, b->name.ptr, b->name.len))) {
-					fprintf(f, "#%u",
-					        r->block); /* "Execute#2", as --block takes it */
-					break;
-				}
-			}
+			if (b && etc_block_name_shared_(h->acc_insp, r->block))
+				fprintf(f, "#%u", r->block);
 			fputs("</td>", f);
 			/* a reference no run used has no run */
 			index_cell(f, r->etdump_run == UINT32_MAX ? -1 : (long long)r->run);
@@ -968,6 +960,8 @@ static void write_perfdiff(FILE *f, const etc_perfdiff *d)
 			fputs(r->failed ? "<tr class=\"bad\">" : "<tr>", f);
 			fputs("<td>", f);
 			etc_html_escape_n_(f, r->block.ptr, r->block.len);
+			if (etc_block_name_shared_(etc_perfdiff_current(d), r->cur_block))
+				fprintf(f, "#%zu", r->cur_block);
 			fputs("</td><td>", f);
 			etc_html_escape_n_(f, r->name.ptr, r->name.len);
 			fputs("</td>", f);

@@ -16,14 +16,40 @@ static const char *gate_word(const etc_perfdiff_row *r)
 	return r->failed ? "FAIL" : r->gated ? "ok" : r->below_min ? "below min" : "-";
 }
 
-static void pct_text(char *buf, size_t cap, double v)
+/*
+ * The change in percent, 2 decimals; a row beyond the gate gets as many more
+ * (up to 6) as it takes not to print the gate's own value: 82.7228 against
+ * a gate of 82.72 is "+82.7228", not "+82.72".
+ */
+static void pct_text(char *buf, size_t cap, double v, double gate, bool failed)
 {
-	if (isnan(v))
+	if (isnan(v)) {
 		snprintf(buf, cap, "-");
-	else if (isinf(v))
+		return;
+	}
+	if (isinf(v)) {
 		snprintf(buf, cap, v > 0 ? "+inf" : "-inf");
+		return;
+	}
+	for (int digits = 2; digits <= 6; digits++) {
+		snprintf(buf, cap, "%+.*f", digits, v);
+		if (!failed || strtod(buf, NULL) > gate)
+			break;
+	}
+}
+
+/* A row's block as the table names it: "Execute", or "Execute#2" when
+ * another block of the current ETDump has that name (as --block takes it). */
+static const char *block_label(char *buf, size_t cap, const etc_perfdiff *d,
+                               const etc_perfdiff_row *r)
+{
+	char name[512];
+	etc_text_escape(name, sizeof name, r->block.ptr, r->block.len > 100 ? 100 : r->block.len);
+	if (etc_block_name_shared_(etc_perfdiff_current(d), r->cur_block))
+		snprintf(buf, cap, "%s#%zu", name, r->cur_block);
 	else
-		snprintf(buf, cap, "%+.2f", v);
+		snprintf(buf, cap, "%s", name);
+	return buf;
 }
 
 int etc_report_perfdiff(FILE *f, const etc_perfdiff *d, size_t max_rows, etc_error *err)
@@ -50,9 +76,8 @@ int etc_report_perfdiff(FILE *f, const etc_perfdiff *d, size_t max_rows, etc_err
 	    max_rows && max_rows < etc_perfdiff_row_count(d) ? max_rows : etc_perfdiff_row_count(d);
 	for (size_t i = 0; i < n; i++) {
 		const etc_perfdiff_row *r = etc_perfdiff_row_at(d, i);
-		char pct[32];
-		etc_grid_textf_(&g, "%.*s", (int)(r->block.len > 100 ? 100 : r->block.len),
-		                r->block.ptr);
+		char pct[32], blk[560];
+		etc_grid_text_(&g, block_label(blk, sizeof blk, d, r));
 		etc_grid_textf_(&g, "%.*s", (int)(r->name.len > 200 ? 200 : r->name.len),
 		                r->name.ptr);
 		etc_grid_textf_(&g, "%d", r->instruction_id);
@@ -60,7 +85,8 @@ int etc_report_perfdiff(FILE *f, const etc_perfdiff *d, size_t max_rows, etc_err
 		etc_grid_num_(&g, r->cur_p50);
 		etc_grid_num_(&g, r->change);
 		etc_grid_num_(&g, r->ratio);
-		pct_text(pct, sizeof pct, r->change_percent);
+		pct_text(pct, sizeof pct, r->change_percent,
+		         etc_perfdiff_options_get(d)->max_regression, r->failed);
 		etc_grid_text_(&g, pct);
 		etc_grid_text_(&g, gate_word(r));
 	}
@@ -77,12 +103,12 @@ int etc_report_perfdiff(FILE *f, const etc_perfdiff *d, size_t max_rows, etc_err
 		char a[ETC_FMT_NUM], b[ETC_FMT_NUM], pct[32];
 		etc_fmt_g(a, r->base_p50);
 		etc_fmt_g(b, r->cur_p50);
-		pct_text(pct, sizeof pct, r->change_percent);
-		char name[512];
+		pct_text(pct, sizeof pct, r->change_percent,
+		         etc_perfdiff_options_get(d)->max_regression, r->failed);
+		char blk[560];
 		fprintf(f, "Method::execute (block %s): p50 %s -> %s %s (%s%%)%s\n",
-		        etc_text_escape(name, sizeof name, r->block.ptr,
-		                        r->block.len > 100 ? 100 : r->block.len),
-		        a, b, unit, pct, r->failed ? ": regression beyond the gate" : "");
+		        block_label(blk, sizeof blk, d, r), a, b, unit, pct,
+		        r->failed ? ": regression beyond the gate" : "");
 	}
 	fprintf(f, "%zu events matched, %zu only in the baseline, %zu only in the current ETDump",
 	        etc_perfdiff_row_count(d), etc_perfdiff_baseline_only(d),
@@ -128,7 +154,7 @@ void etc_perfdiff_json_(etc_sbuf *b, const etc_perfdiff *d)
 		const etc_perfdiff_row *r = etc_perfdiff_row_at(d, i);
 		etc_sbuf_puts(b, i ? ",\n      {\"block\": " : "\n      {\"block\": ");
 		etc_sbuf_json_str(b, r->block.ptr, r->block.len);
-		etc_sbuf_puts(b, ", \"event_name\": ");
+		etc_sbuf_printf(b, ", \"block_index\": %zu, \"event_name\": ", r->cur_block);
 		etc_sbuf_json_str(b, r->name.ptr, r->name.len);
 		etc_sbuf_printf(b,
 		                ", \"instruction_id\": %d, \"baseline_p50\": ", r->instruction_id);
@@ -170,8 +196,12 @@ int etc_report_perfdiff_plot(const etc_plot_options *o, const etc_perfdiff *d, e
 		const etc_perfdiff_row *r = etc_perfdiff_row_at(d, i);
 		if (r->below_min || isnan(r->change_percent))
 			continue;
-		snprintf(names[k], sizeof names[k], "%.*s",
-		         (int)(r->name.len > 190 ? 190 : r->name.len), r->name.ptr);
+		char blk[560] = "";
+		if (etc_block_name_shared_(etc_perfdiff_current(d), r->cur_block))
+			block_label(blk, sizeof blk, d, r);
+		snprintf(names[k], sizeof names[k], "%.*s%s%.40s%s",
+		         (int)(r->name.len > 140 ? 140 : r->name.len), r->name.ptr,
+		         *blk ? " (" : "", blk, *blk ? ")" : "");
 		labels[k] = names[k];
 		v[k] = r->change_percent;
 		failing[k] = r->failed;

@@ -1,0 +1,96 @@
+"""Second hostile-user pass, the CLI's part: a report that cannot be
+written names its file (a device such as /dev/full too); a performance diff
+tells blocks of one name apart ("Execute#2", as --block takes it, and
+block_index in the JSON, which the report schema accepts); a change beyond
+the gate never prints as the gate's own value; a threshold of -0 reads 0."""
+import json
+import os
+import subprocess
+import sys
+
+import jsonschema
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common as C  # noqa: E402
+
+EX = os.path.join(C.SRC, "examples")
+ETDP = os.path.join(EX, "example.etdp")
+REAL = os.path.join(C.DATA, "realexport")
+MLP = ["--etdump", os.path.join(REAL, "mlp.etdp"), "--debug_buffer",
+       os.path.join(REAL, "mlp_debug.bin"), "--etrecord", os.path.join(REAL, "mlp.etrecord")]
+
+
+def case_device_full(d):
+    if not os.path.exists("/dev/full"):
+        C.check("/dev/full exists (skipped otherwise)", True)
+        return
+    rc, out, err = C.run("--etdump", ETDP, "--tsv", "/dev/full", "--no-table")
+    C.check("--tsv /dev/full: exit 4 naming the file and the cause",
+            rc == 4 and "/dev/full: cannot write: No space left on device" in err,
+            f"rc={rc} {err}")
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([C.ETC, "--etdump", ETDP, "--tsv", "-", "--no-table"], stdout=full,
+                           stderr=subprocess.PIPE, text=True)
+    C.check("--tsv - onto a full device: exit 4 naming standard output",
+            p.returncode == 4 and "<stdout>: cannot write: No space left on device" in p.stderr,
+            f"rc={p.returncode} {p.stderr}")
+
+
+def case_perfdiff_blocks(d):
+    js = os.path.join(d, "pd.json")
+    rc, out, err = C.run("--etdump", ETDP, "--baseline-etdump", ETDP, "--no-table", "--json", js)
+    C.check("perf diff of the example against itself: exit 0", rc == 0, f"rc={rc} {err}")
+    execute_lines = [ln for ln in out.splitlines() if ln.startswith("Method::execute")]
+    C.check("the two Execute blocks' Method::execute lines say which block",
+            len(execute_lines) == 2 and "block Execute#1)" in execute_lines[0] and
+            "block Execute#2)" in execute_lines[1], "\n".join(execute_lines))
+    C.check("table rows carry Execute#1 and Execute#2; Default (one block) stays bare",
+            "│ Execute#1 " in out and "│ Execute#2 " in out and "│ Default " in out and
+            "│ Default#" not in out, out[:2000])
+    rep = C.load_json(js)
+    rows = rep.get("perf_diff", {}).get("rows", [])
+    C.check("JSON rows: block_index tells the blocks apart",
+            sorted({(r["block"], r["block_index"]) for r in rows}) ==
+            [("Default", 0), ("Execute", 1), ("Execute", 2)], str(rows[:3]))
+    with open(C.REPORT_SCHEMA) as f:
+        schema = json.load(f)
+    try:
+        jsonschema.validate(rep, schema)
+        ok = True
+    except jsonschema.ValidationError as e:
+        ok, why = False, str(e)[:400]
+    C.check("the report with block_index validates against the schema", ok,
+            "" if ok else why)
+
+
+def case_pct_beyond_gate(d):
+    # cnn_mixed against cnn: max_pool2d regresses +1.2134...%
+    args = ["--etdump", os.path.join(REAL, "cnn_mixed.etdp"), "--baseline-etdump",
+            os.path.join(REAL, "cnn.etdp"), "--no-table"]
+    js = os.path.join(d, "pct.json")
+    rc, out, err = C.run(*args, "--json", js)
+    rows = C.load_json(js).get("perf_diff", {}).get("rows", [])
+    pool = [r for r in rows if "max_pool2d" in r["event_name"] and r["instruction_id"] == 3]
+    C.check("the max_pool2d row's change is 1.21-1.215% (the case's premise)",
+            len(pool) == 1 and 1.21 < pool[0]["change_percent"] < 1.215, str(pool))
+    rc, out, err = C.run(*args, "--max-regression", "1.21")
+    line = [ln for ln in out.splitlines() if "max_pool2d" in ln and "│     3 │" in ln]
+    C.check("gate 1.21: the failing row prints +1.213, not the gate's +1.21",
+            rc == 1 and len(line) == 1 and "+1.213 " in line[0] and "FAIL" in line[0],
+            f"rc={rc} {line}")
+    rc, out, err = C.run(*args, "--max-regression", "42.37")
+    C.check("gate 42.37: the worst (+42.376) prints +42.38 with 2 decimals",
+            rc == 1 and "+42.38%" in err, err)
+
+
+def case_negative_zero(d):
+    rc, out, err = C.run(*MLP, "--max-abs", "-0", "--no-table")
+    C.check("--max-abs -0: the verdicts say 'above 0', never '-0'",
+            rc == 1 and "above 0 at" in out and "above -0" not in out + err,
+            f"rc={rc} {out[-600:]}")
+
+
+if __name__ == "__main__":
+    C.run_cases("trust-cli2", case_device_full, case_perfdiff_blocks, case_pct_beyond_gate,
+                case_negative_zero)
