@@ -283,7 +283,7 @@ def case_small(d):
         html = open(page, encoding="utf-8").read() if os.path.exists(page) else ""
         C.check(f"--inputs of test case {tc}: the HTML report "
                 f"{'shows the warning' if warn else 'shows no warning'}",
-                ('<p class="warn">warning: the first op fed by' in html) == warn and html,
+                ('<p class="warn">warning: the first op that reads only' in html) == warn and html,
                 html[:200])
         said = "already disagrees with the runtime" in err and "not this run's" in err
         rep = json.load(open(js)) if os.path.exists(js) else {}

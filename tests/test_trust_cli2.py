@@ -2,7 +2,10 @@
 written names its file (a device such as /dev/full too); a performance diff
 tells blocks of one name apart ("Execute#2", as --block takes it, and
 block_index in the JSON, which the report schema accepts); a change beyond
-the gate never prints as the gate's own value; a threshold of -0 reads 0."""
+the gate never prints as the gate's own value; a threshold of -0 reads 0;
+--inputs of another test case is named as the likely cause when the first
+op that differs reads a logged weight move equal to the reference's (mlp:
+permute_copy, then addmm), not only when it reads no logged output."""
 import json
 import os
 import subprocess
@@ -91,6 +94,21 @@ def case_negative_zero(d):
             f"rc={rc} {out[-600:]}")
 
 
+def case_other_inputs_after_logged_permute(d):
+    import numpy as np
+    io = np.load(os.path.join(REAL, "mlp_io.npz"))
+    for tc, warn in ((1, True), (0, False)):
+        f = os.path.join(d, f"mlp_in{tc}.npz")
+        np.savez(f, **{"0": io[f"input{tc}"].astype(np.float32)})
+        rc, out, err = C.run(*MLP, "--inputs", f, "--no-table")
+        said = ("row 1 aten_addmm_default (aten.addmm.default), already disagrees with the "
+                "runtime" in err and "not this run's" in err and "--inputs FILE" in err)
+        C.check(f"mlp, --inputs of test case {tc}: "
+                f"{'the warning names addmm and the likely cause' if warn else 'no warning'}",
+                rc == 0 and said == warn and ("warning: the first op" in err) == warn,
+                f"rc={rc} {err[-700:]}")
+
+
 if __name__ == "__main__":
     C.run_cases("trust-cli2", case_device_full, case_perfdiff_blocks, case_pct_beyond_gate,
-                case_negative_zero)
+                case_negative_zero, case_other_inputs_after_logged_permute)

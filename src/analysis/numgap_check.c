@@ -83,25 +83,31 @@ int etc_ng_check_record_(etc_numgap *ng, const gather *g, size_t from, size_t to
 }
 
 /*
- * The first compared op whose re-run read no logged output (its tensor
- * inputs are the program's inputs and the record's weights) sees the
- * reference's own inputs: a float output uncorrelated with the runtime's
- * (cosine < 0.5, SNR < 3 dB) there is the mark of another export's weights
- * or of other inputs far more often than of a broken kernel. A warning,
- * not a verdict: the rows stay as they are.
+ * The first compared op that does not match the reference exactly, when
+ * its re-run saw the reference's own inputs: it read no logged output (its
+ * tensor inputs are the program's inputs and the record's weights), or the
+ * outputs it read were the reference's to the bit (a logged permute of a
+ * weight: its local error is then its cumulative one). A float output
+ * uncorrelated with the runtime's there (cosine < 0.5, SNR < 3 dB) is the
+ * mark of another export's weights or of other inputs far more often than
+ * of a broken kernel. A warning, not a verdict: the rows stay as they are.
  */
 int etc_ng_check_first_op_(etc_numgap *ng, etc_error *err)
 {
 	for (size_t i = 0; i < ng->nrows; i++) {
 		const etc_numgap_row *r = &ng->rows[i];
-		if (!r->has_metrics || !r->has_local || r->local_inputs != 0 || !r->metrics.count ||
-		    r->metrics.identical || r->metrics.exact || isnan(r->metrics.cosine))
+		if (!r->has_metrics || !r->metrics.count || r->metrics.identical ||
+		    r->metrics.exact || isnan(r->metrics.cosine))
 			continue;
-		if (r->metrics.cosine >= 0.5 || !(r->metrics.snr_db < 3))
+		bool own_inputs =
+		    r->has_local && (r->local_inputs == 0 ||
+		                     (r->local_standins == 0 && r->local_snr == r->metrics.snr_db));
+		if (!own_inputs || r->metrics.cosine >= 0.5 || !(r->metrics.snr_db < 3))
 			return 0;
 		return etc_ng_warn_(
 		    ng, err,
-		    "the first op fed by the program's inputs and the ETRecord's weights alone, "
+		    "the first op that reads only the reference's own values (the program's "
+		    "inputs, the ETRecord's weights, logged outputs equal to the reference's), "
 		    "row %zu %.80s (%.60s), already disagrees with the runtime: SNR %.3g dB, "
 		    "cosine %.3g (unrelated values). Unless its kernel is broken, the ETRecord's "
 		    "weights or the reference run's inputs are not this run's: give the ETRecord "
