@@ -5,7 +5,9 @@ block_index in the JSON, which the report schema accepts); a change beyond
 the gate never prints as the gate's own value; a threshold of -0 reads 0;
 --inputs of another test case is named as the likely cause when the first
 op that differs reads a logged weight move equal to the reference's (mlp:
-permute_copy, then addmm), not only when it reads no logged output."""
+permute_copy, then addmm), not only when it reads no logged output; a
+reference run of other inputs (paired by order) gets the same warning,
+naming the run."""
 import json
 import os
 import subprocess
@@ -105,10 +107,31 @@ def case_other_inputs_after_logged_permute(d):
                 "runtime" in err and "not this run's" in err and "--inputs FILE" in err)
         C.check(f"mlp, --inputs of test case {tc}: "
                 f"{'the warning names addmm and the likely cause' if warn else 'no warning'}",
-                rc == 0 and said == warn and ("warning: the first op" in err) == warn,
+                rc == 0 and said == warn and ("the first op that reads only" in err) == warn,
                 f"rc={rc} {err[-700:]}")
+
+
+def case_reference_run_of_other_inputs(d):
+    cnn = ["--etdump", os.path.join(REAL, "cnn.etdp"), "--debug_buffer",
+           os.path.join(REAL, "cnn_debug.bin"), "--etrecord", os.path.join(REAL, "cnn.etrecord")]
+    rc, out, err = C.run(*cnn, "--reference-etdump", os.path.join(REAL, "cnn_mixed.etdp"),
+                         "--reference-debug-buffer", os.path.join(REAL, "cnn_mixed_debug.bin"),
+                         "--min-snr", "30", "--no-table")
+    warns = [ln for ln in err.splitlines() if "the reference ran other inputs" in ln]
+    C.check("cnn against cnn_mixed (run 1 of other inputs): one warning, naming run 1, the "
+            "first op and the likely cause",
+            rc == 1 and len(warns) == 1 and
+            warns[0].startswith("etcompare: warning: Execute run 1 (ETDump run 2): the first "
+                                "compared op, row 0 aten_convolution_default") and
+            "already disagrees with the reference run" in warns[0], f"rc={rc} {warns}")
+    rc, out, err = C.run(*cnn, "--reference-etdump", os.path.join(REAL, "cnn.etdp"),
+                         "--reference-debug-buffer", os.path.join(REAL, "cnn_debug.bin"),
+                         "--min-snr", "30", "--no-table")
+    C.check("cnn against itself: no such warning",
+            rc == 0 and "ran other inputs" not in err, f"rc={rc} {err[-400:]}")
 
 
 if __name__ == "__main__":
     C.run_cases("trust-cli2", case_device_full, case_perfdiff_blocks, case_pct_beyond_gate,
-                case_negative_zero, case_other_inputs_after_logged_permute)
+                case_negative_zero, case_other_inputs_after_logged_permute,
+                case_reference_run_of_other_inputs)

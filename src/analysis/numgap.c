@@ -459,6 +459,9 @@ int etc_numgap_run_at(etc_numgap **out, const etc_inspector *insp, size_t block_
 		rc = etc_ng_check_shapes_(ng, rt_name, ref_name, err);
 	if (rc == 0 && ref->graph)
 		rc = etc_ng_check_first_op_(ng, err);
+	else if (rc == 0)
+		rc = etc_ng_check_first_ref_op_(
+		    ng, ref->insp ? "the reference run" : "the AOT intermediates", err);
 	free(g.items);
 	free(g.ts);
 	if (rc < 0) {

@@ -118,6 +118,34 @@ int etc_ng_check_first_op_(etc_numgap *ng, etc_error *err)
 	return 0;
 }
 
+/*
+ * The same mark against a reference run or AOT intermediates (no graph to
+ * re-run): the first compared op in execution order, unrelated to the
+ * reference's (cosine < 0.5, SNR < 3 dB), before any other op could have
+ * spread an error to it. Runs paired by order with a reference of other
+ * inputs leave it far more often than a broken first kernel does.
+ */
+int etc_ng_check_first_ref_op_(etc_numgap *ng, const char *reference, etc_error *err)
+{
+	for (size_t i = 0; i < ng->nrows; i++) {
+		const etc_numgap_row *r = &ng->rows[i];
+		if (!r->has_metrics || !r->metrics.count)
+			continue;
+		if (r->metrics.identical || r->metrics.exact || isnan(r->metrics.cosine) ||
+		    r->metrics.cosine >= 0.5 || !(r->metrics.snr_db < 3))
+			return 0;
+		return etc_ng_warn_(
+		    ng, err,
+		    "the first compared op, row %zu %.80s (%.60s), already disagrees with %s: "
+		    "SNR %.3g dB, cosine %.3g (unrelated values). Unless its kernel is broken, "
+		    "the reference ran other inputs than this run: give the reference of the "
+		    "same inputs (a reference run is paired with this one by order)",
+		    i, r->reference_nodes, r->reference_ops, reference, r->metrics.snr_db,
+		    r->metrics.cosine);
+	}
+	return 0;
+}
+
 /* The elements of a row's shape text ("[1, 3, 16, 16]"); false when it
  * cannot be read (an elided long shape). */
 static bool numel_of(const char *s, uint64_t *n)

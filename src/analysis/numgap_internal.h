@@ -184,6 +184,10 @@ int etc_ng_check_record_(etc_numgap *ng, const gather *g, size_t from, size_t to
 /* A warning when the first op fed by the program's inputs and weights alone
  * disagrees entirely with the runtime (numgap_check.c). */
 int etc_ng_check_first_op_(etc_numgap *ng, etc_error *err);
+/* Against a reference run or AOT intermediates: the first compared op
+ * unrelated to the reference's says the reference ran other inputs
+ * (a warning; `reference` names it in the message). */
+int etc_ng_check_first_ref_op_(etc_numgap *ng, const char *reference, etc_error *err);
 /* Most aligned outputs of another shape: the sides are of different programs. */
 int etc_ng_check_shapes_(etc_numgap *ng, const char *rt_name, const char *ref_name, etc_error *err);
 

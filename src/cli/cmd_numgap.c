@@ -730,12 +730,19 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 			rc = input_error(&err);
 			break;
 		}
+		etc_numgap_run_summary *sum = &st->runs[st->run_count++];
+		summarize(insp, ng, sum);
+		/* with several runs, each warning says whose it is */
+		char whose[200] = "", blk[160];
+		if (nruns > 1)
+			snprintf(whose, sizeof whose, "%s run %u (ETDump run %u): ",
+			         etc_text_safe(blk, sizeof blk, sum->block), sum->run,
+			         sum->etdump_run);
 		for (size_t i = 0; i < etc_numgap_warning_count(ng); i++)
 			if (!warned(st->ng, etc_numgap_warning(ng, i)))
 				fprintf(
-				    stderr, "etcompare: warning: %s\n",
+				    stderr, "etcompare: warning: %s%s\n", whose,
 				    etc_text_safe(safe, sizeof safe, etc_numgap_warning(ng, i)));
-		summarize(insp, ng, &st->runs[st->run_count++]);
 		if (st->all)
 			st->all[st->all_count++] = ng; /* owned there: st->ng only points */
 		bool shown_passes = st->ng && etc_numgap_first_divergence(st->ng) < 0;

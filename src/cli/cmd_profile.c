@@ -126,7 +126,8 @@ static int diff(profile_cmd *pc, const etc_inspector *insp, etc_report_options *
 	for (size_t i = 0; i < etc_perfdiff_row_count(pc->diff) && !w; i++)
 		if (etc_perfdiff_row_at(pc->diff, i)->failed)
 			w = etc_perfdiff_row_at(pc->diff, i);
-	char pct[32], block[256], name[256];
+	char pct[32], block[256], name[256], label[256];
+	cli_block_label(insp, w->cur_block, label, sizeof label);
 	/* never the gate's own value: 82.7228 against 82.72 is not "+82.72" */
 	for (int digits = 2; digits <= 6; digits++) {
 		snprintf(pct, sizeof pct, "%+.*f", digits, w->change_percent);
@@ -137,7 +138,7 @@ static int diff(profile_cmd *pc, const etc_inspector *insp, etc_report_options *
 	        "etcompare: performance gate FAILED: %zu event%s regress%s more than %g%%; "
 	        "worst: %s %s %s%%\n",
 	        fails, fails == 1 ? "" : "s", fails == 1 ? "es" : "", pc->diff_opt.max_regression,
-	        etc_text_escape(block, sizeof block, w->block.ptr, w->block.len),
+	        etc_text_escape(block, sizeof block, label, strlen(label)),
 	        etc_text_escape(name, sizeof name, w->name.ptr, w->name.len), pct);
 	*gate = EXIT_GATE;
 	return 0;
