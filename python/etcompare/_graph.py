@@ -3,6 +3,7 @@ ExportedProgram shows it: nodes with torch.fx's op kinds and targets,
 meta["debug_handle"] and meta["stack_trace"], and ExportedProgram's printout
 (_fx.py); the library's op nodes with their arguments and modules."""
 import ctypes
+import os
 
 from . import _lib
 from ._lib import Error, lib
@@ -85,13 +86,15 @@ class _FxGraph:
         return self._prog.print_readable()
 
 
-class Graph:
+class Graph(_lib.View):
     """One program of the ETRecord, as upstream's ExportedProgram: str()
     prints ExportedProgram's printout, graph_module.graph.nodes are
     torch.fx's nodes. `nodes` are the program's operator nodes in graph
     order (getitems are their tuple node's `outputs`), with the library's
     reading of their arguments and modules; describe() is the CLI's
     `--graph` printout."""
+    _what = "an exported program (etcompare.Graph)"
+    _fix = "call get_exported_program() again where it is needed"
 
     def __init__(self, handles, graph=None, method=None):
         self._h = handles
@@ -184,21 +187,23 @@ class Graph:
         return text
 
 
-class ETRecord:
+class _Rec(_lib.Owner):
+    """The library's ETRecord behind an etcompare.ETRecord."""
+    _what, _fix = "an ETRecord's library objects", "open the path again"
+    etrecord = etrecord_path = None
+
+    def __del__(self):
+        if lib is not None:
+            lib.etrecord_free(self.etrecord)
+
+
+class ETRecord(_lib.View):
     """An ETRecord file opened by the library: its methods and graph names,
     and its programs as printable graphs. Inspector(etrecord=...) takes it
     as it takes a path."""
+    _what, _fix = "an etcompare.ETRecord", "make a new one from the same path"
 
     def __init__(self, path):
-        import os
-
-        class _Rec:
-            etrecord = None
-
-            def __del__(self):
-                if lib is not None:
-                    lib.etrecord_free(self.etrecord)
-
         self._path = os.fspath(path)
         self._h = _Rec()
         self._h.etrecord_path = self._path

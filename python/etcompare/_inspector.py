@@ -43,9 +43,13 @@ def _hinted(rc, err, path, expected, keyword_for):
         raise type(e)(e.message + hint, e.status, e.file, e.offset) from None
 
 
-class _Handles:
+_FIX = "make a new Inspector from the same paths"
+
+
+class _Handles(_lib.Owner):
     """The library objects behind one Inspector. Numpy arrays handed out hold
     a reference to this object, so the mapping lives as long as they do."""
+    _what, _fix = "an Inspector's library objects", _FIX
 
     def __init__(self):
         self.etdump = self.buf = self.etrecord = self.insp = None
@@ -111,10 +115,11 @@ def _truncated(ops):
     return f"['{ops[0]}', '{ops[1]}' ... '{ops[-1]}'] ({len(ops)} total)"
 
 
-class Event:
+class Event(_lib.View):
     """One event of an EventBlock (upstream's Event): an operator instance
     with its durations over the block's runs, its intermediate outputs and
     what the ETRecord says about it."""
+    _what, _fix = "an Event", _FIX + " (its arrays and perf_data can be pickled)"
 
     def __init__(self, block, ev, handles, converter=None, parser=None):
         self._h = handles
@@ -239,8 +244,9 @@ def _elapsed(start, end):
     return end - start
 
 
-class EventBlock:
+class EventBlock(_lib.View):
     """A group of runs with the same signature (upstream's EventBlock)."""
+    _what, _fix = "an EventBlock", _FIX + " (its arrays and perf_data can be pickled)"
 
     def __init__(self, index, b, handles, source, target, converter=None, reference=None,
                  parser=None):
@@ -319,7 +325,7 @@ def _tscale(v):
         raise Error(f"unknown time scale '{v}' (ns, us, ms, s or cycles)", "usage error") from None
 
 
-class Inspector:
+class Inspector(_lib.View):
     """Upstream's Inspector on libetcompare.
 
     Inspector(etdump_path=None, etdump_data=None, etrecord=None,
@@ -337,6 +343,7 @@ class Inspector:
     etcompare.Error "FILE: changed while being read" from the next call
     that reads it (a numpy view read directly in between reads zeros).
     """
+    _what, _fix = "an Inspector", _FIX
 
     def __init__(self, etdump_path=None, etdump_data=None, etrecord=None,
                  source_time_scale=TimeScale.NS, target_time_scale=TimeScale.MS,

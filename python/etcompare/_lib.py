@@ -426,6 +426,38 @@ def check_files(paths):
         check(lib.guard_check_file(p, ctypes.byref(err)), err)
 
 
+class Owner:
+    """Base of the objects that own library handles (raw pointers freed by
+    __del__): a copy or an unpickled object would free them a second time,
+    or in another process read memory that is not there. Copying and
+    pickling raise TypeError instead."""
+    _what = "this etcompare object"
+    _fix = "make a new one from the same files"
+
+    def _refuse(self, *_args):
+        raise TypeError(f"{self._what} holds open files and cannot be copied, deep-copied or "
+                        f"pickled; {self._fix}")
+
+    __copy__ = __deepcopy__ = __reduce_ex__ = __reduce__ = _refuse
+
+
+class View(Owner):
+    """Base of the objects that lead to an Owner (an Inspector, its blocks
+    and events, a Graph, ...): copy.copy shares the owner, as a reference
+    does; a deep copy or a pickle raises TypeError."""
+
+    def _refuse(self, *_args):
+        raise TypeError(f"{self._what} holds open files and cannot be deep-copied or pickled; "
+                        f"{self._fix}")
+
+    __deepcopy__ = __reduce_ex__ = __reduce__ = _refuse
+
+    def __copy__(self):
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
+
+
 def inflate_spec(v):
     """max_inflate= as the library's --max-inflate spec: None (the default
     cap), an int (bytes), "none", "8G" or "64x"."""

@@ -18,8 +18,9 @@ UPSTREAM_COLUMNS = ["aot_debug_handle", "aot_ops", "aot_intermediate_output", "r
                     "runtime_debug_handle", "runtime_intermediate_output", "gap", "stacktraces"]
 
 
-class _Gap:
+class _Gap(_lib.Owner):
     """Owns an etc_numgap and what it was computed from."""
+    _what, _fix = "a numeric gap's library objects", "call calculate_numeric_gap() again"
 
     def __init__(self):
         self.ng = self.npz = None
