@@ -128,6 +128,7 @@ class AccuracyResult(_lib.View):
 
 
 def accuracy(insp, reference, thresholds, block, method, pair_by):
+    thresholds = {k: _lib.threshold(k, v) for k, v in thresholds.items()}
     h = insp._h
     if not h.buf:
         raise Error("compare() needs the debug buffer (debug_buffer_path=...): the outputs' "
@@ -168,7 +169,7 @@ def accuracy(insp, reference, thresholds, block, method, pair_by):
     opt.pair_by = _PAIR[pair_by]
     for k, v in thresholds.items():
         if v is not None:
-            setattr(opt, k, float(v))
+            setattr(opt, k, v)
     p = ctypes.c_void_p()
     _lib.check(lib.accuracy_run(ctypes.byref(p), h.insp, ctypes.byref(refs), ctypes.byref(opt),
                                 ctypes.byref(err)), err)

@@ -126,13 +126,26 @@ class Graph(_lib.View):
         first use; None when it cannot be read (then the op nodes stand in)."""
         if self._fx is None:
             from . import _fx
-            doc = _fx.load_program(getattr(self._h, "etrecord_path", None), self._graph_name,
+            path = self._h.etrecord_path
+            self._unchanged(path)
+            doc = _fx.load_program(path, self._graph_name,
                                    None if self._graph_name else self.name)
+            self._unchanged(path)  # not replaced while it was read
             try:
                 self._fx = _fx.FxProgram(doc, self.nodes) if doc is not None else False
             except (KeyError, TypeError, ValueError, AttributeError, IndexError):
                 self._fx = False  # a layout this reading does not know: the op nodes only
         return self._fx or None
+
+    def _unchanged(self, path):
+        """The serialized program is read from the ETRecord's path again:
+        Error when that path no longer names the file the library read the
+        nodes from (replaced or rewritten since), rather than a printout of
+        another program beside these nodes."""
+        if path is not None and _lib.file_id(path) != self._h.etrecord_id:
+            raise Error(f"{path}: the ETRecord changed since it was opened (replaced or "
+                        "rewritten): open it again (a new Inspector or etcompare.ETRecord)",
+                        "I/O error", path)
 
     # upstream's ExportedProgram path to the nodes:
     # ep.graph_module.graph.nodes and ep.graph.nodes
@@ -190,7 +203,7 @@ class Graph(_lib.View):
 class _Rec(_lib.Owner):
     """The library's ETRecord behind an etcompare.ETRecord."""
     _what, _fix = "an ETRecord's library objects", "open the path again"
-    etrecord = etrecord_path = None
+    etrecord = etrecord_path = etrecord_id = None
 
     def __del__(self):
         if lib is not None:
@@ -212,6 +225,7 @@ class ETRecord(_lib.View):
         _lib.check(lib.etrecord_open(ctypes.byref(p), _lib.path_arg(path), ctypes.byref(err)),
                    err)
         self._h.etrecord = p.value
+        self._h.etrecord_id = _lib.file_id(path)
 
     @property
     def methods(self):

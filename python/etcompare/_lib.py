@@ -8,6 +8,7 @@ is checked against the library's own etc_struct_size, so a library built
 from other headers is an ImportError, never a wrong number.
 """
 import ctypes
+import math
 import os
 
 from ._errors import Error, error_for
@@ -456,6 +457,47 @@ class View(Owner):
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         return new
+
+
+def file_id(path):
+    """(st_dev, st_ino, st_size, st_mtime_ns) of the file at `path`, None
+    when it cannot be read."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def flag(name, v):
+    """A keyword that takes True or False: "no" or 0 are not taken for one."""
+    if not isinstance(v, bool) and type(v).__name__ != "bool_":  # numpy.bool_ too
+        raise TypeError(f"{name} must be True or False, not {v!r}")
+    return bool(v)
+
+
+# The thresholds' rules are the CLI's (src/cli/args.c, check_values): a finite
+# number within [lo, hi].
+_THRESHOLDS = {"min_snr": (-math.inf, math.inf, "a finite number (dB)"),
+               "max_mse": (0.0, math.inf, "a finite number >= 0"),
+               "min_cosine": (-1.0, 1.0, "a number from -1 to 1"),
+               "max_abs": (0.0, math.inf, "a finite number >= 0")}
+
+
+def threshold(name, v):
+    """Threshold `name` as a float, None when not given; Error (a ValueError)
+    naming it and the rule for a value the CLI refuses (NaN, inf, out of
+    range, not a number)."""
+    if v is None:
+        return None
+    lo, hi, what = _THRESHOLDS[name]
+    try:
+        x = math.nan if isinstance(v, bool) else float(v)
+    except (TypeError, ValueError):
+        x = math.nan
+    if not (math.isfinite(x) and lo <= x <= hi):
+        raise Error(f"{name} takes {what}, not {v!r}", "usage error")
+    return x
 
 
 def inflate_spec(v):
