@@ -254,7 +254,7 @@ def minor(d):
     for name, call in (("numeric gap", lambda j: j.calculate_numeric_gap()),
                        ("compare", lambda j: j.compare(min_snr=30))):
         for f in ("mlp.etdp", "mlp.etrecord"):
-            t = os.path.join(d, "t")
+            t = os.path.join(d, f"t-{name.replace(' ', '_')}-{f}")
             shutil.rmtree(t, ignore_errors=True)
             os.makedirs(t)
             for g in ("mlp.etdp", "mlp_debug.bin", "mlp.etrecord"):
