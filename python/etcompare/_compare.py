@@ -62,7 +62,9 @@ def compare_results(reference_output, run_output, metrics=None, plot=False, plot
     return out
 
 
-class _Acc:
+class _Acc(_lib.Owner):
+    _what, _fix = "a compare() result's library objects", "call compare() again"
+
     def __init__(self):
         self.acc = self.ts = self.npz = None
         self.keep = []
@@ -79,10 +81,12 @@ _METRIC_FIELDS = ("count", "snr_db", "mse", "cosine", "l1", "max_abs", "max_rel"
                   "nan_count", "nan_mismatch_count", "mismatch_count", "identical", "exact")
 
 
-class AccuracyResult:
+class AccuracyResult(_lib.View):
     """The outcome of Inspector.compare(): `passed` (every output paired and
     within the thresholds), `rows` (one dict per output pair), `failures`,
     `worst` (the row with the lowest SNR) and str() the CLI's grid."""
+    _what = "a compare() result (AccuracyResult)"
+    _fix = "its rows, passed and failures are plain values: copy or pickle those"
 
     def __init__(self, owner, insp):
         self._o, self._insp = owner, insp
@@ -124,6 +128,7 @@ class AccuracyResult:
 
 
 def accuracy(insp, reference, thresholds, block, method, pair_by):
+    thresholds = {k: _lib.threshold(k, v) for k, v in thresholds.items()}
     h = insp._h
     if not h.buf:
         raise Error("compare() needs the debug buffer (debug_buffer_path=...): the outputs' "
@@ -164,7 +169,7 @@ def accuracy(insp, reference, thresholds, block, method, pair_by):
     opt.pair_by = _PAIR[pair_by]
     for k, v in thresholds.items():
         if v is not None:
-            setattr(opt, k, float(v))
+            setattr(opt, k, v)
     p = ctypes.c_void_p()
     _lib.check(lib.accuracy_run(ctypes.byref(p), h.insp, ctypes.byref(refs), ctypes.byref(opt),
                                 ctypes.byref(err)), err)

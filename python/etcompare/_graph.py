@@ -3,6 +3,7 @@ ExportedProgram shows it: nodes with torch.fx's op kinds and targets,
 meta["debug_handle"] and meta["stack_trace"], and ExportedProgram's printout
 (_fx.py); the library's op nodes with their arguments and modules."""
 import ctypes
+import os
 
 from . import _lib
 from ._lib import Error, lib
@@ -85,13 +86,15 @@ class _FxGraph:
         return self._prog.print_readable()
 
 
-class Graph:
+class Graph(_lib.View):
     """One program of the ETRecord, as upstream's ExportedProgram: str()
     prints ExportedProgram's printout, graph_module.graph.nodes are
     torch.fx's nodes. `nodes` are the program's operator nodes in graph
     order (getitems are their tuple node's `outputs`), with the library's
     reading of their arguments and modules; describe() is the CLI's
     `--graph` printout."""
+    _what = "an exported program (etcompare.Graph)"
+    _fix = "call get_exported_program() again where it is needed"
 
     def __init__(self, handles, graph=None, method=None):
         self._h = handles
@@ -123,13 +126,26 @@ class Graph:
         first use; None when it cannot be read (then the op nodes stand in)."""
         if self._fx is None:
             from . import _fx
-            doc = _fx.load_program(getattr(self._h, "etrecord_path", None), self._graph_name,
+            path = self._h.etrecord_path
+            self._unchanged(path)
+            doc = _fx.load_program(path, self._graph_name,
                                    None if self._graph_name else self.name)
+            self._unchanged(path)  # not replaced while it was read
             try:
                 self._fx = _fx.FxProgram(doc, self.nodes) if doc is not None else False
             except (KeyError, TypeError, ValueError, AttributeError, IndexError):
                 self._fx = False  # a layout this reading does not know: the op nodes only
         return self._fx or None
+
+    def _unchanged(self, path):
+        """The serialized program is read from the ETRecord's path again:
+        Error when that path no longer names the file the library read the
+        nodes from (replaced or rewritten since), rather than a printout of
+        another program beside these nodes."""
+        if path is not None and _lib.file_id(path) != self._h.etrecord_id:
+            raise Error(f"{path}: the ETRecord changed since it was opened (replaced or "
+                        "rewritten): open it again (a new Inspector or etcompare.ETRecord)",
+                        "I/O error", path)
 
     # upstream's ExportedProgram path to the nodes:
     # ep.graph_module.graph.nodes and ep.graph.nodes
@@ -184,21 +200,23 @@ class Graph:
         return text
 
 
-class ETRecord:
+class _Rec(_lib.Owner):
+    """The library's ETRecord behind an etcompare.ETRecord."""
+    _what, _fix = "an ETRecord's library objects", "open the path again"
+    etrecord = etrecord_path = etrecord_id = None
+
+    def __del__(self):
+        if lib is not None:
+            lib.etrecord_free(self.etrecord)
+
+
+class ETRecord(_lib.View):
     """An ETRecord file opened by the library: its methods and graph names,
     and its programs as printable graphs. Inspector(etrecord=...) takes it
     as it takes a path."""
+    _what, _fix = "an etcompare.ETRecord", "make a new one from the same path"
 
     def __init__(self, path):
-        import os
-
-        class _Rec:
-            etrecord = None
-
-            def __del__(self):
-                if lib is not None:
-                    lib.etrecord_free(self.etrecord)
-
         self._path = os.fspath(path)
         self._h = _Rec()
         self._h.etrecord_path = self._path
@@ -207,6 +225,7 @@ class ETRecord:
         _lib.check(lib.etrecord_open(ctypes.byref(p), _lib.path_arg(path), ctypes.byref(err)),
                    err)
         self._h.etrecord = p.value
+        self._h.etrecord_id = _lib.file_id(path)
 
     @property
     def methods(self):

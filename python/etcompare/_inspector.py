@@ -2,6 +2,7 @@
 Inspector, EventBlock, Event, PerfData and TimeScale, spelled and shaped as
 upstream's devtools/inspector/_inspector.py.
 """
+import contextlib
 import ctypes
 import enum
 import os
@@ -43,13 +44,19 @@ def _hinted(rc, err, path, expected, keyword_for):
         raise type(e)(e.message + hint, e.status, e.file, e.offset) from None
 
 
-class _Handles:
+_FIX = "make a new Inspector from the same paths"
+
+
+class _Handles(_lib.Owner):
     """The library objects behind one Inspector. Numpy arrays handed out hold
     a reference to this object, so the mapping lives as long as they do."""
+    _what, _fix = "an Inspector's library objects", _FIX
 
     def __init__(self):
         self.etdump = self.buf = self.etrecord = self.insp = None
         self.etrecord_path = None  # read again for get_exported_program()'s torch.fx view
+        self.etrecord_id = None  # its _lib.file_id when opened (a replaced file is refused)
+        self.inputs = []  # (role, path, _lib.file_id when opened): what no output may overwrite
         self.table_insp = None  # the CLI-scaled twin of insp, for tables with a converter
         self.data = None  # bytes given as etdump_data (the dump points into them)
         self.tensor_type = "numpy"
@@ -111,10 +118,11 @@ def _truncated(ops):
     return f"['{ops[0]}', '{ops[1]}' ... '{ops[-1]}'] ({len(ops)} total)"
 
 
-class Event:
+class Event(_lib.View):
     """One event of an EventBlock (upstream's Event): an operator instance
     with its durations over the block's runs, its intermediate outputs and
     what the ETRecord says about it."""
+    _what, _fix = "an Event", _FIX + " (its arrays and perf_data can be pickled)"
 
     def __init__(self, block, ev, handles, converter=None, parser=None):
         self._h = handles
@@ -239,8 +247,9 @@ def _elapsed(start, end):
     return end - start
 
 
-class EventBlock:
+class EventBlock(_lib.View):
     """A group of runs with the same signature (upstream's EventBlock)."""
+    _what, _fix = "an EventBlock", _FIX + " (its arrays and perf_data can be pickled)"
 
     def __init__(self, index, b, handles, source, target, converter=None, reference=None,
                  parser=None):
@@ -319,7 +328,7 @@ def _tscale(v):
         raise Error(f"unknown time scale '{v}' (ns, us, ms, s or cycles)", "usage error") from None
 
 
-class Inspector:
+class Inspector(_lib.View):
     """Upstream's Inspector on libetcompare.
 
     Inspector(etdump_path=None, etdump_data=None, etrecord=None,
@@ -331,25 +340,32 @@ class Inspector:
     `strict` (merged runs with different debug data are an error) and
     `max_inflate` (the cap on the tensor bytes read from the debug buffer,
     as the CLI's --max-inflate: bytes, "8G", "64x" its size or "none";
-    default 16x its size, at least 64 MiB).
+    default 16x its size, at least 64 MiB) and `force` (an ETRecord or a
+    debug buffer that does not belong to the ETDump is a warning instead of
+    an etcompare.MismatchError, as the CLI's --force).
+
+    An Inspector cannot be deep-copied or pickled (it holds open files and
+    the library's objects; copy.copy shares them).
 
     A mapped file truncated by another process while it is read raises
     etcompare.Error "FILE: changed while being read" from the next call
     that reads it (a numpy view read directly in between reads zeros).
     """
+    _what, _fix = "an Inspector", _FIX
 
     def __init__(self, etdump_path=None, etdump_data=None, etrecord=None,
                  source_time_scale=TimeScale.NS, target_time_scale=TimeScale.MS,
                  debug_buffer_path=None, delegate_metadata_parser=None,
                  delegate_time_scale_converter=None, enable_module_hierarchy=False,
                  method=None, strict=False, bundled_program=None, inputs=None,
-                 tensor_type="numpy", max_inflate=None):
+                 tensor_type="numpy", max_inflate=None, force=False):
         if tensor_type not in ("numpy", "torch"):
             raise Error(f"tensor_type must be 'numpy' or 'torch', not '{tensor_type}'",
                         "usage error")
         if tensor_type == "torch":
             import torch  # noqa: F401  (an ImportError now, not at the first tensor)
         self._tensor_type = tensor_type
+        self._force = _lib.flag("force", force)
         self._bundled_program = bundled_program
         self._inputs = inputs
         if (etdump_path is None) == (etdump_data is None):
@@ -377,12 +393,14 @@ class Inspector:
             _lib.check(lib.etdump_wrap(ctypes.byref(p), ctypes.c_char_p(h.data), len(h.data),
                                        b"etdump_data", ctypes.byref(err)), err)
         h.etdump = p.value
+        h.inputs.append(("ETDump", etdump_path))
         if debug_buffer_path is not None:
             p = ctypes.c_void_p()
             _lib.check(lib.debug_buffer_open(ctypes.byref(p), _lib.path_arg(debug_buffer_path),
                                              ctypes.byref(err)), err)
             h.buf = p.value
             h.paths.append(_lib.path_arg(debug_buffer_path))
+            h.inputs.append(("debug buffer", debug_buffer_path))
             if max_inflate is not None:
                 _lib.check(lib.debug_buffer_set_max_inflate(h.buf, _lib.inflate_spec(max_inflate),
                                                             ctypes.byref(err)), err)
@@ -405,15 +423,79 @@ class Inspector:
                         {"ETDump": "etdump_path", "BundledProgram": "bundled_program"})
             h.etrecord = p.value
             h.etrecord_path = os.fspath(etrecord)
+            h.etrecord_id = _lib.file_id(etrecord)
+            h.inputs.append(("ETRecord", etrecord))
+        for role, path in (("bundled program", bundled_program), ("inputs", inputs)):
+            if isinstance(path, (str, bytes, os.PathLike)):
+                h.inputs.append((role, path))
+        h.inputs = [(role, os.fsdecode(path), _lib.file_id(path)) for role, path in h.inputs
+                    if path is not None]
         # The library scales delegated events by target/source by default, as
         # upstream's default converter. A user's converter replaces that
         # scaling: the library then keeps them in the ETDump's ticks (their
         # unit declared as the target's) and Event applies the converter.
         h.insp = self._create(ticks=delegate_time_scale_converter is not None)
         h.check()
+        self._check_belonging()
         self._converter = delegate_time_scale_converter
         self._parser = delegate_metadata_parser
         self._event_blocks = None
+
+    def _check_belonging(self):
+        """The CLI's consistency checks (consistency.h): an ETRecord of
+        another model or a debug buffer of another run gives numbers that
+        look like a regression. MismatchError, or a warning with force=True."""
+        for fn, fix in ((lib.check_etrecord, b"etrecord="),
+                        (lib.check_debug_buffer, b"debug_buffer_path=")):
+            err = _lib.new_error()
+            try:
+                _lib.check(fn(self._h.insp, fix, ctypes.byref(err)), err)
+            except Error as e:
+                if e.status != "mismatch":
+                    raise
+                if not self._force:
+                    raise type(e)(e.message + " (or force=True to compare anyway)", e.status,
+                                  e.file, e.offset) from None
+                warnings.warn(e.message + " (force=True: compared anyway)", stacklevel=3)
+            self._h.check()
+
+    @contextlib.contextmanager
+    def _reading(self, *others):
+        """A call that reads the mapped files: when one of them was truncated
+        underfoot, the Error naming it replaces whatever the call raised (an
+        empty block, invalid JSON) or returned. `others`: Inspectors or
+        paths read too."""
+        def changed():
+            self._h.check()
+            for o in others:
+                if hasattr(o, "_h"):
+                    o._h.check()
+                elif isinstance(o, (str, bytes, os.PathLike)):
+                    _lib.check_files([_lib.path_arg(o)])
+        try:
+            yield
+        except Exception:
+            changed()
+            raise
+        changed()
+
+    def _check_output(self, file):
+        """Refuses to write `file` (a path or an open file) when it is one of
+        this Inspector's inputs, also through a hard or symbolic link, as
+        the CLI does: the arrays handed out view those files."""
+        if isinstance(file, (str, bytes, os.PathLike)):
+            out, name = _lib.file_id(file), os.fsdecode(file)
+        else:
+            try:
+                st = os.fstat(file.fileno())
+            except (AttributeError, OSError, ValueError):
+                return
+            out, name = (st.st_dev, st.st_ino), getattr(file, "name", "the output file")
+        for role, path, fid in self._h.inputs:
+            if out is not None and fid is not None and out[:2] == fid[:2]:
+                raise Error(f"{name}: is this Inspector's {role} input ({path}): writing it "
+                            "would change the data read from it; give another output path",
+                            "usage error", name)
 
     def _create(self, ticks):
         """A library inspector of this ETDump, linked to the ETRecord, owned
@@ -522,10 +604,9 @@ class Inspector:
             insp = self._h.table_insp
         opt = self._report_options(include_units, include_delegate_debug_data)
         err = _lib.new_error()
-        text = _lib.capture(lambda f: _lib.check(fn(f, insp, ctypes.byref(opt),
-                                                    ctypes.byref(err)), err))
-        self._h.check()
-        return text
+        with self._reading():
+            return _lib.capture(lambda f: _lib.check(fn(f, insp, ctypes.byref(opt),
+                                                        ctypes.byref(err)), err))
 
     def print_data_tabular(self, file=None, include_units=True, include_delegate_debug_data=False):
         """The profiling table, as upstream prints it (and the CLI)."""
@@ -535,6 +616,7 @@ class Inspector:
     def save_data_to_tsv(self, file, include_units=True, include_delegate_debug_data=False):
         """The same rows as TSV (pandas to_csv with sep "\\t"). `file` is a
         path or an open text file."""
+        self._check_output(file)
         text = self._text(lib.report_tsv, include_units, include_delegate_debug_data)
         if isinstance(file, (str, bytes, os.PathLike)):
             with open(file, "w", newline="") as f:
@@ -548,15 +630,18 @@ class Inspector:
         an nn_module_stack key, a type ("LayerNorm"), else part of a key (as
         upstream). An unknown name raises etcompare.Error with close names.
         Without an ETRecord: 0.0, as upstream."""
+        if not isinstance(module_name, str):
+            raise TypeError("find_total_for_module: module_name must be a str (a module path, "
+                            f"an nn_module_stack key or a module type), not {module_name!r}")
         if not self._h.etrecord:
             return 0.0
         if self._converter is None:
             err = _lib.new_error()
             total, count, match = ctypes.c_double(), ctypes.c_size_t(), ctypes.c_int()
-            _lib.check(lib.profile_module_total(self._h.insp, module_name.encode(),
-                                                ctypes.byref(total), ctypes.byref(count),
-                                                ctypes.byref(match), ctypes.byref(err)), err)
-            self._h.check()
+            with self._reading():
+                _lib.check(lib.profile_module_total(self._h.insp, module_name.encode(),
+                                                    ctypes.byref(total), ctypes.byref(count),
+                                                    ctypes.byref(match), ctypes.byref(err)), err)
             return total.value
         # the converter's durations live in Event.perf_data: upstream's sum over them
         total = 0.0
@@ -628,12 +713,9 @@ class Inspector:
         else the record's). `distance` may be a NumericalComparatorBase:
         its compare() gets the aligned pairs, as upstream's."""
         from ._numgap import numeric_gap
-        out = numeric_gap(self, distance, reference, block, thresholds, reference_graph,
-                          reference_dtype, disable_debug_handle_valdiation)
-        self._h.check()
-        if hasattr(reference, "_h"):
-            reference._h.check()
-        return out
+        with self._reading(reference):
+            return numeric_gap(self, distance, reference, block, thresholds, reference_graph,
+                               reference_dtype, disable_debug_handle_valdiation)
 
     def compare(self, reference=None, min_snr=None, max_mse=None, min_cosine=None, max_abs=None,
                 block="Execute", method=None, pair_by="auto"):
@@ -642,10 +724,7 @@ class Inspector:
         gate: an AccuracyResult whose `passed` says whether every output
         passed."""
         from ._compare import accuracy
-        out = accuracy(self, reference, dict(min_snr=min_snr, max_mse=max_mse,
-                                             min_cosine=min_cosine, max_abs=max_abs),
-                       block, method or self._method, pair_by)
-        self._h.check()
-        if reference is not None and not hasattr(reference, "_h"):
-            _lib.check_files([_lib.path_arg(reference)])
-        return out
+        with self._reading(reference):
+            return accuracy(self, reference, dict(min_snr=min_snr, max_mse=max_mse,
+                                                  min_cosine=min_cosine, max_abs=max_abs),
+                            block, method or self._method, pair_by)

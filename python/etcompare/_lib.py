@@ -8,6 +8,7 @@ is checked against the library's own etc_struct_size, so a library built
 from other headers is an ImportError, never a wrong number.
 """
 import ctypes
+import math
 import os
 
 from ._errors import Error, error_for
@@ -424,6 +425,79 @@ def check_files(paths):
         if err is None:
             err = new_error()
         check(lib.guard_check_file(p, ctypes.byref(err)), err)
+
+
+class Owner:
+    """Base of the objects that own library handles (raw pointers freed by
+    __del__): a copy or an unpickled object would free them a second time,
+    or in another process read memory that is not there. Copying and
+    pickling raise TypeError instead."""
+    _what = "this etcompare object"
+    _fix = "make a new one from the same files"
+
+    def _refuse(self, *_args):
+        raise TypeError(f"{self._what} holds open files and cannot be copied, deep-copied or "
+                        f"pickled; {self._fix}")
+
+    __copy__ = __deepcopy__ = __reduce_ex__ = __reduce__ = _refuse
+
+
+class View(Owner):
+    """Base of the objects that lead to an Owner (an Inspector, its blocks
+    and events, a Graph, ...): copy.copy shares the owner, as a reference
+    does; a deep copy or a pickle raises TypeError."""
+
+    def _refuse(self, *_args):
+        raise TypeError(f"{self._what} holds open files and cannot be deep-copied or pickled; "
+                        f"{self._fix}")
+
+    __deepcopy__ = __reduce_ex__ = __reduce__ = _refuse
+
+    def __copy__(self):
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
+
+
+def file_id(path):
+    """(st_dev, st_ino, st_size, st_mtime_ns) of the file at `path`, None
+    when it cannot be read."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def flag(name, v):
+    """A keyword that takes True or False: "no" or 0 are not taken for one."""
+    if not isinstance(v, bool) and type(v).__name__ != "bool_":  # numpy.bool_ too
+        raise TypeError(f"{name} must be True or False, not {v!r}")
+    return bool(v)
+
+
+# The thresholds' rules are the CLI's (src/cli/args.c, check_values): a finite
+# number within [lo, hi].
+_THRESHOLDS = {"min_snr": (-math.inf, math.inf, "a finite number (dB)"),
+               "max_mse": (0.0, math.inf, "a finite number >= 0"),
+               "min_cosine": (-1.0, 1.0, "a number from -1 to 1"),
+               "max_abs": (0.0, math.inf, "a finite number >= 0")}
+
+
+def threshold(name, v):
+    """Threshold `name` as a float, None when not given; Error (a ValueError)
+    naming it and the rule for a value the CLI refuses (NaN, inf, out of
+    range, not a number)."""
+    if v is None:
+        return None
+    lo, hi, what = _THRESHOLDS[name]
+    try:
+        x = math.nan if isinstance(v, bool) else float(v)
+    except (TypeError, ValueError):
+        x = math.nan
+    if not (math.isfinite(x) and lo <= x <= hi):
+        raise Error(f"{name} takes {what}, not {v!r}", "usage error")
+    return x
 
 
 def inflate_spec(v):

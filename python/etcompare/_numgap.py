@@ -18,8 +18,9 @@ UPSTREAM_COLUMNS = ["aot_debug_handle", "aot_ops", "aot_intermediate_output", "r
                     "runtime_debug_handle", "runtime_intermediate_output", "gap", "stacktraces"]
 
 
-class _Gap:
+class _Gap(_lib.Owner):
     """Owns an etc_numgap and what it was computed from."""
+    _what, _fix = "a numeric gap's library objects", "call calculate_numeric_gap() again"
 
     def __init__(self):
         self.ng = self.npz = None
@@ -110,6 +111,25 @@ def _distance(insp, distance):
 
 def numeric_gap(insp, distance, reference, block, thresholds, reference_graph=None,
                 reference_dtype="float32", disable_debug_handle_valdiation=False):
+    # the keywords first: a wrong one is said before the reference graph runs
+    limits = {k: _lib.threshold(k, thresholds.pop(k, None))
+              for k in ("min_snr", "max_mse", "min_cosine", "max_abs")}
+    # upstream's disable_debug_handle_valdiation (sic): an ETRecord whose
+    # handles do not fit the ETDump is a warning, as the CLI's --force
+    # (Inspector(force=True) is the CLI's --force for every check)
+    force = (_lib.flag("force", thresholds.pop("force", False)) or
+             _lib.flag("disable_debug_handle_valdiation", disable_debug_handle_valdiation) or
+             insp._force)
+    # keep_reference_values=False: the reference graph's outputs are compared
+    # as they are computed and not kept (aot_intermediate_output None but for
+    # the first divergence), as the CLI does
+    keep = _lib.flag("keep_reference_values", thresholds.pop("keep_reference_values", True))
+    quant = thresholds.pop("quant_params", None)
+    layout = thresholds.pop("layout", "auto")
+    if layout not in ("auto", "none"):
+        raise Error(f"layout must be auto or none, not '{layout}'", "usage error")
+    if thresholds:
+        raise TypeError(f"unexpected argument(s): {', '.join(thresholds)}")
     dist, comparator = _distance(insp, distance)
     g = _Gap()
     g.keep.append(insp._h)
@@ -146,29 +166,17 @@ def numeric_gap(insp, distance, reference, block, thresholds, reference_graph=No
     dist_code = ctypes.c_int()
     _lib.check(lib.numgap_distance_parse(dist.lower().encode(), ctypes.byref(dist_code)), err)
     opt.distance = dist_code.value
-    for k in ("min_snr", "max_mse", "min_cosine", "max_abs"):
-        v = thresholds.pop(k, None)
+    for k, v in limits.items():
         if v is not None:
-            setattr(opt, k, float(v))
+            setattr(opt, k, v)
     # issue 12's options, as the CLI's --quant-params, --layout and --force
-    quant = thresholds.pop("quant_params", None)
     if quant is not None:
         qp = _lib.path_arg(quant)
         g.keep.append(qp)
         opt.quant_params = qp
-    layout = thresholds.pop("layout", "auto")
-    if layout not in ("auto", "none"):
-        raise Error(f"layout must be auto or none, not '{layout}'", "usage error")
     opt.layout = 0 if layout == "auto" else 1
-    # upstream's disable_debug_handle_valdiation (sic): an ETRecord whose
-    # handles do not fit the ETDump is a warning, as the CLI's --force
-    opt.force = bool(thresholds.pop("force", False)) or bool(disable_debug_handle_valdiation)
-    # keep_reference_values=False: the reference graph's outputs are compared
-    # as they are computed and not kept (aot_intermediate_output None but for
-    # the first divergence), as the CLI does
-    opt.drop_reference_values = not thresholds.pop("keep_reference_values", True)
-    if thresholds:
-        raise TypeError(f"unexpected argument(s): {', '.join(thresholds)}")
+    opt.force = force
+    opt.drop_reference_values = not keep
     p = ctypes.c_void_p()
     _lib.check(lib.numgap_run(ctypes.byref(p), insp._h.insp, ctypes.byref(ref), ctypes.byref(opt),
                               ctypes.byref(err)), err)
@@ -189,17 +197,27 @@ def numeric_gap(insp, distance, reference, block, thresholds, reference_graph=No
     rows = _upstream_rows(doc, arrays)
     if comparator is not None:
         return _custom(comparator, rows, insp._tensor_type)
+    attrs = {"first_divergence": next((i for i, r in enumerate(rows)
+                                       if r.get("first_divergence")), None),
+             "unmatched": doc.get("unmatched", []), "alignment": doc.get("alignment"),
+             "notes": list(getattr(g, "notes", []))}
     try:
         import pandas as pd
     except ImportError:
-        return rows
+        return GapRows(rows, attrs)
     df = pd.DataFrame(rows)
-    df.attrs["first_divergence"] = next(
-        (i for i, r in enumerate(rows) if r.get("first_divergence")), None)
-    df.attrs["unmatched"] = doc.get("unmatched", [])
-    df.attrs["alignment"] = doc.get("alignment")
-    df.attrs["notes"] = list(getattr(g, "notes", []))
+    df.attrs.update(attrs)
     return df
+
+
+class GapRows(list):
+    """calculate_numeric_gap's rows without pandas: a list of dicts whose
+    `attrs` holds what the DataFrame's attrs hold (first_divergence,
+    unmatched, alignment, notes)."""
+
+    def __init__(self, rows=(), attrs=None):
+        super().__init__(rows)
+        self.attrs = dict(attrs or {})
 
 
 def _custom(comparator, rows, tensor_type):

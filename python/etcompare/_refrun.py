@@ -18,9 +18,10 @@ from ._lib import lib
 _SCALAR = {"u1": 0, "i1": 1, "i2": 2, "i4": 3, "i8": 4, "f2": 5, "f4": 6, "f8": 7, "b1": 11}
 
 
-class _Inputs:
+class _Inputs(_lib.Owner):
     """One candidate set of inputs: a ctypes array of etc_reftensor and what
     keeps its data alive."""
+    _what, _fix = "the reference run's inputs", "call calculate_numeric_gap() again"
 
     def __init__(self, name, tensors, count, keep=(), owned=None):
         self.name, self.tensors, self.count = name, tensors, count
@@ -31,8 +32,9 @@ class _Inputs:
             lib.refinputs_free(self.owned)
 
 
-class RefRun:
+class RefRun(_lib.Owner):
     """Owns the loaded graph, the bundled program and the chosen inputs."""
+    _what, _fix = "the reference run", "call calculate_numeric_gap() again"
 
     def __init__(self):
         self.graph = self.bundled = None
