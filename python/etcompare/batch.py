@@ -8,7 +8,7 @@ thousands of runs a device farm produces.
 
 An INPUT is an ETDump, a folder (its *.etdp files), or a CSV manifest with
 the columns etdump,debug_buffer,etrecord,reference,reference_debug_buffer
-(relative paths are relative to the manifest). Beside an ETDump X.etdp the
+(and device,input,model; relative paths are relative to the manifest). Beside an ETDump X.etdp the
 other files are found by name (docs/python.md):
   debug buffer          X.bin, X_debug.bin or X.debug.bin
   ETRecord              X.etrecord or X_etrecord.bin
@@ -110,57 +110,106 @@ def _is_reference_name(path):
     return _stem(path).endswith(".ref")
 
 
-def from_manifest(path):
+class _Fail(SystemExit):
+    """A usage (exit 2), input (3) or output (4) error found before or
+    outside the runs: one line on stderr naming the file and the fix
+    (main prints it; a SystemExit whose code is the message, as before)."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
+
+
+def _columns(line):
+    """The manifest's separator: ',' (also ';' or a tab when the header has
+    that and no ',', as a spreadsheet may write it)."""
+    for sep in (",", ";", "\t"):
+        if sep in line:
+            return sep
+    return ","
+
+
+def from_manifest(path, lines=None):
     """The run specs of a CSV manifest. Paths are bytes on Linux: names that
     are not UTF-8 are kept (surrogateescape, as os.fsdecode does); a manifest
     that is not CSV (a NUL byte, a field past the csv module's limit, a quote
-    left open) is SystemExit naming the manifest and the line."""
+    left open), without the etdump column or with a column of another name is
+    _Fail (exit 3) naming the manifest and the line. A UTF-8 BOM (a
+    spreadsheet's "CSV UTF-8") and the columns' case are ignored. `lines`,
+    a list, gets each spec's line number."""
     base = os.path.dirname(os.path.abspath(path))
+    known = FIELDS + GROUP_FIELDS
     out = []
-    with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
-        rows = csv.DictReader(f)
+    with open(path, newline="", encoding="utf-8-sig", errors="surrogateescape") as f:
+        sep = _columns(f.readline())
+        f.seek(0)  # (utf-8-sig skips the BOM again)
+        rows = csv.reader(f, delimiter=sep)
         try:
-            if not rows.fieldnames or "etdump" not in rows.fieldnames:
-                raise SystemExit(f"etcompare.batch: {path}: a manifest needs a header line "
-                                 f"with the columns {','.join(FIELDS)}")
-            for row in rows:
+            header = [h.strip().lower() for h in next(rows, [])]
+            if "etdump" not in header:
+                raise _Fail(f"{path}: a manifest needs a header line with the columns "
+                            f"{','.join(FIELDS)} (etdump at least)", 3)
+            unknown = [h for h in header if h and h not in known]
+            if unknown:
+                raise _Fail(f"{path}: unknown column {unknown[0]!r} in the header; the "
+                            f"columns are {', '.join(known)}", 3)
+            for cells in rows:
+                row = dict(zip(header, cells))
                 spec = {}
                 for k in FIELDS:
-                    v = row.get(k)
-                    v = (v if isinstance(v, str) else "").strip()
+                    v = (row.get(k) or "").strip()
                     spec[k] = os.path.normpath(os.path.join(base, v)) if v else None
                 for k in GROUP_FIELDS:  # labels of the group summaries (batch_groups.py)
-                    v = row.get(k)
-                    if isinstance(v, str) and v.strip():
-                        spec[k] = v.strip()
+                    v = (row.get(k) or "").strip()
+                    if v:
+                        spec[k] = v
                 if spec["etdump"]:
                     out.append(spec)
+                    if lines is not None:
+                        lines.append(rows.line_num)
         except (csv.Error, ValueError) as e:
-            raise SystemExit(f"etcompare.batch: {path}: line {rows.line_num}: not a CSV "
-                             f"manifest: {e}") from None
+            raise _Fail(f"{path}: line {rows.line_num}: not a CSV manifest: {e}", 3) from None
     return out
 
 
+def _is_manifest(path):
+    return path.lower().endswith(".csv")
+
+
 def discover(inputs):
-    specs = []
+    specs, where = [], []  # where: (manifest, line) of each spec, or None
     for path in inputs:
         if os.path.isdir(path):
             with os.scandir(path) as it:
-                present = {e.path for e in it if e.is_file()}
+                # a dangling link too: its run is an error line, not left out unsaid
+                present = {e.path for e in it if e.is_file() or e.is_symlink()}
             for full in sorted(present):
                 if full.endswith(ETDUMP_SUFFIXES) and not _is_reference_name(full):
                     specs.append(by_convention(full, present))
-        elif path.endswith(".csv"):
-            specs.extend(from_manifest(path))
+        elif _is_manifest(path):
+            lines = []
+            specs.extend(from_manifest(path, lines))
+            where += [None] * (len(specs) - len(lines) - len(where)) + [(path, n) for n in lines]
+            continue
         else:
             specs.append(by_convention(path))
-    # the same ETDump spelled twice (runs and ./runs/, a link) is analysed once
-    seen, unique = set(), []
-    for s in specs:
-        real = os.path.realpath(s["etdump"])
-        if real not in seen:
-            seen.add(real)
+        where += [None] * (len(specs) - len(where))
+    # the same run spelled twice (runs and ./runs/, a link, a manifest's line
+    # repeated) is analysed once; rows that share only the ETDump are all analysed
+    from .batch_groups import run_key
+    seen, unique = {}, []
+    for s, at in zip(specs, where):
+        key = run_key(s) + tuple(s.get(k) for k in GROUP_FIELDS)
+        if key not in seen:
+            seen[key] = at
             unique.append(s)
+        elif at:
+            was = seen[key]
+            was = (f"line {was[1]}" if was and was[0] == at[0] else
+                   f"{was[0]} line {was[1]}" if was else
+                   f"the ETDump {s['etdump']} given before")
+            print(f"etcompare.batch: warning: {at[0]}: line {at[1]} repeats {was} (the same "
+                  f"files in every column): analysed once", file=sys.stderr)
     return unique
 
 
@@ -633,11 +682,11 @@ def _run(a):
               + ", ".join(a.inputs), file=sys.stderr)
         return 3
     to_file = a.output != "-"
+    from .batch_groups import run_key
     done = set()
     if a.resume:
-        done = {os.path.realpath(json.loads(ln).get("etdump") or "")
-                for ln in _read_lines(a.output, repair=True)}
-    todo = [s for s in specs if os.path.realpath(s["etdump"]) not in done]
+        done = {run_key(json.loads(ln)) for ln in _read_lines(a.output, repair=True)}
+    todo = [s for s in specs if run_key(s) not in done]
     collected = []
     sink = open(a.output, "a" if a.resume else "w") if to_file else None
     groups = bool(a.group_summary)
@@ -716,10 +765,17 @@ def main(argv=None):
         return _run(a)
     except _Stop as e:  # a signal outside the pool's loop
         return 130 if e.signum == signal.SIGINT else 143
+    except _Fail as e:
+        print(f"etcompare.batch: error: {e.code}", file=sys.stderr)
+        return e.status
     except OSError as e:  # every error one line, no traceback
-        print(f"etcompare.batch: error: {e.filename or ''}: {e.strerror or e}",
+        name = e.filename
+        print(f"etcompare.batch: error: {name + ': ' if name else ''}{e.strerror or e}",
               file=sys.stderr)
-        return 4 if e.filename and e.filename.startswith(a.output) else 3
+        outs = [p for p in (a.output, a.group_summary) if p and p != "-"]
+        written = name and (name in outs + [p + ".tmp" for p in outs] or a.agreement_heatmaps
+                            and name.startswith(os.path.join(a.agreement_heatmaps, "")))
+        return 4 if written else 3
 
 
 if __name__ == "__main__":

@@ -42,6 +42,15 @@ PRIVATE = "_farm"  # the per-run data a worker hands to the group reduction
 MIN_SLICE = 65536
 
 
+RUN_FILES = ("etdump", "debug_buffer", "etrecord", "reference", "reference_debug_buffer")
+
+
+def run_key(run):
+    """What tells a run (a spec or a summary line) from another: the real
+    paths of its files, every column (two manifest rows may share an ETDump)."""
+    return tuple(os.path.realpath(run[k]) if run.get(k) else None for k in RUN_FILES)
+
+
 # --- per run (in the worker) -----------------------------------------------------------------
 
 def run_info(insp, gap):
@@ -622,7 +631,7 @@ def strip_private(lines, infos):
             out.append(ln)
             continue
         d = json.loads(ln)
-        infos[d["etdump"]] = d.pop(PRIVATE)
+        infos[run_key(d)] = d.pop(PRIVATE)
         out.append(json.dumps(d))
     return out
 
@@ -651,7 +660,7 @@ def reduce_all(a, specs, infos, mapper):
     """All group summaries, written to a.group_summary sorted by (model, input)."""
     members = []
     for s in specs:
-        info = infos.get(s["etdump"])
+        info = infos.get(run_key(s))
         if info is None:
             continue  # an error line: not in any group
         s = dict(s, _device=device_of(s, a.device_from))
