@@ -34,8 +34,9 @@ etcompare installed).
 SNR distributions, run/device agreement matrices and outliers
 (batch_groups.py, docs/farm.md; --device-from, --min-run-agreement).
 
-Exit status: 0 all ok, 1 some run failed the gate, 3 some input was bad,
-2 usage.
+Exit status: 0 all ok, 1 some run failed the gate, 2 usage (a value, an
+output that is an input or another output), 3 some input was bad, 4 an
+output cannot be written (docs/farm.md).
 """
 import signal
 
@@ -535,9 +536,9 @@ def _run_pool(chunks, gate, workers, emit, groups=False):
 def _run_dask(chunks, gate, workers, scheduler, emit, groups=False, then=None):
     try:
         from distributed import Client, LocalCluster, as_completed
-    except ImportError as e:
-        raise SystemExit(f"etcompare.batch: --scheduler needs Dask (Debian python3-dask and "
-                         f"python3-distributed): {e}")
+    except ImportError as e:  # (parse_args checked it)
+        raise _Fail(f"--scheduler needs Dask (Debian python3-dask and python3-distributed): "
+                    f"{e}", 2) from None
     # worker processes import etcompare from where this one did
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     os.environ["PYTHONPATH"] = os.pathsep.join(
@@ -548,7 +549,12 @@ def _run_dask(chunks, gate, workers, scheduler, emit, groups=False, then=None):
                                host="127.0.0.1", dashboard_address=None)
         client = Client(cluster)
     else:
-        client = Client(scheduler)
+        try:
+            client = Client(scheduler)
+        except (OSError, TimeoutError) as e:
+            raise _Fail(f"--scheduler {scheduler}: no Dask scheduler answers at that address "
+                        f"({e}); start one (dask-scheduler) or give its address, or leave "
+                        f"--scheduler out for the local process pool", 3) from None
     try:
         extra = {"groups": True} if groups else {}
         futures = client.map(analyze_chunk, chunks, gate=gate, pure=False, **extra)
@@ -632,6 +638,33 @@ def _inflate_spec_ok(v):
     return False
 
 
+# the numbers of the options, checked as etcompare checks its own (src/cli/args.c,
+# check_number): decimal, finite, within [lo, hi]
+_INF = math.inf
+NUMBERS = {"min_snr": ("--min-snr", -_INF, _INF, "a number (dB)"),
+           "max_mse": ("--max-mse", 0, _INF, "a number >= 0"),
+           "min_cosine": ("--min-cosine", -1, 1, "a number from -1 to 1"),
+           "max_abs": ("--max-abs", 0, _INF, "a number >= 0"),
+           "outlier_margin": ("--outlier-margin", 0, _INF, "a number >= 0 (dB)"),
+           "min_run_agreement": ("--min-run-agreement", -_INF, _INF, "a number (dB)")}
+_DECIMAL = re.compile(r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def _number(v, lo, hi):
+    """float(v) when strtod would read all of v as a finite decimal number
+    in [lo, hi] without ERANGE, else None."""
+    m = _DECIMAL.fullmatch(v)
+    if not m:
+        return None
+    x = float(v)
+    if not math.isfinite(x) or x < lo or x > hi or (x == 0 and m.group(1).strip("0.")):
+        return None  # (the last: an underflow to 0, strtod's ERANGE)
+    return x
+
+
+_ADDRESS = re.compile(r"((tcp|tls|ucx|ws|wss)://)?([\w.-]+|\[[0-9A-Fa-f:.]+\]):([0-9]{1,5})")
+
+
 def parse_args(argv):
     p = _Parser(prog="python3 -m etcompare.batch",
                 description="One JSON summary line per ETDump "
@@ -647,7 +680,7 @@ def parse_args(argv):
                    help="skip inputs already in the summary (-o)")
     for name in ("min-snr", "max-mse", "min-cosine", "max-abs"):
         # both spellings, as the CLI takes them
-        p.add_argument("--" + name, "--" + name.replace("-", "_"), type=float,
+        p.add_argument("--" + name, "--" + name.replace("-", "_"),
                        help="accuracy gate threshold")
     p.add_argument("--max-inflate", metavar="BYTES|FACTORx|none",
                    help="cap on the tensor bytes read from each debug buffer, as etcompare's "
@@ -655,6 +688,13 @@ def parse_args(argv):
     from .batch_groups import add_arguments
     add_arguments(p)
     a = p.parse_args(argv)
+    for key, (option, lo, hi, what) in NUMBERS.items():
+        v = getattr(a, key)
+        if v is not None:
+            x = _number(v, lo, hi)
+            if x is None:  # the CLI's words
+                p.error(f"{option} takes {what}, not '{v}'")
+            setattr(a, key, x)
     if a.workers < 1:
         p.error("--workers must be at least 1")
     if a.resume and a.output == "-":
@@ -662,7 +702,78 @@ def parse_args(argv):
     if a.max_inflate is not None and not _inflate_spec_ok(a.max_inflate):
         p.error(f"--max-inflate {a.max_inflate}: give BYTES (K, M, G or T allowed), FACTORx "
                 "(times the debug buffer's size) or none")
+    if a.scheduler is not None:
+        m = _ADDRESS.fullmatch(a.scheduler)
+        if a.scheduler != "local" and not (m and 0 < int(m.group(4)) < 65536):
+            p.error(f"--scheduler {a.scheduler}: give 'local' (a Dask cluster on this "
+                    f"machine) or a Dask scheduler's address, tcp://HOST:PORT")
+        try:
+            import distributed  # noqa: F401
+        except ImportError as e:
+            p.error(f"--scheduler needs Dask (Debian python3-dask and python3-distributed, "
+                    f"or pip install distributed): {e}")
     return a
+
+
+def _file_id(path):
+    """What a path names: (device, inode) of an existing file (hard links
+    and symbolic links are the same file), else its real path."""
+    try:
+        st = os.stat(path)
+        return (st.st_dev, st.st_ino)
+    except OSError:
+        return os.path.realpath(path)
+
+
+def _batch_inputs(a, specs):
+    """(path, what it is) of every file the batch reads."""
+    for path in a.inputs:
+        if not os.path.isdir(path):
+            yield path, ("a manifest" if _is_manifest(path) else "an ETDump") + " given"
+    for s in specs:
+        for k in FIELDS:
+            if s.get(k):
+                yield s[k], (f"the {k} of the run of {s['etdump']}" if k != "etdump" else
+                             "an ETDump of the batch")
+
+
+def check_outputs(a, specs):
+    """Every output refused before any run when it is an input of the batch
+    (exit 2, as etcompare's etc_output_check), another output (exit 2), or
+    cannot be written (exit 4): a mistake costs no analysis and no file."""
+    outs = []
+    for option, path in (("-o", a.output), ("--group-summary", a.group_summary)):
+        if path and path != "-":
+            outs += [(path, option), (path + ".tmp", f"the temporary file of {option}")]
+    ids = {}
+    for path, option in outs:
+        other = ids.setdefault(_file_id(path), (path, option))
+        if other != (path, option):
+            raise _Fail(f"{path} ({option}) and {other[0]} ({other[1]}) are the same file: "
+                        f"give each output its own file", 2)
+    heat = a.agreement_heatmaps
+    heat_id = _file_id(heat) if heat else None
+    for path, what in _batch_inputs(a, specs):
+        i = _file_id(path)
+        if i in ids:
+            out, option = ids[i]
+            raise _Fail(f"the output {out} ({option}) is {path}, {what}: it would be "
+                        f"overwritten; give the output another name", 2)
+        if i == heat_id:
+            raise _Fail(f"--agreement-heatmaps {heat}: this is {path}, {what}, not a folder "
+                        f"for the heat maps", 2)
+    for path, option in outs[::2]:
+        if os.path.isdir(path):
+            raise _Fail(f"{path} ({option}): is a directory, not an output file", 4)
+        folder = os.path.dirname(path) or "."
+        if not os.path.isdir(folder):
+            raise _Fail(f"{path} ({option}): cannot create the file: its folder {folder} "
+                        f"does not exist", 4)
+        if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(path) and
+                                                        not os.access(path, os.W_OK)):
+            raise _Fail(f"{path} ({option}): cannot write it (permission denied)", 4)
+    if heat and os.path.exists(heat) and not os.path.isdir(heat):
+        raise _Fail(f"--agreement-heatmaps {heat}: not a folder", 4)
 
 
 def _run(a):
@@ -674,6 +785,7 @@ def _run(a):
     gate = {k: getattr(a, k) for k in ("min_snr", "max_mse", "min_cosine", "max_abs")
             if getattr(a, k) is not None}
     specs = discover(a.inputs)
+    check_outputs(a, specs)
     if a.max_inflate is not None:
         for s in specs:
             s["max_inflate"] = a.max_inflate

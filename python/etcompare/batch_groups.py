@@ -610,10 +610,11 @@ def add_arguments(p):
     p.add_argument("--device-from", type=int, metavar="N",
                    help="the device label is path component N of the ETDump (0 the first, "
                         "-2 its folder) when the manifest has no 'device' column")
-    p.add_argument("--outlier-margin", type=float, default=10.0, metavar="DB",
+    # numbers checked as the CLI checks its thresholds (batch.parse_args)
+    p.add_argument("--outlier-margin", default="10", metavar="DB",
                    help="a run or op is an outlier more than DB below the majority "
                         "(default 10)")
-    p.add_argument("--min-run-agreement", type=float, metavar="DB",
+    p.add_argument("--min-run-agreement", metavar="DB",
                    help="gate: every run's median pairwise SNR against the other runs of its "
                         "group must be at least DB")
     p.add_argument("--op-agreement-gate", action="store_true",
