@@ -591,21 +591,35 @@ def _key(line):
 
 
 def _read_lines(path, repair=False):
-    """The summary's complete lines. With repair, a line that does not parse
-    (a run cut by kill -9 mid-write) is dropped from the file with a warning,
-    and its input is analysed again."""
+    """The summary's complete lines. With repair (--resume), a last line that
+    does not parse (a run cut by kill -9 mid-write) is dropped from the file
+    with a warning, and its input is analysed again; a file that is not a
+    summary of etcompare.batch (not UTF-8, or another line that is not one
+    run's JSON object) is _Fail, exit 3, and is left as it is."""
     if not os.path.exists(path):
         return []
-    with open(path) as f:
-        raw = [ln.rstrip("\n") for ln in f if ln.strip()]
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = [ln.rstrip("\n") for ln in f if ln.strip()]
+    except UnicodeDecodeError:
+        raw = None
+    if raw is None and repair:
+        raise _Fail(f"{path}: not a JSONL summary written by etcompare.batch (not UTF-8 "
+                    f"text): --resume goes on with the -o file of an earlier batch; give that "
+                    f"file, or another -o without --resume", 3)
     good = []
-    for ln in raw:
+    for i, ln in enumerate(raw):
         try:
-            if isinstance(json.loads(ln), dict):
+            d = json.loads(ln)
+            if isinstance(d, dict) and (not repair or "etdump" in d and "status" in d):
                 good.append(ln)
                 continue
         except ValueError:
             pass
+        if repair and i < len(raw) - 1:
+            raise _Fail(f"{path}: line {i + 1} is not a line of a summary written by "
+                        f"etcompare.batch: --resume goes on with the -o file of an earlier "
+                        f"batch; give that file, or another -o without --resume", 3)
         if repair:
             print(f"etcompare.batch: warning: {path}: dropped a cut or invalid line "
                   f"({ln[:60]!r}...); its input is analysed again", file=sys.stderr)
