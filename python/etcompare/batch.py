@@ -412,7 +412,7 @@ def analyze(spec, gate, groups=False):
                                   (f" (worst: {_numbers(w)})" if isinstance(w, dict) else ""))
             if groups:
                 from .batch_groups import PRIVATE, run_info
-                out[PRIVATE] = run_info(insp, gap)
+                out[PRIVATE] = run_info(insp, gap, spec.get("etrecord"))
             # a file truncated while it was read (zeros read since): this
             # run's error line, whatever was computed from it
             insp._h.check()
