@@ -325,11 +325,13 @@ def _changed(*inspectors):
     return None
 
 
-def _belong(insp, what):
+def _belong(insp, what, reference=None):
     """The library's consistency checks (consistency.h, the CLI's exit 3):
     an ETRecord or a debug buffer that does not belong to its ETDump raises
-    Error with the evidence."""
-    from ._lib import lib, new_error, check
+    Error with the evidence. For the reference run (`reference`, its ETDump)
+    a record that does not fit is the reference's fault: the message names
+    it and the reference column."""
+    from ._lib import Error, lib, new_error, check
     import ctypes
     h = insp._h
     if h.insp is None:
@@ -337,7 +339,36 @@ def _belong(insp, what):
     for fn, flag in ((lib.check_etrecord, "the etrecord column"),
                      (lib.check_debug_buffer, what)):
         err = new_error()
-        check(fn(h.insp, flag.encode(), ctypes.byref(err)), err)
+        try:
+            check(fn(h.insp, flag.encode(), ctypes.byref(err)), err)
+        except Error as e:
+            if reference is None or fn is not lib.check_etrecord:
+                raise
+            why = str(e).split("; give the ETRecord")[0]
+            raise _RunError(f"the reference run is not a run of this model: {why}; give the "
+                             f"reference run of the program of this ETRecord (the reference "
+                             f"column, or X.ref.etdp beside X.etdp), not {reference}") from None
+
+
+class _RunError(Exception):
+    """A run's error line with this message as it is."""
+
+
+def _mismatch(acc, etdump, ref):
+    """The CLI's check of reference outputs of another program: no output
+    could be compared and some have another shape (exit 3 there)."""
+    rows = acc.rows
+    if any(r.get("snr") is not None or r.get("status") in ("pass", "FAIL", "no data")
+           for r in rows):
+        return None
+    bad = next((r for r in rows if r.get("status") == "shape mismatch"), None)
+    if bad is None:
+        return None
+    return (f"ETDump {etdump} and {ref or 'the reference outputs of its ETRecord'} do not "
+            f"belong together: none of the {len(rows)} outputs can be compared (first: run "
+            f"{bad['run']} output {bad['output']}: shape {bad['shape']} against reference "
+            f"{bad['reference_shape']}); give the reference outputs of this program (the "
+            f"reference column, X.ref.npz beside X.etdp, or the ETRecord's)")
 
 
 def _first_divergence(gap):
@@ -383,7 +414,7 @@ def analyze(spec, gate, groups=False):
                                   debug_buffer_path=spec.get("reference_debug_buffer"),
                                   etrecord=spec.get("etrecord"),
                                   max_inflate=spec.get("max_inflate"))
-                _belong(rinsp, "reference_debug_buffer")
+                _belong(rinsp, "reference_debug_buffer", reference=ref)
                 rows = _outputs_against_run(insp, rinsp, compare_results)
                 out["worst_output"] = _worst(rows)
                 failed += [f"{r['block']} output {r['output']} ({_numbers(r)})" for r in rows
@@ -405,6 +436,9 @@ def analyze(spec, gate, groups=False):
                                       if isinstance(fd, dict) else "first divergence")
             elif has_buffer and (ref or _has_references(insp)):
                 acc = insp.compare(reference=ref, **gate)
+                wrong = _mismatch(acc, spec["etdump"], ref)
+                if wrong:
+                    raise _RunError(wrong)
                 out["worst_output"] = _worst(acc.rows)
                 if not acc.passed:
                     w = out["worst_output"]
@@ -421,6 +455,8 @@ def analyze(spec, gate, groups=False):
     except Error as e:
         # a file truncated underfoot explains whatever failed after it
         out["status"], out["message"] = "error", _changed(insp, rinsp) or str(e)
+    except _RunError as e:
+        out["status"], out["message"] = "error", str(e)
     except Exception as e:  # a run must never end the batch
         out["status"], out["message"] = "error", (_changed(insp, rinsp) or
                                                   f"{type(e).__name__}: {e}")
