@@ -354,6 +354,26 @@ class _RunError(Exception):
     """A run's error line with this message as it is."""
 
 
+def _nothing_compared(spec):
+    """The message of a run that a threshold was given for but that had
+    nothing to compare (the CLI's usage error, a run's error here)."""
+    s = _stem(spec["etdump"])
+    if not spec.get("debug_buffer"):
+        why = (f"no debug buffer (the outputs' values): give {s}.bin, {s}_debug.bin or "
+               f"{s}.debug.bin beside it, or the manifest's debug_buffer column")
+    elif spec.get("reference"):
+        why = (f"no output or op in common with its reference {spec['reference']}: give the "
+               f"reference run's debug buffer ({s}.ref.bin, or the reference_debug_buffer "
+               f"column) or a reference run of the same inputs")
+    else:
+        rec = spec.get("etrecord")
+        why = ((f"no reference: its ETRecord {rec} has no reference outputs" if rec else
+                "no reference: no ETRecord") +
+               f", no reference run or outputs; give {s}.ref.etdp (with {s}.ref.bin), "
+               f"{s}.ref.npz, or the manifest's reference column")
+    return (f"the thresholds need something to compare, and {spec['etdump']} has {why}")
+
+
 def _mismatch(acc, etdump, ref):
     """The CLI's check of reference outputs of another program: no output
     could be compared and some have another shape (exit 3 there)."""
@@ -396,6 +416,7 @@ def analyze(spec, gate, groups=False):
                 "worst_output": None, "first_divergence": None})
     failed = []
     gap = insp = rinsp = None
+    compared = False
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -416,6 +437,7 @@ def analyze(spec, gate, groups=False):
                                   max_inflate=spec.get("max_inflate"))
                 _belong(rinsp, "reference_debug_buffer", reference=ref)
                 rows = _outputs_against_run(insp, rinsp, compare_results)
+                compared = bool(rows)
                 out["worst_output"] = _worst(rows)
                 failed += [f"{r['block']} output {r['output']} ({_numbers(r)})" for r in rows
                            if _fails(r, gate)]
@@ -424,6 +446,7 @@ def analyze(spec, gate, groups=False):
                     for label, _b, _rb in _paired_blocks(insp, rinsp) or [("Execute", 0, 0)]:
                         g = insp.calculate_numeric_gap(reference=rinsp, block=label, **gate)
                         gap = g if gap is None else gap
+                        compared = True
                         fd = _first_divergence(g)
                         if fd:
                             fd["block"] = label
@@ -439,11 +462,14 @@ def analyze(spec, gate, groups=False):
                 wrong = _mismatch(acc, spec["etdump"], ref)
                 if wrong:
                     raise _RunError(wrong)
+                compared = any(r.get("snr") is not None for r in acc.rows)
                 out["worst_output"] = _worst(acc.rows)
                 if not acc.passed:
                     w = out["worst_output"]
                     failed.append(f"{acc.failures} of {len(acc.rows)} outputs" +
                                   (f" (worst: {_numbers(w)})" if isinstance(w, dict) else ""))
+            if gate and not compared:  # never "ok" for a gate that checked nothing
+                raise _RunError(_nothing_compared(spec))
             if groups:
                 from .batch_groups import PRIVATE, run_info
                 out[PRIVATE] = run_info(insp, gap, spec.get("etrecord"))
