@@ -8,7 +8,7 @@ thousands of runs a device farm produces.
 
 An INPUT is an ETDump, a folder (its *.etdp files), or a CSV manifest with
 the columns etdump,debug_buffer,etrecord,reference,reference_debug_buffer
-(relative paths are relative to the manifest). Beside an ETDump X.etdp the
+(and device,input,model; relative paths are relative to the manifest). Beside an ETDump X.etdp the
 other files are found by name (docs/python.md):
   debug buffer          X.bin, X_debug.bin or X.debug.bin
   ETRecord              X.etrecord or X_etrecord.bin
@@ -34,8 +34,9 @@ etcompare installed).
 SNR distributions, run/device agreement matrices and outliers
 (batch_groups.py, docs/farm.md; --device-from, --min-run-agreement).
 
-Exit status: 0 all ok, 1 some run failed the gate, 3 some input was bad,
-2 usage.
+Exit status: 0 all ok, 1 some run failed the gate, 2 usage (a value, an
+output that is an input or another output), 3 some input was bad, 4 an
+output cannot be written (docs/farm.md).
 """
 import signal
 
@@ -110,57 +111,106 @@ def _is_reference_name(path):
     return _stem(path).endswith(".ref")
 
 
-def from_manifest(path):
+class _Fail(SystemExit):
+    """A usage (exit 2), input (3) or output (4) error found before or
+    outside the runs: one line on stderr naming the file and the fix
+    (main prints it; a SystemExit whose code is the message, as before)."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
+
+
+def _columns(line):
+    """The manifest's separator: ',' (also ';' or a tab when the header has
+    that and no ',', as a spreadsheet may write it)."""
+    for sep in (",", ";", "\t"):
+        if sep in line:
+            return sep
+    return ","
+
+
+def from_manifest(path, lines=None):
     """The run specs of a CSV manifest. Paths are bytes on Linux: names that
     are not UTF-8 are kept (surrogateescape, as os.fsdecode does); a manifest
     that is not CSV (a NUL byte, a field past the csv module's limit, a quote
-    left open) is SystemExit naming the manifest and the line."""
+    left open), without the etdump column or with a column of another name is
+    _Fail (exit 3) naming the manifest and the line. A UTF-8 BOM (a
+    spreadsheet's "CSV UTF-8") and the columns' case are ignored. `lines`,
+    a list, gets each spec's line number."""
     base = os.path.dirname(os.path.abspath(path))
+    known = FIELDS + GROUP_FIELDS
     out = []
-    with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
-        rows = csv.DictReader(f)
+    with open(path, newline="", encoding="utf-8-sig", errors="surrogateescape") as f:
+        sep = _columns(f.readline())
+        f.seek(0)  # (utf-8-sig skips the BOM again)
+        rows = csv.reader(f, delimiter=sep)
         try:
-            if not rows.fieldnames or "etdump" not in rows.fieldnames:
-                raise SystemExit(f"etcompare.batch: {path}: a manifest needs a header line "
-                                 f"with the columns {','.join(FIELDS)}")
-            for row in rows:
+            header = [h.strip().lower() for h in next(rows, [])]
+            if "etdump" not in header:
+                raise _Fail(f"{path}: a manifest needs a header line with the columns "
+                            f"{','.join(FIELDS)} (etdump at least)", 3)
+            unknown = [h for h in header if h and h not in known]
+            if unknown:
+                raise _Fail(f"{path}: unknown column {unknown[0]!r} in the header; the "
+                            f"columns are {', '.join(known)}", 3)
+            for cells in rows:
+                row = dict(zip(header, cells))
                 spec = {}
                 for k in FIELDS:
-                    v = row.get(k)
-                    v = (v if isinstance(v, str) else "").strip()
+                    v = (row.get(k) or "").strip()
                     spec[k] = os.path.normpath(os.path.join(base, v)) if v else None
                 for k in GROUP_FIELDS:  # labels of the group summaries (batch_groups.py)
-                    v = row.get(k)
-                    if isinstance(v, str) and v.strip():
-                        spec[k] = v.strip()
+                    v = (row.get(k) or "").strip()
+                    if v:
+                        spec[k] = v
                 if spec["etdump"]:
                     out.append(spec)
+                    if lines is not None:
+                        lines.append(rows.line_num)
         except (csv.Error, ValueError) as e:
-            raise SystemExit(f"etcompare.batch: {path}: line {rows.line_num}: not a CSV "
-                             f"manifest: {e}") from None
+            raise _Fail(f"{path}: line {rows.line_num}: not a CSV manifest: {e}", 3) from None
     return out
 
 
+def _is_manifest(path):
+    return path.lower().endswith(".csv")
+
+
 def discover(inputs):
-    specs = []
+    specs, where = [], []  # where: (manifest, line) of each spec, or None
     for path in inputs:
         if os.path.isdir(path):
             with os.scandir(path) as it:
-                present = {e.path for e in it if e.is_file()}
+                # a dangling link too: its run is an error line, not left out unsaid
+                present = {e.path for e in it if e.is_file() or e.is_symlink()}
             for full in sorted(present):
                 if full.endswith(ETDUMP_SUFFIXES) and not _is_reference_name(full):
                     specs.append(by_convention(full, present))
-        elif path.endswith(".csv"):
-            specs.extend(from_manifest(path))
+        elif _is_manifest(path):
+            lines = []
+            specs.extend(from_manifest(path, lines))
+            where += [None] * (len(specs) - len(lines) - len(where)) + [(path, n) for n in lines]
+            continue
         else:
             specs.append(by_convention(path))
-    # the same ETDump spelled twice (runs and ./runs/, a link) is analysed once
-    seen, unique = set(), []
-    for s in specs:
-        real = os.path.realpath(s["etdump"])
-        if real not in seen:
-            seen.add(real)
+        where += [None] * (len(specs) - len(where))
+    # the same run spelled twice (runs and ./runs/, a link, a manifest's line
+    # repeated) is analysed once; rows that share only the ETDump are all analysed
+    from .batch_groups import run_key
+    seen, unique = {}, []
+    for s, at in zip(specs, where):
+        key = run_key(s) + tuple(s.get(k) for k in GROUP_FIELDS)
+        if key not in seen:
+            seen[key] = at
             unique.append(s)
+        elif at:
+            was = seen[key]
+            was = (f"line {was[1]}" if was and was[0] == at[0] else
+                   f"{was[0]} line {was[1]}" if was else
+                   f"the ETDump {s['etdump']} given before")
+            print(f"etcompare.batch: warning: {at[0]}: line {at[1]} repeats {was} (the same "
+                  f"files in every column): analysed once", file=sys.stderr)
     return unique
 
 
@@ -275,11 +325,13 @@ def _changed(*inspectors):
     return None
 
 
-def _belong(insp, what):
+def _belong(insp, what, reference=None):
     """The library's consistency checks (consistency.h, the CLI's exit 3):
     an ETRecord or a debug buffer that does not belong to its ETDump raises
-    Error with the evidence."""
-    from ._lib import lib, new_error, check
+    Error with the evidence. For the reference run (`reference`, its ETDump)
+    a record that does not fit is the reference's fault: the message names
+    it and the reference column."""
+    from ._lib import Error, lib, new_error, check
     import ctypes
     h = insp._h
     if h.insp is None:
@@ -287,7 +339,56 @@ def _belong(insp, what):
     for fn, flag in ((lib.check_etrecord, "the etrecord column"),
                      (lib.check_debug_buffer, what)):
         err = new_error()
-        check(fn(h.insp, flag.encode(), ctypes.byref(err)), err)
+        try:
+            check(fn(h.insp, flag.encode(), ctypes.byref(err)), err)
+        except Error as e:
+            if reference is None or fn is not lib.check_etrecord:
+                raise
+            why = str(e).split("; give the ETRecord")[0]
+            raise _RunError(f"the reference run is not a run of this model: {why}; give the "
+                             f"reference run of the program of this ETRecord (the reference "
+                             f"column, or X.ref.etdp beside X.etdp), not {reference}") from None
+
+
+class _RunError(Exception):
+    """A run's error line with this message as it is."""
+
+
+def _nothing_compared(spec):
+    """The message of a run that a threshold was given for but that had
+    nothing to compare (the CLI's usage error, a run's error here)."""
+    s = _stem(spec["etdump"])
+    if not spec.get("debug_buffer"):
+        why = (f"no debug buffer (the outputs' values): give {s}.bin, {s}_debug.bin or "
+               f"{s}.debug.bin beside it, or the manifest's debug_buffer column")
+    elif spec.get("reference"):
+        why = (f"no output or op in common with its reference {spec['reference']}: give the "
+               f"reference run's debug buffer ({s}.ref.bin, or the reference_debug_buffer "
+               f"column) or a reference run of the same inputs")
+    else:
+        rec = spec.get("etrecord")
+        why = ((f"no reference: its ETRecord {rec} has no reference outputs" if rec else
+                "no reference: no ETRecord") +
+               f", no reference run or outputs; give {s}.ref.etdp (with {s}.ref.bin), "
+               f"{s}.ref.npz, or the manifest's reference column")
+    return (f"the thresholds need something to compare, and {spec['etdump']} has {why}")
+
+
+def _mismatch(acc, etdump, ref):
+    """The CLI's check of reference outputs of another program: no output
+    could be compared and some have another shape (exit 3 there)."""
+    rows = acc.rows
+    if any(r.get("snr") is not None or r.get("status") in ("pass", "FAIL", "no data")
+           for r in rows):
+        return None
+    bad = next((r for r in rows if r.get("status") == "shape mismatch"), None)
+    if bad is None:
+        return None
+    return (f"ETDump {etdump} and {ref or 'the reference outputs of its ETRecord'} do not "
+            f"belong together: none of the {len(rows)} outputs can be compared (first: run "
+            f"{bad['run']} output {bad['output']}: shape {bad['shape']} against reference "
+            f"{bad['reference_shape']}); give the reference outputs of this program (the "
+            f"reference column, X.ref.npz beside X.etdp, or the ETRecord's)")
 
 
 def _first_divergence(gap):
@@ -315,6 +416,7 @@ def analyze(spec, gate, groups=False):
                 "worst_output": None, "first_divergence": None})
     failed = []
     gap = insp = rinsp = None
+    compared = False
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -333,8 +435,9 @@ def analyze(spec, gate, groups=False):
                                   debug_buffer_path=spec.get("reference_debug_buffer"),
                                   etrecord=spec.get("etrecord"),
                                   max_inflate=spec.get("max_inflate"))
-                _belong(rinsp, "reference_debug_buffer")
+                _belong(rinsp, "reference_debug_buffer", reference=ref)
                 rows = _outputs_against_run(insp, rinsp, compare_results)
+                compared = bool(rows)
                 out["worst_output"] = _worst(rows)
                 failed += [f"{r['block']} output {r['output']} ({_numbers(r)})" for r in rows
                            if _fails(r, gate)]
@@ -343,6 +446,7 @@ def analyze(spec, gate, groups=False):
                     for label, _b, _rb in _paired_blocks(insp, rinsp) or [("Execute", 0, 0)]:
                         g = insp.calculate_numeric_gap(reference=rinsp, block=label, **gate)
                         gap = g if gap is None else gap
+                        compared = True
                         fd = _first_divergence(g)
                         if fd:
                             fd["block"] = label
@@ -355,14 +459,20 @@ def analyze(spec, gate, groups=False):
                                       if isinstance(fd, dict) else "first divergence")
             elif has_buffer and (ref or _has_references(insp)):
                 acc = insp.compare(reference=ref, **gate)
+                wrong = _mismatch(acc, spec["etdump"], ref)
+                if wrong:
+                    raise _RunError(wrong)
+                compared = any(r.get("snr") is not None for r in acc.rows)
                 out["worst_output"] = _worst(acc.rows)
                 if not acc.passed:
                     w = out["worst_output"]
                     failed.append(f"{acc.failures} of {len(acc.rows)} outputs" +
                                   (f" (worst: {_numbers(w)})" if isinstance(w, dict) else ""))
+            if gate and not compared:  # never "ok" for a gate that checked nothing
+                raise _RunError(_nothing_compared(spec))
             if groups:
                 from .batch_groups import PRIVATE, run_info
-                out[PRIVATE] = run_info(insp, gap)
+                out[PRIVATE] = run_info(insp, gap, spec.get("etrecord"))
             # a file truncated while it was read (zeros read since): this
             # run's error line, whatever was computed from it
             insp._h.check()
@@ -371,6 +481,8 @@ def analyze(spec, gate, groups=False):
     except Error as e:
         # a file truncated underfoot explains whatever failed after it
         out["status"], out["message"] = "error", _changed(insp, rinsp) or str(e)
+    except _RunError as e:
+        out["status"], out["message"] = "error", str(e)
     except Exception as e:  # a run must never end the batch
         out["status"], out["message"] = "error", (_changed(insp, rinsp) or
                                                   f"{type(e).__name__}: {e}")
@@ -486,9 +598,9 @@ def _run_pool(chunks, gate, workers, emit, groups=False):
 def _run_dask(chunks, gate, workers, scheduler, emit, groups=False, then=None):
     try:
         from distributed import Client, LocalCluster, as_completed
-    except ImportError as e:
-        raise SystemExit(f"etcompare.batch: --scheduler needs Dask (Debian python3-dask and "
-                         f"python3-distributed): {e}")
+    except ImportError as e:  # (parse_args checked it)
+        raise _Fail(f"--scheduler needs Dask (Debian python3-dask and python3-distributed): "
+                    f"{e}", 2) from None
     # worker processes import etcompare from where this one did
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     os.environ["PYTHONPATH"] = os.pathsep.join(
@@ -499,7 +611,12 @@ def _run_dask(chunks, gate, workers, scheduler, emit, groups=False, then=None):
                                host="127.0.0.1", dashboard_address=None)
         client = Client(cluster)
     else:
-        client = Client(scheduler)
+        try:
+            client = Client(scheduler)
+        except (OSError, TimeoutError) as e:
+            raise _Fail(f"--scheduler {scheduler}: no Dask scheduler answers at that address "
+                        f"({e}); start one (dask-scheduler) or give its address, or leave "
+                        f"--scheduler out for the local process pool", 3) from None
     try:
         extra = {"groups": True} if groups else {}
         futures = client.map(analyze_chunk, chunks, gate=gate, pure=False, **extra)
@@ -536,21 +653,35 @@ def _key(line):
 
 
 def _read_lines(path, repair=False):
-    """The summary's complete lines. With repair, a line that does not parse
-    (a run cut by kill -9 mid-write) is dropped from the file with a warning,
-    and its input is analysed again."""
+    """The summary's complete lines. With repair (--resume), a last line that
+    does not parse (a run cut by kill -9 mid-write) is dropped from the file
+    with a warning, and its input is analysed again; a file that is not a
+    summary of etcompare.batch (not UTF-8, or another line that is not one
+    run's JSON object) is _Fail, exit 3, and is left as it is."""
     if not os.path.exists(path):
         return []
-    with open(path) as f:
-        raw = [ln.rstrip("\n") for ln in f if ln.strip()]
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = [ln.rstrip("\n") for ln in f if ln.strip()]
+    except UnicodeDecodeError:
+        raw = None
+    if raw is None and repair:
+        raise _Fail(f"{path}: not a JSONL summary written by etcompare.batch (not UTF-8 "
+                    f"text): --resume goes on with the -o file of an earlier batch; give that "
+                    f"file, or another -o without --resume", 3)
     good = []
-    for ln in raw:
+    for i, ln in enumerate(raw):
         try:
-            if isinstance(json.loads(ln), dict):
+            d = json.loads(ln)
+            if isinstance(d, dict) and (not repair or "etdump" in d and "status" in d):
                 good.append(ln)
                 continue
         except ValueError:
             pass
+        if repair and i < len(raw) - 1:
+            raise _Fail(f"{path}: line {i + 1} is not a line of a summary written by "
+                        f"etcompare.batch: --resume goes on with the -o file of an earlier "
+                        f"batch; give that file, or another -o without --resume", 3)
         if repair:
             print(f"etcompare.batch: warning: {path}: dropped a cut or invalid line "
                   f"({ln[:60]!r}...); its input is analysed again", file=sys.stderr)
@@ -583,6 +714,33 @@ def _inflate_spec_ok(v):
     return False
 
 
+# the numbers of the options, checked as etcompare checks its own (src/cli/args.c,
+# check_number): decimal, finite, within [lo, hi]
+_INF = math.inf
+NUMBERS = {"min_snr": ("--min-snr", -_INF, _INF, "a number (dB)"),
+           "max_mse": ("--max-mse", 0, _INF, "a number >= 0"),
+           "min_cosine": ("--min-cosine", -1, 1, "a number from -1 to 1"),
+           "max_abs": ("--max-abs", 0, _INF, "a number >= 0"),
+           "outlier_margin": ("--outlier-margin", 0, _INF, "a number >= 0 (dB)"),
+           "min_run_agreement": ("--min-run-agreement", -_INF, _INF, "a number (dB)")}
+_DECIMAL = re.compile(r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def _number(v, lo, hi):
+    """float(v) when strtod would read all of v as a finite decimal number
+    in [lo, hi] without ERANGE, else None."""
+    m = _DECIMAL.fullmatch(v)
+    if not m:
+        return None
+    x = float(v)
+    if not math.isfinite(x) or x < lo or x > hi or (x == 0 and m.group(1).strip("0.")):
+        return None  # (the last: an underflow to 0, strtod's ERANGE)
+    return x
+
+
+_ADDRESS = re.compile(r"((tcp|tls|ucx|ws|wss)://)?([\w.-]+|\[[0-9A-Fa-f:.]+\]):([0-9]{1,5})")
+
+
 def parse_args(argv):
     p = _Parser(prog="python3 -m etcompare.batch",
                 description="One JSON summary line per ETDump "
@@ -598,7 +756,7 @@ def parse_args(argv):
                    help="skip inputs already in the summary (-o)")
     for name in ("min-snr", "max-mse", "min-cosine", "max-abs"):
         # both spellings, as the CLI takes them
-        p.add_argument("--" + name, "--" + name.replace("-", "_"), type=float,
+        p.add_argument("--" + name, "--" + name.replace("-", "_"),
                        help="accuracy gate threshold")
     p.add_argument("--max-inflate", metavar="BYTES|FACTORx|none",
                    help="cap on the tensor bytes read from each debug buffer, as etcompare's "
@@ -606,6 +764,13 @@ def parse_args(argv):
     from .batch_groups import add_arguments
     add_arguments(p)
     a = p.parse_args(argv)
+    for key, (option, lo, hi, what) in NUMBERS.items():
+        v = getattr(a, key)
+        if v is not None:
+            x = _number(v, lo, hi)
+            if x is None:  # the CLI's words
+                p.error(f"{option} takes {what}, not '{v}'")
+            setattr(a, key, x)
     if a.workers < 1:
         p.error("--workers must be at least 1")
     if a.resume and a.output == "-":
@@ -613,7 +778,78 @@ def parse_args(argv):
     if a.max_inflate is not None and not _inflate_spec_ok(a.max_inflate):
         p.error(f"--max-inflate {a.max_inflate}: give BYTES (K, M, G or T allowed), FACTORx "
                 "(times the debug buffer's size) or none")
+    if a.scheduler is not None:
+        m = _ADDRESS.fullmatch(a.scheduler)
+        if a.scheduler != "local" and not (m and 0 < int(m.group(4)) < 65536):
+            p.error(f"--scheduler {a.scheduler}: give 'local' (a Dask cluster on this "
+                    f"machine) or a Dask scheduler's address, tcp://HOST:PORT")
+        try:
+            import distributed  # noqa: F401
+        except ImportError as e:
+            p.error(f"--scheduler needs Dask (Debian python3-dask and python3-distributed, "
+                    f"or pip install distributed): {e}")
     return a
+
+
+def _file_id(path):
+    """What a path names: (device, inode) of an existing file (hard links
+    and symbolic links are the same file), else its real path."""
+    try:
+        st = os.stat(path)
+        return (st.st_dev, st.st_ino)
+    except OSError:
+        return os.path.realpath(path)
+
+
+def _batch_inputs(a, specs):
+    """(path, what it is) of every file the batch reads."""
+    for path in a.inputs:
+        if not os.path.isdir(path):
+            yield path, ("a manifest" if _is_manifest(path) else "an ETDump") + " given"
+    for s in specs:
+        for k in FIELDS:
+            if s.get(k):
+                yield s[k], (f"the {k} of the run of {s['etdump']}" if k != "etdump" else
+                             "an ETDump of the batch")
+
+
+def check_outputs(a, specs):
+    """Every output refused before any run when it is an input of the batch
+    (exit 2, as etcompare's etc_output_check), another output (exit 2), or
+    cannot be written (exit 4): a mistake costs no analysis and no file."""
+    outs = []
+    for option, path in (("-o", a.output), ("--group-summary", a.group_summary)):
+        if path and path != "-":
+            outs += [(path, option), (path + ".tmp", f"the temporary file of {option}")]
+    ids = {}
+    for path, option in outs:
+        other = ids.setdefault(_file_id(path), (path, option))
+        if other != (path, option):
+            raise _Fail(f"{path} ({option}) and {other[0]} ({other[1]}) are the same file: "
+                        f"give each output its own file", 2)
+    heat = a.agreement_heatmaps
+    heat_id = _file_id(heat) if heat else None
+    for path, what in _batch_inputs(a, specs):
+        i = _file_id(path)
+        if i in ids:
+            out, option = ids[i]
+            raise _Fail(f"the output {out} ({option}) is {path}, {what}: it would be "
+                        f"overwritten; give the output another name", 2)
+        if i == heat_id:
+            raise _Fail(f"--agreement-heatmaps {heat}: this is {path}, {what}, not a folder "
+                        f"for the heat maps", 2)
+    for path, option in outs[::2]:
+        if os.path.isdir(path):
+            raise _Fail(f"{path} ({option}): is a directory, not an output file", 4)
+        folder = os.path.dirname(path) or "."
+        if not os.path.isdir(folder):
+            raise _Fail(f"{path} ({option}): cannot create the file: its folder {folder} "
+                        f"does not exist", 4)
+        if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(path) and
+                                                        not os.access(path, os.W_OK)):
+            raise _Fail(f"{path} ({option}): cannot write it (permission denied)", 4)
+    if heat and os.path.exists(heat) and not os.path.isdir(heat):
+        raise _Fail(f"--agreement-heatmaps {heat}: not a folder", 4)
 
 
 def _run(a):
@@ -625,6 +861,7 @@ def _run(a):
     gate = {k: getattr(a, k) for k in ("min_snr", "max_mse", "min_cosine", "max_abs")
             if getattr(a, k) is not None}
     specs = discover(a.inputs)
+    check_outputs(a, specs)
     if a.max_inflate is not None:
         for s in specs:
             s["max_inflate"] = a.max_inflate
@@ -633,11 +870,11 @@ def _run(a):
               + ", ".join(a.inputs), file=sys.stderr)
         return 3
     to_file = a.output != "-"
+    from .batch_groups import run_key
     done = set()
     if a.resume:
-        done = {os.path.realpath(json.loads(ln).get("etdump") or "")
-                for ln in _read_lines(a.output, repair=True)}
-    todo = [s for s in specs if os.path.realpath(s["etdump"]) not in done]
+        done = {run_key(json.loads(ln)) for ln in _read_lines(a.output, repair=True)}
+    todo = [s for s in specs if run_key(s) not in done]
     collected = []
     sink = open(a.output, "a" if a.resume else "w") if to_file else None
     groups = bool(a.group_summary)
@@ -716,10 +953,17 @@ def main(argv=None):
         return _run(a)
     except _Stop as e:  # a signal outside the pool's loop
         return 130 if e.signum == signal.SIGINT else 143
+    except _Fail as e:
+        print(f"etcompare.batch: error: {e.code}", file=sys.stderr)
+        return e.status
     except OSError as e:  # every error one line, no traceback
-        print(f"etcompare.batch: error: {e.filename or ''}: {e.strerror or e}",
+        name = e.filename
+        print(f"etcompare.batch: error: {name + ': ' if name else ''}{e.strerror or e}",
               file=sys.stderr)
-        return 4 if e.filename and e.filename.startswith(a.output) else 3
+        outs = [p for p in (a.output, a.group_summary) if p and p != "-"]
+        written = name and (name in outs + [p + ".tmp" for p in outs] or a.agreement_heatmaps
+                            and name.startswith(os.path.join(a.agreement_heatmaps, "")))
+        return 4 if written else 3
 
 
 if __name__ == "__main__":

@@ -34,21 +34,43 @@ the slices' sums are added in slice order, so the pool and Dask give
 bit-identical matrices.
 """
 import ctypes
+import hashlib
 import json
 import math
 import os
+import sys
 
 PRIVATE = "_farm"  # the per-run data a worker hands to the group reduction
 MIN_SLICE = 65536
 
 
+RUN_FILES = ("etdump", "debug_buffer", "etrecord", "reference", "reference_debug_buffer")
+
+
+def run_key(run):
+    """What tells a run (a spec or a summary line) from another: the real
+    paths of its files, every column (two manifest rows may share an ETDump)."""
+    return tuple(os.path.realpath(run[k]) if run.get(k) else None for k in RUN_FILES)
+
+
 # --- per run (in the worker) -----------------------------------------------------------------
 
-def run_info(insp, gap):
-    """The group data of one analysed run: its Execute block's bundled input
-    index, output sizes, and per op (numeric gap row) the cumulative and
-    local SNR."""
-    info = {"input": None, "block": None, "run": 0, "outputs": [], "ops": []}
+def record_digest(path):
+    """SHA-256 of a file's bytes (the model's identity: the runs of one
+    model have ETRecords of the same bytes, whatever their names)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def run_info(insp, gap, etrecord=None):
+    """The group data of one analysed run: its ETRecord's digest, its
+    Execute block's bundled input index, output sizes, and per op (numeric
+    gap row) the cumulative and local SNR."""
+    info = {"input": None, "block": None, "run": 0, "outputs": [], "ops": [],
+            "etrecord_sha256": record_digest(etrecord) if etrecord else None}
     b = next((b for b in insp.event_blocks if b.name == "Execute" and b.run_count), None)
     if b is not None:
         info["block"] = b.index
@@ -264,10 +286,13 @@ def device_of(spec, device_from):
     return ""
 
 
-def model_of(spec):
+def model_of(spec, info=None):
+    """The model's key: the manifest's model column, else the digest of the
+    ETRecord's bytes ("" without an ETRecord)."""
     if spec.get("model"):
         return spec["model"]
-    return os.path.basename(spec["etrecord"]) if spec.get("etrecord") else ""
+    digest = (info or {}).get("etrecord_sha256")
+    return "sha256:" + digest if digest else ""
 
 
 def input_of(spec, info):
@@ -390,10 +415,23 @@ def differing_ops(members, device, margin):
 
 
 def plan(specs_infos):
-    """(model, input) groups of the analysed runs: {key: [(spec, info)]}."""
+    """(model, input) groups of the analysed runs: {key: [(spec, info)]}.
+    Runs without a model column are grouped by their ETRecord's bytes, the
+    group named after the first run's ETRecord file name, with the digest's
+    first 12 hex digits when records of other bytes have that name too
+    ("model.etrecord#1a2b3c4d5e6f")."""
+    first = {}  # digest -> the file name of its first record
+    for spec, info in specs_infos:
+        m = model_of(spec, info)
+        if m.startswith("sha256:") and not spec.get("model"):
+            first.setdefault(m, os.path.basename(spec["etrecord"]))
+    shared = [n for n in first.values()]
+    names = {m: n if shared.count(n) == 1 else f"{n}#{m[7:19]}" for m, n in first.items()}
     groups = {}
     for spec, info in specs_infos:
-        groups.setdefault((model_of(spec), input_of(spec, info)), []).append((spec, info))
+        m = model_of(spec, info)
+        model = spec["model"] if spec.get("model") else names.get(m, m)
+        groups.setdefault((model, input_of(spec, info)), []).append((spec, info))
     return groups
 
 
@@ -601,10 +639,11 @@ def add_arguments(p):
     p.add_argument("--device-from", type=int, metavar="N",
                    help="the device label is path component N of the ETDump (0 the first, "
                         "-2 its folder) when the manifest has no 'device' column")
-    p.add_argument("--outlier-margin", type=float, default=10.0, metavar="DB",
+    # numbers checked as the CLI checks its thresholds (batch.parse_args)
+    p.add_argument("--outlier-margin", default="10", metavar="DB",
                    help="a run or op is an outlier more than DB below the majority "
                         "(default 10)")
-    p.add_argument("--min-run-agreement", type=float, metavar="DB",
+    p.add_argument("--min-run-agreement", metavar="DB",
                    help="gate: every run's median pairwise SNR against the other runs of its "
                         "group must be at least DB")
     p.add_argument("--op-agreement-gate", action="store_true",
@@ -622,7 +661,7 @@ def strip_private(lines, infos):
             out.append(ln)
             continue
         d = json.loads(ln)
-        infos[d["etdump"]] = d.pop(PRIVATE)
+        infos[run_key(d)] = d.pop(PRIVATE)
         out.append(json.dumps(d))
     return out
 
@@ -651,7 +690,7 @@ def reduce_all(a, specs, infos, mapper):
     """All group summaries, written to a.group_summary sorted by (model, input)."""
     members = []
     for s in specs:
-        info = infos.get(s["etdump"])
+        info = infos.get(run_key(s))
         if info is None:
             continue  # an error line: not in any group
         s = dict(s, _device=device_of(s, a.device_from))
@@ -675,7 +714,7 @@ def reduce_all(a, specs, infos, mapper):
     for key, per in errors.items():
         for w in per:
             sums.get(key, {}).pop(w, None)
-    lines = []
+    lines, checked = [], False
     for key in keys:
         doc = summarize(key, groups[key], sums.get(key, {}), a.outlier_margin,
                         a.min_run_agreement, a.agreement_heatmaps,
@@ -686,7 +725,13 @@ def reduce_all(a, specs, infos, mapper):
             for w, m in sorted(errors.get(key, {}).items(), key=lambda x: str(x[0]))]
         if doc["status"] == "gate_failed":
             a.group_gate_failed = True
+        checked = checked or bool(doc["agreement"] or doc["op_agreement"])
         lines.append(json_line(doc))
+    if a.min_run_agreement is not None and not checked:
+        print("etcompare.batch: warning: --min-run-agreement checked nothing: every group "
+              "(runs of the same ETRecord content, or manifest model, and bundled input) has a "
+              "single run or no output present with the same size in all its runs",
+              file=sys.stderr)
     tmp = a.group_summary + ".tmp"
     with open(tmp, "w") as f:
         f.write("".join(ln + "\n" for ln in lines))
