@@ -84,7 +84,17 @@ def main():
         check("batch pool: the corrupt file is an error line naming the file and byte",
               c.get("status") == "error" and "corrupt.etdp" in c.get("message", "") and
               "byte" in c.get("message", ""), c)
-        r5 = by.get("runs5_ops12.etdp", {})
+        # a threshold with nothing to compare is an error, as the CLI's usage error
+        for name in ("runs5_ops12.etdp", "tutorial.etdp"):
+            r = by.get(name, {})
+            check(f"batch pool: {name}: --min-snr with no reference is an error line",
+                  r.get("status") == "error" and
+                  "the thresholds need something to compare" in r.get("message", ""), r)
+        # the profiling figures: the same folder without thresholds
+        plain = os.path.join(d, "plain.jsonl")
+        batch("-o", plain, "--workers", "2", f)
+        by_plain = {os.path.basename(r["etdump"]): r for r in lines(plain)}
+        r5 = by_plain.get("runs5_ops12.etdp", {})
         insp = E.Inspector(etdump_path=os.path.join(DATA, "runs5_ops12.etdp"),
                            debug_buffer_path=os.path.join(DATA, "runs5_ops12.bin"))
         ex = next(e for e in insp.event_blocks[1].events if e.name == "Method::execute")
@@ -96,7 +106,7 @@ def main():
         check("batch pool: misaligned finds X_debug.bin, tutorial has none",
               by.get("misaligned.etdp", {}).get("debug_buffer", "").endswith(
                   "misaligned_debug.bin") and by.get("tutorial.etdp", {}).get("debug_buffer")
-              is None and by["tutorial.etdp"]["status"] == "ok")
+              is None and by_plain["tutorial.etdp"]["status"] == "ok")
         ch = by.get("chain.etdp", {})
         fd = ch.get("first_divergence") or {}
         m9 = A.metrics(ref[NG.BAD], dev[NG.BAD])
@@ -132,8 +142,9 @@ def main():
                     "runs/chain.ref_debug.bin\n")
         rc, out, err = batch("--min-snr", "40", man)
         got = strip(json.loads(ln) for ln in out.splitlines())
-        check("batch manifest: the same lines as by naming convention, on stdout",
-              rc == 1 and got == strip([by["chain.etdp"], by["runs5_ops12.etdp"]]),
+        check("batch manifest: the same lines as by naming convention, on stdout (exit 3: "
+              "the run with nothing to compare)",
+              rc == 3 and got == strip([by["chain.etdp"], by["runs5_ops12.etdp"]]),
               f"{rc} {err} {got}")
         # --resume: only what is missing is analysed
         res = os.path.join(d, "resume.jsonl")

@@ -117,11 +117,14 @@ def main():
         code = ("import sys; sys.modules['pandas'] = None; import etcompare as E; "
                 f"i = E.Inspector(etdump_path={dev_etdp!r}, debug_buffer_path={dev_dbg!r}, "
                 f"etrecord={rec!r}); rows = i.calculate_numeric_gap(distance='L1', "
-                f"reference={npz!r}); print(type(rows).__name__, len(rows), rows[9]['gap'][0])")
+                f"reference={npz!r}); print(isinstance(rows, list), len(rows), rows[9]['gap'][0], "
+                "rows.attrs['first_divergence'])")
         p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         out = p.stdout.split()
-        check("numgap without pandas: a list of dicts, the same values",
-              p.returncode == 0 and out[:2] == ["list", str(NG.NOPS)] and
+        check("numgap without pandas: a list of dicts, the same values, attrs as the "
+              "DataFrame's",
+              p.returncode == 0 and out[:2] == ["True", str(NG.NOPS)] and
+              out[3:] == ["None"] and
               close(float(out[2]), expected_gap(ref[9], dev[9], "L1")), p.stdout + p.stderr[-400:])
         # errors
         for kw, what in (({"distance": "L2", "reference": npz}, "distance"),
