@@ -7,7 +7,8 @@ the gate never prints as the gate's own value; a threshold of -0 reads 0;
 op that differs reads a logged weight move equal to the reference's (mlp:
 permute_copy, then addmm), not only when it reads no logged output; a
 reference run of other inputs (paired by order) gets the same warning,
-naming the run."""
+naming the run; an ETC_THREADS the library cannot read is named, not
+silently replaced by every core."""
 import json
 import os
 import subprocess
@@ -131,7 +132,17 @@ def case_reference_run_of_other_inputs(d):
             rc == 0 and "ran other inputs" not in err, f"rc={rc} {err[-400:]}")
 
 
+def case_threads_env(d):
+    for v, warn in (("0", True), ("abc", True), ("1000", True), ("2", False), ("", False)):
+        p = subprocess.run([C.ETC, "--etdump", ETDP, "--no-table", "--tsv", os.devnull],
+                           capture_output=True, text=True, env=dict(os.environ, ETC_THREADS=v))
+        said = f"warning: ETC_THREADS={v} is not a number from 1 to 64" in p.stderr
+        C.check(f"ETC_THREADS={v!r}: {'a warning says it is not used' if warn else 'no warning'}",
+                p.returncode == 0 and said == warn and ("ETC_THREADS" in p.stderr) == warn,
+                p.stderr)
+
+
 if __name__ == "__main__":
     C.run_cases("trust-cli2", case_device_full, case_perfdiff_blocks, case_pct_beyond_gate,
                 case_negative_zero, case_other_inputs_after_logged_permute,
-                case_reference_run_of_other_inputs)
+                case_reference_run_of_other_inputs, case_threads_env)

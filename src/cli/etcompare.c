@@ -1104,12 +1104,32 @@ out:
 	return status;
 }
 
+/* ETC_THREADS that the library cannot read falls back to every core (at most
+ * 8): say so, rather than run on a thread count the user did not ask for. */
+static void check_threads_env(void)
+{
+	const char *v = getenv("ETC_THREADS");
+	if (!v || !*v)
+		return;
+	char *end;
+	errno = 0;
+	long n = strtol(v, &end, 10);
+	if (*end == '\0' && errno == 0 && n >= 1 && n <= 64)
+		return;
+	char safe[256];
+	fprintf(stderr,
+	        "etcompare: warning: ETC_THREADS=%s is not a number from 1 to 64: using the "
+	        "online processors (at most 8)\n",
+	        etc_text_safe(safe, sizeof safe, v));
+}
+
 int main(int argc, char **argv)
 {
 	/* this program is OpenBLAS's only user in its process: the library may
-	   stop OpenBLAS's threads once its products are done instead of leaving
-	   them busy-waiting (docs/internals.md; a user's setting wins) */
+	   stop the pool OpenBLAS starts when loaded, at the first product, so
+	   it does not busy-wait (docs/internals.md; a user's setting wins) */
 	setenv("ETC_BLAS_REST", "1", 0);
+	check_threads_env();
 	/* an input truncated by another process while mapped: exit 3, not SIGBUS */
 	main_args ma = {argc, argv};
 	etc_error err;
