@@ -8,7 +8,10 @@ op that differs reads a logged weight move equal to the reference's (mlp:
 permute_copy, then addmm), not only when it reads no logged output; a
 reference run of other inputs (paired by order) gets the same warning,
 naming the run; an ETC_THREADS the library cannot read is named, not
-silently replaced by every core."""
+silently replaced by every core; a .bpte of another model is refused
+(exit 3) before any verdict, naming both files and the first kernel call
+its program does not make (--force warns), and every real run with its own
+.bpte passes the check."""
 import json
 import os
 import subprocess
@@ -142,7 +145,37 @@ def case_threads_env(d):
                 p.stderr)
 
 
+def case_bundled_program_of_another_model(d):
+    def files(m, rec=None):
+        return ["--etdump", os.path.join(REAL, m + ".etdp"), "--debug_buffer",
+                os.path.join(REAL, m + "_debug.bin")] + (
+                    ["--etrecord", os.path.join(REAL, rec + ".etrecord")] if rec else [])
+    for run, bpte in (("qcnn", "cnn"), ("cnn", "qcnn"), ("mlp", "tiny_transformer"),
+                      ("tiny_transformer", "mlp")):
+        rc, out, err = C.run(*files(run), "--bundled-program",
+                             os.path.join(REAL, bpte + ".bpte"), "--min-snr", "30", "--no-table")
+        C.check(f"{run}'s run with {bpte}.bpte: exit 3 naming both files and the first kernel "
+                "call its program does not make, no verdict",
+                rc == 3 and f"ETDump {os.path.join(REAL, run + '.etdp')} and BundledProgram "
+                f"{os.path.join(REAL, bpte + '.bpte')} do not belong together" in err and
+                "kernel calls are not its program's (first: instruction" in err and
+                "--bundled-program" in err and "gate FAILED" not in err and out == "",
+                f"rc={rc} {err[-500:]}")
+    rc, out, err = C.run(*files("qcnn"), "--bundled-program", os.path.join(REAL, "cnn.bpte"),
+                         "--no-table", "--force")
+    C.check("--force: a warning, the comparison goes on",
+            rc == 0 and "warning:" in err and "do not belong together" in err and
+            "(--force: compared anyway)" in err, f"rc={rc} {err[-300:]}")
+    for run, bpte in (("cnn", "cnn"), ("cnn_mixed", "cnn"), ("cnn_example_runner", "cnn"),
+                      ("mlp", "mlp"), ("qcnn", "qcnn"), ("tiny_transformer", "tiny_transformer")):
+        rc, out, err = C.run(*files(run, bpte), "--bundled-program",
+                             os.path.join(REAL, bpte + ".bpte"), "--min-snr", "30", "--no-table")
+        C.check(f"{run}'s run with its own {bpte}.bpte: exit 0, no mismatch",
+                rc == 0 and "belong together" not in err, f"rc={rc} {err[-300:]}")
+
+
 if __name__ == "__main__":
     C.run_cases("trust-cli2", case_device_full, case_perfdiff_blocks, case_pct_beyond_gate,
                 case_negative_zero, case_other_inputs_after_logged_permute,
-                case_reference_run_of_other_inputs, case_threads_env)
+                case_reference_run_of_other_inputs, case_threads_env,
+                case_bundled_program_of_another_model)

@@ -8,6 +8,7 @@
 #define ETCOMPARE_CONSISTENCY_H
 
 #include "common.h"
+#include "bundled.h"
 #include "inspector.h"
 
 #ifdef __cplusplus
@@ -36,6 +37,22 @@ ETC_API int etc_check_etrecord(const etc_inspector *insp, const char *fix, etc_e
  *         files, the evidence ("references 416 of 4,440 bytes") and the fix
  */
 ETC_API int etc_check_debug_buffer(const etc_inspector *insp, const char *fix, etc_error *err);
+
+/**
+ * The BundledProgram `bp` holds the program the ETDump's runs executed:
+ * the runtime names each kernel call after the operator the instruction
+ * calls (`native_call_convolution.out` for `aten::convolution`), and most
+ * kernel calls of the ETDump name the operator of their instruction in the
+ * embedded program (the method the inspector is linked to, else its only
+ * one). The embedded program's FlatBuffer is verified as it is read.
+ * @param fix  the option that gives the right file (e.g. "--bundled-program")
+ * @return 0 (also without an embedded program, or with several methods and
+ *         none of the linked name); ETC_ERR_MISMATCH naming both files and
+ *         the first kernel call that disagrees; ETC_ERR_FORMAT for a corrupt
+ *         embedded program
+ */
+ETC_API int etc_check_bundled_program(const etc_inspector *insp, const etc_bundled *bp,
+                                      const char *fix, etc_error *err);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #include "etcompare/etdump.h"
 
 #include "core/internal.h"
+#include "format/program.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -159,6 +160,74 @@ int etc_check_etrecord(const etc_inspector *insp, const char *fix, etc_error *er
 		                dump, rname, unlinked_named, kernels, missing->instruction_id,
 		                (int)missing->name.len, missing->name.ptr, fix);
 	return 0;
+}
+
+/* "aten::convolution" -> "convolution": the name the runtime's event gives. */
+static etc_str op_base(etc_str op)
+{
+	for (size_t i = op.len; i >= 2; i--)
+		if (op.ptr[i - 1] == ':' && op.ptr[i - 2] == ':')
+			return (etc_str){op.ptr + i, op.len - i};
+	return op;
+}
+
+int etc_check_bundled_program(const etc_inspector *insp, const etc_bundled *bp, const char *fix,
+                              etc_error *err)
+{
+	uint64_t off, size;
+	const uint8_t *pte = bp ? etc_bundled_program(bp, &off, &size) : NULL;
+	if (!pte || !size)
+		return 0;
+	const char *bname = etc_bundled_name(bp);
+	etc_str *ops;
+	size_t nins;
+	ETC_TRY(etc_program_kernels_(pte, (size_t)size, (size_t)off, bname,
+	                             etc_inspector_etrecord_method(insp), &ops, &nins, err));
+	size_t kernels = 0, wrong = 0;
+	const etc_inspector_event *first = NULL;
+	etc_str first_op = {"", 0};
+	char op[128];
+	for (size_t b = 0; nins && b < etc_inspector_block_count(insp); b++) {
+		const etc_event_block *blk = etc_inspector_block(insp, b);
+		for (size_t e = 0; e < blk->event_count; e++) {
+			const etc_inspector_event *ev = &blk->events[e];
+			if (ev->instruction_id < 0 || ev->is_delegated_op ||
+			    !kernel_op(ev->name, op, sizeof op))
+				continue;
+			kernels++;
+			etc_str want = (size_t)ev->instruction_id < nins
+			                   ? op_base(ops[ev->instruction_id])
+			                   : (etc_str){"", 0};
+			if (want.len == strlen(op) && !memcmp(want.ptr, op, want.len))
+				continue;
+			if (!wrong++) {
+				first = ev;
+				first_op = (size_t)ev->instruction_id < nins
+				               ? ops[ev->instruction_id]
+				               : want;
+			}
+		}
+	}
+	int rc = 0;
+	/* the runtime names each kernel call after the operator it calls: most
+	   calls of another name are another program's */
+	if (first && wrong * 2 > kernels) {
+		char what[160];
+		if (first_op.len)
+			snprintf(what, sizeof what, "`%.*s`",
+			         (int)(first_op.len > 120 ? 120 : first_op.len), first_op.ptr);
+		else
+			snprintf(what, sizeof what, "no kernel call");
+		rc = etc_fail(
+		    err, ETC_ERR_MISMATCH, NULL, -1,
+		    "ETDump %s and BundledProgram %s do not belong together: %zu of the %zu "
+		    "kernel calls are not its program's (first: instruction %d `%.*s` is %s "
+		    "in it); give the .bpte the run came from (%s)",
+		    etc_etdump_name(etc_inspector_etdump(insp)), bname, wrong, kernels,
+		    first->instruction_id, (int)first->name.len, first->name.ptr, what, fix);
+	}
+	free(ops);
+	return rc;
 }
 
 typedef struct range {

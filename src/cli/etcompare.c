@@ -212,19 +212,20 @@ static int resolve_block(args *a, const etc_inspector *insp, char *buf, size_t c
 }
 
 /*
- * The ETRecord and the debug buffer belong to the ETDump: an input of
- * another model or run is refused (exit 3) before any table or verdict,
- * or only warned about with --force.
+ * The ETRecord, the debug buffer and the BundledProgram belong to the
+ * ETDump: an input of another model or run is refused (exit 3) before any
+ * table or verdict, or only warned about with --force.
  */
-static int check_belonging(const etc_inspector *insp, bool force)
+static int check_belonging(const etc_inspector *insp, const etc_bundled *bp, bool force)
 {
 	int (*const check[])(const etc_inspector *, const char *,
 	                     etc_error *) = {etc_check_etrecord, etc_check_debug_buffer};
-	const char *const fix[] = {"--etrecord", "--debug_buffer"};
-	for (size_t i = 0; i < 2; i++) {
+	const char *const fix[] = {"--etrecord", "--debug_buffer", "--bundled-program"};
+	for (size_t i = 0; i < 3; i++) {
 		etc_error err;
 		etc_error_clear(&err);
-		int rc = check[i](insp, fix[i], &err);
+		int rc = i < 2 ? check[i](insp, fix[i], &err)
+		               : etc_check_bundled_program(insp, bp, fix[i], &err);
 		if (rc == ETC_ERR_MISMATCH && force) {
 			fprintf(stderr, "etcompare: warning: %s (--force: compared anyway)\n",
 			        err.message);
@@ -854,7 +855,7 @@ static int run(void *ctx)
 		status = rc;
 		goto out;
 	}
-	if ((rc = check_belonging(insp, a.numgap.force)) != 0) {
+	if ((rc = check_belonging(insp, owned.bp, a.numgap.force)) != 0) {
 		status = rc;
 		goto out;
 	}

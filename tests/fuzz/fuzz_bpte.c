@@ -2,8 +2,9 @@
  * fuzz_bpte.c - the BundledProgram reader: FlatBuffer verification, every
  * test case's inputs and expected outputs decoded, every tensor read
  * (summarized and converted to a reference tensor), the embedded program's
- * bytes touched, and the expected outputs used as references for the
- * bundled example run, as --bundled-program does.
+ * bytes touched and its kernels read and checked against the bundled
+ * example's ETDump (etc_check_bundled_program), and the expected outputs used
+ * as references for the bundled example run, as --bundled-program does.
  *
  * Error messages are checked as terminal text (they quote method names);
  * the accuracy table and JUnit for well-formedness (fuzz_refs.h).
@@ -64,6 +65,11 @@ static void compare_with_example(const etc_bundled *bp)
 		if (!memchr(name.ptr, 0, name.len))
 			ao.method = name.ptr; /* NUL-terminated in the file */
 	}
+	/* the embedded program's kernels against the example's ETDump: a
+	   hostile program is a clear error, never a read outside it */
+	int rc = etc_check_bundled_program(insp, bp, "--bundled-program", &err);
+	if (rc < 0)
+		fuzz_check_terminal(err.message, strlen(err.message));
 	if (etc_accuracy_run(&acc, insp, &set, &ao, &err) < 0) {
 		fuzz_check_terminal(err.message, strlen(err.message));
 		goto done;
