@@ -4,7 +4,8 @@ twice; an unpickled one read another process's addresses), so a
 multiprocessing Pool given an Inspector raises at once instead of hanging;
 save_data_to_tsv refuses to overwrite the Inspector's own inputs (also
 through hard and symbolic links); the Inspector refuses an ETRecord or a
-debug buffer of another model as the CLI does (force=True: a warning);
+debug buffer of another model as the CLI does (force=True: a warning), and
+the numeric gap a bundled_program= of another model;
 thresholds the CLI refuses are refused (NaN, inf, out of range);
 get_exported_program() refuses an ETRecord replaced since it was opened;
 flags take only bools; a file truncated in place is named as changed; the
@@ -195,6 +196,20 @@ def belonging(d):
           f"{n} {said}")
     ok, msg = raises(lambda: E.Inspector(etdump_path=mlp, force="yes"), TypeError, "force")
     check("force= takes a bool", ok, msg)
+    # a .bpte of another model, as the CLI's --bundled-program (exit 3 there)
+    q = {k: os.path.join(RX, "qcnn" + k) for k in (".etdp", "_debug.bin", ".etrecord")}
+    other, own = os.path.join(RX, "cnn.bpte"), os.path.join(RX, "qcnn.bpte")
+    i = E.Inspector(etdump_path=q[".etdp"], debug_buffer_path=q["_debug.bin"],
+                    etrecord=q[".etrecord"], bundled_program=other)
+    ok, msg = raises(lambda: i.calculate_numeric_gap("SNR"), E.Error, "do not belong together",
+                     q[".etdp"], other, "kernel calls are not its program's", "force=True")
+    check("bundled_program= of another model: the numeric gap refuses it, naming both files",
+          ok, msg)
+    i = E.Inspector(etdump_path=q[".etdp"], debug_buffer_path=q["_debug.bin"],
+                    etrecord=q[".etrecord"], bundled_program=own)
+    ok, msg = raises(lambda: i.calculate_numeric_gap("SNR"), E.Error)
+    check("bundled_program= of the run's own model: the numeric gap runs",
+          msg == "no exception", msg)
 
 
 def thresholds(d):

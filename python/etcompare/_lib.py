@@ -294,6 +294,7 @@ FUNCTIONS = [
     ("etc_check_etrecord", c_int, [_P, c_char_p, _E]),
     ("etc_numgap_reference_block", ctypes.c_long, [_P, c_size_t, _P]),
     ("etc_check_debug_buffer", c_int, [_P, c_char_p, _E]),
+    ("etc_check_bundled_program", c_int, [_P, _P, c_char_p, _E]),
     ("etc_bundled_open", c_int, [_PP, c_char_p, _E]),
     ("etc_bundled_free", None, [_P]),
     ("etc_bundled_method_find", ctypes.c_long, [_P, c_char_p]),

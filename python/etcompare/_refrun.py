@@ -9,6 +9,7 @@ reproduces the run's program outputs best."""
 import ctypes
 import math
 import os
+import warnings
 
 from . import _lib
 from ._errors import Error
@@ -140,8 +141,26 @@ def open_run(insp, block, reference_graph, dtype, method):
         _lib.check(lib.bundled_open(ctypes.byref(bp), _lib.path_arg(insp._bundled_program),
                                     ctypes.byref(err)), err)
         run.bundled = bp.value
+        _bundled_belongs(insp, run.bundled)
     run.inputs = _choose(insp, run, block)
     return run
+
+
+def _bundled_belongs(insp, bp):
+    """The CLI's check of --bundled-program (consistency.h): the program the
+    .bpte embeds is the one the ETDump's runs executed. MismatchError, or a
+    warning with force=True."""
+    err = _lib.new_error()
+    try:
+        _lib.check(lib.check_bundled_program(insp._h.insp, bp, b"bundled_program=",
+                                             ctypes.byref(err)), err)
+    except Error as e:
+        if e.status != "mismatch":
+            raise
+        if not insp._force:
+            raise type(e)(e.message + " (or force=True to compare anyway)", e.status, e.file,
+                          e.offset) from None
+        warnings.warn(e.message + " (force=True: compared anyway)", stacklevel=4)
 
 
 def _choose(insp, run, block):
