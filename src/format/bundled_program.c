@@ -419,15 +419,8 @@ static int detect(etc_bundled *bp, const uint8_t *data, size_t len, etc_error *e
 static int load(etc_bundled *bp, const uint8_t *data, size_t len, etc_error *err)
 {
 	ETC_TRY(detect(bp, data, len, err));
-	etc_fb fb = {0};
-	fb.buf = bp->buf;
-	fb.len = bp->len;
-	fb.base = bp->base;
-	fb.name = bp->name;
-	fb.err = err;
 	/* Honest writers visit each byte once. */
-	fb.budget = 2 * (uint64_t)bp->len + 65536;
-	fb.run = fb.event = -1;
+	etc_fb fb = etc_fb_begin(bp->buf, bp->len, bp->base, bp->name, err, 2);
 	totals tot = {0, 0, 0, bp->len / 8 + 16, bp->len / 16 + 16, bp->len / 4 + 64};
 	ETC_TRY(verify(bp, &fb, &tot));
 	return build_index(bp, &tot, err);

@@ -387,15 +387,8 @@ static int detect(etc_etdump *d, const uint8_t *data, size_t len, etc_error *err
 static int load(etc_etdump *d, const uint8_t *data, size_t len, etc_error *err)
 {
 	ETC_TRY(detect(d, data, len, err));
-	etc_fb fb = {0};
-	fb.buf = d->buf;
-	fb.len = d->len;
-	fb.base = d->base;
-	fb.name = d->name;
-	fb.err = err;
 	/* Honest writers visit each byte once; allow generous slack. */
-	fb.budget = 4 * (uint64_t)d->len + 65536;
-	fb.run = fb.event = -1;
+	etc_fb fb = etc_fb_begin(d->buf, d->len, d->base, d->name, err, 4);
 	return verify_dump(d, &fb);
 }
 

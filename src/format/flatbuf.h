@@ -42,6 +42,18 @@ typedef struct etc_fb_table {
 	uint16_t tbl_len;
 } etc_fb_table;
 
+/*
+ * A reader of buf[0, len), at file offset `base` of file `name`, failing into
+ * err, with a budget of `visits` times the buffer's bytes (plus 64 KiB) of
+ * structure to verify: a writer visits each byte once, shared tables more.
+ */
+static inline etc_fb etc_fb_begin(const uint8_t *buf, size_t len, size_t base, const char *name,
+                                  etc_error *err, unsigned visits)
+{
+	uint64_t budget = visits * (uint64_t)len + 65536;
+	return (etc_fb){buf, len, base, name, err, budget, -1, -1, 0, 0};
+}
+
 /* Fails with "Table.field (run r, event e): message" at buffer position pos. */
 int etc_fb_fail(etc_fb *fb, size_t pos, const char *what, const char *fmt, ...) ETC_PRINTF(4, 5);
 

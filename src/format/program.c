@@ -90,14 +90,7 @@ int etc_program_kernels_(const uint8_t *pte, size_t len, size_t base, const char
 		return etc_fail(err, ETC_ERR_FORMAT, name, (int64_t)base,
 		                "the embedded program is not an ExecuTorch program (no ET file "
 		                "identifier at byte 4)");
-	etc_fb fb = {0};
-	fb.buf = pte;
-	fb.len = len;
-	fb.base = base;
-	fb.name = name;
-	fb.err = err;
-	fb.budget = 2 * (uint64_t)len + 65536;
-	fb.run = fb.event = -1;
+	etc_fb fb = etc_fb_begin(pte, len, base, name, err, 2);
 	size_t rootpos;
 	etc_fb_table root, plan;
 	bool found;
