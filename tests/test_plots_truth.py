@@ -321,8 +321,8 @@ def perf_diff(d):
                        capture_output=True, text=True)
     html = open(out, encoding="utf-8").read() if os.path.exists(out) else ""
     m = re.search(r'id="verdict">([^<]*)', html)
-    C.check("perf diff: the banner names the worst regression",
-            m and "performance: 1 regression (worst: Method::execute +" in m.group(1),
+    C.check("perf diff: the banner names the worst regression and its block",
+            m and "performance: 1 regression (worst: Execute Method::execute +" in m.group(1),
             m.group(1) if m else html[:300])
 
 

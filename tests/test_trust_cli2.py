@@ -71,6 +71,17 @@ def case_perfdiff_blocks(d):
         ok, why = False, str(e)[:400]
     C.check("the report with block_index validates against the schema", ok,
             "" if ok else why)
+    page = os.path.join(d, "pd.html")
+    rc, out, err = C.run("--etdump", ETDP, "--baseline-etdump",
+                         os.path.join(EX, "example_baseline.etdp"), "--max-regression", "10",
+                         "--no-table", "--report", page)
+    html = open(page, encoding="utf-8").read() if os.path.exists(page) else ""
+    C.check("the HTML banner names the worst regression's block (Execute#2), its table rows "
+            "the blocks",
+            rc == 1 and "(worst: Execute#2 native_call_native_layer_norm.out +82.72 %)" in html
+            and "<td>Execute#1</td>" in html and "<td>Execute#2</td>" in html, html[:400])
+    C.check("stderr: the gate's worst names Execute#2",
+            "worst: Execute#2 native_call_native_layer_norm.out +82.72%" in err, err)
 
 
 def case_pct_beyond_gate(d):

@@ -154,8 +154,11 @@ static void verdict_text(const run_results *r, char *buf, size_t cap)
 			const etc_perfdiff_row *x = etc_perfdiff_row_at(r->pc->diff, i);
 			if (!x->failed)
 				continue;
-			at += (size_t)snprintf(buf + at, cap - at, " (worst: %.*s %+.4g %%)",
-			                       (int)(x->name.len > 60 ? 60 : x->name.len),
+			char blk[256];
+			cli_block_label(etc_perfdiff_current(r->pc->diff), x->cur_block, blk,
+			                sizeof blk);
+			at += (size_t)snprintf(buf + at, cap - at, " (worst: %.60s %.*s %+.4g %%)",
+			                       blk, (int)(x->name.len > 60 ? 60 : x->name.len),
 			                       x->name.ptr, x->change_percent);
 			break;
 		}
