@@ -14,7 +14,7 @@
  *   gave a second thread to every product above 262,144 multiply-adds. The
  *   reference run of a model of MobileNetV2's size (products of at most
  *   1.5 M) was no faster for it and held the second thread's packing
- *   buffers (1.6 MiB of its peak); below SPLIT_MACS a product stays whole;
+ *   buffers (1.6 MiB of its peak); below 2 x SPLIT_MACS a product stays whole;
  * - OpenBLAS's pool threads busy-wait after each threaded product.
  * OpenBLAS starts its pool when the library is loaded, and the pool spins
  * for about 100 ms of CPU before it sleeps. With ETC_BLAS_REST=1, which the
