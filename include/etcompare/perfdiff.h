@@ -81,6 +81,15 @@ ETC_API const etc_inspector *etc_perfdiff_baseline(const etc_perfdiff *d);
 ETC_API const etc_inspector *etc_perfdiff_current(const etc_perfdiff *d);
 
 /**
+ * Row r's change in percent as the reports print it ("+6.50", "-", "+inf"):
+ * 2 decimals, and on a failing row as many more (up to 6) as it takes not to
+ * print the gate's own value (82.7228 against a gate of 82.72 is "+82.7228").
+ * Returns buf.
+ */
+ETC_API const char *etc_perfdiff_percent_text(const etc_perfdiff *d, const etc_perfdiff_row *r,
+                                              char *buf, size_t cap);
+
+/**
  * The diff as a box-drawing table (block, event, baseline and current p50,
  * change, ratio, change %, gate), at most `max_rows` rows (0: all), then a
  * line per Method::execute and a line with the match counts.

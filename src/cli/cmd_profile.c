@@ -128,18 +128,13 @@ static int diff(profile_cmd *pc, const etc_inspector *insp, etc_report_options *
 			w = etc_perfdiff_row_at(pc->diff, i);
 	char pct[32], block[256], name[256], label[256];
 	cli_block_label(insp, w->cur_block, label, sizeof label);
-	/* never the gate's own value: 82.7228 against 82.72 is not "+82.72" */
-	for (int digits = 2; digits <= 6; digits++) {
-		snprintf(pct, sizeof pct, "%+.*f", digits, w->change_percent);
-		if (strtod(pct, NULL) > pc->diff_opt.max_regression)
-			break;
-	}
 	fprintf(stderr,
 	        "etcompare: performance gate FAILED: %zu event%s regress%s more than %g%%; "
 	        "worst: %s %s %s%%\n",
 	        fails, fails == 1 ? "" : "s", fails == 1 ? "es" : "", pc->diff_opt.max_regression,
 	        etc_text_escape(block, sizeof block, label, strlen(label)),
-	        etc_text_escape(name, sizeof name, w->name.ptr, w->name.len), pct);
+	        etc_text_escape(name, sizeof name, w->name.ptr, w->name.len),
+	        etc_perfdiff_percent_text(pc->diff, w, pct, sizeof pct));
 	*gate = EXIT_GATE;
 	return 0;
 }

@@ -154,12 +154,13 @@ static void verdict_text(const run_results *r, char *buf, size_t cap)
 			const etc_perfdiff_row *x = etc_perfdiff_row_at(r->pc->diff, i);
 			if (!x->failed)
 				continue;
-			char blk[256];
+			char blk[256], pct[32];
 			cli_block_label(etc_perfdiff_current(r->pc->diff), x->cur_block, blk,
 			                sizeof blk);
-			at += (size_t)snprintf(buf + at, cap - at, " (worst: %.60s %.*s %+.4g %%)",
-			                       blk, (int)(x->name.len > 60 ? 60 : x->name.len),
-			                       x->name.ptr, x->change_percent);
+			at += (size_t)snprintf(
+			    buf + at, cap - at, " (worst: %.60s %.*s %s %%)", blk,
+			    (int)(x->name.len > 60 ? 60 : x->name.len), x->name.ptr,
+			    etc_perfdiff_percent_text(r->pc->diff, x, pct, sizeof pct));
 			break;
 		}
 	}

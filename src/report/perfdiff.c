@@ -16,26 +16,22 @@ static const char *gate_word(const etc_perfdiff_row *r)
 	return r->failed ? "FAIL" : r->gated ? "ok" : r->below_min ? "below min" : "-";
 }
 
-/*
- * The change in percent, 2 decimals; a row beyond the gate gets as many more
- * (up to 6) as it takes not to print the gate's own value: 82.7228 against
- * a gate of 82.72 is "+82.7228", not "+82.72".
- */
-static void pct_text(char *buf, size_t cap, double v, double gate, bool failed)
+const char *etc_perfdiff_percent_text(const etc_perfdiff *d, const etc_perfdiff_row *r, char *buf,
+                                      size_t cap)
 {
-	if (isnan(v)) {
+	double v = r->change_percent;
+	if (isnan(v))
 		snprintf(buf, cap, "-");
-		return;
-	}
-	if (isinf(v)) {
+	else if (isinf(v))
 		snprintf(buf, cap, v > 0 ? "+inf" : "-inf");
-		return;
-	}
-	for (int digits = 2; digits <= 6; digits++) {
-		snprintf(buf, cap, "%+.*f", digits, v);
-		if (!failed || strtod(buf, NULL) > gate)
-			break;
-	}
+	else
+		for (int digits = 2; digits <= 6; digits++) {
+			snprintf(buf, cap, "%+.*f", digits, v);
+			if (!r->failed ||
+			    strtod(buf, NULL) > etc_perfdiff_options_get(d)->max_regression)
+				break;
+		}
+	return buf;
 }
 
 /* A row's block as the table names it: "Execute", or "Execute#2" when
@@ -85,8 +81,7 @@ int etc_report_perfdiff(FILE *f, const etc_perfdiff *d, size_t max_rows, etc_err
 		etc_grid_num_(&g, r->cur_p50);
 		etc_grid_num_(&g, r->change);
 		etc_grid_num_(&g, r->ratio);
-		pct_text(pct, sizeof pct, r->change_percent,
-		         etc_perfdiff_options_get(d)->max_regression, r->failed);
+		etc_perfdiff_percent_text(d, r, pct, sizeof pct);
 		etc_grid_text_(&g, pct);
 		etc_grid_text_(&g, gate_word(r));
 	}
@@ -103,8 +98,7 @@ int etc_report_perfdiff(FILE *f, const etc_perfdiff *d, size_t max_rows, etc_err
 		char a[ETC_FMT_NUM], b[ETC_FMT_NUM], pct[32];
 		etc_fmt_g(a, r->base_p50);
 		etc_fmt_g(b, r->cur_p50);
-		pct_text(pct, sizeof pct, r->change_percent,
-		         etc_perfdiff_options_get(d)->max_regression, r->failed);
+		etc_perfdiff_percent_text(d, r, pct, sizeof pct);
 		char blk[560];
 		fprintf(f, "Method::execute (block %s): p50 %s -> %s %s (%s%%)%s\n",
 		        block_label(blk, sizeof blk, d, r), a, b, unit, pct,
