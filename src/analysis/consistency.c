@@ -195,16 +195,14 @@ int etc_check_bundled_program(const etc_inspector *insp, const etc_bundled *bp, 
 			    !kernel_op(ev->name, op, sizeof op))
 				continue;
 			kernels++;
-			etc_str want = (size_t)ev->instruction_id < nins
-			                   ? op_base(ops[ev->instruction_id])
-			                   : (etc_str){"", 0};
+			etc_str called = (size_t)ev->instruction_id < nins ? ops[ev->instruction_id]
+			                                                   : (etc_str){"", 0};
+			etc_str want = op_base(called);
 			if (want.len == strlen(op) && !memcmp(want.ptr, op, want.len))
 				continue;
 			if (!wrong++) {
 				first = ev;
-				first_op = (size_t)ev->instruction_id < nins
-				               ? ops[ev->instruction_id]
-				               : want;
+				first_op = called;
 			}
 		}
 	}

@@ -82,6 +82,13 @@ int etc_ng_check_record_(etc_numgap *ng, const gather *g, size_t from, size_t to
 	return etc_ng_warn_(ng, err, "%s (--force: compared anyway)", msg);
 }
 
+/* A float output uncorrelated with the reference's: cosine < 0.5 and SNR
+ * < 3 dB (not for NaN metrics). */
+static bool unrelated(const etc_metrics *m)
+{
+	return !isnan(m->cosine) && m->cosine < 0.5 && m->snr_db < 3;
+}
+
 /*
  * The first compared op that does not match the reference exactly, when
  * its re-run saw the reference's own inputs: it read no logged output (its
@@ -102,7 +109,7 @@ int etc_ng_check_first_op_(etc_numgap *ng, etc_error *err)
 		bool own_inputs =
 		    r->has_local && (r->local_inputs == 0 ||
 		                     (r->local_standins == 0 && r->local_snr == r->metrics.snr_db));
-		if (!own_inputs || r->metrics.cosine >= 0.5 || !(r->metrics.snr_db < 3))
+		if (!own_inputs || !unrelated(&r->metrics))
 			return 0;
 		return etc_ng_warn_(
 		    ng, err,
@@ -131,8 +138,7 @@ int etc_ng_check_first_ref_op_(etc_numgap *ng, const char *reference, etc_error 
 		const etc_numgap_row *r = &ng->rows[i];
 		if (!r->has_metrics || !r->metrics.count)
 			continue;
-		if (r->metrics.identical || r->metrics.exact || isnan(r->metrics.cosine) ||
-		    r->metrics.cosine >= 0.5 || !(r->metrics.snr_db < 3))
+		if (r->metrics.identical || r->metrics.exact || !unrelated(&r->metrics))
 			return 0;
 		return etc_ng_warn_(
 		    ng, err,
