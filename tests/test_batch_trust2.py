@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -296,6 +297,16 @@ def case_scheduler_resume(d):
         check("--scheduler with no scheduler there: exit 3, one line naming the address",
               one_line_error(rc, err, 3) and "tcp://127.0.0.1:1" in err and
               ": :" not in err, f"rc={rc} {err[-600:]}")
+        # Dask's own timeout left at its default (30 s): a refused address
+        # fails at once, saying so
+        t0 = time.monotonic()
+        rc, out, err = batch("--scheduler", "tcp://127.0.0.1:1", etdp,
+                             env={"DASK_TEMPORARY_DIRECTORY": d})
+        took = time.monotonic() - t0
+        check("--scheduler where nothing listens: exit 3 at once (not after Dask's 30 s), "
+              "naming the refusal",
+              one_line_error(rc, err, 3) and "Connection refused" in err and took < 15,
+              f"rc={rc} took {took:.1f} s {err[-600:]}")
     else:
         print("skip --scheduler tcp://127.0.0.1:1: distributed is not importable")
     binary = os.path.join(d, "bin.jsonl")

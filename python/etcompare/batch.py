@@ -64,6 +64,7 @@ import json
 import math
 import os
 import re
+import socket
 import sys
 import time
 import warnings
@@ -609,6 +610,22 @@ def _run_pool(chunks, gate, workers, emit, groups=False):
         ex.shutdown(wait=True)
 
 
+def _probe_scheduler(scheduler):
+    """Fails at once where nothing listens at a tcp:// address: Dask's
+    Client retries a refused connection for its whole timeout (30 s)."""
+    m = _ADDRESS.fullmatch(scheduler)
+    if not m or (m.group(2) or "tcp") != "tcp":
+        return
+    host = m.group(3).strip("[]")
+    try:
+        socket.create_connection((host, int(m.group(4))), timeout=10).close()
+    except OSError as e:
+        why = e.strerror or type(e).__name__
+        raise _Fail(f"--scheduler {scheduler}: no Dask scheduler answers at that address "
+                    f"({why}); start one (dask-scheduler) or give its address, or leave "
+                    f"--scheduler out for the local process pool", 3) from None
+
+
 def _run_dask(chunks, gate, workers, scheduler, emit, groups=False, then=None):
     try:
         from distributed import Client, LocalCluster, as_completed
@@ -625,6 +642,7 @@ def _run_dask(chunks, gate, workers, scheduler, emit, groups=False, then=None):
                                host="127.0.0.1", dashboard_address=None)
         client = Client(cluster)
     else:
+        _probe_scheduler(scheduler)
         try:
             client = Client(scheduler)
         except (OSError, TimeoutError) as e:
