@@ -147,10 +147,13 @@ def case_reference_run_of_other_inputs(d):
 
 
 def case_threads_env(d):
-    for v, warn in (("0", True), ("abc", True), ("1000", True), ("2", False), ("", False)):
+    n = min(os.sysconf("SC_NPROCESSORS_ONLN"), 8)
+    used = f"using {n} thread{'' if n == 1 else 's'} (the online processors, at most 8)"
+    for v, warn in (("0", True), ("abc", True), ("1000", True), ("65", True), ("-1", True),
+                    ("2x", True), ("2", False), ("64", False), ("", False)):
         p = subprocess.run([C.ETC, "--etdump", ETDP, "--no-table", "--tsv", os.devnull],
                            capture_output=True, text=True, env=dict(os.environ, ETC_THREADS=v))
-        said = f"warning: ETC_THREADS={v} is not a number from 1 to 64" in p.stderr
+        said = (f"warning: ETC_THREADS={v} is not a number from 1 to 64: {used}" in p.stderr)
         C.check(f"ETC_THREADS={v!r}: {'a warning says it is not used' if warn else 'no warning'}",
                 p.returncode == 0 and said == warn and ("ETC_THREADS" in p.stderr) == warn,
                 p.stderr)

@@ -103,6 +103,15 @@ ETC_API const char *etc_status_str(int status);
 ETC_API const char *etc_version(void);
 
 /**
+ * The number of threads the library gives large work (comparisons, the
+ * reference run's products, plots): the environment variable ETC_THREADS
+ * when it holds a number from 1 to 64, else the online processors, at most
+ * 8. *env_ignored (may be NULL) is set to 1 when ETC_THREADS is set to
+ * anything else, 0 otherwise.
+ */
+ETC_API unsigned etc_threads(int *env_ignored);
+
+/**
  * A string view into a loaded file: `len` bytes at `ptr`, followed by a NUL
  * (FlatBuffer strings are NUL-terminated and the reader verifies it).
  * Borrowed: valid while the object it came from lives. ptr is never NULL

@@ -1109,19 +1109,15 @@ out:
  * 8): say so, rather than run on a thread count the user did not ask for. */
 static void check_threads_env(void)
 {
-	const char *v = getenv("ETC_THREADS");
-	if (!v || !*v)
-		return;
-	char *end;
-	errno = 0;
-	long n = strtol(v, &end, 10);
-	if (*end == '\0' && errno == 0 && n >= 1 && n <= 64)
+	int ignored;
+	unsigned n = etc_threads(&ignored);
+	if (!ignored)
 		return;
 	char safe[256];
 	fprintf(stderr,
-	        "etcompare: warning: ETC_THREADS=%s is not a number from 1 to 64: using the "
-	        "online processors (at most 8)\n",
-	        etc_text_safe(safe, sizeof safe, v));
+	        "etcompare: warning: ETC_THREADS=%s is not a number from 1 to 64: using %u "
+	        "thread%s (the online processors, at most 8)\n",
+	        etc_text_safe(safe, sizeof safe, getenv("ETC_THREADS")), n, n == 1 ? "" : "s");
 }
 
 int main(int argc, char **argv)

@@ -5,6 +5,7 @@
  */
 #include "core/parallel.h"
 #include "core/guard.h"
+#include "core/internal.h"
 
 #include <stdbool.h>
 
@@ -15,15 +16,28 @@
 #define MAX_THREADS 64
 #define DEFAULT_CAP 8
 
-unsigned etc_thread_count_(void)
+unsigned etc_threads_parse_(const char *s)
+{
+	if (!s || !*s)
+		return 0;
+	char *end;
+	long v = strtol(s, &end, 10);
+	return *end == '\0' && v >= 1 && v <= MAX_THREADS ? (unsigned)v : 0;
+}
+
+unsigned etc_threads(int *env_ignored)
 {
 	const char *s = getenv("ETC_THREADS");
-	if (s && *s) {
-		char *end;
-		long v = strtol(s, &end, 10);
-		if (*end == '\0' && v >= 1 && v <= MAX_THREADS)
-			return (unsigned)v;
-	}
+	if (env_ignored)
+		*env_ignored = s && *s && !etc_threads_parse_(s);
+	return etc_thread_count_();
+}
+
+unsigned etc_thread_count_(void)
+{
+	unsigned v = etc_threads_parse_(getenv("ETC_THREADS"));
+	if (v)
+		return v;
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	if (n < 1)
 		return 1;

@@ -14,10 +14,13 @@ typedef void (*etc_range_fn)(void *ctx, size_t begin, size_t end);
 
 /*
  * The thread count for large work: the environment variable ETC_THREADS
- * when it holds a number from 1 to 64, else the online processors, at
- * most 8.
+ * when etc_threads_parse_ accepts it, else the online processors, at most
+ * 8.
  */
 unsigned etc_thread_count_(void);
+
+/* ETC_THREADS's value as a thread count: a number from 1 to 64, else 0. */
+unsigned etc_threads_parse_(const char *s);
 
 /*
  * fn(ctx, begin, end) over [0, n) split into `threads` contiguous ranges of
