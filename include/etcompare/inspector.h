@@ -149,6 +149,11 @@ ETC_API const etc_inspector_options *etc_inspector_options_get(const etc_inspect
 ETC_API size_t etc_inspector_block_count(const etc_inspector *insp);
 ETC_API const etc_event_block *etc_inspector_block(const etc_inspector *insp, size_t i);
 /**
+ * Does another block have block b's name? Then every table, plot and
+ * message calls it "Name#b" (the bundled example's two "Execute" blocks).
+ */
+ETC_API bool etc_inspector_block_name_shared(const etc_inspector *insp, size_t b);
+/**
  * The block named `name`: the first of that name, or "Name#i" for block i
  * (the index the reports show beside a name several blocks share) when
  * block i has that name; NULL when none. *index gets its index (may be NULL).

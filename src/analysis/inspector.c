@@ -329,6 +329,20 @@ const etc_event_block *etc_inspector_block(const etc_inspector *in, size_t i)
 	return i < in->nblocks ? &in->blocks[i] : NULL;
 }
 
+bool etc_inspector_block_name_shared(const etc_inspector *in, size_t b)
+{
+	if (b >= in->nblocks)
+		return false;
+	const etc_event_block *blk = &in->blocks[b];
+	for (size_t i = 0; i < in->nblocks; i++) {
+		const etc_event_block *o = &in->blocks[i];
+		if (i != b && o->name.len == blk->name.len &&
+		    (!o->name.len || !memcmp(o->name.ptr, blk->name.ptr, o->name.len)))
+			return true;
+	}
+	return false;
+}
+
 size_t etc_inspector_warning_count(const etc_inspector *in)
 {
 	return in->nwarnings;

@@ -706,14 +706,8 @@ int input_error(const etc_error *err)
 void cli_block_label(const etc_inspector *insp, size_t b, char *buf, size_t cap)
 {
 	const etc_event_block *blk = etc_inspector_block(insp, b);
-	bool shared = false;
-	for (size_t i = 0; i < etc_inspector_block_count(insp) && !shared; i++) {
-		const etc_event_block *o = etc_inspector_block(insp, i);
-		shared = i != b && o->name.len == blk->name.len &&
-		         (!o->name.len || !memcmp(o->name.ptr, blk->name.ptr, o->name.len));
-	}
 	int n = (int)(blk->name.len < 200 ? blk->name.len : 200);
-	if (shared)
+	if (etc_inspector_block_name_shared(insp, b))
 		snprintf(buf, cap, "%.*s#%zu", n, blk->name.ptr, b);
 	else
 		snprintf(buf, cap, "%.*s", n, blk->name.ptr);

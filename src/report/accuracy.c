@@ -140,19 +140,6 @@ int etc_grid_print_(FILE *f, size_t nc, const char *const *hdr, const bool *righ
 
 #define COLS 16
 
-/* Does another block have the name of block `b`? Then it is named "Execute#b". */
-bool etc_block_name_shared_(const etc_inspector *insp, size_t b)
-{
-	const etc_event_block *blk = etc_inspector_block(insp, b);
-	for (size_t i = 0; i < etc_inspector_block_count(insp); i++) {
-		const etc_event_block *o = etc_inspector_block(insp, i);
-		if (i != b && o->name.len == blk->name.len &&
-		    (!o->name.len || !memcmp(o->name.ptr, blk->name.ptr, o->name.len)))
-			return true;
-	}
-	return false;
-}
-
 int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *insp,
                         unsigned metric_mask, etc_error *err)
 {
@@ -185,7 +172,7 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 		char(*row)[112] = cells[k++];
 		const etc_event_block *b = etc_inspector_block(insp, r->block);
 		size_t c = 0;
-		if (etc_block_name_shared_(insp, r->block))
+		if (etc_inspector_block_name_shared(insp, r->block))
 			snprintf(row[c++], 112, "%.*s#%u", (int)b->name.len, b->name.ptr, r->block);
 		else
 			snprintf(row[c++], 112, "%.*s", (int)b->name.len, b->name.ptr);

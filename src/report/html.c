@@ -478,7 +478,7 @@ static void write_accuracy(FILE *f, const etc_html_report *h)
 			fputs("<td>", f);
 			if (b)
 				etc_html_escape_n_(f, b->name.ptr, b->name.len);
-			if (b && etc_block_name_shared_(h->acc_insp, r->block))
+			if (b && etc_inspector_block_name_shared(h->acc_insp, r->block))
 				fprintf(f, "#%u", r->block);
 			fputs("</td>", f);
 			/* a reference no run used has no run */
@@ -960,7 +960,7 @@ static void write_perfdiff(FILE *f, const etc_perfdiff *d)
 			fputs(r->failed ? "<tr class=\"bad\">" : "<tr>", f);
 			fputs("<td>", f);
 			etc_html_escape_n_(f, r->block.ptr, r->block.len);
-			if (etc_block_name_shared_(etc_perfdiff_current(d), r->cur_block))
+			if (etc_inspector_block_name_shared(etc_perfdiff_current(d), r->cur_block))
 				fprintf(f, "#%zu", r->cur_block);
 			fputs("</td><td>", f);
 			etc_html_escape_n_(f, r->name.ptr, r->name.len);

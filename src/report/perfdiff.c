@@ -41,7 +41,7 @@ static const char *block_label(char *buf, size_t cap, const etc_perfdiff *d,
 {
 	char name[512];
 	etc_text_escape(name, sizeof name, r->block.ptr, r->block.len > 100 ? 100 : r->block.len);
-	if (etc_block_name_shared_(etc_perfdiff_current(d), r->cur_block))
+	if (etc_inspector_block_name_shared(etc_perfdiff_current(d), r->cur_block))
 		snprintf(buf, cap, "%s#%zu", name, r->cur_block);
 	else
 		snprintf(buf, cap, "%s", name);
@@ -191,7 +191,7 @@ int etc_report_perfdiff_plot(const etc_plot_options *o, const etc_perfdiff *d, e
 		if (r->below_min || isnan(r->change_percent))
 			continue;
 		char blk[560] = "";
-		if (etc_block_name_shared_(etc_perfdiff_current(d), r->cur_block))
+		if (etc_inspector_block_name_shared(etc_perfdiff_current(d), r->cur_block))
 			block_label(blk, sizeof blk, d, r);
 		snprintf(names[k], sizeof names[k], "%.*s%s%.40s%s",
 		         (int)(r->name.len > 140 ? 140 : r->name.len), r->name.ptr,
