@@ -55,7 +55,9 @@ def run_files(d, name, model="mlp", buffer=True, record=True):
 
 
 def one_line_error(rc, err, code):
-    return rc == code and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    # usage errors (argparse's) and input errors carry one prefix
+    return (rc == code and "Traceback" not in err and len(err.strip().splitlines()) == 1
+            and err.startswith("etcompare.batch: error: "))
 
 
 def case_outputs(d):

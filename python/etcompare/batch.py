@@ -725,8 +725,8 @@ def _read_lines(path, repair=False):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit 2
-        self.exit(2, f"{self.prog}: error: {message}\n")
+    def error(self, message):  # one line, exit 2, with the prefix of every other error
+        self.exit(2, f"etcompare.batch: error: {message}\n")
 
 
 def _inflate_spec_ok(v):
