@@ -39,6 +39,7 @@
 #include "format/zipread.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <zlib.h>
 
@@ -433,9 +434,9 @@ static bool known_source(const etc_values *v)
 /*
  * The range is cut into segments of SEGMENT elements whatever the thread
  * count: each segment's totals start from zero and the segments are merged
- * in order, so 1 or 8 threads give the same bits. Threads take contiguous
- * runs of segments; below two segments the comparison stays on the calling
- * thread.
+ * in order, so 1 or 8 threads give the same bits. Threads take segments
+ * one at a time (run_segments); below two segments the comparison stays on
+ * the calling thread.
  */
 #define SEGMENT ((uint64_t)1 << 18)
 
@@ -458,6 +459,8 @@ typedef struct job {
 	f32_dd_fn f32_dd;
 	uint64_t total;
 	struct segment *segs;
+	size_t nseg;
+	atomic_size_t *next; /* the next segment a thread takes */
 } job;
 
 typedef struct segment {
@@ -616,14 +619,22 @@ static void run_segment(const job *j, segment *sg, uint64_t begin, uint64_t end,
 		                                        sg->t.max_abs);
 }
 
-/* etc_range_fn: segments [first, last) with scratch buffers of their own. */
+/*
+ * etc_range_fn, once per thread: takes the next segment until none is
+ * left, with scratch buffers of its own. Taking them one at a time rather
+ * than a fixed share keeps both cores busy to the end when one of them is
+ * slowed (by another process, a page fault); the totals are per segment,
+ * so who computed one changes no bit.
+ */
 static void run_segments(void *ctx, size_t first, size_t last)
 {
+	(void)first, (void)last;
 	const job *j = ctx;
 	double *buf = malloc(4 * (size_t)CHUNK_F32 * sizeof *buf);
 	uint32_t *map = malloc((size_t)CHUNK_F32 * sizeof *map);
 	float *G = j->rg ? malloc((size_t)CHUNK_F32 * sizeof *G) : NULL;
-	for (size_t s = first; s < last; s++) {
+	for (size_t s;
+	     (s = atomic_fetch_add_explicit(j->next, 1, memory_order_relaxed)) < j->nseg;) {
 		bool ok = buf && map && (G || !j->rg);
 		j->segs[s].nomem = !ok;
 		if (ok) {
@@ -796,7 +807,10 @@ static int compare(const etc_values *reference, const etc_values *actual, etc_me
 		                  (!extra || known_source(extra))
 		              ? etc_thread_count_()
 		              : 1;
-	etc_parallel_for_(nseg, threads, run_segments, &j);
+	atomic_size_t next = 0;
+	j.nseg = nseg;
+	j.next = &next;
+	etc_parallel_for_(threads < nseg ? threads : nseg, threads, run_segments, &j);
 	bool nomem = false;
 	uint32_t crc = ref_crc ? *ref_crc : 0;
 	for (size_t s = 0; s < nseg; s++) {
