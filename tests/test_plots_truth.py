@@ -155,7 +155,40 @@ def example(d):
     return pdir
 
 
+def changed(d, pdir):
+    """A stale plot's file is removed only while it has the time etcompare
+    gave its set (index.txt's): one the user changed since, or a folder
+    whose files were copied without their times, keeps it."""
+    etdp = os.path.join(C.DATA, "runs5_ops12.etdp")
+    kept = os.path.join(d, "kept")
+    shutil.copytree(pdir, kept, copy_function=shutil.copy2)  # times kept
+    edited = os.path.join(kept, "metric_snr.png")
+    open(edited, "wb").write(b"the user's annotated copy")
+    before = set(os.listdir(kept))
+    p = subprocess.run([C.ETC, "--etdump", etdp, "--no-table", "--plot", kept],
+                       capture_output=True, text=True)
+    after = set(os.listdir(kept))
+    C.check("changed: a stale plot the user rewrote is kept, its unchanged script and data "
+            "removed, like every other stale plot",
+            p.returncode == 0 and os.path.exists(edited) and
+            open(edited, "rb").read() == b"the user's annotated copy" and
+            "metric_snr.gp" not in after and "metric_snr.dat" not in after and
+            not any(f.startswith("heatmap_") for f in after) and
+            any(f.startswith("heatmap_") for f in before),
+            f"rc={p.returncode} {sorted(after)} {p.stderr[-300:]}")
+    bare = os.path.join(d, "copied")
+    shutil.copytree(pdir, bare, copy_function=shutil.copyfile)  # new times, index too
+    old = set(os.listdir(bare))
+    p = subprocess.run([C.ETC, "--etdump", etdp, "--no-table", "--plot", bare],
+                       capture_output=True, text=True)
+    C.check("changed: in a folder copied without its times, nothing of the old set is "
+            "removed (no file is provably etcompare's)",
+            p.returncode == 0 and old - {"index.txt"} <= set(os.listdir(bare)),
+            f"rc={p.returncode} {sorted(old - set(os.listdir(bare)))} {p.stderr[-300:]}")
+
+
 def stale(d, pdir):
+    changed(d, pdir)
     mine = os.path.join(pdir, "mine.png")
     open(mine, "wb").write(b"user file")
     before = set(os.listdir(pdir))

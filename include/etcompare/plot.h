@@ -355,7 +355,10 @@ ETC_API const char *etc_plot_batch_note_at(const etc_plot_batch *b, size_t i);
  * First the plots the previous index.txt of <dir> named (written there by
  * etcompare) that this batch did not write again are removed with their .gp
  * and .dat, so the folder holds exactly what the new index lists; no file
- * the index does not name is touched.
+ * the index does not name is touched. The batch's files in <dir> and the
+ * index get one modification time, and a later batch removes a stale
+ * plot's file only while it still has the index's time (one the user
+ * changed since is kept).
  */
 ETC_API int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_error *err);
 

@@ -1105,15 +1105,18 @@ static bool is_protected(const etc_plot_batch *b, const char *path)
 /* Removes <dir>/<base><ext> when it is a file or a symbolic link (never a
  * directory) and not a protected input; a file that is not there is fine. */
 static int remove_named(const etc_plot_batch *b, const char *dir, const char *base, const char *ext,
-                        etc_error *err)
+                        const struct timespec *set, etc_error *err)
 {
 	char *path = etc_plot_join_(dir, "", base, ext);
 	if (!path)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	struct stat st;
 	int rc = 0;
-	if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode) && !is_protected(b, path) &&
-	    unlink(path) != 0 && errno != ENOENT)
+	/* only a plain file that still has the time etcompare gave its set (the
+	   index's): one the user changed, or beside an index copied there, is theirs */
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_mtim.tv_sec == set->tv_sec &&
+	    st.st_mtim.tv_nsec == set->tv_nsec && !is_protected(b, path) && unlink(path) != 0 &&
+	    errno != ENOENT)
 		rc = etc_fail(err, ETC_ERR_IO, path, -1,
 		              "cannot remove the plot etcompare wrote here last time: %s",
 		              strerror(errno));
@@ -1134,11 +1137,13 @@ static bool in_batch(const etc_plot_batch *b, const char *name, bool made)
  * when none): *own 1 when etcompare wrote it, 0 when there is none, -1 when
  * the file is someone else's (then nothing is read). Names that etcompare
  * could not have written are skipped. */
-static int read_index(const char *d, char **names, size_t *n, int *own, etc_error *err)
+static int read_index(const char *d, char **names, size_t *n, int *own, struct timespec *set,
+                      etc_error *err)
 {
 	*names = NULL;
 	*n = 0;
 	*own = 0;
+	*set = (struct timespec){-1, -1}; /* no file has it */
 	char *path = etc_plot_join_(d, "", "index", ".txt");
 	if (!path)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
@@ -1153,6 +1158,9 @@ static int read_index(const char *d, char **names, size_t *n, int *own, etc_erro
 		return 0;
 	}
 	*own = 1;
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode))
+		*set = st.st_mtim;
 	etc_sbuf all = {0};
 	etc_error ignore;
 	while (fgets(line, sizeof line, f)) {
@@ -1233,7 +1241,8 @@ int etc_plot_dir_check(const char *dir, etc_error *err)
 	char *names = NULL;
 	size_t n = 0;
 	int own = 0;
-	ETC_TRY(read_index(d, &names, &n, &own, err));
+	struct timespec set;
+	ETC_TRY(read_index(d, &names, &n, &own, &set, err));
 	free(names);
 	return own >= 0 ? 0 : index_refused(d, "not an etcompare index", err);
 }
@@ -1252,7 +1261,8 @@ static int check_destinations(const etc_plot_batch *b, const char *tmp, const ch
 	char *names = NULL;
 	size_t n = 0;
 	int own = 0;
-	ETC_TRY(read_index(d, &names, &n, &own, err));
+	struct timespec set;
+	ETC_TRY(read_index(d, &names, &n, &own, &set, err));
 	char *index = etc_plot_join_(d, "", "index", ".txt");
 	int rc = 0;
 	if (!index)
@@ -1306,7 +1316,8 @@ static int remove_stale(const etc_plot_batch *b, const char *d, etc_error *err)
 	char *names = NULL;
 	size_t n = 0;
 	int own = 0;
-	ETC_TRY(read_index(d, &names, &n, &own, err));
+	struct timespec set;
+	ETC_TRY(read_index(d, &names, &n, &own, &set, err));
 	static const char *const exts[] = {".png", ".gp", ".dat"};
 	int rc = 0;
 	const char *entry = names;
@@ -1316,24 +1327,55 @@ static int remove_stale(const etc_plot_batch *b, const char *d, etc_error *err)
 		bool png = entry[0] == 'p';
 		if (!in_batch(b, name, false))
 			for (size_t e = png ? 0 : 1; e < 3 && rc == 0; e++)
-				rc = remove_named(b, d, name, exts[e], err);
+				rc = remove_named(b, d, name, exts[e], &set, err);
 		else if (!in_batch(b, name, true) && png)
-			rc = remove_named(b, d, name, ".png", err);
+			rc = remove_named(b, d, name, ".png", &set, err);
 	}
 	free(names);
 	return rc;
 }
 
+/*
+ * Gives the files batch `b` wrote to `d` one modification time, returned
+ * as the file system keeps it (its granularity); index.txt gets it too, and
+ * a later run removes a stale plot's file only while it has the index's
+ * time. A PNG the batch did not make (a plot named by its script) is not
+ * touched.
+ */
+static struct timespec stamp_set(const etc_plot_batch *b, const char *d)
+{
+	static const char *const exts[] = {".dat", ".gp", ".png"};
+	struct timespec now, kept = {-1, -1};
+	clock_gettime(CLOCK_REALTIME, &now);
+	for (size_t i = 0; i < b->n; i++)
+		for (size_t e = 0; e < 3; e++) {
+			if (e == 2 && !b->items[i].pub.made)
+				continue;
+			char *path = etc_plot_join_(d, "", b->items[i].pub.name, exts[e]);
+			struct stat st;
+			const struct timespec ts[2] = {now, now};
+			if (path && lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+			    utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    kept.tv_sec < 0 && lstat(path, &st) == 0)
+				kept = st.st_mtim;
+			free(path);
+		}
+	return kept.tv_sec < 0 ? now : kept;
+}
+
 int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_error *err)
 {
 	ETC_TRY(remove_stale(b, dir && *dir ? dir : ".", err));
+	struct timespec set = stamp_set(b, dir && *dir ? dir : ".");
 	char *path = etc_plot_join_(dir && *dir ? dir : ".", "", "index", ".txt");
 	if (!path)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	plot_out out;
 	int rc = etc_plot_out_open_(&out, b, path, err);
-	free(path);
-	ETC_TRY(rc);
+	if (rc < 0) {
+		free(path);
+		return rc;
+	}
 	FILE *f = out.f;
 	fputs("# index.txt - written by etcompare: each plot's PNG (or, without gnuplot,\n"
 	      "# its script) and title; run `gnuplot NAME.gp` here to remake one.\n",
@@ -1347,7 +1389,14 @@ int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_err
 	}
 	for (size_t i = 0; i < b->nnotes; i++)
 		fprintf(f, "note: %s\n", b->notes[i]);
-	return etc_plot_out_commit_(&out, err);
+	rc = etc_plot_out_commit_(&out, err);
+	/* the index has its plots' time: a later run takes a plot's file as
+	   etcompare's to remove only while the two still agree */
+	const struct timespec ts[2] = {set, set};
+	if (rc == 0)
+		utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
+	free(path);
+	return rc;
 }
 
 /* ---- the plot set: made in a temporary folder, moved into place whole ---- */
