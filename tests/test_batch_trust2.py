@@ -88,6 +88,18 @@ def case_outputs(d):
               f"rc={rc} {err[-400:]}")
     check("outputs that are inputs: every input file unchanged",
           all(digest(p) == h for p, h in before.items()))
+    # an input in the heat-map folder under a heat map's name
+    heat = os.path.join(d, "heat")
+    os.makedirs(heat)
+    lookalike = os.path.join(heat, "agreement_mlp_0_out0.png")
+    shutil.copyfile(rec, lookalike)
+    with open(os.path.join(d, "heat.csv"), "w") as fh:
+        fh.write(f"etdump,etrecord\n{etdp},{lookalike}\n")
+    rc, out, err = batch("--agreement-heatmaps", heat, "--group-summary",
+                         os.path.join(d, "g2.jsonl"), os.path.join(d, "heat.csv"))
+    check("an input named like a heat map in --agreement-heatmaps: refused, exit 2, named",
+          one_line_error(rc, err, 2) and lookalike in err and "heat map" in err and not out
+          and digest(lookalike) == before[rec], f"rc={rc} {err[-400:]}")
     x = os.path.join(d, "x.jsonl")
     rc, out, err = batch("-o", x, "--group-summary", x, f)
     check("-o X --group-summary X: exit 2, give each output its own file, nothing written",

@@ -870,6 +870,12 @@ def check_outputs(a, specs):
         if i == heat_id:
             raise _Fail(f"--agreement-heatmaps {heat}: this is {path}, {what}, not a folder "
                         f"for the heat maps", 2)
+        base = os.path.basename(path)
+        if (heat and base.startswith("agreement_") and base.endswith(".png") and
+                os.path.realpath(os.path.dirname(path) or ".") == os.path.realpath(heat)):
+            raise _Fail(f"{path}, {what}, is in --agreement-heatmaps {heat} under a heat "
+                        f"map's name (agreement_*.png): a heat map could overwrite it; "
+                        f"give the heat maps a folder of their own", 2)
     for path, option in outs[::2]:
         if os.path.isdir(path):
             raise _Fail(f"{path} ({option}): is a directory, not an output file", 4)
