@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <png.h>
 #include <setjmp.h>
 #include <stdbool.h>
@@ -299,16 +300,24 @@ static void test_set(void)
 	/* a previous set: its index names "old" and "a"; a user's file beside */
 	FILE *f = fopen(sub("set/index.txt"), "w");
 	if (f) {
-		fputs("# index.txt - written by etcompare\nold.png\told\na.png\ta\n", f);
+		fputs("# index.txt - written by etcompare\nold.png\told\na.png\ta\nedited.png\te\n",
+		      f);
 		fclose(f);
 	}
-	const char *const olds[] = {"set/old.png", "set/old.gp", "set/old.dat", "set/mine.txt"};
-	for (size_t i = 0; i < 4; i++) {
-		f = fopen(sub(olds[i]), "w");
+	const char *const olds[] = {"set/old.png",  "set/old.gp",     "set/old.dat",
+	                            "set/mine.txt", "set/edited.png", "set/edited.gp",
+	                            "set/index.txt"};
+	for (size_t i = 0; i < 7; i++) {
+		f = i < 6 ? fopen(sub(olds[i]), "w") : NULL;
 		if (f) {
 			fputs("x", f);
 			fclose(f);
 		}
+		/* the previous set's time, as etcompare gives its files and index;
+		   the user's file and the PNG edited since have another */
+		const struct timespec set[2] = {{1000000000, 123456789}, {1000000000, 123456789}};
+		const struct timespec later[2] = {{1000000001, 0}, {1000000001, 0}};
+		CHECK(utimensat(AT_FDCWD, sub(olds[i]), i == 3 || i == 4 ? later : set, 0) == 0);
 	}
 	char *tmp = NULL;
 	etc_plot_batch *b = NULL;
@@ -339,6 +348,8 @@ static void test_set(void)
 	      exists(sub("set/m.gp")) && exists(sub("set/index.txt")));
 	CHECK(!exists(sub("set/old.png")) && !exists(sub("set/old.gp")) &&
 	      !exists(sub("set/old.dat")) && exists(sub("set/mine.txt")));
+	/* a stale plot's file changed since its set was written is kept */
+	CHECK(exists(sub("set/edited.png")) && !exists(sub("set/edited.gp")));
 	CHECK(!exists(tmp) && hidden_entries(dir) == 0);
 	const etc_plot_item *m = etc_plot_batch_item(b, 1);
 	CHECK(m && strstr(m->png, "/set/m.png") && !strstr(m->png, ".etcompare-plots."));
