@@ -221,8 +221,8 @@ static int next_candidate(const etc_bundled *bp, const etc_refgraph *g, const et
 }
 
 /*
- * The inputs of the run: its bundled_input_index's test case (the .bpte's,
- * else the record's representative_inputs); else --inputs; else the
+ * The inputs of the run: --inputs; else its bundled_input_index's test case
+ * (the .bpte's, else the record's representative_inputs); else the
  * candidates (the .bpte's test cases, the record's example and
  * representative inputs), the one whose reference run reproduces the run's
  * program outputs best. 1 when there are none (`why` says so).
@@ -235,6 +235,18 @@ static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const 
 	int idx = blk ? blk->bundled_input_index : -1;
 	st->by_candidates = false;
 	st->chosen_snr = NAN;
+	/* the user's own file wins over every default */
+	if (a->inputs) {
+		int rc = inputs_from_file(a, st, err);
+		if (rc < 0 && err && err->message[0] && !strstr(err->message, a->inputs)) {
+			/* the graph's complaint about an input names the file it came from */
+			char safe[300], m[sizeof err->message];
+			snprintf(m, sizeof m, "--inputs %s: %.700s",
+			         etc_text_safe(safe, sizeof safe, a->inputs), err->message);
+			memcpy(err->message, m, sizeof m);
+		}
+		return rc;
+	}
 	if (idx >= 0 && st->bundled) {
 		candidate c;
 		memset(&c, 0, sizeof c);
@@ -264,17 +276,6 @@ static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const 
 			        "(the run's bundled_input_index)\n",
 			        idx);
 		return 0;
-	}
-	if (a->inputs) {
-		int rc = inputs_from_file(a, st, err);
-		if (rc < 0 && err && err->message[0] && !strstr(err->message, a->inputs)) {
-			/* the graph's complaint about an input names the file it came from */
-			char safe[300], m[sizeof err->message];
-			snprintf(m, sizeof m, "--inputs %s: %.700s",
-			         etc_text_safe(safe, sizeof safe, a->inputs), err->message);
-			memcpy(err->message, m, sizeof m);
-		}
-		return rc;
 	}
 	candidate best, c;
 	memset(&best, 0, sizeof best);
@@ -392,7 +393,8 @@ static int open_graph(const numgap_args *a, const etc_inspector *insp, const etc
 	return 0;
 }
 
-/* The inputs of run `run` of block `block` into ref (--inputs: read once). */
+/* The inputs of run `run` of block `block` into ref (--inputs, which wins over every
+ * default: read once, for every run). */
 static int graph_inputs(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
                         size_t block, uint32_t run, bool many, numgap_state *st,
                         etc_numgap_reference *ref)
@@ -475,6 +477,29 @@ typedef struct gap_run {
 	size_t block;
 	uint32_t run;
 } gap_run;
+
+/*
+ * One --inputs file for runs of different bundled inputs would fit one of
+ * them at most, and the others' gaps would be made up: run k is refused
+ * (the message printed) when its bundled_input_index is not run 0's.
+ */
+static bool inputs_misfit(const etc_inspector *insp, const gap_run *runs, size_t k)
+{
+	int i0 = etc_inspector_block(insp, runs[0].block)->bundled_input_index;
+	int ik = etc_inspector_block(insp, runs[k].block)->bundled_input_index;
+	if (i0 == ik || i0 < 0 || ik < 0)
+		return false;
+	char l0[128], lk[128], s0[160], sk[160];
+	cli_block_label(insp, runs[0].block, l0, sizeof l0);
+	cli_block_label(insp, runs[k].block, lk, sizeof lk);
+	fprintf(stderr,
+	        "etcompare: error: the numeric gap from the ETRecord's graph: --inputs gives "
+	        "one set of inputs, but the runs compared ran different bundled inputs (%s: "
+	        "bundled_input_index %d, %s: %d): give --block NAME to compare the runs of the "
+	        "file's inputs\n",
+	        etc_text_safe(s0, sizeof s0, l0), i0, etc_text_safe(sk, sizeof sk, lk), ik);
+	return true;
+}
 
 /* Is block b the one `want` names? "Execute": every block of that name; "Execute#2": block 2. */
 static bool block_chosen(const etc_inspector *insp, size_t b, const char *want)
@@ -702,6 +727,10 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		if (nruns) {
 			cli_block_label(insp, runs[k].block, lbl, sizeof lbl);
 			o.block = lbl;
+		}
+		if (graph && nruns && k > 0 && a->inputs && inputs_misfit(insp, runs, k)) {
+			rc = EXIT_INPUT;
+			break;
 		}
 		if (graph && nruns) {
 			rc = graph_inputs(a, insp, rec, runs[k].block, runs[k].run, nruns > 1, st,

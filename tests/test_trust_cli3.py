@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""The main command, third hostile pass: mistakes that gave a silent wrong
+result, a hang or a misleading message.
+
+- --inputs wins over the runs' bundled_input_index (it was never read when
+  the runs carried one, and the first run's inputs were reused for every
+  later block); a path that cannot be opened is exit 3; one file for runs
+  of different bundled inputs is exit 3 naming --block.
+"""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common as C  # noqa: E402
+
+EX = os.path.join(C.SRC, "examples")
+EXAMPLE = ["--etdump", os.path.join(EX, "example.etdp"), "--debug_buffer",
+           os.path.join(EX, "example_debug.bin"), "--etrecord",
+           os.path.join(EX, "example.etrecord")]
+REAL = os.path.join(C.DATA, "realexport")
+
+
+def case_inputs_win(d):
+    missing = os.path.join(d, "missing.npz")
+    rc, out, err = C.run(*EXAMPLE, "--min-snr", "30", "--no-table", "--inputs", missing)
+    C.check("--inputs that cannot be opened: exit 3 naming it (runs with a "
+            "bundled_input_index)", rc == 3 and f"{missing}: cannot open" in err,
+            f"rc={rc} {err[-400:]}")
+    zeros = os.path.join(d, "zeros.npz")
+    np.savez(zeros, **{"0": np.zeros((1, 16), np.float32)})
+    rc, out, err = C.run(*EXAMPLE, "--min-snr", "30", "--no-table", "--inputs", zeros)
+    C.check("one --inputs file for runs of two bundled inputs: exit 3, naming both and "
+            "--block", rc == 3 and "ran different bundled inputs (Execute#1: "
+            "bundled_input_index 0, Execute#2: 1): give --block NAME" in err,
+            f"rc={rc} {err[-400:]}")
+    # the file is read: zeros are not the run's inputs, so the first op disagrees
+    rc, out, err = C.run(*EXAMPLE, "--block", "Execute#2", "--min-snr", "30", "--no-table",
+                         "--inputs", zeros)
+    C.check("--block Execute#2 --inputs zeros: the file's inputs are run (the first op "
+            "disagrees with the runtime), not the record's representative_inputs[1]",
+            rc == 1 and "row 0 addmm (aten.addmm.default), already disagrees" in err and
+            "representative_inputs[1]" not in err, f"rc={rc} {err[-600:]}")
+    right = os.path.join(d, "rep1.npz")
+    np.savez(right, **{"0": representative_input(1)})
+    rc, out, err = C.run(*EXAMPLE, "--block", "Execute#2", "--min-snr", "30", "--no-table",
+                         "--inputs", right)
+    C.check("--block Execute#2 --inputs (its representative inputs): exit 0, no warning",
+            rc == 0 and "warning" not in err, f"rc={rc} {err[-600:]}")
+
+
+def representative_input(i):
+    """representative_inputs[i][0] of the example's ETRecord (torch.load)."""
+    import io
+    import zipfile
+    import torch
+    with zipfile.ZipFile(os.path.join(EX, "example.etrecord")) as z:
+        x = torch.load(io.BytesIO(z.read("representative_inputs")))
+    return x[i][0].numpy().astype(np.float32)
+
+
+if __name__ == "__main__":
+    C.run_cases("trust-cli3", case_inputs_win)
