@@ -6,6 +6,9 @@ result, a hang or a misleading message.
   the runs carried one, and the first run's inputs were reused for every
   later block); a path that cannot be opened is exit 3; one file for runs
   of different bundled inputs is exit 3 naming --block.
+- A damaged *_example_inputs member of the ETRecord is the record's damage
+  (exit 3 under a threshold, as damaged weights are), not "no example
+  inputs" and a gate passed without its numeric gap.
 """
 import os
 import sys
@@ -50,6 +53,37 @@ def case_inputs_win(d):
             rc == 0 and "warning" not in err, f"rc={rc} {err[-600:]}")
 
 
+def damaged_member(src, member, dst):
+    """A copy of ETRecord src with one byte of the member's data flipped
+    (its CRC-32 then disagrees)."""
+    import zipfile
+    data = bytearray(open(src, "rb").read())
+    with zipfile.ZipFile(src) as z:
+        info = z.getinfo(member)
+    name_len = int.from_bytes(data[info.header_offset + 26:info.header_offset + 28], "little")
+    extra_len = int.from_bytes(data[info.header_offset + 28:info.header_offset + 30], "little")
+    at = info.header_offset + 30 + name_len + extra_len + info.compress_size // 2
+    data[at] ^= 0x10
+    open(dst, "wb").write(bytes(data))
+
+
+def case_damaged_example_inputs(d):
+    rec = os.path.join(d, "cnn_exin.etrecord")
+    member = "edge_dialect_exported_program_example_inputs"
+    damaged_member(os.path.join(REAL, "cnn.etrecord"), member, rec)
+    run = ["--etdump", os.path.join(REAL, "cnn.etdp"), "--debug_buffer",
+           os.path.join(REAL, "cnn_debug.bin"), "--etrecord", rec, "--no-table"]
+    rc, out, err = C.run(*run, "--min-snr", "30")
+    C.check("damaged example inputs under --min-snr: exit 3 naming the member and its CRC",
+            rc == 3 and f"member {member}: CRC-32" in err and "--no-reference-run" in err and
+            "no example inputs" not in err, f"rc={rc} {err[-500:]}")
+    rc, out, err = C.run(*run)
+    C.check("damaged example inputs, no threshold: a note naming the damage, exit 0",
+            rc == 0 and "note: no numeric gap from the ETRecord's graph" in err and
+            f"member {member}: CRC-32" in err and "no example inputs" not in err,
+            f"rc={rc} {err[-500:]}")
+
+
 def representative_input(i):
     """representative_inputs[i][0] of the example's ETRecord (torch.load)."""
     import io
@@ -61,4 +95,4 @@ def representative_input(i):
 
 
 if __name__ == "__main__":
-    C.run_cases("trust-cli3", case_inputs_win)
+    C.run_cases("trust-cli3", case_inputs_win, case_damaged_example_inputs)

@@ -214,7 +214,11 @@ static int next_candidate(const etc_bundled *bp, const etc_refgraph *g, const et
 	if (rc == 0)
 		snprintf(c->name, sizeof c->name, k ? "ETRecord's %s[%zu]" : "ETRecord's %s", which,
 		         index);
-	/* no example inputs: go on to the representative ones; past the last of those: stop */
+	/* no example inputs: go on to the representative ones; past the last of those: stop.
+	   Example inputs the record has but that cannot be read are its damage: said. */
+	if (rc < 0 && rc != ETC_ERR_NOMEM && k == 0 &&
+	    !strstr(err->message, "the ETRecord has no member"))
+		return rc;
 	if (rc < 0 && rc != ETC_ERR_NOMEM)
 		return k == 0 ? 2 : 1;
 	return rc;
@@ -351,6 +355,25 @@ static bool record_has_graph(const etc_etrecord *rec)
 	return false;
 }
 
+/*
+ * Damage at a byte of the record (a CRC, a cut member) would let a gate pass
+ * without its gap: under a threshold it is an error (said; true), while a
+ * graph that cannot be run stays a note.
+ */
+static bool record_damaged(const numgap_args *a, const etc_error *err)
+{
+	bool gates = a->min_snr || a->max_mse || a->min_cosine || a->max_abs;
+	if (numgap_graph_asked(a) || !gates || err->offset < 0)
+		return false;
+	char safe[1024];
+	fprintf(stderr,
+	        "etcompare: error: the numeric gap from the ETRecord's graph: %s; give the "
+	        "ETRecord generate_etrecord wrote for this program, or --no-reference-run to "
+	        "gate without the numeric gap\n",
+	        etc_text_safe(safe, sizeof safe, err->message));
+	return true;
+}
+
 /* Loads the ETRecord's graph (graph_inputs adds a run's inputs); 0 with st->graph NULL: no gap. */
 static int open_graph(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
                       numgap_state *st, etc_numgap_reference *ref)
@@ -371,19 +394,8 @@ static int open_graph(const numgap_args *a, const etc_inspector *insp, const etc
 		/* an unknown graph name is the user's */
 		if (!numgap_graph_asked(a) && rc == ETC_ERR_UNSUPPORTED && !record_has_graph(rec))
 			return 0; /* no graph in the record: nothing to say */
-		/* damage at a byte of the record (a CRC, a cut member) would let a gate
-		 * pass without its gap; a graph that cannot be run stays a note */
-		bool gates = a->min_snr || a->max_mse || a->min_cosine || a->max_abs;
-		if (!numgap_graph_asked(a) && gates && rc != ETC_ERR_UNSUPPORTED &&
-		    err.offset >= 0) {
-			char safe[1024];
-			fprintf(stderr,
-			        "etcompare: error: the numeric gap from the ETRecord's graph: %s; "
-			        "give the ETRecord generate_etrecord wrote for this program, or "
-			        "--no-reference-run to gate without the numeric gap\n",
-			        etc_text_safe(safe, sizeof safe, err.message));
+		if (rc != ETC_ERR_UNSUPPORTED && record_damaged(a, &err))
 			return EXIT_INPUT;
-		}
 		return graph_unavailable(
 		    a, a->reference_graph && rc == ETC_ERR_USAGE ? rc : ETC_ERR_FORMAT,
 		    err.message);
@@ -410,6 +422,8 @@ static int graph_inputs(const numgap_args *a, const etc_inspector *insp, const e
 		st->inputs_view_count = 0;
 		char why[600] = "";
 		int rc = choose_inputs(a, insp, rec, block, run, st, why, sizeof why, &err);
+		if (rc < 0 && record_damaged(a, &err))
+			return EXIT_INPUT;
 		if (rc < 0)
 			return graph_unavailable(a, rc, err.message);
 		if (rc > 0)
