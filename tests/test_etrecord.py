@@ -539,7 +539,10 @@ def _():
     check_event_links(evs["op_a"], [5], None, None, DEC_NODES, "decode op_a")
     check_event_links(evs["op_b"], [6], None, 4, DEC_NODES, "decode op_b")
     p = run(["--etdump", dump, "--etrecord", rec, "--method", "encode"])
-    expect_exit(p, 2, '"encode"', "forward, decode")
+    # a name not in the inputs: exit 3 (docs/ci-gate.md), what the record has
+    expect_exit(p, 3, '"encode"', "forward, decode")
+    p = run(["--etdump", dump, "--etrecord", rec, "--method", "Decode"])
+    expect_exit(p, 3, '"Decode"', "did you mean decode?")
 
 
 @case("two-method record: --graph METHOD")

@@ -251,8 +251,9 @@ def case_small(d):
                        os.path.join(REAL, "cnn_debug.bin"), "--etrecord",
                        os.path.join(REAL, "cnn.etrecord"), "--reference-graph",
                        "exported_program", "--no-table")
-    C.check("--reference-graph naming a graph the record lacks: the ones it has are listed",
-            rc == 2 and 'no graph "exported_program" for method "forward"; it has: '
+    C.check("--reference-graph naming a graph the record lacks: exit 3 (a name not in the "
+            "inputs), the ones it has are listed",
+            rc == 3 and 'no graph "exported_program" for method "forward"; it has: '
             "edge_dialect_exported_program" in err, f"rc={rc} {err[-300:]}")
     # messages that name the file and the fix
     d = C.work_dir("trust_messages")

@@ -9,8 +9,14 @@ result, a hang or a misleading message.
 - A damaged *_example_inputs member of the ETRecord is the record's damage
   (exit 3 under a threshold, as damaged weights are), not "no example
   inputs" and a gate passed without its numeric gap.
+- Options that would be skipped without a word are refused: --legacy-profile
+  with the ETDump's options, --example with files of its own, two inputs
+  on standard input, an empty --plot or --graph; --method and
+  --reference-graph naming nothing in the record are exit 3 (a name not in
+  the inputs), with "did you mean" and the JUnit still written.
 """
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -84,6 +90,53 @@ def case_damaged_example_inputs(d):
             f"rc={rc} {err[-500:]}")
 
 
+def case_usage_mistakes(d):
+    legacy = os.path.join(EX, "prof_result.bin")
+    for opt in (["--baseline-etdump", os.path.join(d, "none.etdp")], ["--max-regression", "1"],
+                ["--plot"], ["--plot=" + os.path.join(d, "p")], ["--source_time_scale", "us"],
+                ["--delegate-time-scale", "us"]):
+        rc, out, err = C.run("--legacy-profile", legacy, *opt)
+        name = opt[0].split("=")[0]
+        C.check(f"--legacy-profile {name}: exit 2, '{name} needs --etdump'",
+                rc == 2 and f"{name} needs --etdump" in err and out == "",
+                f"rc={rc} {err[-300:]}")
+    C.check("--legacy-profile --plot DIR: no folder made",
+            not os.path.exists(os.path.join(d, "p")))
+    rec = os.path.join(REAL, "mlp.etrecord")
+    for opt in (["--etrecord", rec], ["--graph"], ["--show-references"],
+                ["--legacy-profile", legacy]):
+        rc, out, err = C.run("--example", *opt)
+        C.check(f"--example {opt[0]}: exit 2, cannot be combined",
+                rc == 2 and f"--example and {opt[0]} cannot be combined" in err,
+                f"rc={rc} {err[-300:]}")
+    etdp = os.path.join(REAL, "mlp.etdp")
+    p = subprocess.run([C.ETC, "--etdump", "-", "--debug_buffer", "-", "--no-table"],
+                         input=open(etdp, "rb").read(), capture_output=True)
+    C.check("--etdump - --debug_buffer -: exit 2, one input on standard input",
+            p.returncode == 2 and b"only one input may be - (standard input)" in p.stderr,
+            p.stderr[-300:])
+    for opt in ("--plot=", "--graph="):
+        rc, out, err = C.run("--etdump", etdp, "--etrecord", rec, opt, "--no-table")
+        C.check(f"{opt} (empty): exit 2, 'has an empty value'",
+                rc == 2 and f"option '{opt[:-1]}' has an empty value" in err,
+                f"rc={rc} {err[-300:]}")
+    run = ["--etdump", etdp, "--debug_buffer", os.path.join(REAL, "mlp_debug.bin"),
+           "--etrecord", rec, "--no-table"]
+    rc, out, err = C.run(*run, "--method", "Forward")
+    C.check("--method Forward: exit 3, did you mean forward?",
+            rc == 3 and 'no method "Forward"' in err and "did you mean forward?" in err,
+            f"rc={rc} {err[-300:]}")
+    junit = os.path.join(d, "j.xml")
+    rc, out, err = C.run(*run, "--min-snr", "30", "--reference-graph", "bogus", "--junit",
+                         junit)
+    C.check("--reference-graph bogus: exit 3 naming what the record has, JUnit written",
+            rc == 3 and 'no graph "bogus"' in err and "it has: " in err and
+            os.path.exists(junit), f"rc={rc} {err[-300:]}")
+    rc, out, err = C.run("--etrecord", rec, "--show-references", "--method", "bogus")
+    C.check("--show-references --method bogus: exit 3, not ignored",
+            rc == 3 and 'no method "bogus"' in err and out == "", f"rc={rc} {err[-300:]}")
+
+
 def representative_input(i):
     """representative_inputs[i][0] of the example's ETRecord (torch.load)."""
     import io
@@ -95,4 +148,5 @@ def representative_input(i):
 
 
 if __name__ == "__main__":
-    C.run_cases("trust-cli3", case_inputs_win, case_damaged_example_inputs)
+    C.run_cases("trust-cli3", case_inputs_win, case_damaged_example_inputs,
+                case_usage_mistakes)

@@ -244,15 +244,22 @@ int etc_inspector_link(etc_inspector *in, const etc_etrecord *rec, const char *m
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_inspector_link: NULL argument");
 	int m = method ? etc_etrecord_method_index(rec, method) : etc_etrecord_default_method(rec);
 	if (m < 0) {
-		char list[256] = "";
+		char list[256] = "", near[300] = "";
+		size_t best = 3; /* a suggestion within two edits */
 		for (size_t i = 0; i < etc_etrecord_method_count(rec); i++) {
 			size_t l = strlen(list);
-			snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "",
-			         etc_etrecord_method(rec, i));
+			const char *name = etc_etrecord_method(rec, i);
+			snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", name);
+			size_t d =
+			    method ? etc_edit_distance(method, name, ETC_EDIT_FOLD_CASE) : best;
+			if (d < best) {
+				best = d;
+				snprintf(near, sizeof near, "; did you mean %.200s?", name);
+			}
 		}
 		return etc_fail(err, ETC_ERR_USAGE, etc_etrecord_name(rec), -1,
-		                "the ETRecord has no method \"%s\" (it has: %s)",
-		                method ? method : "forward", *list ? list : "none");
+		                "the ETRecord has no method \"%s\" (it has: %s)%s",
+		                method ? method : "forward", *list ? list : "none", near);
 	}
 	bool has_map = etc_etrecord_has_handle_map(rec, (size_t)m);
 	size_t with_id = 0, resolved = 0;

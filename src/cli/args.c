@@ -518,6 +518,10 @@ int cli_parse(int argc, char **argv, args *a)
 		if (optional_value(argc, argv, &i, "--plot", &a->plot_dir)) {
 			if (again)
 				return usage_error("%s", "--plot is given twice: give it once");
+			if (a->plot_dir && !*a->plot_dir)
+				return usage_error("%s",
+				                   "option '--plot' has an empty value: give a "
+				                   "folder, or no value for etcompare-plots");
 			if (a->plot_dir && !strcmp(a->plot_dir, "-"))
 				return usage_error("%s",
 				                   "--plot writes a folder of files (PNG, .gp, "
@@ -531,6 +535,10 @@ int cli_parse(int argc, char **argv, args *a)
 		if (optional_value(argc, argv, &i, "--graph", &a->graph_method)) {
 			if (again)
 				return usage_error("%s", "--graph is given twice: give it once");
+			if (a->graph_method && !*a->graph_method)
+				return usage_error("%s",
+				                   "option '--graph' has an empty value: give a "
+				                   "method, or no value");
 			a->graph = true;
 			continue;
 		}
@@ -602,8 +610,21 @@ int cli_parse(int argc, char **argv, args *a)
 		zero_unsigned(a);
 	if (rc)
 		return rc;
-	if (a->example && a->etdump)
-		return usage_error("%s", "--example and --etdump cannot be combined");
+	/* the example brings its own files */
+	const struct {
+		const char *name;
+		bool given;
+	} own_files[] = {{"--etdump", a->etdump != NULL},
+	                 {"--debug_buffer", a->debug_buffer != NULL},
+	                 {"--etrecord", a->etrecord != NULL},
+	                 {"--graph", a->graph},
+	                 {"--show-references", a->show_references},
+	                 {"--legacy-profile", a->legacy_profile != NULL}};
+	for (size_t k = 0; a->example && k < sizeof own_files / sizeof own_files[0]; k++)
+		if (own_files[k].given)
+			return usage_error("--example and %s cannot be combined (the example "
+			                   "brings its own ETDump, debug buffer and ETRecord)",
+			                   own_files[k].name);
 	/* Flags only the accuracy comparison uses turn it on. Thresholds and
 	 * --plot serve other analyses too: they turn it on only when reference
 	 * outputs are at hand (decided in main, once the ETRecord is read). */
@@ -664,6 +685,32 @@ int cli_parse(int argc, char **argv, args *a)
 		return usage_error("%s", "--tsv, --csv, --json, --trace, --show-outputs and "
 		                         "--no-table need --etdump (--legacy-profile prints tables "
 		                         "only)");
+	/* standard input is read once: a second input there would read nothing */
+	const char *ins[CLI_MAX_INPUTS];
+	size_t nin = cli_input_paths(a, ins), dashes = 0;
+	for (size_t k = 0; k < nin; k++)
+		dashes += ins[k] && !strcmp(ins[k], "-");
+	if (dashes > 1)
+		return usage_error("%s", "only one input may be - (standard input): give the "
+		                         "others as files");
+	/* the analyses of an ETDump would be skipped without a word */
+	const struct {
+		const char *name;
+		bool given;
+	} etdump_only[] = {{"--baseline-etdump", a->baseline_etdump != NULL},
+	                   {"--max-regression", a->max_regression != NULL},
+	                   {"--plot", a->plot || a->plot_dir},
+	                   {"--source_time_scale", a->source_scale != NULL},
+	                   {"--target_time_scale", a->target_scale != NULL},
+	                   {"--min-event-time", a->min_event_time != NULL},
+	                   {"--delegate-time-scale", a->delegate_scale_count > 0}};
+	for (size_t k = 0; a->legacy_profile && !a->etdump && !a->example && !a->etrecord &&
+	                   k < sizeof etdump_only / sizeof etdump_only[0];
+	     k++)
+		if (etdump_only[k].given)
+			return usage_error("%s needs --etdump (--legacy-profile prints its tables "
+			                   "only, with --legacy-time-scale)",
+			                   etdump_only[k].name);
 	return 0;
 }
 

@@ -94,7 +94,7 @@ static int open_reference(const numgap_args *a, const etc_etrecord *rec,
 	}
 	/* the runtime's ETRecord keys the reference too, unless it has its own */
 	if (rec && (rc = etc_inspector_link(st->insp, rec, a->method, &err)) < 0)
-		return rc == ETC_ERR_USAGE ? usage_error("%s", err.message) : input_error(&err);
+		return input_error(&err);
 	ref->insp = st->insp;
 	ref->name = a->reference_etdump;
 	return 0;
@@ -396,9 +396,8 @@ static int open_graph(const numgap_args *a, const etc_inspector *insp, const etc
 			return 0; /* no graph in the record: nothing to say */
 		if (rc != ETC_ERR_UNSUPPORTED && record_damaged(a, &err))
 			return EXIT_INPUT;
-		return graph_unavailable(
-		    a, a->reference_graph && rc == ETC_ERR_USAGE ? rc : ETC_ERR_FORMAT,
-		    err.message);
+		return graph_unavailable(a, ETC_ERR_FORMAT, /* a name not in the record: exit 3 */
+		                         err.message);
 	}
 	(void)insp;
 	ref->name = etc_etrecord_name(rec);

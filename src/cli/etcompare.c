@@ -793,13 +793,23 @@ static int run(void *ctx)
 		if (a.graph &&
 		    (rc = etc_report_graph(stdout, rec, a.graph_method ? a.graph_method : a.method,
 		                           &err)) < 0) {
-			/* --graph NAME naming no graph of the record is exit 3, as --module
-			 * naming no module (docs/ci-gate.md); --method alone is usage */
-			status = rc == ETC_ERR_USAGE && a.graph_method ? EXIT_INPUT
-			         : rc == ETC_ERR_USAGE && a.method     ? EXIT_USAGE
-			         : rc == ETC_ERR_IO                    ? EXIT_OUTPUT
-			                                               : EXIT_INPUT;
+			/* --graph NAME or --method NAME naming no graph of the record is
+			 * exit 3, as --module naming no module (docs/ci-gate.md) */
+			status = rc == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
 			cli_error(err.message);
+			goto out;
+		}
+		if (a.show_references && a.method && etc_etrecord_method_index(rec, a.method) < 0) {
+			/* the references are printed for every method: a name that is not
+			   one is the user's mistake, said rather than ignored */
+			char safe[256];
+			fprintf(
+			    stderr,
+			    "etcompare: error: %s: the ETRecord has no method \"%s\"; "
+			    "--show-references prints every method's references: leave --method "
+			    "out\n",
+			    a.etrecord, etc_text_safe(safe, sizeof safe, a.method));
+			status = EXIT_INPUT;
 			goto out;
 		}
 		if (a.show_references && etc_report_references(stdout, rec, &ro, &err) < 0) {
@@ -847,7 +857,8 @@ static int run(void *ctx)
 		goto out;
 	}
 	if (rec && (rc = etc_inspector_link(insp, rec, a.method, &err)) < 0) {
-		status = rc == ETC_ERR_USAGE && a.method ? EXIT_USAGE : EXIT_INPUT;
+		/* --method naming no method of the record: a name not in the inputs */
+		status = EXIT_INPUT;
 		cli_error(err.message);
 		goto out;
 	}
