@@ -88,7 +88,6 @@ void etc_taps_html_(FILE *f, const etc_taps *t, const etc_inspector *insp);
  * characters but \n and \t, and bytes that are not UTF-8, as U+FFFD. */
 void etc_html_escape_n_(FILE *f, const char *s, size_t n);
 
-
 /* The numeric gap as a JSON object (for the --json report). */
 void etc_numgap_json_(etc_sbuf *b, const etc_numgap *ng);
 
