@@ -14,6 +14,10 @@ result, a hang or a misleading message.
   on standard input, an empty --plot or --graph; --method and
   --reference-graph naming nothing in the record are exit 3 (a name not in
   the inputs), with "did you mean" and the JUnit still written.
+- --quant-params is read as every input is (a FIFO is refused, not waited
+  on forever) and checked: a scale <= 0, a zero point that is no integer,
+  an unknown key, an entry that does not fit its output are exit 3 naming
+  the file and the entry; an entry no output uses is a warning.
 """
 import os
 import subprocess
@@ -137,6 +141,42 @@ def case_usage_mistakes(d):
             rc == 3 and 'no method "bogus"' in err and out == "", f"rc={rc} {err[-300:]}")
 
 
+def case_quant_params(d):
+    run = ["--etdump", os.path.join(REAL, "qcnn.etdp"), "--debug_buffer",
+           os.path.join(REAL, "qcnn_debug.bin"), "--etrecord",
+           os.path.join(REAL, "qcnn.etrecord"), "--min-snr", "30", "--no-table"]
+    fifo = os.path.join(d, "fifo")
+    os.mkfifo(fifo)
+    try:
+        p = subprocess.run([C.ETC, *run, "--quant-params", fifo], capture_output=True,
+                           text=True, timeout=60)
+        rc, err = p.returncode, p.stderr
+    except subprocess.TimeoutExpired:
+        rc, err = None, "hung"
+    C.check("--quant-params FIFO: exit 3, not a regular file (no hang)",
+            rc == 3 and "not a regular file (a FIFO)" in err, f"rc={rc} {err[-300:]}")
+    ref = os.path.join(d, "qref.npz")
+    with np.load(os.path.join(REAL, "qcnn_aot_f64.npz")) as z:
+        np.savez(ref, **{"17": z["quantized_decomposed_dequantize_per_tensor_default"]})
+    qp = os.path.join(d, "qp.json")
+    for text, want in (('{"17": {"scale": 0, "zero_point": 0}}', "scale 0: a scale must be"),
+                       ('{"17": {"scale": -1}}', "a scale must be greater than 0"),
+                       ('{"17": {"scale": 1, "zero_point": 0.5}}', "a zero point is an integer"),
+                       ('{"17": {"scale": 1, "zero_pt": 3}}', 'unknown key "zero_pt"'),
+                       ('{"17": {"scale": [1, 2], "zero_point": [0], "axis": 2}}',
+                        "the entry for debug handle 17 (row 0, native_call_quantize_per_tensor"
+                        ".out): quantization parameters do not fit: 2 channels along axis 2")):
+        open(qp, "w").write(text)
+        rc, out, err = C.run(*run, "--reference-intermediates", ref, "--quant-params", qp)
+        C.check(f"--quant-params {text}: exit 3 naming the file and the entry",
+                rc == 3 and f"{qp}: " in err and want in err, f"rc={rc} {err[-400:]}")
+    open(qp, "w").write('{"999": {"scale": 1, "zero_point": 0}}')
+    rc, out, err = C.run(*run, "--reference-intermediates", ref, "--quant-params", qp)
+    C.check("--quant-params naming a handle no output has: a warning says it is not used",
+            rc == 0 and f'{qp}: 1 entry names no compared output\'s debug handles ("999")'
+            in err, f"rc={rc} {err[-400:]}")
+
+
 def representative_input(i):
     """representative_inputs[i][0] of the example's ETRecord (torch.load)."""
     import io
@@ -149,4 +189,4 @@ def representative_input(i):
 
 if __name__ == "__main__":
     C.run_cases("trust-cli3", case_inputs_win, case_damaged_example_inputs,
-                case_usage_mistakes)
+                case_usage_mistakes, case_quant_params)

@@ -291,6 +291,48 @@ long etc_numgap_reference_block(const etc_inspector *insp, size_t b, const etc_i
 	return -1;
 }
 
+/* Entries of --quant-params that no row of the gap used: a typo in a
+ * handle would otherwise go unnoticed (a warning naming them). */
+static int qfile_unused(etc_numgap *ng, etc_error *err)
+{
+	/* an entry that does not fit the output it names is the file's error,
+	   not a divergence of the model */
+	if (ng->qfile_misfit >= 0) {
+		const etc_numgap_row *r = &ng->rows[ng->qfile_misfit];
+		return etc_fail(err, ETC_ERR_FORMAT, ng->qfile.path, -1,
+		                "the entry for debug handle %lld (row %ld, %.200s): %s",
+		                (long long)(r->handle_count ? r->handles[0] : -1), ng->qfile_misfit,
+		                r->event_name ? r->event_name : "", r->reason);
+	}
+	char list[200] = "";
+	size_t unused = 0;
+	for (size_t e = 0; ng->has_qfile && e < ng->qfile.n; e++) {
+		const etc_ng_qentry *q = &ng->qfile.e[e];
+		bool used = false;
+		for (size_t i = 0; i < ng->nrows && !used; i++) {
+			const etc_numgap_row *r = &ng->rows[i];
+			used =
+			    (r->handle_count == q->nh &&
+			     !memcmp(r->handles, q->handles, q->nh * sizeof *q->handles)) ||
+			    (r->reference_handle_count == q->nh &&
+			     !memcmp(r->reference_handles, q->handles, q->nh * sizeof *q->handles));
+		}
+		if (used)
+			continue;
+		size_t l = strlen(list);
+		if (unused++ < 8 && l + 24 < sizeof list)
+			snprintf(list + l, sizeof list - l, "%s\"%lld%s\"", l ? ", " : "",
+			         (long long)q->handles[0], q->nh > 1 ? ",..." : "");
+	}
+	if (!unused)
+		return 0;
+	return etc_ng_warn_(ng, err,
+	                    "%s: %zu entr%s name%s no compared output's debug handles (%s%s): "
+	                    "not used",
+	                    ng->qfile.path, unused, unused == 1 ? "y" : "ies",
+	                    unused == 1 ? "s" : "", list, unused > 8 ? ", ..." : "");
+}
+
 int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap_reference *ref,
                    const etc_numgap_options *opt, etc_error *err)
 {
@@ -379,6 +421,7 @@ int etc_numgap_run_at(etc_numgap **out, const etc_inspector *insp, size_t block_
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	etc_arena_init(&ng->arena);
 	ng->first = -1;
+	ng->qfile_misfit = -1;
 	ng->opt = *opt;
 	/* the caller's name may not outlive this call */
 	ng->opt.block = etc_arena_strdup(&ng->arena, block, strlen(block));
@@ -457,6 +500,8 @@ int etc_numgap_run_at(etc_numgap **out, const etc_inspector *insp, size_t block_
 		rc = snr_drops(ng, err);
 	if (rc == 0)
 		rc = etc_ng_check_shapes_(ng, rt_name, ref_name, err);
+	if (rc == 0)
+		rc = qfile_unused(ng, err);
 	if (rc == 0 && ref->graph)
 		rc = etc_ng_check_first_op_(ng, err);
 	else if (rc == 0)

@@ -109,6 +109,7 @@ struct etc_numgap {
 	etc_ng_graph g_rt;  /* the runtime ETRecord's graph: quantize nodes, SNR drops */
 	etc_ng_qfile qfile;
 	bool has_qfile;
+	long qfile_misfit; /* a row whose --quant-params entry does not fit it, or -1 */
 	const char **warn;
 	size_t nwarn, capwarn;
 	etc_ng_pending pending; /* rows compared after alignment, on several threads */

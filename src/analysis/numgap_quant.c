@@ -117,6 +117,17 @@ static int entry(etc_ng_qentry *e, const char *key, const json_t *v, etc_arena *
 		return etc_fail(
 		    err, ETC_ERR_FORMAT, path, -1,
 		    "\"%.60s\": expected an object {\"scale\": ..., \"zero_point\": ...}", key);
+	/* a misspelt key ("zero_pt") would silently mean a symmetric scheme */
+	const char *k;
+	const json_t *kv;
+	json_object_foreach((json_t *)v, k, kv)
+	{
+		if (strcmp(k, "scale") && strcmp(k, "zero_point") && strcmp(k, "axis"))
+			return etc_fail(err, ETC_ERR_FORMAT, path, -1,
+			                "\"%.60s\": unknown key \"%.60s\" (the keys are \"scale\", "
+			                "\"zero_point\" and \"axis\")",
+			                key, k);
+	}
 	const json_t *s = json_object_get(v, "scale"), *z = json_object_get(v, "zero_point");
 	const json_t *ax = json_object_get(v, "axis");
 	uint32_t ns = 0, nz = 0;
@@ -152,15 +163,29 @@ static int entry(etc_ng_qentry *e, const char *key, const json_t *v, etc_arena *
 		for (uint32_t i = 0; i < ns; i++)
 			e->q.zero_point[i] = zp;
 	}
-	for (uint32_t i = 0; i < ns; i++)
+	for (uint32_t i = 0; i < ns; i++) {
 		if (!isfinite(e->q.scale[i]) || !isfinite(e->q.zero_point[i]))
 			return etc_fail(err, ETC_ERR_FORMAT, path, -1,
 			                "\"%.60s\": scale and zero_point must be finite", key);
+		if (!(e->q.scale[i] > 0))
+			return etc_fail(err, ETC_ERR_FORMAT, path, -1,
+			                "\"%.60s\": scale %g: a scale must be greater than 0", key,
+			                e->q.scale[i]);
+		double zp = e->q.zero_point[i];
+		if (zp != floor(zp) || fabs(zp) > 2147483647.0)
+			return etc_fail(err, ETC_ERR_FORMAT, path, -1,
+			                "\"%.60s\": zero_point %g: a zero point is an integer", key,
+			                zp);
+	}
 	e->q.channels = ns;
 	e->q.axis = -1;
 	if (ax && !json_is_integer(ax))
 		return etc_fail(err, ETC_ERR_FORMAT, path, -1,
 		                "\"%.60s\": \"axis\" must be an integer", key);
+	if (ax && (json_integer_value(ax) < -8 || json_integer_value(ax) > 7))
+		return etc_fail(err, ETC_ERR_FORMAT, path, -1,
+		                "\"%.60s\": axis %lld: a tensor has at most 8 dimensions", key,
+		                (long long)json_integer_value(ax));
 	if (ax)
 		e->q.axis = json_integer_value(ax);
 	if (ns > 1 && !ax)
@@ -173,17 +198,15 @@ int etc_ng_qfile_load_(etc_ng_qfile *f, etc_arena *a, const char *path, etc_erro
 {
 	memset(f, 0, sizeof *f);
 	f->path = path;
+	/* read as every input is (a FIFO or a directory is refused, not waited on) */
+	etc_map m;
+	ETC_TRY(etc_map_open(&m, path, err));
 	json_error_t je;
-	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	if (!root) {
-		FILE *fp = fopen(path, "rb");
-		if (!fp)
-			return etc_fail(err, ETC_ERR_IO, path, -1, "cannot open: %s",
-			                strerror(errno));
-		fclose(fp);
+	json_t *root = json_loadb((const char *)m.data, m.size, JSON_REJECT_DUPLICATES, &je);
+	etc_map_close(&m);
+	if (!root)
 		return etc_fail(err, ETC_ERR_FORMAT, path, -1, "not JSON: line %d, column %d: %s",
 		                je.line, je.column, je.text);
-	}
 	int rc = 0;
 	if (!json_is_object(root)) {
 		rc = etc_fail(err, ETC_ERR_FORMAT, path, -1,

@@ -128,6 +128,8 @@ static bool setup_dequant(etc_numgap *ng, size_t i, const item *it, const etc_te
 			    "quantization parameters do not fit: %u channels along axis %lld of "
 			    "shape %.40s",
 			    q.channels, (long long)q.axis, row->reference_shape);
+			if (src == ETC_NUMGAP_QUANT_FILE && ng->qfile_misfit < 0)
+				ng->qfile_misfit = (long)i;
 			return false;
 		}
 		for (uint32_t k = (uint32_t)axis + 1; k < ref->ndim; k++)
