@@ -18,6 +18,8 @@ result, a hang or a misleading message.
   on forever) and checked: a scale <= 0, a zero point that is no integer,
   an unknown key, an entry that does not fit its output are exit 3 naming
   the file and the entry; an entry no output uses is a warning.
+- A reference run that is the run itself (--reference-etdump the run's own
+  files) is a warning: every op compares equal with itself.
 """
 import os
 import subprocess
@@ -177,6 +179,21 @@ def case_quant_params(d):
             in err, f"rc={rc} {err[-400:]}")
 
 
+def case_self_reference(d):
+    etdp, buf = os.path.join(REAL, "cnn.etdp"), os.path.join(REAL, "cnn_debug.bin")
+    link = os.path.join(d, "same.etdp")
+    os.link(etdp, link) if os.stat(etdp).st_dev == os.stat(d).st_dev else os.symlink(etdp, link)
+    run = ["--etdump", etdp, "--debug_buffer", buf, "--no-table", "--min-snr", "30"]
+    rc, out, err = C.run(*run, "--reference-etdump", link, "--reference-debug-buffer", buf)
+    C.check("--reference-etdump the run's own (a link to it): a warning, every op equal",
+            rc == 0 and "is the run's own ETDump (and --reference-debug-buffer its debug "
+            "buffer): every op compares equal with itself" in err, f"rc={rc} {err[-400:]}")
+    rc, out, err = C.run(*run, "--reference-etdump", os.path.join(REAL, "cnn_mixed.etdp"),
+                         "--reference-debug-buffer", os.path.join(REAL, "cnn_mixed_debug.bin"))
+    C.check("another run as the reference: no such warning",
+            "is the run's own ETDump" not in err, f"rc={rc} {err[-400:]}")
+
+
 def representative_input(i):
     """representative_inputs[i][0] of the example's ETRecord (torch.load)."""
     import io
@@ -189,4 +206,4 @@ def representative_input(i):
 
 if __name__ == "__main__":
     C.run_cases("trust-cli3", case_inputs_win, case_damaged_example_inputs,
-                case_usage_mistakes, case_quant_params)
+                case_usage_mistakes, case_quant_params, case_self_reference)

@@ -682,6 +682,34 @@ typedef struct main_args {
 	char **argv;
 } main_args;
 
+/* Are a and b the same file (device and inode)? */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return a && b && strcmp(a, "-") && strcmp(b, "-") && stat(a, &sa) == 0 &&
+	       stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* A reference run that is the run itself compares every op equal with
+ * itself: a gate then passes on nothing (a copy-paste mistake). Said. */
+static void check_self_reference(const args *a)
+{
+	const numgap_args *g = &a->numgap;
+	if (!same_file(g->reference_etdump, a->etdump))
+		return;
+	if (g->reference_debug_buffer && !same_file(g->reference_debug_buffer, a->debug_buffer))
+		return;
+	char s[512];
+	fprintf(stderr,
+	        "etcompare: warning: --reference-etdump %s is the run's own ETDump%s: every op "
+	        "compares equal with itself, so the numeric gap shows nothing; give the "
+	        "reference run of another backend (or leave it out: the ETRecord's graph is the "
+	        "reference)\n",
+	        etc_text_safe(s, sizeof s, g->reference_etdump),
+	        g->reference_debug_buffer ? " (and --reference-debug-buffer its debug buffer)"
+	                                  : "");
+}
+
 static int run(void *ctx)
 {
 	int argc = ((main_args *)ctx)->argc;
@@ -707,6 +735,7 @@ static int run(void *ctx)
 		return rc;
 	if ((rc = check_inputs(&a)) != 0)
 		return rc;
+	check_self_reference(&a);
 	int data_fd = tables_to_stderr(&a);
 	if (a.legacy_profile) {
 		rc = etc_cli_legacy(a.legacy_profile, a.legacy_time_scale);
