@@ -194,6 +194,25 @@ def case_self_reference(d):
             "is the run's own ETDump" not in err, f"rc={rc} {err[-400:]}")
 
 
+def case_number_nits(d):
+    run = ["--etdump", os.path.join(REAL, "mlp.etdp"), "--debug_buffer",
+           os.path.join(REAL, "mlp_debug.bin"), "--etrecord",
+           os.path.join(REAL, "mlp.etrecord"), "--no-table"]
+    for v in (" 60", "60 ", "\t60"):
+        rc, out, err = C.run(*run, "--min-snr", v)
+        C.check(f"--min-snr {v!r}: exit 2 (blanks before the number as after it)",
+                rc == 2 and f"--min-snr takes a number (dB), not '{v}'" in err,
+                f"rc={rc} {err[-300:]}")
+    rc, out, err = C.run(*run, "--max-mse", "1e-400")
+    C.check("--max-mse 1e-400: exit 2, beyond the range of a double (it is a number)",
+            rc == 2 and "not '1e-400' (beyond the range of a double" in err,
+            f"rc={rc} {err[-300:]}")
+    rc, out, err = C.run(*run, "--inputs", os.path.join(REAL, "mlp.etrecord"))
+    C.check("--inputs an ETRecord: exit 3, did you mean --etrecord",
+            rc == 3 and "(given as --inputs): this looks like an ETRecord; did you mean "
+            "--etrecord FILE?" in err, f"rc={rc} {err[-300:]}")
+
+
 def representative_input(i):
     """representative_inputs[i][0] of the example's ETRecord (torch.load)."""
     import io
@@ -206,4 +225,5 @@ def representative_input(i):
 
 if __name__ == "__main__":
     C.run_cases("trust-cli3", case_inputs_win, case_damaged_example_inputs,
-                case_usage_mistakes, case_quant_params, case_self_reference)
+                case_usage_mistakes, case_quant_params, case_self_reference,
+                case_number_nits)

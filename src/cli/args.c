@@ -5,6 +5,7 @@
 #include "args.h"
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -399,9 +400,18 @@ static int check_number(const char *option, const char *v, double lo, double hi,
 	char *end;
 	errno = 0;
 	double x = strtod(v, &end);
-	/* decimal only: strtod would also read "0x10" as 16 */
+	/* beyond a double ("1e-400", "1e400"): say so, it is a number */
+	if (!*end && end != v && errno == ERANGE && !strpbrk(v, "xX")) {
+		fprintf(stderr,
+		        "etcompare: %s takes %s, not '%s' (beyond the range of a double, about "
+		        "1e-308 to 1e308)\nTry 'etcompare --help'.\n",
+		        option, what, v);
+		return EXIT_USAGE;
+	}
+	/* decimal only: strtod would also read "0x10" as 16; and no blanks,
+	   which strtod skips before the number but not after it */
 	if (*end || end == v || errno == ERANGE || !isfinite(x) || x < lo || x > hi ||
-	    strpbrk(v, "xX"))
+	    strpbrk(v, "xX") || isspace((unsigned char)v[0]))
 		return bad_value(option, what, v);
 	return 0;
 }

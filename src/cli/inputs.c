@@ -107,6 +107,8 @@ int check_inputs(const args *a)
 	     "an ETRecord"},
 	    {"--reference-intermediates", a->numgap.reference_intermediates,
 	     KIND(ETC_FILE_NPZ) | zip, "an .npz"},
+	    {"--inputs", a->numgap.inputs, KIND(ETC_FILE_NPZ) | KIND(ETC_FILE_TORCHSAVE) | zip,
+	     "an .npz or a torch.save list"},
 	    {"--baseline-etdump", a->baseline_etdump, etdump, "an ETDump"},
 	    {"--legacy-profile", a->legacy_profile, KIND(ETC_FILE_LEGACY_PROFILE),
 	     "a legacy profiler dump"},
