@@ -213,6 +213,17 @@ def case_number_nits(d):
             "--etrecord FILE?" in err, f"rc={rc} {err[-300:]}")
 
 
+def case_delegate_scale_twice(d):
+    etdp = os.path.join(REAL, "mlp.etdp")
+    for first, second, who in (("us", "us", "every backend"), ("us", "ms", "every backend"),
+                               ("XNN=us", "XNN=ms", "backend XNN")):
+        rc, out, err = C.run("--etdump", etdp, "--etrecord", os.path.join(REAL, "mlp.etrecord"),
+                             "--delegate-time-scale", first, "--delegate-time-scale", second,
+                             "--no-table")
+        C.check(f"--delegate-time-scale {first} then {second}: exit 2, given twice for {who}",
+                rc == 2 and f"given twice for {who}" in err, f"rc={rc} {err[-300:]}")
+
+
 def representative_input(i):
     """representative_inputs[i][0] of the example's ETRecord (torch.load)."""
     import io
@@ -226,4 +237,4 @@ def representative_input(i):
 if __name__ == "__main__":
     C.run_cases("trust-cli3", case_inputs_win, case_damaged_example_inputs,
                 case_usage_mistakes, case_quant_params, case_self_reference,
-                case_number_nits)
+                case_number_nits, case_delegate_scale_twice)

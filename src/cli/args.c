@@ -593,6 +593,23 @@ int cli_parse(int argc, char **argv, args *a)
 			if (a->delegate_scale_count == ARGS_MAX_DELEGATE_SCALES)
 				return usage_error("%s",
 				                   "--delegate-time-scale is given too often");
+			/* one unit per backend (and one for every backend): a second
+			   would leave which one counts to a guess */
+			const char *eq = strrchr(v, '=');
+			size_t key = eq ? (size_t)(eq - v) : 0;
+			for (unsigned k = 0; k < a->delegate_scale_count; k++) {
+				const char *o = a->delegate_scales[k], *oeq = strrchr(o, '=');
+				size_t okey = oeq ? (size_t)(oeq - o) : 0;
+				if (okey == key && !strncmp(o, v, key)) {
+					char msg[600];
+					snprintf(msg, sizeof msg,
+					         "--delegate-time-scale is given twice for %s%.*s "
+					         "('%.200s', then '%.200s'): give it once",
+					         key ? "backend " : "every backend", (int)key, v, o,
+					         v);
+					return usage_error("%s", msg);
+				}
+			}
 			a->delegate_scales[a->delegate_scale_count++] = v;
 			matched = true;
 		}
