@@ -45,9 +45,36 @@ def nan_compare_results(d):
           got["snr"][0] == math.inf and got["mse"][0] == 0.0, got)
 
 
+def nan_gap(d):
+    """Finding 7: the numeric gap's `gap` (upstream's column) is NaN where
+    elements are NaN on one side only, as upstream's comparators give;
+    etcompare's own columns keep the NaN-free numbers and the FAIL."""
+    import numpy as np
+    x = np.load(os.path.join(d, "mlp_io.npz"))["input0"].copy()
+    x[0, 0] = np.nan
+    insp = E.Inspector(etdump_path=os.path.join(d, "mlp.etdp"),
+                       debug_buffer_path=os.path.join(d, "mlp_debug.bin"),
+                       etrecord=os.path.join(d, "mlp.etrecord"), inputs=[x])
+    for dist, col in (("SNR", "snr"), ("MSE", "mse"), ("L1", "l1")):
+        for keep in (True, False):
+            df = insp.calculate_numeric_gap(dist, keep_reference_values=keep)
+            rows = df.to_dict("records") if hasattr(df, "to_dict") else list(df)
+            one = [r for r in rows if "NaN on one side only" in str(r["reason"])]
+            other = [r for r in rows if r not in one]
+            check(f"{dist} keep={keep}: rows with one-sided NaN have gap NaN",
+                  one and all(math.isnan(g) for r in one for g in r["gap"]),
+                  [(r["aot_ops"], r["gap"]) for r in rows])
+            check(f"{dist} keep={keep}: ... and keep their NaN-free {col} and status FAIL",
+                  all(math.isfinite(r[col]) and r["status"] == "FAIL" for r in one),
+                  [(r[col], r["status"]) for r in one])
+            check(f"{dist} keep={keep}: the other rows' gap is a number",
+                  other and all(not math.isnan(g) for r in other for g in r["gap"]),
+                  [(r["aot_ops"], r["gap"]) for r in other])
+
+
 def main():
     d = C.work_dir("python-trust3")
-    for case in (nan_compare_results,):
+    for case in (nan_compare_results, nan_gap):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:
