@@ -72,9 +72,65 @@ def nan_gap(d):
                   [(r["aot_ops"], r["gap"]) for r in other])
 
 
+def chdir(d):
+    """Finding 10: relative path keywords are made absolute at construction,
+    so an os.chdir later changes nothing (it opened another folder's
+    inputs.npz and model.bpte, and called the ETRecord changed)."""
+    import numpy as np
+    a, b = os.path.join(d, "a"), os.path.join(d, "b")
+    for sub, m in ((a, "mlp"), (b, "cnn")):
+        os.makedirs(sub)
+        for suf in (".etdp", "_debug.bin", ".etrecord", ".bpte"):
+            shutil.copy(os.path.join(RX, m + suf), os.path.join(sub, "model" + suf))
+    x = np.load(os.path.join(d, "mlp_io.npz"))["input0"]
+    np.savez(os.path.join(a, "inputs.npz"), **{"0": x})
+    np.savez(os.path.join(b, "inputs.npz"),
+             **{"0": np.random.RandomState(0).randn(*x.shape).astype(x.dtype)})
+    here = os.getcwd()
+    try:
+        os.chdir(a)
+        made = {
+            "str": E.Inspector(etdump_path="model.etdp", debug_buffer_path="model_debug.bin",
+                               etrecord="model.etrecord", bundled_program="model.bpte"),
+            "bytes": E.Inspector(etdump_path=b"model.etdp", debug_buffer_path=b"model_debug.bin",
+                                 etrecord=b"model.etrecord", bundled_program=b"model.bpte"),
+            "ETRecord": E.Inspector(etdump_path="model.etdp", debug_buffer_path="model_debug.bin",
+                                    etrecord=E.ETRecord("model.etrecord"), inputs="inputs.npz"),
+            "inputs bytes": E.Inspector(etdump_path="model.etdp",
+                                        debug_buffer_path="model_debug.bin",
+                                        etrecord="model.etrecord", inputs=b"inputs.npz"),
+        }
+        rec = E.ETRecord("model.etrecord")
+        before = {k: list(i.calculate_numeric_gap("SNR")["gap"]) for k, i in made.items()}
+        os.chdir(b)
+        for k, i in made.items():
+            try:
+                after = list(i.calculate_numeric_gap("SNR")["gap"])
+            except Exception as e:
+                after = repr(e)
+            check(f"{k} paths: the numeric gap after os.chdir is the one before",
+                  after == before[k], f"{before[k]} -> {after}")
+            try:
+                text = str(i.get_exported_program())
+            except Exception as e:
+                text = repr(e)
+            check(f"{k} paths: get_exported_program() after os.chdir prints the program",
+                  "GraphModule" in text and "changed" not in text, text[:300])
+        try:
+            text = str(rec.get_exported_program())
+        except Exception as e:
+            text = repr(e)
+        check("etcompare.ETRecord(relative): its program prints after os.chdir",
+              "GraphModule" in text, text[:300])
+        check("etcompare.ETRecord(relative): repr names the absolute path",
+              os.path.join(a, "model.etrecord") in repr(rec), repr(rec))
+    finally:
+        os.chdir(here)
+
+
 def main():
     d = C.work_dir("python-trust3")
-    for case in (nan_compare_results, nan_gap):
+    for case in (nan_compare_results, nan_gap, chdir):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

@@ -366,6 +366,13 @@ class Inspector(_lib.View):
             import torch  # noqa: F401  (an ImportError now, not at the first tensor)
         self._tensor_type = tensor_type
         self._force = _lib.flag("force", force)
+        # every path made absolute now: the files are read again later (the
+        # reference run's inputs, the bundled program, the ETRecord's
+        # program), and an os.chdir in between must not change which
+        etdump_path, debug_buffer_path, bundled_program, inputs = (
+            _lib.absolute(p) for p in (etdump_path, debug_buffer_path, bundled_program, inputs))
+        if not (hasattr(etrecord, "_path") and hasattr(etrecord, "graph_names")):
+            etrecord = _lib.absolute(etrecord)
         self._bundled_program = bundled_program
         self._inputs = inputs
         if (etdump_path is None) == (etdump_data is None):

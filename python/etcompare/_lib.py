@@ -551,6 +551,19 @@ def path_arg(p):
     return os.fsencode(os.fspath(p))
 
 
+def absolute(p):
+    """A path keyword made absolute when it is given (os.path.abspath, str
+    or bytes kept as given, an os.PathLike as its os.fspath), so that an
+    os.chdir later does not make it name another file; anything else
+    (None, "", a value of the wrong type) is returned as it is, for the
+    caller's own check."""
+    if isinstance(p, (str, bytes, os.PathLike)):
+        p = os.fspath(p)
+        if p:
+            return os.path.abspath(p)
+    return p
+
+
 def swapped_hint(path, expected, keyword_for):
     """" (this file is an ETRecord: did you mean etrecord=?)" when the file at
     `path` is of another kind that another keyword takes; "" otherwise.
