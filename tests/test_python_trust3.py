@@ -128,9 +128,43 @@ def chdir(d):
         os.chdir(here)
 
 
+def comparator_reuse(d):
+    """Finding 8: one comparator instance used for two Inspectors:
+    self.inspector is replaced by the Inspector of each call (its
+    get_reference_graph() is that model's), and stays it after the call."""
+    import numpy as np
+
+    class Seen(E.NumericalComparatorBase):
+        def element_compare(self, a, b):
+            self.seen.add(os.path.basename(self.inspector._h.etrecord_path))
+            self.graphs.add(len(self.inspector.get_reference_graph().nodes))
+            return float(np.mean((np.asarray(a, np.float64) - np.asarray(b, np.float64)) ** 2))
+
+    cmp_ = Seen()
+    insps = {m: E.Inspector(etdump_path=os.path.join(d, m + ".etdp"),
+                            debug_buffer_path=os.path.join(d, m + "_debug.bin"),
+                            etrecord=os.path.join(d, m + ".etrecord")) for m in ("mlp", "qcnn")}
+    nodes = {m: len(i.get_reference_graph().nodes) for m, i in insps.items()}
+    for m in ("mlp", "qcnn", "mlp"):
+        cmp_.seen, cmp_.graphs = set(), set()
+        insps[m].calculate_numeric_gap(distance=cmp_)
+        check(f"{m}: the comparator's self.inspector is {m}'s Inspector",
+              cmp_.seen == {m + ".etrecord"}, cmp_.seen)
+        check(f"{m}: ... and get_reference_graph() is {m}'s graph",
+              cmp_.graphs == {nodes[m]}, f"{cmp_.graphs} vs {nodes[m]}")
+        check(f"{m}: after the call the comparator's inspector is still {m}'s (the last)",
+              cmp_.inspector is insps[m], cmp_.inspector)
+    mine = Seen(inspector=insps["mlp"])
+    mine.seen, mine.graphs = set(), set()
+    insps["qcnn"].calculate_numeric_gap(distance=mine)
+    check("a comparator made with inspector=mlp, used on qcnn: qcnn's during the call",
+          mine.seen == {"qcnn.etrecord"}, mine.seen)
+    check("... and qcnn's after it", mine.inspector is insps["qcnn"], mine.inspector)
+
+
 def main():
     d = C.work_dir("python-trust3")
-    for case in (nan_compare_results, nan_gap, chdir):
+    for case in (nan_compare_results, nan_gap, chdir, comparator_reuse):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

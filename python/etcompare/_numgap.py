@@ -108,8 +108,6 @@ def _distance(insp, distance):
     """(library distance name, the comparator to run in Python or None)."""
     from ._comparator import BUILTIN, NumericalComparatorBase, is_plain_builtin
     if isinstance(distance, NumericalComparatorBase):
-        if distance.inspector is None:
-            distance.inspector = insp
         if is_plain_builtin(distance):
             return type(distance).distance, None
         return "MSE", distance
@@ -207,6 +205,10 @@ def numeric_gap(insp, distance, reference, block, thresholds, reference_graph=No
                                        insp._tensor_type, g)))
     rows = _upstream_rows(doc, arrays)
     if comparator is not None:
+        # self.inspector is this call's Inspector, also for a comparator used
+        # before on another Inspector (its get_reference_graph() is this
+        # model's); it stays so after the call, as the last one it ran for
+        comparator.inspector = insp
         return _custom(comparator, rows, insp._tensor_type)
     attrs = {"first_divergence": next((i for i, r in enumerate(rows)
                                        if r.get("first_divergence")), None),
