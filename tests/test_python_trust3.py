@@ -162,9 +162,86 @@ def comparator_reuse(d):
     check("... and qcnn's after it", mine.inspector is insps["qcnn"], mine.inspector)
 
 
+def rewritten(d):
+    """Finding 9: a debug buffer or ETDump rewritten in place (same inode,
+    new size or mtime) between two calls is an Error naming the file, as
+    a replaced ETRecord is; deleted or replaced by a rename it is not (the
+    mapping still holds the file as opened)."""
+    import time
+    import numpy as np
+
+    def insp():
+        return E.Inspector(etdump_path=os.path.join(d, "mlp.etdp"),
+                           debug_buffer_path=os.path.join(d, "mlp_debug.bin"),
+                           etrecord=os.path.join(d, "mlp.etrecord"))
+
+    def outcome(fn):
+        try:
+            fn()
+            return "ok"
+        except E.Error as e:
+            return str(e)
+
+    buf = os.path.join(d, "mlp_debug.bin")
+    raw = np.fromfile(buf, dtype=np.uint8)
+    f32 = raw[: raw.size // 4 * 4].view(np.float32).copy()
+    ok = np.isfinite(f32) & (np.abs(f32) > 1e-30) & (np.abs(f32) < 1e30)
+    f32[ok] *= 1.01
+    other = raw.copy()
+    other[: raw.size // 4 * 4] = f32.view(np.uint8)
+
+    i = insp()
+    before = list(i.calculate_numeric_gap("SNR")["gap"])
+    ino = os.stat(buf).st_ino
+    time.sleep(0.05)  # past the file system's time stamp granularity
+    with open(buf, "r+b") as f:  # in place: same inode, same size
+        f.write(other.tobytes())
+    check("the rewrite kept the inode", os.stat(buf).st_ino == ino)
+    for what, fn in (("calculate_numeric_gap", lambda: i.calculate_numeric_gap("SNR")),
+                     ("compare", lambda: i.compare()),
+                     ("debug_data", lambda: i.event_blocks[1].events[1].debug_data)):
+        got = outcome(fn)
+        check(f"debug buffer rewritten in place: {what} raises 'changed since it was opened' "
+              "naming the file", buf in got and "changed since it was opened" in got, got)
+    j = insp()
+    check("a new Inspector on the rewritten buffer reads it without an error",
+          outcome(lambda: j.calculate_numeric_gap("SNR")) == "ok")
+
+    etdp = os.path.join(d, "mlp.etdp")
+    i = insp()
+    data = open(etdp, "rb").read()
+    time.sleep(0.05)
+    with open(etdp, "wb") as f:  # cp over it: O_TRUNC then write
+        f.write(data)
+    got = outcome(lambda: i.event_blocks)
+    check("ETDump rewritten in place: event_blocks raises naming it",
+          etdp in got and "ETDump changed since it was opened" in got, got)
+    got = outcome(lambda: i.print_data_tabular(file=open(os.devnull, "w")))
+    check("... print_data_tabular too", etdp in got and "changed since" in got, got)
+
+    i = insp()
+    before = list(i.calculate_numeric_gap("SNR")["gap"])
+    os.unlink(buf)
+    got = outcome(lambda: i.calculate_numeric_gap("SNR"))
+    check("a deleted debug buffer is not 'changed': the gap still works", got == "ok", got)
+    shutil.copy(os.path.join(RX, "mlp_debug.bin"), buf)
+    i = insp()
+    before = list(i.calculate_numeric_gap("SNR")["gap"])
+    tmp = os.path.join(d, "new.bin")
+    other.tofile(tmp)
+    time.sleep(0.05)
+    os.replace(tmp, buf)
+    try:
+        after = list(i.calculate_numeric_gap("SNR")["gap"])
+    except E.Error as e:
+        after = str(e)
+    check("a debug buffer replaced by a rename is not 'changed': the mapped file's numbers",
+          after == before, f"{before} -> {after}")
+
+
 def main():
     d = C.work_dir("python-trust3")
-    for case in (nan_compare_results, nan_gap, chdir, comparator_reuse):
+    for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:
