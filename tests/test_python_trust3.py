@@ -239,9 +239,45 @@ def rewritten(d):
           after == before, f"{before} -> {after}")
 
 
+def self_reference(d):
+    """Finding 12: reference= that is the run itself (the same Inspector, or
+    one of the same ETDump and debug buffer, also through a link) warns
+    that every op compares equal; a real reference run does not."""
+    def insp(etdp="mlp.etdp", buf="mlp_debug.bin"):
+        return E.Inspector(etdump_path=os.path.join(d, etdp),
+                           debug_buffer_path=os.path.join(d, buf),
+                           etrecord=os.path.join(d, "mlp.etrecord"))
+
+    os.link(os.path.join(d, "mlp.etdp"), os.path.join(d, "link.etdp"))
+    os.symlink(os.path.join(d, "mlp_debug.bin"), os.path.join(d, "link_debug.bin"))
+    shutil.copy(os.path.join(d, "mlp_debug.bin"), os.path.join(d, "copy_debug.bin"))
+    i = insp()
+    for what, ref, warned in (("reference=insp", i, True),
+                              ("another Inspector of the same files", insp(), True),
+                              ("the same files through a hard and a symbolic link",
+                               insp("link.etdp", "link_debug.bin"), True),
+                              ("the same ETDump with a copy of the buffer",
+                               insp("mlp.etdp", "copy_debug.bin"), False)):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            i.calculate_numeric_gap("SNR", reference=ref)
+        msgs = [str(x.message) for x in w if "reference= is this run itself" in str(x.message)]
+        if warned:
+            check(f"{what}: a warning says the reference is the run itself and names its files",
+                  len(msgs) == 1 and os.path.join(d, "mlp.etdp") in msgs[0] and
+                  "every op compares equal" in msgs[0], [str(x.message) for x in w])
+            check(f"{what}: the warning points at the caller's line",
+                  all(x.filename == __file__ for x in w
+                      if "reference= is this run itself" in str(x.message)),
+                  [x.filename for x in w])
+        else:
+            check(f"{what}: no such warning", not msgs, msgs)
+
+
 def main():
     d = C.work_dir("python-trust3")
-    for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten):
+    for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten,
+                 self_reference):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

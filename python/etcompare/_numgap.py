@@ -6,6 +6,7 @@ import ctypes
 import json
 import math
 import os
+import warnings
 
 from . import _lib, _tensor
 from ._lib import Error, lib
@@ -118,6 +119,19 @@ def _distance(insp, distance):
     return dist, None
 
 
+def _same_run(insp, other):
+    """True when Inspector `other` is `insp`, or reads the same ETDump and
+    debug buffer files (the same device and inode when they were opened,
+    also through another name or a link)."""
+    if other is insp or other._h is insp._h:
+        return True
+
+    def ids(h):
+        return {role: fid[:2] for role, _p, fid in h.data_ids if fid is not None}
+    mine = ids(insp._h)
+    return "ETDump" in mine and mine == ids(other._h)
+
+
 def numeric_gap(insp, distance, reference, block, thresholds, reference_graph=None,
                 reference_dtype="float32", disable_debug_handle_valdiation=False):
     # the keywords first: a wrong one is said before the reference graph runs
@@ -158,6 +172,12 @@ def numeric_gap(insp, distance, reference, block, thresholds, reference_graph=No
         name = _lib.cstr(lib.etrecord_name(insp._h.etrecord)) or "ETRecord"
         g.notes = run.notes
     elif hasattr(reference, "_h") and hasattr(reference, "event_blocks"):
+        if _same_run(insp, reference):
+            files = ", ".join(os.fsdecode(p) for _r, p, _f in insp._h.data_ids) or "etdump_data"
+            warnings.warn(f"calculate_numeric_gap: reference= is this run itself ({files}): "
+                          "every op compares equal (SNR inf, MSE 0) and says nothing about the "
+                          "run; give the Inspector of a reference run (another device, or "
+                          "the CPU), or no reference= for the ETRecord's graph", stacklevel=3)
         ref.insp = reference._h.insp
         g.keep.append(reference._h)
         name = "reference inspector"

@@ -833,6 +833,44 @@ def _file_id(path):
         return os.path.realpath(path)
 
 
+def _same_file(a, b):
+    """True when paths a and b name one existing file (device and inode)."""
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+    except (OSError, TypeError, ValueError):
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def warn_self_references(specs, limit=10):
+    """A warning line for each run whose reference run is the run itself
+    (its reference ETDump and reference debug buffer are the run's own
+    files, also under another name or through a link): every op compares
+    equal and the gate passes having checked nothing (a copy-paste in a
+    manifest). The first `limit` are named, then how many more."""
+    same = []
+    for s in specs:
+        ref = s.get("reference")
+        if not ref or ref.endswith(OUTPUT_REFERENCE_SUFFIXES):
+            continue
+        rdb, db = s.get("reference_debug_buffer"), s.get("debug_buffer")
+        if _same_file(ref, s["etdump"]) and (rdb == db or _same_file(rdb, db)):
+            same.append(s)
+    for s in same[:limit]:
+        print(f"etcompare.batch: warning: {s['etdump']}: the reference run is the run itself "
+              f"(reference {s['reference']}"
+              + (f", reference_debug_buffer {s['reference_debug_buffer']}"
+                 if s.get("reference_debug_buffer") else "") +
+              "): every op compares equal (SNR inf) and the gate passes without checking "
+              "anything; give the reference run's files (the manifest's reference and "
+              "reference_debug_buffer columns, or X.ref.etdp and X.ref.bin beside X.etdp)",
+              file=sys.stderr)
+    if len(same) > limit:
+        print(f"etcompare.batch: warning: {len(same) - limit} more runs whose reference run "
+              f"is the run itself", file=sys.stderr)
+    return same
+
+
 def _batch_inputs(a, specs):
     """(path, what it is) of every file the batch reads."""
     for path in a.inputs:
@@ -900,6 +938,7 @@ def _run(a):
             if getattr(a, k) is not None}
     specs = discover(a.inputs)
     check_outputs(a, specs)
+    warn_self_references(specs)
     if a.max_inflate is not None:
         for s in specs:
             s["max_inflate"] = a.max_inflate
