@@ -1,6 +1,7 @@
 """python3 -m etcompare.batch against a hostile user, round 3 (findings of
 /work/wt/pyfix3_findings.md): a reference run that is the run itself is
-named in a warning."""
+named in a warning;
+--agreement-heatmaps with names that are not UTF-8 or that collide."""
 import json
 import os
 import shutil
@@ -63,9 +64,80 @@ def case_self_reference(d):
           lines(out)[0]["reference"] == ref, f"rc={rc} {err[-600:]} {out[-300:]}")
 
 
+def case_heatmap_names(d):
+    """Findings 1 and 2: --agreement-heatmaps with an ETRecord or a folder
+    whose name is not UTF-8 writes its heat maps (it crashed with exit 1);
+    two groups whose names differ only in characters a file name cannot
+    keep ("a b", "a_b") each write and name their own heat map."""
+    bd = os.fsencode(d)
+    runs = os.path.join(bd, b"runs")
+    os.makedirs(runs)
+    rows = [b"etdump,debug_buffer,etrecord"]
+    for k in range(3):
+        for suf in (".etdp", "_debug.bin"):
+            shutil.copy(os.path.join(RX, "mlp" + suf),
+                        os.path.join(runs, b"r%d" % k + suf.encode()))
+        shutil.copy(os.path.join(RX, "mlp.etrecord"), os.path.join(runs, b"r%d\xff.etrecord" % k))
+        rows.append(b"runs/r%d.etdp,runs/r%d_debug.bin,runs/r%d\xff.etrecord" % (k, k, k))
+    with open(os.path.join(bd, b"m.csv"), "wb") as f:
+        f.write(b"\n".join(rows) + b"\n")
+    for label, heat in (("an ETRecord name", b"hm"), ("the heat-map folder's name", b"hm\xff")):
+        p = subprocess.run([sys.executable, "-m", "etcompare.batch", "--workers", "1", "-o",
+                            b"s.jsonl", "--group-summary", b"g.jsonl", "--agreement-heatmaps",
+                            heat, b"m.csv"], cwd=bd, capture_output=True, timeout=600)
+        err = p.stderr.decode(errors="replace")
+        try:
+            groups = [json.loads(ln) for ln in open(os.path.join(bd, b"g.jsonl"))]
+        except OSError:
+            groups = []
+        maps = [os.fsencode(a["heatmap"]) for g in groups for a in g["agreement"]]
+        check(f"--agreement-heatmaps, {label} not UTF-8: exit 0, no traceback",
+              p.returncode == 0 and "Traceback" not in err, f"rc={p.returncode} {err[-800:]}")
+        check(f"... the group summary names heat maps that exist in {heat!r}",
+              maps and all(os.path.isfile(os.path.join(bd, m)) and
+                           m.startswith(heat + b"/") for m in maps), (maps, err[-300:]))
+        if os.path.exists(os.path.join(bd, b"g.jsonl")):
+            os.unlink(os.path.join(bd, b"g.jsonl"))
+
+    c = os.path.join(d, "collide")
+    os.makedirs(c)
+    with open(os.path.join(c, "m.csv"), "w") as f:
+        f.write("etdump,debug_buffer,model\n")
+        for model, name in (("mlp", "a b"), ("cnn", "a_b")):
+            for k in range(3):
+                etdp = run_files(c, f"{model}{k}", model)
+                f.write(f"{etdp},{etdp[:-5]}_debug.bin,{name}\n")
+    for name in ("a b", "a_b"):  # each group alone, for its own heat map
+        with open(os.path.join(c, f"only {name}.csv"), "w") as f:
+            f.writelines([ln for ln in open(os.path.join(c, "m.csv"))
+                          if ln.startswith("etdump") or ln.rstrip("\n").endswith("," + name)])
+    rc, out, err = batch("--workers", "1", "-o", "s.jsonl", "--group-summary", "g.jsonl",
+                         "--agreement-heatmaps", "hm", "m.csv", cwd=c)
+    groups = {g["model"]: g for g in map(json.loads, open(os.path.join(c, "g.jsonl")))}
+    named = {m: [a["heatmap"] for a in g["agreement"]] for m, g in groups.items()}
+    ops = {m: (g.get("op_agreement_worst") or {}).get("heatmap") for m, g in groups.items()}
+    check("two groups whose safe names collide: each summary names other heat-map files",
+          rc == 0 and set(groups) == {"a b", "a_b"} and named["a b"] and named["a_b"] and
+          not set(named["a b"]) & set(named["a_b"]) and ops["a b"] != ops["a_b"],
+          f"rc={rc} {named} {ops} {err[-400:]}")
+    for name in ("a b", "a_b"):
+        sub = os.path.join(c, "solo " + name)
+        os.makedirs(sub)
+        rc, out, err = batch("--workers", "1", "-o", os.path.join(sub, "s.jsonl"),
+                             "--group-summary", os.path.join(sub, "g.jsonl"),
+                             "--agreement-heatmaps", os.path.join(sub, "hm"),
+                             f"only {name}.csv", cwd=c)
+        solo = [json.loads(ln) for ln in open(os.path.join(sub, "g.jsonl"))][0]
+        mine = os.path.join(c, named[name][0])
+        with open(mine, "rb") as f1, open(solo["agreement"][0]["heatmap"], "rb") as f2:
+            same = f1.read() == f2.read()
+        check(f"group {name!r}: the heat map its summary names is its own matrix (the same "
+              "bytes as the group's heat map alone)", same, (mine, solo["agreement"][0]))
+
+
 def main():
     d = C.work_dir("batch-trust3")
-    for case in (case_self_reference,):
+    for case in (case_self_reference, case_heatmap_names):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         with C.harness(case.__name__):
