@@ -1,7 +1,8 @@
 """python3 -m etcompare.batch against a hostile user, round 3 (findings of
 /work/wt/pyfix3_findings.md): a reference run that is the run itself is
 named in a warning;
---agreement-heatmaps with names that are not UTF-8 or that collide."""
+--agreement-heatmaps with names that are not UTF-8 or that collide;
+--resume from another directory."""
 import json
 import os
 import shutil
@@ -135,9 +136,36 @@ def case_heatmap_names(d):
               "bytes as the group's heat map alone)", same, (mine, solo["agreement"][0]))
 
 
+def case_resume_cwd(d):
+    """Finding 5: a folder input's lines name absolute paths, so --resume
+    from another working directory finds them (every run was analysed
+    again, and the summary had each run twice)."""
+    proj = os.path.join(d, "proj")
+    for k in range(2):
+        run_files(os.path.join(proj, "runs"), f"r{k}")
+    other = os.path.join(d, "other")
+    os.makedirs(other)
+    rc, out, err = batch("--workers", "1", "-o", "../s.jsonl", "runs", cwd=proj)
+    first = [json.loads(ln) for ln in open(os.path.join(d, "s.jsonl"))]
+    check("a folder given relative: the lines name the files by absolute paths",
+          rc == 0 and len(first) == 2 and
+          all(os.path.isabs(x[k]) for x in first for k in ("etdump", "debug_buffer", "etrecord")),
+          f"rc={rc} {[x['etdump'] for x in first]} {err[-300:]}")
+    rc, out, err = batch("--workers", "1", "-o", "../s.jsonl", "--resume", "../proj/runs",
+                         cwd=other)
+    after = [json.loads(ln) for ln in open(os.path.join(d, "s.jsonl"))]
+    check("--resume from another directory: nothing analysed again, one line per run",
+          rc == 0 and "0 runs analysed" in err and "2 skipped" in err and len(after) == 2,
+          f"rc={rc} {len(after)} lines {err[-300:]}")
+    rc, out, err = batch("--workers", "1", os.path.join("runs", "r0.etdp"), cwd=proj)
+    check("an ETDump given relative: its line's paths are absolute",
+          rc == 0 and lines(out)[0]["etdump"] == os.path.join(proj, "runs", "r0.etdp"),
+          f"rc={rc} {out[-300:]}")
+
+
 def main():
     d = C.work_dir("batch-trust3")
-    for case in (case_self_reference, case_heatmap_names):
+    for case in (case_self_reference, case_heatmap_names, case_resume_cwd):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         with C.harness(case.__name__):

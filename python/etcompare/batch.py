@@ -196,6 +196,13 @@ def discover(inputs):
         else:
             specs.append(by_convention(path))
         where += [None] * (len(specs) - len(where))
+    # every path absolute (a manifest's already are): the summary's lines name
+    # the files wherever it is read from, and --resume from another working
+    # directory finds the runs it has (run_key)
+    for s in specs:
+        for k in FIELDS:
+            if s.get(k):
+                s[k] = os.path.abspath(s[k])
     # the same run spelled twice (runs and ./runs/, a link, a manifest's line
     # repeated) is analysed once; rows that share only the ETDump are all analysed
     from .batch_groups import run_key
