@@ -2,7 +2,7 @@
 /work/wt/pyfix3_findings.md): a reference run that is the run itself is
 named in a warning;
 --agreement-heatmaps with names that are not UTF-8 or that collide;
---resume from another directory."""
+--resume from another directory, with other thresholds."""
 import json
 import os
 import shutil
@@ -163,9 +163,59 @@ def case_resume_cwd(d):
           f"rc={rc} {out[-300:]}")
 
 
+def case_resume_gate(d):
+    """Finding 4: each line records the gate it was judged by; --resume
+    with other thresholds is refused (exit 2, naming both), the summary
+    untouched; with the same thresholds it goes on."""
+    runs = os.path.join(d, "runs")
+    for k in range(2):
+        run_files(runs, f"r{k}")
+    out_path = os.path.join(d, "s.jsonl")
+    rc, out, err = batch("--workers", "1", "--min-snr", "30", "-o", out_path, runs)
+    rows = [json.loads(ln) for ln in open(out_path)]
+    check("each line records its gate",
+          rc == 0 and all(r.get("gate") == {"min_snr": 30.0} for r in rows), rows)
+    rc, out, err = batch("--workers", "1", runs)
+    check("a batch without thresholds records gate {}",
+          rc == 0 and all(r.get("gate") == {} for r in lines(out)), out[-300:])
+    run_files(runs, "r2")
+    before = open(out_path).read()
+    for args, want in ((["--min-snr", "200"], "--min-snr 200.0"), ([], "no gate"),
+                       (["--min-snr", "30", "--max-mse", "1"], "--max-mse 1.0")):
+        rc, out, err = batch("--workers", "1", *args, "-o", out_path, "--resume", runs)
+        check(f"--resume with {args or 'no thresholds'} after --min-snr 30: exit 2, one line "
+              "naming both gates, the summary untouched",
+              rc == 2 and len(err.strip().splitlines()) == 1 and "--min-snr 30.0" in err and
+              want in err and out_path in err and open(out_path).read() == before,
+              f"rc={rc} {err[-500:]}")
+    rc, out, err = batch("--workers", "1", "--min-snr", "30", "-o", out_path, "--resume", runs)
+    rows = [json.loads(ln) for ln in open(out_path)]
+    check("--resume with the same thresholds: the new run analysed, every line that gate",
+          rc == 0 and "1 run analysed" in err and len(rows) == 3 and
+          all(r["gate"] == {"min_snr": 30.0} for r in rows), f"rc={rc} {err[-300:]}")
+    # a summary of an older etcompare.batch (no gate recorded): kept, with a warning
+    with open(out_path, "w") as f:
+        for r in rows[:2]:
+            r.pop("gate")
+            f.write(json.dumps(r) + "\n")
+    rc, out, err = batch("--workers", "1", "--min-snr", "30", "-o", out_path, "--resume", runs)
+    check("--resume on lines that record no gate: a warning, the batch goes on",
+          rc == 0 and "2 lines record no gate" in err and "1 run analysed" in err,
+          f"rc={rc} {err[-400:]}")
+    import jsonschema
+    schema = json.load(open(os.path.join(SRC, "schema", "batch-summary.schema.json")))
+    bad = []
+    for r in [json.loads(ln) for ln in open(out_path)][2:]:
+        try:
+            jsonschema.validate(r, schema)
+        except jsonschema.ValidationError as e:
+            bad.append(str(e)[:300])
+    check("lines with gate follow schema/batch-summary.schema.json", not bad, bad)
+
+
 def main():
     d = C.work_dir("batch-trust3")
-    for case in (case_self_reference, case_heatmap_names, case_resume_cwd):
+    for case in (case_self_reference, case_heatmap_names, case_resume_cwd, case_resume_gate):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         with C.harness(case.__name__):
