@@ -2,7 +2,7 @@
 /work/wt/pyfix3_findings.md): a reference run that is the run itself is
 named in a warning;
 --agreement-heatmaps with names that are not UTF-8 or that collide;
---resume from another directory, with other thresholds."""
+--resume from another directory, with other thresholds, with --group-summary."""
 import json
 import os
 import shutil
@@ -213,9 +213,29 @@ def case_resume_gate(d):
     check("lines with gate follow schema/batch-summary.schema.json", not bad, bad)
 
 
+def case_resume_groups(d):
+    """Finding 3: --resume with --group-summary would summarize the runs of
+    this invocation only (a 4-run group reported as 1 run): refused, exit 2,
+    one line saying why and what to do."""
+    runs = os.path.join(d, "runs")
+    for k in range(3):
+        run_files(runs, f"r{k}")
+    out_path, groups = os.path.join(d, "s.jsonl"), os.path.join(d, "g.jsonl")
+    rc, out, err = batch("--workers", "1", "-o", out_path, "--group-summary", groups, runs)
+    before = open(groups).read()
+    run_files(runs, "r3")
+    rc, out, err = batch("--workers", "1", "-o", out_path, "--resume", "--group-summary",
+                         groups, runs)
+    check("--resume --group-summary: exit 2, one line naming both options, the group "
+          "summary untouched",
+          rc == 2 and len(err.strip().splitlines()) == 1 and "--resume" in err and
+          "--group-summary" in err and open(groups).read() == before, f"rc={rc} {err[-400:]}")
+
+
 def main():
     d = C.work_dir("batch-trust3")
-    for case in (case_self_reference, case_heatmap_names, case_resume_cwd, case_resume_gate):
+    for case in (case_self_reference, case_heatmap_names, case_resume_cwd, case_resume_gate,
+                 case_resume_groups):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         with C.harness(case.__name__):

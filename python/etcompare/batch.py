@@ -845,6 +845,11 @@ def parse_args(argv):
         p.error("--workers must be at least 1")
     if a.resume and a.output == "-":
         p.error("--resume needs -o FILE")
+    if a.resume and a.group_summary:
+        p.error("--resume with --group-summary: the groups need every run's per-op data, "
+                "which the -o file does not keep, so they would cover only the runs analysed "
+                "now; run the batch without --resume for the group summary (or --resume "
+                "without --group-summary)")
     if a.max_inflate is not None and not _inflate_spec_ok(a.max_inflate):
         p.error(f"--max-inflate {a.max_inflate}: give BYTES (K, M, G or T allowed), FACTORx "
                 "(times the debug buffer's size) or none")
