@@ -274,10 +274,30 @@ def self_reference(d):
             check(f"{what}: no such warning", not msgs, msgs)
 
 
+def reference_name(d):
+    """Finding 20: a reference Inspector of another model is named by its
+    ETDump ("the reference /.../qcnn.etdp"), not "the reference reference
+    inspector"."""
+    cnn = E.Inspector(etdump_path=os.path.join(d, "cnn.etdp"),
+                      debug_buffer_path=os.path.join(d, "cnn_debug.bin"),
+                      etrecord=os.path.join(d, "cnn.etrecord"))
+    q = E.Inspector(etdump_path=os.path.join(d, "qcnn.etdp"),
+                    debug_buffer_path=os.path.join(d, "qcnn_debug.bin"),
+                    etrecord=os.path.join(d, "qcnn.etrecord"))
+    try:
+        cnn.calculate_numeric_gap("SNR", reference=q)
+        msg = "no error"
+    except E.MismatchError as e:
+        msg = str(e)
+    check("reference=Inspector of another model: the message names its ETDump, once",
+          "the reference " + os.path.join(d, "qcnn.etdp") in msg and
+          "reference reference" not in msg, msg)
+
+
 def main():
     d = C.work_dir("python-trust3")
     for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten,
-                 self_reference):
+                 self_reference, reference_name):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

@@ -180,13 +180,15 @@ def numeric_gap(insp, distance, reference, block, thresholds, reference_graph=No
                           "the CPU), or no reference= for the ETRecord's graph", stacklevel=3)
         ref.insp = reference._h.insp
         g.keep.append(reference._h)
-        name = "reference inspector"
+        # the library says "the reference NAME": the reference run's ETDump
+        name = next((p for role, p, _f in reference._h.data_ids if role == "ETDump"),
+                    "Inspector of etdump_data")
     else:
         p = ctypes.c_void_p()
         _lib.check(lib.npz_open(ctypes.byref(p), _lib.path_arg(reference), ctypes.byref(err)), err)
         g.npz = ref.npz = p.value
         name = os.fspath(reference)
-    name_b = name.encode() if isinstance(name, str) else name
+    name_b = os.fsencode(name)  # a path that is not UTF-8 kept as the file system has it
     g.keep.append(name_b)
     ref.name = name_b
     opt = _lib.options("numgap_options", lib.numgap_options_init)
