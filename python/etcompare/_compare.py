@@ -1,6 +1,7 @@
 """Output comparison: upstream's compare_results() at full precision, and
 Inspector.compare(), the library's accuracy gate (etcompare/accuracy.h)."""
 import ctypes
+import math
 import os
 
 from . import _lib, _tensor
@@ -35,7 +36,9 @@ def metrics_of(reference, actual):
 def compare_results(reference_output, run_output, metrics=None, plot=False, plot_dir=None):
     """Upstream's compare_results: each pair of outputs compared, returned as
     {"snr": [...], "mse": [...], "cosine_similarity": [...]}, one value per
-    output, at full precision (upstream rounds to 2 decimals).
+    output, at full precision (upstream rounds to 2 decimals). An output
+    with elements NaN on one side only gets NaN for every metric, as
+    upstream's (Inspector.compare() names them and fails the output).
 
     plot=True draws the CLI's accuracy plots through the library into
     `plot_dir` (default: a new temporary directory): a bar chart per metric
@@ -57,8 +60,13 @@ def compare_results(reference_output, run_output, metrics=None, plot=False, plot
                     f"{len(run_output)} run outputs", "mismatch")
     for ref, res in zip(reference_output, run_output):
         m = metrics_of(ref, res)
+        # the library's metrics leave out the elements NaN on one side only
+        # (compare() fails them); upstream's torch.mean((a - b) ** 2) and the
+        # others are NaN there, and a partly NaN output must not score better
+        # than a fully NaN one
+        one_sided = m.nan_mismatch_count > 0
         for k in wanted:
-            out[k].append(getattr(m, _METRICS[k]))
+            out[k].append(math.nan if one_sided else getattr(m, _METRICS[k]))
     return out
 
 

@@ -10,7 +10,6 @@ shape and dtype. The printout follows torch.fx's verbose code generation
 it, with what the serialized graph says.
 """
 import json
-import os
 import zipfile
 
 EDGE_MEMBER = "edge_dialect_exported_program"
@@ -48,7 +47,8 @@ def load_program(path, graph_name=None, method=None):
     if not path:
         return None
     try:
-        with zipfile.ZipFile(os.fspath(path)) as z:
+        # opened first: zipfile takes no bytes path, open() does
+        with open(path, "rb") as f, zipfile.ZipFile(f) as z:
             names = set(z.namelist())
             if graph_name is not None:
                 member = graph_name

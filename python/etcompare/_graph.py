@@ -217,6 +217,7 @@ class ETRecord(_lib.View):
     _what, _fix = "an etcompare.ETRecord", "make a new one from the same path"
 
     def __init__(self, path):
+        path = _lib.absolute(path)  # an os.chdir later does not change the file
         self._path = os.fspath(path)
         self._h = _Rec()
         self._h.etrecord_path = self._path

@@ -61,11 +61,16 @@ class _Handles(_lib.Owner):
         self.data = None  # bytes given as etdump_data (the dump points into them)
         self.tensor_type = "numpy"
         self.paths = []  # the files mapped, as given to the library (check)
+        self.data_ids = []  # (role, path, _lib.file_id when opened): ETDump, debug buffer
 
     def check(self):
         """Raises etcompare.Error when a file behind these objects was
-        truncated while it was read (_lib.check_files)."""
+        truncated while it was read (_lib.check_files), or when the ETDump
+        or the debug buffer was rewritten in place since it was opened (the
+        mapping would show the new bytes): one os.stat per file."""
         _lib.check_files(self.paths)
+        for role, path, fid in self.data_ids:
+            _lib.check_rewritten(path, fid, role, _FIX)
 
     def __del__(self):
         if lib is None:  # interpreter shutdown
@@ -349,7 +354,10 @@ class Inspector(_lib.View):
 
     A mapped file truncated by another process while it is read raises
     etcompare.Error "FILE: changed while being read" from the next call
-    that reads it (a numpy view read directly in between reads zeros).
+    that reads it (a numpy view read directly in between reads zeros). The
+    ETDump or the debug buffer rewritten in place (same inode, another size
+    or modification time) raises etcompare.Error "FILE: the debug buffer
+    changed since it was opened" from the next call that reads it.
     """
     _what, _fix = "an Inspector", _FIX
 
@@ -366,6 +374,13 @@ class Inspector(_lib.View):
             import torch  # noqa: F401  (an ImportError now, not at the first tensor)
         self._tensor_type = tensor_type
         self._force = _lib.flag("force", force)
+        # every path made absolute now: the files are read again later (the
+        # reference run's inputs, the bundled program, the ETRecord's
+        # program), and an os.chdir in between must not change which
+        etdump_path, debug_buffer_path, bundled_program, inputs = (
+            _lib.absolute(p) for p in (etdump_path, debug_buffer_path, bundled_program, inputs))
+        if not (hasattr(etrecord, "_path") and hasattr(etrecord, "graph_names")):
+            etrecord = _lib.absolute(etrecord)
         self._bundled_program = bundled_program
         self._inputs = inputs
         if (etdump_path is None) == (etdump_data is None):
@@ -394,6 +409,8 @@ class Inspector(_lib.View):
                                        b"etdump_data", ctypes.byref(err)), err)
         h.etdump = p.value
         h.inputs.append(("ETDump", etdump_path))
+        if etdump_path is not None:
+            h.data_ids.append(("ETDump", etdump_path, _lib.file_id(etdump_path)))
         if debug_buffer_path is not None:
             p = ctypes.c_void_p()
             _lib.check(lib.debug_buffer_open(ctypes.byref(p), _lib.path_arg(debug_buffer_path),
@@ -401,6 +418,7 @@ class Inspector(_lib.View):
             h.buf = p.value
             h.paths.append(_lib.path_arg(debug_buffer_path))
             h.inputs.append(("debug buffer", debug_buffer_path))
+            h.data_ids.append(("debug buffer", debug_buffer_path, _lib.file_id(debug_buffer_path)))
             if max_inflate is not None:
                 _lib.check(lib.debug_buffer_set_max_inflate(h.buf, _lib.inflate_spec(max_inflate),
                                                             ctypes.byref(err)), err)

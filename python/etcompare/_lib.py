@@ -470,6 +470,31 @@ def file_id(path):
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
+def check_rewritten(path, fid, role, fix):
+    """Raises Error "PATH: the ROLE changed since it was opened" when the
+    file at `path` is still the one opened (same device and inode: its
+    mapping shows what is in it now) but its size or modification time is
+    not `fid`'s: rewritten in place (cp over it, a new capture written to
+    the same name). A file deleted or replaced by another (renamed over it)
+    since is not an error: the mapping still holds the file as opened."""
+    if fid is None:
+        return
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return
+    if (st.st_dev, st.st_ino) != fid[:2] or (st.st_size, st.st_mtime_ns) == fid[2:]:
+        return
+    name = os.fsdecode(path)
+    if st.st_size < fid[2]:  # the guard's words for a truncated mapping (check_files)
+        raise Error(f"{name}: changed while being read (truncated by another process?): the "
+                    f"{role} is {st.st_size} bytes, {fid[2]} when it was opened; {fix}",
+                    "I/O error", name)
+    raise Error(f"{name}: the {role} changed since it was opened (rewritten in place: "
+                f"{fid[2]} bytes then, {st.st_size} now, modified since): its data would be "
+                f"the new bytes read against what was read before; {fix}", "I/O error", name)
+
+
 def flag(name, v):
     """A keyword that takes True or False: "no" or 0 are not taken for one."""
     if not isinstance(v, bool) and type(v).__name__ != "bool_":  # numpy.bool_ too
@@ -549,6 +574,19 @@ def capture(write):
 
 def path_arg(p):
     return os.fsencode(os.fspath(p))
+
+
+def absolute(p):
+    """A path keyword made absolute when it is given (os.path.abspath, str
+    or bytes kept as given, an os.PathLike as its os.fspath), so that an
+    os.chdir later does not make it name another file; anything else
+    (None, "", a value of the wrong type) is returned as it is, for the
+    caller's own check."""
+    if isinstance(p, (str, bytes, os.PathLike)):
+        p = os.fspath(p)
+        if p:
+            return os.path.abspath(p)
+    return p
 
 
 def swapped_hint(path, expected, keyword_for):

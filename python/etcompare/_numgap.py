@@ -6,6 +6,7 @@ import ctypes
 import json
 import math
 import os
+import warnings
 
 from . import _lib, _tensor
 from ._lib import Error, lib
@@ -40,10 +41,21 @@ def _num(v):
     return float(v)
 
 
+# the library's reason for a pair with elements NaN on one side only (its
+# gate judges that first, on every compared pair: etc_gate_judge_)
+_ONE_SIDED_NAN = "NaN on one side only"
+
+
 def _gap(r):
     """The library's gap of one output pair: already upstream's distance
-    (L1 the sum of |a - r|), a one-element list; NaN when not compared."""
+    (L1 the sum of |a - r|), a one-element list; NaN when not compared, and
+    NaN, as upstream's comparators give, when elements are NaN on one side
+    only (the library's distance leaves them out; its snr, mse, ... columns
+    keep that NaN-free value and `status` fails the pair)."""
     g = r.get("gap")
+    if (r.get("metrics") or {}).get("nan_count") and \
+            str(r.get("reason") or "").endswith(_ONE_SIDED_NAN):
+        return math.nan
     return _num(g[0]) if g else math.nan
 
 
@@ -97,8 +109,6 @@ def _distance(insp, distance):
     """(library distance name, the comparator to run in Python or None)."""
     from ._comparator import BUILTIN, NumericalComparatorBase, is_plain_builtin
     if isinstance(distance, NumericalComparatorBase):
-        if distance.inspector is None:
-            distance.inspector = insp
         if is_plain_builtin(distance):
             return type(distance).distance, None
         return "MSE", distance
@@ -107,6 +117,19 @@ def _distance(insp, distance):
         raise Error(f"distance must be one of MSE, L1, SNR or a NumericalComparatorBase, not "
                     f"'{distance}'", "usage error")
     return dist, None
+
+
+def _same_run(insp, other):
+    """True when Inspector `other` is `insp`, or reads the same ETDump and
+    debug buffer files (the same device and inode when they were opened,
+    also through another name or a link)."""
+    if other is insp or other._h is insp._h:
+        return True
+
+    def ids(h):
+        return {role: fid[:2] for role, _p, fid in h.data_ids if fid is not None}
+    mine = ids(insp._h)
+    return "ETDump" in mine and mine == ids(other._h)
 
 
 def numeric_gap(insp, distance, reference, block, thresholds, reference_graph=None,
@@ -149,15 +172,23 @@ def numeric_gap(insp, distance, reference, block, thresholds, reference_graph=No
         name = _lib.cstr(lib.etrecord_name(insp._h.etrecord)) or "ETRecord"
         g.notes = run.notes
     elif hasattr(reference, "_h") and hasattr(reference, "event_blocks"):
+        if _same_run(insp, reference):
+            files = ", ".join(os.fsdecode(p) for _r, p, _f in insp._h.data_ids) or "etdump_data"
+            warnings.warn(f"calculate_numeric_gap: reference= is this run itself ({files}): "
+                          "every op compares equal (SNR inf, MSE 0) and says nothing about the "
+                          "run; give the Inspector of a reference run (another device, or "
+                          "the CPU), or no reference= for the ETRecord's graph", stacklevel=3)
         ref.insp = reference._h.insp
         g.keep.append(reference._h)
-        name = "reference inspector"
+        # the library says "the reference NAME": the reference run's ETDump
+        name = next((p for role, p, _f in reference._h.data_ids if role == "ETDump"),
+                    "Inspector of etdump_data")
     else:
         p = ctypes.c_void_p()
         _lib.check(lib.npz_open(ctypes.byref(p), _lib.path_arg(reference), ctypes.byref(err)), err)
         g.npz = ref.npz = p.value
         name = os.fspath(reference)
-    name_b = name.encode() if isinstance(name, str) else name
+    name_b = os.fsencode(name)  # a path that is not UTF-8 kept as the file system has it
     g.keep.append(name_b)
     ref.name = name_b
     opt = _lib.options("numgap_options", lib.numgap_options_init)
@@ -196,6 +227,10 @@ def numeric_gap(insp, distance, reference, block, thresholds, reference_graph=No
                                        insp._tensor_type, g)))
     rows = _upstream_rows(doc, arrays)
     if comparator is not None:
+        # self.inspector is this call's Inspector, also for a comparator used
+        # before on another Inspector (its get_reference_graph() is this
+        # model's); it stays so after the call, as the last one it ran for
+        comparator.inspector = insp
         return _custom(comparator, rows, insp._tensor_type)
     attrs = {"first_divergence": next((i for i, r in enumerate(rows)
                                        if r.get("first_divergence")), None),

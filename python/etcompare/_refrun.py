@@ -78,7 +78,7 @@ def _from_file(g, path):
     err = _lib.new_error()
     p, out = ctypes.c_void_p(), ctypes.c_void_p()
     path_b = _lib.path_arg(path)
-    if os.fspath(path).endswith(".npz"):
+    if os.fsdecode(path).endswith(".npz"):
         _lib.check(lib.npz_open(ctypes.byref(p), path_b, ctypes.byref(err)), err)
         try:
             _lib.check(lib.refinputs_from_npz(ctypes.byref(out), g, p, ctypes.byref(err)), err)
@@ -91,7 +91,7 @@ def _from_file(g, path):
                        err)
         finally:
             lib.torchsave_free(p)
-    return _owned(out.value, os.fspath(path))
+    return _owned(out.value, os.fsdecode(path))
 
 
 def _bundled_case(bp, g, tc):

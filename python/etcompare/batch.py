@@ -196,6 +196,13 @@ def discover(inputs):
         else:
             specs.append(by_convention(path))
         where += [None] * (len(specs) - len(where))
+    # every path absolute (a manifest's already are): the summary's lines name
+    # the files wherever it is read from, and --resume from another working
+    # directory finds the runs it has (run_key)
+    for s in specs:
+        for k in FIELDS:
+            if s.get(k):
+                s[k] = os.path.abspath(s[k])
     # the same run spelled twice (runs and ./runs/, a link, a manifest's line
     # repeated) is analysed once; rows that share only the ETDump are all analysed
     from .batch_groups import run_key
@@ -426,7 +433,10 @@ def analyze(spec, gate, groups=False):
     out = {k: spec.get(k) for k in FIELDS}
     out.update({"status": "ok", "message": None, "blocks": None, "runs": None,
                 "time_unit": "ms", "execute_p50": None, "execute_avg": None,
-                "worst_output": None, "first_divergence": None})
+                "worst_output": None, "first_divergence": None,
+                # the thresholds the status is judged by ({} for none): --resume
+                # refuses to add lines judged by others (_same_gate)
+                "gate": dict(gate)})
     failed = []
     gap = insp = rinsp = None
     compared = False
@@ -539,12 +549,12 @@ def _chunks(specs, workers):
     return [specs[i:i + size] for i in range(0, len(specs), size)]
 
 
-def _died(spec, why):
+def _died(spec, why, gate):
     out = {k: spec.get(k) for k in FIELDS}
     out.update({"status": "error", "message": f"the worker process died analysing it ({why})",
                 "blocks": None, "runs": None, "time_unit": "ms", "execute_p50": None,
                 "execute_avg": None, "worst_output": None, "first_divergence": None,
-                "elapsed_s": 0.0})
+                "gate": dict(gate), "elapsed_s": 0.0})
     return json.dumps(out)
 
 
@@ -603,7 +613,7 @@ def _run_pool(chunks, gate, workers, emit, groups=False):
         try:
             emit(ex.submit(analyze_chunk, [spec], gate, *extra).result())
         except concurrent.futures.process.BrokenProcessPool as e:
-            emit([_died(spec, e)])
+            emit([_died(spec, e, gate)])
         except BaseException:
             _kill_pool(ex)
             raise
@@ -659,7 +669,7 @@ def _run_dask(chunks, gate, workers, scheduler, emit, groups=False, then=None):
             except Exception as e:  # e.g. KilledWorker: the chunk killed its workers
                 failed = index[f.key]
                 if len(failed) == 1:
-                    emit([_died(failed[0], f"{type(e).__name__}: {e}")])
+                    emit([_died(failed[0], f"{type(e).__name__}: {e}", gate)])
                 else:  # find which ETDump: one task each
                     more = client.map(analyze_chunk, [[s] for s in failed], gate=gate,
                                       pure=False, **extra)
@@ -668,13 +678,41 @@ def _run_dask(chunks, gate, workers, scheduler, emit, groups=False, then=None):
                         try:
                             emit(g.result())
                         except Exception as e2:
-                            emit([_died(index[g.key][0], f"{type(e2).__name__}: {e2}")])
+                            emit([_died(index[g.key][0], f"{type(e2).__name__}: {e2}", gate)])
         if then is not None:  # the group reduction, on the same workers
             then(lambda fn, args: client.gather(client.map(fn, *zip(*args), pure=False)))
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _gate_text(gate):
+    if not isinstance(gate, dict):
+        return f"the gate {gate!r}"
+    return " ".join(f"{NUMBERS[k][0]} {gate[k]!r}" for k in NUMBERS if k in gate) or "no gate"
+
+
+def _same_gate(path, earlier, gate):
+    """--resume goes on with a summary whose verdicts were made with the
+    thresholds of this batch: _Fail (exit 2) naming both when a line says
+    another gate; lines that record none (an etcompare.batch from before
+    the gate was recorded) keep their verdicts, with a warning."""
+    unknown = 0
+    for i, d in enumerate(earlier):
+        was = d.get("gate")
+        if was is None:
+            unknown += 1
+        elif was != gate:
+            raise _Fail(f"{path}: --resume: its line {i + 1} ({d.get('etdump')}) was judged "
+                        f"with {_gate_text(was)}, this batch has {_gate_text(gate)}: one "
+                        f"summary would judge the same numbers by two gates; give the same "
+                        f"thresholds as that batch, or another -o without --resume", 2)
+    if unknown:
+        print(f"etcompare.batch: warning: {path}: {unknown} "
+              f"{'lines record' if unknown > 1 else 'line records'} no gate (written by an "
+              f"older etcompare.batch): kept as they are, whatever gate they were judged by",
+              file=sys.stderr)
 
 
 def _key(line):
@@ -807,6 +845,11 @@ def parse_args(argv):
         p.error("--workers must be at least 1")
     if a.resume and a.output == "-":
         p.error("--resume needs -o FILE")
+    if a.resume and a.group_summary:
+        p.error("--resume with --group-summary: the groups need every run's per-op data, "
+                "which the -o file does not keep, so they would cover only the runs analysed "
+                "now; run the batch without --resume for the group summary (or --resume "
+                "without --group-summary)")
     if a.max_inflate is not None and not _inflate_spec_ok(a.max_inflate):
         p.error(f"--max-inflate {a.max_inflate}: give BYTES (K, M, G or T allowed), FACTORx "
                 "(times the debug buffer's size) or none")
@@ -831,6 +874,44 @@ def _file_id(path):
         return (st.st_dev, st.st_ino)
     except OSError:
         return os.path.realpath(path)
+
+
+def _same_file(a, b):
+    """True when paths a and b name one existing file (device and inode)."""
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+    except (OSError, TypeError, ValueError):
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def warn_self_references(specs, limit=10):
+    """A warning line for each run whose reference run is the run itself
+    (its reference ETDump and reference debug buffer are the run's own
+    files, also under another name or through a link): every op compares
+    equal and the gate passes having checked nothing (a copy-paste in a
+    manifest). The first `limit` are named, then how many more."""
+    same = []
+    for s in specs:
+        ref = s.get("reference")
+        if not ref or ref.endswith(OUTPUT_REFERENCE_SUFFIXES):
+            continue
+        rdb, db = s.get("reference_debug_buffer"), s.get("debug_buffer")
+        if _same_file(ref, s["etdump"]) and (rdb == db or _same_file(rdb, db)):
+            same.append(s)
+    for s in same[:limit]:
+        print(f"etcompare.batch: warning: {s['etdump']}: the reference run is the run itself "
+              f"(reference {s['reference']}"
+              + (f", reference_debug_buffer {s['reference_debug_buffer']}"
+                 if s.get("reference_debug_buffer") else "") +
+              "): every op compares equal (SNR inf) and the gate passes without checking "
+              "anything; give the reference run's files (the manifest's reference and "
+              "reference_debug_buffer columns, or X.ref.etdp and X.ref.bin beside X.etdp)",
+              file=sys.stderr)
+    if len(same) > limit:
+        print(f"etcompare.batch: warning: {len(same) - limit} more runs whose reference run "
+              f"is the run itself", file=sys.stderr)
+    return same
 
 
 def _batch_inputs(a, specs):
@@ -900,6 +981,7 @@ def _run(a):
             if getattr(a, k) is not None}
     specs = discover(a.inputs)
     check_outputs(a, specs)
+    warn_self_references(specs)
     if a.max_inflate is not None:
         for s in specs:
             s["max_inflate"] = a.max_inflate
@@ -911,7 +993,9 @@ def _run(a):
     from .batch_groups import run_key
     done = set()
     if a.resume:
-        done = {run_key(json.loads(ln)) for ln in _read_lines(a.output, repair=True)}
+        earlier = [json.loads(ln) for ln in _read_lines(a.output, repair=True)]
+        _same_gate(a.output, earlier, gate)
+        done = {run_key(d) for d in earlier}
     todo = [s for s in specs if run_key(s) not in done]
     collected = []
     sink = open(a.output, "a" if a.resume else "w") if to_file else None

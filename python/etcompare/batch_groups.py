@@ -501,8 +501,10 @@ def heatmap(path, snr, title):
     m = np.where(np.isposinf(m), top, m)
     m = np.ascontiguousarray(-m)
     err = L.new_error()
-    L.check(dll.etc_plot_heatmap(path.encode(), m.ctypes.data, m.shape[0], m.shape[1],
-                                 title.encode(), ctypes.byref(err)), err)
+    # the path as the file system has it (names that are not UTF-8 kept, as
+    # os.fsencode does); the title is text: what is not UTF-8 drawn as U+FFFD
+    L.check(dll.etc_plot_heatmap(os.fsencode(path), m.ctypes.data, m.shape[0], m.shape[1],
+                                 title.encode("utf-8", "replace"), ctypes.byref(err)), err)
 
 
 def _min_pair(snr):
@@ -518,7 +520,26 @@ def _order(v):
     return math.inf if v is None else (-math.inf if math.isnan(v) else v)
 
 
-def op_agreement(key, members, sums, margin, min_agreement, heatmap_dir):
+def heatmap_stems(keys):
+    """{(model, input): the part of its heat maps' file names}: the two
+    labels made safe for a file name (_safe), and when that makes two
+    groups' names equal ("a b" and "a_b", "model 1.etrecord" and
+    "model_1.etrecord"), each of those groups' followed by the first 8 hex
+    digits of the SHA-256 of its own labels: every group writes and names
+    its own files."""
+    stems = {k: f"{_safe(k[0])}_{_safe(k[1])}" for k in keys}
+    taken = {}
+    for k, st in stems.items():
+        taken.setdefault(st, []).append(k)
+    for st, ks in taken.items():
+        if len(ks) > 1:
+            for k in ks:
+                raw = json.dumps([str(k[0]), str(k[1])]).encode("utf-8", "surrogateescape")
+                stems[k] = f"{st}_{hashlib.sha256(raw).hexdigest()[:8]}"
+    return stems
+
+
+def op_agreement(key, members, sums, margin, min_agreement, heatmap_dir, stem=None):
     """Per op output: the agreement of the group's runs (the program
     outputs' code), worst (lowest pairwise SNR) first; the worst op's
     matrix; the first op in execution order with outlier runs (where the
@@ -561,7 +582,8 @@ def op_agreement(key, members, sums, margin, min_agreement, heatmap_dir):
                  "scores": [_jnum(sc) for sc in mats[i][2]]}
         if heatmap_dir:
             os.makedirs(heatmap_dir, exist_ok=True)
-            name = f"agreement_{_safe(model)}_{_safe(inp)}_op_{_safe(r['op'])}_{r['output']}.png"
+            stem = stem or f"{_safe(model)}_{_safe(inp)}"
+            name = f"agreement_{stem}_op_{_safe(r['op'])}_{r['output']}.png"
             heatmap(os.path.join(heatmap_dir, name), mats[i][1],
                     f"run agreement {model} input {inp} op {r['op']} output {r['output']}")
             worst["heatmap"] = os.path.join(heatmap_dir, name)
@@ -569,10 +591,12 @@ def op_agreement(key, members, sums, margin, min_agreement, heatmap_dir):
 
 
 def summarize(key, members, sums_by_output, margin, min_agreement, heatmap_dir=None,
-              op_gate=False):
+              op_gate=False, stem=None):
     """The JSON summary of one (model, input) group. sums_by_output:
-    {("output", k) or k: sums, ("op", key, j): sums}."""
+    {("output", k) or k: sums, ("op", key, j): sums}; `stem`: the group's
+    part of the heat maps' names (heatmap_stems)."""
     model, inp = key
+    stem = stem or f"{_safe(model)}_{_safe(inp)}"
     devices = [s["_device"] for s, _ in members]
     doc = {"model": model, "input": inp, "runs": len(members),
            "devices": sorted(set(devices)),
@@ -602,7 +626,7 @@ def summarize(key, members, sums_by_output, margin, min_agreement, heatmap_dir=N
                 doc["status"] = "gate_failed"
         if heatmap_dir:
             os.makedirs(heatmap_dir, exist_ok=True)
-            name = f"agreement_{_safe(model)}_{_safe(inp)}_out{k}.png"
+            name = f"agreement_{stem}_out{k}.png"
             heatmap(os.path.join(heatmap_dir, name), snr,
                     f"run agreement {model} input {inp} output {k}")
             entry["heatmap"] = os.path.join(heatmap_dir, name)
@@ -611,7 +635,7 @@ def summarize(key, members, sums_by_output, margin, min_agreement, heatmap_dir=N
     doc["outlier_devices"] = sorted(worst_devices)
     ops = {w: v for w, v in sums_by_output.items() if isinstance(w, tuple) and w[0] == "op"}
     rows, worst, enters, below = op_agreement(key, members, ops, margin, min_agreement,
-                                              heatmap_dir)
+                                              heatmap_dir, stem)
     doc["op_agreement"] = rows
     doc["op_agreement_worst"] = worst
     doc["op_disagreement_enters"] = enters
@@ -715,10 +739,11 @@ def reduce_all(a, specs, infos, mapper):
         for w in per:
             sums.get(key, {}).pop(w, None)
     lines, checked = [], False
+    stems = heatmap_stems(keys)
     for key in keys:
         doc = summarize(key, groups[key], sums.get(key, {}), a.outlier_margin,
                         a.min_run_agreement, a.agreement_heatmaps,
-                        op_gate=getattr(a, "op_agreement_gate", False))
+                        op_gate=getattr(a, "op_agreement_gate", False), stem=stems[key])
         doc["agreement_errors"] = [
             {"output": w[1], "message": m} if w[0] == "output" else
             {"op_key": w[1], "output": w[2], "message": m}

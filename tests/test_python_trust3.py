@@ -1,0 +1,310 @@
+"""The Python package against a hostile user (third pass, findings of
+/work/wt/pyfix3_findings.md): upstream's numbers where elements are NaN on
+one side only (compare_results, the numeric gap's `gap`)."""
+import math
+import os
+import shutil
+import sys
+import warnings
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_python import check, setup  # noqa: E402
+import common as C  # noqa: E402
+
+E = setup()
+warnings.filterwarnings("ignore", "Output Buffer not found")
+RX = os.path.join(C.DATA, "realexport")
+FILES = ("mlp.etdp", "mlp_debug.bin", "mlp.etrecord", "mlp_io.npz", "mlp.bpte",
+         "cnn.etdp", "cnn_debug.bin", "cnn.etrecord", "qcnn.etdp", "qcnn_debug.bin",
+         "qcnn.etrecord")
+
+
+def nan_compare_results(d):
+    """Finding 6: a partly NaN run output is NaN (upstream's torch.mean of
+    (a - b) ** 2 and the others), not a perfect inf / 0 / 1."""
+    import numpy as np
+    ref = np.arange(1, 9, dtype=np.float32)
+    half = ref.copy()
+    half[:4] = np.nan
+    one = ref.copy()
+    one[0] = np.nan
+    for name, run in (("half NaN", half), ("one NaN", one)):
+        got = E.compare_results(ref, run)
+        check(f"compare_results, run {name} on one side: snr, mse and cosine are NaN",
+              all(math.isnan(got[k][0]) for k in ("snr", "mse", "cosine_similarity")), got)
+        got = E.compare_results(run, ref)
+        check(f"compare_results, reference {name} on one side: NaN too",
+              all(math.isnan(got[k][0]) for k in ("snr", "mse", "cosine_similarity")), got)
+    got = E.compare_results([ref, ref], [ref + 1e-3, one])
+    check("compare_results: only the output with one-sided NaN is NaN",
+          not math.isnan(got["snr"][0]) and math.isnan(got["snr"][1]) and
+          got["mse"][0] > 0, got)
+    got = E.compare_results(half, half)
+    check("compare_results: NaN at the same places on both sides keeps the library's numbers",
+          got["snr"][0] == math.inf and got["mse"][0] == 0.0, got)
+
+
+def nan_gap(d):
+    """Finding 7: the numeric gap's `gap` (upstream's column) is NaN where
+    elements are NaN on one side only, as upstream's comparators give;
+    etcompare's own columns keep the NaN-free numbers and the FAIL."""
+    import numpy as np
+    x = np.load(os.path.join(d, "mlp_io.npz"))["input0"].copy()
+    x[0, 0] = np.nan
+    insp = E.Inspector(etdump_path=os.path.join(d, "mlp.etdp"),
+                       debug_buffer_path=os.path.join(d, "mlp_debug.bin"),
+                       etrecord=os.path.join(d, "mlp.etrecord"), inputs=[x])
+    for dist, col in (("SNR", "snr"), ("MSE", "mse"), ("L1", "l1")):
+        for keep in (True, False):
+            df = insp.calculate_numeric_gap(dist, keep_reference_values=keep)
+            rows = df.to_dict("records") if hasattr(df, "to_dict") else list(df)
+            one = [r for r in rows if "NaN on one side only" in str(r["reason"])]
+            other = [r for r in rows if r not in one]
+            check(f"{dist} keep={keep}: rows with one-sided NaN have gap NaN",
+                  one and all(math.isnan(g) for r in one for g in r["gap"]),
+                  [(r["aot_ops"], r["gap"]) for r in rows])
+            check(f"{dist} keep={keep}: ... and keep their NaN-free {col} and status FAIL",
+                  all(math.isfinite(r[col]) and r["status"] == "FAIL" for r in one),
+                  [(r[col], r["status"]) for r in one])
+            check(f"{dist} keep={keep}: the other rows' gap is a number",
+                  other and all(not math.isnan(g) for r in other for g in r["gap"]),
+                  [(r["aot_ops"], r["gap"]) for r in other])
+
+
+def chdir(d):
+    """Finding 10: relative path keywords are made absolute at construction,
+    so an os.chdir later changes nothing (it opened another folder's
+    inputs.npz and model.bpte, and called the ETRecord changed)."""
+    import numpy as np
+    a, b = os.path.join(d, "a"), os.path.join(d, "b")
+    for sub, m in ((a, "mlp"), (b, "cnn")):
+        os.makedirs(sub)
+        for suf in (".etdp", "_debug.bin", ".etrecord", ".bpte"):
+            shutil.copy(os.path.join(RX, m + suf), os.path.join(sub, "model" + suf))
+    x = np.load(os.path.join(d, "mlp_io.npz"))["input0"]
+    np.savez(os.path.join(a, "inputs.npz"), **{"0": x})
+    np.savez(os.path.join(b, "inputs.npz"),
+             **{"0": np.random.RandomState(0).randn(*x.shape).astype(x.dtype)})
+    here = os.getcwd()
+    try:
+        os.chdir(a)
+        made = {
+            "str": E.Inspector(etdump_path="model.etdp", debug_buffer_path="model_debug.bin",
+                               etrecord="model.etrecord", bundled_program="model.bpte"),
+            "bytes": E.Inspector(etdump_path=b"model.etdp", debug_buffer_path=b"model_debug.bin",
+                                 etrecord=b"model.etrecord", bundled_program=b"model.bpte"),
+            "ETRecord": E.Inspector(etdump_path="model.etdp", debug_buffer_path="model_debug.bin",
+                                    etrecord=E.ETRecord("model.etrecord"), inputs="inputs.npz"),
+            "inputs bytes": E.Inspector(etdump_path="model.etdp",
+                                        debug_buffer_path="model_debug.bin",
+                                        etrecord="model.etrecord", inputs=b"inputs.npz"),
+        }
+        rec = E.ETRecord("model.etrecord")
+        before = {k: list(i.calculate_numeric_gap("SNR")["gap"]) for k, i in made.items()}
+        os.chdir(b)
+        for k, i in made.items():
+            try:
+                after = list(i.calculate_numeric_gap("SNR")["gap"])
+            except Exception as e:
+                after = repr(e)
+            check(f"{k} paths: the numeric gap after os.chdir is the one before",
+                  after == before[k], f"{before[k]} -> {after}")
+            try:
+                text = str(i.get_exported_program())
+            except Exception as e:
+                text = repr(e)
+            check(f"{k} paths: get_exported_program() after os.chdir prints the program",
+                  "GraphModule" in text and "changed" not in text, text[:300])
+        try:
+            text = str(rec.get_exported_program())
+        except Exception as e:
+            text = repr(e)
+        check("etcompare.ETRecord(relative): its program prints after os.chdir",
+              "GraphModule" in text, text[:300])
+        check("etcompare.ETRecord(relative): repr names the absolute path",
+              os.path.join(a, "model.etrecord") in repr(rec), repr(rec))
+    finally:
+        os.chdir(here)
+
+
+def comparator_reuse(d):
+    """Finding 8: one comparator instance used for two Inspectors:
+    self.inspector is replaced by the Inspector of each call (its
+    get_reference_graph() is that model's), and stays it after the call."""
+    import numpy as np
+
+    class Seen(E.NumericalComparatorBase):
+        def element_compare(self, a, b):
+            self.seen.add(os.path.basename(self.inspector._h.etrecord_path))
+            self.graphs.add(len(self.inspector.get_reference_graph().nodes))
+            return float(np.mean((np.asarray(a, np.float64) - np.asarray(b, np.float64)) ** 2))
+
+    cmp_ = Seen()
+    insps = {m: E.Inspector(etdump_path=os.path.join(d, m + ".etdp"),
+                            debug_buffer_path=os.path.join(d, m + "_debug.bin"),
+                            etrecord=os.path.join(d, m + ".etrecord")) for m in ("mlp", "qcnn")}
+    nodes = {m: len(i.get_reference_graph().nodes) for m, i in insps.items()}
+    for m in ("mlp", "qcnn", "mlp"):
+        cmp_.seen, cmp_.graphs = set(), set()
+        insps[m].calculate_numeric_gap(distance=cmp_)
+        check(f"{m}: the comparator's self.inspector is {m}'s Inspector",
+              cmp_.seen == {m + ".etrecord"}, cmp_.seen)
+        check(f"{m}: ... and get_reference_graph() is {m}'s graph",
+              cmp_.graphs == {nodes[m]}, f"{cmp_.graphs} vs {nodes[m]}")
+        check(f"{m}: after the call the comparator's inspector is still {m}'s (the last)",
+              cmp_.inspector is insps[m], cmp_.inspector)
+    mine = Seen(inspector=insps["mlp"])
+    mine.seen, mine.graphs = set(), set()
+    insps["qcnn"].calculate_numeric_gap(distance=mine)
+    check("a comparator made with inspector=mlp, used on qcnn: qcnn's during the call",
+          mine.seen == {"qcnn.etrecord"}, mine.seen)
+    check("... and qcnn's after it", mine.inspector is insps["qcnn"], mine.inspector)
+
+
+def rewritten(d):
+    """Finding 9: a debug buffer or ETDump rewritten in place (same inode,
+    new size or mtime) between two calls is an Error naming the file, as
+    a replaced ETRecord is; deleted or replaced by a rename it is not (the
+    mapping still holds the file as opened)."""
+    import time
+    import numpy as np
+
+    def insp():
+        return E.Inspector(etdump_path=os.path.join(d, "mlp.etdp"),
+                           debug_buffer_path=os.path.join(d, "mlp_debug.bin"),
+                           etrecord=os.path.join(d, "mlp.etrecord"))
+
+    def outcome(fn):
+        try:
+            fn()
+            return "ok"
+        except E.Error as e:
+            return str(e)
+
+    buf = os.path.join(d, "mlp_debug.bin")
+    raw = np.fromfile(buf, dtype=np.uint8)
+    f32 = raw[: raw.size // 4 * 4].view(np.float32).copy()
+    ok = np.isfinite(f32) & (np.abs(f32) > 1e-30) & (np.abs(f32) < 1e30)
+    f32[ok] *= 1.01
+    other = raw.copy()
+    other[: raw.size // 4 * 4] = f32.view(np.uint8)
+
+    i = insp()
+    before = list(i.calculate_numeric_gap("SNR")["gap"])
+    ino = os.stat(buf).st_ino
+    time.sleep(0.05)  # past the file system's time stamp granularity
+    with open(buf, "r+b") as f:  # in place: same inode, same size
+        f.write(other.tobytes())
+    check("the rewrite kept the inode", os.stat(buf).st_ino == ino)
+    for what, fn in (("calculate_numeric_gap", lambda: i.calculate_numeric_gap("SNR")),
+                     ("compare", lambda: i.compare()),
+                     ("debug_data", lambda: i.event_blocks[1].events[1].debug_data)):
+        got = outcome(fn)
+        check(f"debug buffer rewritten in place: {what} raises 'changed since it was opened' "
+              "naming the file", buf in got and "changed since it was opened" in got, got)
+    j = insp()
+    check("a new Inspector on the rewritten buffer reads it without an error",
+          outcome(lambda: j.calculate_numeric_gap("SNR")) == "ok")
+
+    etdp = os.path.join(d, "mlp.etdp")
+    i = insp()
+    data = open(etdp, "rb").read()
+    time.sleep(0.05)
+    with open(etdp, "wb") as f:  # cp over it: O_TRUNC then write
+        f.write(data)
+    got = outcome(lambda: i.event_blocks)
+    check("ETDump rewritten in place: event_blocks raises naming it",
+          etdp in got and "ETDump changed since it was opened" in got, got)
+    got = outcome(lambda: i.print_data_tabular(file=open(os.devnull, "w")))
+    check("... print_data_tabular too", etdp in got and "changed since" in got, got)
+
+    i = insp()
+    before = list(i.calculate_numeric_gap("SNR")["gap"])
+    os.unlink(buf)
+    got = outcome(lambda: i.calculate_numeric_gap("SNR"))
+    check("a deleted debug buffer is not 'changed': the gap still works", got == "ok", got)
+    shutil.copy(os.path.join(RX, "mlp_debug.bin"), buf)
+    i = insp()
+    before = list(i.calculate_numeric_gap("SNR")["gap"])
+    tmp = os.path.join(d, "new.bin")
+    other.tofile(tmp)
+    time.sleep(0.05)
+    os.replace(tmp, buf)
+    try:
+        after = list(i.calculate_numeric_gap("SNR")["gap"])
+    except E.Error as e:
+        after = str(e)
+    check("a debug buffer replaced by a rename is not 'changed': the mapped file's numbers",
+          after == before, f"{before} -> {after}")
+
+
+def self_reference(d):
+    """Finding 12: reference= that is the run itself (the same Inspector, or
+    one of the same ETDump and debug buffer, also through a link) warns
+    that every op compares equal; a real reference run does not."""
+    def insp(etdp="mlp.etdp", buf="mlp_debug.bin"):
+        return E.Inspector(etdump_path=os.path.join(d, etdp),
+                           debug_buffer_path=os.path.join(d, buf),
+                           etrecord=os.path.join(d, "mlp.etrecord"))
+
+    os.link(os.path.join(d, "mlp.etdp"), os.path.join(d, "link.etdp"))
+    os.symlink(os.path.join(d, "mlp_debug.bin"), os.path.join(d, "link_debug.bin"))
+    shutil.copy(os.path.join(d, "mlp_debug.bin"), os.path.join(d, "copy_debug.bin"))
+    i = insp()
+    for what, ref, warned in (("reference=insp", i, True),
+                              ("another Inspector of the same files", insp(), True),
+                              ("the same files through a hard and a symbolic link",
+                               insp("link.etdp", "link_debug.bin"), True),
+                              ("the same ETDump with a copy of the buffer",
+                               insp("mlp.etdp", "copy_debug.bin"), False)):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            i.calculate_numeric_gap("SNR", reference=ref)
+        msgs = [str(x.message) for x in w if "reference= is this run itself" in str(x.message)]
+        if warned:
+            check(f"{what}: a warning says the reference is the run itself and names its files",
+                  len(msgs) == 1 and os.path.join(d, "mlp.etdp") in msgs[0] and
+                  "every op compares equal" in msgs[0], [str(x.message) for x in w])
+            check(f"{what}: the warning points at the caller's line",
+                  all(x.filename == __file__ for x in w
+                      if "reference= is this run itself" in str(x.message)),
+                  [x.filename for x in w])
+        else:
+            check(f"{what}: no such warning", not msgs, msgs)
+
+
+def reference_name(d):
+    """Finding 20: a reference Inspector of another model is named by its
+    ETDump ("the reference /.../qcnn.etdp"), not "the reference reference
+    inspector"."""
+    cnn = E.Inspector(etdump_path=os.path.join(d, "cnn.etdp"),
+                      debug_buffer_path=os.path.join(d, "cnn_debug.bin"),
+                      etrecord=os.path.join(d, "cnn.etrecord"))
+    q = E.Inspector(etdump_path=os.path.join(d, "qcnn.etdp"),
+                    debug_buffer_path=os.path.join(d, "qcnn_debug.bin"),
+                    etrecord=os.path.join(d, "qcnn.etrecord"))
+    try:
+        cnn.calculate_numeric_gap("SNR", reference=q)
+        msg = "no error"
+    except E.MismatchError as e:
+        msg = str(e)
+    check("reference=Inspector of another model: the message names its ETDump, once",
+          "the reference " + os.path.join(d, "qcnn.etdp") in msg and
+          "reference reference" not in msg, msg)
+
+
+def main():
+    d = C.work_dir("python-trust3")
+    for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten,
+                 self_reference, reference_name):
+        sub = os.path.join(d, case.__name__)
+        os.makedirs(sub)
+        for f in FILES:
+            shutil.copy(os.path.join(RX, f), os.path.join(sub, f))
+        with C.harness(case.__name__):
+            case(sub)
+    C.finish(d)
+
+
+main()
