@@ -41,11 +41,6 @@ def _num(v):
     return float(v)
 
 
-# the library's reason for a pair with elements NaN on one side only (its
-# gate judges that first, on every compared pair: etc_gate_judge_)
-_ONE_SIDED_NAN = "NaN on one side only"
-
-
 def _gap(r):
     """The library's gap of one output pair: already upstream's distance
     (L1 the sum of |a - r|), a one-element list; NaN when not compared, and
@@ -53,8 +48,7 @@ def _gap(r):
     only (the library's distance leaves them out; its snr, mse, ... columns
     keep that NaN-free value and `status` fails the pair)."""
     g = r.get("gap")
-    if (r.get("metrics") or {}).get("nan_count") and \
-            str(r.get("reason") or "").endswith(_ONE_SIDED_NAN):
+    if (r.get("metrics") or {}).get("nan_mismatch_count"):
         return math.nan
     return _num(g[0]) if g else math.nan
 

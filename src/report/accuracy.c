@@ -243,9 +243,10 @@ void etc_metrics_json_(etc_sbuf *b, const etc_metrics *m)
 	}
 	etc_sbuf_printf(b,
 	                ", \"max_abs_index\": %llu, \"nan_count\": %llu, "
-	                "\"mismatch_count\": %llu, \"identical\": %s, \"exact\": %s, "
-	                "\"notes\": ",
+	                "\"nan_mismatch_count\": %llu, \"mismatch_count\": %llu, "
+	                "\"identical\": %s, \"exact\": %s, \"notes\": ",
 	                (unsigned long long)m->max_abs_index, (unsigned long long)m->nan_count,
+	                (unsigned long long)m->nan_mismatch_count,
 	                (unsigned long long)m->mismatch_count, m->identical ? "true" : "false",
 	                m->exact ? "true" : "false");
 	/* every note, "; "-separated */
