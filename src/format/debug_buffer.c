@@ -210,13 +210,16 @@ static int charge(const etc_debug_buffer *b, const etc_tensor *t, uint32_t run, 
 		return etc_fail(err, rc, b->name, -1, "out of memory");
 	if (!added || b->cap == UINT64_MAX || total <= b->cap)
 		return 0;
+	/* the default cap is 16x the file: beyond it, overlapping data is the likely
+	   cause; a cap the user set is simply below what the run needs */
+	bool user = !strncmp(b->cap_why, "set to", 6);
 	return etc_fail(err, ETC_ERR_LIMIT, b->name, t->offset,
 	                "run %u, event %u, tensor %u: the tensors read from this debug buffer "
-	                "come to %llu bytes, over the cap of %llu bytes (%s): many events point at "
-	                "overlapping data? --max-inflate BYTES|FACTORx|none (Python: "
-	                "max_inflate=) lifts the cap",
+	                "come to %llu bytes, over the cap of %llu bytes (%s)%s --max-inflate "
+	                "BYTES|FACTORx|none (Python: max_inflate=) %s",
 	                run, event, index, (unsigned long long)total, (unsigned long long)b->cap,
-	                b->cap_why);
+	                b->cap_why, user ? ":" : ": many events point at overlapping data?",
+	                user ? "sets a higher cap" : "lifts the cap");
 }
 
 int etc_debug_buffer_open(etc_debug_buffer **out, const char *path, etc_error *err)
