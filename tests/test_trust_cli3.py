@@ -224,6 +224,22 @@ def case_delegate_scale_twice(d):
                 rc == 2 and f"given twice for {who}" in err, f"rc={rc} {err[-300:]}")
 
 
+def case_npz_reference_names(d):
+    run = ["--etdump", os.path.join(REAL, "mlp.etdp"), "--debug_buffer",
+           os.path.join(REAL, "mlp_debug.bin"), "--no-table"]
+    z = np.zeros((4, 10), np.float32)
+    for name, arrays, want in (
+            ("mixed", {"0.0": z, "x": z}, 'array "x" is not named "k.j" (reference k, output '
+             'j) as 1 other is'),
+            ("from1", {"1.0": z}, 'array "1.0" has no array "0.0" before it: references '
+             'must be numbered from 0')):
+        f = os.path.join(d, name + ".npz")
+        np.savez(f, **arrays)
+        rc, out, err = C.run(*run, "--reference-outputs", f)
+        C.check(f".npz reference outputs {sorted(arrays)}: exit 3, {want[:40]}...",
+                rc == 3 and want in err, f"rc={rc} {err[-300:]}")
+
+
 def representative_input(i):
     """representative_inputs[i][0] of the example's ETRecord (torch.load)."""
     import io
@@ -237,4 +253,5 @@ def representative_input(i):
 if __name__ == "__main__":
     C.run_cases("trust-cli3", case_inputs_win, case_damaged_example_inputs,
                 case_usage_mistakes, case_quant_params, case_self_reference,
-                case_number_nits, case_delegate_scale_twice)
+                case_number_nits, case_delegate_scale_twice,
+                case_npz_reference_names)

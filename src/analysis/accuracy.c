@@ -340,12 +340,23 @@ static int refs_open(refs *r, const etc_reference_set *set, const char *method, 
 		r->count = etc_pyobj_len(list);
 		return 0;
 	}
-	size_t n = etc_npz_count(set->npz);
-	bool all = n > 0;
-	for (size_t i = 0; i < n && all; i++) {
+	size_t n = etc_npz_count(set->npz), nkj = 0, other = 0;
+	for (size_t i = 0; i < n; i++) {
 		long k, j;
-		all = parse_kj(etc_npz_name(set->npz, i), &k, &j);
+		if (parse_kj(etc_npz_name(set->npz, i), &k, &j))
+			nkj++;
+		else
+			other = i;
 	}
+	bool all = n > 0 && nkj == n;
+	/* some arrays named "k.j" and some not: which convention was meant is a
+	   guess, and the wrong one pairs outputs with other outputs */
+	if (nkj && !all)
+		return etc_fail(err, ETC_ERR_FORMAT, set->name, -1,
+		                "array \"%s\" is not named \"k.j\" (reference k, output j) as "
+		                "%zu other%s: name every array \"k.j\", or none (one "
+		                "reference, outputs in order)",
+		                etc_npz_name(set->npz, other), nkj, nkj == 1 ? " is" : "s are");
 	r->npz_indexed = all;
 	r->count = 1;
 	if (!all)
@@ -361,6 +372,16 @@ static int refs_open(refs *r, const etc_reference_set *set, const char *method, 
 	r->nkj = n;
 	qsort(r->kj, n, sizeof *r->kj, compare_kj);
 	for (size_t i = 0; i < n; i++) {
+		long want_k = i ? r->kj[i - 1].k + (r->kj[i - 1].k != r->kj[i].k) : 0;
+		if (r->kj[i].k != want_k) {
+			int rc = etc_fail(
+			    err, ETC_ERR_FORMAT, set->name, -1,
+			    "array \"%s\" has no array \"%ld.0\" before it: references must be "
+			    "numbered from 0 without gaps",
+			    etc_npz_name(set->npz, r->kj[i].array), want_k);
+			refs_close(r);
+			return rc;
+		}
 		long want = i && r->kj[i - 1].k == r->kj[i].k ? r->kj[i - 1].j + 1 : 0;
 		if (r->kj[i].j != want) {
 			int rc = etc_fail(
