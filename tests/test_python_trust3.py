@@ -17,7 +17,7 @@ warnings.filterwarnings("ignore", "Output Buffer not found")
 RX = os.path.join(C.DATA, "realexport")
 FILES = ("mlp.etdp", "mlp_debug.bin", "mlp.etrecord", "mlp_io.npz", "mlp.bpte",
          "cnn.etdp", "cnn_debug.bin", "cnn.etrecord", "qcnn.etdp", "qcnn_debug.bin",
-         "qcnn.etrecord")
+         "qcnn.etrecord", "cnn_io.npz")
 
 
 def nan_compare_results(d):
@@ -294,10 +294,48 @@ def reference_name(d):
           "reference reference" not in msg, msg)
 
 
+def other_model_reference(d):
+    """Finding 14: reference outputs of another model in compare() are a
+    MismatchError naming both files, as the CLI's exit 3 "do not belong
+    together" (it was a plain passed=False, a model regression in a gate);
+    force=True (compare's or the Inspector's) makes it a warning."""
+    def mlp(**kw):
+        return E.Inspector(etdump_path=os.path.join(d, "mlp.etdp"),
+                           debug_buffer_path=os.path.join(d, "mlp_debug.bin"),
+                           etrecord=os.path.join(d, "mlp.etrecord"), **kw)
+    other = os.path.join(d, "cnn_io.npz")
+    try:
+        mlp().compare(reference=other, min_snr=30)
+        msg = "no error"
+    except E.MismatchError as e:
+        msg = str(e)
+    check("compare(reference=another model's outputs): MismatchError naming both files and "
+          "force=True", os.path.join(d, "mlp.etdp") in msg and other in msg and
+          "do not belong together" in msg and "force=True" in msg, msg)
+    for name, insp, kw in (("compare(force=True)", mlp(), {"force": True}),
+                           ("Inspector(force=True)", mlp(force=True), {})):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            res = insp.compare(reference=other, min_snr=30, **kw)
+        check(f"{name}: a warning naming the files, the result (not passed)",
+              not res.passed and any("do not belong together" in str(x.message) and
+                                     other in str(x.message) for x in w),
+              [str(x.message)[:200] for x in w])
+    try:
+        mlp().compare(reference=other, force="yes")
+        msg = "no error"
+    except TypeError as e:
+        msg = str(e)
+    check("compare(force='yes'): TypeError naming force", "force" in msg, msg)
+    res = mlp().compare(min_snr=30)
+    check("compare() against the ETRecord's own reference outputs: no error, passed",
+          res.passed, repr(res))
+
+
 def main():
     d = C.work_dir("python-trust3")
     for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten,
-                 self_reference, reference_name):
+                 self_reference, reference_name, other_model_reference):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

@@ -5,8 +5,10 @@ import math
 import os
 
 from . import _lib, _tensor
+from ._errors import MismatchError
 from ._lib import Error, lib
 
+_ROW_PASS, _ROW_FAIL, _ROW_SHAPE_MISMATCH, _ROW_NO_DATA = 0, 1, 4, 6  # etc_row_status
 _PAIR = {"auto": 0, "index": 1, "order": 2, "all": 3, "content": 4}
 _METRICS = {"snr": "snr_db", "mse": "mse", "cosine_similarity": "cosine"}
 
@@ -135,7 +137,28 @@ class AccuracyResult(_lib.View):
                 f"failures={self.failures})")
 
 
-def accuracy(insp, reference, thresholds, block, method, pair_by):
+def _another_program(acc, insp):
+    """The CLI's check of reference outputs of another program (etcompare.c,
+    check_references): not one output could be compared, and some have a
+    shape that fits no reference. The message naming both files, else None."""
+    n = lib.accuracy_row_count(acc)
+    bad = None
+    for i in range(n):
+        r = lib.accuracy_row_at(acc, i).contents
+        if r.has_metrics or r.status in (_ROW_PASS, _ROW_FAIL, _ROW_NO_DATA):
+            return None
+        if bad is None and r.status == _ROW_SHAPE_MISMATCH:
+            bad = (r.run, r.output, _lib.cstr(r.shape), _lib.cstr(r.reference_shape))
+    if bad is None:
+        return None
+    dump = _lib.cstr(lib.etdump_name(insp._h.etdump))
+    return (f"ETDump {dump} and {_lib.cstr(lib.accuracy_reference_source(acc))} do not belong "
+            f"together: none of the {n} outputs can be compared (first: run {bad[0]} output "
+            f"{bad[1]}: shape {bad[2]} against reference {bad[3]}); give the reference outputs "
+            "of this program (reference=, or an ETRecord with reference_outputs)")
+
+
+def accuracy(insp, reference, thresholds, block, method, pair_by, force):
     thresholds = {k: _lib.threshold(k, v) for k, v in thresholds.items()}
     h = insp._h
     if not h.buf:
@@ -182,6 +205,13 @@ def accuracy(insp, reference, thresholds, block, method, pair_by):
     _lib.check(lib.accuracy_run(ctypes.byref(p), h.insp, ctypes.byref(refs), ctypes.byref(opt),
                                 ctypes.byref(err)), err)
     o.acc = p.value
+    wrong = _another_program(o.acc, insp)
+    if wrong:
+        if not force:
+            raise MismatchError(wrong + " (or force=True to compare anyway)", "mismatch",
+                                os.fsdecode(path) if reference is not None else "")
+        import warnings
+        warnings.warn(wrong + " (force=True: compared anyway)", stacklevel=4)
     return AccuracyResult(o, insp)
 
 

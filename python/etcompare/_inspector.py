@@ -736,13 +736,17 @@ class Inspector(_lib.View):
                                reference_dtype, disable_debug_handle_valdiation)
 
     def compare(self, reference=None, min_snr=None, max_mse=None, min_cosine=None, max_abs=None,
-                block="Execute", method=None, pair_by="auto"):
+                block="Execute", method=None, pair_by="auto", force=None):
         """Program outputs against reference outputs (an .npz, a torch.save
         file, or None for the ETRecord's reference_outputs) with the accuracy
         gate: an AccuracyResult whose `passed` says whether every output
-        passed."""
+        passed. Reference outputs of another program (not one output can be
+        compared, and some have another shape) raise etcompare.MismatchError
+        naming both files, as the CLI's exit 3; `force` (default: the
+        Inspector's force=) makes that a warning."""
+        force = self._force if force is None else _lib.flag("force", force)
         from ._compare import accuracy
         with self._reading(reference):
             return accuracy(self, reference, dict(min_snr=min_snr, max_mse=max_mse,
                                                   min_cosine=min_cosine, max_abs=max_abs),
-                            block, method or self._method, pair_by)
+                            block, method or self._method, pair_by, force)

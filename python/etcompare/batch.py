@@ -483,7 +483,8 @@ def analyze(spec, gate, groups=False):
                         failed.append(f"first divergence ({_numbers(fd)})"
                                       if isinstance(fd, dict) else "first divergence")
             elif has_buffer and (ref or _has_references(insp)):
-                acc = insp.compare(reference=ref, **gate)
+                # force: the batch's own message (_mismatch) names its fixes
+                acc = insp.compare(reference=ref, force=True, **gate)
                 wrong = _mismatch(acc, spec["etdump"], ref)
                 if wrong:
                     raise _RunError(wrong)
