@@ -332,10 +332,37 @@ def other_model_reference(d):
           res.passed, repr(res))
 
 
+def converter_module(d):
+    """Finding 13: find_total_for_module with a delegate_time_scale_converter
+    resolves the name as without one (the library's path, key, type, then
+    part of a key): on a model with no delegated event the totals are the
+    same, and an unknown name is still a MismatchError (it was upstream's
+    substring loop: "Linear" 0.0, a typo 0.0)."""
+    kw = dict(etdump_path=os.path.join(d, "mlp.etdp"),
+              debug_buffer_path=os.path.join(d, "mlp_debug.bin"),
+              etrecord=os.path.join(d, "mlp.etrecord"))
+    a = E.Inspector(**kw)
+    b = E.Inspector(**kw, delegate_time_scale_converter=lambda name, t: t / 1e6)
+    check("mlp has no delegated event",
+          not any(e.is_delegated_op for blk in a.event_blocks for e in blk.events))
+    for name in ("fc1", "Linear", "MLP", "fc", "L__self___fc1"):
+        x, y = a.find_total_for_module(name), b.find_total_for_module(name)
+        check(f"find_total_for_module({name!r}): the same with a converter", x > 0 and x == y,
+              (x, y))
+    for insp, how in ((a, "without"), (b, "with")):
+        try:
+            got = insp.find_total_for_module("nonexistent")
+        except E.MismatchError as e:
+            got = str(e)
+        check(f"find_total_for_module('nonexistent') {how} a converter: MismatchError with "
+              "close names", isinstance(got, str) and "the closest" in got, got)
+
+
 def main():
     d = C.work_dir("python-trust3")
     for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten,
-                 self_reference, reference_name, other_model_reference):
+                 self_reference, reference_name, other_model_reference,
+                 converter_module):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

@@ -324,6 +324,19 @@ class EventBlock(_lib.View):
         return f"EventBlock(name={self.name!r}, events={len(self._b.event_count and self.events)})"
 
 
+def _module_matches(key, path, typ, name, how):
+    """The library's frame_matches (src/analysis/profile.c): `name` as a
+    module path (1), an nn_module_stack key (2), a type or its last dotted
+    component (3), else part of a key (4, upstream's)."""
+    if how == 1:
+        return bool(path) and path == name
+    if how == 2:
+        return key == name
+    if how == 3:
+        return bool(typ) and name in (typ, typ.rsplit(".", 1)[-1])
+    return name in key
+
+
 def _tscale(v):
     if isinstance(v, TimeScale):
         return v
@@ -653,24 +666,22 @@ class Inspector(_lib.View):
                             f"an nn_module_stack key or a module type), not {module_name!r}")
         if not self._h.etrecord:
             return 0.0
+        # the library resolves the name (and refuses one that matches nothing);
+        # with a converter the durations are Event.perf_data's, summed over the
+        # events the library's resolution matches
+        err = _lib.new_error()
+        total, count, match = ctypes.c_double(), ctypes.c_size_t(), ctypes.c_int()
+        with self._reading():
+            _lib.check(lib.profile_module_total(self._h.insp, module_name.encode(),
+                                                ctypes.byref(total), ctypes.byref(count),
+                                                ctypes.byref(match), ctypes.byref(err)), err)
         if self._converter is None:
-            err = _lib.new_error()
-            total, count, match = ctypes.c_double(), ctypes.c_size_t(), ctypes.c_int()
-            with self._reading():
-                _lib.check(lib.profile_module_total(self._h.insp, module_name.encode(),
-                                                    ctypes.byref(total), ctypes.byref(count),
-                                                    ctypes.byref(match), ctypes.byref(err)), err)
             return total.value
-        # the converter's durations live in Event.perf_data: upstream's sum over them
-        total = 0.0
-        for block in self.event_blocks:
-            for e in block.events:
-                if e.name == "OPERATOR_CALL" or e.perf_data is None:
-                    continue
-                if any(module_name in key for h in e.module_hierarchy.values() if h
-                       for key in h):
-                    total += e.perf_data.avg
-        return total
+        return sum(e.perf_data.avg for block in self.event_blocks for e in block.events
+                   if e.name != "OPERATOR_CALL" and e.perf_data is not None and
+                   any(_module_matches(key, path, typ, module_name, match.value)
+                       for frames in e.module_hierarchy.values() if frames
+                       for key, (path, typ) in frames.items()))
 
     def get_op_list(self, event_block, show_delegated_ops=True):
         return {}  # upstream: not implemented
