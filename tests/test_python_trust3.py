@@ -358,11 +358,54 @@ def converter_module(d):
               "close names", isinstance(got, str) and "the closest" in got, got)
 
 
+def str_keywords(d):
+    """Finding 17: keywords that take a str raise a TypeError naming the
+    keyword for bytes, a number or None (it was AttributeError 'encode' from
+    inside the package); strict="no" is refused as force="no" is (it meant
+    True); method=0 is refused (it meant the default method); a NUL in a
+    name is refused (finding 26: "fc1\\0zz" gave fc1's total)."""
+    kw = dict(etdump_path=os.path.join(d, "mlp.etdp"),
+              debug_buffer_path=os.path.join(d, "mlp_debug.bin"),
+              etrecord=os.path.join(d, "mlp.etrecord"))
+    i = E.Inspector(**kw)
+    cases = [("method", lambda: E.Inspector(**kw, method=b"forward")),
+             ("method", lambda: E.Inspector(**kw, method=0)),
+             ("strict", lambda: E.Inspector(**kw, strict="no")),
+             ("graph", lambda: i.get_exported_program(5)),
+             ("graph", lambda: i.get_exported_program(b"forward")),
+             ("block", lambda: i.calculate_numeric_gap(block=None)),
+             ("block", lambda: i.calculate_numeric_gap(block=b"Execute")),
+             ("reference_graph", lambda: i.calculate_numeric_gap(reference_graph=5)),
+             ("block", lambda: i.compare(block=None)),
+             ("method", lambda: i.compare(method=5)),
+             ("module_name", lambda: i.find_total_for_module(b"fc1"))]
+    for word, fn in cases:
+        try:
+            fn()
+            got = "no error"
+        except TypeError as e:
+            got = str(e)
+        except Exception as e:
+            got = f"{type(e).__name__}: {e}"
+        check(f"{word} of the wrong type: TypeError naming it", f"{word} must be" in got, got)
+    try:
+        i.find_total_for_module("fc1\0zz")
+        got = "no error"
+    except E.Error as e:
+        got = str(e)
+    check("find_total_for_module('fc1\\0zz'): an error naming the NUL, not fc1's total",
+          "NUL" in got, got)
+    import numpy as np
+    check("strict=True, numpy.bool_ and method='forward' still work",
+          E.Inspector(**kw, strict=np.bool_(True), method="forward")._strict is True and
+          i.compare(method="forward").rows and i.get_exported_program("forward") is not None)
+
+
 def main():
     d = C.work_dir("python-trust3")
     for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten,
                  self_reference, reference_name, other_model_reference,
-                 converter_module):
+                 converter_module, str_keywords):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

@@ -438,8 +438,9 @@ class Inspector(_lib.View):
         else:
             warnings.warn("Output Buffer not found. Tensor Debug Data will not be available.",
                           stacklevel=2)
-        self._method = method
-        self._strict = bool(strict)
+        self._method = _lib.text("method", method, "an ETRecord method name, e.g. \"forward\"",
+                                 optional=True)
+        self._strict = _lib.flag("strict", strict)
         if etrecord is not None:
             if hasattr(etrecord, "_path") and hasattr(etrecord, "graph_names"):
                 etrecord = etrecord._path  # an etcompare.ETRecord: opened again, owned here
@@ -661,9 +662,8 @@ class Inspector(_lib.View):
         an nn_module_stack key, a type ("LayerNorm"), else part of a key (as
         upstream). An unknown name raises etcompare.Error with close names.
         Without an ETRecord: 0.0, as upstream."""
-        if not isinstance(module_name, str):
-            raise TypeError("find_total_for_module: module_name must be a str (a module path, "
-                            f"an nn_module_stack key or a module type), not {module_name!r}")
+        _lib.text("find_total_for_module: module_name", module_name,
+                  "a module path, an nn_module_stack key or a module type")
         if not self._h.etrecord:
             return 0.0
         # the library resolves the name (and refuses one that matches nothing);
@@ -698,6 +698,8 @@ class Inspector(_lib.View):
         rec = self._h.etrecord
         if graph is None:
             return Graph(self._h, None, self._method)
+        _lib.text("get_exported_program: graph", graph,
+                  "a method name or a graph_map name, or None for the Edge program")
         # a method name, as the CLI's --graph METHOD, else a graph_map name
         if lib.etrecord_method_index(rec, graph.encode()) >= 0:
             return Graph(self._h, None, graph)
@@ -742,6 +744,9 @@ class Inspector(_lib.View):
         else the record's). `distance` may be a NumericalComparatorBase:
         its compare() gets the aligned pairs, as upstream's."""
         from ._numgap import numeric_gap
+        block = _lib.text("block", block, "an event block name, e.g. \"Execute\"")
+        reference_graph = _lib.text("reference_graph", reference_graph,
+                                    "a graph_map name or a method name", optional=True)
         with self._reading(reference):
             return numeric_gap(self, distance, reference, block, thresholds, reference_graph,
                                reference_dtype, disable_debug_handle_valdiation)
@@ -756,8 +761,10 @@ class Inspector(_lib.View):
         naming both files, as the CLI's exit 3; `force` (default: the
         Inspector's force=) makes that a warning."""
         force = self._force if force is None else _lib.flag("force", force)
+        block = _lib.text("block", block, "an event block name, e.g. \"Execute\"")
+        method = _lib.text("method", method, "an ETRecord method name", optional=True)
         from ._compare import accuracy
         with self._reading(reference):
             return accuracy(self, reference, dict(min_snr=min_snr, max_mse=max_mse,
                                                   min_cosine=min_cosine, max_abs=max_abs),
-                            block, method or self._method, pair_by, force)
+                            block, self._method if method is None else method, pair_by, force)

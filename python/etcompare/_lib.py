@@ -504,6 +504,21 @@ def flag(name, v):
     return bool(v)
 
 
+def text(name, v, what, optional=False):
+    """A keyword that takes a str (`what` says which, for the message): None
+    when `optional` and not given; TypeError naming the keyword for another
+    type (bytes, a number: it raised AttributeError 'encode' from inside),
+    ValueError for a NUL in it (the library would read the name up to it)."""
+    if v is None and optional:
+        return None
+    if not isinstance(v, str):
+        raise TypeError(f"{name} must be a str ({what}), not {v!r}")
+    if "\0" in v:
+        raise Error(f"{name}: {v!r} holds a NUL character; give {what} without it",
+                    "usage error")
+    return v
+
+
 # The thresholds' rules are the CLI's (src/cli/args.c, check_values): a finite
 # number within [lo, hi].
 _THRESHOLDS = {"min_snr": (-math.inf, math.inf, "a finite number (dB)"),
