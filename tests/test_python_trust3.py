@@ -401,11 +401,46 @@ def str_keywords(d):
           i.compare(method="forward").rows and i.get_exported_program("forward") is not None)
 
 
+def etrecord_unknown_graph(d):
+    """Finding 23: etcompare.ETRecord.get_exported_program("nope") returns
+    None with a logged warning listing the record's methods and graphs, as
+    Inspector.get_exported_program and upstream's graph_map.get (it raised
+    "it has: none" for a record with method forward)."""
+    import logging
+
+    class Keep(logging.Handler):
+        def __init__(self):
+            super().__init__()
+            self.records = []
+
+        def emit(self, record):
+            self.records.append(record.getMessage())
+    keep = Keep()
+    log = logging.getLogger("etcompare")
+    log.addHandler(keep)
+    try:
+        rec = E.ETRecord(os.path.join(d, "mlp.etrecord"))
+        got = rec.get_exported_program("nope")
+    finally:
+        log.removeHandler(keep)
+    check("ETRecord.get_exported_program('nope'): None, a warning listing 'forward'",
+          got is None and any("'nope'" in m and "forward" in m for m in keep.records),
+          (got, keep.records))
+    check("ETRecord.get_exported_program('forward') and (): the Edge program",
+          rec.get_exported_program("forward").nodes and rec.get_exported_program().nodes)
+    try:
+        rec.get_exported_program(5)
+        msg = "no error"
+    except TypeError as e:
+        msg = str(e)
+    check("ETRecord.get_exported_program(5): TypeError naming graph", "graph must be" in msg, msg)
+
+
 def main():
     d = C.work_dir("python-trust3")
     for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten,
                  self_reference, reference_name, other_model_reference,
-                 converter_module, str_keywords):
+                 converter_module, str_keywords, etrecord_unknown_graph):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

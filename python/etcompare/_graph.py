@@ -210,6 +210,30 @@ class _Rec(_lib.Owner):
             lib.etrecord_free(self.etrecord)
 
 
+def exported_program(handles, graph, method):
+    """get_exported_program of an Inspector or an ETRecord: the Edge program
+    of `method` (None: the record's default) when `graph` is None; else
+    method `graph` (as the CLI's --graph METHOD), else graph_map program
+    `graph`, else None with a logged warning naming what the record has."""
+    if graph is None:
+        return Graph(handles, None, method)
+    _lib.text("get_exported_program: graph", graph,
+              "a method name or a graph_map name, or None for the Edge program")
+    rec = handles.etrecord
+    if lib.etrecord_method_index(rec, graph.encode()) >= 0:
+        return Graph(handles, None, graph)
+    names = [_lib.cstr(lib.etrecord_graph_name(rec, i))
+             for i in range(lib.etrecord_graph_count(rec))]
+    if graph in names:
+        return Graph(handles, graph, method)
+    import logging
+    methods = [_lib.cstr(lib.etrecord_method(rec, i)) for i in range(lib.etrecord_method_count(rec))]
+    logging.getLogger("etcompare").warning(
+        "get_exported_program: no graph '%s' in the ETRecord; available: %s", graph,
+        ", ".join(methods + names) or "none")
+    return None
+
+
 class ETRecord(_lib.View):
     """An ETRecord file opened by the library: its methods and graph names,
     and its programs as printable graphs. Inspector(etrecord=...) takes it
@@ -241,10 +265,10 @@ class ETRecord(_lib.View):
 
     def get_exported_program(self, graph=None):
         """The Edge program of method `graph` (default the record's), or
-        graph_map program `graph`."""
-        if graph is None or graph in self.methods:
-            return Graph(self._h, None, graph)
-        return Graph(self._h, graph)
+        graph_map program `graph`; None (with a logged warning listing the
+        record's methods and graphs) for a name it does not have, as
+        Inspector.get_exported_program and upstream's graph_map.get."""
+        return exported_program(self._h, graph, None)
 
     def __repr__(self):
         return f"<etcompare.ETRecord {self._path}>"

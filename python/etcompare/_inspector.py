@@ -694,26 +694,8 @@ class Inspector(_lib.View):
             warnings.warn("Exported program is only available when a valid etrecord_path was "
                           "provided at the time of Inspector construction", stacklevel=2)
             return None
-        from ._graph import Graph
-        rec = self._h.etrecord
-        if graph is None:
-            return Graph(self._h, None, self._method)
-        _lib.text("get_exported_program: graph", graph,
-                  "a method name or a graph_map name, or None for the Edge program")
-        # a method name, as the CLI's --graph METHOD, else a graph_map name
-        if lib.etrecord_method_index(rec, graph.encode()) >= 0:
-            return Graph(self._h, None, graph)
-        names = [_lib.cstr(lib.etrecord_graph_name(rec, i))
-                 for i in range(lib.etrecord_graph_count(rec))]
-        if graph not in names:
-            import logging
-            methods = [_lib.cstr(lib.etrecord_method(rec, i))
-                       for i in range(lib.etrecord_method_count(rec))]
-            logging.getLogger("etcompare").warning(
-                "get_exported_program: no graph '%s' in the ETRecord; available: %s", graph,
-                ", ".join(methods + names) or "none")
-            return None
-        return Graph(self._h, graph, self._method)
+        from ._graph import exported_program
+        return exported_program(self._h, graph, self._method)
 
     def get_reference_graph(self, graph=None):
         """The graph the numeric gap's reference run executes (upstream's
