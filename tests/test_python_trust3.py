@@ -436,11 +436,34 @@ def etrecord_unknown_graph(d):
     check("ETRecord.get_exported_program(5): TypeError naming graph", "graph must be" in msg, msg)
 
 
+def deleted_etrecord(d):
+    """Finding 21: an ETRecord deleted after the Inspector (or an
+    etcompare.ETRecord) opened it is not "replaced or rewritten": the
+    program is read from the mapping of the file opened, and prints."""
+    rec = os.path.join(d, "del.etrecord")
+    shutil.copy(os.path.join(d, "mlp.etrecord"), rec)
+    i = E.Inspector(etdump_path=os.path.join(d, "mlp.etdp"), etrecord=rec)
+    r = E.ETRecord(rec)
+    want = str(E.ETRecord(os.path.join(d, "mlp.etrecord")).get_exported_program())
+    ep = i.get_exported_program()
+    os.unlink(rec)
+    for who, fn in (("Inspector", lambda: str(ep)),
+                    ("Inspector, a new get_exported_program()",
+                     lambda: str(i.get_exported_program())),
+                    ("etcompare.ETRecord", lambda: str(r.get_exported_program()))):
+        try:
+            got = fn()
+        except E.Error as e:
+            got = str(e)
+        check(f"{who}: the ETRecord deleted, str() is the program opened",
+              "ExportedProgram" in want and got == want, got[:300])
+
+
 def main():
     d = C.work_dir("python-trust3")
     for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten,
                  self_reference, reference_name, other_model_reference,
-                 converter_module, str_keywords, etrecord_unknown_graph):
+                 converter_module, str_keywords, etrecord_unknown_graph, deleted_etrecord):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

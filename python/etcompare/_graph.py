@@ -126,26 +126,36 @@ class Graph(_lib.View):
         first use; None when it cannot be read (then the op nodes stand in)."""
         if self._fx is None:
             from . import _fx
-            path = self._h.etrecord_path
-            self._unchanged(path)
-            doc = _fx.load_program(path, self._graph_name,
+            self._unchanged()
+            doc = _fx.load_program(self._member, self._graph_name,
                                    None if self._graph_name else self.name)
-            self._unchanged(path)  # not replaced while it was read
+            self._unchanged()  # not rewritten while it was read
             try:
                 self._fx = _fx.FxProgram(doc, self.nodes) if doc is not None else False
             except (KeyError, TypeError, ValueError, AttributeError, IndexError):
                 self._fx = False  # a layout this reading does not know: the op nodes only
         return self._fx or None
 
-    def _unchanged(self, path):
-        """The serialized program is read from the ETRecord's path again:
-        Error when that path no longer names the file the library read the
-        nodes from (replaced or rewritten since), rather than a printout of
-        another program beside these nodes."""
-        if path is not None and _lib.file_id(path) != self._h.etrecord_id:
-            raise Error(f"{path}: the ETRecord changed since it was opened (replaced or "
-                        "rewritten): open it again (a new Inspector or etcompare.ETRecord)",
-                        "I/O error", path)
+    def _member(self, name):
+        """The bytes of the ETRecord's zip member `name` from the library's
+        mapping, None when it has none or it cannot be read."""
+        rec, key = self._h.etrecord, name.encode()
+        if not lib.etrecord_has_member(rec, key):
+            return None
+        data, size, err = ctypes.c_void_p(), ctypes.c_size_t(), _lib.new_error()
+        if lib.etrecord_member(rec, key, ctypes.byref(data), ctypes.byref(size),
+                               ctypes.byref(err)) < 0 or not data.value:
+            return None
+        return ctypes.string_at(data.value, size.value)
+
+    def _unchanged(self):
+        """The program is read from the library's mapping of the ETRecord:
+        Error when the file was rewritten in place since it was opened (the
+        mapping would show the new bytes beside nodes read from the old);
+        deleted or replaced by another file is not an error (the mapping
+        still holds the file as opened)."""
+        _lib.check_rewritten(self._h.etrecord_path, self._h.etrecord_id, "ETRecord",
+                             "open it again (a new Inspector or etcompare.ETRecord)")
 
     # upstream's ExportedProgram path to the nodes:
     # ep.graph_module.graph.nodes and ep.graph.nodes

@@ -54,7 +54,7 @@ class _Handles(_lib.Owner):
 
     def __init__(self):
         self.etdump = self.buf = self.etrecord = self.insp = None
-        self.etrecord_path = None  # read again for get_exported_program()'s torch.fx view
+        self.etrecord_path = None  # for the in-place rewrite check of get_exported_program()
         self.etrecord_id = None  # its _lib.file_id when opened (a replaced file is refused)
         self.inputs = []  # (role, path, _lib.file_id when opened): what no output may overwrite
         self.table_insp = None  # the CLI-scaled twin of insp, for tables with a converter

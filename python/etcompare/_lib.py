@@ -291,6 +291,8 @@ FUNCTIONS = [
     ("etc_torchsave_open", c_int, [_PP, c_char_p, _E]),
     ("etc_torchsave_free", None, [_P]),
     ("etc_etrecord_representative_inputs", _P, [_P]),
+    ("etc_etrecord_has_member", c_bool, [_P, c_char_p]),
+    ("etc_etrecord_member", c_int, [_P, c_char_p, POINTER(c_void_p), POINTER(c_size_t), _E]),
     ("etc_numgap_inputs_score", c_int, [_P, c_char_p, _P, _P, c_size_t, POINTER(c_double), _E]),
     ("etc_check_etrecord", c_int, [_P, c_char_p, _E]),
     ("etc_numgap_reference_block", ctypes.c_long, [_P, c_size_t, _P]),
