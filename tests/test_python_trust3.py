@@ -459,11 +459,71 @@ def deleted_etrecord(d):
               "ExportedProgram" in want and got == want, got[:300])
 
 
+def messages(d):
+    """Finding 22: etdump_data=5 is a TypeError naming the keyword (bytes(5)
+    made 5 NULs: "file of 5 bytes"); etdump_path="" names the keyword; a bare
+    array or a dict for inputs= says a list of arrays is expected (it said
+    "4 were given" or "dtype <U1"); a comparator class says to give an
+    instance; upstream's TimeScale (another Enum, values "us") is taken."""
+    import enum
+    import numpy as np
+    etdp, dbg, rec = (os.path.join(d, f) for f in ("mlp.etdp", "mlp_debug.bin", "mlp.etrecord"))
+    x = np.load(os.path.join(d, "mlp_io.npz"))["input0"]
+
+    def error(fn):
+        try:
+            fn()
+            return "no error"
+        except Exception as e:  # noqa: BLE001
+            return f"{type(e).__name__}: {e}"
+    got = error(lambda: E.Inspector(etdump_data=5))
+    check("etdump_data=5: TypeError naming etdump_data, bytes-like",
+          got.startswith("TypeError") and "etdump_data" in got and "bytes-like" in got, got)
+    with open(etdp, "rb") as f:
+        raw = f.read()
+    check("etdump_data as bytes, bytearray and memoryview still work",
+          all(len(E.Inspector(etdump_data=v).event_blocks) ==
+              len(E.Inspector(etdump_path=etdp).event_blocks)
+              for v in (raw, bytearray(raw), memoryview(raw))))
+    got = error(lambda: E.Inspector(etdump_path=""))
+    check("etdump_path='': names the keyword", "etdump_path is an empty path" in got, got)
+    for label, v in (("a bare array", x), ("a dict", {"0": x})):
+        got = error(lambda: E.Inspector(etdump_path=etdp, debug_buffer_path=dbg, etrecord=rec,
+                                        inputs=v))
+        check(f"inputs= {label}: TypeError saying a list of arrays, one per graph input",
+              got.startswith("TypeError") and "list of arrays, one per graph input" in got, got)
+    ok = E.Inspector(etdump_path=etdp, debug_buffer_path=dbg, etrecord=rec, inputs=[x])
+    check("inputs=[x] still works", len(ok.calculate_numeric_gap("SNR")) > 0)
+    got = error(lambda: ok.calculate_numeric_gap(distance=E.SNRComparator))
+    check("distance=SNRComparator (the class): give an instance",
+          "SNRComparator()" in got and "instance" in got, got)
+
+    class TimeScale(enum.Enum):  # upstream's, executorch.devtools.inspector.TimeScale
+        NS = "ns"
+        US = "us"
+        MS = "ms"
+        S = "s"
+        CYCLES = "cycles"
+    a = E.Inspector(etdump_path=etdp, target_time_scale=TimeScale.US)
+    b = E.Inspector(etdump_path=etdp, target_time_scale="us")
+    check("upstream's TimeScale.US is taken as 'us'",
+          a.event_blocks[1].events[0].perf_data.p50 == b.event_blocks[1].events[0].perf_data.p50)
+    Other = enum.Enum("Other", {"US": 7})
+    check("another Enum's member by its name (US)",
+          E.Inspector(etdump_path=etdp, target_time_scale=Other.US)._target_time_scale ==
+          E.TimeScale.US)
+    Bad = enum.Enum("Bad", {"HOURS": "h"})
+    got = error(lambda: E.Inspector(etdump_path=etdp, target_time_scale=Bad.HOURS))
+    check("an Enum member that is no time scale: an error listing the scales",
+          "unknown time scale" in got and "ns, us, ms, s or cycles" in got, got)
+
+
 def main():
     d = C.work_dir("python-trust3")
     for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten,
                  self_reference, reference_name, other_model_reference,
-                 converter_module, str_keywords, etrecord_unknown_graph, deleted_etrecord):
+                 converter_module, str_keywords, etrecord_unknown_graph, deleted_etrecord,
+                 messages):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

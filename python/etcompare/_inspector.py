@@ -337,9 +337,22 @@ def _module_matches(key, path, typ, name, how):
     return name in key
 
 
+def _typename(v):
+    t = type(v)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+
+
 def _tscale(v):
+    """A TimeScale from a member, a str ("us"), or another Enum's member by
+    its value or name (upstream's executorch.devtools.inspector.TimeScale.US,
+    whose value is "us")."""
     if isinstance(v, TimeScale):
         return v
+    if isinstance(v, enum.Enum):
+        for key in (v.value, v.name):
+            if isinstance(key, str) and key.lower() in TimeScale._value2member_map_:
+                return TimeScale(key.lower())
+        raise Error(f"unknown time scale {v!r} (ns, us, ms, s or cycles)", "usage error")
     try:
         return TimeScale(str(v).lower())
     except ValueError:
@@ -387,6 +400,25 @@ class Inspector(_lib.View):
             import torch  # noqa: F401  (an ImportError now, not at the first tensor)
         self._tensor_type = tensor_type
         self._force = _lib.flag("force", force)
+        for name, v in (("etdump_path", etdump_path), ("debug_buffer_path", debug_buffer_path),
+                        ("etrecord", etrecord), ("bundled_program", bundled_program),
+                        ("inputs", inputs)):
+            if isinstance(v, (str, bytes)) and not v:
+                raise Error(f"{name} is an empty path: give the file's path, or leave {name} "
+                            "out", "usage error")
+        if inputs is not None and not isinstance(inputs, (str, bytes, os.PathLike)) and (
+                hasattr(inputs, "shape") or hasattr(inputs, "keys") or
+                not hasattr(inputs, "__iter__")):
+            raise TypeError("inputs= is a list of arrays, one per graph input (inputs=[x] for "
+                            "a model of one input), or the path of an .npz or torch.save "
+                            f"file; not a {_typename(inputs)}")
+        if etdump_data is not None:
+            try:
+                etdump_data = bytes(memoryview(etdump_data))
+            except TypeError:
+                raise TypeError("etdump_data must be bytes-like (the ETDump's contents, e.g. "
+                                "open(path, 'rb').read()), not "
+                                f"{type(etdump_data).__name__}; a path is etdump_path=") from None
         # every path made absolute now: the files are read again later (the
         # reference run's inputs, the bundled program, the ETRecord's
         # program), and an os.chdir in between must not change which
