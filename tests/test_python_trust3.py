@@ -518,12 +518,36 @@ def messages(d):
           "unknown time scale" in got and "ns, us, ms, s or cycles" in got, got)
 
 
+def metrics_names(d):
+    """Finding 25: compare_results(metrics=) with an unknown name ("cosine",
+    "bogus") raises naming the valid ones (it returned {} or dropped the
+    metric); a str is one name, not matched by substring ("sn" was taken
+    as snr's part of "snr")."""
+    import numpy as np
+    a = np.arange(1, 9, dtype=np.float32)
+    b = a + 1e-3
+    for bad in (["cosine"], ["bogus"], ["snr", "cosine"], "sn", "cosine"):
+        try:
+            got = E.compare_results(a, b, metrics=bad)
+        except E.Error as e:
+            got = str(e)
+        check(f"metrics={bad!r}: an error naming the valid metrics",
+              isinstance(got, str) and "snr, mse, cosine_similarity" in got, got)
+    got = E.compare_results(a, b, metrics="snr")
+    check("metrics='snr': the one metric", list(got) == ["snr"], got)
+    got = E.compare_results(a, b, metrics=["mse", "cosine_similarity"])
+    check("metrics=[mse, cosine_similarity]: those two", list(got) == ["mse", "cosine_similarity"],
+          got)
+    check("metrics=None: all three",
+          list(E.compare_results(a, b)) == ["snr", "mse", "cosine_similarity"])
+
+
 def main():
     d = C.work_dir("python-trust3")
     for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten,
                  self_reference, reference_name, other_model_reference,
                  converter_module, str_keywords, etrecord_unknown_graph, deleted_etrecord,
-                 messages):
+                 messages, metrics_names):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

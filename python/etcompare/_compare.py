@@ -35,6 +35,26 @@ def metrics_of(reference, actual):
     return m
 
 
+def _wanted(metrics):
+    """The metric names of compare_results(metrics=): None for all, one
+    name, or a list of names; an unknown name is an Error naming the valid
+    ones (a typo such as "cosine" silently dropped the metric)."""
+    if metrics is None:
+        return list(_METRICS)
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    try:
+        names = list(metrics)
+    except TypeError:
+        raise TypeError("compare_results: metrics must be a list of names (snr, mse, "
+                        f"cosine_similarity) or one name, not {metrics!r}") from None
+    bad = [m for m in names if not isinstance(m, str) or m not in _METRICS]
+    if bad:
+        raise Error(f"compare_results: unknown metric {bad[0]!r} in metrics=: give any of "
+                    + ", ".join(_METRICS), "usage error")
+    return [k for k in _METRICS if k in names]
+
+
 def compare_results(reference_output, run_output, metrics=None, plot=False, plot_dir=None):
     """Upstream's compare_results: each pair of outputs compared, returned as
     {"snr": [...], "mse": [...], "cosine_similarity": [...]}, one value per
@@ -47,11 +67,11 @@ def compare_results(reference_output, run_output, metrics=None, plot=False, plot
     (one bar per output), an error histogram per output (gnuplot) and a heat
     map of |run - reference| for every output of two or more dimensions;
     the PNG paths are returned under the extra key "plots"."""
+    wanted = _wanted(metrics)
     if plot:
-        out = compare_results(reference_output, run_output, metrics)
+        out = compare_results(reference_output, run_output, wanted)
         out["plots"] = _plots(reference_output, run_output, out, plot_dir)
         return out
-    wanted = [k for k in _METRICS if metrics is None or k in metrics]
     out = {k: [] for k in wanted}
     if not isinstance(reference_output, (list, tuple)):
         reference_output = [reference_output]
