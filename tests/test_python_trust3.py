@@ -542,12 +542,64 @@ def metrics_names(d):
           list(E.compare_results(a, b)) == ["snr", "mse", "cosine_similarity"])
 
 
+def plot_dir(d):
+    """Findings 15 and 16: compare_results(plot=True, plot_dir=DIR) is the
+    CLI's --plot DIR plot set: a user's file of a plot's name is not
+    replaced (an error naming it, nothing moved), a rerun with fewer outputs
+    removes the plots it no longer makes, and plot_dir may be bytes, an
+    os.PathLike or a str that is not UTF-8 (AttributeError and
+    UnicodeEncodeError before)."""
+    import pathlib
+    import numpy as np
+    rng = np.random.RandomState(0)
+    ref = [rng.randn(4, 8), rng.randn(3, 5)]
+    run = [r + 0.01 * rng.randn(*r.shape) for r in ref]
+    mine = os.path.join(d, "mine")
+    os.makedirs(mine)
+    for name in ("heatmap_0.png", "snr.gp"):
+        with open(os.path.join(mine, name), "wb") as f:
+            f.write(b"MY OWN FILE")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # gnuplot may be missing
+        try:
+            E.compare_results(ref, run, plot=True, plot_dir=mine)
+            msg = "no error"
+        except E.Error as e:
+            msg = str(e)
+        kept = all(open(os.path.join(mine, n), "rb").read() == b"MY OWN FILE"
+                   for n in ("heatmap_0.png", "snr.gp"))
+        check("a user's file of a plot's name: an error naming it and plot_dir=, the file kept, "
+              "no plot moved in", ("heatmap_0.png" in msg or "snr.gp" in msg) and
+              "plot_dir=" in msg and kept and
+              sorted(os.listdir(mine)) == ["heatmap_0.png", "snr.gp"], msg)
+        p = os.path.join(d, "p")
+        first = E.compare_results(ref, run, plot=True, plot_dir=p)["plots"]
+        again = E.compare_results(ref[:1], run[:1], plot=True, plot_dir=p)["plots"]
+        left = {f for f in os.listdir(p) if f.endswith(".png")}
+        check("a rerun with one output: the second output's plots are removed",
+              os.path.join(p, "heatmap_1.png") in first and
+              "heatmap_1.png" not in left and "error_1.png" not in left and
+              {os.path.basename(x) for x in again} == left, (first, again, left))
+        for label, where in (("bytes", os.fsencode(os.path.join(d, "b"))),
+                             ("os.PathLike", pathlib.Path(d, "l")),
+                             ("a str that is not UTF-8",
+                              os.fsdecode(os.fsencode(d) + b"/x\xff"))):
+            try:
+                got = E.compare_results(ref, run, plot=True, plot_dir=where)["plots"]
+            except Exception as e:  # noqa: BLE001
+                got = f"{type(e).__name__}: {e}"
+            check(f"plot_dir as {label}: the heat maps are drawn there",
+                  isinstance(got, list) and
+                  os.path.exists(os.path.join(os.fsdecode(where), "heatmap_0.png")) and
+                  all(os.path.exists(x) for x in got), got)
+
+
 def main():
     d = C.work_dir("python-trust3")
     for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten,
                  self_reference, reference_name, other_model_reference,
                  converter_module, str_keywords, etrecord_unknown_graph, deleted_etrecord,
-                 messages, metrics_names):
+                 messages, metrics_names, plot_dir):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

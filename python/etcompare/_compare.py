@@ -235,7 +235,19 @@ def accuracy(insp, reference, thresholds, block, method, pair_by, force):
     return AccuracyResult(o, insp)
 
 
+def _libc_free():
+    fn = ctypes.CDLL(None).free
+    fn.restype, fn.argtypes = None, [ctypes.c_void_p]
+    return fn
+
+
 def _plots(reference_output, run_output, values, plot_dir):
+    """The plots as a plot set of the library's (etc_plot_set_begin /
+    commit), as the CLI's --plot DIR: made in a temporary folder inside
+    `plot_dir`, then moved in whole; a file of the same name that the
+    folder's index.txt does not name (not written by etcompare) is never
+    replaced (etcompare.Error naming it, nothing moved), and the plots of the
+    previous set that this one did not make again are removed."""
     import tempfile
 
     import numpy as np
@@ -243,44 +255,77 @@ def _plots(reference_output, run_output, values, plot_dir):
         reference_output = [reference_output]
     if not isinstance(run_output, (list, tuple)):
         run_output = [run_output]
-    d = os.fspath(plot_dir) if plot_dir is not None else tempfile.mkdtemp(prefix="etcompare_")
-    os.makedirs(d, exist_ok=True)
-    opt = _lib.PlotOptions()
-    dir_b = d.encode()
-    opt.dir = dir_b
-    res = _lib.PlotResult()
+    if plot_dir is None:
+        plot_dir = tempfile.mkdtemp(prefix="etcompare_")
+    elif not isinstance(plot_dir, (str, bytes, os.PathLike)):
+        raise TypeError(f"compare_results: plot_dir must be a path (str, bytes or "
+                        f"os.PathLike), not {plot_dir!r}")
+    dir_b = _lib.path_arg(plot_dir)  # bytes and paths that are not UTF-8 as they are
     err = _lib.new_error()
-    n = len(reference_output)
-    labels = (ctypes.c_char_p * n)(*[f"output {i}".encode() for i in range(n)])
-    written = []
-    for key, vals in values.items():
-        arr = (ctypes.c_double * n)(*[float(v) for v in vals])
-        _lib.check(lib.plot_bars(ctypes.byref(opt), key.encode(), key.encode(), key.encode(), n,
-                                 labels, arr, ctypes.byref(res), ctypes.byref(err)), err)
-        written.append(os.path.join(d, key + ".png"))
-    for i, (ref, run) in enumerate(zip(reference_output, run_output)):
-        r = np.asarray(ref.detach().cpu().numpy() if hasattr(ref, "detach") else ref, np.float64)
-        a = np.asarray(run.detach().cpu().numpy() if hasattr(run, "detach") else run, np.float64)
-        e = np.ascontiguousarray((a - r.reshape(a.shape)).ravel())
-        if e.size:
-            name = f"error_{i}"
-            _lib.check(lib.plot_histogram(ctypes.byref(opt), name.encode(),
+    batch = ctypes.c_void_p()
+    _lib.check(lib.plot_batch_create(ctypes.byref(batch), ctypes.byref(err)), err)
+    tmp = ctypes.c_void_p()
+    keep = []
+    try:
+        _lib.check(lib.plot_set_begin(batch, dir_b, ctypes.byref(tmp), ctypes.byref(err)), err)
+        opt = _lib.PlotOptions()
+        opt.dir = ctypes.cast(tmp, ctypes.c_char_p).value
+        opt.batch = batch
+        res = _lib.PlotResult()
+        n = len(reference_output)
+        labels = (ctypes.c_char_p * n)(*[f"output {i}".encode() for i in range(n)])
+        for key, vals in values.items():
+            arr = (ctypes.c_double * n)(*[float(v) for v in vals])
+            _lib.check(lib.plot_bars(ctypes.byref(opt), key.encode(), key.encode(), key.encode(),
+                                     n, labels, arr, ctypes.byref(res), ctypes.byref(err)), err)
+        for i, (ref, run) in enumerate(zip(reference_output, run_output)):
+            r = np.asarray(ref.detach().cpu().numpy() if hasattr(ref, "detach") else ref,
+                           np.float64)
+            a = np.asarray(run.detach().cpu().numpy() if hasattr(run, "detach") else run,
+                           np.float64)
+            e = np.ascontiguousarray((a - r.reshape(a.shape)).ravel())
+            if not e.size:
+                continue
+            dp = ctypes.POINTER(ctypes.c_double)
+            _lib.check(lib.plot_histogram(ctypes.byref(opt), f"error_{i}".encode(),
                                           f"output {i}: run - reference".encode(),
-                                          e.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
-                                          e.size, 0, ctypes.byref(res), ctypes.byref(err)), err)
-            written.append(os.path.join(d, name + ".png"))
-        if a.ndim >= 2 and e.size:
-            ab = np.ascontiguousarray(np.abs(e))
-            path = os.path.join(d, f"heatmap_{i}.png")
-            _lib.check(lib.plot_heatmap(path.encode(),
-                                        ab.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
-                                        a.size // a.shape[-1], a.shape[-1],
-                                        f"output {i}: |run - reference|".encode(),
-                                        ctypes.byref(err)), err)
-            written.append(path)
+                                          e.ctypes.data_as(dp), e.size, 0, ctypes.byref(res),
+                                          ctypes.byref(err)), err)
+            if a.ndim >= 2:
+                ab = np.ascontiguousarray(np.abs(e))
+
+                def read(_ctx, first, count, dst, _err, ab=ab):
+                    ctypes.memmove(dst, ab.ctypes.data + first * 8, count * 8)
+                    return 0
+                fn = _lib.PlotReadFn(read)
+                keep.append(fn)
+                _lib.check(lib.plot_error_map(ctypes.byref(opt), f"heatmap_{i}".encode(),
+                                              f"output {i}: |run - reference|".encode(), None,
+                                              None, None, fn, None, a.size // a.shape[-1],
+                                              a.shape[-1], ctypes.byref(res),
+                                              ctypes.byref(err)), err)
+        _lib.check(lib.plot_batch_run(batch, ctypes.byref(opt), ctypes.byref(res),
+                                      ctypes.byref(err)), err)
+        _lib.check(lib.plot_batch_write_index(batch, tmp, ctypes.byref(err)), err)
+        try:
+            _lib.check(lib.plot_set_commit(batch, tmp, dir_b, ctypes.byref(err)), err)
+        except Error as e:  # the library's words are the CLI's
+            raise type(e)(e.message.replace("give --plot another folder",
+                                            "give plot_dir= another folder"),
+                          e.status, e.file, e.offset) from None
+        written = []
+        for k in range(lib.plot_batch_count(batch)):
+            item = lib.plot_batch_item(batch, k).contents
+            if item.made and item.png:
+                written.append(item.png if isinstance(os.fspath(plot_dir), bytes)
+                               else os.fsdecode(item.png))
+    finally:
+        if tmp.value:
+            lib.plot_set_discard(tmp)
+            _libc_free()(tmp)
+        lib.plot_batch_free(batch)
     if res.gnuplot_missing:
         import warnings
         warnings.warn("gnuplot not found: the .gp and .dat files are written, the bar charts "
                       "and histograms have no PNG", stacklevel=3)
-        written = [p for p in written if os.path.basename(p).startswith("heatmap_")]
-    return [p for p in written if os.path.exists(p)]
+    return sorted(p for p in written if os.path.exists(p))

@@ -198,6 +198,14 @@ class PlotResult(ctypes.Structure):
                 ("gnuplot_missing", c_bool)]
 
 
+class PlotItem(ctypes.Structure):
+    _fields_ = [("name", c_char_p), ("title", c_char_p), ("png", c_char_p), ("made", c_bool)]
+
+
+# etc_plot_read_fn: int (*)(void *ctx, uint64_t first, size_t count, double *dst, etc_error *)
+PlotReadFn = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint64, c_size_t, POINTER(c_double),
+                              c_void_p)
+
 EXACT["plot_options"] = PlotOptions
 EXACT["plot_result"] = PlotResult
 
@@ -240,6 +248,17 @@ FUNCTIONS = [
                                    c_size_t, _P, _E]),
     ("etc_plot_heatmap", c_int, [c_char_p, POINTER(c_double), c_uint64, c_uint64, c_char_p,
                                  _E]),
+    ("etc_plot_error_map", c_int, [_P, c_char_p, c_char_p, c_char_p, c_char_p, c_char_p,
+                                   _P, _P, c_uint64, c_uint64, _P, _E]),
+    ("etc_plot_batch_create", c_int, [_PP, _E]),
+    ("etc_plot_batch_free", None, [_P]),
+    ("etc_plot_batch_run", c_int, [_P, _P, _P, _E]),
+    ("etc_plot_batch_count", c_size_t, [_P]),
+    ("etc_plot_batch_item", POINTER(PlotItem), [_P, c_size_t]),
+    ("etc_plot_batch_write_index", c_int, [_P, c_void_p, _E]),
+    ("etc_plot_set_begin", c_int, [_P, c_char_p, POINTER(c_void_p), _E]),
+    ("etc_plot_set_commit", c_int, [_P, c_void_p, c_char_p, _E]),
+    ("etc_plot_set_discard", None, [c_void_p]),
     ("etc_sniff_file", c_int, [c_char_p, POINTER(c_int), _E]),
     ("etc_file_kind_name", c_char_p, [c_int]),
     ("etc_profile_module_total", c_int, [_P, c_char_p, POINTER(c_double), POINTER(c_size_t),
