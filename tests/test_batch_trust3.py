@@ -232,10 +232,46 @@ def case_resume_groups(d):
           "--group-summary" in err and open(groups).read() == before, f"rc={rc} {err[-400:]}")
 
 
+def case_output_options(d):
+    """Finding 19: --group-summary - (a file named "-" was written, while
+    -o - is stdout) is refused; --agreement-heatmaps, --device-from,
+    --min-run-agreement and --op-agreement-gate without --group-summary
+    (ignored without a word) are refused; --device-from out of range for a
+    path (every device "") is refused before any run, naming the path."""
+    runs = os.path.join(d, "runs")
+    for k in range(2):
+        run_files(runs, f"r{k}")
+    rc, out, err = batch("--workers", "1", "-o", "-", "--group-summary", "-", runs, cwd=d)
+    check("--group-summary -: exit 2, one line naming the option, no file '-'",
+          rc == 2 and len(err.strip().splitlines()) == 1 and "--group-summary -" in err and
+          not out and not os.path.exists(os.path.join(d, "-")), f"rc={rc} {err[-400:]}")
+    for opts in (["--agreement-heatmaps", "hm"], ["--device-from", "-2"],
+                 ["--min-run-agreement", "30"], ["--op-agreement-gate"]):
+        rc, out, err = batch("--workers", "1", "-o", "s.jsonl", *opts, runs, cwd=d)
+        check(f"{opts[0]} without --group-summary: exit 2, one line naming both options, "
+              "nothing written",
+              rc == 2 and len(err.strip().splitlines()) == 1 and opts[0] in err and
+              "--group-summary" in err and not os.path.exists(os.path.join(d, "s.jsonl")) and
+              not os.path.exists(os.path.join(d, "hm")), f"rc={rc} {err[-400:]}")
+    for n in ("99", "-99"):
+        rc, out, err = batch("--workers", "1", "-o", "s.jsonl", "--group-summary", "g.jsonl",
+                             "--device-from", n, runs, cwd=d)
+        check(f"--device-from {n}, out of range: exit 2 before any run, naming a path",
+              rc == 2 and len(err.strip().splitlines()) == 1 and f"--device-from {n}" in err and
+              os.path.join(runs, "r0.etdp") in err and
+              not os.path.exists(os.path.join(d, "s.jsonl")), f"rc={rc} {err[-400:]}")
+    rc, out, err = batch("--workers", "1", "-o", "s.jsonl", "--group-summary", "g.jsonl",
+                         "--device-from", "-2", runs, cwd=d)
+    devices = [json.loads(ln)["devices"] for ln in open(os.path.join(d, "g.jsonl"))]
+    check("--device-from -2 (in range): exit 0, the folder is the device",
+          rc == 0 and devices == [["runs"]],
+          f"rc={rc} {devices} {err[-300:]}")
+
+
 def main():
     d = C.work_dir("batch-trust3")
     for case in (case_self_reference, case_heatmap_names, case_resume_cwd, case_resume_gate,
-                 case_resume_groups):
+                 case_resume_groups, case_output_options):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         with C.harness(case.__name__):

@@ -236,22 +236,34 @@ def exported_program(d):
     shutil.copy(os.path.join(RX, "mlp.etrecord"), rec)
     i = E.Inspector(etdump_path=os.path.join(d, "mlp.etdp"), etrecord=rec)
     early = i.get_exported_program()
-    ok_before = "ExportedProgram" in str(i.get_exported_program())
+    before = str(i.get_exported_program())
     other = os.path.join(d, "other.etrecord")
     shutil.copy(os.path.join(RX, "cnn.etrecord"), other)
     os.replace(other, rec)
-    ok, msg = raises(lambda: str(i.get_exported_program()), E.Error, rec, "changed")
-    check("get_exported_program() after the ETRecord was replaced: Error naming it",
-          ok_before and ok, msg)
-    ok, msg = raises(lambda: early.graph_module.graph.nodes, E.Error, rec, "changed")
-    check("a program got before the replacement: the same Error, not another program's nodes",
-          ok, msg)
+    # the program is read from the mapping of the file opened (pyfix4,
+    # finding 21): the replacement changes nothing, no other program shows
+    after = str(i.get_exported_program())
+    check("get_exported_program() after the ETRecord was replaced: the program opened, not "
+          "the new file's", "ExportedProgram" in before and after == before and
+          "convolution" not in after, after[:300])
+    check("a program got before the replacement: its own nodes, not another program's",
+          [n.name for n in early.graph_module.graph.nodes] ==
+          [n.name for n in i.get_exported_program().graph_module.graph.nodes] and
+          "convolution" not in str(early))
     r2 = E.ETRecord(os.path.join(d, "mlp.etrecord"))
     ep = r2.get_exported_program()
     shutil.copy(os.path.join(RX, "cnn.etrecord"), other)
     os.replace(other, os.path.join(d, "mlp.etrecord"))
-    ok, msg = raises(lambda: str(ep), E.Error, "mlp.etrecord", "changed")
-    check("etcompare.ETRecord: the same", ok, msg)
+    check("etcompare.ETRecord: the same", str(ep) == before, str(ep)[:300])
+    # rewritten in place (same inode, new bytes): the mapping would show them
+    rec = os.path.join(d, "rec2.etrecord")
+    shutil.copy(os.path.join(RX, "mlp.etrecord"), rec)
+    i = E.Inspector(etdump_path=os.path.join(d, "mlp.etdp"), etrecord=rec)
+    with open(rec, "r+b") as f:
+        f.seek(0, 2)
+        f.write(b"\0" * 16)
+    ok, msg = raises(lambda: str(i.get_exported_program()), E.Error, rec, "changed")
+    check("the ETRecord rewritten in place: Error naming it", ok, msg)
 
 
 def minor(d):

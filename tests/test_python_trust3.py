@@ -17,7 +17,7 @@ warnings.filterwarnings("ignore", "Output Buffer not found")
 RX = os.path.join(C.DATA, "realexport")
 FILES = ("mlp.etdp", "mlp_debug.bin", "mlp.etrecord", "mlp_io.npz", "mlp.bpte",
          "cnn.etdp", "cnn_debug.bin", "cnn.etrecord", "qcnn.etdp", "qcnn_debug.bin",
-         "qcnn.etrecord")
+         "qcnn.etrecord", "cnn_io.npz")
 
 
 def nan_compare_results(d):
@@ -294,10 +294,312 @@ def reference_name(d):
           "reference reference" not in msg, msg)
 
 
+def other_model_reference(d):
+    """Finding 14: reference outputs of another model in compare() are a
+    MismatchError naming both files, as the CLI's exit 3 "do not belong
+    together" (it was a plain passed=False, a model regression in a gate);
+    force=True (compare's or the Inspector's) makes it a warning."""
+    def mlp(**kw):
+        return E.Inspector(etdump_path=os.path.join(d, "mlp.etdp"),
+                           debug_buffer_path=os.path.join(d, "mlp_debug.bin"),
+                           etrecord=os.path.join(d, "mlp.etrecord"), **kw)
+    other = os.path.join(d, "cnn_io.npz")
+    try:
+        mlp().compare(reference=other, min_snr=30)
+        msg = "no error"
+    except E.MismatchError as e:
+        msg = str(e)
+    check("compare(reference=another model's outputs): MismatchError naming both files and "
+          "force=True", os.path.join(d, "mlp.etdp") in msg and other in msg and
+          "do not belong together" in msg and "force=True" in msg, msg)
+    for name, insp, kw in (("compare(force=True)", mlp(), {"force": True}),
+                           ("Inspector(force=True)", mlp(force=True), {})):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            res = insp.compare(reference=other, min_snr=30, **kw)
+        check(f"{name}: a warning naming the files, the result (not passed)",
+              not res.passed and any("do not belong together" in str(x.message) and
+                                     other in str(x.message) for x in w),
+              [str(x.message)[:200] for x in w])
+    try:
+        mlp().compare(reference=other, force="yes")
+        msg = "no error"
+    except TypeError as e:
+        msg = str(e)
+    check("compare(force='yes'): TypeError naming force", "force" in msg, msg)
+    res = mlp().compare(min_snr=30)
+    check("compare() against the ETRecord's own reference outputs: no error, passed",
+          res.passed, repr(res))
+
+
+def converter_module(d):
+    """Finding 13: find_total_for_module with a delegate_time_scale_converter
+    resolves the name as without one (the library's path, key, type, then
+    part of a key): on a model with no delegated event the totals are the
+    same, and an unknown name is still a MismatchError (it was upstream's
+    substring loop: "Linear" 0.0, a typo 0.0)."""
+    kw = dict(etdump_path=os.path.join(d, "mlp.etdp"),
+              debug_buffer_path=os.path.join(d, "mlp_debug.bin"),
+              etrecord=os.path.join(d, "mlp.etrecord"))
+    a = E.Inspector(**kw)
+    b = E.Inspector(**kw, delegate_time_scale_converter=lambda name, t: t / 1e6)
+    check("mlp has no delegated event",
+          not any(e.is_delegated_op for blk in a.event_blocks for e in blk.events))
+    for name in ("fc1", "Linear", "MLP", "fc", "L__self___fc1"):
+        x, y = a.find_total_for_module(name), b.find_total_for_module(name)
+        check(f"find_total_for_module({name!r}): the same with a converter", x > 0 and x == y,
+              (x, y))
+    for insp, how in ((a, "without"), (b, "with")):
+        try:
+            got = insp.find_total_for_module("nonexistent")
+        except E.MismatchError as e:
+            got = str(e)
+        check(f"find_total_for_module('nonexistent') {how} a converter: MismatchError with "
+              "close names", isinstance(got, str) and "the closest" in got, got)
+
+
+def str_keywords(d):
+    """Finding 17: keywords that take a str raise a TypeError naming the
+    keyword for bytes, a number or None (it was AttributeError 'encode' from
+    inside the package); strict="no" is refused as force="no" is (it meant
+    True); method=0 is refused (it meant the default method); a NUL in a
+    name is refused (finding 26: "fc1\\0zz" gave fc1's total)."""
+    kw = dict(etdump_path=os.path.join(d, "mlp.etdp"),
+              debug_buffer_path=os.path.join(d, "mlp_debug.bin"),
+              etrecord=os.path.join(d, "mlp.etrecord"))
+    i = E.Inspector(**kw)
+    cases = [("method", lambda: E.Inspector(**kw, method=b"forward")),
+             ("method", lambda: E.Inspector(**kw, method=0)),
+             ("strict", lambda: E.Inspector(**kw, strict="no")),
+             ("graph", lambda: i.get_exported_program(5)),
+             ("graph", lambda: i.get_exported_program(b"forward")),
+             ("block", lambda: i.calculate_numeric_gap(block=None)),
+             ("block", lambda: i.calculate_numeric_gap(block=b"Execute")),
+             ("reference_graph", lambda: i.calculate_numeric_gap(reference_graph=5)),
+             ("block", lambda: i.compare(block=None)),
+             ("method", lambda: i.compare(method=5)),
+             ("module_name", lambda: i.find_total_for_module(b"fc1"))]
+    for word, fn in cases:
+        try:
+            fn()
+            got = "no error"
+        except TypeError as e:
+            got = str(e)
+        except Exception as e:
+            got = f"{type(e).__name__}: {e}"
+        check(f"{word} of the wrong type: TypeError naming it", f"{word} must be" in got, got)
+    try:
+        i.find_total_for_module("fc1\0zz")
+        got = "no error"
+    except E.Error as e:
+        got = str(e)
+    check("find_total_for_module('fc1\\0zz'): an error naming the NUL, not fc1's total",
+          "NUL" in got, got)
+    import numpy as np
+    check("strict=True, numpy.bool_ and method='forward' still work",
+          E.Inspector(**kw, strict=np.bool_(True), method="forward")._strict is True and
+          i.compare(method="forward").rows and i.get_exported_program("forward") is not None)
+
+
+def etrecord_unknown_graph(d):
+    """Finding 23: etcompare.ETRecord.get_exported_program("nope") returns
+    None with a logged warning listing the record's methods and graphs, as
+    Inspector.get_exported_program and upstream's graph_map.get (it raised
+    "it has: none" for a record with method forward)."""
+    import logging
+
+    class Keep(logging.Handler):
+        def __init__(self):
+            super().__init__()
+            self.records = []
+
+        def emit(self, record):
+            self.records.append(record.getMessage())
+    keep = Keep()
+    log = logging.getLogger("etcompare")
+    log.addHandler(keep)
+    try:
+        rec = E.ETRecord(os.path.join(d, "mlp.etrecord"))
+        got = rec.get_exported_program("nope")
+    finally:
+        log.removeHandler(keep)
+    check("ETRecord.get_exported_program('nope'): None, a warning listing 'forward'",
+          got is None and any("'nope'" in m and "forward" in m for m in keep.records),
+          (got, keep.records))
+    check("ETRecord.get_exported_program('forward') and (): the Edge program",
+          rec.get_exported_program("forward").nodes and rec.get_exported_program().nodes)
+    try:
+        rec.get_exported_program(5)
+        msg = "no error"
+    except TypeError as e:
+        msg = str(e)
+    check("ETRecord.get_exported_program(5): TypeError naming graph", "graph must be" in msg, msg)
+
+
+def deleted_etrecord(d):
+    """Finding 21: an ETRecord deleted after the Inspector (or an
+    etcompare.ETRecord) opened it is not "replaced or rewritten": the
+    program is read from the mapping of the file opened, and prints."""
+    rec = os.path.join(d, "del.etrecord")
+    shutil.copy(os.path.join(d, "mlp.etrecord"), rec)
+    i = E.Inspector(etdump_path=os.path.join(d, "mlp.etdp"), etrecord=rec)
+    r = E.ETRecord(rec)
+    want = str(E.ETRecord(os.path.join(d, "mlp.etrecord")).get_exported_program())
+    ep = i.get_exported_program()
+    os.unlink(rec)
+    for who, fn in (("Inspector", lambda: str(ep)),
+                    ("Inspector, a new get_exported_program()",
+                     lambda: str(i.get_exported_program())),
+                    ("etcompare.ETRecord", lambda: str(r.get_exported_program()))):
+        try:
+            got = fn()
+        except E.Error as e:
+            got = str(e)
+        check(f"{who}: the ETRecord deleted, str() is the program opened",
+              "ExportedProgram" in want and got == want, got[:300])
+
+
+def messages(d):
+    """Finding 22: etdump_data=5 is a TypeError naming the keyword (bytes(5)
+    made 5 NULs: "file of 5 bytes"); etdump_path="" names the keyword; a bare
+    array or a dict for inputs= says a list of arrays is expected (it said
+    "4 were given" or "dtype <U1"); a comparator class says to give an
+    instance; upstream's TimeScale (another Enum, values "us") is taken."""
+    import enum
+    import numpy as np
+    etdp, dbg, rec = (os.path.join(d, f) for f in ("mlp.etdp", "mlp_debug.bin", "mlp.etrecord"))
+    x = np.load(os.path.join(d, "mlp_io.npz"))["input0"]
+
+    def error(fn):
+        try:
+            fn()
+            return "no error"
+        except Exception as e:  # noqa: BLE001
+            return f"{type(e).__name__}: {e}"
+    got = error(lambda: E.Inspector(etdump_data=5))
+    check("etdump_data=5: TypeError naming etdump_data, bytes-like",
+          got.startswith("TypeError") and "etdump_data" in got and "bytes-like" in got, got)
+    with open(etdp, "rb") as f:
+        raw = f.read()
+    check("etdump_data as bytes, bytearray and memoryview still work",
+          all(len(E.Inspector(etdump_data=v).event_blocks) ==
+              len(E.Inspector(etdump_path=etdp).event_blocks)
+              for v in (raw, bytearray(raw), memoryview(raw))))
+    got = error(lambda: E.Inspector(etdump_path=""))
+    check("etdump_path='': names the keyword", "etdump_path is an empty path" in got, got)
+    for label, v in (("a bare array", x), ("a dict", {"0": x})):
+        got = error(lambda: E.Inspector(etdump_path=etdp, debug_buffer_path=dbg, etrecord=rec,
+                                        inputs=v))
+        check(f"inputs= {label}: TypeError saying a list of arrays, one per graph input",
+              got.startswith("TypeError") and "list of arrays, one per graph input" in got, got)
+    ok = E.Inspector(etdump_path=etdp, debug_buffer_path=dbg, etrecord=rec, inputs=[x])
+    check("inputs=[x] still works", len(ok.calculate_numeric_gap("SNR")) > 0)
+    got = error(lambda: ok.calculate_numeric_gap(distance=E.SNRComparator))
+    check("distance=SNRComparator (the class): give an instance",
+          "SNRComparator()" in got and "instance" in got, got)
+
+    class TimeScale(enum.Enum):  # upstream's, executorch.devtools.inspector.TimeScale
+        NS = "ns"
+        US = "us"
+        MS = "ms"
+        S = "s"
+        CYCLES = "cycles"
+    a = E.Inspector(etdump_path=etdp, target_time_scale=TimeScale.US)
+    b = E.Inspector(etdump_path=etdp, target_time_scale="us")
+    check("upstream's TimeScale.US is taken as 'us'",
+          a.event_blocks[1].events[0].perf_data.p50 == b.event_blocks[1].events[0].perf_data.p50)
+    Other = enum.Enum("Other", {"US": 7})
+    check("another Enum's member by its name (US)",
+          E.Inspector(etdump_path=etdp, target_time_scale=Other.US)._target_time_scale ==
+          E.TimeScale.US)
+    Bad = enum.Enum("Bad", {"HOURS": "h"})
+    got = error(lambda: E.Inspector(etdump_path=etdp, target_time_scale=Bad.HOURS))
+    check("an Enum member that is no time scale: an error listing the scales",
+          "unknown time scale" in got and "ns, us, ms, s or cycles" in got, got)
+
+
+def metrics_names(d):
+    """Finding 25: compare_results(metrics=) with an unknown name ("cosine",
+    "bogus") raises naming the valid ones (it returned {} or dropped the
+    metric); a str is one name, not matched by substring ("sn" was taken
+    as snr's part of "snr")."""
+    import numpy as np
+    a = np.arange(1, 9, dtype=np.float32)
+    b = a + 1e-3
+    for bad in (["cosine"], ["bogus"], ["snr", "cosine"], "sn", "cosine"):
+        try:
+            got = E.compare_results(a, b, metrics=bad)
+        except E.Error as e:
+            got = str(e)
+        check(f"metrics={bad!r}: an error naming the valid metrics",
+              isinstance(got, str) and "snr, mse, cosine_similarity" in got, got)
+    got = E.compare_results(a, b, metrics="snr")
+    check("metrics='snr': the one metric", list(got) == ["snr"], got)
+    got = E.compare_results(a, b, metrics=["mse", "cosine_similarity"])
+    check("metrics=[mse, cosine_similarity]: those two", list(got) == ["mse", "cosine_similarity"],
+          got)
+    check("metrics=None: all three",
+          list(E.compare_results(a, b)) == ["snr", "mse", "cosine_similarity"])
+
+
+def plot_dir(d):
+    """Findings 15 and 16: compare_results(plot=True, plot_dir=DIR) is the
+    CLI's --plot DIR plot set: a user's file of a plot's name is not
+    replaced (an error naming it, nothing moved), a rerun with fewer outputs
+    removes the plots it no longer makes, and plot_dir may be bytes, an
+    os.PathLike or a str that is not UTF-8 (AttributeError and
+    UnicodeEncodeError before)."""
+    import pathlib
+    import numpy as np
+    rng = np.random.RandomState(0)
+    ref = [rng.randn(4, 8), rng.randn(3, 5)]
+    run = [r + 0.01 * rng.randn(*r.shape) for r in ref]
+    mine = os.path.join(d, "mine")
+    os.makedirs(mine)
+    for name in ("heatmap_0.png", "snr.gp"):
+        with open(os.path.join(mine, name), "wb") as f:
+            f.write(b"MY OWN FILE")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # gnuplot may be missing
+        try:
+            E.compare_results(ref, run, plot=True, plot_dir=mine)
+            msg = "no error"
+        except E.Error as e:
+            msg = str(e)
+        kept = all(open(os.path.join(mine, n), "rb").read() == b"MY OWN FILE"
+                   for n in ("heatmap_0.png", "snr.gp"))
+        check("a user's file of a plot's name: an error naming it and plot_dir=, the file kept, "
+              "no plot moved in", ("heatmap_0.png" in msg or "snr.gp" in msg) and
+              "plot_dir=" in msg and kept and
+              sorted(os.listdir(mine)) == ["heatmap_0.png", "snr.gp"], msg)
+        p = os.path.join(d, "p")
+        first = E.compare_results(ref, run, plot=True, plot_dir=p)["plots"]
+        again = E.compare_results(ref[:1], run[:1], plot=True, plot_dir=p)["plots"]
+        left = {f for f in os.listdir(p) if f.endswith(".png")}
+        check("a rerun with one output: the second output's plots are removed",
+              os.path.join(p, "heatmap_1.png") in first and
+              "heatmap_1.png" not in left and "error_1.png" not in left and
+              {os.path.basename(x) for x in again} == left, (first, again, left))
+        for label, where in (("bytes", os.fsencode(os.path.join(d, "b"))),
+                             ("os.PathLike", pathlib.Path(d, "l")),
+                             ("a str that is not UTF-8",
+                              os.fsdecode(os.fsencode(d) + b"/x\xff"))):
+            try:
+                got = E.compare_results(ref, run, plot=True, plot_dir=where)["plots"]
+            except Exception as e:  # noqa: BLE001
+                got = f"{type(e).__name__}: {e}"
+            check(f"plot_dir as {label}: the heat maps are drawn there",
+                  isinstance(got, list) and
+                  os.path.exists(os.path.join(os.fsdecode(where), "heatmap_0.png")) and
+                  all(os.path.exists(x) for x in got), got)
+
+
 def main():
     d = C.work_dir("python-trust3")
     for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten,
-                 self_reference, reference_name):
+                 self_reference, reference_name, other_model_reference,
+                 converter_module, str_keywords, etrecord_unknown_graph, deleted_etrecord,
+                 messages, metrics_names, plot_dir):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

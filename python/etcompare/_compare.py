@@ -5,8 +5,10 @@ import math
 import os
 
 from . import _lib, _tensor
+from ._errors import MismatchError
 from ._lib import Error, lib
 
+_ROW_PASS, _ROW_FAIL, _ROW_SHAPE_MISMATCH, _ROW_NO_DATA = 0, 1, 4, 6  # etc_row_status
 _PAIR = {"auto": 0, "index": 1, "order": 2, "all": 3, "content": 4}
 _METRICS = {"snr": "snr_db", "mse": "mse", "cosine_similarity": "cosine"}
 
@@ -33,6 +35,26 @@ def metrics_of(reference, actual):
     return m
 
 
+def _wanted(metrics):
+    """The metric names of compare_results(metrics=): None for all, one
+    name, or a list of names; an unknown name is an Error naming the valid
+    ones (a typo such as "cosine" silently dropped the metric)."""
+    if metrics is None:
+        return list(_METRICS)
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    try:
+        names = list(metrics)
+    except TypeError:
+        raise TypeError("compare_results: metrics must be a list of names (snr, mse, "
+                        f"cosine_similarity) or one name, not {metrics!r}") from None
+    bad = [m for m in names if not isinstance(m, str) or m not in _METRICS]
+    if bad:
+        raise Error(f"compare_results: unknown metric {bad[0]!r} in metrics=: give any of "
+                    + ", ".join(_METRICS), "usage error")
+    return [k for k in _METRICS if k in names]
+
+
 def compare_results(reference_output, run_output, metrics=None, plot=False, plot_dir=None):
     """Upstream's compare_results: each pair of outputs compared, returned as
     {"snr": [...], "mse": [...], "cosine_similarity": [...]}, one value per
@@ -45,11 +67,11 @@ def compare_results(reference_output, run_output, metrics=None, plot=False, plot
     (one bar per output), an error histogram per output (gnuplot) and a heat
     map of |run - reference| for every output of two or more dimensions;
     the PNG paths are returned under the extra key "plots"."""
+    wanted = _wanted(metrics)
     if plot:
-        out = compare_results(reference_output, run_output, metrics)
+        out = compare_results(reference_output, run_output, wanted)
         out["plots"] = _plots(reference_output, run_output, out, plot_dir)
         return out
-    wanted = [k for k in _METRICS if metrics is None or k in metrics]
     out = {k: [] for k in wanted}
     if not isinstance(reference_output, (list, tuple)):
         reference_output = [reference_output]
@@ -135,7 +157,28 @@ class AccuracyResult(_lib.View):
                 f"failures={self.failures})")
 
 
-def accuracy(insp, reference, thresholds, block, method, pair_by):
+def _another_program(acc, insp):
+    """The CLI's check of reference outputs of another program (etcompare.c,
+    check_references): not one output could be compared, and some have a
+    shape that fits no reference. The message naming both files, else None."""
+    n = lib.accuracy_row_count(acc)
+    bad = None
+    for i in range(n):
+        r = lib.accuracy_row_at(acc, i).contents
+        if r.has_metrics or r.status in (_ROW_PASS, _ROW_FAIL, _ROW_NO_DATA):
+            return None
+        if bad is None and r.status == _ROW_SHAPE_MISMATCH:
+            bad = (r.run, r.output, _lib.cstr(r.shape), _lib.cstr(r.reference_shape))
+    if bad is None:
+        return None
+    dump = _lib.cstr(lib.etdump_name(insp._h.etdump))
+    return (f"ETDump {dump} and {_lib.cstr(lib.accuracy_reference_source(acc))} do not belong "
+            f"together: none of the {n} outputs can be compared (first: run {bad[0]} output "
+            f"{bad[1]}: shape {bad[2]} against reference {bad[3]}); give the reference outputs "
+            "of this program (reference=, or an ETRecord with reference_outputs)")
+
+
+def accuracy(insp, reference, thresholds, block, method, pair_by, force):
     thresholds = {k: _lib.threshold(k, v) for k, v in thresholds.items()}
     h = insp._h
     if not h.buf:
@@ -182,10 +225,29 @@ def accuracy(insp, reference, thresholds, block, method, pair_by):
     _lib.check(lib.accuracy_run(ctypes.byref(p), h.insp, ctypes.byref(refs), ctypes.byref(opt),
                                 ctypes.byref(err)), err)
     o.acc = p.value
+    wrong = _another_program(o.acc, insp)
+    if wrong:
+        if not force:
+            raise MismatchError(wrong + " (or force=True to compare anyway)", "mismatch",
+                                os.fsdecode(path) if reference is not None else "")
+        import warnings
+        warnings.warn(wrong + " (force=True: compared anyway)", stacklevel=4)
     return AccuracyResult(o, insp)
 
 
+def _libc_free():
+    fn = ctypes.CDLL(None).free
+    fn.restype, fn.argtypes = None, [ctypes.c_void_p]
+    return fn
+
+
 def _plots(reference_output, run_output, values, plot_dir):
+    """The plots as a plot set of the library's (etc_plot_set_begin /
+    commit), as the CLI's --plot DIR: made in a temporary folder inside
+    `plot_dir`, then moved in whole; a file of the same name that the
+    folder's index.txt does not name (not written by etcompare) is never
+    replaced (etcompare.Error naming it, nothing moved), and the plots of the
+    previous set that this one did not make again are removed."""
     import tempfile
 
     import numpy as np
@@ -193,44 +255,77 @@ def _plots(reference_output, run_output, values, plot_dir):
         reference_output = [reference_output]
     if not isinstance(run_output, (list, tuple)):
         run_output = [run_output]
-    d = os.fspath(plot_dir) if plot_dir is not None else tempfile.mkdtemp(prefix="etcompare_")
-    os.makedirs(d, exist_ok=True)
-    opt = _lib.PlotOptions()
-    dir_b = d.encode()
-    opt.dir = dir_b
-    res = _lib.PlotResult()
+    if plot_dir is None:
+        plot_dir = tempfile.mkdtemp(prefix="etcompare_")
+    elif not isinstance(plot_dir, (str, bytes, os.PathLike)):
+        raise TypeError(f"compare_results: plot_dir must be a path (str, bytes or "
+                        f"os.PathLike), not {plot_dir!r}")
+    dir_b = _lib.path_arg(plot_dir)  # bytes and paths that are not UTF-8 as they are
     err = _lib.new_error()
-    n = len(reference_output)
-    labels = (ctypes.c_char_p * n)(*[f"output {i}".encode() for i in range(n)])
-    written = []
-    for key, vals in values.items():
-        arr = (ctypes.c_double * n)(*[float(v) for v in vals])
-        _lib.check(lib.plot_bars(ctypes.byref(opt), key.encode(), key.encode(), key.encode(), n,
-                                 labels, arr, ctypes.byref(res), ctypes.byref(err)), err)
-        written.append(os.path.join(d, key + ".png"))
-    for i, (ref, run) in enumerate(zip(reference_output, run_output)):
-        r = np.asarray(ref.detach().cpu().numpy() if hasattr(ref, "detach") else ref, np.float64)
-        a = np.asarray(run.detach().cpu().numpy() if hasattr(run, "detach") else run, np.float64)
-        e = np.ascontiguousarray((a - r.reshape(a.shape)).ravel())
-        if e.size:
-            name = f"error_{i}"
-            _lib.check(lib.plot_histogram(ctypes.byref(opt), name.encode(),
+    batch = ctypes.c_void_p()
+    _lib.check(lib.plot_batch_create(ctypes.byref(batch), ctypes.byref(err)), err)
+    tmp = ctypes.c_void_p()
+    keep = []
+    try:
+        _lib.check(lib.plot_set_begin(batch, dir_b, ctypes.byref(tmp), ctypes.byref(err)), err)
+        opt = _lib.PlotOptions()
+        opt.dir = ctypes.cast(tmp, ctypes.c_char_p).value
+        opt.batch = batch
+        res = _lib.PlotResult()
+        n = len(reference_output)
+        labels = (ctypes.c_char_p * n)(*[f"output {i}".encode() for i in range(n)])
+        for key, vals in values.items():
+            arr = (ctypes.c_double * n)(*[float(v) for v in vals])
+            _lib.check(lib.plot_bars(ctypes.byref(opt), key.encode(), key.encode(), key.encode(),
+                                     n, labels, arr, ctypes.byref(res), ctypes.byref(err)), err)
+        for i, (ref, run) in enumerate(zip(reference_output, run_output)):
+            r = np.asarray(ref.detach().cpu().numpy() if hasattr(ref, "detach") else ref,
+                           np.float64)
+            a = np.asarray(run.detach().cpu().numpy() if hasattr(run, "detach") else run,
+                           np.float64)
+            e = np.ascontiguousarray((a - r.reshape(a.shape)).ravel())
+            if not e.size:
+                continue
+            dp = ctypes.POINTER(ctypes.c_double)
+            _lib.check(lib.plot_histogram(ctypes.byref(opt), f"error_{i}".encode(),
                                           f"output {i}: run - reference".encode(),
-                                          e.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
-                                          e.size, 0, ctypes.byref(res), ctypes.byref(err)), err)
-            written.append(os.path.join(d, name + ".png"))
-        if a.ndim >= 2 and e.size:
-            ab = np.ascontiguousarray(np.abs(e))
-            path = os.path.join(d, f"heatmap_{i}.png")
-            _lib.check(lib.plot_heatmap(path.encode(),
-                                        ab.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
-                                        a.size // a.shape[-1], a.shape[-1],
-                                        f"output {i}: |run - reference|".encode(),
-                                        ctypes.byref(err)), err)
-            written.append(path)
+                                          e.ctypes.data_as(dp), e.size, 0, ctypes.byref(res),
+                                          ctypes.byref(err)), err)
+            if a.ndim >= 2:
+                ab = np.ascontiguousarray(np.abs(e))
+
+                def read(_ctx, first, count, dst, _err, ab=ab):
+                    ctypes.memmove(dst, ab.ctypes.data + first * 8, count * 8)
+                    return 0
+                fn = _lib.PlotReadFn(read)
+                keep.append(fn)
+                _lib.check(lib.plot_error_map(ctypes.byref(opt), f"heatmap_{i}".encode(),
+                                              f"output {i}: |run - reference|".encode(), None,
+                                              None, None, fn, None, a.size // a.shape[-1],
+                                              a.shape[-1], ctypes.byref(res),
+                                              ctypes.byref(err)), err)
+        _lib.check(lib.plot_batch_run(batch, ctypes.byref(opt), ctypes.byref(res),
+                                      ctypes.byref(err)), err)
+        _lib.check(lib.plot_batch_write_index(batch, tmp, ctypes.byref(err)), err)
+        try:
+            _lib.check(lib.plot_set_commit(batch, tmp, dir_b, ctypes.byref(err)), err)
+        except Error as e:  # the library's words are the CLI's
+            raise type(e)(e.message.replace("give --plot another folder",
+                                            "give plot_dir= another folder"),
+                          e.status, e.file, e.offset) from None
+        written = []
+        for k in range(lib.plot_batch_count(batch)):
+            item = lib.plot_batch_item(batch, k).contents
+            if item.made and item.png:
+                written.append(item.png if isinstance(os.fspath(plot_dir), bytes)
+                               else os.fsdecode(item.png))
+    finally:
+        if tmp.value:
+            lib.plot_set_discard(tmp)
+            _libc_free()(tmp)
+        lib.plot_batch_free(batch)
     if res.gnuplot_missing:
         import warnings
         warnings.warn("gnuplot not found: the .gp and .dat files are written, the bar charts "
                       "and histograms have no PNG", stacklevel=3)
-        written = [p for p in written if os.path.basename(p).startswith("heatmap_")]
-    return [p for p in written if os.path.exists(p)]
+    return sorted(p for p in written if os.path.exists(p))

@@ -41,24 +41,22 @@ _OUTPUT_KINDS = {"user_output": ("USER_OUTPUT", None), "loss_output": ("LOSS_OUT
 GETITEM = "<built-in function getitem>"  # str(operator.getitem), upstream's node.target
 
 
-def load_program(path, graph_name=None, method=None):
+def load_program(member, graph_name=None, method=None):
     """The serialized program (JSON) of method `method` or graph_map
-    program `graph_name` of the ETRecord at `path`, or None."""
-    if not path:
-        return None
+    program `graph_name` of an ETRecord, or None. `member(name)`: the bytes
+    of the record's zip member `name`, None when it has none (read from the
+    library's mapping of the file: the program is the one the nodes came
+    from, also when the path was deleted or replaced since)."""
     try:
-        # opened first: zipfile takes no bytes path, open() does
-        with open(path, "rb") as f, zipfile.ZipFile(f) as z:
-            names = set(z.namelist())
-            if graph_name is not None:
-                member = graph_name
-            elif method and f"{EDGE_MEMBER}/{method}" in names:
-                member = f"{EDGE_MEMBER}/{method}"
-            else:
-                member = EDGE_MEMBER
-            if member not in names:
-                return None
-            doc = json.loads(z.read(member))
+        if graph_name is not None:
+            data = member(graph_name)
+        else:
+            data = member(f"{EDGE_MEMBER}/{method}") if method else None
+            if data is None:
+                data = member(EDGE_MEMBER)
+        if data is None:
+            return None
+        doc = json.loads(data)
     except Exception:  # noqa: BLE001  (any unreadable member: the caller falls back)
         return None
     return doc if isinstance(doc, dict) and "graph_module" in doc else None

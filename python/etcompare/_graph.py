@@ -126,26 +126,36 @@ class Graph(_lib.View):
         first use; None when it cannot be read (then the op nodes stand in)."""
         if self._fx is None:
             from . import _fx
-            path = self._h.etrecord_path
-            self._unchanged(path)
-            doc = _fx.load_program(path, self._graph_name,
+            self._unchanged()
+            doc = _fx.load_program(self._member, self._graph_name,
                                    None if self._graph_name else self.name)
-            self._unchanged(path)  # not replaced while it was read
+            self._unchanged()  # not rewritten while it was read
             try:
                 self._fx = _fx.FxProgram(doc, self.nodes) if doc is not None else False
             except (KeyError, TypeError, ValueError, AttributeError, IndexError):
                 self._fx = False  # a layout this reading does not know: the op nodes only
         return self._fx or None
 
-    def _unchanged(self, path):
-        """The serialized program is read from the ETRecord's path again:
-        Error when that path no longer names the file the library read the
-        nodes from (replaced or rewritten since), rather than a printout of
-        another program beside these nodes."""
-        if path is not None and _lib.file_id(path) != self._h.etrecord_id:
-            raise Error(f"{path}: the ETRecord changed since it was opened (replaced or "
-                        "rewritten): open it again (a new Inspector or etcompare.ETRecord)",
-                        "I/O error", path)
+    def _member(self, name):
+        """The bytes of the ETRecord's zip member `name` from the library's
+        mapping, None when it has none or it cannot be read."""
+        rec, key = self._h.etrecord, name.encode()
+        if not lib.etrecord_has_member(rec, key):
+            return None
+        data, size, err = ctypes.c_void_p(), ctypes.c_size_t(), _lib.new_error()
+        if lib.etrecord_member(rec, key, ctypes.byref(data), ctypes.byref(size),
+                               ctypes.byref(err)) < 0 or not data.value:
+            return None
+        return ctypes.string_at(data.value, size.value)
+
+    def _unchanged(self):
+        """The program is read from the library's mapping of the ETRecord:
+        Error when the file was rewritten in place since it was opened (the
+        mapping would show the new bytes beside nodes read from the old);
+        deleted or replaced by another file is not an error (the mapping
+        still holds the file as opened)."""
+        _lib.check_rewritten(self._h.etrecord_path, self._h.etrecord_id, "ETRecord",
+                             "open it again (a new Inspector or etcompare.ETRecord)")
 
     # upstream's ExportedProgram path to the nodes:
     # ep.graph_module.graph.nodes and ep.graph.nodes
@@ -210,6 +220,30 @@ class _Rec(_lib.Owner):
             lib.etrecord_free(self.etrecord)
 
 
+def exported_program(handles, graph, method):
+    """get_exported_program of an Inspector or an ETRecord: the Edge program
+    of `method` (None: the record's default) when `graph` is None; else
+    method `graph` (as the CLI's --graph METHOD), else graph_map program
+    `graph`, else None with a logged warning naming what the record has."""
+    if graph is None:
+        return Graph(handles, None, method)
+    _lib.text("get_exported_program: graph", graph,
+              "a method name or a graph_map name, or None for the Edge program")
+    rec = handles.etrecord
+    if lib.etrecord_method_index(rec, graph.encode()) >= 0:
+        return Graph(handles, None, graph)
+    names = [_lib.cstr(lib.etrecord_graph_name(rec, i))
+             for i in range(lib.etrecord_graph_count(rec))]
+    if graph in names:
+        return Graph(handles, graph, method)
+    import logging
+    methods = [_lib.cstr(lib.etrecord_method(rec, i)) for i in range(lib.etrecord_method_count(rec))]
+    logging.getLogger("etcompare").warning(
+        "get_exported_program: no graph '%s' in the ETRecord; available: %s", graph,
+        ", ".join(methods + names) or "none")
+    return None
+
+
 class ETRecord(_lib.View):
     """An ETRecord file opened by the library: its methods and graph names,
     and its programs as printable graphs. Inspector(etrecord=...) takes it
@@ -241,10 +275,10 @@ class ETRecord(_lib.View):
 
     def get_exported_program(self, graph=None):
         """The Edge program of method `graph` (default the record's), or
-        graph_map program `graph`."""
-        if graph is None or graph in self.methods:
-            return Graph(self._h, None, graph)
-        return Graph(self._h, graph)
+        graph_map program `graph`; None (with a logged warning listing the
+        record's methods and graphs) for a name it does not have, as
+        Inspector.get_exported_program and upstream's graph_map.get."""
+        return exported_program(self._h, graph, None)
 
     def __repr__(self):
         return f"<etcompare.ETRecord {self._path}>"

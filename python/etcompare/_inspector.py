@@ -54,7 +54,7 @@ class _Handles(_lib.Owner):
 
     def __init__(self):
         self.etdump = self.buf = self.etrecord = self.insp = None
-        self.etrecord_path = None  # read again for get_exported_program()'s torch.fx view
+        self.etrecord_path = None  # for the in-place rewrite check of get_exported_program()
         self.etrecord_id = None  # its _lib.file_id when opened (a replaced file is refused)
         self.inputs = []  # (role, path, _lib.file_id when opened): what no output may overwrite
         self.table_insp = None  # the CLI-scaled twin of insp, for tables with a converter
@@ -324,9 +324,35 @@ class EventBlock(_lib.View):
         return f"EventBlock(name={self.name!r}, events={len(self._b.event_count and self.events)})"
 
 
+def _module_matches(key, path, typ, name, how):
+    """The library's frame_matches (src/analysis/profile.c): `name` as a
+    module path (1), an nn_module_stack key (2), a type or its last dotted
+    component (3), else part of a key (4, upstream's)."""
+    if how == 1:
+        return bool(path) and path == name
+    if how == 2:
+        return key == name
+    if how == 3:
+        return bool(typ) and name in (typ, typ.rsplit(".", 1)[-1])
+    return name in key
+
+
+def _typename(v):
+    t = type(v)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+
+
 def _tscale(v):
+    """A TimeScale from a member, a str ("us"), or another Enum's member by
+    its value or name (upstream's executorch.devtools.inspector.TimeScale.US,
+    whose value is "us")."""
     if isinstance(v, TimeScale):
         return v
+    if isinstance(v, enum.Enum):
+        for key in (v.value, v.name):
+            if isinstance(key, str) and key.lower() in TimeScale._value2member_map_:
+                return TimeScale(key.lower())
+        raise Error(f"unknown time scale {v!r} (ns, us, ms, s or cycles)", "usage error")
     try:
         return TimeScale(str(v).lower())
     except ValueError:
@@ -374,6 +400,25 @@ class Inspector(_lib.View):
             import torch  # noqa: F401  (an ImportError now, not at the first tensor)
         self._tensor_type = tensor_type
         self._force = _lib.flag("force", force)
+        for name, v in (("etdump_path", etdump_path), ("debug_buffer_path", debug_buffer_path),
+                        ("etrecord", etrecord), ("bundled_program", bundled_program),
+                        ("inputs", inputs)):
+            if isinstance(v, (str, bytes)) and not v:
+                raise Error(f"{name} is an empty path: give the file's path, or leave {name} "
+                            "out", "usage error")
+        if inputs is not None and not isinstance(inputs, (str, bytes, os.PathLike)) and (
+                hasattr(inputs, "shape") or hasattr(inputs, "keys") or
+                not hasattr(inputs, "__iter__")):
+            raise TypeError("inputs= is a list of arrays, one per graph input (inputs=[x] for "
+                            "a model of one input), or the path of an .npz or torch.save "
+                            f"file; not a {_typename(inputs)}")
+        if etdump_data is not None:
+            try:
+                etdump_data = bytes(memoryview(etdump_data))
+            except TypeError:
+                raise TypeError("etdump_data must be bytes-like (the ETDump's contents, e.g. "
+                                "open(path, 'rb').read()), not "
+                                f"{type(etdump_data).__name__}; a path is etdump_path=") from None
         # every path made absolute now: the files are read again later (the
         # reference run's inputs, the bundled program, the ETRecord's
         # program), and an os.chdir in between must not change which
@@ -425,8 +470,9 @@ class Inspector(_lib.View):
         else:
             warnings.warn("Output Buffer not found. Tensor Debug Data will not be available.",
                           stacklevel=2)
-        self._method = method
-        self._strict = bool(strict)
+        self._method = _lib.text("method", method, "an ETRecord method name, e.g. \"forward\"",
+                                 optional=True)
+        self._strict = _lib.flag("strict", strict)
         if etrecord is not None:
             if hasattr(etrecord, "_path") and hasattr(etrecord, "graph_names"):
                 etrecord = etrecord._path  # an etcompare.ETRecord: opened again, owned here
@@ -648,29 +694,26 @@ class Inspector(_lib.View):
         an nn_module_stack key, a type ("LayerNorm"), else part of a key (as
         upstream). An unknown name raises etcompare.Error with close names.
         Without an ETRecord: 0.0, as upstream."""
-        if not isinstance(module_name, str):
-            raise TypeError("find_total_for_module: module_name must be a str (a module path, "
-                            f"an nn_module_stack key or a module type), not {module_name!r}")
+        _lib.text("find_total_for_module: module_name", module_name,
+                  "a module path, an nn_module_stack key or a module type")
         if not self._h.etrecord:
             return 0.0
+        # the library resolves the name (and refuses one that matches nothing);
+        # with a converter the durations are Event.perf_data's, summed over the
+        # events the library's resolution matches
+        err = _lib.new_error()
+        total, count, match = ctypes.c_double(), ctypes.c_size_t(), ctypes.c_int()
+        with self._reading():
+            _lib.check(lib.profile_module_total(self._h.insp, module_name.encode(),
+                                                ctypes.byref(total), ctypes.byref(count),
+                                                ctypes.byref(match), ctypes.byref(err)), err)
         if self._converter is None:
-            err = _lib.new_error()
-            total, count, match = ctypes.c_double(), ctypes.c_size_t(), ctypes.c_int()
-            with self._reading():
-                _lib.check(lib.profile_module_total(self._h.insp, module_name.encode(),
-                                                    ctypes.byref(total), ctypes.byref(count),
-                                                    ctypes.byref(match), ctypes.byref(err)), err)
             return total.value
-        # the converter's durations live in Event.perf_data: upstream's sum over them
-        total = 0.0
-        for block in self.event_blocks:
-            for e in block.events:
-                if e.name == "OPERATOR_CALL" or e.perf_data is None:
-                    continue
-                if any(module_name in key for h in e.module_hierarchy.values() if h
-                       for key in h):
-                    total += e.perf_data.avg
-        return total
+        return sum(e.perf_data.avg for block in self.event_blocks for e in block.events
+                   if e.name != "OPERATOR_CALL" and e.perf_data is not None and
+                   any(_module_matches(key, path, typ, module_name, match.value)
+                       for frames in e.module_hierarchy.values() if frames
+                       for key, (path, typ) in frames.items()))
 
     def get_op_list(self, event_block, show_delegated_ops=True):
         return {}  # upstream: not implemented
@@ -683,24 +726,8 @@ class Inspector(_lib.View):
             warnings.warn("Exported program is only available when a valid etrecord_path was "
                           "provided at the time of Inspector construction", stacklevel=2)
             return None
-        from ._graph import Graph
-        rec = self._h.etrecord
-        if graph is None:
-            return Graph(self._h, None, self._method)
-        # a method name, as the CLI's --graph METHOD, else a graph_map name
-        if lib.etrecord_method_index(rec, graph.encode()) >= 0:
-            return Graph(self._h, None, graph)
-        names = [_lib.cstr(lib.etrecord_graph_name(rec, i))
-                 for i in range(lib.etrecord_graph_count(rec))]
-        if graph not in names:
-            import logging
-            methods = [_lib.cstr(lib.etrecord_method(rec, i))
-                       for i in range(lib.etrecord_method_count(rec))]
-            logging.getLogger("etcompare").warning(
-                "get_exported_program: no graph '%s' in the ETRecord; available: %s", graph,
-                ", ".join(methods + names) or "none")
-            return None
-        return Graph(self._h, graph, self._method)
+        from ._graph import exported_program
+        return exported_program(self._h, graph, self._method)
 
     def get_reference_graph(self, graph=None):
         """The graph the numeric gap's reference run executes (upstream's
@@ -731,18 +758,27 @@ class Inspector(_lib.View):
         else the record's). `distance` may be a NumericalComparatorBase:
         its compare() gets the aligned pairs, as upstream's."""
         from ._numgap import numeric_gap
+        block = _lib.text("block", block, "an event block name, e.g. \"Execute\"")
+        reference_graph = _lib.text("reference_graph", reference_graph,
+                                    "a graph_map name or a method name", optional=True)
         with self._reading(reference):
             return numeric_gap(self, distance, reference, block, thresholds, reference_graph,
                                reference_dtype, disable_debug_handle_valdiation)
 
     def compare(self, reference=None, min_snr=None, max_mse=None, min_cosine=None, max_abs=None,
-                block="Execute", method=None, pair_by="auto"):
+                block="Execute", method=None, pair_by="auto", force=None):
         """Program outputs against reference outputs (an .npz, a torch.save
         file, or None for the ETRecord's reference_outputs) with the accuracy
         gate: an AccuracyResult whose `passed` says whether every output
-        passed."""
+        passed. Reference outputs of another program (not one output can be
+        compared, and some have another shape) raise etcompare.MismatchError
+        naming both files, as the CLI's exit 3; `force` (default: the
+        Inspector's force=) makes that a warning."""
+        force = self._force if force is None else _lib.flag("force", force)
+        block = _lib.text("block", block, "an event block name, e.g. \"Execute\"")
+        method = _lib.text("method", method, "an ETRecord method name", optional=True)
         from ._compare import accuracy
         with self._reading(reference):
             return accuracy(self, reference, dict(min_snr=min_snr, max_mse=max_mse,
                                                   min_cosine=min_cosine, max_abs=max_abs),
-                            block, method or self._method, pair_by)
+                            block, self._method if method is None else method, pair_by, force)

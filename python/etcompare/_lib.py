@@ -198,6 +198,14 @@ class PlotResult(ctypes.Structure):
                 ("gnuplot_missing", c_bool)]
 
 
+class PlotItem(ctypes.Structure):
+    _fields_ = [("name", c_char_p), ("title", c_char_p), ("png", c_char_p), ("made", c_bool)]
+
+
+# etc_plot_read_fn: int (*)(void *ctx, uint64_t first, size_t count, double *dst, etc_error *)
+PlotReadFn = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint64, c_size_t, POINTER(c_double),
+                              c_void_p)
+
 EXACT["plot_options"] = PlotOptions
 EXACT["plot_result"] = PlotResult
 
@@ -218,6 +226,7 @@ FUNCTIONS = [
     ("etc_etdump_open", c_int, [_PP, c_char_p, _E]),
     ("etc_etdump_wrap", c_int, [_PP, c_void_p, c_size_t, c_char_p, _E]),
     ("etc_etdump_free", None, [_P]),
+    ("etc_etdump_name", c_char_p, [_P]),
     ("etc_etdump_run_count", c_uint32, [_P]),
     ("etc_debug_buffer_open", c_int, [_PP, c_char_p, _E]),
     ("etc_debug_buffer_free", None, [_P]),
@@ -239,6 +248,17 @@ FUNCTIONS = [
                                    c_size_t, _P, _E]),
     ("etc_plot_heatmap", c_int, [c_char_p, POINTER(c_double), c_uint64, c_uint64, c_char_p,
                                  _E]),
+    ("etc_plot_error_map", c_int, [_P, c_char_p, c_char_p, c_char_p, c_char_p, c_char_p,
+                                   _P, _P, c_uint64, c_uint64, _P, _E]),
+    ("etc_plot_batch_create", c_int, [_PP, _E]),
+    ("etc_plot_batch_free", None, [_P]),
+    ("etc_plot_batch_run", c_int, [_P, _P, _P, _E]),
+    ("etc_plot_batch_count", c_size_t, [_P]),
+    ("etc_plot_batch_item", POINTER(PlotItem), [_P, c_size_t]),
+    ("etc_plot_batch_write_index", c_int, [_P, c_void_p, _E]),
+    ("etc_plot_set_begin", c_int, [_P, c_char_p, POINTER(c_void_p), _E]),
+    ("etc_plot_set_commit", c_int, [_P, c_void_p, c_char_p, _E]),
+    ("etc_plot_set_discard", None, [c_void_p]),
     ("etc_sniff_file", c_int, [c_char_p, POINTER(c_int), _E]),
     ("etc_file_kind_name", c_char_p, [c_int]),
     ("etc_profile_module_total", c_int, [_P, c_char_p, POINTER(c_double), POINTER(c_size_t),
@@ -290,6 +310,8 @@ FUNCTIONS = [
     ("etc_torchsave_open", c_int, [_PP, c_char_p, _E]),
     ("etc_torchsave_free", None, [_P]),
     ("etc_etrecord_representative_inputs", _P, [_P]),
+    ("etc_etrecord_has_member", c_bool, [_P, c_char_p]),
+    ("etc_etrecord_member", c_int, [_P, c_char_p, POINTER(c_void_p), POINTER(c_size_t), _E]),
     ("etc_numgap_inputs_score", c_int, [_P, c_char_p, _P, _P, c_size_t, POINTER(c_double), _E]),
     ("etc_check_etrecord", c_int, [_P, c_char_p, _E]),
     ("etc_numgap_reference_block", ctypes.c_long, [_P, c_size_t, _P]),
@@ -310,6 +332,7 @@ FUNCTIONS = [
     ("etc_accuracy_failures", c_size_t, [_P]),
     ("etc_accuracy_worst", ctypes.c_long, [_P]),
     ("etc_accuracy_pair_note", c_char_p, [_P]),
+    ("etc_accuracy_reference_source", c_char_p, [_P]),
     ("etc_row_status_str", c_char_p, [c_int]),
     ("etc_numgap_options_init", None, [_P]),
     ("etc_numgap_distance_parse", c_int, [c_char_p, POINTER(c_int)]),
@@ -500,6 +523,21 @@ def flag(name, v):
     if not isinstance(v, bool) and type(v).__name__ != "bool_":  # numpy.bool_ too
         raise TypeError(f"{name} must be True or False, not {v!r}")
     return bool(v)
+
+
+def text(name, v, what, optional=False):
+    """A keyword that takes a str (`what` says which, for the message): None
+    when `optional` and not given; TypeError naming the keyword for another
+    type (bytes, a number: it raised AttributeError 'encode' from inside),
+    ValueError for a NUL in it (the library would read the name up to it)."""
+    if v is None and optional:
+        return None
+    if not isinstance(v, str):
+        raise TypeError(f"{name} must be a str ({what}), not {v!r}")
+    if "\0" in v:
+        raise Error(f"{name}: {v!r} holds a NUL character; give {what} without it",
+                    "usage error")
+    return v
 
 
 # The thresholds' rules are the CLI's (src/cli/args.c, check_values): a finite

@@ -106,6 +106,9 @@ def _distance(insp, distance):
         if is_plain_builtin(distance):
             return type(distance).distance, None
         return "MSE", distance
+    if isinstance(distance, type) and issubclass(distance, NumericalComparatorBase):
+        raise TypeError(f"distance={distance.__name__} is the comparator class: give an "
+                        f"instance, distance={distance.__name__}()")
     dist = str(distance).upper()
     if dist not in BUILTIN:
         raise Error(f"distance must be one of MSE, L1, SNR or a NumericalComparatorBase, not "

@@ -483,7 +483,8 @@ def analyze(spec, gate, groups=False):
                         failed.append(f"first divergence ({_numbers(fd)})"
                                       if isinstance(fd, dict) else "first divergence")
             elif has_buffer and (ref or _has_references(insp)):
-                acc = insp.compare(reference=ref, **gate)
+                # force: the batch's own message (_mismatch) names its fixes
+                acc = insp.compare(reference=ref, force=True, **gate)
                 wrong = _mismatch(acc, spec["etdump"], ref)
                 if wrong:
                     raise _RunError(wrong)
@@ -850,6 +851,17 @@ def parse_args(argv):
                 "which the -o file does not keep, so they would cover only the runs analysed "
                 "now; run the batch without --resume for the group summary (or --resume "
                 "without --group-summary)")
+    if a.group_summary == "-":
+        p.error("--group-summary -: the group summary is written to a file only (stdout is "
+                "-o's, the run lines); give --group-summary FILE")
+    if not a.group_summary:
+        for option, given in (("--agreement-heatmaps", a.agreement_heatmaps is not None),
+                              ("--device-from", a.device_from is not None),
+                              ("--min-run-agreement", a.min_run_agreement is not None),
+                              ("--op-agreement-gate", a.op_agreement_gate)):
+            if given:
+                p.error(f"{option} applies to the group summary, which is not written: add "
+                        f"--group-summary FILE (without it {option} would be ignored)")
     if a.max_inflate is not None and not _inflate_spec_ok(a.max_inflate):
         p.error(f"--max-inflate {a.max_inflate}: give BYTES (K, M, G or T allowed), FACTORx "
                 "(times the debug buffer's size) or none")
@@ -971,6 +983,21 @@ def check_outputs(a, specs):
         raise _Fail(f"--agreement-heatmaps {heat}: not a folder", 4)
 
 
+def check_device_from(specs, device_from):
+    """--device-from N names a path component of every ETDump whose device
+    the manifest does not give: else a usage error (exit 2) before any run,
+    naming the first path (it silently gave such runs the device "")."""
+    for spec in specs:
+        if spec.get("device"):
+            continue
+        parts = os.path.normpath(spec["etdump"]).split(os.sep)
+        if not -len(parts) <= device_from < len(parts):
+            raise _Fail(f"--device-from {device_from}: {spec['etdump']} has {len(parts)} path "
+                        f"components ({', '.join(repr(x) for x in parts)}), so none is number "
+                        f"{device_from}; give N from {-len(parts)} to {len(parts) - 1} (-2 is "
+                        f"the ETDump's folder), or the manifest's device column", 2)
+
+
 def _run(a):
     # one process per CPU already: numpy's BLAS threads and libetcompare's
     # comparison threads in each would only compete (set before any process
@@ -981,6 +1008,8 @@ def _run(a):
             if getattr(a, k) is not None}
     specs = discover(a.inputs)
     check_outputs(a, specs)
+    if a.group_summary and a.device_from is not None:
+        check_device_from(specs, a.device_from)
     warn_self_references(specs)
     if a.max_inflate is not None:
         for s in specs:
