@@ -23,7 +23,8 @@ extern "C" {
  * ("inspector_event", "event_block", "value", "tensor", "graph_arg", "graph_node",
  * "module_frame", "error", "metrics", "numgap_options", "accuracy_options",
  * "accuracy_row", "reference_set", "numgap_reference", "inspector_options",
- * "report_options", "pytensor", "run", "values"), or 0 for an unknown name.
+ * "report_options", "pytensor", "run", "values", "plot_options", "plot_result",
+ * "plot_item", ...), or 0 for an unknown name.
  */
 ETC_API size_t etc_struct_size(const char *name);
 

@@ -208,6 +208,7 @@ PlotReadFn = ctypes.CFUNCTYPE(c_int, c_void_p, c_uint64, c_size_t, POINTER(c_dou
 
 EXACT["plot_options"] = PlotOptions
 EXACT["plot_result"] = PlotResult
+EXACT["plot_item"] = PlotItem
 
 PREFIX = {"refgraph_options": RefgraphOptions, "inspector_options": InspectorOptions, "accuracy_options": AccuracyOptions,
           "numgap_options": NumgapOptions, "report_options": ReportOptions,

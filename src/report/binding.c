@@ -44,6 +44,7 @@ size_t etc_struct_size(const char *name)
 	    {"reftensor", sizeof(etc_reftensor)},
 	    {"plot_options", sizeof(etc_plot_options)},
 	    {"plot_result", sizeof(etc_plot_result)},
+	    {"plot_item", sizeof(etc_plot_item)},
 	};
 	for (size_t i = 0; name && i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		if (!strcmp(sizes[i].name, name))
