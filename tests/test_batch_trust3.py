@@ -2,7 +2,8 @@
 /work/wt/pyfix3_findings.md): a reference run that is the run itself is
 named in a warning;
 --agreement-heatmaps with names that are not UTF-8 or that collide;
---resume from another directory, with other thresholds, with --group-summary."""
+--resume from another directory, with other thresholds, with --group-summary;
+manifest rows lost or changed without a word (finding 18)."""
 import json
 import os
 import shutil
@@ -268,10 +269,36 @@ def case_output_options(d):
           f"rc={rc} {devices} {err[-300:]}")
 
 
+def case_manifest_rows(d):
+    """Finding 18: a duplicated column, a row with more cells than the
+    header, a row without its etdump are exit 3 naming the manifest and the
+    line; a blank line is skipped; the same manifest given twice is read
+    once, with a warning (not "line 2 repeats line 2")."""
+    etdp = run_files(d, "r0")
+    man = os.path.join(d, "m.csv")
+    for text, want in (("etdump,model,model\nr0.etdp,a,b\n", "the column 'model' is in the "
+                        "header twice"),
+                       ("etdump,model\nr0.etdp,a,extra\n", "line 2: 3 cells, but the header "
+                        "has 2 columns"),
+                       ("etdump,model\n,a\n", "line 2: no etdump in a row whose other cells "
+                        "are filled")):
+        open(man, "w").write(text)
+        rc, out, err = batch("--workers", "1", man)
+        check(f"manifest {text.splitlines()[1]!r}: exit 3, one line naming it ({want[:30]}...)",
+              rc == 3 and len(err.strip().splitlines()) == 1 and man in err and want in err
+              and not out, f"rc={rc} {err[-400:]}")
+    open(man, "w").write("etdump,model\n\nr0.etdp,a\n,\n")
+    rc, out, err = batch("--workers", "1", man, man)
+    check("blank lines skipped; the manifest given twice: read once, a warning saying so",
+          rc == 0 and len(lines(out)) == 1 and f"the manifest {man} is given twice" in err and
+          "repeats" not in err, f"rc={rc} {err[-400:]}")
+    del etdp
+
+
 def main():
     d = C.work_dir("batch-trust3")
     for case in (case_self_reference, case_heatmap_names, case_resume_cwd, case_resume_gate,
-                 case_resume_groups, case_output_options):
+                 case_resume_groups, case_output_options, case_manifest_rows):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         with C.harness(case.__name__):

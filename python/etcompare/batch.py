@@ -155,8 +155,22 @@ def from_manifest(path, lines=None):
             if unknown:
                 raise _Fail(f"{path}: unknown column {unknown[0]!r} in the header; the "
                             f"columns are {', '.join(known)}", 3)
+            twice = [h for i, h in enumerate(header) if h and h in header[:i]]
+            if twice:  # which of the two counts would be a guess
+                raise _Fail(f"{path}: the column {twice[0]!r} is in the header twice: give "
+                            f"each column once", 3)
             for cells in rows:
+                if not any(c.strip() for c in cells):
+                    continue  # a blank line
+                if len(cells) > len(header) and any(c.strip() for c in cells[len(header):]):
+                    raise _Fail(f"{path}: line {rows.line_num}: {len(cells)} cells, but the "
+                                f"header has {len(header)} columns: quote a path that holds "
+                                f"'{sep}', or add the column to the header", 3)
                 row = dict(zip(header, cells))
+                if not (row.get("etdump") or "").strip():
+                    raise _Fail(f"{path}: line {rows.line_num}: no etdump in a row whose other "
+                                f"cells are filled: give the run's ETDump, or remove the "
+                                f"line", 3)
                 spec = {}
                 for k in FIELDS:
                     v = (row.get(k) or "").strip()
@@ -180,7 +194,17 @@ def _is_manifest(path):
 
 def discover(inputs):
     specs, where = [], []  # where: (manifest, line) of each spec, or None
+    manifests = {}
     for path in inputs:
+        if _is_manifest(path) and not os.path.isdir(path):
+            real = os.path.realpath(path)
+            if real in manifests:
+                first = manifests[real]
+                print(f"etcompare.batch: warning: the manifest {path} is given twice"
+                      f"{'' if first == path else f' (as {first} too)'}: read once",
+                      file=sys.stderr)
+                continue
+            manifests[real] = path
         if os.path.isdir(path):
             with os.scandir(path) as it:
                 # a dangling link too: its run is an error line, not left out unsaid
