@@ -201,8 +201,14 @@ def case_number_nits(d):
     for v in (" 60", "60 ", "\t60"):
         rc, out, err = C.run(*run, "--min-snr", v)
         C.check(f"--min-snr {v!r}: exit 2 (blanks before the number as after it)",
-                rc == 2 and f"--min-snr takes a number (dB), not '{v}'" in err,
+                rc == 2 and "--min-snr takes a number (dB), not '" + v.replace("\t", "\\x09")
+                + "'" in err,
                 f"rc={rc} {err[-300:]}")
+    hostile = "a\x1b[31mb" * 2000
+    rc, out, err = C.run(*run, "--min-snr", hostile)
+    C.check("--min-snr with escape sequences, 18 KB long: exit 2, the value escaped and cut",
+            rc == 2 and "\x1b" not in err and "a\\x1b[31mb" in err and len(err) < 1200,
+            f"rc={rc} {len(err)} {err[:200]!r}")
     rc, out, err = C.run(*run, "--max-mse", "1e-400")
     C.check("--max-mse 1e-400: exit 2, beyond the range of a double (it is a number)",
             rc == 2 and "not '1e-400' (beyond the range of a double" in err,

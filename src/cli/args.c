@@ -236,8 +236,9 @@ static bool report_in_plots(const char *report, const char *plot)
 /* "etcompare: OPTION takes WHAT, not 'VALUE'" and the --help hint. */
 static int bad_value(const char *option, const char *what, const char *value)
 {
+	char safe[256]; /* a value may be long, or hold control characters */
 	fprintf(stderr, "etcompare: %s takes %s, not '%s'\nTry 'etcompare --help'.\n", option, what,
-	        value);
+	        etc_text_safe(safe, sizeof safe, value));
 	return EXIT_USAGE;
 }
 
@@ -385,10 +386,11 @@ static int unknown_option(const char *arg)
 	/* a few typos, or a word left out of a long name */
 	size_t limit = strlen(typed) > 12 ? 4 : 2;
 	if (best && best_d <= limit) {
+		char safe[256];
 		fprintf(stderr,
 		        "etcompare: unknown option '%s' (did you mean %s?)\nTry 'etcompare "
 		        "--help'.\n",
-		        typed, best);
+		        etc_text_safe(safe, sizeof safe, typed), best);
 		return EXIT_USAGE;
 	}
 	return usage_error("unknown option '%s'", typed);
@@ -402,10 +404,11 @@ static int check_number(const char *option, const char *v, double lo, double hi,
 	double x = strtod(v, &end);
 	/* beyond a double ("1e-400", "1e400"): say so, it is a number */
 	if (!*end && end != v && errno == ERANGE && !strpbrk(v, "xX")) {
+		char safe[256];
 		fprintf(stderr,
 		        "etcompare: %s takes %s, not '%s' (beyond the range of a double, about "
 		        "1e-308 to 1e308)\nTry 'etcompare --help'.\n",
-		        option, what, v);
+		        option, what, etc_text_safe(safe, sizeof safe, v));
 		return EXIT_USAGE;
 	}
 	/* decimal only: strtod would also read "0x10" as 16; and no blanks,
