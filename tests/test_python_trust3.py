@@ -594,12 +594,29 @@ def plot_dir(d):
                   all(os.path.exists(x) for x in got), got)
 
 
+def distance_name(d):
+    """Finding 24: a huge or control-character distance name is echoed
+    escaped and cut, not whole and raw."""
+    insp = E.Inspector(etdump_path=os.path.join(d, "mlp.etdp"),
+                       debug_buffer_path=os.path.join(d, "mlp_debug.bin"),
+                       etrecord=os.path.join(d, "mlp.etrecord"))
+    for name in ("x" * 1000000, "a\x1b[31mb"):
+        try:
+            insp.calculate_numeric_gap(distance=name)
+            msg = "no error"
+        except E.Error as e:
+            msg = str(e)
+        check(f"distance={name[:12]!r}...: an error, escaped, under 300 characters",
+              "distance must be one of MSE, L1, SNR" in msg and len(msg) < 300 and
+              "\x1b" not in msg, f"{len(msg)} {msg[:200]!r}")
+
+
 def main():
     d = C.work_dir("python-trust3")
     for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten,
                  self_reference, reference_name, other_model_reference,
                  converter_module, str_keywords, etrecord_unknown_graph, deleted_etrecord,
-                 messages, metrics_names, plot_dir):
+                 messages, metrics_names, plot_dir, distance_name):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

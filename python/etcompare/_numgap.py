@@ -111,8 +111,10 @@ def _distance(insp, distance):
                         f"instance, distance={distance.__name__}()")
     dist = str(distance).upper()
     if dist not in BUILTIN:
+        shown = repr(distance)  # escaped; a long value cut
         raise Error(f"distance must be one of MSE, L1, SNR or a NumericalComparatorBase, not "
-                    f"'{distance}'", "usage error")
+                    f"{shown if len(shown) <= 80 else shown[:60] + '...' + shown[-8:]}",
+                    "usage error")
     return dist, None
 
 
