@@ -611,12 +611,31 @@ def distance_name(d):
               "\x1b" not in msg, f"{len(msg)} {msg[:200]!r}")
 
 
+def swapped_debug_buffer(d):
+    """Finding 22: an ETDump, an ETRecord or an .npz given as
+    debug_buffer_path is refused with the keyword that takes it (the CLI
+    refuses them as --debug_buffer); it was read as raw tensor bytes."""
+    etdp = os.path.join(d, "mlp.etdp")
+    for f, kw in (("mlp.etdp", "etdump_path="), ("mlp.etrecord", "etrecord="),
+                  ("mlp_io.npz", "reference_outputs= or inputs=")):
+        try:
+            E.Inspector(etdump_path=etdp, debug_buffer_path=os.path.join(d, f))
+            msg = "no error"
+        except E.Error as e:
+            msg = str(e)
+        check(f"debug_buffer_path={f}: an error, did you mean {kw}?",
+              "(given as debug_buffer_path)" in msg and f"did you mean {kw}?" in msg, msg)
+    insp = E.Inspector(etdump_path=etdp, debug_buffer_path=os.path.join(d, "mlp_debug.bin"))
+    check("debug_buffer_path=the debug buffer: accepted", insp is not None)
+
+
 def main():
     d = C.work_dir("python-trust3")
     for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten,
                  self_reference, reference_name, other_model_reference,
                  converter_module, str_keywords, etrecord_unknown_graph, deleted_etrecord,
-                 messages, metrics_names, plot_dir, distance_name):
+                 messages, metrics_names, plot_dir, distance_name,
+                 swapped_debug_buffer):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

@@ -46,6 +46,28 @@ def _hinted(rc, err, path, expected, keyword_for):
 
 _FIX = "make a new Inspector from the same paths"
 
+# what a debug buffer (raw bytes) cannot be by accident, and the keyword
+# that takes it: the CLI refuses the same kinds given as --debug_buffer
+_SWAPPED = {"an ETDump": "etdump_path=", "an ETRecord": "etrecord=",
+            "an .npz archive": "reference_outputs= or inputs=",
+            "a torch.save archive": "reference_outputs= or inputs="}
+
+
+def _not_a_debug_buffer(path):
+    """Raises etcompare.Error when the file at `path` is an ETDump, an
+    ETRecord, an .npz or a torch.save archive: a swapped argument would
+    otherwise be read as raw tensor bytes."""
+    kind, err = ctypes.c_int(), _lib.new_error()
+    try:
+        if lib.sniff_file(_lib.path_arg(path), ctypes.byref(kind), ctypes.byref(err)) < 0:
+            return  # unreadable: the open says why
+    except (TypeError, ValueError):
+        return
+    name = (lib.file_kind_name(kind.value) or b"").decode()
+    if name in _SWAPPED:
+        raise Error(f"{os.fsdecode(path)} (given as debug_buffer_path): this looks like "
+                    f"{name}; did you mean {_SWAPPED[name]}?", "format error", os.fsdecode(path))
+
 
 class _Handles(_lib.Owner):
     """The library objects behind one Inspector. Numpy arrays handed out hold
@@ -457,6 +479,7 @@ class Inspector(_lib.View):
         if etdump_path is not None:
             h.data_ids.append(("ETDump", etdump_path, _lib.file_id(etdump_path)))
         if debug_buffer_path is not None:
+            _not_a_debug_buffer(debug_buffer_path)
             p = ctypes.c_void_p()
             _lib.check(lib.debug_buffer_open(ctypes.byref(p), _lib.path_arg(debug_buffer_path),
                                              ctypes.byref(err)), err)
