@@ -620,12 +620,15 @@ static void run_segment(const job *j, segment *sg, uint64_t begin, uint64_t end,
 }
 
 /*
- * etc_range_fn, once per thread: takes the next segment until none is
- * left, with scratch buffers of its own. Taking them one at a time rather
- * than a fixed share keeps both cores busy to the end when one of them is
- * slowed (by another process, a page fault); the totals are per segment,
- * so who computed one changes no bit.
+ * etc_range_fn, once per thread: takes the next TAKE segments until none
+ * is left, with scratch buffers of its own. Taking them a few at a time
+ * rather than a fixed share keeps both cores busy to the end when one of
+ * them is slowed (by another process); TAKE segments (8 MiB of float32 per
+ * side) keep each thread's pages apart (the page cache maps 2 MiB folios
+ * whole, and two threads faulting one of them wait for each other). The
+ * totals are per segment, so who computed one changes no bit.
  */
+#define TAKE 8
 static void run_segments(void *ctx, size_t first, size_t last)
 {
 	(void)first, (void)last;
@@ -633,14 +636,17 @@ static void run_segments(void *ctx, size_t first, size_t last)
 	double *buf = malloc(4 * (size_t)CHUNK_F32 * sizeof *buf);
 	uint32_t *map = malloc((size_t)CHUNK_F32 * sizeof *map);
 	float *G = j->rg ? malloc((size_t)CHUNK_F32 * sizeof *G) : NULL;
-	for (size_t s;
-	     (s = atomic_fetch_add_explicit(j->next, 1, memory_order_relaxed)) < j->nseg;) {
-		bool ok = buf && map && (G || !j->rg);
-		j->segs[s].nomem = !ok;
-		if (ok) {
-			uint64_t begin = s * SEGMENT;
-			uint64_t end = j->total - begin < SEGMENT ? j->total : begin + SEGMENT;
-			run_segment(j, &j->segs[s], begin, end, buf, map, G);
+	for (size_t first;
+	     (first = atomic_fetch_add_explicit(j->next, TAKE, memory_order_relaxed)) < j->nseg;) {
+		for (size_t s = first; s < first + TAKE && s < j->nseg; s++) {
+			bool ok = buf && map && (G || !j->rg);
+			j->segs[s].nomem = !ok;
+			if (ok) {
+				uint64_t begin = s * SEGMENT;
+				uint64_t end =
+				    j->total - begin < SEGMENT ? j->total : begin + SEGMENT;
+				run_segment(j, &j->segs[s], begin, end, buf, map, G);
+			}
 		}
 	}
 	free(buf);
