@@ -515,6 +515,39 @@ def case_chromium(d, path):
     return shot
 
 
+def case_sort_nan(d, path):
+    """The report's own sorting script, run by Chromium on a column holding
+    NaN and infinities: numbers in order both ways, NaN last both ways (a
+    NaN compared as equal to every number left the order inconsistent)."""
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not exe or not path or not os.path.exists(path):
+        print("SKIP chromium sort: no chromium on PATH or no report")
+        return
+    html = open(path, encoding="utf-8").read()
+    m = re.search(r"<script>(.*?)</script>", html, re.S)
+    check("sort: the report has its sorting script", m is not None)
+    if not m:
+        return
+    vals = ["3", "NaN", "1", "Infinity", "2", "NaN", "-Infinity"]
+    cells = "".join(f'<tr><td data-v="{v}">{v}</td></tr>' for v in vals)
+    page = os.path.join(d, "sort.html")
+    out = {}
+    for clicks in (1, 2):
+        with open(page, "w", encoding="utf-8") as f:
+            f.write('<!DOCTYPE html><html><body><table class="sortable"><thead><tr><th>v</th>'
+                    f"</tr></thead><tbody>{cells}</tbody></table><script>{m.group(1)}"
+                    f"</script><script>for(var k=0;k<{clicks};k++)"
+                    "document.querySelector('th').click();</script></body></html>")
+        p = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+                            "file://" + os.path.abspath(page)], capture_output=True, text=True,
+                           timeout=120, env=dict(os.environ, HOME=d))
+        out[clicks] = re.findall(r'<td data-v="([^"]*)"', p.stdout)
+    check("sort: ascending, NaN last",
+          out[1] == ["-Infinity", "1", "2", "3", "Infinity", "NaN", "NaN"], str(out[1]))
+    check("sort: descending, NaN last",
+          out[2] == ["Infinity", "3", "2", "1", "-Infinity", "NaN", "NaN"], str(out[2]))
+
+
 def main():
     work = os.environ.get("ETC_WORK", tempfile.gettempdir())
     os.makedirs(work, exist_ok=True)
@@ -525,6 +558,7 @@ def main():
         case_example(d)
         case_profile_tables(d)
         case_chromium(d, acc)
+        case_sort_nan(d, acc)
         # the perf diff's highlighted FAIL rows (#fdecec) show in the screenshot
         shot = case_chromium(d, case_perfdiff(d))
         if shot:

@@ -404,15 +404,18 @@ static const char css[] =
     ".muted{color:#666}.warn{background:#fff4d6;color:#6b4e00;padding:6px 10px;"
     "border-radius:4px}\n";
 
-/* Sorts a table by the clicked column: numbers by data-v, text otherwise. */
+/* Sorts a table by the clicked column: numbers by data-v (NaN last either
+ * way: a NaN compared as "equal" to every number left the order
+ * inconsistent), text otherwise. */
 static const char script[] =
     "document.querySelectorAll('table.sortable th').forEach(function(th,i){"
     "th.addEventListener('click',function(){var tb=th.closest('table').tBodies[0];"
     "var up=th.dataset.dir!=='up';th.dataset.dir=up?'up':'down';"
     "var rows=Array.prototype.slice.call(tb.rows);rows.sort(function(a,b){"
     "var x=a.cells[i],y=b.cells[i];var p=x.dataset.v,q=y.dataset.v;"
-    "var r=(p!==undefined&&q!==undefined)?(parseFloat(p)-parseFloat(q)||0)"
-    ":x.textContent.localeCompare(y.textContent);return up?r:-r;});"
+    "if(p!==undefined&&q!==undefined){p=parseFloat(p);q=parseFloat(q);"
+    "if(isNaN(p)||isNaN(q))return isNaN(p)-isNaN(q);var d=(p-q)||0;return up?d:-d;}"
+    "var r=x.textContent.localeCompare(y.textContent);return up?r:-r;});"
     "rows.forEach(function(r){tb.appendChild(r);});});});\n";
 
 static void write_inputs(FILE *f, const etc_html_report *h)
