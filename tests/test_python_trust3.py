@@ -629,13 +629,55 @@ def swapped_debug_buffer(d):
     check("debug_buffer_path=the debug buffer: accepted", insp is not None)
 
 
+def graph_signature(d):
+    """Finding 26: ep.graph_signature has upstream's ExportGraphSignature
+    properties (it was text: user_inputs raised AttributeError), checked
+    against the specs read straight from the record's JSON; it still prints
+    as before."""
+    import json
+    import zipfile
+    for model in ("mlp", "cnn", "qcnn"):
+        rec = os.path.join(d, model + ".etrecord")
+        insp = E.Inspector(etdump_path=os.path.join(d, model + ".etdp"),
+                           debug_buffer_path=os.path.join(d, model + "_debug.bin"), etrecord=rec)
+        sig = insp.get_exported_program().graph_signature
+        with zipfile.ZipFile(rec) as z:
+            spec = json.loads(z.read("edge_dialect_exported_program"))["graph_module"]["signature"]
+
+        def one(u):
+            return next((k, v) for k, v in u.items() if v is not None)
+        ins = [one(x) for x in spec["input_specs"]]
+        outs = [one(x) for x in spec["output_specs"]]
+
+        def name(v):  # a TensorArgument {"name"}, or a union holding one
+            a = v["arg"]
+            return a["name"] if "name" in a else next(
+                x["name"] for x in a.values() if isinstance(x, dict) and "name" in x)
+        want = {
+            "user_inputs": tuple(name(v) for k, v in ins if k == "user_input"),
+            "user_outputs": tuple(name(v) for k, v in outs if k == "user_output"),
+            "parameters": [v["parameter_name"] for k, v in ins if k == "parameter"],
+            "buffers": [v["buffer_name"] for k, v in ins if k == "buffer"],
+            "inputs_to_parameters": {name(v): v["parameter_name"] for k, v in ins
+                                     if k == "parameter"},
+            "inputs_to_buffers": {name(v): v["buffer_name"] for k, v in ins if k == "buffer"},
+            "lifted_tensor_constants": [v["tensor_constant_name"] for k, v in ins
+                                        if k == "tensor_constant"],
+        }
+        got = {k: getattr(sig, k) for k in want}
+        check(f"{model}: graph_signature's properties match the record's specs",
+              got == want and want["user_inputs"] and want["parameters"], f"{got} vs {want}")
+        check(f"{model}: graph_signature still prints its text",
+              isinstance(sig, str) and "# inputs" in str(sig))
+
+
 def main():
     d = C.work_dir("python-trust3")
     for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten,
                  self_reference, reference_name, other_model_reference,
                  converter_module, str_keywords, etrecord_unknown_graph, deleted_etrecord,
                  messages, metrics_names, plot_dir, distance_name,
-                 swapped_debug_buffer):
+                 swapped_debug_buffer, graph_signature):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

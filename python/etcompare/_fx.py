@@ -239,7 +239,8 @@ class FxProgram:
             if tkey and v.get(tkey) is not None:
                 s += f" target='{v[tkey]}'"
             outs.append(s)
-        return "\n# inputs\n" + "\n".join(ins) + "\n\n# outputs\n" + "\n".join(outs) + "\n"
+        return GraphSignature("\n# inputs\n" + "\n".join(ins) + "\n\n# outputs\n" +
+                              "\n".join(outs) + "\n", self.signature)
 
     def range_constraints_str(self):
         parts = []
@@ -319,6 +320,76 @@ class FxProgram:
         sig = self.signature_str().replace("\n", "\n    ")
         return (f"ExportedProgram:\n    {gm}\nGraph signature: {sig}\n"
                 f"Range constraints: {self.range_constraints_str()}\n")
+
+
+class GraphSignature(str):
+    """The program's graph signature: prints as upstream's
+    ExportGraphSignature does, and has its properties (user_inputs,
+    user_outputs, parameters, buffers, lifted_tensor_constants,
+    inputs_to_parameters, inputs_to_buffers,
+    inputs_to_lifted_tensor_constants, buffers_to_mutate,
+    user_inputs_to_mutate, non_persistent_buffers), read from the
+    serialized input and output specs."""
+
+    def __new__(cls, text, signature):
+        self = super().__new__(cls, text)
+        self._ins = [_union(x) for x in signature.get("input_specs", [])]
+        self._outs = [_union(x) for x in signature.get("output_specs", [])]
+        return self
+
+    def _names(self, specs, kinds):
+        return tuple(_arg_name(v.get("arg", {})) for k, v in specs if k in kinds)
+
+    def _targets(self, specs, kind, key):
+        return [v.get(key) for k, v in specs if k == kind]
+
+    def _map(self, specs, kind, key):
+        return {_arg_name(v.get("arg", {})): v.get(key) for k, v in specs if k == kind}
+
+    @property
+    def user_inputs(self):
+        return self._names(self._ins, ("user_input", "constant_input"))
+
+    @property
+    def user_outputs(self):
+        return self._names(self._outs, ("user_output",))
+
+    @property
+    def parameters(self):
+        return self._targets(self._ins, "parameter", "parameter_name")
+
+    @property
+    def buffers(self):
+        return self._targets(self._ins, "buffer", "buffer_name")
+
+    @property
+    def non_persistent_buffers(self):
+        return [v.get("buffer_name") for k, v in self._ins
+                if k == "buffer" and not v.get("persistent")]
+
+    @property
+    def lifted_tensor_constants(self):
+        return self._targets(self._ins, "tensor_constant", "tensor_constant_name")
+
+    @property
+    def inputs_to_parameters(self):
+        return self._map(self._ins, "parameter", "parameter_name")
+
+    @property
+    def inputs_to_buffers(self):
+        return self._map(self._ins, "buffer", "buffer_name")
+
+    @property
+    def inputs_to_lifted_tensor_constants(self):
+        return self._map(self._ins, "tensor_constant", "tensor_constant_name")
+
+    @property
+    def buffers_to_mutate(self):
+        return self._map(self._outs, "buffer_mutation", "buffer_name")
+
+    @property
+    def user_inputs_to_mutate(self):
+        return self._map(self._outs, "user_input_mutation", "user_input_name")
 
 
 def _union(d):
