@@ -671,13 +671,32 @@ def graph_signature(d):
               isinstance(sig, str) and "# inputs" in str(sig))
 
 
+def rows_keys(d):
+    """Finding 26: every compare().rows entry has every key, None where the
+    pair was not compared (rows[i]["snr"] raised KeyError there)."""
+    import numpy as np
+    ref = os.path.join(d, "two.npz")
+    with np.load(os.path.join(d, "mlp_io.npz")) as z:
+        out = z["expected0"]
+    np.savez(ref, **{"0": out, "1": out})  # a second output the run does not have
+    insp = E.Inspector(etdump_path=os.path.join(d, "mlp.etdp"),
+                       debug_buffer_path=os.path.join(d, "mlp_debug.bin"))
+    rows = insp.compare(ref).rows
+    keys = [set(r) for r in rows]
+    missing = [r for r in rows if r["status"] != "pass"]
+    check("compare().rows: every row has the same keys; a row not compared has snr None",
+          len(set(map(frozenset, keys))) == 1 and missing and
+          all(r["snr"] is None and r["mse"] is None for r in missing),
+          f"{[sorted(k) for k in keys][:2]} {[(r['status'], r.get('snr')) for r in rows]}")
+
+
 def main():
     d = C.work_dir("python-trust3")
     for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten,
                  self_reference, reference_name, other_model_reference,
                  converter_module, str_keywords, etrecord_unknown_graph, deleted_etrecord,
                  messages, metrics_names, plot_dir, distance_name,
-                 swapped_debug_buffer, graph_signature):
+                 swapped_debug_buffer, graph_signature, rows_keys):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

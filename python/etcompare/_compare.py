@@ -133,9 +133,10 @@ class AccuracyResult(_lib.View):
                    "dtype": _lib.cstr(r.dtype), "reference_dtype": _lib.cstr(r.reference_dtype),
                    "status": _lib.cstr(lib.row_status_str(r.status)),
                    "reason": _lib.cstr(r.reason)}
-            if r.has_metrics:
-                row.update({("snr" if k == "snr_db" else k): getattr(r.metrics, k)
-                            for k in _METRIC_FIELDS})
+            # every row has every key: None where the pair was not compared
+            # (a missing output, a shape mismatch; `status` and `reason` say why)
+            row.update({("snr" if k == "snr_db" else k): getattr(r.metrics, k)
+                        if r.has_metrics else None for k in _METRIC_FIELDS})
             self.rows.append(row)
         self.failures = lib.accuracy_failures(acc)
         self.passed = self.failures == 0 and bool(self.rows)
