@@ -185,6 +185,20 @@ def changed(d, pdir):
             "removed (no file is provably etcompare's)",
             p.returncode == 0 and old - {"index.txt"} <= set(os.listdir(bare)),
             f"rc={p.returncode} {sorted(old - set(os.listdir(bare)))} {p.stderr[-300:]}")
+    # what is kept stays listed: the folder holds what the index lists, and a
+    # later run that makes those plots again replaces them (no exit 4 saying
+    # etcompare did not write them)
+    for folder, what in ((kept, "the edited plot"), (bare, "the copied set")):
+        listed = set(index_pngs(folder))
+        pngs = {f for f in os.listdir(folder) if f.endswith(".png")}
+        C.check(f"changed: {what} kept is listed in index.txt, which lists exactly the PNGs",
+                listed == pngs and "metric_snr.png" in listed, f"{sorted(listed ^ pngs)}")
+        p = subprocess.run([C.ETC, "--example", "--no-table", "--plot", folder],
+                           capture_output=True, text=True)
+        C.check(f"changed: then --example into it again: exit 0, its plots replaced",
+                p.returncode == 0 and
+                open(os.path.join(folder, "metric_snr.png"), "rb").read()[:4] == b"\x89PNG",
+                f"rc={p.returncode} {p.stderr[-300:]}")
 
 
 def stale(d, pdir):

@@ -164,6 +164,8 @@ def case_quant_params(d):
     for text, want in (('{"17": {"scale": 0, "zero_point": 0}}', "scale 0: a scale must be"),
                        ('{"17": {"scale": -1}}', "a scale must be greater than 0"),
                        ('{"17": {"scale": 1, "zero_point": 0.5}}', "a zero point is an integer"),
+                       ('{"17": {"scale": 1, "zero_point": 3e10}}', "outside a zero point's int32"),
+                       ('{"17": {"scale": [1, 2], "axis": 64}}', "at most 64 dimensions"),
                        ('{"17": {"scale": 1, "zero_pt": 3}}', 'unknown key "zero_pt"'),
                        ('{"17": {"scale": [1, 2], "zero_point": [0], "axis": 2}}',
                         "the entry for debug handle 17 (row 0, native_call_quantize_per_tensor"
@@ -246,6 +248,35 @@ def case_npz_reference_names(d):
                 rc == 3 and want in err, f"rc={rc} {err[-300:]}")
 
 
+def case_unusable_example_inputs(d):
+    """Example inputs that are there but not usable (an empty member, as
+    torch writes for a program without them; an int) are not damage: the
+    representative inputs are tried next, as before."""
+    import io
+    import zipfile
+    import torch
+    seven = io.BytesIO()
+    torch.save(7, seven)
+    src = os.path.join(REAL, "cnn.etrecord")
+    member = "edge_dialect_exported_program_example_inputs"
+    with zipfile.ZipFile(src) as z:
+        orig = z.read(member)
+        items = [(i.filename, z.read(i.filename)) for i in z.infolist()]
+    for name, data in (("empty", b""), ("int", seven.getvalue())):
+        rec = os.path.join(d, f"cnn_{name}.etrecord")
+        with zipfile.ZipFile(rec, "w") as out:
+            for n, b in items:
+                out.writestr(n, data if n == member else b)
+            out.writestr("representative_inputs", orig)
+        rc, out, err = C.run("--etdump", os.path.join(REAL, "cnn.etdp"), "--debug_buffer",
+                             os.path.join(REAL, "cnn_debug.bin"), "--etrecord", rec,
+                             "--no-table", "--min-snr", "30")
+        C.check(f"example inputs {name}, representative inputs there: the gap is computed "
+                "from them, exit 0",
+                rc == 0 and "17 intermediate outputs pass" in err and "no numeric gap" not in err,
+                f"rc={rc} {err[-400:]}")
+
+
 def representative_input(i):
     """representative_inputs[i][0] of the example's ETRecord (torch.load)."""
     import io
@@ -260,4 +291,4 @@ if __name__ == "__main__":
     C.run_cases("trust-cli3", case_inputs_win, case_damaged_example_inputs,
                 case_usage_mistakes, case_quant_params, case_self_reference,
                 case_number_nits, case_delegate_scale_twice,
-                case_npz_reference_names)
+                case_npz_reference_names, case_unusable_example_inputs)

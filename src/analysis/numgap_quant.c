@@ -172,19 +172,26 @@ static int entry(etc_ng_qentry *e, const char *key, const json_t *v, etc_arena *
 			                "\"%.60s\": scale %g: a scale must be greater than 0", key,
 			                e->q.scale[i]);
 		double zp = e->q.zero_point[i];
-		if (zp != floor(zp) || fabs(zp) > 2147483647.0)
+		if (zp != floor(zp))
 			return etc_fail(err, ETC_ERR_FORMAT, path, -1,
 			                "\"%.60s\": zero_point %g: a zero point is an integer", key,
 			                zp);
+		if (fabs(zp) > 2147483647.0)
+			return etc_fail(
+			    err, ETC_ERR_FORMAT, path, -1,
+			    "\"%.60s\": zero_point %g: outside a zero point's int32 range", key,
+			    zp);
 	}
 	e->q.channels = ns;
 	e->q.axis = -1;
 	if (ax && !json_is_integer(ax))
 		return etc_fail(err, ETC_ERR_FORMAT, path, -1,
 		                "\"%.60s\": \"axis\" must be an integer", key);
-	if (ax && (json_integer_value(ax) < -8 || json_integer_value(ax) > 7))
+	/* the output's rank is checked where the entry is used (a misfit is then
+	   this file's error); here only what no tensor can have */
+	if (ax && (json_integer_value(ax) < -64 || json_integer_value(ax) > 63))
 		return etc_fail(err, ETC_ERR_FORMAT, path, -1,
-		                "\"%.60s\": axis %lld: a tensor has at most 8 dimensions", key,
+		                "\"%.60s\": axis %lld: a tensor has at most 64 dimensions", key,
 		                (long long)json_integer_value(ax));
 	if (ax)
 		e->q.axis = json_integer_value(ax);

@@ -214,10 +214,11 @@ static int next_candidate(const etc_bundled *bp, const etc_refgraph *g, const et
 	if (rc == 0)
 		snprintf(c->name, sizeof c->name, k ? "ETRecord's %s[%zu]" : "ETRecord's %s", which,
 		         index);
-	/* no example inputs: go on to the representative ones; past the last of those: stop.
-	   Example inputs the record has but that cannot be read are its damage: said. */
-	if (rc < 0 && rc != ETC_ERR_NOMEM && k == 0 &&
-	    !strstr(err->message, "the ETRecord has no member"))
+	/* no example inputs, or none usable (an empty member, as torch writes for
+	   a program without them; not a list of tensors): go on to the
+	   representative ones; past the last of those: stop. Damage at a byte
+	   of the record (a CRC, a cut member) is its damage: passed on. */
+	if (rc < 0 && rc != ETC_ERR_NOMEM && k == 0 && err->offset >= 0)
 		return rc;
 	if (rc < 0 && rc != ETC_ERR_NOMEM)
 		return k == 0 ? 2 : 1;

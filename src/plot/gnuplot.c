@@ -1102,10 +1102,11 @@ static bool is_protected(const etc_plot_batch *b, const char *path)
 	return false;
 }
 
-/* Removes <dir>/<base><ext> when it is a file or a symbolic link (never a
- * directory) and not a protected input; a file that is not there is fine. */
+/* Removes <dir>/<base><ext> when it is a plain file with the set's time
+ * (`set`) and not a protected input; one with another time is kept (*kept);
+ * a link, a directory or a file that is not there is left alone. */
 static int remove_named(const etc_plot_batch *b, const char *dir, const char *base, const char *ext,
-                        const struct timespec *set, etc_error *err)
+                        const struct timespec *set, bool *kept, etc_error *err)
 {
 	char *path = etc_plot_join_(dir, "", base, ext);
 	if (!path)
@@ -1113,13 +1114,16 @@ static int remove_named(const etc_plot_batch *b, const char *dir, const char *ba
 	struct stat st;
 	int rc = 0;
 	/* only a plain file that still has the time etcompare gave its set (the
-	   index's): one the user changed, or beside an index copied there, is theirs */
-	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_mtim.tv_sec == set->tv_sec &&
-	    st.st_mtim.tv_nsec == set->tv_nsec && !is_protected(b, path) && unlink(path) != 0 &&
-	    errno != ENOENT)
-		rc = etc_fail(err, ETC_ERR_IO, path, -1,
-		              "cannot remove the plot etcompare wrote here last time: %s",
-		              strerror(errno));
+	   index's); one the user changed since, or beside an index copied there,
+	   is kept (and stays listed: *kept); a link or an input is not touched */
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && !is_protected(b, path)) {
+		if (st.st_mtim.tv_sec != set->tv_sec || st.st_mtim.tv_nsec != set->tv_nsec)
+			*kept = true;
+		else if (unlink(path) != 0 && errno != ENOENT)
+			rc = etc_fail(err, ETC_ERR_IO, path, -1,
+			              "cannot remove the plot etcompare wrote here last time: %s",
+			              strerror(errno));
+	}
 	free(path);
 	return rc;
 }
@@ -1311,7 +1315,7 @@ static int check_destinations(const etc_plot_batch *b, const char *tmp, const ch
  * index.txt is left as it is. Done after the plots are written, so a run that fails leaves the
  * previous plots and their index whole.
  */
-static int remove_stale(const etc_plot_batch *b, const char *d, etc_error *err)
+static int remove_stale(const etc_plot_batch *b, const char *d, etc_sbuf *kept, etc_error *err)
 {
 	char *names = NULL;
 	size_t n = 0;
@@ -1324,15 +1328,42 @@ static int remove_stale(const etc_plot_batch *b, const char *d, etc_error *err)
 	for (size_t i = 0; rc == 0 && i < n; i++, entry += strlen(entry) + 1) {
 		/* a PNG is removed only where the index says etcompare made it */
 		const char *name = entry + 1;
-		bool png = entry[0] == 'p';
+		bool png = entry[0] == 'p', keep = false;
 		if (!in_batch(b, name, false))
 			for (size_t e = png ? 0 : 1; e < 3 && rc == 0; e++)
-				rc = remove_named(b, d, name, exts[e], &set, err);
+				rc = remove_named(b, d, name, exts[e], &set, &keep, err);
 		else if (!in_batch(b, name, true) && png)
-			rc = remove_named(b, d, name, ".png", &set, err);
+			rc = remove_named(b, d, name, ".png", &set, &keep, err);
+		/* what is kept stays in the index: a later run that makes the plot
+		   again replaces it, and the folder holds what the index lists (a
+		   plot of this batch is listed already) */
+		if (keep && !in_batch(b, name, false))
+			etc_sbuf_printf(kept,
+			                "%s.%s\tkept from an earlier run: changed since "
+			                "etcompare wrote it\n",
+			                name, png ? "png" : "gp");
 	}
 	free(names);
+	if (rc == 0 && kept->failed)
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	return rc;
+}
+
+/* Appends the entries remove_stale kept to the index at `path`, keeping its
+ * modification time (the set's). */
+static int index_append(const char *path, const etc_sbuf *kept, etc_error *err)
+{
+	if (!kept->len)
+		return 0;
+	struct stat st;
+	FILE *f = stat(path, &st) == 0 ? fopen(path, "a") : NULL;
+	if (!f || fwrite(kept->p, 1, kept->len, f) != kept->len || fclose(f) != 0) {
+		int e = errno;
+		return etc_fail(err, ETC_ERR_IO, path, -1, "cannot write: %s", strerror(e));
+	}
+	const struct timespec ts[2] = {st.st_mtim, st.st_mtim};
+	utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW);
+	return 0;
 }
 
 /*
@@ -1365,7 +1396,12 @@ static struct timespec stamp_set(const etc_plot_batch *b, const char *d)
 
 int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_error *err)
 {
-	ETC_TRY(remove_stale(b, dir && *dir ? dir : ".", err));
+	etc_sbuf kept = {0};
+	int rs = remove_stale(b, dir && *dir ? dir : ".", &kept, err);
+	if (rs < 0) {
+		etc_sbuf_free(&kept);
+		return rs;
+	}
 	struct timespec set = stamp_set(b, dir && *dir ? dir : ".");
 	char *path = etc_plot_join_(dir && *dir ? dir : ".", "", "index", ".txt");
 	if (!path)
@@ -1374,6 +1410,7 @@ int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_err
 	int rc = etc_plot_out_open_(&out, b, path, err);
 	if (rc < 0) {
 		free(path);
+		etc_sbuf_free(&kept);
 		return rc;
 	}
 	FILE *f = out.f;
@@ -1387,6 +1424,9 @@ int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_err
 			fputc((unsigned char)*s < 0x20 ? ' ' : *s, f);
 		fputc('\n', f);
 	}
+	if (kept.len)
+		fwrite(kept.p, 1, kept.len, f);
+	etc_sbuf_free(&kept);
 	for (size_t i = 0; i < b->nnotes; i++)
 		fprintf(f, "note: %s\n", b->notes[i]);
 	rc = etc_plot_out_commit_(&out, err);
@@ -1493,7 +1533,15 @@ int etc_plot_set_commit(etc_plot_batch *b, const char *tmp, const char *dir, etc
 	for (size_t i = 0; i < b->n; i++)
 		for (size_t e = 0; e < 3; e++)
 			ETC_TRY(move_named(tmp, d, b->items[i].pub.name, exts[e], err));
-	ETC_TRY(remove_stale(b, d, err));
+	etc_sbuf kept = {0};
+	char *tmp_index = etc_plot_join_(tmp, "", "index", ".txt");
+	int rs = tmp_index ? remove_stale(b, d, &kept, err)
+	                   : etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	if (rs == 0)
+		rs = index_append(tmp_index, &kept, err);
+	free(tmp_index);
+	etc_sbuf_free(&kept);
+	ETC_TRY(rs);
 	ETC_TRY(move_named(tmp, d, "index", ".txt", err));
 	etc_plot_set_discard(tmp);
 	char *abs = realpath(d, NULL);
