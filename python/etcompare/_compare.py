@@ -59,8 +59,10 @@ def compare_results(reference_output, run_output, metrics=None, plot=False, plot
     """Upstream's compare_results: each pair of outputs compared, returned as
     {"snr": [...], "mse": [...], "cosine_similarity": [...]}, one value per
     output, at full precision (upstream rounds to 2 decimals). An output
-    with elements NaN on one side only gets NaN for every metric, as
-    upstream's (Inspector.compare() names them and fails the output).
+    with a NaN element (on either side) gets NaN for every metric, as
+    upstream's torch arithmetic gives (Inspector.compare() leaves out NaN
+    at the same place on both sides, and fails the output for NaN on one
+    side only).
 
     plot=True draws the CLI's accuracy plots through the library into
     `plot_dir` (default: a new temporary directory): a bar chart per metric
@@ -82,13 +84,13 @@ def compare_results(reference_output, run_output, metrics=None, plot=False, plot
                     f"{len(run_output)} run outputs", "mismatch")
     for ref, res in zip(reference_output, run_output):
         m = metrics_of(ref, res)
-        # the library's metrics leave out the elements NaN on one side only
-        # (compare() fails them); upstream's torch.mean((a - b) ** 2) and the
-        # others are NaN there, and a partly NaN output must not score better
-        # than a fully NaN one
-        one_sided = m.nan_mismatch_count > 0
+        # the library's metrics leave out NaN positions (compare() fails the
+        # one-sided ones); upstream's torch.mean((a - b) ** 2) and the others
+        # are NaN wherever either side has a NaN, and a partly NaN output
+        # must not score better than a fully NaN one
+        has_nan = m.nan_count > 0
         for k in wanted:
-            out[k].append(math.nan if one_sided else getattr(m, _METRICS[k]))
+            out[k].append(math.nan if has_nan else getattr(m, _METRICS[k]))
     return out
 
 

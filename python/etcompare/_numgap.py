@@ -44,11 +44,12 @@ def _num(v):
 def _gap(r):
     """The library's gap of one output pair: already upstream's distance
     (L1 the sum of |a - r|), a one-element list; NaN when not compared, and
-    NaN, as upstream's comparators give, when elements are NaN on one side
-    only (the library's distance leaves them out; its snr, mse, ... columns
-    keep that NaN-free value and `status` fails the pair)."""
+    NaN, as upstream's torch comparators give, when an element is NaN on
+    either side (the library's distance leaves NaN positions out; its snr,
+    mse, ... columns keep that NaN-free value, and `status` fails a pair
+    with NaN on one side only)."""
     g = r.get("gap")
-    if (r.get("metrics") or {}).get("nan_mismatch_count"):
+    if (r.get("metrics") or {}).get("nan_count"):
         return math.nan
     return _num(g[0]) if g else math.nan
 
