@@ -514,9 +514,9 @@ def check_rewritten(path, fid, role, fix):
         raise Error(f"{name}: changed while being read (truncated by another process?): the "
                     f"{role} is {st.st_size} bytes, {fid[2]} when it was opened; {fix}",
                     "I/O error", name)
-    raise Error(f"{name}: the {role} changed since it was opened (rewritten in place: "
-                f"{fid[2]} bytes then, {st.st_size} now, modified since): its data would be "
-                f"the new bytes read against what was read before; {fix}", "I/O error", name)
+    raise Error(f"{name}: the {role} changed since it was opened (modified in place: "
+                f"{fid[2]} bytes then, {st.st_size} now, a later modification time): its data "
+                f"may no longer be what was read before; {fix}", "I/O error", name)
 
 
 def flag(name, v):
