@@ -324,72 +324,51 @@ class FxProgram:
 
 class GraphSignature(str):
     """The program's graph signature: prints as upstream's
-    ExportGraphSignature does, and has its properties (user_inputs,
-    user_outputs, parameters, buffers, lifted_tensor_constants,
-    inputs_to_parameters, inputs_to_buffers,
+    ExportGraphSignature does, and has its properties, read from the
+    serialized input and output specs: user_inputs and user_outputs (names);
+    parameters, buffers, lifted_tensor_constants, non_persistent_buffers
+    (targets); inputs_to_parameters, inputs_to_buffers,
     inputs_to_lifted_tensor_constants, buffers_to_mutate,
-    user_inputs_to_mutate, non_persistent_buffers), read from the
-    serialized input and output specs."""
+    user_inputs_to_mutate (name -> target)."""
+
+    # property: (outputs' specs?, spec kind, target key; None: the arg names)
+    _LISTS = {"user_inputs": (False, ("user_input", "constant_input"), None),
+              "user_outputs": (True, ("user_output",), None),
+              "parameters": (False, ("parameter",), "parameter_name"),
+              "buffers": (False, ("buffer",), "buffer_name"),
+              "lifted_tensor_constants": (False, ("tensor_constant",), "tensor_constant_name")}
+    _MAPS = {"inputs_to_parameters": (False, "parameter", "parameter_name"),
+             "inputs_to_buffers": (False, "buffer", "buffer_name"),
+             "inputs_to_lifted_tensor_constants": (False, "tensor_constant",
+                                                   "tensor_constant_name"),
+             "buffers_to_mutate": (True, "buffer_mutation", "buffer_name"),
+             "user_inputs_to_mutate": (True, "user_input_mutation", "user_input_name")}
 
     def __new__(cls, text, signature):
         self = super().__new__(cls, text)
-        self._ins = [_union(x) for x in signature.get("input_specs", [])]
-        self._outs = [_union(x) for x in signature.get("output_specs", [])]
+        self._specs = ([_union(x) for x in signature.get("input_specs", [])],
+                       [_union(x) for x in signature.get("output_specs", [])])
         return self
 
-    def _names(self, specs, kinds):
-        return tuple(_arg_name(v.get("arg", {})) for k, v in specs if k in kinds)
-
-    def _targets(self, specs, kind, key):
-        return [v.get(key) for k, v in specs if k == kind]
-
-    def _map(self, specs, kind, key):
-        return {_arg_name(v.get("arg", {})): v.get(key) for k, v in specs if k == kind}
-
-    @property
-    def user_inputs(self):
-        return self._names(self._ins, ("user_input", "constant_input"))
-
-    @property
-    def user_outputs(self):
-        return self._names(self._outs, ("user_output",))
-
-    @property
-    def parameters(self):
-        return self._targets(self._ins, "parameter", "parameter_name")
-
-    @property
-    def buffers(self):
-        return self._targets(self._ins, "buffer", "buffer_name")
+    def __getattr__(self, name):
+        if name in self._LISTS:
+            outs, kinds, key = self._LISTS[name]
+            got = [_arg_name(v.get("arg", {})) if key is None else v.get(key)
+                   for k, v in self._specs[outs] if k in kinds]
+            return tuple(got) if key is None else got  # upstream: names a tuple
+        if name in self._MAPS:
+            outs, kind, key = self._MAPS[name]
+            return {_arg_name(v.get("arg", {})): v.get(key) for k, v in self._specs[outs]
+                    if k == kind}
+        raise AttributeError(f"'GraphSignature' object has no attribute {name!r}")
 
     @property
     def non_persistent_buffers(self):
-        return [v.get("buffer_name") for k, v in self._ins
+        return [v.get("buffer_name") for k, v in self._specs[0]
                 if k == "buffer" and not v.get("persistent")]
 
-    @property
-    def lifted_tensor_constants(self):
-        return self._targets(self._ins, "tensor_constant", "tensor_constant_name")
-
-    @property
-    def inputs_to_parameters(self):
-        return self._map(self._ins, "parameter", "parameter_name")
-
-    @property
-    def inputs_to_buffers(self):
-        return self._map(self._ins, "buffer", "buffer_name")
-
-    @property
-    def inputs_to_lifted_tensor_constants(self):
-        return self._map(self._ins, "tensor_constant", "tensor_constant_name")
-
-    @property
-    def buffers_to_mutate(self):
-        return self._map(self._outs, "buffer_mutation", "buffer_name")
-
-    @property
-    def user_inputs_to_mutate(self):
-        return self._map(self._outs, "user_input_mutation", "user_input_name")
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self._LISTS) | set(self._MAPS))
 
 
 def _union(d):
