@@ -85,15 +85,20 @@ void etc_parallel_for_(size_t n, unsigned threads, etc_range_fn fn, void *ctx)
 			parts[k].started =
 			    pthread_create(&parts[k].tid, NULL, run_part, &parts[k]) == 0;
 	}
-	fn(ctx, parts[0].begin, parts[0].end);
-	for (unsigned k = 1; k < threads; k++) {
-		if (parts[k].started)
+	/* under a guard the caller's own range is caught here too: a fault in it
+	 * must not leave the call before every worker (which reads ctx, on the
+	 * caller's stack) has been joined */
+	for (unsigned k = 0; k < threads; k++) {
+		if (k > 0 && parts[k].started)
 			pthread_join(parts[k].tid, NULL);
+		else if (guarded)
+			etc_guard_run_worker_(fn, ctx, parts[k].begin, parts[k].end,
+			                      &parts[k].fault);
 		else
 			fn(ctx, parts[k].begin, parts[k].end);
 	}
-	/* a worker's read of a truncated input ends the caller's guarded call */
-	for (unsigned k = 1; k < threads; k++)
+	/* a read of a truncated input ends the caller's guarded call */
+	for (unsigned k = 0; k < threads; k++)
 		if (parts[k].fault)
 			etc_guard_rethrow_(parts[k].fault);
 }

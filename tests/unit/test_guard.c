@@ -8,14 +8,21 @@
  * file's bytes, and etc_guard_check_file names the file until the buffer is
  * freed; another file is not affected. A SIGBUS in a mapping the library
  * did not make still ends the process (a forked child).
+ *
+ * Before that (the process handler turns faults into zeros for good): a
+ * guarded etc_parallel_for_ whose own range faults still joins its
+ * workers before the call ends (they read the caller's stack).
  */
 #define _GNU_SOURCE
 #include "check.h"
 #include "etcompare/common.h"
 #include "etcompare/tensor.h"
+#include "core/internal.h"
+#include "core/parallel.h"
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +69,52 @@ static void parse(void)
 	CHECK(etc_debug_buffer_set_max_inflate(NULL, "lots", &err) == ETC_ERR_USAGE &&
 	      strstr(err.message, "FACTORx"));
 	CHECK(etc_debug_buffer_set_max_inflate(NULL, "16x", &err) == 0);
+}
+
+typedef struct pf_ctx {
+	const volatile uint8_t *p;
+	long page;
+	atomic_int late;
+} pf_ctx;
+
+/* Range 0 (the calling thread) reads a truncated page; range 1 (a worker)
+ * writes to the context after a while. */
+static void pf_range(void *ctx, size_t begin, size_t end)
+{
+	pf_ctx *c = ctx;
+	(void)end;
+	if (begin == 0) {
+		(void)c->p[3 * c->page];
+	} else {
+		usleep(200000);
+		atomic_store(&c->late, 1);
+	}
+}
+
+static int pf_run(void *ctx)
+{
+	etc_parallel_for_(2, 2, pf_range, ctx);
+	return 0;
+}
+
+static void parallel_caller_fault(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char path[] = "/tmp/etc_guard_pf_XXXXXX";
+	int fd = mkstemp(path);
+	close(fd);
+	write_file(path, 4 * (size_t)page, 0x5a);
+	etc_map m;
+	etc_error err;
+	CHECK(etc_map_open(&m, path, &err) == 0);
+	CHECK(truncate(path, page) == 0);
+	pf_ctx c = {m.data, page, 0};
+	int rc = etc_run_guarded(pf_run, &c, &err);
+	CHECK(rc < 0 && strstr(err.message, "changed while being read"));
+	/* the worker was joined before the guarded call ended */
+	CHECK(atomic_load(&c.late) == 1);
+	etc_map_close(&m);
+	unlink(path);
 }
 
 static void truncated(void)
@@ -119,6 +172,7 @@ static void truncated(void)
 int main(void)
 {
 	CHECK_GROUP(parse);
+	CHECK_GROUP(parallel_caller_fault);
 	CHECK_GROUP(truncated);
 	return check_report("test_guard");
 }
