@@ -269,6 +269,23 @@ def case_output_options(d):
           f"rc={rc} {devices} {err[-300:]}")
 
 
+def case_heatmap_stems(d):
+    """A group's heat-map stem that begins another's ("a_b", "a_b_op_c")
+    lets an op's name complete it: such stems get their digest too, so no
+    two groups' heat maps can share a file name."""
+    from etcompare.batch_groups import heatmap_stems
+    keys = [("a", "b"), ("a", "b_op_c"), ("x", "y"), ("a b", "b")]
+    st = heatmap_stems(keys)
+    names = {}
+    for k in keys:
+        for op, out in (("c_op_d", 0), ("d", 0), ("e", 1)):
+            names.setdefault(f"agreement_{st[k]}_op_{op}_{out}.png", set()).add(k)
+        names.setdefault(f"agreement_{st[k]}_out0.png", set()).add(k)
+    check("heat-map stems: no file name shared by two groups, an unrelated group keeps "
+          "its plain stem",
+          all(len(v) == 1 for v in names.values()) and st[("x", "y")] == "x_y", str(st))
+
+
 def case_manifest_rows(d):
     """Finding 18: a duplicated column, a row with more cells than the
     header, a row without its etdump are exit 3 naming the manifest and the
@@ -298,7 +315,8 @@ def case_manifest_rows(d):
 def main():
     d = C.work_dir("batch-trust3")
     for case in (case_self_reference, case_heatmap_names, case_resume_cwd, case_resume_gate,
-                 case_resume_groups, case_output_options, case_manifest_rows):
+                 case_resume_groups, case_output_options, case_manifest_rows,
+                 case_heatmap_stems):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         with C.harness(case.__name__):

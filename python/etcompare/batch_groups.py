@@ -528,14 +528,25 @@ def heatmap_stems(keys):
     digits of the SHA-256 of its own labels: every group writes and names
     its own files."""
     stems = {k: f"{_safe(k[0])}_{_safe(k[1])}" for k in keys}
+
+    def digest(k):
+        raw = json.dumps([str(k[0]), str(k[1])]).encode("utf-8", "surrogateescape")
+        return hashlib.sha256(raw).hexdigest()[:8]
     taken = {}
     for k, st in stems.items():
         taken.setdefault(st, []).append(k)
-    for st, ks in taken.items():
-        if len(ks) > 1:
-            for k in ks:
-                raw = json.dumps([str(k[0]), str(k[1])]).encode("utf-8", "surrogateescape")
-                stems[k] = f"{st}_{hashlib.sha256(raw).hexdigest()[:8]}"
+    clash = {k for ks in taken.values() if len(ks) > 1 for k in ks}
+    # a stem that begins another ("a_b" and "a_b_op_c") lets an op's name
+    # complete it ("a_b" + "_op_c_op_d" against "a_b_op_c" + "_op_d")
+    ordered = sorted(stems.items(), key=lambda kv: kv[1])
+    for i, (k, st) in enumerate(ordered):
+        for k2, st2 in ordered[i + 1:]:
+            if not st2.startswith(st):
+                break
+            if st2.startswith(st + "_"):
+                clash.update((k, k2))
+    for k in clash:
+        stems[k] = f"{stems[k]}_{digest(k)}"
     return stems
 
 
