@@ -435,8 +435,8 @@ static bool known_source(const etc_values *v)
  * The range is cut into segments of SEGMENT elements whatever the thread
  * count: each segment's totals start from zero and the segments are merged
  * in order, so 1 or 8 threads give the same bits. Threads take segments
- * one at a time (run_segments); below two segments the comparison stays on
- * the calling thread.
+ * a few at a time (run_segments); below two segments the comparison stays
+ * on the calling thread.
  */
 #define SEGMENT ((uint64_t)1 << 18)
 
@@ -636,9 +636,9 @@ static void run_segments(void *ctx, size_t first, size_t last)
 	double *buf = malloc(4 * (size_t)CHUNK_F32 * sizeof *buf);
 	uint32_t *map = malloc((size_t)CHUNK_F32 * sizeof *map);
 	float *G = j->rg ? malloc((size_t)CHUNK_F32 * sizeof *G) : NULL;
-	for (size_t first;
-	     (first = atomic_fetch_add_explicit(j->next, TAKE, memory_order_relaxed)) < j->nseg;) {
-		for (size_t s = first; s < first + TAKE && s < j->nseg; s++) {
+	for (size_t taken;
+	     (taken = atomic_fetch_add_explicit(j->next, TAKE, memory_order_relaxed)) < j->nseg;) {
+		for (size_t s = taken; s < taken + TAKE && s < j->nseg; s++) {
 			bool ok = buf && map && (G || !j->rg);
 			j->segs[s].nomem = !ok;
 			if (ok) {

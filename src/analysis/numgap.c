@@ -291,12 +291,14 @@ long etc_numgap_reference_block(const etc_inspector *insp, size_t b, const etc_i
 	return -1;
 }
 
-/* Entries of --quant-params that no row of the gap used: a typo in a
- * handle would otherwise go unnoticed (a warning naming them). */
-static int qfile_unused(etc_numgap *ng, etc_error *err)
+/*
+ * The --quant-params file against the gap's rows: an entry that does not fit
+ * the output it names is the file's error, not a divergence of the model;
+ * entries no row used (a typo in a handle would go unnoticed) are a
+ * warning naming them. A row uses the entry find_qparams looks up for it.
+ */
+static int qfile_check(etc_numgap *ng, etc_error *err)
 {
-	/* an entry that does not fit the output it names is the file's error,
-	   not a divergence of the model */
 	if (ng->qfile_misfit >= 0) {
 		const etc_numgap_row *r = &ng->rows[ng->qfile_misfit];
 		return etc_fail(err, ETC_ERR_FORMAT, ng->qfile.path, -1,
@@ -304,26 +306,33 @@ static int qfile_unused(etc_numgap *ng, etc_error *err)
 		                (long long)(r->handle_count ? r->handles[0] : -1), ng->qfile_misfit,
 		                r->event_name ? r->event_name : "", r->reason);
 	}
+	if (!ng->has_qfile || !ng->qfile.n)
+		return 0;
+	bool *used = calloc(ng->qfile.n, sizeof *used);
+	if (!used)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	for (size_t i = 0; i < ng->nrows; i++) {
+		const etc_numgap_row *r = &ng->rows[i];
+		long k = etc_ng_qfile_index_(&ng->qfile, r->handles, r->handle_count);
+		long m = etc_ng_qfile_index_(&ng->qfile, r->reference_handles,
+		                             r->reference_handle_count);
+		if (k >= 0)
+			used[k] = true;
+		if (m >= 0)
+			used[m] = true;
+	}
 	char list[200] = "";
 	size_t unused = 0;
-	for (size_t e = 0; ng->has_qfile && e < ng->qfile.n; e++) {
-		const etc_ng_qentry *q = &ng->qfile.e[e];
-		bool used = false;
-		for (size_t i = 0; i < ng->nrows && !used; i++) {
-			const etc_numgap_row *r = &ng->rows[i];
-			used =
-			    (r->handle_count == q->nh &&
-			     !memcmp(r->handles, q->handles, q->nh * sizeof *q->handles)) ||
-			    (r->reference_handle_count == q->nh &&
-			     !memcmp(r->reference_handles, q->handles, q->nh * sizeof *q->handles));
-		}
-		if (used)
+	for (size_t e = 0; e < ng->qfile.n; e++) {
+		if (used[e])
 			continue;
+		const etc_ng_qentry *q = &ng->qfile.e[e];
 		size_t l = strlen(list);
 		if (unused++ < 8 && l + 24 < sizeof list)
 			snprintf(list + l, sizeof list - l, "%s\"%lld%s\"", l ? ", " : "",
 			         (long long)q->handles[0], q->nh > 1 ? ",..." : "");
 	}
+	free(used);
 	if (!unused)
 		return 0;
 	return etc_ng_warn_(ng, err,
@@ -501,7 +510,7 @@ int etc_numgap_run_at(etc_numgap **out, const etc_inspector *insp, size_t block_
 	if (rc == 0)
 		rc = etc_ng_check_shapes_(ng, rt_name, ref_name, err);
 	if (rc == 0)
-		rc = qfile_unused(ng, err);
+		rc = qfile_check(ng, err);
 	if (rc == 0 && ref->graph)
 		rc = etc_ng_check_first_op_(ng, err);
 	else if (rc == 0)

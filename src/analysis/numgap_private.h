@@ -94,8 +94,9 @@ typedef struct etc_ng_qfile {
 
 /* Reads a --quant-params JSON file into `a` (ETC_ERR_IO, ETC_ERR_FORMAT naming the key). */
 int etc_ng_qfile_load_(etc_ng_qfile *f, etc_arena *a, const char *path, etc_error *err);
-/* The entry keyed by exactly these handles, or NULL. */
+/* The entry keyed by exactly these handles, or NULL; its index, or -1. */
 const etc_ng_qparams *etc_ng_qfile_find_(const etc_ng_qfile *f, const int64_t *h, size_t n);
+long etc_ng_qfile_index_(const etc_ng_qfile *f, const int64_t *h, size_t n);
 /*
  * Parameters from the graph: node `nd` or its single user is a quantize or
  * dequantize op with literal scale and zero point. 1 found (in `a`), 0 not;

@@ -257,12 +257,18 @@ done:
 	return rc;
 }
 
-const etc_ng_qparams *etc_ng_qfile_find_(const etc_ng_qfile *f, const int64_t *h, size_t n)
+long etc_ng_qfile_index_(const etc_ng_qfile *f, const int64_t *h, size_t n)
 {
 	for (size_t i = 0; f && i < f->n; i++)
 		if (f->e[i].nh == n && !memcmp(f->e[i].handles, h, n * sizeof *h))
-			return &f->e[i].q;
-	return NULL;
+			return (long)i;
+	return -1;
+}
+
+const etc_ng_qparams *etc_ng_qfile_find_(const etc_ng_qfile *f, const int64_t *h, size_t n)
+{
+	long i = etc_ng_qfile_index_(f, h, n);
+	return i >= 0 ? &f->e[i].q : NULL;
 }
 
 /* --- from the graph -------------------------------------------------------------- */

@@ -234,12 +234,17 @@ static bool report_in_plots(const char *report, const char *plot)
 }
 
 /* "etcompare: OPTION takes WHAT, not 'VALUE'" and the --help hint. */
-static int bad_value(const char *option, const char *what, const char *value)
+static int bad_value_note(const char *option, const char *what, const char *value, const char *note)
 {
 	char safe[256]; /* a value may be long, or hold control characters */
-	fprintf(stderr, "etcompare: %s takes %s, not '%s'\nTry 'etcompare --help'.\n", option, what,
-	        etc_text_safe(safe, sizeof safe, value));
+	fprintf(stderr, "etcompare: %s takes %s, not '%s'%s\nTry 'etcompare --help'.\n", option,
+	        what, etc_text_safe(safe, sizeof safe, value), note);
 	return EXIT_USAGE;
+}
+
+static int bad_value(const char *option, const char *what, const char *value)
+{
+	return bad_value_note(option, what, value, "");
 }
 
 /*
@@ -403,14 +408,9 @@ static int check_number(const char *option, const char *v, double lo, double hi,
 	errno = 0;
 	double x = strtod(v, &end);
 	/* beyond a double ("1e-400", "1e400"): say so, it is a number */
-	if (!*end && end != v && errno == ERANGE && !strpbrk(v, "xX")) {
-		char safe[256];
-		fprintf(stderr,
-		        "etcompare: %s takes %s, not '%s' (beyond the range of a double, about "
-		        "1e-308 to 1e308)\nTry 'etcompare --help'.\n",
-		        option, what, etc_text_safe(safe, sizeof safe, v));
-		return EXIT_USAGE;
-	}
+	if (!*end && end != v && errno == ERANGE && !strpbrk(v, "xX"))
+		return bad_value_note(option, what, v,
+		                      " (beyond the range of a double, about 1e-308 to 1e308)");
 	/* decimal only: strtod would also read "0x10" as 16; and no blanks,
 	   which strtod skips before the number but not after it */
 	if (*end || end == v || errno == ERANGE || !isfinite(x) || x < lo || x > hi ||

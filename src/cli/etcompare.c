@@ -647,6 +647,14 @@ static void data_stdout(int *fd)
 	*fd = -1;
 }
 
+/* Are a and b the same file (device and inode)? */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return a && b && strcmp(a, "-") && strcmp(b, "-") && stat(a, &sa) == 0 &&
+	       stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* Every output path checked before any file is read or written. */
 static int check_outputs(const args *a)
 {
@@ -655,9 +663,7 @@ static int check_outputs(const args *a)
 	size_t nin = cli_input_paths(a, in);
 	/* --plot DIR naming an input file (`--plot example.etdp`) */
 	for (size_t i = 0; a->plot_dir && i < nin; i++) {
-		struct stat sp, si;
-		if (in[i] && stat(a->plot_dir, &sp) == 0 && stat(in[i], &si) == 0 &&
-		    sp.st_dev == si.st_dev && sp.st_ino == si.st_ino)
+		if (same_file(a->plot_dir, in[i]))
 			return usage_error(
 			    "--plot %s: this is an input file, not the plot directory",
 			    a->plot_dir);
@@ -681,14 +687,6 @@ typedef struct main_args {
 	int argc;
 	char **argv;
 } main_args;
-
-/* Are a and b the same file (device and inode)? */
-static bool same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-	return a && b && strcmp(a, "-") && strcmp(b, "-") && stat(a, &sa) == 0 &&
-	       stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
 
 /* A reference run that is the run itself compares every op equal with
  * itself: a gate then passes on nothing (a copy-paste mistake). Said. */

@@ -16,7 +16,8 @@
 #define MAX_THREADS 64
 #define DEFAULT_CAP 8
 
-unsigned etc_threads_parse_(const char *s)
+/* ETC_THREADS's value as a thread count: a number from 1 to 64, else 0. */
+static unsigned threads_parse(const char *s)
 {
 	if (!s || !*s)
 		return 0;
@@ -25,17 +26,17 @@ unsigned etc_threads_parse_(const char *s)
 	return *end == '\0' && v >= 1 && v <= MAX_THREADS ? (unsigned)v : 0;
 }
 
+unsigned etc_thread_count_(void)
+{
+	return etc_threads(NULL);
+}
+
 unsigned etc_threads(int *env_ignored)
 {
 	const char *s = getenv("ETC_THREADS");
+	unsigned v = threads_parse(s);
 	if (env_ignored)
-		*env_ignored = s && *s && !etc_threads_parse_(s);
-	return etc_thread_count_();
-}
-
-unsigned etc_thread_count_(void)
-{
-	unsigned v = etc_threads_parse_(getenv("ETC_THREADS"));
+		*env_ignored = s && *s && !v;
 	if (v)
 		return v;
 	long n = sysconf(_SC_NPROCESSORS_ONLN);

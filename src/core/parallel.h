@@ -12,15 +12,8 @@
 /* Runs items [begin, end) of a range; called once per thread. */
 typedef void (*etc_range_fn)(void *ctx, size_t begin, size_t end);
 
-/*
- * The thread count for large work: the environment variable ETC_THREADS
- * when etc_threads_parse_ accepts it, else the online processors, at most
- * 8.
- */
+/* The thread count for large work: etc_threads (etcompare/common.h). */
 unsigned etc_thread_count_(void);
-
-/* ETC_THREADS's value as a thread count: a number from 1 to 64, else 0. */
-unsigned etc_threads_parse_(const char *s);
 
 /*
  * fn(ctx, begin, end) over [0, n) split into `threads` contiguous ranges of

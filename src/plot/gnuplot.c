@@ -1396,18 +1396,18 @@ static struct timespec stamp_set(const etc_plot_batch *b, const char *d)
 
 int etc_plot_batch_write_index(const etc_plot_batch *b, const char *dir, etc_error *err)
 {
+	const char *d = dir && *dir ? dir : ".";
 	etc_sbuf kept = {0};
-	int rs = remove_stale(b, dir && *dir ? dir : ".", &kept, err);
+	int rs = remove_stale(b, d, &kept, err);
 	if (rs < 0) {
 		etc_sbuf_free(&kept);
 		return rs;
 	}
-	struct timespec set = stamp_set(b, dir && *dir ? dir : ".");
-	char *path = etc_plot_join_(dir && *dir ? dir : ".", "", "index", ".txt");
-	if (!path)
-		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	struct timespec set = stamp_set(b, d);
+	char *path = etc_plot_join_(d, "", "index", ".txt");
 	plot_out out;
-	int rc = etc_plot_out_open_(&out, b, path, err);
+	int rc = path ? etc_plot_out_open_(&out, b, path, err)
+	              : etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	if (rc < 0) {
 		free(path);
 		etc_sbuf_free(&kept);
