@@ -238,12 +238,6 @@ def accuracy(insp, reference, thresholds, block, method, pair_by, force):
     return AccuracyResult(o, insp)
 
 
-def _libc_free():
-    fn = ctypes.CDLL(None).free
-    fn.restype, fn.argtypes = None, [ctypes.c_void_p]
-    return fn
-
-
 def _plots(reference_output, run_output, values, plot_dir):
     """The plots as a plot set of the library's (etc_plot_set_begin /
     commit), as the CLI's --plot DIR: made in a temporary folder inside
@@ -325,7 +319,7 @@ def _plots(reference_output, run_output, values, plot_dir):
     finally:
         if tmp.value:
             lib.plot_set_discard(tmp)
-            _libc_free()(tmp)
+            _lib.libc.free(tmp)
         lib.plot_batch_free(batch)
     if res.gnuplot_missing:
         import warnings

@@ -48,25 +48,18 @@ _FIX = "make a new Inspector from the same paths"
 
 # what a debug buffer (raw bytes) cannot be by accident, and the keyword
 # that takes it: the CLI refuses the same kinds given as --debug_buffer
-_SWAPPED = {"an ETDump": "etdump_path=", "an ETRecord": "etrecord=",
-            "an .npz archive": "reference_outputs= or inputs=",
-            "a torch.save archive": "reference_outputs= or inputs="}
+_SWAPPED = {"ETDump": "etdump_path", "ETRecord": "etrecord",
+            ".npz": "reference_outputs= or inputs", "torch.save": "reference_outputs= or inputs"}
 
 
 def _not_a_debug_buffer(path):
     """Raises etcompare.Error when the file at `path` is an ETDump, an
     ETRecord, an .npz or a torch.save archive: a swapped argument would
     otherwise be read as raw tensor bytes."""
-    kind, err = ctypes.c_int(), _lib.new_error()
-    try:
-        if lib.sniff_file(_lib.path_arg(path), ctypes.byref(kind), ctypes.byref(err)) < 0:
-            return  # unreadable: the open says why
-    except (TypeError, ValueError):
-        return
-    name = (lib.file_kind_name(kind.value) or b"").decode()
-    if name in _SWAPPED:
-        raise Error(f"{os.fsdecode(path)} (given as debug_buffer_path): this looks like "
-                    f"{name}; did you mean {_SWAPPED[name]}?", "format error", os.fsdecode(path))
+    hint = _lib.swapped_hint(path, "debug buffer", _SWAPPED)
+    if hint:
+        raise Error(f"{os.fsdecode(path)} (given as debug_buffer_path): not a debug "
+                    f"buffer{hint}", "format error", os.fsdecode(path))
 
 
 class _Handles(_lib.Owner):
@@ -446,8 +439,9 @@ class Inspector(_lib.View):
         # program), and an os.chdir in between must not change which
         etdump_path, debug_buffer_path, bundled_program, inputs = (
             _lib.absolute(p) for p in (etdump_path, debug_buffer_path, bundled_program, inputs))
-        if not (hasattr(etrecord, "_path") and hasattr(etrecord, "graph_names")):
-            etrecord = _lib.absolute(etrecord)
+        if hasattr(etrecord, "_path") and hasattr(etrecord, "graph_names"):
+            etrecord = etrecord._path  # an etcompare.ETRecord: opened again, owned here
+        etrecord = _lib.absolute(etrecord)
         self._bundled_program = bundled_program
         self._inputs = inputs
         if (etdump_path is None) == (etdump_data is None):
@@ -497,8 +491,6 @@ class Inspector(_lib.View):
                                  optional=True)
         self._strict = _lib.flag("strict", strict)
         if etrecord is not None:
-            if hasattr(etrecord, "_path") and hasattr(etrecord, "graph_names"):
-                etrecord = etrecord._path  # an etcompare.ETRecord: opened again, owned here
             if not isinstance(etrecord, (str, bytes, os.PathLike)):
                 raise TypeError("Unsupported ETRecord type: give the path of the ETRecord file "
                                 "or an etcompare.ETRecord")

@@ -194,17 +194,8 @@ def _is_manifest(path):
 
 def discover(inputs):
     specs, where = [], []  # where: (manifest, line) of each spec, or None
-    manifests = {}
+    manifests = {}  # _file_id: the path it was given as first
     for path in inputs:
-        if _is_manifest(path) and not os.path.isdir(path):
-            real = os.path.realpath(path)
-            if real in manifests:
-                first = manifests[real]
-                print(f"etcompare.batch: warning: the manifest {path} is given twice"
-                      f"{'' if first == path else f' (as {first} too)'}: read once",
-                      file=sys.stderr)
-                continue
-            manifests[real] = path
         if os.path.isdir(path):
             with os.scandir(path) as it:
                 # a dangling link too: its run is an error line, not left out unsaid
@@ -213,6 +204,14 @@ def discover(inputs):
                 if full.endswith(ETDUMP_SUFFIXES) and not _is_reference_name(full):
                     specs.append(by_convention(full, present))
         elif _is_manifest(path):
+            key = _file_id(path)
+            if key in manifests:  # also through another name or a link
+                first = manifests[key]
+                print(f"etcompare.batch: warning: the manifest {path} is given twice"
+                      f"{'' if first == path else f' (as {first} too)'}: read once",
+                      file=sys.stderr)
+                continue
+            manifests[key] = path
             lines = []
             specs.extend(from_manifest(path, lines))
             where += [None] * (len(specs) - len(lines) - len(where)) + [(path, n) for n in lines]
@@ -449,18 +448,24 @@ def _first_divergence(gap):
     return None
 
 
-def analyze(spec, gate, groups=False):
-    """The summary of one run: never raises (a bad input is an error line)."""
-    from . import compare_results
-    from ._lib import Error
-    t0 = time.perf_counter()
+def _line(spec, gate, status="ok", message=None):
+    """A summary line's fields before the run's numbers are in."""
     out = {k: spec.get(k) for k in FIELDS}
-    out.update({"status": "ok", "message": None, "blocks": None, "runs": None,
+    out.update({"status": status, "message": message, "blocks": None, "runs": None,
                 "time_unit": "ms", "execute_p50": None, "execute_avg": None,
                 "worst_output": None, "first_divergence": None,
                 # the thresholds the status is judged by ({} for none): --resume
                 # refuses to add lines judged by others (_same_gate)
                 "gate": dict(gate)})
+    return out
+
+
+def analyze(spec, gate, groups=False):
+    """The summary of one run: never raises (a bad input is an error line)."""
+    from . import compare_results
+    from ._lib import Error
+    t0 = time.perf_counter()
+    out = _line(spec, gate)
     failed = []
     gap = insp = rinsp = None
     compared = False
@@ -575,11 +580,8 @@ def _chunks(specs, workers):
 
 
 def _died(spec, why, gate):
-    out = {k: spec.get(k) for k in FIELDS}
-    out.update({"status": "error", "message": f"the worker process died analysing it ({why})",
-                "blocks": None, "runs": None, "time_unit": "ms", "execute_p50": None,
-                "execute_avg": None, "worst_output": None, "first_divergence": None,
-                "gate": dict(gate), "elapsed_s": 0.0})
+    out = _line(spec, gate, "error", f"the worker process died analysing it ({why})")
+    out["elapsed_s"] = 0.0
     return json.dumps(out)
 
 
@@ -913,12 +915,8 @@ def _file_id(path):
 
 
 def _same_file(a, b):
-    """True when paths a and b name one existing file (device and inode)."""
-    try:
-        sa, sb = os.stat(a), os.stat(b)
-    except (OSError, TypeError, ValueError):
-        return False
-    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+    """True when paths a and b (None: not given) name one file (_file_id)."""
+    return a is not None and b is not None and _file_id(a) == _file_id(b)
 
 
 def warn_self_references(specs, limit=10):

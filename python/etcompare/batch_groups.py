@@ -532,18 +532,16 @@ def heatmap_stems(keys):
     def digest(k):
         raw = json.dumps([str(k[0]), str(k[1])]).encode("utf-8", "surrogateescape")
         return hashlib.sha256(raw).hexdigest()[:8]
-    taken = {}
-    for k, st in stems.items():
-        taken.setdefault(st, []).append(k)
-    clash = {k for ks in taken.values() if len(ks) > 1 for k in ks}
-    # a stem that begins another ("a_b" and "a_b_op_c") lets an op's name
-    # complete it ("a_b" + "_op_c_op_d" against "a_b_op_c" + "_op_d")
+    # two groups clash on an equal stem, or on a stem that begins another
+    # ("a_b" and "a_b_op_c": an op's name completes it, "a_b" + "_op_c_op_d"
+    # against "a_b_op_c" + "_op_d"); sorted, the stems a stem begins follow it
+    clash = set()
     ordered = sorted(stems.items(), key=lambda kv: kv[1])
     for i, (k, st) in enumerate(ordered):
         for k2, st2 in ordered[i + 1:]:
             if not st2.startswith(st):
                 break
-            if st2.startswith(st + "_"):
+            if st2 == st or st2.startswith(st + "_"):
                 clash.update((k, k2))
     for k in clash:
         stems[k] = f"{stems[k]}_{digest(k)}"
