@@ -45,6 +45,18 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/etcompareConfig.cmake
   DESTINATION ${ETC_CMAKE_DIR})
 
 # Relocatable: the prefix is found relative to the .pc file itself.
+# -letcompare finds the static library when that is what is installed (the
+# shared one has no libetcompare.so link), so its dependencies must then be
+# in Libs and Requires: a plain `pkg-config --libs etcompare` has to link.
+if(ETC_STATIC)
+  set(ETC_PC_REQUIRES "Requires")
+  set(ETC_PC_LIBS "-lopenblas -lm -pthread")
+  set(ETC_PC_LIBS_PRIVATE "")
+else()
+  set(ETC_PC_REQUIRES "Requires.private")
+  set(ETC_PC_LIBS "")
+  set(ETC_PC_LIBS_PRIVATE "-lopenblas -lm -pthread")
+endif()
 file(RELATIVE_PATH ETC_PC_TO_PREFIX /root/${CMAKE_INSTALL_LIBDIR}/pkgconfig /root)
 configure_file(cmake/etcompare.pc.in ${CMAKE_CURRENT_BINARY_DIR}/etcompare.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/etcompare.pc
