@@ -94,6 +94,17 @@ else
 		printf "%s" "$1" | grep -q "^NAME" &&
 		printf "%s" "$1" | grep -q -- "--etdump FILE" &&
 		printf "%s" "$1" | grep -q -- "--reference-outputs FILE"' sh "$page"
+	# every option of --help is an entry of its own in the page (.TP, then
+	# the option in bold), not folded into the text of the one before
+	opts=$("$prefix/bin/etcompare" --help | sed -n 's/^  \(-[a-zA-Z], \)\{0,1\}\(--[a-z0-9_-]*\).*/\2/p')
+	entries=$(awk 'tp { print; tp = 0 } /^\.TP/ { tp = 1 }' "$man1" |
+		sed 's/\\f[BRI]//g; s/\\-/-/g' |
+		sed -n 's/^\(-[a-zA-Z], \)\{0,1\}\(--[a-z0-9_-]*\).*/\2/p')
+	missing=$(printf '%s\n' "$opts" | while read -r o; do
+		printf '%s\n' "$entries" | grep -qx -- "$o" || echo "$o"; done)
+	[ -z "$missing" ] || echo "options folded into text in the man page: $missing"
+	check "man page: each of the $(printf '%s\n' "$opts" | wc -l) options of --help is an entry" \
+		test -z "$missing" -a -n "$opts"
 fi
 
 # bash completion: sourced by a bash with bash-completion loaded (as the
