@@ -62,8 +62,8 @@ typedef struct etc_reference_set {
 } etc_reference_set;
 
 typedef struct etc_accuracy_options {
-	const char *block;  /**< EventBlock name, default "Execute" */
-	const char *method; /**< reference method, default "forward" */
+	const char *block;  /**< EventBlock name; NULL or default: "Execute" */
+	const char *method; /**< reference method; NULL or default: "forward" */
 	int pair_by;        /**< etc_pair_rule */
 	/* Thresholds; NAN disables one. */
 	double min_snr, max_mse, min_cosine, max_abs;

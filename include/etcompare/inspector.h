@@ -164,7 +164,7 @@ ETC_API const etc_event_block *etc_inspector_block_find(const etc_inspector *ins
  * The intermediate outputs event `event` of block `block` logged in the
  * block's run `run` (0 .. run_count - 1; run 0's are the event's `debug`):
  * sets *n to their count (the event's debug_count) and writes at most
- * `cap` of them to `out`. ETC_ERR_USAGE for an index out of range;
+ * `cap` of them to `out`. ETC_ERR_USAGE for an index out of range, a NULL `n` or a NULL `out` with `cap` > 0;
  * ETC_ERR_MISMATCH when that run logged another number of values for the
  * event than run 0.
  */

@@ -112,7 +112,9 @@
  * compared, and all before etc_numgap_run returns.
  *
  * Everything returned lives as long as the etc_numgap; the inspectors,
- * ETRecord, debug buffers and .npz it was made from must outlive it.
+ * ETRecord, debug buffers, .npz and reference graph (etc_numgap_reference
+ * .graph: row names point into it) it was made from must outlive it. The
+ * graph's inputs are read by etc_numgap_run alone.
  */
 #ifndef ETCOMPARE_NUMGAP_H
 #define ETCOMPARE_NUMGAP_H

@@ -1079,8 +1079,16 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
                      const etc_accuracy_options *opt, etc_error *err)
 {
 	etc_accuracy_options o;
-	if (!opt)
-		etc_accuracy_options_init(&o), opt = &o;
+	if (opt)
+		o = *opt;
+	else
+		etc_accuracy_options_init(&o);
+	/* NULL block and method are their defaults, as the header gives them */
+	if (!o.block)
+		o.block = "Execute";
+	if (!o.method)
+		o.method = "forward";
+	opt = &o;
 	if (!out || !insp || !set ||
 	    (set->torchsave != NULL) + (set->npz != NULL) + (set->bundled != NULL) != 1)
 		return etc_fail(
@@ -1089,7 +1097,7 @@ int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_re
 	paired pd;
 	memset(&pd, 0, sizeof pd);
 	refs r;
-	ETC_TRY(refs_open(&r, set, opt->method ? opt->method : "forward", err));
+	ETC_TRY(refs_open(&r, set, opt->method, err));
 
 	/* the runs of the chosen block, in ETDump order */
 	size_t nruns = 0;

@@ -395,8 +395,11 @@ const etc_event_block *etc_inspector_block_find(const etc_inspector *insp, const
 int etc_inspector_run_debug(const etc_inspector *in, size_t block, size_t event, uint32_t run,
                             etc_value *out, uint32_t cap, uint32_t *n, etc_error *err)
 {
+	if (!n || (!out && cap))
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_inspector_run_debug: NULL %s",
+		                !n ? "n" : "out with cap > 0");
 	const etc_event_block *blk = etc_inspector_block(in, block);
-	if (!blk || event >= blk->event_count || run >= blk->run_count || !n)
+	if (!blk || event >= blk->event_count || run >= blk->run_count)
 		return etc_fail(
 		    err, ETC_ERR_USAGE, NULL, -1,
 		    "etc_inspector_run_debug: block %zu, event %zu, run %u out of range", block,
