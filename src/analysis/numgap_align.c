@@ -265,12 +265,34 @@ static void last_op(etc_numgap *ng, const item *it, etc_numgap_row *row)
 		row->module_path = s;
 }
 
-/* How well output `o` fits `want`: 2 shape and dtype, 1 shape, 0 neither. */
+/* A narrow integer type: what a quantized op's values are held in (int64
+ * and bool are indices and masks). */
+static bool narrow_int(int st)
+{
+	return st == ETC_CHAR || st == ETC_BYTE || st == ETC_SHORT || st == ETC_INT ||
+	       st == ETC_UINT16 || st == ETC_QINT8 || st == ETC_QUINT8 || st == ETC_QINT32;
+}
+
+/*
+ * How well output `o` fits `want`: 4 shape and dtype; 3 shape, both
+ * floating (a float64 reference of a float32 output); 2 shape, a floating
+ * side and a narrow integer one (quantized values); 1 shape; 0 neither. So a
+ * float64 reference of max_pool2d_with_indices pairs with the values, never
+ * with the int64 indices of the same shape.
+ */
 static int fit(const otensor *o, const otensor *want)
 {
 	if (!etc_shape_equal_(&o->t, &want->t))
 		return 0;
-	return o->t.scalar_type == want->t.scalar_type ? 2 : 1;
+	int a = o->t.scalar_type, b = want->t.scalar_type;
+	if (a == b)
+		return 4;
+	bool fa = etc_scalar_type_is_float_(a), fb = etc_scalar_type_is_float_(b);
+	if (fa && fb)
+		return 3;
+	if ((fa && narrow_int(b)) || (fb && narrow_int(a)))
+		return 2;
+	return 1;
 }
 
 /* The output of `it` that fits `want` best; ties go to the last (an op's result). */

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""The main command and the C API's callers, fourth hostile pass (numbers
+checked against the real corpus's float64 oracle, tests/data/realexport):
+
+- --reference-intermediates: a float64 (or float16) reference of an op
+  with two outputs of one shape (max_pool2d_with_indices: values float32,
+  indices int64) is paired with the floating output, not the indices
+  (a false first divergence, exit 1, before).
+"""
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common as C  # noqa: E402
+
+REAL = os.path.join(C.DATA, "realexport")
+
+
+def real(model, *extra):
+    return ("--etdump", os.path.join(REAL, f"{model}.etdp"), "--debug_buffer",
+            os.path.join(REAL, f"{model}_debug.bin"), "--etrecord",
+            os.path.join(REAL, f"{model}.etrecord")) + extra
+
+
+def handle_npz(d, model, dtype):
+    """The oracle's float64 node outputs keyed by debug handle (a tuple op: its
+    element 0), the floating ones stored as `dtype` (quantize ops keep their
+    integer values)."""
+    nodes = C.load_json(os.path.join(REAL, f"{model}_nodes.json"))["nodes"]
+    f = np.load(os.path.join(REAL, f"{model}_aot_f64.npz"))
+    out = {}
+    for name, v in nodes.items():
+        if v["op"] != "call_function" or "getitem_of" in v:
+            continue
+        key = v["tuple_items"]["0"] if "tuple_items" in v else name
+        if key in f:
+            a = f[key]
+            out[str(v["debug_handle"])] = a.astype(dtype) if a.dtype.kind == "f" else a
+    path = os.path.join(d, f"refint_{model}_{dtype}.npz")
+    np.savez(path, **out)
+    return path
+
+
+def case_pool_values_not_indices(d):
+    for model in ("cnn", "qcnn"):
+        for dtype, floor in (("float64", 100), ("float32", 100), ("float16", 40)):
+            npz = handle_npz(d, model, dtype)
+            js = os.path.join(d, f"{model}_{dtype}.json")
+            rc, out, err = C.run(*real(model, "--reference-intermediates", npz, "--no-table",
+                                       "--run", "0", "--min-snr", str(floor), "--json", js))
+            rows = C.load_json(js)["numeric_gap"]["rows"] if os.path.exists(js) else []
+            pools = [r for r in rows
+                     if "max_pool2d_with_indices" in r["runtime_op_types"]]
+            dtypes = [(r.get("runtime_intermediate_output") or {}).get("dtype") for r in pools]
+            C.check(f"{model}, {dtype} reference intermediates: every max_pool row compares "
+                    f"the float32 values (not the int64 indices) and passes {floor} dB, exit 0",
+                    rc == 0 and dtypes and all(t == "float32" for t in dtypes) and
+                    "first divergence" not in err, f"rc={rc} {dtypes} {err[-300:]}")
+
+
+if __name__ == "__main__":
+    C.run_cases("trust4", case_pool_values_not_indices)
