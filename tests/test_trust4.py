@@ -6,6 +6,10 @@ checked against the real corpus's float64 oracle, tests/data/realexport):
   with two outputs of one shape (max_pool2d_with_indices: values float32,
   indices int64) is paired with the floating output, not the indices
   (a false first divergence, exit 1, before).
+- SNR drop and added noise take, for an op that reads one output of a
+  tuple op (a split's item, layer_norm's normalized output), that output's
+  SNR, not the tuple's worst (layer_norm's mean): an exact permute_copy of
+  a split item had a drop of -3.17 dB, the first addmm 3.57 instead of 6.29.
 """
 import json
 import os
@@ -61,5 +65,30 @@ def case_pool_values_not_indices(d):
                     "first divergence" not in err, f"rc={rc} {dtypes} {err[-300:]}")
 
 
+def case_drop_per_output(d):
+    js = os.path.join(d, "tt.json")
+    rc, out, err = C.run(*real("tiny_transformer", "--no-table", "--json", js))
+    rows = C.load_json(js)["numeric_gap"]["rows"] if rc == 0 else []
+    by = {}
+    for r in rows:
+        by.setdefault(r["runtime_nodes"], []).append(r)
+
+    def snr(r):
+        return r["metrics"]["snr"] if not r["metrics"].get("identical") else float("inf")
+    ln, addmm = by.get("aten_native_layer_norm_default", []), by.get("aten_addmm_default", [])
+    C.check("tiny_transformer: layer_norm has 3 rows (out, mean, rstd), addmm one",
+            len(ln) == 3 and len(addmm) == 1, f"rc={rc} {err[-300:]}")
+    if len(ln) == 3 and len(addmm) == 1:
+        want = snr(ln[0]) - snr(addmm[0])
+        C.check("the first addmm's drop is taken against layer_norm's output 0 (what it "
+                "reads), not its mean", abs(addmm[0]["snr_drop"] - want) < 1e-9,
+                f"{addmm[0]['snr_drop']} != {want}")
+    perm = [r for r in rows if r["runtime_op_types"] == "aten.permute_copy.default"]
+    C.check("every permute_copy (an exact copy of a split item or a weight) has drop 0 "
+            "and adds no noise", perm and all(r["snr_drop"] == 0 and r["noise_added"] == 0
+                                               for r in perm),
+            [(r["runtime_nodes"], r["snr_drop"]) for r in perm])
+
+
 if __name__ == "__main__":
-    C.run_cases("trust4", case_pool_values_not_indices)
+    C.run_cases("trust4", case_pool_values_not_indices, case_drop_per_output)

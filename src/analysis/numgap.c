@@ -146,32 +146,49 @@ static int snr_drops(etc_numgap *ng, etc_error *err)
 	const etc_ng_graph *g = &ng->g_rt;
 	if (!g->n)
 		return 0;
+	size_t nout = g->out_base[g->n];
 	double *snr = malloc(g->n * sizeof *snr), *eff = malloc(g->n * sizeof *eff);
+	double *snr_out = malloc((nout ? nout : 1) * sizeof *snr_out);
 	uint32_t *mark = calloc(g->n, sizeof *mark), *mine = malloc(g->n * sizeof *mine);
-	if (!snr || !eff || !mark || !mine) {
-		free(snr), free(eff), free(mark), free(mine);
+	if (!snr || !eff || !snr_out || !mark || !mine) {
+		free(snr), free(eff), free(snr_out), free(mark), free(mine);
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	}
 	for (size_t i = 0; i < g->n; i++)
 		snr[i] = NAN;
-	/* a node's SNR: the lowest of the compared rows that hold its handle */
+	for (size_t i = 0; i < nout; i++)
+		snr_out[i] = NAN;
+	/* a node's SNR: the lowest of the compared rows that hold its handle;
+	   a row of one node with several outputs is also that output's own, for
+	   the users that read that output alone (a tuple item) */
 	for (size_t i = 0; i < ng->nrows; i++) {
 		const etc_numgap_row *r = &ng->rows[i];
 		if (!r->has_metrics)
 			continue;
 		double v = own_snr(r);
+		v = isnan(v) ? INFINITY : v;
+		long only = -1; /* the row's node when it has one */
 		for (uint32_t h = 0; h < r->handle_count; h++) {
 			const etc_graph_node *const *nodes;
 			size_t n =
 			    etc_etrecord_nodes_for_handle(g->rec, g->method, r->handles[h], &nodes);
 			for (size_t k = 0; k < n; k++) {
 				long x = etc_ng_graph_index_(g, nodes[k]);
-				if (x >= 0 && (isnan(snr[x]) || v < snr[x]))
-					snr[x] = isnan(v) ? INFINITY : v;
+				if (x < 0)
+					continue;
+				only = only == -1 || only == x ? x : -2;
+				if (isnan(snr[x]) || v < snr[x])
+					snr[x] = v;
 			}
 		}
+		if (only >= 0 && r->output < g->out_base[only + 1] - g->out_base[only] &&
+		    g->out_base[only + 1] - g->out_base[only] > 1) {
+			double *o = &snr_out[g->out_base[only] + r->output];
+			if (isnan(*o) || v < *o)
+				*o = v;
+		}
 	}
-	etc_ng_graph_effective_snr_(g, snr, eff, err);
+	etc_ng_graph_effective_snr_(g, snr, snr_out, eff, err);
 	for (size_t i = 0; i < ng->nrows; i++) {
 		etc_numgap_row *r = &ng->rows[i];
 		if (!r->has_metrics)
@@ -196,9 +213,11 @@ static int snr_drops(etc_numgap *ng, etc_error *err)
 		double in = INFINITY;
 		for (size_t m = 0; m < nmine; m++) {
 			uint32_t x = mine[m];
-			for (uint32_t k = g->in_start[x]; k < g->in_start[x + 1]; k++)
-				if (mark[g->in[k]] != stamp && eff[g->in[k]] < in)
-					in = eff[g->in[k]];
+			for (uint32_t k = g->in_start[x]; k < g->in_start[x + 1]; k++) {
+				double v = etc_ng_graph_edge_snr_(g, k, snr_out, eff);
+				if (mark[g->in[k]] != stamp && v < in)
+					in = v;
+			}
 		}
 		double own = own_snr(r);
 		/* error-to-signal ratios add where dB do not: 142.9 dB is no noise */
@@ -213,6 +232,7 @@ static int snr_drops(etc_numgap *ng, etc_error *err)
 	}
 	free(snr);
 	free(eff);
+	free(snr_out);
 	free(mark);
 	free(mine);
 	return 0;

@@ -17,7 +17,8 @@ static int cmp_by_name(const void *a, const void *b)
 	return c ? c : (x->node > y->node) - (x->node < y->node);
 }
 
-long etc_ng_graph_find_(const etc_ng_graph *g, const char *name, size_t len)
+/* The by_name entry of `name` (len bytes), or -1. */
+static long find_entry(const etc_ng_graph *g, const char *name, size_t len)
 {
 	size_t lo = 0, hi = g->names;
 	while (lo < hi) {
@@ -34,8 +35,14 @@ long etc_ng_graph_find_(const etc_ng_graph *g, const char *name, size_t len)
 	/* the first entry of that name (the lowest node index) */
 	if (lo < g->names && !strncmp(g->by_name[lo].name, name, len) &&
 	    g->by_name[lo].name[len] == '\0')
-		return (long)g->by_name[lo].node;
+		return (long)lo;
 	return -1;
+}
+
+long etc_ng_graph_find_(const etc_ng_graph *g, const char *name, size_t len)
+{
+	long e = find_entry(g, name, len);
+	return e < 0 ? -1 : (long)g->by_name[e].node;
 }
 
 long etc_ng_graph_index_(const etc_ng_graph *g, const etc_graph_node *nd)
@@ -46,8 +53,9 @@ long etc_ng_graph_index_(const etc_ng_graph *g, const etc_graph_node *nd)
 }
 
 /* The producers of node i (tensor arguments naming a node of g) into out
- * (may be NULL); returns their number. */
-static size_t producers(const etc_ng_graph *g, size_t i, uint32_t *out)
+ * and the output of each that the argument names into out_output (both may
+ * be NULL); returns their number. */
+static size_t producers(const etc_ng_graph *g, size_t i, uint32_t *out, uint32_t *out_output)
 {
 	const etc_graph_node *nd = &g->nodes[i];
 	size_t k = 0;
@@ -55,10 +63,12 @@ static size_t producers(const etc_ng_graph *g, size_t i, uint32_t *out)
 		const etc_graph_arg *ga = &nd->args[a];
 		const char *v = ga->value;
 		if (!strcmp(ga->kind, "as_tensor")) {
-			long p = etc_ng_graph_find_(g, v, strlen(v));
-			if (p >= 0 && (size_t)p != i) {
+			long e = find_entry(g, v, strlen(v));
+			if (e >= 0 && g->by_name[e].node != i) {
 				if (out)
-					out[k] = (uint32_t)p;
+					out[k] = g->by_name[e].node;
+				if (out_output)
+					out_output[k] = g->by_name[e].output;
 				k++;
 			}
 			continue;
@@ -69,10 +79,12 @@ static size_t producers(const etc_ng_graph *g, size_t i, uint32_t *out)
 		const char *p = v + (*v == '[');
 		while (*p && *p != ']') {
 			size_t l = strcspn(p, ",]");
-			long q = etc_ng_graph_find_(g, p, l);
-			if (q >= 0 && (size_t)q != i) {
+			long e = find_entry(g, p, l);
+			if (e >= 0 && g->by_name[e].node != i) {
 				if (out)
-					out[k] = (uint32_t)q;
+					out[k] = g->by_name[e].node;
+				if (out_output)
+					out_output[k] = g->by_name[e].output;
 				k++;
 			}
 			p += l;
@@ -102,28 +114,33 @@ int etc_ng_graph_init_(etc_ng_graph *g, const etc_etrecord *rec, int method, etc
 	g->by_name = malloc(names * sizeof *g->by_name);
 	g->in_start = calloc(g->n + 1, sizeof *g->in_start);
 	g->out_start = calloc(g->n + 1, sizeof *g->out_start);
-	if (!g->by_name || !g->in_start || !g->out_start)
+	g->out_base = calloc(g->n + 1, sizeof *g->out_base);
+	if (!g->by_name || !g->in_start || !g->out_start || !g->out_base)
 		goto nomem;
 	for (size_t i = 0; i < g->n; i++) {
 		const etc_graph_node *nd = &g->nodes[i];
-		g->by_name[g->names++] = (etc_ng_name){nd->name, (uint32_t)i};
+		g->out_base[i + 1] = g->out_base[i] + nd->output_count;
+		g->by_name[g->names++] = (etc_ng_name){nd->name, (uint32_t)i, ETC_NG_WHOLE};
 		for (uint32_t k = 0; k < nd->output_count; k++)
 			if (strcmp(nd->outputs[k], nd->name) != 0)
-				g->by_name[g->names++] = (etc_ng_name){nd->outputs[k], (uint32_t)i};
+				g->by_name[g->names++] =
+				    (etc_ng_name){nd->outputs[k], (uint32_t)i,
+				                  nd->output_count > 1 ? k : ETC_NG_WHOLE};
 	}
 	qsort(g->by_name, g->names, sizeof *g->by_name, cmp_by_name);
 	size_t total = 0;
 	for (size_t i = 0; i < g->n; i++) {
 		g->in_start[i] = (uint32_t)total;
-		total += producers(g, i, NULL);
+		total += producers(g, i, NULL, NULL);
 	}
 	g->in_start[g->n] = (uint32_t)total;
 	g->in = malloc((total ? total : 1) * sizeof *g->in);
+	g->in_output = malloc((total ? total : 1) * sizeof *g->in_output);
 	g->out = malloc((total ? total : 1) * sizeof *g->out);
-	if (!g->in || !g->out)
+	if (!g->in || !g->in_output || !g->out)
 		goto nomem;
 	for (size_t i = 0; i < g->n; i++) {
-		producers(g, i, g->in + g->in_start[i]);
+		producers(g, i, g->in + g->in_start[i], g->in_output + g->in_start[i]);
 		for (uint32_t k = g->in_start[i]; k < g->in_start[i + 1]; k++)
 			g->out_start[g->in[k] + 1]++;
 	}
@@ -149,13 +166,25 @@ void etc_ng_graph_free_(etc_ng_graph *g)
 	free(g->by_name);
 	free(g->in_start);
 	free(g->in);
+	free(g->in_output);
+	free(g->out_base);
 	free(g->out_start);
 	free(g->out);
 	memset(g, 0, sizeof *g);
 }
 
-int etc_ng_graph_effective_snr_(const etc_ng_graph *g, const double *snr, double *eff,
-                                etc_error *err)
+double etc_ng_graph_edge_snr_(const etc_ng_graph *g, uint32_t k, const double *snr_out,
+                              const double *eff)
+{
+	uint32_t p = g->in[k], o = g->in_output[k];
+	if (snr_out && o != ETC_NG_WHOLE && o < g->out_base[p + 1] - g->out_base[p] &&
+	    !isnan(snr_out[g->out_base[p] + o]))
+		return snr_out[g->out_base[p] + o];
+	return eff[p];
+}
+
+int etc_ng_graph_effective_snr_(const etc_ng_graph *g, const double *snr, const double *snr_out,
+                                double *eff, etc_error *err)
 {
 	(void)err;
 	/* FX graphs list producers before their users; a producer listed later
@@ -168,9 +197,12 @@ int etc_ng_graph_effective_snr_(const etc_ng_graph *g, const double *snr, double
 			continue;
 		}
 		double m = INFINITY;
-		for (uint32_t k = g->in_start[i]; k < g->in_start[i + 1]; k++)
-			if (g->in[k] < i && eff[g->in[k]] < m)
-				m = eff[g->in[k]];
+		for (uint32_t k = g->in_start[i]; k < g->in_start[i + 1]; k++) {
+			double v =
+			    g->in[k] < i ? etc_ng_graph_edge_snr_(g, k, snr_out, eff) : INFINITY;
+			if (v < m)
+				m = v;
+		}
 		eff[i] = m;
 	}
 	return 0;

@@ -39,7 +39,11 @@ int etc_numgap_components_(const etc_ng_key *keys, size_t n, uint32_t *comp, siz
 typedef struct etc_ng_name {
 	const char *name;
 	uint32_t node;
+	uint32_t output; /* the output it names, ETC_NG_WHOLE for the node's own name */
 } etc_ng_name;
+
+/* An edge or name that stands for a node's every output. */
+#define ETC_NG_WHOLE UINT32_MAX
 
 typedef struct etc_ng_graph {
 	const etc_etrecord *rec;
@@ -48,6 +52,9 @@ typedef struct etc_ng_graph {
 	etc_ng_name *by_name;        /* node and output names, sorted */
 	size_t names;
 	uint32_t *in_start, *in;   /* producers of node i: in[in_start[i] .. in_start[i+1]) */
+	uint32_t *in_output;       /* per producer edge: the producer's output it reads
+	                              (a tuple item such as getitem_1), or ETC_NG_WHOLE */
+	uint32_t *out_base;        /* node i's outputs are out_base[i] .. out_base[i+1] */
 	uint32_t *out_start, *out; /* users of node i */
 } etc_ng_graph;
 
@@ -62,11 +69,18 @@ long etc_ng_graph_index_(const etc_ng_graph *g, const etc_graph_node *nd);
 
 /*
  * The SNR drop of every node: eff[i] is the SNR node i hands on: its own
- * when compared (snr[i] not NaN), else the lowest of its producers' (+inf
- * without producers: graph inputs, constants). Filled in graph order.
+ * when compared (snr[i] not NaN), else the lowest of what its producer
+ * edges hand on (etc_ng_graph_edge_snr_; +inf without producers: graph
+ * inputs, constants). Filled in graph order. `snr_out` (NULL, or one entry
+ * per node output, out_base order, NaN where not compared) holds the SNR of
+ * each output of a node with several (layer_norm's out, mean and rstd).
  */
-int etc_ng_graph_effective_snr_(const etc_ng_graph *g, const double *snr, double *eff,
-                                etc_error *err);
+int etc_ng_graph_effective_snr_(const etc_ng_graph *g, const double *snr, const double *snr_out,
+                                double *eff, etc_error *err);
+/* What producer edge k hands on: the SNR of the output it reads when that
+ * output was compared on its own, else eff of its producer. */
+double etc_ng_graph_edge_snr_(const etc_ng_graph *g, uint32_t k, const double *snr_out,
+                              const double *eff);
 
 /* The base name of an op ("aten.mul.Scalar" -> "mul") into buf. */
 void etc_ng_op_base_(const char *op, char *buf, size_t cap);
