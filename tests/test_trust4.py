@@ -10,6 +10,10 @@ checked against the real corpus's float64 oracle, tests/data/realexport):
   tuple op (a split's item, layer_norm's normalized output), that output's
   SNR, not the tuple's worst (layer_norm's mean): an exact permute_copy of
   a split item had a drop of -3.17 dB, the first addmm 3.57 instead of 6.29.
+- --reference-intermediates named by a getitem's own handle (the in-memory
+  graph's, which the ETRecord folds into its op): the row says the handle
+  is not in the ETRecord's graph and how to name the array, not "not
+  logged on the device".
 """
 import json
 import os
@@ -90,5 +94,28 @@ def case_drop_per_output(d):
             [(r["runtime_nodes"], r["snr_drop"]) for r in perm])
 
 
+def case_getitem_handle(d):
+    nodes = C.load_json(os.path.join(REAL, "cnn_nodes.json"))["nodes"]
+    f = np.load(os.path.join(REAL, "cnn_aot_f64.npz"))
+    # the in-memory graph's handles: a getitem under its own (20, 23, ...)
+    arrays = {str(v["debug_handle"]): f[k].astype(np.float32) for k, v in nodes.items()
+              if v["op"] == "call_function" and "tuple_items" not in v and k in f}
+    npz = os.path.join(d, "getitem_handles.npz")
+    np.savez(npz, **arrays)
+    getitems = sorted(int(v["debug_handle"]) for v in nodes.values() if "getitem_of" in v)
+    rc, out, err = C.run(*real("cnn", "--reference-intermediates", npz, "--no-table",
+                               "--run", "0"))
+    said = [h for h in getitems
+            if f"reference {h} handles ({h},)" in out + err and
+            f"debug handle(s) {h} are not in the ETRecord's graph" in out + err]
+    C.check("cnn, arrays under the getitems' own handles: each is 'not in the ETRecord's "
+            "graph', with the advice, never 'not logged on the device'",
+            rc == 0 and getitems and said == getitems and "save the item under that handle"
+            in out + err and not any(f"shares debug handle(s) {h} (not logged" in out + err
+                                      for h in getitems),
+            f"rc={rc} getitems={getitems} said={said} {(out + err)[-600:]}")
+
+
 if __name__ == "__main__":
-    C.run_cases("trust4", case_pool_values_not_indices, case_drop_per_output)
+    C.run_cases("trust4", case_pool_values_not_indices, case_drop_per_output,
+                case_getitem_handle)
