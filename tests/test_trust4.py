@@ -14,6 +14,9 @@ checked against the real corpus's float64 oracle, tests/data/realexport):
   graph's, which the ETRecord folds into its op): the row says the handle
   is not in the ETRecord's graph and how to name the array, not "not
   logged on the device".
+- --block Default (a block with no program outputs) with --bundled-program
+  names the block and --block, not "the BundledProgram is not the program
+  this ETDump ran" (the .bpte was the right one).
 """
 import json
 import os
@@ -116,6 +119,17 @@ def case_getitem_handle(d):
             f"rc={rc} getitems={getitems} said={said} {(out + err)[-600:]}")
 
 
+def case_block_without_outputs_bpte(d):
+    for block in ("Default", "0"):
+        rc, out, err = C.run(*real("cnn", "--bundled-program", os.path.join(REAL, "cnn.bpte"),
+                                   "--block", block, "--no-table"))
+        C.check(f"--block {block} --bundled-program: exit 3 naming the block and --block, "
+                "not blaming the .bpte",
+                rc == 3 and 'block "Default" logged no program outputs' in err and
+                "give --block the block that ran the model" in err and
+                "not the program this ETDump ran" not in err, f"rc={rc} {err[-400:]}")
+
+
 if __name__ == "__main__":
     C.run_cases("trust4", case_pool_values_not_indices, case_drop_per_output,
-                case_getitem_handle)
+                case_getitem_handle, case_block_without_outputs_bpte)
