@@ -17,6 +17,11 @@ checked against the real corpus's float64 oracle, tests/data/realexport):
 - --block Default (a block with no program outputs) with --bundled-program
   names the block and --block, not "the BundledProgram is not the program
   this ETDump ran" (the .bpte was the right one).
+- Inputs guessed among candidates (a .bpte's test cases, the record's
+  inputs) are chosen by the run's intermediate outputs they reproduce
+  first, then by the program outputs: a broken last kernel corrupts the
+  program outputs, and test case 1 (11.6 dB against 10.1) was chosen,
+  blaming the model's first op.
 """
 import json
 import os
@@ -25,7 +30,10 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_python import setup  # noqa: E402
 import common as C  # noqa: E402
+
+E = setup()  # the Python package of this build (it ranks candidates as the CLI does)
 
 REAL = os.path.join(C.DATA, "realexport")
 
@@ -130,6 +138,60 @@ def case_block_without_outputs_bpte(d):
                 "not the program this ETDump ran" not in err, f"rc={rc} {err[-400:]}")
 
 
+def broken_last_op(d, model, mode):
+    """The run's debug buffer with its last intermediate output and its
+    program output perturbed in every Execute run (a broken last kernel)."""
+    js = os.path.join(d, f"{model}_events.json")
+    rc, out, err = C.run(*real(model, "--json", js, "--no-reference-run", "--no-table"))
+    j = C.load_json(js)
+    buf = bytearray(open(os.path.join(REAL, f"{model}_debug.bin"), "rb").read())
+    rng = np.random.default_rng(0)
+    for rd in j["runs"]:
+        if rd["name"] != "Execute":
+            continue
+        des = [e["debug_event"] for e in rd["events"] if "debug_event" in e]
+        outs = [x for x in des if x["debug_entry"].get("output")]
+        last = [x for x in des if not x["debug_entry"].get("output")][-1]
+        for x in outs + [last]:
+            t = x["debug_entry"]["tensors"][0]
+            n, o = int(np.prod(t["sizes"])), t["offset"]
+            a = np.frombuffer(bytes(buf[o:o + 4 * n]), np.float32).copy()
+            a = a[::-1].copy() if mode == "swap" else rng.standard_normal(n).astype(np.float32)
+            buf[o:o + 4 * n] = a.tobytes()
+    path = os.path.join(d, f"{model}_{mode}.bin")
+    open(path, "wb").write(bytes(buf))
+    return path
+
+
+def case_candidates_by_intermediates(d):
+    for model, last in (("mlp", "aten__softmax_default"), ("tiny_transformer", "aten_add_tensor_1")):
+        for mode in ("swap", "garbage"):
+            bad = broken_last_op(d, model, mode)
+            rc, out, err = C.run("--etdump", os.path.join(REAL, f"{model}.etdp"),
+                                 "--debug_buffer", bad, "--etrecord",
+                                 os.path.join(REAL, f"{model}.etrecord"), "--bundled-program",
+                                 os.path.join(REAL, f"{model}.bpte"), "--min-snr", "60",
+                                 "--no-table")
+            C.check(f"{model}, last op broken ({mode}), --bundled-program: test case 0 (the "
+                    f"run's) is chosen and the first divergence is {last}, exit 1",
+                    rc == 1 and "reference run on the BundledProgram's test case 0" in err and
+                    f"numeric gap: first divergence at row" in err and
+                    f": {last} " in err.split("numeric gap: first divergence at row")[-1],
+                    f"rc={rc} {err[-700:]}")
+            insp = E.Inspector(etdump_path=os.path.join(REAL, f"{model}.etdp"),
+                               debug_buffer_path=bad,
+                               etrecord=os.path.join(REAL, f"{model}.etrecord"),
+                               bundled_program=os.path.join(REAL, f"{model}.bpte"))
+            df = insp.calculate_numeric_gap("SNR", min_snr=60)
+            first = df.attrs.get("first_divergence")
+            notes = " ".join(df.attrs.get("notes") or [])
+            C.check(f"Python, {model}, last op broken ({mode}): test case 0 and the first "
+                    f"divergence at {last}",
+                    "test case 0" in notes and first is not None and
+                    last in str(df.iloc[first].to_dict()), f"{first} {notes[:300]}")
+
+
 if __name__ == "__main__":
     C.run_cases("trust4", case_pool_values_not_indices, case_drop_per_output,
-                case_getitem_handle, case_block_without_outputs_bpte)
+                case_getitem_handle, case_block_without_outputs_bpte,
+                case_candidates_by_intermediates)

@@ -27,6 +27,11 @@ class EtcError(ctypes.Structure):
                 ("message", ctypes.c_char * 1024)]
 
 
+class NumgapMatch(ctypes.Structure):
+    """etc_numgap_match: how well candidate inputs reproduce a run."""
+    _fields_ = [("reproduced", ctypes.c_long), ("snr", c_double)]
+
+
 class EtcStr(ctypes.Structure):
     _fields_ = [("ptr", c_void_p), ("len", c_size_t)]
 
@@ -314,6 +319,9 @@ FUNCTIONS = [
     ("etc_etrecord_has_member", c_bool, [_P, c_char_p]),
     ("etc_etrecord_member", c_int, [_P, c_char_p, POINTER(c_void_p), POINTER(c_size_t), _E]),
     ("etc_numgap_inputs_score", c_int, [_P, c_char_p, _P, _P, c_size_t, POINTER(c_double), _E]),
+    ("etc_numgap_inputs_match", c_int,
+     [_P, c_char_p, _P, _P, c_size_t, POINTER(NumgapMatch), _E]),
+    ("etc_numgap_match_better", c_bool, [POINTER(NumgapMatch), POINTER(NumgapMatch)]),
     ("etc_check_etrecord", c_int, [_P, c_char_p, _E]),
     ("etc_numgap_reference_block", ctypes.c_long, [_P, c_size_t, _P]),
     ("etc_check_debug_buffer", c_int, [_P, c_char_p, _E]),
