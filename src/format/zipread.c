@@ -28,8 +28,9 @@
 struct etc_zip {
 	etc_arena *arena;
 	const uint8_t *data;
-	size_t size;
+	size_t size; /* the archive: up to the end of the end record's comment */
 	const char *name;
+	const char *warning; /* bytes after the archive, or NULL */
 	zip_t *za;
 	etc_zip_entry *entries;
 	size_t count;
@@ -62,11 +63,31 @@ static int find_directory(etc_zip *z, uint64_t *count, etc_error *err)
 		    pos + EOCD_LEN + etc_le16(d + pos + 20) <= size)
 			break;
 		if (pos == lowest)
-			return etc_fail(err, ETC_ERR_FORMAT, z->name, -1,
-			                "not a zip archive (no end of central directory record: "
-			                "truncated, or not a zip at all; %zu bytes)",
-			                size);
+			return etc_fail(
+			    err, ETC_ERR_FORMAT, z->name, -1,
+			    "not a zip archive (no end of central directory record in "
+			    "the last 64 KiB: truncated, more than 64 KiB appended after "
+			    "its end, or not a zip at all; %zu bytes)",
+			    size);
 		pos--;
+	}
+	/* As Python's zipfile (ETRecord's own reader) and numpy.load: the archive
+	 * ends where the end record's comment does; bytes after it (padding, a
+	 * signature, a second file) are no part of it. Everything below is
+	 * checked against the shortened size, so offsets in the end record found
+	 * in such bytes still cannot point past the archive. */
+	uint64_t archive_end = pos + EOCD_LEN + etc_le16(d + pos + 20);
+	if (archive_end < size) {
+		const char *fmt =
+		    "%s: %llu bytes after the zip archive's end (byte %llu) are ignored";
+		unsigned long long extra = size - archive_end, at = archive_end;
+		int len = snprintf(NULL, 0, fmt, z->name, extra, at);
+		char *msg = len < 0 ? NULL : etc_arena_alloc(z->arena, (size_t)len + 1, 1);
+		if (!msg)
+			return etc_fail(err, ETC_ERR_NOMEM, z->name, -1, "out of memory");
+		snprintf(msg, (size_t)len + 1, fmt, z->name, extra, at);
+		z->warning = msg;
+		z->size = size = (size_t)archive_end;
 	}
 	const uint8_t *e = d + pos;
 	if (etc_le16(e + 4) != 0 || etc_le16(e + 6) != 0)
@@ -321,13 +342,15 @@ int etc_zip_open(etc_zip **out, etc_arena *arena, const uint8_t *data, size_t si
 	z->release.ctx = NULL;
 	z->data = data ? data : (const uint8_t *)"";
 	z->size = size;
+	z->warning = NULL;
+
+	uint64_t count = 0;
+	ETC_TRY(find_directory(z, &count, err));
+	size = z->size; /* without bytes after the archive */
 	uint64_t ratio;
 	if (!etc_mul_u64(size, ETC_ZIP_BUDGET_RATIO, &ratio) ||
 	    !etc_add_u64(ratio, ETC_ZIP_BUDGET_BASE, &z->budget))
 		z->budget = UINT64_MAX;
-
-	uint64_t count = 0;
-	ETC_TRY(find_directory(z, &count, err));
 
 	zip_error_t ze;
 	zip_error_init(&ze);
@@ -389,6 +412,11 @@ bool etc_zip_contains(const etc_zip *z, const void *p, size_t n)
 uint64_t etc_zip_budget_left(const etc_zip *z)
 {
 	return z->budget > z->inflated ? z->budget - z->inflated : 0;
+}
+
+const char *etc_zip_warning(const etc_zip *z)
+{
+	return z->warning;
 }
 
 size_t etc_zip_count(const etc_zip *z)
