@@ -21,11 +21,14 @@ import struct
 import sys
 import zipfile
 
+import warnings
+
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
 import common as C  # noqa: E402
+import test_python as T  # noqa: E402
 
 REAL = os.path.join(C.DATA, "realexport")
 M = "mlp"
@@ -201,5 +204,41 @@ def test_damaged(d):
             not zipfile.is_zipfile(p))
 
 
+def test_python(d):
+    """The Python package reads the padded files too and passes the warning
+    on through warnings.warn (as the CLI prints it)."""
+    rec = os.path.join(REAL, M + ".etrecord")
+    data = open(rec, "rb").read()
+    padded = write(d, "py_pad.etrecord", data + bytes(1000))
+    z = np.load(os.path.join(REAL, M + "_aot_f64.npz"))
+    n2h = json.load(open(os.path.join(REAL, M + "_nodes.json")))["node_to_debug_handle"]
+    ref = os.path.join(d, "py_ref.npz")
+    np.savez(ref, **{str(h): z[name] for name, h in n2h.items()
+                     if h is not None and name in z})
+    ref_data = open(ref, "rb").read()
+    ref_pad = write(d, "py_ref_pad.npz", ref_data + bytes(100))
+
+    def gap(etrecord, reference):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            insp = E.Inspector(etdump_path=BASE[1], debug_buffer_path=BASE[3],
+                               etrecord=etrecord)
+            df = insp.calculate_numeric_gap(distance="SNR", reference=reference)
+        return [tuple(r.aot_ops) + (r.gap[0],) for r in df.itertuples()], \
+            [str(x.message) for x in w if "after the zip archive's end" in str(x.message)]
+
+    rows0, w0 = gap(rec, ref)
+    rows, w = gap(padded, ref_pad)
+    C.check("Python: the padded ETRecord and .npz give the unpadded files' numeric gap",
+            rows0 and rows == rows0, f"{rows[:2]} vs {rows0[:2]}")
+    C.check("Python: no zip warning for the unpadded files", w0 == [], w0)
+    C.check("Python: warnings.warn names each padded file and its archive's end",
+            w == [f"{padded}: 1000 bytes after the zip archive's end (byte {len(data)}) are "
+                  "ignored",
+                  f"{ref_pad}: 100 bytes after the zip archive's end (byte {len(ref_data)}) "
+                  "are ignored"], w)
+
+
 if __name__ == "__main__":
-    C.run_cases("zip-trailing", test_etrecord, test_npz, test_damaged)
+    E = T.setup()  # first: it may re-run this script under the ASan runtime
+    C.run_cases("zip-trailing", test_etrecord, test_npz, test_damaged, test_python)
