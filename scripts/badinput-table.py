@@ -56,6 +56,7 @@ UNIT = {
         "test_unsupported_npz": ".npz: unsupported dtypes",
         "test_headers": ".npy: malformed headers, shapes, sizes",
         "test_zips": ".npz: malformed zips, size mismatches, inflation cap",
+        "test_trailing": ".npz: bytes after the end record, an end record in them",
         "test_robustness": ".npz/.npy: every truncation and byte mutation",
     },
 }
