@@ -128,7 +128,7 @@ def main():
     m = re.search(r"^(\d+) passed, (\d+) failed$", p.stdout, re.M)
     ok, bad = (int(m.group(1)), int(m.group(2))) if m else (0, 1)
     failures += bad
-    rows.append(("zip (ETRecord, .npz): bytes appended after the end record (zeros, random, "
+    rows.append(("zip (ETRecord, .npz, torch.save): bytes appended after the end record (zeros, random, "
                  "past 64 KiB), damaged central directories, an end record in appended bytes "
                  "pointing outside the archive", ok + bad, "checks",
                  result(ok, bad, "read as the unpadded file with a warning naming file and "

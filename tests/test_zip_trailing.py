@@ -149,6 +149,33 @@ def test_npz(d):
             f"rc={rc}/{rc0} {warning_lines(err)} {err[-300:]}")
 
 
+def test_torchsave(d):
+    """--reference-outputs a torch.save zip (the record's reference outputs
+    saved again by torch.save) with bytes appended: the same comparison."""
+    import pickle
+    import torch
+    rec = os.path.join(REAL, M + ".etrecord")
+    with zipfile.ZipFile(rec) as z:
+        outs = pickle.loads(z.read("reference_outputs"))
+    plain = os.path.join(d, "ro.pt")
+    torch.save(outs, plain)
+    data = open(plain, "rb").read()
+    padded = write(d, "ro_pad.pt", data + bytes(77))
+    tsv = {}
+    for p in (plain, padded):
+        t = os.path.join(d, os.path.basename(p) + ".tsv")
+        rc, _o, err = C.run(*BASE, "--etrecord", rec, "--reference-outputs", p, "--compare",
+                            "--tsv", t)
+        tsv[p] = (rc, warning_lines(err), open(t, "rb").read() if os.path.exists(t) else b"")
+    want = (f"etcompare: warning: {padded}: 77 bytes after the zip archive's end "
+            f"(byte {len(data)}) are ignored")
+    C.check("--reference-outputs torch.save zip + 77 zero bytes: exit 0, the same TSV as "
+            "the unpadded file, one warning",
+            data[:2] == b"PK" and tsv[plain][0] == tsv[padded][0] == 0 and tsv[plain][1] == []
+            and tsv[padded][1] == [want] and tsv[plain][2] and tsv[plain][2] == tsv[padded][2],
+            (tsv[plain][:2], tsv[padded][:2]))
+
+
 def test_damaged(d):
     rec = os.path.join(REAL, M + ".etrecord")
     data = open(rec, "rb").read()
@@ -241,4 +268,5 @@ def test_python(d):
 
 if __name__ == "__main__":
     E = T.setup()  # first: it may re-run this script under the ASan runtime
-    C.run_cases("zip-trailing", test_etrecord, test_npz, test_damaged, test_python)
+    C.run_cases("zip-trailing", test_etrecord, test_npz, test_torchsave, test_damaged,
+                test_python)
