@@ -80,12 +80,14 @@ def _from_file(g, path):
     path_b = _lib.path_arg(path)
     if os.fsdecode(path).endswith(".npz"):
         _lib.check(lib.npz_open(ctypes.byref(p), path_b, ctypes.byref(err)), err)
+        _lib.warn_opened("npz", p.value, stacklevel=5)
         try:
             _lib.check(lib.refinputs_from_npz(ctypes.byref(out), g, p, ctypes.byref(err)), err)
         finally:
             lib.npz_free(p)
     else:
         _lib.check(lib.torchsave_open(ctypes.byref(p), path_b, ctypes.byref(err)), err)
+        _lib.warn_opened("torchsave", p.value, stacklevel=5)
         try:
             _lib.check(lib.refinputs_from_torchsave(ctypes.byref(out), g, p, ctypes.byref(err)),
                        err)

@@ -73,8 +73,11 @@ static int open_reference(const numgap_args *a, const etc_etrecord *rec,
 	etc_error_clear(&err);
 	if (a->reference_intermediates) {
 		/* already open: the bundled example's, compiled in */
-		if (!st->npz && etc_npz_open(&st->npz, a->reference_intermediates, &err) < 0)
-			return input_error(&err);
+		if (!st->npz) {
+			if (etc_npz_open(&st->npz, a->reference_intermediates, &err) < 0)
+				return input_error(&err);
+			cli_warning(etc_npz_warning(st->npz));
+		}
 		ref->npz = st->npz;
 		ref->name = a->reference_intermediates;
 		return 0;
@@ -90,6 +93,8 @@ static int open_reference(const numgap_args *a, const etc_etrecord *rec,
 	if (a->reference_etrecord) {
 		if (etc_etrecord_open(&st->rec, a->reference_etrecord, &err) < 0)
 			return input_error(&err);
+		for (size_t i = 0; i < etc_etrecord_warning_count(st->rec); i++)
+			cli_warning(etc_etrecord_warning(st->rec, i));
 		rec = st->rec;
 	}
 	/* the runtime's ETRecord keys the reference too, unless it has its own */
@@ -133,10 +138,16 @@ static int inputs_from_file(const numgap_args *a, numgap_state *st, etc_error *e
 	if (n >= 4 && !strcmp(a->inputs + n - 4, ".npz")) {
 		if ((rc = etc_npz_open(&st->inputs_npz, a->inputs, err)) < 0)
 			return rc;
+		if (!st->inputs_warned)
+			cli_warning(etc_npz_warning(st->inputs_npz));
+		st->inputs_warned = true;
 		return etc_refinputs_from_npz(&st->inputs, st->graph, st->inputs_npz, err);
 	}
 	if ((rc = etc_torchsave_open(&st->inputs_ts, a->inputs, err)) < 0)
 		return rc;
+	if (!st->inputs_warned)
+		cli_warning(etc_torchsave_warning(st->inputs_ts));
+	st->inputs_warned = true;
 	return etc_refinputs_from_torchsave(&st->inputs, st->graph, st->inputs_ts, err);
 }
 
