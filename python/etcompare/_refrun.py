@@ -5,7 +5,8 @@ the Inspector's inputs=; else the test case of the block's
 bundled_input_index (bundled_program=, else the record's
 representative_inputs); else, of the bundled test cases, the record's
 example inputs and representative inputs, the one whose reference run
-reproduces the run's program outputs best."""
+reproduces the most of the run's intermediate outputs, then its program
+outputs best (the library's etc_numgap_inputs_match)."""
 import ctypes
 import math
 import os
