@@ -29,8 +29,8 @@
  * (0 or inf only when the true value is beyond the double range). The
  * counts, max abs and its index come from the raw values. Only float64 (or
  * a source of another dtype) can need it: float32, float16, bfloat16,
- * float8 and integer squares always fit. Differences more than about
- * 2^1000 below the largest |value| count as zero in the scaled sums.
+ * float8 and integer squares always fit. In the scaled sums a value more
+ * than about 2^1074 below the largest |value| counts as zero.
  *
  * Special values:
  * - A position where the reference or the actual value is NaN is excluded
