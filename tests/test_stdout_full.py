@@ -58,6 +58,9 @@ def run(argv, cwd, stdout):
 
 
 def main():
+    if not os.path.exists("/dev/full"):
+        C.check("/dev/full exists (skipped otherwise)", True)
+        C.finish()
     with tempfile.TemporaryDirectory() as tmp:
         for name, argv in JOBS:
             cwd = os.path.join(tmp, name.replace(" ", "_").replace("/", "_"))
