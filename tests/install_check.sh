@@ -130,6 +130,34 @@ got=$(offers --target_time_scale m)
 check "completes a time unit (got: $got)" test "$got" = "ms"
 got=$(offers --plot pl)
 check "completes a directory after --plot (got: $got)" test "$got" = "plots"
+# the '-' spellings of options --help writes with '_' take the same values
+got=$(offers --source-time-scale m)
+check "completes a time unit after --source-time-scale (got: $got)" test "$got" = "ms"
+got=$(offers --target-time-scale c)
+check "completes a time unit after --target-time-scale (got: $got)" test "$got" = "cycles"
+got=$(offers --debug-buffer mod)
+check "completes a file after --debug-buffer (got: $got)" test "$got" = "model.etdp"
+missing=""
+for o in --source-time-scale --target-time-scale --debug-buffer --etdump-path --tsv-path \
+	--include-delegate-debug-data; do
+	printf "%s\n" "$(offers "${o%???}")" | grep -qx -- "$o" || missing="$missing $o"
+done
+check "offers the '-' spelling of the options --help writes with '_'${missing:+ (missing:$missing)}" \
+	test -z "$missing"
+# --opt=value: bash splits the word at '=' (COMP_WORDBREAKS), or not
+got=$(offers --pair-by = c)
+check "completes --pair-by=c to content (got: $got)" test "$got" = "content"
+got=$(offers --pair_by =)
+check "offers the values after --pair_by= (got: $(echo $got))" \
+	test "$(echo $got)" = "all content index order"
+got=$(offers --target-time-scale = u)
+check "completes --target-time-scale=u to us (got: $got)" test "$got" = "us"
+got=$(offers --etdump = mod)
+check "completes a file after --etdump= (got: $got)" test "$got" = "model.etdp"
+got=$(offers --pair-by=c)
+check "completes the single word --pair-by=c (got: $got)" test "$got" = "--pair-by=content"
+got=$(offers --pair-by = c --tables)
+check "completes options after an --opt=value (got: $got)" test "$got" = "--tables"
 # every option --help names is offered (the completion is generated from it)
 missing=""
 for o in $("$prefix/bin/etcompare" --help | grep -o -- '--[A-Za-z][A-Za-z0-9_-]*' | sort -u); do

@@ -19,6 +19,19 @@
  * online processors, at most 8) with the same bits whatever the count.
  * Memory use is about 112 KiB per thread whatever the tensor size.
  *
+ * Tiny and huge float64: the squares of values below about 1e-162 underflow
+ * and those above about 1e+154 overflow. A float comparison whose sums left
+ * the double range (r.r, a.a or d.d zero or below 2^-900, or infinite, with
+ * no infinite element) is computed again on both sides multiplied by the
+ * power of two that brings the largest |value| into [0.5, 1), which is
+ * exact: SNR, cosine and max rel are those of the same data at magnitude 1
+ * ("reference is all zero" only when it is), and MSE and L1 are scaled back
+ * (0 or inf only when the true value is beyond the double range). The
+ * counts, max abs and its index come from the raw values. Only float64 (or
+ * a source of another dtype) can need it: float32, float16, bfloat16,
+ * float8 and integer squares always fit. In the scaled sums a value more
+ * than about 2^1074 below the largest |value| counts as zero.
+ *
  * Special values:
  * - A position where the reference or the actual value is NaN is excluded
  *   from every metric and counted in nan_count; when only one side is NaN

@@ -676,6 +676,135 @@ static void merge(totals *a, const totals *b)
 	a->rounded = a->rounded || b->rounded;
 }
 
+/* ---- tiny and huge magnitudes ---------------------------------------------- */
+
+/*
+ * The squares of float64 values below about 1e-162 underflow (to 0, or to
+ * subnormals that keep few digits) and those of values above about 1e+154
+ * overflow, so the sums can say "all zero" or "infinite" of finite, nonzero
+ * data. The pass above runs on the raw values (the common case costs
+ * nothing); its totals flag the rare comparison whose sums left the range,
+ * and that one is computed again on both sides multiplied by one power of
+ * two that brings the largest |value| into [0.5, 1): exact, so SNR and
+ * cosine are the true ones and MSE comes back by the inverse power.
+ */
+
+/* A source read through another, each value times 2^shift. */
+typedef struct scaled_src {
+	const etc_values *v;
+	int shift;
+} scaled_src;
+
+static void read_scaled(const void *src, uint64_t start, size_t n, double *dst)
+{
+	const scaled_src *s = src;
+	s->v->read(s->v->src, start, n, dst);
+	for (size_t i = 0; i < n; i++)
+		dst[i] = ldexp(dst[i], s->shift);
+}
+
+/* Dtypes whose squares, and sums of squares, stay in the normal double
+ * range (a float32 is at most 3.4e38 and at least 1.4e-45 in magnitude). */
+static bool narrow(int st)
+{
+	switch (st) {
+	case ETC_FLOAT:
+	case ETC_HALF:
+	case ETC_BFLOAT16:
+	case ETC_FLOAT8E5M2:
+	case ETC_FLOAT8E4M3FN:
+	case ETC_FLOAT8E5M2FNUZ:
+	case ETC_FLOAT8E4M3FNUZ:
+		return true;
+	}
+	return integer_like(st);
+}
+
+/* Below this a sum of squares has lost digits (or was a sum of lost ones). */
+#define SUM_TINY 0x1p-900
+
+/* Did a sum of squares (or sum |d|) of the totals leave the normal range? */
+static bool out_of_range(const totals *t)
+{
+	double rr = ktotal(&t->rr), aa = ktotal(&t->aa), dd = ktotal(&t->dd);
+	if (t->compared == 0)
+		return false;
+	return rr < SUM_TINY || aa < SUM_TINY || (t->mismatch && dd < SUM_TINY) || !isfinite(rr) ||
+	       !isfinite(aa) || !isfinite(dd) || !isfinite(ktotal(&t->l1));
+}
+
+/* The largest |r| or |a| over the positions where neither is NaN
+ * (inf if one is infinite), in *max; false when out of memory. */
+static bool max_magnitude(const etc_values *reference, const etc_values *actual, double *max)
+{
+	double *R = malloc(2 * (size_t)CHUNK_DBL * sizeof *R), *A = R + CHUNK_DBL, m = 0;
+	if (!R)
+		return false;
+	for (uint64_t start = 0; start < reference->count; start += CHUNK_DBL) {
+		size_t n = reference->count - start < CHUNK_DBL ? (size_t)(reference->count - start)
+		                                                : CHUNK_DBL;
+		reference->read(reference->src, start, n, R);
+		actual->read(actual->src, start, n, A);
+		for (size_t i = 0; i < n; i++) {
+			if (isnan(R[i]) || isnan(A[i]))
+				continue;
+			m = fabs(R[i]) > m ? fabs(R[i]) : m;
+			m = fabs(A[i]) > m ? fabs(A[i]) : m;
+		}
+	}
+	free(R);
+	*max = m;
+	return true;
+}
+
+static int compare(const etc_values *reference, const etc_values *actual, etc_metrics *out,
+                   etc_error *err, int kernel, unsigned threads, uint32_t *ref_crc, bool *crc_done,
+                   const etc_values *extra, etc_metrics_sums *sums);
+
+/*
+ * The metrics that use squares, computed again on the scaled values when
+ * the totals t of the raw pass left the range (out holds the raw pass's
+ * metrics). Counts, max |d|, its index and max |d|/|r| stay the raw pass's
+ * (no squares: exact); so does L1 when finite.
+ */
+static int rescale(const etc_values *reference, const etc_values *actual, const totals *t,
+                   etc_metrics *out, etc_error *err)
+{
+	double m;
+	if (!max_magnitude(reference, actual, &m))
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "etc_metrics_compare: out of memory");
+	int e;
+	(void)frexp(m, &e);
+	/* all zero or an infinity: the raw figures are the answer; a largest
+	 * value near 1: the squares were in range, only the error was tiny */
+	if (m == 0 || !isfinite(m) || (e > -64 && e < 64))
+		return 0;
+	scaled_src rs = {reference, -e}, as = {actual, -e};
+	etc_values R = {reference->count, ETC_DOUBLE, read_scaled, &rs};
+	etc_values A = {actual->count, ETC_DOUBLE, read_scaled, &as};
+	etc_metrics s;
+	int rc = compare(&R, &A, &s, err, KERNEL_BEST, 1, NULL, NULL, NULL, NULL);
+	if (rc < 0)
+		return rc;
+	double dd = ktotal(&t->dd);
+	const unsigned sums =
+	    ETC_METRICS_ZERO_REFERENCE | ETC_METRICS_ZERO_NORM | ETC_METRICS_INFINITE;
+	out->snr_db = s.snr_db;
+	out->cosine = s.cosine;
+	if ((t->mismatch && dd < SUM_TINY) || !isfinite(dd))
+		out->mse = ldexp(s.mse, 2 * e);
+	if (!isfinite(out->l1))
+		out->l1 = ldexp(s.l1, e);
+	/* max rel: the raw one, but where a - r overflowed (values near the
+	 * largest double of opposite signs) */
+	if (s.notes & ETC_METRICS_ZERO_REFERENCE)
+		out->max_rel = s.max_rel;
+	else
+		out->max_rel = !t->mismatch ? 0 : isfinite(t->max_rel) ? t->max_rel : s.max_rel;
+	out->notes = (out->notes & ~sums) | (s.notes & sums);
+	return 0;
+}
+
 /* ---- entry points ---------------------------------------------------------- */
 
 /*
@@ -688,10 +817,6 @@ int etc_metrics_compare_kernel_(const etc_values *reference, const etc_values *a
                                 etc_metrics *out, etc_error *err, int kernel);
 int etc_metrics_compare_threads_(const etc_values *reference, const etc_values *actual,
                                  etc_metrics *out, etc_error *err, int kernel, unsigned threads);
-
-static int compare(const etc_values *reference, const etc_values *actual, etc_metrics *out,
-                   etc_error *err, int kernel, unsigned threads, uint32_t *ref_crc, bool *crc_done,
-                   const etc_values *extra, etc_metrics_sums *sums);
 
 int etc_metrics_compare(const etc_values *reference, const etc_values *actual, etc_metrics *out,
                         etc_error *err)
@@ -837,6 +962,12 @@ static int compare(const etc_values *reference, const etc_values *actual, etc_me
 	if (crc_done)
 		*crc_done = j.fold_crc || (ref_crc && j.total == 0);
 	finish(&t, exact, out);
+	if (!exact && !(narrow(reference->scalar_type) && narrow(actual->scalar_type)) &&
+	    reference->read != read_scaled && out_of_range(&t)) {
+		int rc = rescale(reference, actual, &t, out, err);
+		if (rc < 0)
+			return rc;
+	}
 	if (sums)
 		*sums = (etc_metrics_sums){ktotal(&t.rr), ktotal(&t.aa), ktotal(&t.dd),
 		                           extra ? ktotal(&t.xx) : 0};

@@ -787,6 +787,19 @@ const char *cli_last_error(void)
 	return last_error;
 }
 
+void cli_stdout_error(const etc_error *err)
+{
+	static const char prefix[] = "cannot write ";
+	if (err->status != ETC_ERR_IO || strncmp(err->message, prefix, sizeof prefix - 1) != 0) {
+		cli_error(err->message);
+		return;
+	}
+	char msg[1024];
+	snprintf(msg, sizeof msg, "cannot write to standard output (%.960s)",
+	         err->message + sizeof prefix - 1);
+	cli_error(msg);
+}
+
 int input_error(const etc_error *err)
 {
 	cli_error(err->message);

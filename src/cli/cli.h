@@ -18,6 +18,10 @@ void cli_error(const char *message);
 void cli_warning(const char *message);
 /* The last message cli_error printed ("" when none). */
 const char *cli_last_error(void);
+/* In args.c. The error of a printout on standard output: a write error
+ * ("cannot write the table") as "cannot write to standard output (the
+ * table)", any other as it is (cli_error). */
+void cli_stdout_error(const etc_error *err);
 /* Prints the error's message (cli_error); returns EXIT_INPUT. */
 int input_error(const etc_error *err);
 /* In args.c. Block b's name as every output gives it: "Execute#2" when

@@ -27,12 +27,12 @@ int etc_cli_legacy(const char *path, const char *scale)
 	}
 	int rc = etc_report_legacy(stdout, p, ts, &err);
 	etc_legacy_profile_free(p);
-	if (rc == 0 && fflush(stdout) != 0) {
+	if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
 		fprintf(stderr, "etcompare: error: cannot write to standard output\n");
 		return 4;
 	}
 	if (rc < 0) {
-		cli_error(err.message);
+		cli_stdout_error(&err);
 		return rc == ETC_ERR_IO ? 4 : 3;
 	}
 	return 0;

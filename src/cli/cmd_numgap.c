@@ -821,7 +821,7 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 	if (rc || !st->ng)
 		return rc;
 	if (etc_report_numgap(stdout, st->ng, &err) < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_stdout_error(&err);
 		return EXIT_OUTPUT;
 	}
 	fflush(stdout); /* the table before its verdict, also in one 2>&1 stream */

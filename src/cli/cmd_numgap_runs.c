@@ -68,7 +68,7 @@ int numgap_runs_finish(const numgap_args *a, const etc_inspector *insp, const ch
 		return EXIT_INPUT;
 	}
 	if (etc_report_numgap_dist(stdout, out->dist, &err) < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_stdout_error(&err);
 		return EXIT_OUTPUT;
 	}
 	return 0;

@@ -60,6 +60,13 @@ static int fail(const etc_error *err, int code)
 	return code;
 }
 
+/* A table on standard output that could not be printed. */
+static int stdout_fail(const etc_error *err)
+{
+	cli_stdout_error(err);
+	return EXIT_OUTPUT;
+}
+
 static int ensure_profile(profile_cmd *pc, const etc_inspector *insp)
 {
 	if (pc->profile)
@@ -117,7 +124,7 @@ static int diff(profile_cmd *pc, const etc_inspector *insp, etc_report_options *
 	printf("Performance diff against %s (p50 per event, largest regression first):\n",
 	       etc_text_safe(safe, sizeof safe, pc->baseline));
 	if (etc_report_perfdiff(stdout, pc->diff, 0, &err) < 0)
-		return fail(&err, EXIT_OUTPUT);
+		return stdout_fail(&err);
 	size_t fails = etc_perfdiff_failures(pc->diff);
 	if (!fails)
 		return 0;
@@ -160,10 +167,10 @@ int cmd_profile_print(profile_cmd *pc, const etc_inspector *insp, bool no_table,
 			if (titles)
 				printf("== profile: the Inspector's table ==\n");
 			if (etc_report_table(stdout, insp, ro, &err) < 0)
-				return fail(&err, EXIT_OUTPUT);
+				return stdout_fail(&err);
 		}
 		if (more && etc_report_profile_tables(stdout, pc->profile, more, titles, &err) < 0)
-			return fail(&err, EXIT_OUTPUT);
+			return stdout_fail(&err);
 	}
 	return pc->baseline ? diff(pc, insp, ro, gate) : 0;
 }

@@ -322,7 +322,7 @@ static int report_taps(const args *a, const etc_taps *taps, const etc_inspector 
 {
 	etc_error err = {0};
 	if (etc_report_taps(stdout, taps, insp, &err) < 0) {
-		fprintf(stderr, "etcompare: error: %s\n", err.message);
+		cli_stdout_error(&err);
 		return EXIT_OUTPUT;
 	}
 	if (a->tap_json) {
@@ -455,7 +455,7 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		printf("reference outputs: %s\n",
 		       etc_text_safe(safe, sizeof safe, etc_accuracy_reference_source(acc)));
 	if (etc_report_accuracy(stdout, acc, insp, mask, &err) < 0) {
-		cli_error(err.message);
+		cli_stdout_error(&err);
 		etc_taps_free(taps);
 		etc_tap_specs_free(specs);
 		return EXIT_OUTPUT;
@@ -710,6 +710,22 @@ static void check_self_reference(const args *a)
 	                                  : "");
 }
 
+/*
+ * Standard output flushed and checked, at the end of every path that prints
+ * on it: a printout lost (a full disk, /dev/full) is exit 4 with a message,
+ * never a silent success. A status that is already an output error said
+ * its message; a usage or input error keeps its code.
+ */
+static int check_stdout(int status)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return status;
+	if (status == EXIT_OUTPUT)
+		return status;
+	cli_error("cannot write to standard output");
+	return status == EXIT_OK || status == EXIT_GATE ? EXIT_OUTPUT : status;
+}
+
 static int run(void *ctx)
 {
 	int argc = ((main_args *)ctx)->argc;
@@ -729,7 +745,7 @@ static int run(void *ctx)
 			                "executor's ops and exits: the files given are not read\n");
 		for (size_t i = 0; i < etc_reference_op_count(); i++)
 			printf("%s\n", etc_reference_op_name(i));
-		return fflush(stdout) == 0 ? EXIT_OK : EXIT_OUTPUT;
+		return check_stdout(EXIT_OK);
 	}
 	if ((rc = check_outputs(&a)) != 0)
 		return rc;
@@ -825,7 +841,7 @@ static int run(void *ctx)
 			/* --graph NAME or --method NAME naming no graph of the record is
 			 * exit 3, as --module naming no module (docs/ci-gate.md) */
 			status = rc == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
-			cli_error(err.message);
+			cli_stdout_error(&err);
 			goto out;
 		}
 		if (a.show_references && a.method && etc_etrecord_method_index(rec, a.method) < 0) {
@@ -843,11 +859,13 @@ static int run(void *ctx)
 		}
 		if (a.show_references && etc_report_references(stdout, rec, &ro, &err) < 0) {
 			status = EXIT_OUTPUT;
-			cli_error(err.message);
+			cli_stdout_error(&err);
 			goto out;
 		}
-		if (!a.etdump)
+		if (!a.etdump) { /* --graph, --show-references: printed, checked */
+			status = check_stdout(status);
 			goto out;
+		}
 	}
 
 	/* verified before any work: a bad BundledProgram prints no table */
@@ -936,7 +954,7 @@ static int run(void *ctx)
 			                "shapes but no values\n");
 		if ((rc = etc_report_outputs(stdout, insp, &ro, &err)) < 0) {
 			status = rc == ETC_ERR_IO ? EXIT_OUTPUT : EXIT_INPUT;
-			cli_error(err.message);
+			cli_stdout_error(&err);
 			goto out;
 		}
 	}
@@ -1034,7 +1052,8 @@ static int run(void *ctx)
 		                      "--reference-intermediates");
 		goto out;
 	}
-	if (fflush(stdout) != 0) {
+	/* ferror too: an earlier fflush that failed left nothing to flush */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
 		status = EXIT_OUTPUT;
 		cli_error("cannot write to standard output");
 		goto out;
@@ -1176,5 +1195,6 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		return input_error(&err);
 	}
-	return rc;
+	/* --help, --version, --legacy-profile alone: their printout checked too */
+	return check_stdout(rc);
 }

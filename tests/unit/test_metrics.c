@@ -952,6 +952,186 @@ static void test_misaligned(void)
 	free(buf);
 }
 
+/* ---- tiny and huge magnitudes ------------------------------------------------ */
+
+/* The metrics of n doubles in long double (x86: 15-bit exponent, so no
+ * square of a double underflows or overflows): the test's own reference. */
+typedef struct ld_expect {
+	double snr, mse, cos, l1, max_rel;
+} ld_expect;
+
+static ld_expect ld_metrics(const double *r, const double *a, size_t n)
+{
+	long double rr = 0, aa = 0, ra = 0, dd = 0, l1 = 0, rel = 0;
+	for (size_t i = 0; i < n; i++) {
+		long double x = r[i], y = a[i], d = y - x;
+		rr += x * x;
+		aa += y * y;
+		ra += x * y;
+		dd += d * d;
+		l1 += fabsl(d);
+		if (x != 0 && fabsl(d) / fabsl(x) > rel)
+			rel = fabsl(d) / fabsl(x);
+	}
+	ld_expect e = {(double)(10 * log10l(rr / dd)), (double)(dd / n),
+	               (double)(ra / (sqrtl(rr) * sqrtl(aa))), (double)(l1 / n), (double)rel};
+	return e;
+}
+
+/* Within rel of want, or both within a few subnormal steps (a result
+ * beyond the double range is rounded once more there). */
+static bool close_or_tiny(double x, double want, double rel)
+{
+	return fabs(x - want) <= rel * fabs(want) || fabs(x - want) <= 4 * DBL_TRUE_MIN ||
+	       (isinf(x) && isinf(want) && (x > 0) == (want > 0));
+}
+
+static void check_scaled(const char *name, const etc_metrics *m, const etc_metrics *unit,
+                         const double *r, const double *a, size_t n, int k)
+{
+	int before = check_failures;
+	ld_expect e = ld_metrics(r, a, n);
+	/* scale-free: as the same data at magnitude 1, and as long double */
+	CHECK_WITHIN(m->snr_db, unit->snr_db, 1e-9);
+	CHECK_WITHIN(m->snr_db, e.snr, 1e-9);
+	CHECK_WITHIN(m->cosine, unit->cosine, 1e-15);
+	CHECK_WITHIN(m->cosine, e.cos, 1e-12);
+	CHECK_DOUBLE_EXACT(m->max_rel, unit->max_rel);
+	CHECK_DOUBLE_EXACT(m->max_rel, e.max_rel);
+	/* scaled by 2^k (squares by 2^2k), rounded once where beyond the range */
+	CHECK_DOUBLE_EXACT(m->mse, ldexp(unit->mse, 2 * k));
+	CHECK(close_or_tiny(m->mse, e.mse, 1e-12));
+	CHECK(close_or_tiny(m->l1, ldexp(unit->l1, k), 1e-15));
+	CHECK(close_or_tiny(m->l1, e.l1, 1e-12));
+	CHECK_DOUBLE_EXACT(m->max_abs, ldexp(unit->max_abs, k));
+	CHECK(m->max_abs_index == unit->max_abs_index);
+	CHECK(m->mismatch_count == unit->mismatch_count && m->count == n);
+	CHECK(m->notes == unit->notes);
+	if (check_failures != before)
+		fprintf(stderr, "  ... in %s, scaled by 2^%d\n", name, k);
+}
+
+/*
+ * float64 values far below 1 (down to subnormals) or far above: their
+ * squares underflow or overflow, which gave MSE 0, SNR -inf, "reference is
+ * all zero" and max rel NaN for data that has no zero. Every metric must be
+ * the one of the same data at magnitude 1, scaled.
+ */
+static void test_magnitudes_f64(void)
+{
+	const size_t n = 3001;
+	double *r = malloc(n * sizeof *r), *a = malloc(n * sizeof *a);
+	double *rs = malloc(n * sizeof *rs), *as = malloc(n * sizeof *as);
+	uint64_t s = 7;
+	for (size_t i = 0; i < n; i++) {
+		r[i] = gen_value(&s);
+		a[i] = i % 3 ? r[i] + ldexp(gen_value(&s), -10) : r[i];
+	}
+	etc_metrics unit = compare_doubles(r, a, n);
+	CHECK(unit.notes == 0 && unit.mismatch_count > 0);
+	/* 2^-1000 takes the smallest values (2^-30 of the largest) to subnormals
+	 * that still hold their 24 bits: the scaling is exact */
+	const int ks[] = {-600, -700, -1000, 540, 600, 990};
+	for (size_t j = 0; j < sizeof ks / sizeof *ks; j++) {
+		for (size_t i = 0; i < n; i++) {
+			rs[i] = ldexp(r[i], ks[j]);
+			as[i] = ldexp(a[i], ks[j]);
+		}
+		etc_metrics m = compare_doubles(rs, as, n);
+		check_scaled("float64", &m, &unit, rs, as, n, ks[j]);
+		/* identical tiny or huge tensors: identical, not "all zero" */
+		m = compare_doubles(rs, rs, n);
+		CHECK(m.identical && m.snr_db > 0 && isinf(m.snr_db) && m.cosine == 1);
+		CHECK(m.notes == 0 && m.max_rel == 0 && m.mse == 0);
+	}
+
+	/* the hostile tester's case: 4 values of 1e-170, the last off by 100% */
+	const double r4[4] = {1e-170, 2e-170, -3e-170, 4e-170};
+	const double a4[4] = {1e-170, 2e-170, -3e-170, 8e-170};
+	etc_metrics m = compare_doubles(r4, a4, 4);
+	ld_expect e = ld_metrics(r4, a4, 4);
+	CHECK_WITHIN(m.snr_db, e.snr, 1e-9);
+	CHECK_WITHIN(m.cosine, e.cos, 1e-12);
+	CHECK_DOUBLE_EXACT(m.max_rel, 1.0);
+	CHECK(m.notes == 0 && m.max_abs == 4e-170 && m.max_abs_index == 3);
+
+	/* a reference that is truly all zero stays so, however tiny the actual */
+	const double z4[4] = {0, 0, 0, 0};
+	m = compare_doubles(z4, a4, 4);
+	CHECK(isinf(m.snr_db) && m.snr_db < 0 && isnan(m.max_rel) && isnan(m.cosine));
+	CHECK(m.notes == (ETC_METRICS_ZERO_REFERENCE | ETC_METRICS_ZERO_NORM));
+	/* an actual all zero against a tiny reference: d = -r, 0 dB */
+	m = compare_doubles(a4, z4, 4);
+	CHECK_DOUBLE_EXACT(m.snr_db, 0.0);
+	CHECK(m.notes == ETC_METRICS_ZERO_NORM && m.max_rel == 1);
+
+	/* a NaN position does not choose the scale: its 1e300 is left out */
+	const double rn[3] = {NAN, 1e-170, 2e-170}, an[3] = {1e300, 1e-170, 3e-170};
+	m = compare_doubles(rn, an, 3);
+	CHECK_WITHIN(m.snr_db, 10 * log10(5.0), 1e-9);
+	CHECK(m.notes == (ETC_METRICS_NAN_MISMATCH | ETC_METRICS_NAN));
+	CHECK_DOUBLE_EXACT(m.max_rel, (an[2] - rn[2]) / rn[2]);
+
+	/* near the largest double, of opposite signs: a - r overflows (max |d|
+	 * inf, the true 3e308 is no double) but max rel is 2 and SNR -6.02 dB */
+	const double rh[2] = {1.5e308, 1}, ah[2] = {-1.5e308, 1};
+	m = compare_doubles(rh, ah, 2);
+	CHECK(isinf(m.max_abs) && m.max_abs_index == 0 && isinf(m.mse));
+	CHECK_DOUBLE_EXACT(m.max_rel, 2.0);
+	CHECK_WITHIN(m.snr_db, 10 * log10(0.25), 1e-9);
+	CHECK_WITHIN(m.cosine, -1.0, 1e-15);
+	CHECK(m.notes == 0);
+	/* infinities in the data keep their documented figures */
+	const double ri[2] = {INFINITY, 1e-170}, ai[2] = {INFINITY, 2e-170};
+	m = compare_doubles(ri, ai, 2);
+	CHECK(m.notes == ETC_METRICS_INFINITE && m.max_rel == 1 && m.mismatch_count == 1);
+	free(r);
+	free(a);
+	free(rs);
+	free(as);
+}
+
+/* float32 at its own extremes (subnormals from 1.4e-45, up to 3.4e38): the
+ * squares are taken in double, where they fit; every float32 kernel. */
+static void test_magnitudes_f32(void)
+{
+	const size_t n = 4099;
+	float *r = malloc(n * sizeof *r), *a = malloc(n * sizeof *a);
+	double *dr = malloc(n * sizeof *dr), *da = malloc(n * sizeof *da);
+	const int ks[] = {-140, -100, 100};
+	for (size_t j = 0; j < sizeof ks / sizeof *ks; j++) {
+		uint64_t s = 11;
+		for (size_t i = 0; i < n; i++) {
+			/* 2^-140 makes most values subnormal floats: they keep fewer
+			 * bits, so the expected figures come from the floats as stored */
+			r[i] = (float)ldexp(gen_value(&s), ks[j]);
+			a[i] = i % 5 ? (float)ldexp(gen_value(&s), ks[j]) : r[i];
+			dr[i] = r[i];
+			da[i] = a[i];
+		}
+		ld_expect e = ld_metrics(dr, da, n);
+		view vr, va;
+		etc_values xr, xa;
+		view_values(&vr, &xr, ETC_FLOAT, r, n);
+		view_values(&va, &xa, ETC_FLOAT, a, n);
+		for (int k = 0; k <= 3; k++) {
+			etc_metrics m;
+			etc_error err;
+			CHECK(etc_metrics_compare_kernel_(&xr, &xa, &m, &err, k) == 0);
+			CHECK_WITHIN(m.snr_db, e.snr, 1e-9);
+			CHECK_WITHIN(m.cosine, e.cos, 1e-12);
+			CHECK(close_or_tiny(m.mse, e.mse, 1e-12));
+			CHECK(close_or_tiny(m.l1, e.l1, 1e-12));
+			CHECK_DOUBLE_EXACT(m.max_rel, e.max_rel);
+			CHECK(m.notes == 0 && m.count == n);
+		}
+	}
+	free(r);
+	free(a);
+	free(dr);
+	free(da);
+}
+
 int main(void)
 {
 	test_small();
@@ -970,5 +1150,7 @@ int main(void)
 	test_rel_screen();
 	test_infinities_f32();
 	test_misaligned();
+	test_magnitudes_f64();
+	test_magnitudes_f32();
 	return check_report("test_metrics");
 }
