@@ -181,7 +181,8 @@ ETC_API const char *etc_etrecord_reference_error(const etc_etrecord *rec);
  * reference_outputs[method][index] as a flat list of tensors (a tuple or
  * list of tensors, nested lists flattened in order). Returns 0 and sets
  * *count / fills up to `cap` pointers; ETC_ERR_FORMAT when the archive does
- * not have that shape (the message says what was found instead).
+ * not have that shape (the message says what was found instead). A NULL
+ * `method` is "forward".
  */
 ETC_API int etc_etrecord_reference(const etc_etrecord *rec, const char *method, size_t index,
                                    const etc_pytensor **out, size_t cap, size_t *count,

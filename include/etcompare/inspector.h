@@ -164,9 +164,9 @@ ETC_API const etc_event_block *etc_inspector_block_find(const etc_inspector *ins
  * The intermediate outputs event `event` of block `block` logged in the
  * block's run `run` (0 .. run_count - 1; run 0's are the event's `debug`):
  * sets *n to their count (the event's debug_count) and writes at most
- * `cap` of them to `out`. ETC_ERR_USAGE for an index out of range, a NULL `n` or a NULL `out` with `cap` > 0;
- * ETC_ERR_MISMATCH when that run logged another number of values for the
- * event than run 0.
+ * `cap` of them to `out`. ETC_ERR_USAGE for an index out of range, a NULL `n` or a NULL `out` with
+ * `cap` > 0; ETC_ERR_MISMATCH when that run logged another number of values for the event than run
+ * 0.
  */
 ETC_API int etc_inspector_run_debug(const etc_inspector *insp, size_t block, size_t event,
                                     uint32_t run, etc_value *out, uint32_t cap, uint32_t *n,
@@ -186,6 +186,8 @@ ETC_API int etc_inspector_run_debug(const etc_inspector *insp, size_t block, siz
  *         when the record has a debug_handle_map but no instruction id of
  *         the ETDump resolves (the ETRecord does not belong to it);
  *         ETC_ERR_USAGE for an unknown method. `rec` must outlive `insp`.
+ *         After a failure the inspector keeps its previous link (or none);
+ *         only the warnings the failed call added stay.
  */
 ETC_API int etc_inspector_link(etc_inspector *insp, const etc_etrecord *rec, const char *method,
                                etc_error *err);

@@ -329,6 +329,8 @@ static const char *fault_file(const guard *g)
 
 int etc_run_guarded(int (*fn)(void *ctx), void *ctx, etc_error *err)
 {
+	if (!fn)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_run_guarded: NULL fn");
 	/* volatile: read after a siglongjmp back into this frame */
 	guard *volatile g = calloc(1, sizeof *g);
 	if (!g)

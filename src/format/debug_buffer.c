@@ -75,6 +75,12 @@ static int create(etc_debug_buffer **out, const char *name, etc_error *err)
 
 int etc_max_inflate_parse(const char *spec, uint64_t *bytes, double *factor)
 {
+	uint64_t b_;
+	double f_;
+	if (!bytes)
+		bytes = &b_; /* NULL: only check the spec */
+	if (!factor)
+		factor = &f_;
 	if (!spec || !*spec)
 		return ETC_ERR_USAGE;
 	*bytes = 0;
@@ -224,6 +230,8 @@ static int charge(const etc_debug_buffer *b, const etc_tensor *t, uint32_t run, 
 
 int etc_debug_buffer_open(etc_debug_buffer **out, const char *path, etc_error *err)
 {
+	if (out)
+		*out = NULL;
 	etc_debug_buffer *b = NULL;
 	if (!out || !path)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
@@ -245,6 +253,8 @@ int etc_debug_buffer_open(etc_debug_buffer **out, const char *path, etc_error *e
 int etc_debug_buffer_wrap(etc_debug_buffer **out, const void *data, size_t len, const char *name,
                           etc_error *err)
 {
+	if (out)
+		*out = NULL;
 	etc_debug_buffer *b = NULL;
 	if (!out || (!data && len))
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
