@@ -149,7 +149,8 @@ ETC_API size_t etc_etrecord_nodes_for_handle(const etc_etrecord *rec, size_t m, 
 /**
  * debug_handle_map[method][instruction_id]: returns the number of handles
  * and sets *handles, or returns 0 (and *found false) when the map has no
- * entry for the instruction.
+ * entry for the instruction. `found` may be NULL; a NULL `rec` or `handles`
+ * returns 0.
  */
 ETC_API size_t etc_etrecord_debug_handles(const etc_etrecord *rec, size_t m, int32_t instruction_id,
                                           const int64_t **handles, bool *found);

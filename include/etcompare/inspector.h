@@ -36,7 +36,7 @@ typedef enum etc_time_scale {
 
 /** "ns", "us", "ms", "s" or "cycles". */
 ETC_API const char *etc_time_scale_name(int scale);
-/** Parses a time scale name; returns 0 or ETC_ERR_USAGE. */
+/** Parses a time scale name; returns 0 or ETC_ERR_USAGE (also for a NULL argument). */
 ETC_API int etc_time_scale_parse(const char *name, int *out);
 
 typedef struct etc_inspector_options {
@@ -156,7 +156,8 @@ ETC_API bool etc_inspector_block_name_shared(const etc_inspector *insp, size_t b
 /**
  * The block named `name`: the first of that name, or "Name#i" for block i
  * (the index the reports show beside a name several blocks share) when
- * block i has that name; NULL when none. *index gets its index (may be NULL).
+ * block i has that name; NULL when none (or `insp` or `name` is NULL).
+ * *index gets its index (may be NULL).
  */
 ETC_API const etc_event_block *etc_inspector_block_find(const etc_inspector *insp, const char *name,
                                                         size_t *index);
@@ -201,7 +202,8 @@ ETC_API const char *etc_inspector_etrecord_method(const etc_inspector *insp);
  * Upstream's find_total_for_module: the sum of the average times of the
  * events (OPERATOR_CALL excluded) one of whose graph nodes has a module
  * stack key containing `module_name`; each event counts once. *count gets
- * the number of events summed (may be NULL).
+ * the number of events summed (may be NULL). 0 when `insp` or `module_name`
+ * is NULL.
  */
 ETC_API double etc_inspector_module_total(const etc_inspector *insp, const char *module_name,
                                           size_t *count);

@@ -28,6 +28,24 @@ void etc_strlcpy(char *dst, const char *src, size_t cap)
 	dst[n] = '\0';
 }
 
+/* `s` itself when it fits `cap` bytes, else its head and tail around "..."
+ * in `buf`, cut at UTF-8 character boundaries: a long path must leave room
+ * for the reason after it, and both ends of a path tell files apart. */
+static const char *shorten_middle(char *buf, size_t cap, const char *s)
+{
+	size_t n = strlen(s);
+	if (n < cap)
+		return s;
+	size_t keep = cap - 4; /* "..." and the NUL */
+	size_t head = keep / 2, tail = n - (keep - head);
+	while (head > 0 && ((unsigned char)s[head] & 0xC0) == 0x80)
+		head--;
+	while (tail < n && ((unsigned char)s[tail] & 0xC0) == 0x80)
+		tail++;
+	snprintf(buf, cap, "%.*s...%s", (int)head, s, s + tail);
+	return buf;
+}
+
 int etc_fail(etc_error *err, int status, const char *file, int64_t offset, const char *fmt, ...)
 {
 	if (!err)
@@ -40,7 +58,13 @@ int etc_fail(etc_error *err, int status, const char *file, int64_t offset, const
 
 	err->status = (etc_status)status;
 	err->offset = offset;
-	etc_strlcpy(err->file, file ? file : "", sizeof err->file);
+	char shortfile[sizeof err->file];
+	etc_strlcpy(err->file, file ? shorten_middle(shortfile, sizeof shortfile, file) : "",
+	            sizeof err->file);
+	/* at most 240 bytes of path in the message: the reason stays */
+	char shortpath[240];
+	if (file)
+		file = shorten_middle(shortpath, sizeof shortpath, file);
 	/* Messages quote names from files and are printed: escaped once, here. */
 	char raw[sizeof err->message];
 	if (file && *file && offset >= 0)
