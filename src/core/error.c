@@ -66,7 +66,7 @@ int etc_fail(etc_error *err, int status, const char *file, int64_t offset, const
 	if (file)
 		file = shorten_middle(shortpath, sizeof shortpath, file);
 	/* Messages quote names from files and are printed: escaped once, here. */
-	char raw[sizeof err->message];
+	char raw[sizeof err->message + 64]; /* cut to the message's size when escaped */
 	if (file && *file && offset >= 0)
 		snprintf(raw, sizeof raw, "%s: byte %lld: %s", file, (long long)offset, what);
 	else if (file && *file)

@@ -239,14 +239,22 @@ static void *set_caps(void *arg)
 	return NULL;
 }
 
-/* The cap and its text change under the budget's lock while readers charge it. */
-static void cap_while_reading(etc_debug_buffer *buf, const shared_inputs *in)
+/* The cap and its text change under the budget's lock while readers charge
+ * it. A buffer of its own: the ranges must be new to the budget, or a read
+ * never looks at the cap. */
+static void cap_while_reading(const etc_etdump *dump)
 {
+	etc_error err;
+	etc_debug_buffer *buf = NULL;
+	CHECK(etc_debug_buffer_open(&buf, debug_path, &err) == 0);
+	if (!buf)
+		return;
+	shared_inputs in = {dump, buf, NULL};
 	pthread_t readers[2], capper;
+	bool capper_made = pthread_create(&capper, NULL, set_caps, buf) == 0;
 	int created = 0;
 	for (int i = 0; i < 2; i++)
-		created += pthread_create(&readers[i], NULL, read_tensors, (void *)in) == 0;
-	bool capper_made = pthread_create(&capper, NULL, set_caps, buf) == 0;
+		created += pthread_create(&readers[i], NULL, read_tensors, &in) == 0;
 	for (int i = 0; i < created; i++)
 		pthread_join(readers[i], NULL);
 	void *capped = (void *)1;
@@ -254,6 +262,7 @@ static void cap_while_reading(etc_debug_buffer *buf, const shared_inputs *in)
 		pthread_join(capper, &capped);
 	CHECK(created == 2 && capper_made && capped == NULL);
 	CHECK(etc_debug_buffer_inflated(buf) > 0);
+	etc_debug_buffer_free(buf);
 }
 
 int main(void)
@@ -301,7 +310,7 @@ int main(void)
 		      memcmp(one.text, alone.text, one.len) == 0); /* the same, minus the npz */
 		run_threads(&in, &one, "shared inputs");
 		result_free(&one);
-		cap_while_reading(buf, &in);
+		cap_while_reading(dump);
 	}
 	etc_etrecord_free(rec);
 	etc_debug_buffer_free(buf);
