@@ -53,7 +53,7 @@ typedef struct etc_error {
 	etc_status status; /**< the status that was returned */
 	int64_t offset;    /**< byte offset in `file` of the problem, or -1 */
 	/** the input the problem is in ("" when none); a longer path is cut in
-	 *  the middle with "...", as it is in `message` beyond 239 bytes */
+	 *  the middle with "...", here and in `message` */
 	char file[256];
 	char message[1024]; /**< complete message, "file: byte N: what" */
 } etc_error;

@@ -58,13 +58,13 @@ int etc_fail(etc_error *err, int status, const char *file, int64_t offset, const
 
 	err->status = (etc_status)status;
 	err->offset = offset;
-	char shortfile[sizeof err->file];
-	etc_strlcpy(err->file, file ? shorten_middle(shortfile, sizeof shortfile, file) : "",
-	            sizeof err->file);
-	/* at most 240 bytes of path in the message: the reason stays */
-	char shortpath[240];
+	/* At most 255 bytes of path, in `file` and in the message: the reason
+	 * stays, and a path already cut (a caller passing on err->file) is not
+	 * cut again. */
+	char shortpath[sizeof err->file];
 	if (file)
 		file = shorten_middle(shortpath, sizeof shortpath, file);
+	etc_strlcpy(err->file, file ? file : "", sizeof err->file);
 	/* Messages quote names from files and are printed: escaped once, here. */
 	char raw[sizeof err->message + 64]; /* cut to the message's size when escaped */
 	if (file && *file && offset >= 0)
