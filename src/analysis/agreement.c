@@ -33,6 +33,8 @@ struct etc_agreement {
 
 int etc_agreement_new(size_t runs, etc_agreement **out, etc_error *err)
 {
+	if (!out)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_agreement_new: NULL out");
 	*out = NULL;
 	if (runs < 2)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,

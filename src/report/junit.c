@@ -311,6 +311,9 @@ static void perfdiff_suite(etc_sbuf *b, const etc_perfdiff *d)
 
 int etc_report_junit_gates(FILE *f, const etc_junit_gates *g, etc_error *err)
 {
+	if (!f || !g)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_report_junit_gates: NULL %s",
+		                !f ? "out" : "g");
 	if (g->accuracy && !g->insp)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
 		                "etc_report_junit_gates: the accuracy gate needs its inspector");

@@ -179,6 +179,13 @@ static void null_arguments(void)
 	                  "etc_trace_write: NULL out"));
 	if (sink)
 		fclose(sink);
+	CHECK(usage_names(etc_agreement_new(2, NULL, &err), &err, "etc_agreement_new: NULL out"));
+	CHECK(usage_names(etc_report_junit_gates(stdout, NULL, &err), &err,
+	                  "etc_report_junit_gates: NULL g"));
+	etc_taps *taps = (etc_taps *)&err;
+	CHECK(usage_names(etc_taps_run(&taps, NULL, NULL, NULL, &err), &err,
+	                  "etc_taps_run: NULL acc") &&
+	      !taps);
 	unsigned mask = 5;
 	CHECK(etc_metric_mask_parse(NULL, &mask) == ETC_ERR_USAGE && mask == 0);
 	CHECK(etc_metric_mask_parse("snr", NULL) == ETC_ERR_USAGE);
