@@ -193,6 +193,13 @@ static int finish_group(etc_inspector *in, group *g, etc_event_block *b, etc_err
 
 /* --- public --------------------------------------------------------------- */
 
+static int bad_time_scale(const char *field, int value, const char *range, etc_error *err)
+{
+	return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+	                "etc_inspector_options.%s: %d is not an etc_time_scale (%s)", field, value,
+	                range);
+}
+
 int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_debug_buffer *buf,
                          const etc_inspector_options *opt, etc_error *err)
 {
@@ -206,19 +213,13 @@ int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_
 		o = *opt;
 	else
 		etc_inspector_options_init(&o);
-	const char *bad = NULL, *range = "0-4";
-	int bad_value = 0;
 	if (o.source_time_scale < 0 || o.source_time_scale > ETC_TIME_CYCLES)
-		bad = "source_time_scale", bad_value = o.source_time_scale;
-	else if (o.target_time_scale < 0 || o.target_time_scale > ETC_TIME_CYCLES)
-		bad = "target_time_scale", bad_value = o.target_time_scale;
-	else if (o.delegate_time_scale < -1 || o.delegate_time_scale > ETC_TIME_CYCLES)
-		bad = "delegate_time_scale", bad_value = o.delegate_time_scale,
-		range = "0-4, or -1 for the source's";
-	if (bad)
-		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
-		                "etc_inspector_options.%s: %d is not an etc_time_scale (%s)", bad,
-		                bad_value, range);
+		return bad_time_scale("source_time_scale", o.source_time_scale, "0-4", err);
+	if (o.target_time_scale < 0 || o.target_time_scale > ETC_TIME_CYCLES)
+		return bad_time_scale("target_time_scale", o.target_time_scale, "0-4", err);
+	if (o.delegate_time_scale < -1 || o.delegate_time_scale > ETC_TIME_CYCLES)
+		return bad_time_scale("delegate_time_scale", o.delegate_time_scale,
+		                      "0-4, or -1 for the source's", err);
 	if ((o.source_time_scale == ETC_TIME_CYCLES) != (o.target_time_scale == ETC_TIME_CYCLES))
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
 		                "for time scale in cycles both the source and the target time "
