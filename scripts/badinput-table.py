@@ -8,6 +8,7 @@ the tests: it runs them against a build and counts per category.
   tests/test_etrecord.py      the "bad: ..." cases (ETRecords)
   tests/test_output_safety.py failed writes, bad input, hostile names
   tests/test_large.py         the out-of-bounds tensor above 4 GiB
+  tests/test_zip_trailing.py  zips with bytes after their end, damaged ones
   unit tests                  the CHECK_GROUP groups of malformed input
                               (count = checks; one check can cover a loop
                               of many inputs, e.g. every truncation)
@@ -55,6 +56,7 @@ UNIT = {
         "test_unsupported_npz": ".npz: unsupported dtypes",
         "test_headers": ".npy: malformed headers, shapes, sizes",
         "test_zips": ".npz: malformed zips, size mismatches, inflation cap",
+        "test_trailing": ".npz: bytes after the end record, an end record in them",
         "test_robustness": ".npz/.npy: every truncation and byte mutation",
     },
 }
@@ -121,6 +123,16 @@ def main():
     rows.append(("numeric gap (whole test file, with bad .npz names, corrupt members, "
                  "nothing aligned, programs that differ)", ok + bad, "checks",
                  result(ok, bad, "exit 3 naming the problem; no silent pass")))
+
+    p = run([PY, os.path.join(ROOT, "tests", "test_zip_trailing.py")])
+    m = re.search(r"^(\d+) passed, (\d+) failed$", p.stdout, re.M)
+    ok, bad = (int(m.group(1)), int(m.group(2))) if m else (0, 1)
+    failures += bad
+    rows.append(("zip (ETRecord, .npz, torch.save): bytes appended after the end record (zeros, random, "
+                 "past 64 KiB), damaged central directories, an end record in appended bytes "
+                 "pointing outside the archive", ok + bad, "checks",
+                 result(ok, bad, "read as the unpadded file with a warning naming file and "
+                                 "byte; damaged: exit 3 naming file, byte, what to do")))
 
     for binary, groups in UNIT.items():
         p = run([os.path.join(BUILD, "tests", binary)])

@@ -76,6 +76,14 @@ ETC_API int etc_npz_open(etc_npz **out, const char *path, etc_error *err);
 ETC_API int etc_npz_wrap(etc_npz **out, const void *data, size_t len, const char *name,
                          etc_error *err);
 
+/**
+ * What the open warns of, or NULL: "NAME: N bytes after the zip archive's
+ * end (byte X) are ignored" when bytes follow the end record's comment
+ * (padding, a signature; Python's zipfile and numpy.load read such files
+ * too, as does etcompare: the archive ends at byte X). Lives as long as `z`.
+ */
+ETC_API const char *etc_npz_warning(const etc_npz *z);
+
 /** Releases `z` and every view from it. NULL is a no-op. */
 ETC_API void etc_npz_free(etc_npz *z);
 

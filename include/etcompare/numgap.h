@@ -380,6 +380,37 @@ ETC_API int etc_numgap_inputs_score_at(const etc_inspector *insp, size_t block, 
                                        const etc_refgraph *g, const etc_reftensor *inputs, size_t n,
                                        double *snr, etc_error *err);
 
+/** How well candidate inputs reproduce a run (etc_numgap_inputs_match). */
+typedef struct etc_numgap_match {
+	/** the run's logged intermediate outputs that the graph run on the
+	 *  inputs reproduces (identical, or SNR >= 20 dB); -1 when the gap could
+	 *  not be computed */
+	long reproduced;
+	/** the program outputs' lowest SNR, as etc_numgap_inputs_score */
+	double snr;
+} etc_numgap_match;
+
+/**
+ * Which of several candidate inputs (a BundledProgram's test cases, the
+ * record's example and representative inputs) a run was made with: `m`
+ * gets how many of the run's intermediate outputs `g` run on `inputs`
+ * reproduces, and how well it reproduces the program outputs (block
+ * `block`, NULL "Execute", its first run). Rank candidates with
+ * etc_numgap_match_better: the intermediates come first, because a broken
+ * late op corrupts the program outputs while the first ops still tell the
+ * inputs. Errors as etc_numgap_inputs_score.
+ */
+ETC_API int etc_numgap_inputs_match(const etc_inspector *insp, const char *block,
+                                    const etc_refgraph *g, const etc_reftensor *inputs, size_t n,
+                                    etc_numgap_match *m, etc_error *err);
+/** As etc_numgap_inputs_match, for run `run` of block `block` (an index). */
+ETC_API int etc_numgap_inputs_match_at(const etc_inspector *insp, size_t block, uint32_t run,
+                                       const etc_refgraph *g, const etc_reftensor *inputs, size_t n,
+                                       etc_numgap_match *m, etc_error *err);
+/** Whether candidate `a` ranks above `b`: more intermediate outputs
+ *  reproduced, then a higher program-output SNR (NAN lowest). */
+ETC_API bool etc_numgap_match_better(const etc_numgap_match *a, const etc_numgap_match *b);
+
 /** As etc_accuracy_row_shape_full, for row i of the numeric gap. */
 ETC_API const char *etc_numgap_row_shape_full(const etc_numgap *ng, size_t i, bool reference,
                                               char *buf, size_t cap);

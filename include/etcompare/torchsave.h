@@ -108,6 +108,14 @@ ETC_API int etc_torchsave_wrap(etc_torchsave **out, const void *data, size_t len
 /** Releases `ts` and every object from it. NULL is a no-op. */
 ETC_API void etc_torchsave_free(etc_torchsave *ts);
 
+/**
+ * What the open warns of, or NULL: "NAME: N bytes after the zip archive's
+ * end (byte X) are ignored" when bytes follow a zip's end record (Python's
+ * zipfile reads such files too; the archive ends at byte X). Lives as long
+ * as `ts`.
+ */
+ETC_API const char *etc_torchsave_warning(const etc_torchsave *ts);
+
 /** The saved object. */
 ETC_API const etc_pyobj *etc_torchsave_root(const etc_torchsave *ts);
 /** The name given at open (the path). */

@@ -197,10 +197,12 @@ def accuracy(insp, reference, thresholds, block, method, pair_by, force):
         if path.endswith((".npz", ".npy")):
             _lib.check(lib.npz_open(ctypes.byref(p), _lib.path_arg(path), ctypes.byref(err)), err)
             o.npz = refs.npz = p.value
+            _lib.warn_opened("npz", p.value, stacklevel=4)
         else:
             _lib.check(lib.torchsave_open(ctypes.byref(p), _lib.path_arg(path), ctypes.byref(err)),
                        err)
             o.ts = refs.torchsave = p.value
+            _lib.warn_opened("torchsave", p.value, stacklevel=4)
         name = path.encode()
     elif h.etrecord and lib.etrecord_reference_outputs(h.etrecord):
         refs.torchsave = lib.etrecord_reference_outputs(h.etrecord)

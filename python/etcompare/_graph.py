@@ -260,6 +260,7 @@ class ETRecord(_lib.View):
         _lib.check(lib.etrecord_open(ctypes.byref(p), _lib.path_arg(path), ctypes.byref(err)),
                    err)
         self._h.etrecord = p.value
+        _lib.warn_opened("etrecord", p.value)
         self._h.etrecord_id = _lib.file_id(path)
 
     @property

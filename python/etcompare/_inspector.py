@@ -501,6 +501,7 @@ class Inspector(_lib.View):
                 _hinted(rc, err, etrecord, "ETRecord",
                         {"ETDump": "etdump_path", "BundledProgram": "bundled_program"})
             h.etrecord = p.value
+            _lib.warn_opened("etrecord", p.value, stacklevel=4)
             h.etrecord_path = os.fspath(etrecord)
             h.etrecord_id = _lib.file_id(etrecord)
             h.inputs.append(("ETRecord", etrecord))

@@ -27,6 +27,11 @@ class EtcError(ctypes.Structure):
                 ("message", ctypes.c_char * 1024)]
 
 
+class NumgapMatch(ctypes.Structure):
+    """etc_numgap_match: how well candidate inputs reproduce a run."""
+    _fields_ = [("reproduced", ctypes.c_long), ("snr", c_double)]
+
+
 class EtcStr(ctypes.Structure):
     _fields_ = [("ptr", c_void_p), ("len", c_size_t)]
 
@@ -296,6 +301,10 @@ FUNCTIONS = [
     ("etc_torchsave_free", None, [_P]),
     ("etc_npz_open", c_int, [_PP, c_char_p, _E]),
     ("etc_npz_free", None, [_P]),
+    ("etc_npz_warning", c_char_p, [_P]),
+    ("etc_torchsave_warning", c_char_p, [_P]),
+    ("etc_etrecord_warning_count", c_size_t, [_P]),
+    ("etc_etrecord_warning", c_char_p, [_P, c_size_t]),
     # the reference run (reference.h) and its inputs
     ("etc_refgraph_options_init", None, [_P]),
     ("etc_refgraph_load", c_int, [_PP, _P, _P, _E]),
@@ -314,6 +323,9 @@ FUNCTIONS = [
     ("etc_etrecord_has_member", c_bool, [_P, c_char_p]),
     ("etc_etrecord_member", c_int, [_P, c_char_p, POINTER(c_void_p), POINTER(c_size_t), _E]),
     ("etc_numgap_inputs_score", c_int, [_P, c_char_p, _P, _P, c_size_t, POINTER(c_double), _E]),
+    ("etc_numgap_inputs_match", c_int,
+     [_P, c_char_p, _P, _P, c_size_t, POINTER(NumgapMatch), _E]),
+    ("etc_numgap_match_better", c_bool, [POINTER(NumgapMatch), POINTER(NumgapMatch)]),
     ("etc_check_etrecord", c_int, [_P, c_char_p, _E]),
     ("etc_numgap_reference_block", ctypes.c_long, [_P, c_size_t, _P]),
     ("etc_check_debug_buffer", c_int, [_P, c_char_p, _E]),
@@ -437,6 +449,22 @@ def check(rc, err):
         raise error_for(msg, lib.status_str(rc).decode(), err.file.decode("utf-8", "replace"),
                         err.offset)
     return rc
+
+
+def warn_opened(kind, handle, stacklevel=3):
+    """warnings.warn each warning of a file just opened (kind "npz",
+    "torchsave" or "etrecord"), as the CLI prints them: bytes after a zip
+    archive's end that were ignored, reference outputs it cannot read."""
+    import warnings
+    if not handle:
+        return
+    if kind == "etrecord":
+        msgs = [lib.etrecord_warning(handle, i) for i in range(lib.etrecord_warning_count(handle))]
+    else:
+        msgs = [getattr(lib, kind + "_warning")(handle)]
+    for m in msgs:
+        if m:
+            warnings.warn(m.decode("utf-8", "replace"), stacklevel=stacklevel)
 
 
 def check_files(paths):

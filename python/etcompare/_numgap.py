@@ -187,6 +187,7 @@ def numeric_gap(insp, distance, reference, block, thresholds, reference_graph=No
         p = ctypes.c_void_p()
         _lib.check(lib.npz_open(ctypes.byref(p), _lib.path_arg(reference), ctypes.byref(err)), err)
         g.npz = ref.npz = p.value
+        _lib.warn_opened("npz", p.value, stacklevel=4)
         name = os.fspath(reference)
     name_b = os.fsencode(name)  # a path that is not UTF-8 kept as the file system has it
     g.keep.append(name_b)

@@ -5,7 +5,8 @@ the Inspector's inputs=; else the test case of the block's
 bundled_input_index (bundled_program=, else the record's
 representative_inputs); else, of the bundled test cases, the record's
 example inputs and representative inputs, the one whose reference run
-reproduces the run's program outputs best."""
+reproduces the most of the run's intermediate outputs, then its program
+outputs best (the library's etc_numgap_inputs_match)."""
 import ctypes
 import math
 import os
@@ -80,12 +81,14 @@ def _from_file(g, path):
     path_b = _lib.path_arg(path)
     if os.fsdecode(path).endswith(".npz"):
         _lib.check(lib.npz_open(ctypes.byref(p), path_b, ctypes.byref(err)), err)
+        _lib.warn_opened("npz", p.value, stacklevel=5)
         try:
             _lib.check(lib.refinputs_from_npz(ctypes.byref(out), g, p, ctypes.byref(err)), err)
         finally:
             lib.npz_free(p)
     else:
         _lib.check(lib.torchsave_open(ctypes.byref(p), path_b, ctypes.byref(err)), err)
+        _lib.warn_opened("torchsave", p.value, stacklevel=5)
         try:
             _lib.check(lib.refinputs_from_torchsave(ctypes.byref(out), g, p, ctypes.byref(err)),
                        err)
@@ -204,15 +207,17 @@ def _choose(insp, run, block):
                     "arrays \"0\", \"1\", ... or a torch.save list)", "format error")
     if len(cands) == 1:
         return cands[0]
-    best, best_snr = cands[0], math.nan
+    # the library's ranking (the CLI's): the run's intermediate outputs each
+    # candidate reproduces first, then its program outputs
+    best, best_m = cands[0], _lib.NumgapMatch(-1, math.nan)
     for c in cands:
-        snr = ctypes.c_double(math.nan)
+        m = _lib.NumgapMatch(-1, math.nan)
         err = _lib.new_error()
-        if lib.numgap_inputs_score(insp._h.insp, block.encode(), g, c.tensors, c.count,
-                                   ctypes.byref(snr), ctypes.byref(err)) < 0:
-            continue
-        if snr.value > best_snr or (math.isnan(best_snr) and not math.isnan(snr.value)):
-            best, best_snr = c, snr.value
-    run.notes.append(f"reference run on the {best.name}: of {len(cands)} candidate inputs, its "
-                     f"program outputs match the run's best (SNR {best_snr:.4g} dB)")
+        lib.numgap_inputs_match(insp._h.insp, block.encode(), g, c.tensors, c.count,
+                                ctypes.byref(m), ctypes.byref(err))
+        if c is cands[0] or lib.numgap_match_better(ctypes.byref(m), ctypes.byref(best_m)):
+            best, best_m = c, m
+    run.notes.append(f"reference run on the {best.name}: of {len(cands)} candidate inputs, it "
+                     f"reproduces the most of the run's intermediate outputs "
+                     f"({best_m.reproduced}) and its program outputs at SNR {best_m.snr:.4g} dB")
     return best

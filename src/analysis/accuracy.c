@@ -290,6 +290,14 @@ static int bundled_agree(const refs *r, size_t index, const item *acts, size_t n
 	etc_str s = etc_bundled_method_name(r->set->bundled, r->method);
 	etc_text_escape(m, sizeof m, s.ptr, s.len);
 	etc_text_safe(b, sizeof b, block);
+	/* a block that ran no model (Default: init and load) is the block's
+	   mistake, not the BundledProgram's */
+	if (na == 0 && nr > 0)
+		return etc_fail(err, ETC_ERR_MISMATCH, NULL, -1,
+		                "block \"%s\" logged no program outputs (run %u): nothing to "
+		                "compare with test case %zu of method %s; give --block the "
+		                "block that ran the model",
+		                b, run, index, m);
 	if (na != nr)
 		return etc_fail(err, ETC_ERR_MISMATCH, r->set->name, -1,
 		                "test case %zu of method %s has %zu expected output%s, run %u of "

@@ -265,6 +265,21 @@ static void last_op(etc_numgap *ng, const item *it, etc_numgap_row *row)
 		row->module_path = s;
 }
 
+/* Whether a reference item from an .npz has a handle the runtime's
+ * ETRecord graph knows (true when there is no graph to ask). */
+static bool in_record(const etc_numgap *ng, const item *it)
+{
+	const etc_ng_graph *g = &ng->g_rt;
+	if (!g->rec || !g->n || it->ev)
+		return true;
+	for (uint32_t h = 0; h < it->nh; h++) {
+		const etc_graph_node *const *nodes;
+		if (etc_etrecord_nodes_for_handle(g->rec, g->method, it->handles[h], &nodes))
+			return true;
+	}
+	return false;
+}
+
 /* A narrow integer type: what a quantized op's values are held in (int64
  * and bool are indices and masks). */
 static bool narrow_int(int st)
@@ -594,6 +609,14 @@ int etc_ng_align_by_handle_(etc_numgap *ng, gather *g, const etc_gate *gate, etc
 					    ng, it, o, err,
 					    "no reference output shares debug handle(s) "
 					    "%s",
+					    hs);
+				else if (!in_record(ng, it))
+					rc = push_unmatched(
+					    ng, it, o, err,
+					    "debug handle(s) %s are not in the ETRecord's graph: "
+					    "the serialized graph gives a tuple op's items "
+					    "(getitem) the op's own handle; save the item under "
+					    "that handle (--graph lists them)",
 					    hs);
 				else
 					rc = push_unmatched(

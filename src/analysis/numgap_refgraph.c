@@ -1024,3 +1024,65 @@ int etc_numgap_inputs_score_at(const etc_inspector *insp, size_t block, uint32_t
 	free(s.rt);
 	return rc;
 }
+
+/* Rows of the gap that reproduce the runtime: identical, or SNR >= 20 dB
+ * (unrelated values stay near 0 dB). */
+static long reproduced_rows(const etc_numgap *ng)
+{
+	long k = 0;
+	for (size_t i = 0; i < etc_numgap_row_count(ng); i++) {
+		const etc_numgap_row *r = etc_numgap_row_at(ng, i);
+		if (r->has_metrics && r->metrics.count &&
+		    (r->metrics.identical || r->metrics.snr_db >= 20))
+			k++;
+	}
+	return k;
+}
+
+int etc_numgap_inputs_match_at(const etc_inspector *insp, size_t block, uint32_t run,
+                               const etc_refgraph *g, const etc_reftensor *inputs, size_t n,
+                               etc_numgap_match *m, etc_error *err)
+{
+	m->reproduced = -1;
+	m->snr = NAN;
+	etc_numgap_options o;
+	etc_numgap_options_init(&o);
+	o.force = true; /* the candidates are being tried: no verdict on the files */
+	o.drop_reference_values = true;
+	etc_numgap_reference ref;
+	memset(&ref, 0, sizeof ref);
+	ref.graph = g;
+	ref.inputs = inputs;
+	ref.input_count = n;
+	ref.name = "candidate inputs";
+	etc_numgap *ng = NULL;
+	etc_error e;
+	etc_error_clear(&e);
+	if (etc_numgap_run_at(&ng, insp, block, run, &ref, &o, &e) == 0)
+		m->reproduced = reproduced_rows(ng);
+	etc_numgap_free(ng);
+	return etc_numgap_inputs_score_at(insp, block, run, g, inputs, n, &m->snr, err);
+}
+
+int etc_numgap_inputs_match(const etc_inspector *insp, const char *block, const etc_refgraph *g,
+                            const etc_reftensor *inputs, size_t n, etc_numgap_match *m,
+                            etc_error *err)
+{
+	const char *name = block ? block : "Execute";
+	size_t b = 0;
+	m->reproduced = -1;
+	m->snr = NAN;
+	if (!etc_inspector_block_find(insp, name, &b))
+		return etc_fail(err, ETC_ERR_USAGE, etc_etdump_name(etc_inspector_etdump(insp)), -1,
+		                "no program outputs to score inputs with (block \"%s\", debug "
+		                "buffer)",
+		                name);
+	return etc_numgap_inputs_match_at(insp, b, 0, g, inputs, n, m, err);
+}
+
+bool etc_numgap_match_better(const etc_numgap_match *a, const etc_numgap_match *b)
+{
+	if (a->reproduced != b->reproduced)
+		return a->reproduced > b->reproduced;
+	return a->snr > b->snr || (isnan(b->snr) && !isnan(a->snr));
+}

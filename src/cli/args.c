@@ -774,6 +774,14 @@ void cli_error(const char *message)
 	snprintf(last_error, sizeof last_error, "%s", message);
 }
 
+void cli_warning(const char *message)
+{
+	char safe[1024];
+	if (message)
+		fprintf(stderr, "etcompare: warning: %s\n",
+		        etc_text_safe(safe, sizeof safe, message));
+}
+
 const char *cli_last_error(void)
 {
 	return last_error;

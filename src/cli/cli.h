@@ -13,6 +13,9 @@ enum { EXIT_OK = 0, EXIT_GATE = 1, EXIT_USAGE = 2, EXIT_INPUT = 3, EXIT_OUTPUT =
 int usage_error(const char *fmt, const char *arg);
 /* In args.c. Prints "etcompare: error: <message>" and keeps it for cli_last_error. */
 void cli_error(const char *message);
+/* In args.c. Prints "etcompare: warning: <message>" (control characters
+ * escaped); NULL prints nothing. */
+void cli_warning(const char *message);
 /* The last message cli_error printed ("" when none). */
 const char *cli_last_error(void);
 /* Prints the error's message (cli_error); returns EXIT_INPUT. */

@@ -73,8 +73,11 @@ static int open_reference(const numgap_args *a, const etc_etrecord *rec,
 	etc_error_clear(&err);
 	if (a->reference_intermediates) {
 		/* already open: the bundled example's, compiled in */
-		if (!st->npz && etc_npz_open(&st->npz, a->reference_intermediates, &err) < 0)
-			return input_error(&err);
+		if (!st->npz) {
+			if (etc_npz_open(&st->npz, a->reference_intermediates, &err) < 0)
+				return input_error(&err);
+			cli_warning(etc_npz_warning(st->npz));
+		}
 		ref->npz = st->npz;
 		ref->name = a->reference_intermediates;
 		return 0;
@@ -90,6 +93,8 @@ static int open_reference(const numgap_args *a, const etc_etrecord *rec,
 	if (a->reference_etrecord) {
 		if (etc_etrecord_open(&st->rec, a->reference_etrecord, &err) < 0)
 			return input_error(&err);
+		for (size_t i = 0; i < etc_etrecord_warning_count(st->rec); i++)
+			cli_warning(etc_etrecord_warning(st->rec, i));
 		rec = st->rec;
 	}
 	/* the runtime's ETRecord keys the reference too, unless it has its own */
@@ -133,10 +138,16 @@ static int inputs_from_file(const numgap_args *a, numgap_state *st, etc_error *e
 	if (n >= 4 && !strcmp(a->inputs + n - 4, ".npz")) {
 		if ((rc = etc_npz_open(&st->inputs_npz, a->inputs, err)) < 0)
 			return rc;
+		if (!st->inputs_warned)
+			cli_warning(etc_npz_warning(st->inputs_npz));
+		st->inputs_warned = true;
 		return etc_refinputs_from_npz(&st->inputs, st->graph, st->inputs_npz, err);
 	}
 	if ((rc = etc_torchsave_open(&st->inputs_ts, a->inputs, err)) < 0)
 		return rc;
+	if (!st->inputs_warned)
+		cli_warning(etc_torchsave_warning(st->inputs_ts));
+	st->inputs_warned = true;
 	return etc_refinputs_from_torchsave(&st->inputs, st->graph, st->inputs_ts, err);
 }
 
@@ -225,12 +236,25 @@ static int next_candidate(const etc_bundled *bp, const etc_refgraph *g, const et
 	return rc;
 }
 
+/* Candidate `c` scored on run `run` of block `block` (etc_numgap_inputs_match_at). */
+static etc_numgap_match score_candidate(const etc_inspector *insp, size_t block, uint32_t run,
+                                        const etc_refgraph *g, const candidate *c)
+{
+	etc_numgap_match m;
+	etc_error e;
+	etc_error_clear(&e);
+	etc_numgap_inputs_match_at(insp, block, run, g, candidate_tensors(c), candidate_count(c),
+	                           &m, &e);
+	return m;
+}
+
 /*
  * The inputs of the run: --inputs; else its bundled_input_index's test case
  * (the .bpte's, else the record's representative_inputs); else the
  * candidates (the .bpte's test cases, the record's example and
- * representative inputs), the one whose reference run reproduces the run's
- * program outputs best. 1 when there are none (`why` says so).
+ * representative inputs), the one whose reference run reproduces the most
+ * of the run's logged intermediate outputs, then its program outputs best.
+ * 1 when there are none (`why` says so).
  */
 static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
                          size_t block, uint32_t run, numgap_state *st, char *why, size_t cap,
@@ -284,7 +308,7 @@ static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const 
 	}
 	candidate best, c;
 	memset(&best, 0, sizeof best);
-	double best_snr = NAN;
+	etc_numgap_match best_score = {-1, NAN};
 	size_t tried = 0;
 	for (size_t k = 0;; k++) {
 		memset(&c, 0, sizeof c);
@@ -305,19 +329,14 @@ static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const 
 			best = c;
 			continue;
 		}
-		/* a second candidate: score both by the run's program outputs */
-		double snr = NAN;
-		if (tried == 2 && etc_numgap_inputs_score_at(
-		                      insp, block, run, st->graph, candidate_tensors(&best),
-		                      candidate_count(&best), &best_snr, &e2) < 0)
-			best_snr = NAN;
-		if (etc_numgap_inputs_score_at(insp, block, run, st->graph, candidate_tensors(&c),
-		                               candidate_count(&c), &snr, &e2) < 0)
-			snr = NAN;
-		if (snr > best_snr || (isnan(best_snr) && !isnan(snr))) {
+		/* a second candidate: score both */
+		if (tried == 2)
+			best_score = score_candidate(insp, block, run, st->graph, &best);
+		etc_numgap_match sc = score_candidate(insp, block, run, st->graph, &c);
+		if (etc_numgap_match_better(&sc, &best_score)) {
 			candidate_free(&best);
 			best = c;
-			best_snr = snr;
+			best_score = sc;
 		} else {
 			candidate_free(&c);
 		}
@@ -333,14 +352,15 @@ static int choose_inputs(const numgap_args *a, const etc_inspector *insp, const 
 	st->inputs_views = best.views;
 	st->inputs_view_count = best.n;
 	st->by_candidates = true;
-	st->chosen_snr = tried > 1 ? best_snr : NAN;
+	st->chosen_snr = tried > 1 ? best_score.snr : NAN;
 	snprintf(st->chosen, sizeof st->chosen, "%s", best.name);
 	/* a choice among several is worth a note; the only candidate is not */
 	if (tried > 1 && !st->quiet)
 		fprintf(stderr,
-		        "etcompare: note: reference run on the %s: of %zu candidate inputs, its "
-		        "program outputs match the run's best (SNR %.4g dB)\n",
-		        best.name, tried, best_snr);
+		        "etcompare: note: reference run on the %s: of %zu candidate inputs, it "
+		        "reproduces the most of the run's intermediate outputs (%ld) and its "
+		        "program outputs at SNR %.4g dB\n",
+		        best.name, tried, best_score.reproduced, best_score.snr);
 	return 0;
 }
 

@@ -38,6 +38,7 @@ typedef struct numgap_state {
 	etc_refinputs *inputs;
 	etc_npz *inputs_npz;
 	etc_torchsave *inputs_ts;
+	bool inputs_warned;          /* the --inputs file's warning was printed */
 	etc_reftensor *inputs_views; /* a .bpte test case's inputs (views into it) */
 	size_t inputs_view_count;
 	const etc_bundled *bundled; /* --bundled-program (borrowed), or NULL */

@@ -404,6 +404,8 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		             : etc_torchsave_open(&owned->ts, a->reference_outputs, &err);
 		if (rc < 0)
 			return input_error(&err);
+		cli_warning(owned->npz ? etc_npz_warning(owned->npz)
+		                       : etc_torchsave_warning(owned->ts));
 		set.npz = owned->npz;
 		set.torchsave = owned->ts;
 	} else if (rec && etc_etrecord_reference_outputs(rec)) {

@@ -592,9 +592,17 @@ static int load_torchsave(const etc_etrecord *r, const char *member, etc_torchsa
 
 /* --- open ------------------------------------------------------------------ */
 
+/* Warnings beyond the first eight are dropped (so is one out of memory). */
+static void add_warning(etc_etrecord *r, const char *message)
+{
+	if (message && r->warning_count < sizeof r->warnings / sizeof r->warnings[0])
+		r->warnings[r->warning_count++] = dup(r, message);
+}
+
 static int load(etc_etrecord *r, const uint8_t *data, size_t size, etc_error *err)
 {
 	ETC_TRY(etc_zip_open(&r->zip, &r->arena, data, size, r->name, err));
+	add_warning(r, etc_zip_warning(r->zip));
 	etc_zip_release rel = {release_checked, r};
 	etc_zip_set_release(r->zip, &rel);
 	if (!etc_zip_find(r->zip, "ETRECORD_V0"))
@@ -682,8 +690,7 @@ static int load(etc_etrecord *r, const uint8_t *data, size_t size, etc_error *er
 		int rc = load_torchsave(r, saves[i], dst[i], &local);
 		if (rc == ETC_ERR_UNSUPPORTED) {
 			/* The graph and maps are still worth reading. */
-			if (r->warning_count < sizeof r->warnings / sizeof r->warnings[0])
-				r->warnings[r->warning_count++] = dup(r, local.message);
+			add_warning(r, local.message);
 			if (i == 0)
 				r->reference_error = dup(r, local.message);
 			continue;
@@ -693,6 +700,7 @@ static int load(etc_etrecord *r, const uint8_t *data, size_t size, etc_error *er
 				*err = local;
 			return rc;
 		}
+		add_warning(r, etc_torchsave_warning(*dst[i]));
 	}
 	return 0;
 }

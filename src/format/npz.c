@@ -41,7 +41,8 @@ struct etc_npz {
 	const char *name;
 	npz_item *items;
 	size_t count;
-	npz_key *sorted; /* by name, for etc_npz_find */
+	npz_key *sorted;     /* by name, for etc_npz_find */
+	const char *warning; /* bytes after the zip archive, or NULL */
 };
 
 /* ---- one .npy: where it is, for messages -------------------------------- */
@@ -793,6 +794,7 @@ static int load(etc_npz *z, const uint8_t *d, size_t n, etc_error *err)
 	           ((d[2] == 3 && d[3] == 4) || (d[2] == 5 && d[3] == 6))) {
 		etc_zip *zip;
 		ETC_TRY(etc_zip_open(&zip, &z->arena, d, n, z->name, err));
+		z->warning = etc_zip_warning(zip);
 		uint64_t ratio, budget;
 		if (!etc_mul_u64(n, ETC_NPZ_INFLATE_RATIO, &ratio) ||
 		    !etc_add_u64(ratio, ETC_ZIP_BUDGET_BASE, &budget))
@@ -867,6 +869,11 @@ int etc_npz_wrap(etc_npz **out, const void *data, size_t len, const char *name, 
 	}
 	*out = z;
 	return 0;
+}
+
+const char *etc_npz_warning(const etc_npz *z)
+{
+	return z ? z->warning : NULL;
 }
 
 void etc_npz_free(etc_npz *z)

@@ -23,6 +23,7 @@ struct etc_torchsave {
 	const etc_pystorage **storages; /* by zip entry index */
 	const char *pkl;                /* the pickle's member name, for messages */
 	int64_t pkl_offset;             /* its data's offset in the archive, or -1 */
+	const char *warning;            /* bytes after the zip archive, or NULL */
 };
 
 static int load_storage(void *ctx, const char *key, int scalar_type, const char *location,
@@ -164,6 +165,7 @@ static int load(etc_torchsave *ts, const uint8_t *data, size_t size, uint64_t ma
 	if (size >= 2 && data[0] == 0x80 && data[1] >= 2 && data[1] <= 5)
 		return load_pickle(ts, data, size, err);
 	ETC_TRY(etc_zip_open(&ts->zip, &ts->arena, data, size, ts->name, err));
+	ts->warning = etc_zip_warning(ts->zip); /* arena memory: outlives the zip */
 	if (release)
 		etc_zip_set_release(ts->zip, release);
 	if (max_inflated < etc_zip_budget_left(ts->zip))
@@ -260,6 +262,11 @@ void etc_torchsave_free(etc_torchsave *ts)
 	etc_map_close(&ts->map);
 	etc_arena_release(&ts->arena);
 	free(ts);
+}
+
+const char *etc_torchsave_warning(const etc_torchsave *ts)
+{
+	return ts ? ts->warning : NULL;
 }
 
 const etc_pyobj *etc_torchsave_root(const etc_torchsave *ts)

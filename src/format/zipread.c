@@ -24,12 +24,15 @@
 #define FLAG_ENCRYPT  0x0001u
 #define FLAG_DESCRIPT 0x0008u
 #define U32_MAX_FIELD 0xffffffffu
+/* The end of a message about a damaged archive: what to do about it. */
+#define DAMAGED "the file is truncated or damaged: write (export) or copy it again"
 
 struct etc_zip {
 	etc_arena *arena;
 	const uint8_t *data;
-	size_t size;
+	size_t size; /* the archive: up to the end of the end record's comment */
 	const char *name;
+	const char *warning; /* bytes after the archive, or NULL */
 	zip_t *za;
 	etc_zip_entry *entries;
 	size_t count;
@@ -62,11 +65,31 @@ static int find_directory(etc_zip *z, uint64_t *count, etc_error *err)
 		    pos + EOCD_LEN + etc_le16(d + pos + 20) <= size)
 			break;
 		if (pos == lowest)
-			return etc_fail(err, ETC_ERR_FORMAT, z->name, -1,
-			                "not a zip archive (no end of central directory record: "
-			                "truncated, or not a zip at all; %zu bytes)",
-			                size);
+			return etc_fail(
+			    err, ETC_ERR_FORMAT, z->name, -1,
+			    "not a zip archive (no end of central directory record in "
+			    "the last 64 KiB: truncated, more than 64 KiB appended after "
+			    "its end, or not a zip at all; %zu bytes)",
+			    size);
 		pos--;
+	}
+	/* As Python's zipfile (ETRecord's own reader) and numpy.load: the archive
+	 * ends where the end record's comment does; bytes after it (padding, a
+	 * signature, a second file) are no part of it. Everything below is
+	 * checked against the shortened size, so offsets in the end record found
+	 * in such bytes still cannot point past the archive. */
+	uint64_t archive_end = pos + EOCD_LEN + etc_le16(d + pos + 20);
+	if (archive_end < size) {
+		const char *fmt =
+		    "%s: %llu bytes after the zip archive's end (byte %llu) are ignored";
+		unsigned long long extra = size - archive_end, at = archive_end;
+		int len = snprintf(NULL, 0, fmt, z->name, extra, at);
+		char *msg = len < 0 ? NULL : etc_arena_alloc(z->arena, (size_t)len + 1, 1);
+		if (!msg)
+			return etc_fail(err, ETC_ERR_NOMEM, z->name, -1, "out of memory");
+		snprintf(msg, (size_t)len + 1, fmt, z->name, extra, at);
+		z->warning = msg;
+		z->size = size = (size_t)archive_end;
 	}
 	const uint8_t *e = d + pos;
 	if (etc_le16(e + 4) != 0 || etc_le16(e + 6) != 0)
@@ -80,10 +103,11 @@ static int find_directory(etc_zip *z, uint64_t *count, etc_error *err)
 		uint64_t at = etc_le64(loc + 8);
 		if (!span_ok(at, Z64_EOCD_LEN, pos - Z64_LOC_LEN) ||
 		    etc_le32(d + at) != SIG_Z64_EOCD)
-			return etc_fail(err, ETC_ERR_FORMAT, z->name, (int64_t)(pos - Z64_LOC_LEN),
-			                "ZIP64 locator points to %llu, where there is no ZIP64 end "
-			                "record: the archive is truncated or damaged (%zu bytes)",
-			                (unsigned long long)at, size);
+			return etc_fail(
+			    err, ETC_ERR_FORMAT, z->name, (int64_t)(pos - Z64_LOC_LEN),
+			    "the ZIP64 locator before the end record (byte %zu) points to "
+			    "byte %llu, where there is no ZIP64 end record: " DAMAGED,
+			    pos, (unsigned long long)at);
 		const uint8_t *r = d + at;
 		if (etc_le32(r + 16) != 0 || etc_le32(r + 20) != 0)
 			return etc_fail(err, ETC_ERR_UNSUPPORTED, z->name, (int64_t)at,
@@ -96,12 +120,14 @@ static int find_directory(etc_zip *z, uint64_t *count, etc_error *err)
 	if (!span_ok(cd_offset, cd_size, limit))
 		return etc_fail(
 		    err, ETC_ERR_FORMAT, z->name, (int64_t)pos,
-		    "central directory [%llu, +%llu) lies outside the archive (%zu bytes): the "
-		    "archive is truncated or damaged",
-		    (unsigned long long)cd_offset, (unsigned long long)cd_size, size);
+		    "the end record (byte %zu) puts the central directory at [%llu, +%llu), "
+		    "not within the %llu bytes before it: " DAMAGED,
+		    pos, (unsigned long long)cd_offset, (unsigned long long)cd_size,
+		    (unsigned long long)limit);
 	if (n > cd_size / CENTRAL_LEN)
 		return etc_fail(err, ETC_ERR_FORMAT, z->name, (int64_t)pos,
-		                "%llu entries cannot fit in a %llu-byte central directory",
+		                "the end record announces %llu entries, which cannot fit in its "
+		                "%llu-byte central directory: " DAMAGED,
 		                (unsigned long long)n, (unsigned long long)cd_size);
 	z->cd_offset = cd_offset;
 	z->cd_size = cd_size;
@@ -153,7 +179,7 @@ static int check_local(etc_zip *z, etc_zip_entry *e, etc_error *err)
 	uint64_t at = e->header_offset;
 	if (!span_ok(at, LOCAL_LEN, z->cd_offset) || etc_le32(d + at) != SIG_LOCAL)
 		return etc_fail(err, ETC_ERR_FORMAT, z->name, (int64_t)at,
-		                "member %s: no local header at offset %llu", e->name,
+		                "member %s: no local header at offset %llu: " DAMAGED, e->name,
 		                (unsigned long long)at);
 	const uint8_t *h = d + at;
 	uint16_t flags = etc_le16(h + 6), method = etc_le16(h + 8);
@@ -162,10 +188,12 @@ static int check_local(etc_zip *z, etc_zip_entry *e, etc_error *err)
 	uint16_t nlen = etc_le16(h + 26), xlen = etc_le16(h + 28);
 	if (!span_ok(at + LOCAL_LEN, (uint64_t)nlen + xlen, z->cd_offset))
 		return etc_fail(err, ETC_ERR_FORMAT, z->name, (int64_t)at,
-		                "member %s: local header runs into the central directory", e->name);
+		                "member %s: local header runs into the central directory: " DAMAGED,
+		                e->name);
 	if (nlen != e->name_len || memcmp(h + LOCAL_LEN, e->name, nlen) != 0)
 		return etc_fail(err, ETC_ERR_FORMAT, z->name, (int64_t)at,
-		                "member %s: the local header names a different file", e->name);
+		                "member %s: the local header names a different file: " DAMAGED,
+		                e->name);
 	if (method != e->method)
 		return etc_fail(err, ETC_ERR_FORMAT, z->name, (int64_t)at,
 		                "member %s: compression method %u in the local header, %u in the "
@@ -183,17 +211,16 @@ static int check_local(etc_zip *z, etc_zip_entry *e, etc_error *err)
 		return etc_fail(
 		    err, ETC_ERR_FORMAT, z->name, (int64_t)at,
 		    "member %s: local header (crc %08x, sizes %llu/%llu) disagrees with "
-		    "the central directory (crc %08x, sizes %llu/%llu)",
+		    "the central directory (crc %08x, sizes %llu/%llu): " DAMAGED,
 		    e->name, crc, (unsigned long long)csize, (unsigned long long)usize, e->crc,
 		    (unsigned long long)e->csize, (unsigned long long)e->usize);
 	uint64_t data = at + LOCAL_LEN + nlen + xlen;
 	if (!span_ok(data, e->csize, z->cd_offset))
-		return etc_fail(
-		    err, ETC_ERR_FORMAT, z->name, (int64_t)data,
-		    "member %s: %llu bytes of data at offset %llu run past the start "
-		    "of the central directory (%llu); the archive is truncated or corrupt",
-		    e->name, (unsigned long long)e->csize, (unsigned long long)data,
-		    (unsigned long long)z->cd_offset);
+		return etc_fail(err, ETC_ERR_FORMAT, z->name, (int64_t)data,
+		                "member %s: %llu bytes of data at offset %llu run past the start "
+		                "of the central directory (%llu): " DAMAGED,
+		                e->name, (unsigned long long)e->csize, (unsigned long long)data,
+		                (unsigned long long)z->cd_offset);
 	e->data_offset = data;
 	return 0;
 }
@@ -236,9 +263,12 @@ static int walk_directory(etc_zip *z, uint64_t count, etc_error *err)
 		return etc_fail(err, ETC_ERR_NOMEM, z->name, -1, "out of memory");
 	for (uint64_t i = 0; i < count; i++) {
 		if (!span_ok(p, CENTRAL_LEN, end) || etc_le32(d + p) != SIG_CENTRAL)
-			return etc_fail(err, ETC_ERR_FORMAT, z->name, (int64_t)p,
-			                "central directory entry %llu is missing or truncated",
-			                (unsigned long long)i);
+			return etc_fail(
+			    err, ETC_ERR_FORMAT, z->name, (int64_t)p,
+			    "central directory entry %llu of %llu (directory [%llu, +%llu)) "
+			    "is missing or truncated: " DAMAGED,
+			    (unsigned long long)i, (unsigned long long)count,
+			    (unsigned long long)z->cd_offset, (unsigned long long)z->cd_size);
 		const uint8_t *c = d + p;
 		etc_zip_entry *e = &z->entries[i];
 		e->flags = etc_le16(c + 8);
@@ -249,9 +279,10 @@ static int walk_directory(etc_zip *z, uint64_t count, etc_error *err)
 		uint16_t nlen = etc_le16(c + 28), xlen = etc_le16(c + 30), clen = etc_le16(c + 32);
 		e->header_offset = etc_le32(c + 42);
 		if (!span_ok(p + CENTRAL_LEN, (uint64_t)nlen + xlen + clen, end))
-			return etc_fail(err, ETC_ERR_FORMAT, z->name, (int64_t)p,
-			                "central directory entry %llu runs past the directory",
-			                (unsigned long long)i);
+			return etc_fail(
+			    err, ETC_ERR_FORMAT, z->name, (int64_t)p,
+			    "central directory entry %llu runs past the directory: " DAMAGED,
+			    (unsigned long long)i);
 		e->name = etc_arena_strdup(z->arena, (const char *)c + CENTRAL_LEN, nlen);
 		if (!e->name)
 			return etc_fail(err, ETC_ERR_NOMEM, z->name, -1, "out of memory");
@@ -295,6 +326,15 @@ static int walk_directory(etc_zip *z, uint64_t count, etc_error *err)
 		z->sorted[i] = i;
 		p += CENTRAL_LEN + nlen + xlen + clen;
 	}
+	if (p != end)
+		return etc_fail(err, ETC_ERR_FORMAT, z->name, (int64_t)p,
+		                "%llu bytes of the central directory [%llu, +%llu) follow the %llu "
+		                "entries the end record announces%s: " DAMAGED,
+		                (unsigned long long)(end - p), (unsigned long long)z->cd_offset,
+		                (unsigned long long)z->cd_size, (unsigned long long)count,
+		                span_ok(p, 4, end) && etc_le32(d + p) == SIG_CENTRAL
+		                    ? " (another entry starts there: the count is wrong)"
+		                    : "");
 	z->count = count;
 	sort_indexes(z->entries, z->sorted, tmp, count);
 	for (size_t i = 1; i < count; i++)
@@ -321,13 +361,15 @@ int etc_zip_open(etc_zip **out, etc_arena *arena, const uint8_t *data, size_t si
 	z->release.ctx = NULL;
 	z->data = data ? data : (const uint8_t *)"";
 	z->size = size;
+	z->warning = NULL;
+
+	uint64_t count = 0;
+	ETC_TRY(find_directory(z, &count, err));
+	size = z->size; /* without bytes after the archive */
 	uint64_t ratio;
 	if (!etc_mul_u64(size, ETC_ZIP_BUDGET_RATIO, &ratio) ||
 	    !etc_add_u64(ratio, ETC_ZIP_BUDGET_BASE, &z->budget))
 		z->budget = UINT64_MAX;
-
-	uint64_t count = 0;
-	ETC_TRY(find_directory(z, &count, err));
 
 	zip_error_t ze;
 	zip_error_init(&ze);
@@ -342,8 +384,12 @@ int etc_zip_open(etc_zip **out, etc_arena *arena, const uint8_t *data, size_t si
 		 * the archive): our own walk names the member and the sizes. */
 		int rc = walk_directory(z, count, err);
 		if (rc == 0)
-			rc = etc_fail(err, ETC_ERR_FORMAT, z->name, -1,
-			              "not a valid zip archive: %s", zip_error_strerror(&ze));
+			rc = etc_fail(
+			    err, ETC_ERR_FORMAT, z->name, -1,
+			    "not a valid zip archive (libzip: %s; central directory at byte "
+			    "%llu, %llu entries, end record before byte %zu): " DAMAGED,
+			    zip_error_strerror(&ze), (unsigned long long)z->cd_offset,
+			    (unsigned long long)count, size);
 		zip_source_free(src);
 		zip_error_fini(&ze);
 		return rc;
@@ -389,6 +435,11 @@ bool etc_zip_contains(const etc_zip *z, const void *p, size_t n)
 uint64_t etc_zip_budget_left(const etc_zip *z)
 {
 	return z->budget > z->inflated ? z->budget - z->inflated : 0;
+}
+
+const char *etc_zip_warning(const etc_zip *z)
+{
+	return z->warning;
 }
 
 size_t etc_zip_count(const etc_zip *z)

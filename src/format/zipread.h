@@ -77,6 +77,14 @@ int etc_torchsave_wrap_nested(etc_torchsave **out, const void *data, size_t len,
                               uint64_t max_inflated, const etc_zip_release *release,
                               etc_error *err);
 
+/*
+ * "NAME: N bytes after the zip archive's end (byte X) are ignored" when the
+ * buffer goes on after the end record's comment (padding or a file appended
+ * to the archive: Python's zipfile and numpy.load read such files too), else
+ * NULL. The archive is read as if the buffer ended at X. Lives in the arena.
+ */
+const char *etc_zip_warning(const etc_zip *z);
+
 size_t etc_zip_count(const etc_zip *z);
 /* Entry `i` in central-directory order (i < etc_zip_count). */
 const etc_zip_entry *etc_zip_entry_at(const etc_zip *z, size_t i);

@@ -987,6 +987,79 @@ static void test_robustness(void)
 	}
 }
 
+/* Bytes after the end record: the archive is read up to it (zero-copy still),
+ * with a warning; an end record in those bytes is held to the archive it ends. */
+static void test_trailing(void)
+{
+	buf good, zip;
+	etc_error err;
+	etc_npz *z = NULL;
+	size_t at[2];
+	char want[160];
+	static const float vals[] = {1.0f, 2.0f, 3.0f};
+	mk_npy(&good, 1, 0, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", vals, 12);
+	zmember ok[] = {{"a.npy", good.p, good.n, false}, {"b.npy", good.p, good.n, true}};
+	mk_zip(&zip, ok, 2, at);
+	size_t end = zip.n;
+	CHECK(etc_npz_wrap(&z, zip.p, zip.n, "plain.npz", &err) == 0);
+	CHECK(z && etc_npz_warning(z) == NULL);
+	etc_npz_free(z);
+	for (int fill = 0; fill < 2; fill++) {
+		zip.n = end;
+		for (size_t i = 0; i < 300; i++) {
+			uint8_t c = fill ? (uint8_t)(i * 37 + 11) : 0;
+			b_put(&zip, &c, 1);
+		}
+		CHECK(etc_npz_wrap(&z, zip.p, zip.n, "pad.npz", &err) == 0);
+		if (!z)
+			continue;
+		snprintf(want, sizeof want,
+		         "pad.npz: 300 bytes after the zip archive's end (byte %zu) are ignored",
+		         end);
+		CHECK(etc_npz_warning(z) && strcmp(etc_npz_warning(z), want) == 0);
+		etc_tensor ta, tb;
+		CHECK(etc_npz_array(z, 0, &ta, &err) == 0 && etc_npz_array(z, 1, &tb, &err) == 0);
+		CHECK(ta.data == zip.p + at[0] + 128 && ta.offset == (int64_t)(at[0] + 128));
+		CHECK_DOUBLE_EXACT(etc_tensor_get(&ta, 2), 3.0);
+		CHECK_DOUBLE_EXACT(etc_tensor_get(&tb, 1), 2.0);
+		etc_npz_free(z);
+	}
+	/* an end record in the appended bytes: its central directory must lie
+	 * before it, never past the file; a directory placed in garbage is read
+	 * as such, within the archive */
+	size_t cd = end - 22 - 2 * (46 + 5); /* two entries named "a.npy", "b.npy" */
+	static const struct {
+		uint32_t cd_size;
+		int where; /* 0 far away, 1 in the zeros before the record, 2 the real directory */
+		const char *frag;
+	} fake[] = {{46, 0, "puts the central directory at [1000000000, +46)"},
+	            {46, 1, "central directory entry 0 of 1"},
+	            {2 * (46 + 5), 2, "another entry starts there"}};
+	for (size_t f = 0; f < sizeof fake / sizeof fake[0]; f++) {
+		zip.n = end;
+		for (size_t i = 0; i < 100; i++)
+			b_le(&zip, 0, 1);
+		size_t pos = zip.n;
+		size_t off = fake[f].where == 0 ? 1000000000u : fake[f].where == 1 ? pos - 60 : cd;
+		b_le(&zip, 0x06054b50, 4);
+		b_le(&zip, 0, 4);
+		b_le(&zip, 1, 2);
+		b_le(&zip, 1, 2);
+		b_le(&zip, fake[f].cd_size, 4);
+		b_le(&zip, off, 4);
+		b_le(&zip, 0, 2);
+		for (size_t i = 0; i < 50; i++)
+			b_le(&zip, 0, 1);
+		int rc = etc_npz_wrap(&z, zip.p, zip.n, "fake.npz", &err);
+		CHECK(rc == ETC_ERR_FORMAT && z == NULL);
+		CHECK_HAS(err.message, "fake.npz: byte ");
+		CHECK_HAS(err.message, fake[f].frag);
+		CHECK(err.offset == (int64_t)(fake[f].where == 0   ? pos
+		                              : fake[f].where == 1 ? pos - 60
+		                                                   : cd + 46 + 5));
+	}
+}
+
 int main(void)
 {
 	init_data_dir();
@@ -1002,6 +1075,7 @@ int main(void)
 	CHECK_GROUP(test_headers);
 	test_prefix();
 	CHECK_GROUP(test_zips);
+	CHECK_GROUP(test_trailing);
 	CHECK_GROUP(test_robustness);
 	return check_report("test_npz");
 }
