@@ -6,6 +6,14 @@
  * and, when given a non-NULL etc_error, fills it with a complete message that
  * names the file, the byte offset and the field that was wrong. The library
  * never prints and never exits; the caller decides what to do.
+ *
+ * Constructors (the *_open, *_wrap, *_create, *_load, *_run, *_new and
+ * *_from_* functions that take a `T **out`) set *out to NULL when they fail,
+ * so a caller may initialise nothing, free every object once on the way out
+ * (every *_free accepts NULL) and never free a half-built one. A NULL
+ * pointer where a header does not say NULL is allowed is ETC_ERR_USAGE
+ * ("FUNCTION: NULL ARGUMENT"); functions that return no status answer NULL
+ * or 0 instead, as their header says.
  */
 #ifndef ETCOMPARE_COMMON_H
 #define ETCOMPARE_COMMON_H
@@ -42,9 +50,11 @@ typedef enum etc_status {
 
 /** Details of the last failure. Plain data: no allocation, safe to copy. */
 typedef struct etc_error {
-	etc_status status;  /**< the status that was returned */
-	int64_t offset;     /**< byte offset in `file` of the problem, or -1 */
-	char file[256];     /**< the input the problem is in ("" when none) */
+	etc_status status; /**< the status that was returned */
+	int64_t offset;    /**< byte offset in `file` of the problem, or -1 */
+	/** the input the problem is in ("" when none); a longer path is cut in
+	 *  the middle with "...", here and in `message` */
+	char file[256];
 	char message[1024]; /**< complete message, "file: byte N: what" */
 } etc_error;
 

@@ -22,7 +22,8 @@ extern "C" {
  * debug_handle_map entry, and its name contains the op of a node it is
  * linked to. Instructions without a kernel call (et_view, memory.alloc)
  * have no entry by design and are not counted.
- * @param fix  the option that gives the right file, for the message (e.g. "--etrecord")
+ * @param fix  the option that gives the right file, for the message (e.g. "--etrecord");
+ *             NULL: the message names no option
  * @return 0 (also without a linked ETRecord); ETC_ERR_MISMATCH naming both
  *         files and the first piece of evidence
  */
@@ -33,6 +34,7 @@ ETC_API int etc_check_etrecord(const etc_inspector *insp, const char *fix, etc_e
  * tensor range of every run lies inside it, and the buffer holds no
  * sizeable non-zero data the ETDump does not reference (after the last
  * range, where the runtime leaves zero padding, or between ranges).
+ * @param fix  what to give, for the message ("--debug-buffer"); NULL: "debug buffer"
  * @return 0 (also without a debug buffer); ETC_ERR_MISMATCH naming both
  *         files, the evidence ("references 416 of 4,440 bytes") and the fix
  */
@@ -45,7 +47,8 @@ ETC_API int etc_check_debug_buffer(const etc_inspector *insp, const char *fix, e
  * kernel calls of the ETDump name the operator of their instruction in the
  * embedded program (the method the inspector is linked to, else its only
  * one). The embedded program's FlatBuffer is verified as it is read.
- * @param fix  the option that gives the right file (e.g. "--bundled-program")
+ * @param fix  the option that gives the right file (e.g. "--bundled-program");
+ *             NULL: the message names no option
  * @return 0 (also without an embedded program, or with several methods and
  *         none of the linked name); ETC_ERR_MISMATCH naming both files and
  *         the first kernel call that disagrees; ETC_ERR_FORMAT for a corrupt

@@ -149,7 +149,8 @@ ETC_API size_t etc_etrecord_nodes_for_handle(const etc_etrecord *rec, size_t m, 
 /**
  * debug_handle_map[method][instruction_id]: returns the number of handles
  * and sets *handles, or returns 0 (and *found false) when the map has no
- * entry for the instruction.
+ * entry for the instruction. `found` may be NULL; a NULL `rec` or `handles`
+ * returns 0.
  */
 ETC_API size_t etc_etrecord_debug_handles(const etc_etrecord *rec, size_t m, int32_t instruction_id,
                                           const int64_t **handles, bool *found);
@@ -181,7 +182,8 @@ ETC_API const char *etc_etrecord_reference_error(const etc_etrecord *rec);
  * reference_outputs[method][index] as a flat list of tensors (a tuple or
  * list of tensors, nested lists flattened in order). Returns 0 and sets
  * *count / fills up to `cap` pointers; ETC_ERR_FORMAT when the archive does
- * not have that shape (the message says what was found instead).
+ * not have that shape (the message says what was found instead). A NULL
+ * `method` is "forward".
  */
 ETC_API int etc_etrecord_reference(const etc_etrecord *rec, const char *method, size_t index,
                                    const etc_pytensor **out, size_t cap, size_t *count,

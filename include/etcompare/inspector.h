@@ -36,7 +36,7 @@ typedef enum etc_time_scale {
 
 /** "ns", "us", "ms", "s" or "cycles". */
 ETC_API const char *etc_time_scale_name(int scale);
-/** Parses a time scale name; returns 0 or ETC_ERR_USAGE. */
+/** Parses a time scale name; returns 0 or ETC_ERR_USAGE (also for a NULL argument). */
 ETC_API int etc_time_scale_parse(const char *name, int *out);
 
 typedef struct etc_inspector_options {
@@ -156,7 +156,8 @@ ETC_API bool etc_inspector_block_name_shared(const etc_inspector *insp, size_t b
 /**
  * The block named `name`: the first of that name, or "Name#i" for block i
  * (the index the reports show beside a name several blocks share) when
- * block i has that name; NULL when none. *index gets its index (may be NULL).
+ * block i has that name; NULL when none (or `insp` or `name` is NULL).
+ * *index gets its index (may be NULL).
  */
 ETC_API const etc_event_block *etc_inspector_block_find(const etc_inspector *insp, const char *name,
                                                         size_t *index);
@@ -164,9 +165,9 @@ ETC_API const etc_event_block *etc_inspector_block_find(const etc_inspector *ins
  * The intermediate outputs event `event` of block `block` logged in the
  * block's run `run` (0 .. run_count - 1; run 0's are the event's `debug`):
  * sets *n to their count (the event's debug_count) and writes at most
- * `cap` of them to `out`. ETC_ERR_USAGE for an index out of range, a NULL `n` or a NULL `out` with `cap` > 0;
- * ETC_ERR_MISMATCH when that run logged another number of values for the
- * event than run 0.
+ * `cap` of them to `out`. ETC_ERR_USAGE for an index out of range, a NULL `n` or a NULL `out` with
+ * `cap` > 0; ETC_ERR_MISMATCH when that run logged another number of values for the event than run
+ * 0.
  */
 ETC_API int etc_inspector_run_debug(const etc_inspector *insp, size_t block, size_t event,
                                     uint32_t run, etc_value *out, uint32_t cap, uint32_t *n,
@@ -186,6 +187,8 @@ ETC_API int etc_inspector_run_debug(const etc_inspector *insp, size_t block, siz
  *         when the record has a debug_handle_map but no instruction id of
  *         the ETDump resolves (the ETRecord does not belong to it);
  *         ETC_ERR_USAGE for an unknown method. `rec` must outlive `insp`.
+ *         After a failure the inspector keeps its previous link (or none);
+ *         only the warnings the failed call added stay.
  */
 ETC_API int etc_inspector_link(etc_inspector *insp, const etc_etrecord *rec, const char *method,
                                etc_error *err);
@@ -199,7 +202,8 @@ ETC_API const char *etc_inspector_etrecord_method(const etc_inspector *insp);
  * Upstream's find_total_for_module: the sum of the average times of the
  * events (OPERATOR_CALL excluded) one of whose graph nodes has a module
  * stack key containing `module_name`; each event counts once. *count gets
- * the number of events summed (may be NULL).
+ * the number of events summed (may be NULL). 0 when `insp` or `module_name`
+ * is NULL.
  */
 ETC_API double etc_inspector_module_total(const etc_inspector *insp, const char *module_name,
                                           size_t *count);

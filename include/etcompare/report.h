@@ -128,7 +128,8 @@ ETC_API int etc_report_accuracy(FILE *out, const etc_accuracy *acc, const etc_in
  */
 enum { ETC_ACCURACY_ID_REF = 1, ETC_ACCURACY_ID_BLOCK = 2 };
 ETC_API unsigned etc_report_accuracy_id_parts(const etc_accuracy *acc, const etc_inspector *insp);
-/** Parses "snr,mse,cosine,l1,max_abs,max_rel" (any subset) into a column mask. */
+/** Parses "snr,mse,cosine,l1,max_abs,max_rel" (any subset) into a column mask;
+ *  0 or ETC_ERR_USAGE (also for a NULL argument). */
 ETC_API int etc_metric_mask_parse(const char *list, unsigned *mask);
 /** JUnit XML of the accuracy gate alone (etc_report_junit_gates with accuracy only). */
 ETC_API int etc_report_junit(FILE *out, const etc_accuracy *acc, const etc_inspector *insp,

@@ -101,7 +101,10 @@ ETC_API const uint8_t *etc_debug_buffer_data(const etc_debug_buffer *buf);
  */
 ETC_API int etc_debug_buffer_set_max_inflate(etc_debug_buffer *buf, const char *spec,
                                              etc_error *err);
-/** Parses a --max-inflate spec into bytes or a factor (both 0: "none"). */
+/**
+ * Parses a --max-inflate spec into bytes or a factor (both 0: "none");
+ * `bytes` and `factor` may be NULL (to check the spec only).
+ */
 ETC_API int etc_max_inflate_parse(const char *spec, uint64_t *bytes, double *factor);
 /** The bytes charged to the buffer's read budget so far. */
 ETC_API uint64_t etc_debug_buffer_inflated(const etc_debug_buffer *buf);

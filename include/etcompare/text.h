@@ -21,7 +21,8 @@ extern "C" {
  * C1 controls and the invisible format characters (bidi overrides and
  * isolates, zero-width characters, line and paragraph separators, tags)
  * become "\uNNNN"; everything else is copied. When `buf` is too small the
- * text ends with "..." at a character boundary. Returns `buf`.
+ * text ends with "..." at a character boundary. A NULL `s` is "". Returns
+ * `buf`.
  */
 ETC_API const char *etc_text_escape(char *buf, size_t cap, const char *s, size_t n);
 

@@ -1086,6 +1086,8 @@ static bool block_chosen(const etc_inspector *insp, size_t b, const char *want)
 int etc_accuracy_run(etc_accuracy **out, const etc_inspector *insp, const etc_reference_set *set,
                      const etc_accuracy_options *opt, etc_error *err)
 {
+	if (out)
+		*out = NULL;
 	etc_accuracy_options o;
 	if (opt)
 		o = *opt;

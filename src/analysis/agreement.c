@@ -33,6 +33,8 @@ struct etc_agreement {
 
 int etc_agreement_new(size_t runs, etc_agreement **out, etc_error *err)
 {
+	if (!out)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_agreement_new: NULL out");
 	*out = NULL;
 	if (runs < 2)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
@@ -77,10 +79,14 @@ size_t etc_agreement_runs(const etc_agreement *ag)
 int etc_agreement_add_f32(etc_agreement *ag, const float *block, size_t ld, size_t count,
                           etc_error *err)
 {
+	if (!ag)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_agreement_add_f32: NULL ag");
 	size_t n = ag->n;
 	if (count == 0)
 		return ETC_OK;
-	if (!block || ld < count)
+	if (!block)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_agreement_add_f32: NULL block");
+	if (ld < count)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
 		                "agreement block: row stride %zu below the %zu values per run", ld,
 		                count);
@@ -174,6 +180,9 @@ void etc_agreement_add_sums(etc_agreement *ag, const double *dist, const double 
 
 int etc_agreement_snr(const etc_agreement *ag, double *snr, etc_error *err)
 {
+	if (!ag || !snr)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_agreement_snr: NULL %s",
+		                !ag ? "ag" : "snr");
 	size_t n = ag->n;
 	if (ag->elements == 0)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,

@@ -89,8 +89,20 @@ static const char *grouped(char buf[32], uint64_t v)
 	return buf;
 }
 
+/* " (--etrecord)" after "give the ETRecord ...", or nothing without a `fix`. */
+static const char *fix_clause(char *buf, size_t cap, const char *fix)
+{
+	if (!fix || !*fix)
+		return "";
+	snprintf(buf, cap, " (%s)", fix);
+	return buf;
+}
+
 int etc_check_etrecord(const etc_inspector *insp, const char *fix, etc_error *err)
 {
+	if (!insp)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_check_etrecord: NULL insp");
+	char fixbuf[200];
 	const etc_etrecord *rec = etc_inspector_etrecord(insp);
 	if (!rec)
 		return 0;
@@ -148,17 +160,18 @@ int etc_check_etrecord(const etc_inspector *insp, const char *fix, etc_error *er
 		return etc_fail(err, ETC_ERR_MISMATCH, NULL, -1,
 		                "ETDump %s and ETRecord %s do not belong together: instruction %d "
 		                "`%.*s` is `%s` in this record; give the ETRecord exported with "
-		                "this program (%s)",
+		                "this program%s",
 		                dump, rname, wrong->instruction_id, (int)wrong->name.len,
-		                wrong->name.ptr, wrong_op, fix);
+		                wrong->name.ptr, wrong_op, fix_clause(fixbuf, sizeof fixbuf, fix));
 	/* a few unlinked kernels are the record's gaps; most of them, another program */
 	if (missing && unlinked_named * 2 > kernels)
 		return etc_fail(err, ETC_ERR_MISMATCH, NULL, -1,
 		                "ETDump %s and ETRecord %s do not belong together: %zu of the %zu "
 		                "kernel calls have no debug_handle_map entry (first: instruction "
-		                "%d `%.*s`); give the ETRecord exported with this program (%s)",
+		                "%d `%.*s`); give the ETRecord exported with this program%s",
 		                dump, rname, unlinked_named, kernels, missing->instruction_id,
-		                (int)missing->name.len, missing->name.ptr, fix);
+		                (int)missing->name.len, missing->name.ptr,
+		                fix_clause(fixbuf, sizeof fixbuf, fix));
 	return 0;
 }
 
@@ -174,6 +187,10 @@ static etc_str op_base(etc_str op)
 int etc_check_bundled_program(const etc_inspector *insp, const etc_bundled *bp, const char *fix,
                               etc_error *err)
 {
+	if (!insp)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "etc_check_bundled_program: NULL insp");
+	char fixbuf[200];
 	uint64_t off, size;
 	const uint8_t *pte = bp ? etc_bundled_program(bp, &off, &size) : NULL;
 	if (!pte || !size)
@@ -220,9 +237,10 @@ int etc_check_bundled_program(const etc_inspector *insp, const etc_bundled *bp, 
 		    err, ETC_ERR_MISMATCH, NULL, -1,
 		    "ETDump %s and BundledProgram %s do not belong together: %zu of the %zu "
 		    "kernel calls are not its program's (first: instruction %d `%.*s` is %s "
-		    "in it); give the .bpte the run came from (%s)",
+		    "in it); give the .bpte the run came from%s",
 		    etc_etdump_name(etc_inspector_etdump(insp)), bname, wrong, kernels,
-		    first->instruction_id, (int)first->name.len, first->name.ptr, what, fix);
+		    first->instruction_id, (int)first->name.len, first->name.ptr, what,
+		    fix_clause(fixbuf, sizeof fixbuf, fix));
 	}
 	free(ops);
 	return rc;
@@ -292,6 +310,8 @@ static int collect(const etc_etdump *dump, range **out, size_t *n, etc_error *er
 
 int etc_check_debug_buffer(const etc_inspector *insp, const char *fix, etc_error *err)
 {
+	if (!insp)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_check_debug_buffer: NULL insp");
 	const etc_debug_buffer *buf = etc_inspector_debug_buffer(insp);
 	if (!buf)
 		return 0;
@@ -319,7 +339,7 @@ int etc_check_debug_buffer(const etc_inspector *insp, const char *fix, etc_error
 			    "%s: the ETDump references bytes %s..%s, beyond the buffer's %s "
 			    "bytes; give the %s the runtime wrote with this ETDump",
 			    head, grouped(a, rs[i].begin), grouped(b, rs[i].end), grouped(c, size),
-			    fix);
+			    fix ? fix : "debug buffer");
 			goto done;
 		}
 		if (rs[i].begin > end) {
@@ -340,7 +360,7 @@ int etc_check_debug_buffer(const etc_inspector *insp, const char *fix, etc_error
 		              "between its tensors belong to none of them (the first at offset "
 		              "%s, before %s); give the %s the runtime wrote with this ETDump",
 		              head, grouped(a, covered), grouped(b, size), grouped(c, gaps),
-		              grouped(d, gap_at), grouped(e, gap_end), fix);
+		              grouped(d, gap_at), grouped(e, gap_end), fix ? fix : "debug buffer");
 		goto done;
 	}
 	/* the runtime zero-pads the buffer to its allocated size after the last tensor */
@@ -353,7 +373,7 @@ int etc_check_debug_buffer(const etc_inspector *insp, const char *fix, etc_error
 		             "offset %s on belong to no tensor of it (the buffer is of another run "
 		             "or model); give the %s the runtime wrote with this ETDump",
 		             head, grouped(a, covered), grouped(b, size), grouped(c, tail),
-		             grouped(d, first), fix);
+		             grouped(d, first), fix ? fix : "debug buffer");
 done:
 	free(rs);
 	return rc;

@@ -193,9 +193,18 @@ static int finish_group(etc_inspector *in, group *g, etc_event_block *b, etc_err
 
 /* --- public --------------------------------------------------------------- */
 
+static int bad_time_scale(const char *field, int value, const char *range, etc_error *err)
+{
+	return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+	                "etc_inspector_options.%s: %d is not an etc_time_scale (%s)", field, value,
+	                range);
+}
+
 int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_debug_buffer *buf,
                          const etc_inspector_options *opt, etc_error *err)
 {
+	if (out)
+		*out = NULL;
 	if (!out || !dump)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
 		                "etc_inspector_create: NULL argument");
@@ -204,10 +213,13 @@ int etc_inspector_create(etc_inspector **out, const etc_etdump *dump, const etc_
 		o = *opt;
 	else
 		etc_inspector_options_init(&o);
-	if (o.source_time_scale < 0 || o.source_time_scale > ETC_TIME_CYCLES ||
-	    o.target_time_scale < 0 || o.target_time_scale > ETC_TIME_CYCLES ||
-	    o.delegate_time_scale < -1 || o.delegate_time_scale > ETC_TIME_CYCLES)
-		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "invalid time scale");
+	if (o.source_time_scale < 0 || o.source_time_scale > ETC_TIME_CYCLES)
+		return bad_time_scale("source_time_scale", o.source_time_scale, "0-4", err);
+	if (o.target_time_scale < 0 || o.target_time_scale > ETC_TIME_CYCLES)
+		return bad_time_scale("target_time_scale", o.target_time_scale, "0-4", err);
+	if (o.delegate_time_scale < -1 || o.delegate_time_scale > ETC_TIME_CYCLES)
+		return bad_time_scale("delegate_time_scale", o.delegate_time_scale,
+		                      "0-4, or -1 for the source's", err);
 	if ((o.source_time_scale == ETC_TIME_CYCLES) != (o.target_time_scale == ETC_TIME_CYCLES))
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
 		                "for time scale in cycles both the source and the target time "
@@ -358,6 +370,8 @@ const char *etc_inspector_warning(const etc_inspector *in, size_t i)
 const etc_event_block *etc_inspector_block_find(const etc_inspector *insp, const char *name,
                                                 size_t *index)
 {
+	if (!insp || !name)
+		return NULL;
 	size_t len = strlen(name);
 	const char *hash = strrchr(name, '#');
 	size_t want = SIZE_MAX;

@@ -237,11 +237,72 @@ static int attach_nodes(etc_inspector *in, const etc_etrecord *rec, size_t m,
 	return 0;
 }
 
+/* What etc_inspector_link sets on an event: kept to restore the previous
+ * link when a new one fails. */
+typedef struct event_link {
+	uint32_t debug_handle_count, node_count;
+	const int64_t *debug_handles;
+	const etc_graph_node *const *nodes;
+	const char *delegate_backend_name;
+	int64_t num_outputs;
+} event_link;
+
+/* Copies the events' links into `saved` (restore false) or back (true). */
+static void swap_links(etc_inspector *in, event_link *saved, bool restore)
+{
+	size_t k = 0;
+	for (size_t b = 0; b < in->nblocks; b++) {
+		etc_inspector_event *evs = (etc_inspector_event *)in->blocks[b].events;
+		for (size_t e = 0; e < in->blocks[b].event_count; e++, k++) {
+			etc_inspector_event *ev = &evs[e];
+			event_link *s = &saved[k];
+			if (restore) {
+				ev->debug_handle_count = s->debug_handle_count;
+				ev->debug_handles = s->debug_handles;
+				ev->node_count = s->node_count;
+				ev->nodes = s->nodes;
+				ev->delegate_backend_name = s->delegate_backend_name;
+				ev->num_outputs = s->num_outputs;
+			} else {
+				*s = (event_link){ev->debug_handle_count,    ev->node_count,
+				                  ev->debug_handles,         ev->nodes,
+				                  ev->delegate_backend_name, ev->num_outputs};
+			}
+		}
+	}
+}
+
+static int link_events(etc_inspector *in, const etc_etrecord *rec, const char *method,
+                       etc_error *err);
+
 int etc_inspector_link(etc_inspector *in, const etc_etrecord *rec, const char *method,
                        etc_error *err)
 {
 	if (!in || !rec)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_inspector_link: NULL argument");
+	/* A failed link leaves the previous one (or none) in place. */
+	size_t nevents = 0;
+	for (size_t b = 0; b < in->nblocks; b++)
+		nevents += in->blocks[b].event_count;
+	event_link *saved = malloc((nevents ? nevents : 1) * sizeof *saved);
+	if (!saved)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	swap_links(in, saved, false);
+	const etc_etrecord *old_rec = in->rec;
+	const char *old_method = in->rec_method;
+	int rc = link_events(in, rec, method, err);
+	if (rc < 0) {
+		swap_links(in, saved, true);
+		in->rec = old_rec;
+		in->rec_method = old_method;
+	}
+	free(saved);
+	return rc;
+}
+
+static int link_events(etc_inspector *in, const etc_etrecord *rec, const char *method,
+                       etc_error *err)
+{
 	int m = method ? etc_etrecord_method_index(rec, method) : etc_etrecord_default_method(rec);
 	if (m < 0) {
 		char list[256] = "", near[300] = "";
@@ -380,6 +441,10 @@ double etc_inspector_module_total(const etc_inspector *in, const char *module_na
 {
 	double total = 0;
 	size_t n = 0;
+	if (count)
+		*count = 0;
+	if (!in || !module_name)
+		return 0;
 	for (size_t b = 0; b < in->nblocks; b++) {
 		const etc_event_block *blk = &in->blocks[b];
 		for (size_t e = 0; e < blk->event_count; e++) {

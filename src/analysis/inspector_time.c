@@ -17,6 +17,8 @@ const char *etc_time_scale_name(int s)
 
 int etc_time_scale_parse(const char *name, int *out)
 {
+	if (!out)
+		return ETC_ERR_USAGE;
 	for (int i = 0; i <= ETC_TIME_CYCLES; i++)
 		if (name && strcmp(name, time_scale_names[i]) == 0) {
 			*out = i;

@@ -136,6 +136,8 @@ static int cmp_row(const void *a, const void *b)
 int etc_perfdiff_create(etc_perfdiff **out, const etc_inspector *base, const etc_inspector *cur,
                         const etc_perfdiff_options *opt, etc_error *err)
 {
+	if (out)
+		*out = NULL;
 	if (!out || !base || !cur)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_perfdiff_create: NULL argument");
 	if (etc_inspector_options_get(base)->target_time_scale !=

@@ -653,6 +653,8 @@ static int compute_delegates(etc_profile *p, etc_error *err)
 
 int etc_profile_create(etc_profile **out, const etc_inspector *insp, etc_error *err)
 {
+	if (out)
+		*out = NULL;
 	if (!out || !insp)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_profile_create: NULL argument");
 	etc_profile *p = calloc(1, sizeof *p);

@@ -225,6 +225,9 @@ static int specs_parse(etc_tap_specs *s, const etc_map *m, const char *path, etc
 
 int etc_tap_specs_load(etc_tap_specs **out, const char *path, etc_error *err)
 {
+	if (!out || !path)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_tap_specs_load: NULL %s",
+		                !out ? "out" : "path");
 	*out = NULL;
 	etc_tap_specs *s = calloc(1, sizeof *s);
 	if (!s)
@@ -502,7 +505,13 @@ static int stats_row(etc_taps *t, etc_tap_row *row, const spec_item *it, const e
 int etc_taps_run(etc_taps **out, const etc_accuracy *acc, const etc_tap_specs *specs,
                  const etc_tap_options *opt, etc_error *err)
 {
-	*out = NULL;
+	if (out)
+		*out = NULL;
+	if (!out || !acc || !specs)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_taps_run: NULL %s",
+		                !out   ? "out"
+		                : !acc ? "acc"
+		                       : "specs");
 	etc_tap_options defaults;
 	if (!opt) {
 		etc_tap_options_init(&defaults);

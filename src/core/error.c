@@ -28,6 +28,24 @@ void etc_strlcpy(char *dst, const char *src, size_t cap)
 	dst[n] = '\0';
 }
 
+/* `s` itself when it fits `cap` bytes, else its head and tail around "..."
+ * in `buf`, cut at UTF-8 character boundaries: a long path must leave room
+ * for the reason after it, and both ends of a path tell files apart. */
+static const char *shorten_middle(char *buf, size_t cap, const char *s)
+{
+	size_t n = strlen(s);
+	if (n < cap)
+		return s;
+	size_t keep = cap - 4; /* "..." and the NUL */
+	size_t head = keep / 2, tail = n - (keep - head);
+	while (head > 0 && ((unsigned char)s[head] & 0xC0) == 0x80)
+		head--;
+	while (tail < n && ((unsigned char)s[tail] & 0xC0) == 0x80)
+		tail++;
+	snprintf(buf, cap, "%.*s...%s", (int)head, s, s + tail);
+	return buf;
+}
+
 int etc_fail(etc_error *err, int status, const char *file, int64_t offset, const char *fmt, ...)
 {
 	if (!err)
@@ -40,9 +58,15 @@ int etc_fail(etc_error *err, int status, const char *file, int64_t offset, const
 
 	err->status = (etc_status)status;
 	err->offset = offset;
+	/* At most 255 bytes of path, in `file` and in the message: the reason
+	 * stays, and a path already cut (a caller passing on err->file) is not
+	 * cut again. */
+	char shortpath[sizeof err->file];
+	if (file)
+		file = shorten_middle(shortpath, sizeof shortpath, file);
 	etc_strlcpy(err->file, file ? file : "", sizeof err->file);
 	/* Messages quote names from files and are printed: escaped once, here. */
-	char raw[sizeof err->message];
+	char raw[sizeof err->message + 64]; /* cut to the message's size when escaped */
 	if (file && *file && offset >= 0)
 		snprintf(raw, sizeof raw, "%s: byte %lld: %s", file, (long long)offset, what);
 	else if (file && *file)

@@ -29,6 +29,11 @@
  * read completes (with zeros); etc_guard_check_file then fails for that
  * file until it is closed. Slots are filled and emptied under a mutex; the
  * handler only reads lo/hi and sets `changed`.
+ *
+ * A recovery point names the files mapped inside its call. A file mapped
+ * before the call (a C host opens its inputs, then guards the analysis) is
+ * named from a list of every live mapping's path: it is only read after the
+ * siglongjmp, in ordinary context, so it is a plain list under a mutex.
  */
 #define _GNU_SOURCE
 #include "core/guard.h"
@@ -73,6 +78,15 @@ typedef struct process_map {
 	_Atomic bool changed;
 	char *path; /* under registry_lock */
 } process_map;
+
+typedef struct named_map {
+	uintptr_t lo, hi;
+	struct named_map *next;
+	char path[]; /* NUL-terminated */
+} named_map;
+
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+static named_map *names; /* every live mapping, newest first */
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static process_map registry[PROCESS_MAPS];
@@ -259,6 +273,17 @@ int etc_guard_check_file(const char *path, etc_error *err)
 
 void etc_guard_note_map_(const void *data, size_t size, const char *path)
 {
+	size_t len = strlen(path);
+	named_map *nm = malloc(sizeof *nm + len + 1);
+	if (nm) { /* without memory the file is only "an input file" */
+		nm->lo = (uintptr_t)data;
+		nm->hi = (uintptr_t)data + size;
+		memcpy(nm->path, path, len + 1);
+		pthread_mutex_lock(&names_lock);
+		nm->next = names;
+		names = nm;
+		pthread_mutex_unlock(&names_lock);
+	}
 	for (guard *g = current; g; g = g->outer) {
 		if (g->worker)
 			continue;
@@ -276,6 +301,15 @@ void etc_guard_note_map_(const void *data, size_t size, const char *path)
 void etc_guard_forget_map_(const void *data)
 {
 	unregister(data);
+	pthread_mutex_lock(&names_lock);
+	for (named_map **p = &names; *p; p = &(*p)->next)
+		if ((*p)->lo == (uintptr_t)data) {
+			named_map *gone = *p;
+			*p = gone->next;
+			free(gone);
+			break;
+		}
+	pthread_mutex_unlock(&names_lock);
 	for (guard *g = current; g; g = g->outer)
 		for (size_t k = 0; k < g->nmaps; k++)
 			if (g->maps[k].lo == (uintptr_t)data) {
@@ -317,18 +351,29 @@ void etc_guard_rethrow_(const void *fault)
 	siglongjmp(g->jump, 1);
 }
 
-static const char *fault_file(const guard *g)
+/* The path of the mapping the fault hit, copied into `buf`; NULL when unknown. */
+static const char *fault_file(const guard *g, char *buf, size_t cap)
 {
 	uintptr_t a = (uintptr_t)g->fault;
 	for (; g; g = g->outer)
 		for (size_t k = 0; k < g->nmaps; k++)
 			if (a >= g->maps[k].lo && a < g->maps[k].hi)
 				return g->maps[k].path;
-	return NULL;
+	const char *found = NULL;
+	pthread_mutex_lock(&names_lock);
+	for (const named_map *m = names; m && !found; m = m->next)
+		if (a >= m->lo && a < m->hi) {
+			snprintf(buf, cap, "%s", m->path);
+			found = buf;
+		}
+	pthread_mutex_unlock(&names_lock);
+	return found;
 }
 
 int etc_run_guarded(int (*fn)(void *ctx), void *ctx, etc_error *err)
 {
+	if (!fn)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_run_guarded: NULL fn");
 	/* volatile: read after a siglongjmp back into this frame */
 	guard *volatile g = calloc(1, sizeof *g);
 	if (!g)
@@ -340,7 +385,8 @@ int etc_run_guarded(int (*fn)(void *ctx), void *ctx, etc_error *err)
 		current = g;
 		rc = fn(ctx);
 	} else {
-		const char *file = fault_file(g);
+		char path[GUARD_PATH];
+		const char *file = fault_file(g, path, sizeof path);
 		rc = etc_fail(err, ETC_ERR_IO, file ? file : "an input file", -1,
 		              "changed while being read (truncated by another process?)");
 	}

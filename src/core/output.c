@@ -87,7 +87,12 @@ static int create_temp(char *tmp, size_t prefix)
 
 int etc_output_open(etc_output **out, const char *path, etc_error *err)
 {
-	if (!out || !path || !*path)
+	if (!out)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_output_open: NULL out");
+	*out = NULL;
+	if (!path)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_output_open: NULL path");
+	if (!*path)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_output_open: empty path");
 	etc_output *o = calloc(1, sizeof *o);
 	if (!o)
@@ -179,6 +184,8 @@ FILE *etc_output_stream(etc_output *o)
 
 int etc_output_commit(etc_output *o, etc_error *err)
 {
+	if (!o)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_output_commit: NULL o");
 	int rc = 0;
 	if (o->is_stdout) {
 		bool bad = fflush(o->f) != 0 || ferror(o->f);

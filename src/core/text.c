@@ -73,6 +73,8 @@ const char *etc_text_escape(char *buf, size_t cap, const char *s, size_t n)
 {
 	if (!buf || !cap)
 		return buf;
+	if (!s)
+		n = 0;           /* NULL is "", as for etc_text_safe */
 	size_t at = 0, mark = 0; /* mark: the last character boundary leaving room for "..." */
 	char out[12];
 	size_t len;

@@ -568,7 +568,10 @@ int etc_bundled_get(const etc_bundled *bp, size_t m, size_t tc, bool expected, s
                     etc_bundled_value *out, etc_error *err)
 {
 	bcase cs, *c = &cs;
-	if (!bp || !get_case(bp, m, tc, c) || !out || i >= (expected ? c->nout : c->nin))
+	if (!bp || !out)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_bundled_get: NULL %s",
+		                !bp ? "bp" : "out");
+	if (!get_case(bp, m, tc, c) || i >= (expected ? c->nout : c->nin))
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
 		                "etc_bundled_get: no %s %zu in test case %zu of suite %zu",
 		                expected ? "expected output" : "input", i, tc, m);

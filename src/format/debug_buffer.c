@@ -37,6 +37,8 @@ struct etc_debug_buffer {
 	etc_map map;
 	const uint8_t *data;
 	uint64_t size;
+	/* cap and cap_why: under budget->lock once the buffer is open (a host may
+	 * set the cap while other threads read the buffer) */
 	uint64_t cap; /* UINT64_MAX: no cap */
 	char cap_why[96];
 	read_budget *budget;
@@ -75,6 +77,12 @@ static int create(etc_debug_buffer **out, const char *name, etc_error *err)
 
 int etc_max_inflate_parse(const char *spec, uint64_t *bytes, double *factor)
 {
+	uint64_t b_;
+	double f_;
+	if (!bytes)
+		bytes = &b_; /* NULL: only check the spec */
+	if (!factor)
+		factor = &f_;
 	if (!spec || !*spec)
 		return ETC_ERR_USAGE;
 	*bytes = 0;
@@ -121,18 +129,24 @@ int etc_debug_buffer_set_max_inflate(etc_debug_buffer *b, const char *spec, etc_
 		                spec ? spec : "");
 	if (!b)
 		return 0;
+	uint64_t cap;
+	char why[sizeof b->cap_why];
 	if (factor > 0) {
 		double c = factor * (double)b->size;
-		b->cap = c >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)c;
-		snprintf(b->cap_why, sizeof b->cap_why, "set to %gx the file's %llu bytes", factor,
+		cap = c >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)c;
+		snprintf(why, sizeof why, "set to %gx the file's %llu bytes", factor,
 		         (unsigned long long)b->size);
 	} else if (bytes > 0) {
-		b->cap = bytes;
-		snprintf(b->cap_why, sizeof b->cap_why, "set to %s", spec);
+		cap = bytes;
+		snprintf(why, sizeof why, "set to %s", spec);
 	} else {
-		b->cap = UINT64_MAX;
-		snprintf(b->cap_why, sizeof b->cap_why, "none");
+		cap = UINT64_MAX;
+		snprintf(why, sizeof why, "none");
 	}
+	pthread_mutex_lock(&b->budget->lock);
+	b->cap = cap;
+	memcpy(b->cap_why, why, sizeof why);
+	pthread_mutex_unlock(&b->budget->lock);
 	return 0;
 }
 
@@ -204,26 +218,30 @@ static int charge(const etc_debug_buffer *b, const etc_tensor *t, uint32_t run, 
 	int rc = budget_insert(rb, key, &added);
 	if (added)
 		rb->total += t->nbytes;
-	uint64_t total = rb->total;
+	uint64_t total = rb->total, cap = b->cap;
+	char why[sizeof b->cap_why];
+	memcpy(why, b->cap_why, sizeof why);
 	pthread_mutex_unlock(&rb->lock);
 	if (rc < 0)
 		return etc_fail(err, rc, b->name, -1, "out of memory");
-	if (!added || b->cap == UINT64_MAX || total <= b->cap)
+	if (!added || cap == UINT64_MAX || total <= cap)
 		return 0;
 	/* the default cap is 16x the file: beyond it, overlapping data is the likely
 	   cause; a cap the user set is simply below what the run needs */
-	bool user = !strncmp(b->cap_why, "set to", 6);
+	bool user = !strncmp(why, "set to", 6);
 	return etc_fail(err, ETC_ERR_LIMIT, b->name, t->offset,
 	                "run %u, event %u, tensor %u: the tensors read from this debug buffer "
 	                "come to %llu bytes, over the cap of %llu bytes (%s)%s --max-inflate "
 	                "BYTES|FACTORx|none (Python: max_inflate=) %s",
-	                run, event, index, (unsigned long long)total, (unsigned long long)b->cap,
-	                b->cap_why, user ? ":" : ": many events point at overlapping data?",
+	                run, event, index, (unsigned long long)total, (unsigned long long)cap, why,
+	                user ? ":" : ": many events point at overlapping data?",
 	                user ? "sets a higher cap" : "lifts the cap");
 }
 
 int etc_debug_buffer_open(etc_debug_buffer **out, const char *path, etc_error *err)
 {
+	if (out)
+		*out = NULL;
 	etc_debug_buffer *b = NULL;
 	if (!out || !path)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
@@ -245,6 +263,8 @@ int etc_debug_buffer_open(etc_debug_buffer **out, const char *path, etc_error *e
 int etc_debug_buffer_wrap(etc_debug_buffer **out, const void *data, size_t len, const char *name,
                           etc_error *err)
 {
+	if (out)
+		*out = NULL;
 	etc_debug_buffer *b = NULL;
 	if (!out || (!data && len))
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,

@@ -411,6 +411,8 @@ static etc_etdump *create(const char *name, etc_error *err)
 
 int etc_etdump_open(etc_etdump **out, const char *path, etc_error *err)
 {
+	if (out)
+		*out = NULL;
 	if (!out || !path)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_etdump_open: NULL argument");
 	etc_etdump *d = create(path, err);
@@ -430,6 +432,8 @@ int etc_etdump_open(etc_etdump **out, const char *path, etc_error *err)
 int etc_etdump_wrap(etc_etdump **out, const void *data, size_t len, const char *name,
                     etc_error *err)
 {
+	if (out)
+		*out = NULL;
 	if (!out || (!data && len))
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_etdump_wrap: NULL argument");
 	etc_etdump *d = create(name ? name : "<memory>", err);
@@ -634,6 +638,9 @@ void etc_etdump_event(const etc_etdump *d, uint32_t run, uint32_t e, etc_event *
 int etc_value_tensor(const etc_value *v, uint32_t i, const etc_debug_buffer *dbuf, etc_tensor *out,
                      etc_error *err)
 {
+	if (!v || !out)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_value_tensor: NULL %s",
+		                !v ? "v" : "out");
 	const etc_etdump *d = v->dump_;
 	if (!d || i >= v->tensor_count)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,

@@ -724,6 +724,8 @@ static etc_etrecord *create(const char *name, etc_error *err)
 
 int etc_etrecord_open(etc_etrecord **out, const char *path, etc_error *err)
 {
+	if (out)
+		*out = NULL;
 	if (!out || !path)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_etrecord_open: NULL argument");
 	etc_etrecord *r = create(path, err);
@@ -745,6 +747,8 @@ int etc_etrecord_open(etc_etrecord **out, const char *path, etc_error *err)
 int etc_etrecord_wrap(etc_etrecord **out, const void *data, size_t len, const char *name,
                       etc_error *err)
 {
+	if (out)
+		*out = NULL;
 	if (!out || (!data && len))
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_etrecord_wrap: NULL argument");
 	etc_etrecord *r = create(name ? name : "<memory>", err);
@@ -813,6 +817,12 @@ bool etc_etrecord_has_program(const etc_etrecord *r, size_t m)
 int etc_etrecord_graph_nodes(etc_etrecord *r, const char *name, const etc_graph_node **nodes,
                              size_t *count, etc_error *err)
 {
+	if (!r || !name || !nodes || !count)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_etrecord_graph_nodes: NULL %s",
+		                !r       ? "rec"
+		                : !name  ? "name"
+		                : !nodes ? "nodes"
+		                         : "count");
 	*nodes = NULL;
 	*count = 0;
 	size_t g;
@@ -952,9 +962,13 @@ size_t etc_etrecord_nodes_for_handle(const etc_etrecord *r, size_t m, int64_t ha
 size_t etc_etrecord_debug_handles(const etc_etrecord *r, size_t m, int32_t instr,
                                   const int64_t **handles, bool *found)
 {
-	*handles = NULL;
+	bool found_;
+	if (!found)
+		found = &found_; /* may be NULL: the return value says as much */
+	if (handles)
+		*handles = NULL;
 	*found = false;
-	if (m >= r->method_count)
+	if (!r || !handles || m >= r->method_count)
 		return 0;
 	const method *me = &r->methods[m];
 	handle_entry key = {instr, 0, NULL};
@@ -1038,6 +1052,13 @@ static int flatten(const etc_etrecord *r, const etc_pyobj *o, const etc_pytensor
 int etc_etrecord_reference(const etc_etrecord *r, const char *method_name, size_t index,
                            const etc_pytensor **out, size_t cap, size_t *count, etc_error *err)
 {
+	if (!r || !count || (!out && cap))
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_etrecord_reference: NULL %s",
+		                !r       ? "rec"
+		                : !count ? "count"
+		                         : "out");
+	if (!method_name)
+		method_name = "forward";
 	*count = 0;
 	if (!r->reference_outputs)
 		return etc_fail(err, ETC_ERR_USAGE, r->name, -1,
@@ -1067,12 +1088,18 @@ bool etc_etrecord_has_member(const etc_etrecord *r, const char *name)
 int etc_etrecord_member(const etc_etrecord *r, const char *name, const void **data, size_t *size,
                         etc_error *err)
 {
+	if (!r || !name || !data || !size)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_etrecord_member: NULL %s",
+		                !r      ? "rec"
+		                : !name ? "name"
+		                : !data ? "data"
+		                        : "size");
 	*data = NULL;
 	*size = 0;
-	const etc_zip_entry *e = name ? etc_zip_find(r->zip, name) : NULL;
+	const etc_zip_entry *e = etc_zip_find(r->zip, name);
 	if (!e)
 		return etc_fail(err, ETC_ERR_FORMAT, r->name, -1, "the ETRecord has no member %s",
-		                name ? name : "(null)");
+		                name);
 	const uint8_t *d;
 	ETC_TRY(etc_zip_read(r->zip, e, &d, size, NULL, err));
 	*data = d;
@@ -1082,10 +1109,15 @@ int etc_etrecord_member(const etc_etrecord *r, const char *name, const void **da
 int etc_etrecord_torchsave(const etc_etrecord *r, const char *name, etc_torchsave **out,
                            etc_error *err)
 {
+	if (!out)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_etrecord_torchsave: NULL out");
 	*out = NULL;
-	if (!name || !etc_zip_find(r->zip, name))
+	if (!r || !name)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_etrecord_torchsave: NULL %s",
+		                !r ? "rec" : "name");
+	if (!etc_zip_find(r->zip, name))
 		return etc_fail(err, ETC_ERR_FORMAT, r->name, -1, "the ETRecord has no member %s",
-		                name ? name : "(null)");
+		                name);
 	ETC_TRY(load_torchsave(r, name, out, err));
 	return 0;
 }

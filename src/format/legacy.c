@@ -329,6 +329,8 @@ out:
 int etc_legacy_profile_parse_buffer(etc_legacy_profile **out, const void *data, size_t len,
                                     const char *name, etc_error *err)
 {
+	if (out)
+		*out = NULL;
 	etc_error_clear(err);
 	if (!out || (!data && len))
 		return etc_fail(err, ETC_ERR_USAGE, name, -1,
@@ -352,6 +354,8 @@ int etc_legacy_profile_parse_buffer(etc_legacy_profile **out, const void *data, 
 
 int etc_legacy_profile_open(etc_legacy_profile **out, const char *path, etc_error *err)
 {
+	if (out)
+		*out = NULL;
 	etc_error_clear(err);
 	etc_map m;
 	ETC_TRY(etc_map_open(&m, path, err));

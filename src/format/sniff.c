@@ -123,7 +123,11 @@ int etc_sniff_bytes(const void *data, size_t len)
 int etc_sniff_file(const char *path, int *kind, etc_error *err)
 {
 	etc_map m;
+	if (!kind)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_sniff_file: NULL kind");
 	*kind = ETC_FILE_UNKNOWN;
+	if (!path)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_sniff_file: NULL path");
 	ETC_TRY(etc_map_open(&m, path, err));
 	*kind = etc_sniff_bytes(m.data, m.size);
 	etc_map_close(&m);

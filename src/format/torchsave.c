@@ -249,6 +249,8 @@ int etc_torchsave_wrap_nested(etc_torchsave **out, const void *data, size_t len,
 int etc_torchsave_wrap(etc_torchsave **out, const void *data, size_t len, const char *name,
                        etc_error *err)
 {
+	if (out)
+		*out = NULL;
 	return etc_torchsave_wrap_nested(out, data, len, name, UINT64_MAX, NULL, err);
 }
 

@@ -102,6 +102,8 @@ static void proc_end(gp_proc *p);
 
 int etc_plot_batch_create(etc_plot_batch **out, etc_error *err)
 {
+	if (!out)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_plot_batch_create: NULL out");
 	*out = calloc(1, sizeof **out);
 	if (!*out)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");

@@ -423,8 +423,8 @@ int etc_plot_scatter(const etc_plot_options *o, const char *name, const char *ti
 {
 	ETC_TRY(check_series("etc_plot_scatter", n, x, err));
 	if (!y || !kind)
-		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
-		                "etc_plot_scatter: y or kind is NULL");
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_plot_scatter: NULL %s",
+		                !y ? "y" : "kind");
 	const etc_plot_style *st = etc_plot_style_of_(o);
 	scatter s = {
 	    xlabel ? xlabel : "", ylabel ? ylabel : "", st->threshold_label, n, labels, x, y, kind,

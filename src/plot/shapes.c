@@ -64,8 +64,10 @@ int etc_plot_boxes(const etc_plot_options *o, const char *name, const char *titl
                    const char *ylabel, size_t n, const char *const *labels, const etc_plot_box *bx,
                    etc_plot_result *res, etc_error *err)
 {
-	if (n == 0 || !bx)
+	if (n == 0)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_plot_boxes: nothing to plot");
+	if (!bx)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_plot_boxes: NULL bx");
 	boxes b = {title ? title : "", ylabel ? ylabel : "", n, labels, bx, etc_plot_style_of_(o)};
 	plot_job j = etc_plot_job_init_(o, name, "boxes", title);
 	j.width = (int)etc_plot_clamp_(160 + 60 * (uint64_t)(n > 1000 ? 1000 : n), 640, 4096);
@@ -112,8 +114,11 @@ int etc_plot_timeline(const etc_plot_options *o, const char *name, const char *t
                       const char *xlabel, size_t n_lanes, const char *const *lane_labels, size_t n,
                       const etc_plot_span *spans, etc_plot_result *res, etc_error *err)
 {
-	if (n == 0 || !spans || n_lanes == 0 || !lane_labels)
+	if (n == 0 || n_lanes == 0)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_plot_timeline: nothing to plot");
+	if (!spans || !lane_labels)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_plot_timeline: NULL %s",
+		                !spans ? "spans" : "lane_labels");
 	for (size_t i = 0; i < n; i++)
 		if (spans[i].lane >= n_lanes)
 			return etc_fail(err, ETC_ERR_USAGE, NULL, -1,

@@ -457,6 +457,8 @@ void etc_refgraph_options_init(etc_refgraph_options *opt)
 int etc_refgraph_load(etc_refgraph **out, const etc_etrecord *rec, const etc_refgraph_options *opt,
                       etc_error *err)
 {
+	if (out)
+		*out = NULL;
 	etc_refgraph_options defaults;
 	if (!out || !rec)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_refgraph_load: NULL argument");

@@ -213,6 +213,8 @@ static int from_pyobj(etc_refinputs **out, const etc_refgraph *g, const etc_pyob
 int etc_refinputs_from_torchsave(etc_refinputs **out, const etc_refgraph *g,
                                  const etc_torchsave *ts, etc_error *err)
 {
+	if (out)
+		*out = NULL;
 	return from_pyobj(out, g, etc_torchsave_root(ts), etc_torchsave_name(ts), err);
 }
 
@@ -229,11 +231,15 @@ int etc_refinputs_from_record(etc_refinputs **out, const etc_refgraph *g, const 
 		etc_torchsave_free(ts);
 		return rc;
 	}
-	if (!which || strcmp(which, "representative_inputs") != 0)
+	if (!which)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "etc_refinputs_from_record: NULL which (give representative_inputs "
+		                "or example_inputs)");
+	if (strcmp(which, "representative_inputs") != 0)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
 		                "inputs from the record: \"%s\" is neither representative_inputs "
 		                "nor example_inputs",
-		                which ? which : "(null)");
+		                which);
 	const etc_torchsave *ts = etc_etrecord_representative_inputs(rec);
 	if (!ts)
 		return etc_fail(err, ETC_ERR_USAGE, etc_etrecord_name(rec), -1,

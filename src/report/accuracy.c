@@ -18,7 +18,11 @@ static const struct {
 
 int etc_metric_mask_parse(const char *list, unsigned *mask)
 {
+	if (!mask)
+		return ETC_ERR_USAGE;
 	*mask = 0;
+	if (!list)
+		return ETC_ERR_USAGE;
 	const char *p = list;
 	while (*p) {
 		const char *e = strchr(p, ',');
@@ -143,6 +147,11 @@ int etc_grid_print_(FILE *f, size_t nc, const char *const *hdr, const bool *righ
 int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *insp,
                         unsigned metric_mask, etc_error *err)
 {
+	if (!f || !acc || !insp)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_report_accuracy: NULL %s",
+		                !f     ? "out"
+		                : !acc ? "acc"
+		                       : "insp");
 	const char *hdr[COLS];
 	bool right[COLS];
 	size_t nc = 0;

@@ -62,6 +62,8 @@ static int nomem(etc_error *err)
 
 int etc_html_report_create(etc_html_report **out, const char *title, etc_error *err)
 {
+	if (out)
+		*out = NULL;
 	etc_html_report *h = calloc(1, sizeof *h);
 	if (!h || !(h->title = strdup(title ? title : "etcompare report"))) {
 		free(h);

@@ -258,6 +258,9 @@ static int raw_event_json(etc_sbuf *b, const etc_event *ev, etc_error *err)
 int etc_report_json(FILE *f, const etc_inspector *insp, const etc_report_options *opt,
                     etc_error *err)
 {
+	if (!f || !insp)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_report_json: NULL %s",
+		                !f ? "out" : "insp");
 	etc_report_options o;
 	if (!opt)
 		etc_report_options_init(&o), opt = &o;

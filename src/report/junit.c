@@ -311,6 +311,9 @@ static void perfdiff_suite(etc_sbuf *b, const etc_perfdiff *d)
 
 int etc_report_junit_gates(FILE *f, const etc_junit_gates *g, etc_error *err)
 {
+	if (!f || !g)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_report_junit_gates: NULL %s",
+		                !f ? "out" : "g");
 	if (g->accuracy && !g->insp)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
 		                "etc_report_junit_gates: the accuracy gate needs its inspector");
@@ -374,6 +377,9 @@ int etc_report_junit_error(FILE *f, const char *kind, const char *message, etc_e
 
 int etc_report_junit(FILE *f, const etc_accuracy *acc, const etc_inspector *insp, etc_error *err)
 {
+	if (!acc || !insp)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_report_junit: NULL %s",
+		                !acc ? "acc" : "insp");
 	etc_junit_gates g = {acc, insp, NULL, NULL, NULL, NULL, NULL, 0};
 	return etc_report_junit_gates(f, &g, err);
 }

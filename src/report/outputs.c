@@ -332,6 +332,9 @@ int etc_value_text_(etc_sbuf *b, const etc_value *v, const etc_debug_buffer *buf
 int etc_report_outputs(FILE *f, const etc_inspector *insp, const etc_report_options *opt,
                        etc_error *err)
 {
+	if (!f || !insp)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_report_outputs: NULL %s",
+		                !f ? "out" : "insp");
 	etc_report_options o;
 	if (!opt)
 		etc_report_options_init(&o), opt = &o;

@@ -483,6 +483,9 @@ static void cells_free(etc_sbuf *bufs, size_t n)
 int etc_report_table(FILE *f, const etc_inspector *insp, const etc_report_options *opt,
                      etc_error *err)
 {
+	if (!f || !insp)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_report_table: NULL %s",
+		                !f ? "out" : "insp");
 	etc_report_options o;
 	if (!opt)
 		etc_report_options_init(&o), opt = &o;
@@ -706,12 +709,18 @@ static int separated(FILE *f, const etc_inspector *insp, const etc_report_option
 int etc_report_tsv(FILE *f, const etc_inspector *insp, const etc_report_options *opt,
                    etc_error *err)
 {
+	if (!f || !insp)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_report_tsv: NULL %s",
+		                !f ? "out" : "insp");
 	return separated(f, insp, opt, '\t', err);
 }
 
 int etc_report_csv(FILE *f, const etc_inspector *insp, const etc_report_options *opt,
                    etc_error *err)
 {
+	if (!f || !insp)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_report_csv: NULL %s",
+		                !f ? "out" : "insp");
 	return separated(f, insp, opt, ',', err);
 }
 

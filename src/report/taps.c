@@ -37,6 +37,11 @@ static bool opens_run(const etc_taps *t, size_t i)
 
 int etc_report_taps(FILE *f, const etc_taps *t, const etc_inspector *insp, etc_error *err)
 {
+	if (!f || !t || !insp)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_report_taps: NULL %s",
+		                !f   ? "out"
+		                : !t ? "t"
+		                     : "insp");
 	const etc_tap_specs *specs = etc_taps_specs(t);
 	size_t n = etc_taps_row_count(t);
 	static const char *const hdr[TCOLS] = {"block",       "run",     "output",   "op",

@@ -283,9 +283,19 @@ int etc_trace_write(FILE *f, const etc_etdump *const *dumps, size_t n, const etc
 	etc_trace_options o;
 	if (!opt)
 		etc_trace_options_init(&o), opt = &o;
-	if (!f || (!dumps && n) || opt->source_time_scale < ETC_TIME_NS ||
-	    opt->source_time_scale > ETC_TIME_CYCLES)
-		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_trace_write: bad argument");
+	if (!f)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_trace_write: NULL out");
+	if (!dumps && n)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_trace_write: NULL dumps");
+	for (size_t d = 0; d < n; d++)
+		if (!dumps[d])
+			return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+			                "etc_trace_write: NULL dumps[%zu]", d);
+	if (opt->source_time_scale < ETC_TIME_NS || opt->source_time_scale > ETC_TIME_CYCLES)
+		return etc_fail(
+		    err, ETC_ERR_USAGE, NULL, -1,
+		    "etc_trace_write: source_time_scale %d is not an etc_time_scale (0-4)",
+		    opt->source_time_scale);
 	writer w = {f, {0}, opt->source_time_scale, NULL, 0, {0, 0, 0, 0}};
 	etc_sbuf_printf(
 	    &w.b,

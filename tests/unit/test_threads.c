@@ -5,6 +5,8 @@
  * then 8 threads share one opened ETDump, debug buffer and ETRecord (read
  * only) with an Inspector and a comparison each. Every thread's reports must
  * equal, byte for byte, those of a run made alone before the threads start.
+ * Last, readers charge a shared debug buffer's read budget while another
+ * thread changes its cap (etc_debug_buffer_set_max_inflate, thread-safe).
  * Built and run under ThreadSanitizer by scripts/tsan.sh.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -203,6 +205,66 @@ static void run_threads(const shared_inputs *shared, const result *expect, const
 	pthread_barrier_destroy(&start);
 }
 
+/* Reads every intermediate tensor of the buffer through a fresh inspector. */
+static void *read_tensors(void *arg)
+{
+	const shared_inputs *in = arg;
+	etc_error err;
+	for (int k = 0; k < ROUNDS; k++) {
+		etc_inspector *insp = NULL;
+		if (etc_inspector_create(&insp, in->dump, in->buf, NULL, &err) < 0)
+			continue;
+		for (size_t b = 0; b < etc_inspector_block_count(insp); b++) {
+			const etc_event_block *blk = etc_inspector_block(insp, b);
+			for (size_t e = 0; e < blk->event_count; e++)
+				for (uint32_t j = 0; j < blk->events[e].debug_count; j++) {
+					etc_tensor t;
+					etc_value_tensor(&blk->events[e].debug[j], 0, in->buf, &t,
+					                 &err);
+				}
+		}
+		etc_inspector_free(insp);
+	}
+	return NULL;
+}
+
+static void *set_caps(void *arg)
+{
+	etc_debug_buffer *buf = arg;
+	static const char *const specs[] = {"none", "64x", "1G", "16x"};
+	etc_error err;
+	for (int k = 0; k < 200; k++)
+		if (etc_debug_buffer_set_max_inflate(buf, specs[k % 4], &err) < 0)
+			return (void *)1;
+	return NULL;
+}
+
+/* The cap and its text change under the budget's lock while readers charge
+ * it. A buffer of its own: the ranges must be new to the budget, or a read
+ * never looks at the cap. */
+static void cap_while_reading(const etc_etdump *dump)
+{
+	etc_error err;
+	etc_debug_buffer *buf = NULL;
+	CHECK(etc_debug_buffer_open(&buf, debug_path, &err) == 0);
+	if (!buf)
+		return;
+	shared_inputs in = {dump, buf, NULL};
+	pthread_t readers[2], capper;
+	bool capper_made = pthread_create(&capper, NULL, set_caps, buf) == 0;
+	int created = 0;
+	for (int i = 0; i < 2; i++)
+		created += pthread_create(&readers[i], NULL, read_tensors, &in) == 0;
+	for (int i = 0; i < created; i++)
+		pthread_join(readers[i], NULL);
+	void *capped = (void *)1;
+	if (capper_made)
+		pthread_join(capper, &capped);
+	CHECK(created == 2 && capper_made && capped == NULL);
+	CHECK(etc_debug_buffer_inflated(buf) > 0);
+	etc_debug_buffer_free(buf);
+}
+
 int main(void)
 {
 	const char *src = getenv("ETC_SRC");
@@ -248,6 +310,7 @@ int main(void)
 		      memcmp(one.text, alone.text, one.len) == 0); /* the same, minus the npz */
 		run_threads(&in, &one, "shared inputs");
 		result_free(&one);
+		cap_while_reading(dump);
 	}
 	etc_etrecord_free(rec);
 	etc_debug_buffer_free(buf);
