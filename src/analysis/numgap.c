@@ -367,6 +367,8 @@ int etc_numgap_run(etc_numgap **out, const etc_inspector *insp, const etc_numgap
 {
 	const char *block = opt && opt->block ? opt->block : "Execute";
 	size_t b = 0;
+	if (out)
+		*out = NULL;
 	if (insp && !etc_inspector_block_find(insp, block, &b))
 		return etc_fail(err, ETC_ERR_USAGE, etc_etdump_name(etc_inspector_etdump(insp)), -1,
 		                "the runtime ETDump has no EventBlock \"%s\" with intermediate "

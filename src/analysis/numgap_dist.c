@@ -250,6 +250,11 @@ static int agreement_fill(etc_numgap_dist *d, etc_error *err)
 int etc_numgap_dist_compute(etc_numgap_dist **out, const etc_numgap *const *gaps,
                             const etc_numgap_run_id *ids, size_t n, etc_error *err)
 {
+	if (!out || (n && (!gaps || !ids)))
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_numgap_dist_compute: NULL %s",
+		                !out    ? "out"
+		                : !gaps ? "gaps"
+		                        : "ids");
 	*out = NULL;
 	if (!n)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,

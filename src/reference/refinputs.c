@@ -123,6 +123,11 @@ static int finish_one(const etc_refgraph *g, etc_refinputs *in, size_t i, etc_er
 int etc_refinputs_from_npz(etc_refinputs **out, const etc_refgraph *g, const etc_npz *npz,
                            etc_error *err)
 {
+	if (!out || !g || !npz)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_refinputs_from_npz: NULL %s",
+		                !out ? "out"
+		                : !g ? "g"
+		                     : "npz");
 	*out = NULL;
 	if (etc_npz_count(npz) != g->ninputs)
 		return count_error(g, etc_npz_count(npz), "the .npz", err);
@@ -221,6 +226,11 @@ int etc_refinputs_from_torchsave(etc_refinputs **out, const etc_refgraph *g,
 int etc_refinputs_from_record(etc_refinputs **out, const etc_refgraph *g, const etc_etrecord *rec,
                               const char *which, size_t index, etc_error *err)
 {
+	if (!out || !g || !rec)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_refinputs_from_record: NULL %s",
+		                !out ? "out"
+		                : !g ? "g"
+		                     : "rec");
 	*out = NULL;
 	if (which && strcmp(which, "example_inputs") == 0) {
 		char member[600];

@@ -282,6 +282,21 @@ static void out_null_on_failure(void)
 	CHECK(etc_inspector_create(&insp, dump, NULL, &io, &err) == ETC_ERR_USAGE && !insp);
 	etc_profile *prof = junk;
 	CHECK(etc_profile_create(&prof, NULL, &err) == ETC_ERR_USAGE && !prof);
+	/* the numeric gap of a block the ETDump does not have */
+	CHECK(etc_inspector_create(&insp, dump, NULL, NULL, &err) == 0);
+	etc_numgap *ng = junk;
+	etc_numgap_options no;
+	etc_numgap_options_init(&no);
+	no.block = "NoSuchBlock";
+	etc_numgap_reference nref = {.insp = insp};
+	CHECK(etc_numgap_run(&ng, insp, &nref, &no, &err) == ETC_ERR_USAGE && !ng);
+	etc_inspector_free(insp);
+	CHECK(usage_names(etc_numgap_dist_compute(NULL, NULL, NULL, 1, &err), &err,
+	                  "etc_numgap_dist_compute: NULL out"));
+	CHECK(usage_names(etc_refinputs_from_npz(NULL, NULL, NULL, &err), &err,
+	                  "etc_refinputs_from_npz: NULL out"));
+	CHECK(usage_names(etc_refinputs_from_record(NULL, NULL, NULL, "example_inputs", 0, &err),
+	                  &err, "etc_refinputs_from_record: NULL out"));
 	etc_etdump_free(dump);
 
 	CHECK(usage_names(etc_report_table(stdout, NULL, NULL, &err), &err,
