@@ -458,6 +458,7 @@ typedef struct job {
 	f32_pass_fn f32_pass;
 	f32_dd_fn f32_dd;
 	uint64_t total;
+	size_t stride; /* elements of each scratch array: CHUNK_F32, or fewer for a small job */
 	struct segment *segs;
 	size_t nseg;
 	atomic_size_t *next; /* the next segment a thread takes */
@@ -589,9 +590,12 @@ static void f32_chunk(const job *j, segment *sg, uint64_t start, size_t n, doubl
 static void run_segment(const job *j, segment *sg, uint64_t begin, uint64_t end, double *buf,
                         uint32_t *map, float *G)
 {
-	double *R = buf, *A = buf + CHUNK_F32, *D = buf + 2 * CHUNK_F32, *X = buf + 3 * CHUNK_F32;
+	size_t w = j->stride;
+	double *R = buf, *A = buf + w, *D = buf + 2 * w, *X = buf + 3 * w;
 	bool f32 = (j->rf || j->rg) && j->af;
 	size_t chunk = f32 ? CHUNK_F32 : CHUNK_DBL;
+	if (chunk > w)
+		chunk = w;
 	const uint8_t *crc_from = j->fold_crc ? j->rf + 4 * begin : NULL;
 	size_t crc_bytes = 0;
 	memset(&sg->t, 0, sizeof sg->t);
@@ -633,9 +637,11 @@ static void run_segments(void *ctx, size_t first, size_t last)
 {
 	(void)first, (void)last;
 	const job *j = ctx;
-	double *buf = malloc(4 * (size_t)CHUNK_F32 * sizeof *buf);
-	uint32_t *map = malloc((size_t)CHUNK_F32 * sizeof *map);
-	float *G = j->rg ? malloc((size_t)CHUNK_F32 * sizeof *G) : NULL;
+	/* sized to the job: a small comparison does not ask the allocator for
+	   128 KiB (which it gets from and gives back to the kernel each time) */
+	double *buf = malloc(4 * j->stride * sizeof *buf);
+	uint32_t *map = malloc(j->stride * sizeof *map);
+	float *G = j->rg ? malloc(j->stride * sizeof *G) : NULL;
 	for (size_t taken;
 	     (taken = atomic_fetch_add_explicit(j->next, TAKE, memory_order_relaxed)) < j->nseg;) {
 		for (size_t s = taken; s < taken + TAKE && s < j->nseg; s++) {
@@ -897,6 +903,7 @@ static int compare(const etc_values *reference, const etc_values *actual, etc_me
 	j.ref = reference;
 	j.act = actual;
 	j.total = reference->count;
+	j.stride = j.total < CHUNK_F32 ? (size_t)(j.total ? j.total : 1) : CHUNK_F32;
 	bool exact = integer_like(reference->scalar_type) && integer_like(actual->scalar_type);
 	if (exact && reference->scalar_type == actual->scalar_type) {
 		j.rraw = raw64(reference);
