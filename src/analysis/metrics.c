@@ -33,6 +33,7 @@
 
 #include "core/internal.h"
 #include "core/parallel.h"
+#include "analysis/compare_private.h"
 #include "analysis/metrics_kernels.h"
 #include "analysis/metrics_private.h"
 #include "analysis/values_private.h"
@@ -713,17 +714,7 @@ static void read_scaled(const void *src, uint64_t start, size_t n, double *dst)
  * range (a float32 is at most 3.4e38 and at least 1.4e-45 in magnitude). */
 static bool narrow(int st)
 {
-	switch (st) {
-	case ETC_FLOAT:
-	case ETC_HALF:
-	case ETC_BFLOAT16:
-	case ETC_FLOAT8E5M2:
-	case ETC_FLOAT8E4M3FN:
-	case ETC_FLOAT8E5M2FNUZ:
-	case ETC_FLOAT8E4M3FNUZ:
-		return true;
-	}
-	return integer_like(st);
+	return (etc_scalar_type_is_float_(st) && st != ETC_DOUBLE) || integer_like(st);
 }
 
 /* Below this a sum of squares has lost digits (or was a sum of lost ones). */
