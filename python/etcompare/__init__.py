@@ -25,7 +25,7 @@ if _numpy is None:
     raise ImportError("etcompare needs numpy: pip install numpy (or apt install "
                       "python3-numpy)")
 
-from ._errors import Error, MismatchError, NotFoundError
+from ._errors import DirectoryError, Error, MismatchError, NotFoundError
 
 _EXPORTS = {"Inspector": "_inspector", "EventBlock": "_inspector", "Event": "_inspector",
             "PerfData": "_inspector", "TimeScale": "_inspector", "AccuracyResult": "_compare",
@@ -35,7 +35,8 @@ _EXPORTS = {"Inspector": "_inspector", "EventBlock": "_inspector", "Event": "_in
 
 __all__ = ["Inspector", "EventBlock", "Event", "PerfData", "TimeScale", "Error",
            "AccuracyResult", "compare_results", "__version__", "library_path",
-           "ETRecord", "MismatchError", "NotFoundError", "NumericalComparatorBase",
+           "ETRecord", "MismatchError", "NotFoundError", "DirectoryError",
+           "NumericalComparatorBase",
            "MSEComparator", "L1Comparator", "SNRComparator"]
 
 
