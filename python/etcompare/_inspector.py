@@ -5,6 +5,7 @@ upstream's devtools/inspector/_inspector.py.
 import contextlib
 import ctypes
 import enum
+import io
 import os
 import sys
 import warnings
@@ -12,6 +13,7 @@ import warnings
 from . import _lib, _tensor
 from ._lib import Error, lib
 
+EDGE_DIALECT_GRAPH_KEY = "edge_dialect_graph_module"  # upstream's reference_graph_name default
 RESERVED_FRAMEWORK_EVENT_NAMES = ("Method::init", "Program::load_method", "Method::execute")
 
 
@@ -113,15 +115,22 @@ class PerfData:
         self._stats = st
         return getattr(st, name)
 
-    p10 = property(lambda self: self._stat("p10"))
-    p50 = property(lambda self: self._stat("p50"))
-    p90 = property(lambda self: self._stat("p90"))
-    avg = property(lambda self: self._stat("avg"))
+    # numpy.float64 as upstream's np.percentile / np.mean (min and max are
+    # Python's min() / max() of raw there: floats)
+    p10 = property(lambda self: _f64(self._stat("p10")))
+    p50 = property(lambda self: _f64(self._stat("p50")))
+    p90 = property(lambda self: _f64(self._stat("p90")))
+    avg = property(lambda self: _f64(self._stat("avg")))
     min = property(lambda self: self._stat("min"))
     max = property(lambda self: self._stat("max"))
 
     def __repr__(self):
         return f"PerfData(raw={self.raw!r})"
+
+
+def _f64(v):
+    import numpy as np
+    return np.float64(v)
 
 
 def _perf_stats(raw, out):
@@ -172,8 +181,9 @@ class Event(_lib.View):
             self._start_time = None
         self._delegate_debug_metadatas = []
         if ev.metadata:
-            metas = [ctypes.string_at(ev.metadata[k], ev.metadata_len[k]).decode("utf-8", "replace")
-                     if ev.metadata[k] else "" for k in range(n)]
+            # upstream's list: the ETDump's bytes of each run, "" for a run without
+            metas = [ctypes.string_at(ev.metadata[k], ev.metadata_len[k])
+                     if ev.metadata[k] and ev.metadata_len[k] else "" for k in range(n)]
             if any(metas):
                 self._delegate_debug_metadatas = metas
         self.debug_handles = (list(ev.debug_handles[:ev.debug_handle_count])
@@ -194,7 +204,8 @@ class Event(_lib.View):
                 self.op_types.append(_lib.cstr(node.op))
         self.delegate_backend_name = (ev.delegate_backend_name.decode("utf-8", "replace")
                                       if ev.delegate_backend_name is not None else None)
-        self.num_outputs = ev.num_outputs if ev.num_outputs >= 0 else None
+        # upstream: instruction_id_to_num_outs_map.get(instruction_id, 1), else 1
+        self.num_outputs = int(ev.num_outputs) if ev.num_outputs >= 0 else 1
         self._debug_ptr, self._debug_count = ev.debug, ev.debug_count
         self._debug_data = None
 
@@ -218,14 +229,26 @@ class Event(_lib.View):
     @property
     def delegate_debug_metadatas(self):
         """Parsed by delegate_metadata_parser when one was given (delegated
-        events only), else the raw strings, as upstream."""
+        events only), else the raw bytes, as upstream; the parser runs once
+        per event (upstream's cached_property)."""
         if not self.is_delegated_op or self._parser is None:
             return self._delegate_debug_metadatas
-        return self._parser(self._delegate_debug_metadatas)
+        if not hasattr(self, "_parsed_metadatas"):
+            self._parsed_metadatas = self._parser(self._delegate_debug_metadatas)
+        return self._parsed_metadatas
 
     @property
     def raw_delegate_debug_metadatas(self):
+        """The ETDump's delegate debug metadata of each run: bytes, as
+        upstream ("" for a run that logged none)."""
         return self._delegate_debug_metadatas
+
+    @property
+    def delegate_debug_metadata_texts(self):
+        """Beyond upstream: raw_delegate_debug_metadatas decoded as UTF-8
+        (invalid bytes as U+FFFD), for metadata that is text."""
+        return [m.decode("utf-8", "replace") if isinstance(m, bytes) else m
+                for m in self._delegate_debug_metadatas]
 
     def asdict(self, _units=""):
         p = self.perf_data
@@ -330,13 +353,82 @@ class EventBlock(_lib.View):
             d = e.asdict(_units=units)
             row = {"event_block_name": self.name}
             row.update({k: (v[0] if isinstance(v, list) else v) for k, v in d.items()})
-            if include_delegate_debug_data and e.delegate_debug_metadatas:
-                row["delegate_debug_metadata"] = e.delegate_debug_metadatas
             rows.append(row)
-        return pd.DataFrame(rows)
+        df = pd.DataFrame(rows)
+        if include_delegate_debug_data:
+            # upstream's columns: a list is one "delegate_debug_metadata" cell,
+            # a dict (a parser's) one column per key
+            extra = []
+            for e in self.events:
+                meta = e.delegate_debug_metadatas
+                if meta is not None and len(meta) > 0:
+                    if isinstance(meta, list):
+                        extra.append(pd.Series([meta], index=["delegate_debug_metadata"]))
+                    elif isinstance(meta, dict):
+                        extra.append(pd.Series(meta))
+                    else:
+                        raise ValueError(f"Unexpected type for delegate_debug_metadata: "
+                                         f"{type(meta)}")
+                else:
+                    extra.append(pd.Series(dtype=object))
+            if any(not x.empty for x in extra):
+                df = pd.concat([df, pd.DataFrame(extra)], axis=1)
+        return df
 
     def __repr__(self):
         return f"EventBlock(name={self.name!r}, events={len(self._b.event_count and self.events)})"
+
+
+# the library's TSV columns upstream's save_data_to_tsv drops (its
+# EXCLUDED_COLUMNS_WHEN_PRINTING) or does not have
+_NOT_UPSTREAM_TSV = ("debug_handles", "stack_traces", "module_hierarchy")
+
+
+def _upstream_tsv(text):
+    """The library's TSV (csv quoting, as pandas writes it) without the
+    columns upstream's save_data_to_tsv does not write; rewritten only
+    when one of them is there."""
+    import csv
+    head = text.split("\n", 1)[0].split("\t")
+    if not any(c in head for c in _NOT_UPSTREAM_TSV):
+        return text
+    rows = list(csv.reader(io.StringIO(text, newline=""), delimiter="\t"))
+    keep = [i for i, c in enumerate(rows[0]) if c not in _NOT_UPSTREAM_TSV]
+    out = io.StringIO(newline="")
+    w = csv.writer(out, delimiter="\t", lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+    for r in rows:
+        w.writerow([r[i] for i in keep if i < len(r)])
+    return out.getvalue()
+
+
+def _write_path(file, text):
+    """`text` to the path `file`, compressed as pandas' compression="infer"
+    does for its suffix."""
+    name = os.fsdecode(file)
+    data = text.encode("utf-8")
+    low = name.lower()
+    if low.endswith(".gz"):
+        import gzip
+        with gzip.open(file, "wb") as f:
+            f.write(data)
+    elif low.endswith(".bz2"):
+        import bz2
+        with bz2.open(file, "wb") as f:
+            f.write(data)
+    elif low.endswith(".xz"):
+        import lzma
+        with lzma.open(file, "wb") as f:
+            f.write(data)
+    elif low.endswith(".zip"):
+        import zipfile
+        with zipfile.ZipFile(file, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr(os.path.basename(name)[:-4], data)
+    elif low.endswith((".zst", ".tar")) or ".tar." in low:
+        raise Error(f"{name}: save_data_to_tsv writes .gz, .bz2, .xz and .zip compressed files, "
+                    "not this one; give another suffix", "usage error", name)
+    else:
+        with open(file, "wb") as f:
+            f.write(data)
 
 
 def _module_matches(key, path, typ, name, how):
@@ -407,7 +499,8 @@ class Inspector(_lib.View):
                  debug_buffer_path=None, delegate_metadata_parser=None,
                  delegate_time_scale_converter=None, enable_module_hierarchy=False,
                  method=None, strict=False, bundled_program=None, inputs=None,
-                 tensor_type="numpy", max_inflate=None, force=False):
+                 tensor_type="numpy", max_inflate=None, force=False,
+                 reference_graph_name=EDGE_DIALECT_GRAPH_KEY):
         if tensor_type not in ("numpy", "torch"):
             raise Error(f"tensor_type must be 'numpy' or 'torch', not '{tensor_type}'",
                         "usage error")
@@ -418,6 +511,10 @@ class Inspector(_lib.View):
         for name, v in (("etdump_path", etdump_path), ("debug_buffer_path", debug_buffer_path),
                         ("etrecord", etrecord), ("bundled_program", bundled_program),
                         ("inputs", inputs)):
+            if name in ("etdump_path", "debug_buffer_path", "bundled_program") and \
+                    v is not None and not isinstance(v, (str, bytes, os.PathLike)):
+                raise TypeError(f"{name}= is the path of a file (str, bytes or os.PathLike), "
+                                f"not {_typename(v)}")
             if isinstance(v, (str, bytes)) and not v:
                 raise Error(f"{name} is an empty path: give the file's path, or leave {name} "
                             "out", "usage error")
@@ -505,6 +602,8 @@ class Inspector(_lib.View):
             h.etrecord_path = os.fspath(etrecord)
             h.etrecord_id = _lib.file_id(etrecord)
             h.inputs.append(("ETRecord", etrecord))
+        if h.etrecord:
+            self._method = self._reference_graph_method(reference_graph_name)
         for role, path in (("bundled program", bundled_program), ("inputs", inputs)):
             if isinstance(path, (str, bytes, os.PathLike)):
                 h.inputs.append((role, path))
@@ -520,6 +619,28 @@ class Inspector(_lib.View):
         self._converter = delegate_time_scale_converter
         self._parser = delegate_metadata_parser
         self._event_blocks = None
+
+    def _reference_graph_method(self, name):
+        """Upstream's reference_graph_name (the graph whose nodes the events
+        are linked to) as the ETRecord method to link: upstream's default
+        (the Edge dialect program), or a method name of the record."""
+        name = _lib.text("reference_graph_name", name,
+                         f"\"{EDGE_DIALECT_GRAPH_KEY}\" or an ETRecord method name")
+        if name in (EDGE_DIALECT_GRAPH_KEY, "edge_dialect_exported_program"):
+            return self._method
+        rec = self._h.etrecord
+        methods = [lib.etrecord_method(rec, i).decode("utf-8", "replace")
+                   for i in range(lib.etrecord_method_count(rec))]
+        if name in methods and self._method in (None, name):
+            return name
+        if name in methods:
+            raise Error(f"reference_graph_name=\"{name}\" and method=\"{self._method}\" name "
+                        "two methods: give one of them", "usage error")
+        raise Error(f"reference_graph_name=\"{name}\": etcompare links events to the Edge "
+                    f"dialect program of an ETRecord method: give \"{EDGE_DIALECT_GRAPH_KEY}\" "
+                    f"(upstream's default) or a method name ({', '.join(methods) or 'none'}); "
+                    "other graph_map graphs are read by get_exported_program(graph) and "
+                    "calculate_numeric_gap(reference_graph=)", "usage error")
 
     def _check_belonging(self):
         """The CLI's consistency checks (consistency.h): an ETRecord of
@@ -694,13 +815,18 @@ class Inspector(_lib.View):
         (file or sys.stdout).write(text)
 
     def save_data_to_tsv(self, file, include_units=True, include_delegate_debug_data=False):
-        """The same rows as TSV (pandas to_csv with sep "\\t"). `file` is a
-        path or an open text file."""
+        """The same rows as TSV, as upstream's pandas to_csv(file, sep="\\t"):
+        upstream's columns only; `file` a path (".gz", ".bz2", ".xz" and
+        ".zip" compressed, as pandas infers) or an open text or binary
+        file."""
         self._check_output(file)
-        text = self._text(lib.report_tsv, include_units, include_delegate_debug_data)
+        text = _upstream_tsv(self._text(lib.report_tsv, include_units,
+                                        include_delegate_debug_data))
         if isinstance(file, (str, bytes, os.PathLike)):
-            with open(file, "w", newline="") as f:
-                f.write(text)
+            _write_path(file, text)
+        elif isinstance(file, (io.RawIOBase, io.BufferedIOBase)) or "b" in getattr(file, "mode",
+                                                                                  ""):
+            file.write(text.encode("utf-8"))
         else:
             file.write(text)
 
@@ -733,6 +859,21 @@ class Inspector(_lib.View):
 
     def get_op_list(self, event_block, show_delegated_ops=True):
         return {}  # upstream: not implemented
+
+    def write_tensorboard_artifact(self, path):
+        """Upstream's placeholder: does nothing (not implemented there)."""
+        return None
+
+    def get_vgf_neural_statistics(self):
+        """Upstream parses the VGF backend's neural accelerator statistics
+        from the delegate debug metadata; etcompare does not implement that
+        format: NotImplementedError. The bytes are in each Event's
+        raw_delegate_debug_metadatas (give them to upstream's
+        executorch.devtools.inspector.vgf_neural_statistics parser)."""
+        raise NotImplementedError(
+            "get_vgf_neural_statistics: etcompare does not parse the VGF backend's neural "
+            "statistics; read each Event's raw_delegate_debug_metadatas (bytes) and give them "
+            "to upstream's parse_vgf_neural_statistics_delegate_metadata")
 
     def get_exported_program(self, graph=None):
         """The ETRecord's Edge program (or graph_map program `graph`): a
