@@ -363,11 +363,39 @@ def upstream_methods(d):
           got.startswith("NotImplementedError") and "raw_delegate_debug_metadatas" in got, got)
 
 
+def etrecord_api(d):
+    """F6: upstream's parse_etrecord and ETRecord attributes, on etcompare's
+    objects."""
+    rec = os.path.join(d, "mlp.etrecord")
+    try:
+        r = E.parse_etrecord(rec)
+        kw = E.ETRecord(etrecord_path=rec)
+    except (AttributeError, TypeError) as e:
+        check("parse_etrecord(path) and ETRecord(etrecord_path=)", False, e)
+        return
+    insp = E.Inspector(etdump_path=os.path.join(d, "mlp.etdp"), etrecord=r)
+    check("parse_etrecord: an ETRecord whose edge_dialect_program prints as "
+          "get_exported_program(); Inspector(etrecord=) takes it",
+          isinstance(r, E.ETRecord) and isinstance(kw, E.ETRecord) and
+          str(r.edge_dialect_program) == str(insp.get_exported_program()) and
+          "addmm" in str(r.edge_dialect_program) and
+          any(e.op_types for b in insp.event_blocks for e in b.events))
+    extra = os.path.join(d, "id.etrecord")
+    shutil.copy(rec, extra)
+    with zipfile.ZipFile(extra, "a") as z:
+        z.writestr("export_graph_id", "140234")
+    x = E.parse_etrecord(extra)
+    check("ETRecord: graph_map {} (the record has none), exported_program None, "
+          "export_graph_id the member's int",
+          r.graph_map == {} and r.exported_program is None and r.export_graph_id is None and
+          x.export_graph_id == 140234, (r.graph_map, x.export_graph_id))
+
+
 def main():
     d = C.work_dir("python-trust4")
     for case in (num_outputs, metadata_bytes, snr_zero, reference_graph_name, distance_strip,
                  os_errors, keyword_types, one_prefix, perf_types, tsv_columns, tsv_targets,
-                 custom_frame, upstream_methods):
+                 custom_frame, upstream_methods, etrecord_api):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

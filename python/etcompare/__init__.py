@@ -31,11 +31,11 @@ _EXPORTS = {"Inspector": "_inspector", "EventBlock": "_inspector", "Event": "_in
             "PerfData": "_inspector", "TimeScale": "_inspector", "AccuracyResult": "_compare",
             "compare_results": "_compare", "NumericalComparatorBase": "_comparator",
             "MSEComparator": "_comparator", "L1Comparator": "_comparator",
-            "SNRComparator": "_comparator", "ETRecord": "_graph"}
+            "SNRComparator": "_comparator", "ETRecord": "_graph", "parse_etrecord": "_graph"}
 
 __all__ = ["Inspector", "EventBlock", "Event", "PerfData", "TimeScale", "Error",
            "AccuracyResult", "compare_results", "__version__", "library_path",
-           "ETRecord", "MismatchError", "NotFoundError", "DirectoryError",
+           "ETRecord", "parse_etrecord", "MismatchError", "NotFoundError", "DirectoryError",
            "NumericalComparatorBase",
            "MSEComparator", "L1Comparator", "SNRComparator"]
 
