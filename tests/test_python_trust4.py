@@ -391,11 +391,41 @@ def etrecord_api(d):
           x.export_graph_id == 140234, (r.graph_map, x.export_graph_id))
 
 
+def dataclass_idioms(d):
+    """F4: upstream's dataclass idioms: Event / EventBlock built by keyword
+    (upstream's own tests do), dataclasses.fields / asdict / replace on the
+    Inspector's events and blocks."""
+    import dataclasses
+    import numpy as np
+    insp = mlp(d)
+    blk = insp.event_blocks[1]
+    ev = blk.events[0]
+    try:
+        names = [f.name for f in dataclasses.fields(ev)]
+        got = dataclasses.asdict(ev)
+        new = dataclasses.replace(ev, name="renamed")
+        made = E.EventBlock(name="b", events=[E.Event(name="x", perf_data=E.PerfData([1.0, 3.0]))])
+        nblk = dataclasses.replace(blk, name="other")
+        err = None
+    except TypeError as e:
+        err = e
+    check("dataclasses.fields/asdict/replace on an Inspector's Event and EventBlock; "
+          "Event/EventBlock by keyword", err is None and
+          names[:6] == ["name", "perf_data", "op_types", "delegate_debug_identifier",
+                        "debug_handles", "num_outputs"] and
+          got["name"] == ev.name and got["num_outputs"] == 1 and
+          np.array_equal(got["debug_data"][0], ev.debug_data[0]) and
+          new.name == "renamed" and new.op_types == ev.op_types and
+          np.array_equal(new.debug_data[0], ev.debug_data[0]) and
+          nblk.name == "other" and len(nblk.events) == len(blk.events) and
+          made.to_dataframe()["avg"].tolist() == [2.0], err)
+
+
 def main():
     d = C.work_dir("python-trust4")
     for case in (num_outputs, metadata_bytes, snr_zero, reference_graph_name, distance_strip,
                  os_errors, keyword_types, one_prefix, perf_types, tsv_columns, tsv_targets,
-                 custom_frame, upstream_methods, etrecord_api):
+                 custom_frame, upstream_methods, etrecord_api, dataclass_idioms):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:

@@ -4,6 +4,7 @@ upstream's devtools/inspector/_inspector.py.
 """
 import contextlib
 import ctypes
+import dataclasses
 import enum
 import io
 import os
@@ -150,11 +151,52 @@ def _truncated(ops):
 class Event(_lib.View):
     """One event of an EventBlock (upstream's Event): an operator instance
     with its durations over the block's runs, its intermediate outputs and
-    what the ETRecord says about it."""
+    what the ETRecord says about it. Built by keyword with upstream's
+    fields (Event(name="add", perf_data=PerfData([1.0]))); the Inspector's
+    events view the library's. dataclasses.fields, asdict and replace
+    work on both (upstream's fields)."""
     _what, _fix = "an Event", _FIX + " (its arrays and perf_data can be pickled)"
 
-    def __init__(self, block, ev, handles, converter=None, parser=None):
+    def __init__(self, name, perf_data=None, op_types=None, delegate_debug_identifier=None,
+                 debug_handles=None, num_outputs=1, stack_traces=None, module_hierarchy=None,
+                 is_delegated_op=None, delegate_backend_name=None,
+                 _delegate_debug_metadatas=None, debug_data=None, _instruction_id=None,
+                 _delegate_metadata_parser=None, _delegate_time_scale_converter=None,
+                 _start_time=None):
+        self._h = None
+        self.name = name
+        self.perf_data = perf_data
+        self.op_types = [] if op_types is None else op_types
+        self.delegate_debug_identifier = delegate_debug_identifier
+        self.debug_handles = debug_handles
+        self.num_outputs = num_outputs
+        self.stack_traces = {} if stack_traces is None else stack_traces
+        self.module_hierarchy = {} if module_hierarchy is None else module_hierarchy
+        self.is_delegated_op = is_delegated_op
+        self.delegate_backend_name = delegate_backend_name
+        self._delegate_debug_metadatas = ([] if _delegate_debug_metadatas is None
+                                          else _delegate_debug_metadatas)
+        self._debug_data = [] if debug_data is None else debug_data
+        self._debug_ptr, self._debug_count = None, 0
+        self._instruction_id = _instruction_id
+        self._parser = _delegate_metadata_parser
+        self._converter = _delegate_time_scale_converter
+        self._start_time = _start_time
+        self._nodes = []
+
+    @classmethod
+    def _from_library(cls, block, ev, handles, converter=None, parser=None):
+        self = object.__new__(cls)
+        self._library_init(block, ev, handles, converter, parser)
+        return self
+
+    # upstream's dataclass field names, for dataclasses.asdict / replace
+    _delegate_metadata_parser = property(lambda self: self._parser)
+    _delegate_time_scale_converter = property(lambda self: self._converter)
+
+    def _library_init(self, block, ev, handles, converter=None, parser=None):
         self._h = handles
+        self._converter = converter
         self._parser = parser
         self.name = ev.name.text()
         self._instruction_id = ev.instruction_id if ev.instruction_id >= 0 else None
@@ -214,6 +256,8 @@ class Event(_lib.View):
         """Intermediate outputs of the block's first run: numpy arrays
         (zero-copy views into the debug buffer), or torch tensors with
         tensor_type="torch", and Python scalars."""
+        if self._h is None:  # built by keyword
+            return self._debug_data
         if self._debug_data is None:
             self._debug_data = _tensor.values(self._debug_ptr, 0, self._debug_count, self._h.buf,
                                               self._h) if self._debug_count else []
@@ -221,6 +265,10 @@ class Event(_lib.View):
                 self._debug_data = _tensor.as_type_all(self._debug_data, "torch", self._h)
         self._h.check()  # a truncated debug buffer: an Error, not zeros taken for data
         return self._debug_data
+
+    @debug_data.setter
+    def debug_data(self, value):
+        self._debug_data = value
 
     @property
     def start_time(self):
@@ -280,6 +328,39 @@ class Event(_lib.View):
                 f"op_types={self.op_types!r}, debug_handles={self.debug_handles!r})")
 
 
+@dataclasses.dataclass
+class _EventFields:
+    """Upstream's Event fields, in upstream's order (its @dataclass)."""
+    name: str
+    perf_data: object = None
+    op_types: list = dataclasses.field(default_factory=list)
+    delegate_debug_identifier: object = None
+    debug_handles: object = None
+    num_outputs: int = 1
+    stack_traces: dict = dataclasses.field(default_factory=dict)
+    module_hierarchy: dict = dataclasses.field(default_factory=dict)
+    is_delegated_op: object = None
+    delegate_backend_name: object = None
+    _delegate_debug_metadatas: list = dataclasses.field(default_factory=list)
+    debug_data: list = dataclasses.field(default_factory=list)
+    _instruction_id: object = None
+    _delegate_metadata_parser: object = None
+    _delegate_time_scale_converter: object = None
+    _start_time: object = None
+
+
+@dataclasses.dataclass
+class _EventBlockFields:
+    """Upstream's EventBlock fields, in upstream's order."""
+    name: str
+    events: list = dataclasses.field(default_factory=list)
+    source_time_scale: object = TimeScale.NS
+    target_time_scale: object = TimeScale.MS
+    bundled_input_index: object = None
+    run_output: object = None
+    reference_output: object = None
+
+
 def _elapsed(start, end):
     max_uint32 = 2 ** 32 - 1
     if start > end:
@@ -291,11 +372,33 @@ def _elapsed(start, end):
 
 
 class EventBlock(_lib.View):
-    """A group of runs with the same signature (upstream's EventBlock)."""
+    """A group of runs with the same signature (upstream's EventBlock).
+    Built by keyword with upstream's fields (EventBlock(name="Execute",
+    events=[...])); the Inspector's blocks view the library's.
+    dataclasses.fields, asdict and replace work on both."""
     _what, _fix = "an EventBlock", _FIX + " (its arrays and perf_data can be pickled)"
 
-    def __init__(self, index, b, handles, source, target, converter=None, reference=None,
-                 parser=None):
+    def __init__(self, name, events=None, source_time_scale=TimeScale.NS,
+                 target_time_scale=TimeScale.MS, bundled_input_index=None, run_output=None,
+                 reference_output=None):
+        self._h = self._b = None
+        self.index = None
+        self.name = name
+        self._events = [] if events is None else events
+        self.source_time_scale, self.target_time_scale = source_time_scale, target_time_scale
+        self.bundled_input_index = bundled_input_index
+        self._run_output = run_output
+        self.reference_output = reference_output
+        self._converter = self._parser = None
+
+    @classmethod
+    def _from_library(cls, index, b, handles, source, target, converter=None, reference=None,
+                      parser=None):
+        self = object.__new__(cls)
+        self._library_init(index, b, handles, source, target, converter, reference, parser)
+        return self
+
+    def _library_init(self, index, b, handles, source, target, converter, reference, parser):
         self._h = handles
         self._b = b
         self.index = index
@@ -314,22 +417,30 @@ class EventBlock(_lib.View):
         if self._events is None:
             b = self._b
             self._events = [
-                Event(self, _lib.at(b.events, i, _lib.InspectorEvent, "inspector_event"), self._h,
-                      self._converter, self._parser) for i in range(b.event_count)]
+                Event._from_library(self, _lib.at(b.events, i, _lib.InspectorEvent,
+                                                  "inspector_event"),
+                                    self._h, self._converter, self._parser)
+                for i in range(b.event_count)]
         return self._events
+
+    @events.setter
+    def events(self, value):
+        self._events = value
 
     @property
     def run_count(self):
-        return self._b.run_count
+        return self._b.run_count if self._b is not None else None
 
     @property
     def runs(self):
         """The ETDump run_data index of each run merged into this block."""
-        return list(self._b.runs[:self._b.run_count])
+        return list(self._b.runs[:self._b.run_count]) if self._b is not None else []
 
     def run_outputs(self, run=0):
         """Program outputs of run `run` of the block (upstream's run_output is run 0's)."""
         b = self._b
+        if b is None:
+            raise IndexError(f"block {self.name} was built by keyword: its run_output only")
         if not 0 <= run < b.run_count:
             raise IndexError(f"block {self.name} has {b.run_count} runs")
         start, end = b.output_start[run], b.output_start[run + 1]
@@ -340,10 +451,16 @@ class EventBlock(_lib.View):
 
     @property
     def run_output(self):
+        if self._b is None:  # built by keyword
+            return self._run_output
         if self._run_output is None:
             self._run_output = self.run_outputs(0) if self._b.run_count else []
         self._h.check()
         return self._run_output
+
+    @run_output.setter
+    def run_output(self, value):
+        self._run_output = value
 
     def to_dataframe(self, include_units=False, include_delegate_debug_data=False):
         import pandas as pd
@@ -376,7 +493,7 @@ class EventBlock(_lib.View):
         return df
 
     def __repr__(self):
-        return f"EventBlock(name={self.name!r}, events={len(self._b.event_count and self.events)})"
+        return f"EventBlock(name={self.name!r}, events={len(self.events)})"
 
 
 # the library's TSV columns upstream's save_data_to_tsv drops (its
@@ -729,8 +846,9 @@ class Inspector(_lib.View):
         if self._event_blocks is None:
             h = self._h
             self._event_blocks = [
-                EventBlock(i, lib.inspector_block(h.insp, i).contents, h, self._source_time_scale,
-                           self._target_time_scale, self._converter, parser=self._parser)
+                EventBlock._from_library(i, lib.inspector_block(h.insp, i).contents, h,
+                                         self._source_time_scale, self._target_time_scale,
+                                         self._converter, parser=self._parser)
                 for i in range(lib.inspector_block_count(h.insp))]
             self._attach_references(self._event_blocks)
         self._h.check()
@@ -939,3 +1057,10 @@ class Inspector(_lib.View):
             return accuracy(self, reference, dict(min_snr=min_snr, max_mse=max_mse,
                                                   min_cosine=min_cosine, max_abs=max_abs),
                             block, self._method if method is None else method, pair_by, force)
+
+
+# dataclasses.fields / asdict / replace see upstream's fields on these classes
+# (is_dataclass is True); __init__, __eq__ and __repr__ stay etcompare's
+for _cls, _fields in ((Event, _EventFields), (EventBlock, _EventBlockFields)):
+    _cls.__dataclass_fields__ = _fields.__dataclass_fields__
+    _cls.__dataclass_params__ = _fields.__dataclass_params__
