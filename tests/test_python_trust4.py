@@ -421,11 +421,32 @@ def dataclass_idioms(d):
           made.to_dataframe()["avg"].tolist() == [2.0], err)
 
 
+def compare_results_print(d):
+    """F18: compare_results(plot=False) prints each metric as upstream's
+    (name, 20 "-", "index value" lines, a blank line)."""
+    import contextlib
+    import numpy as np
+    ref = np.arange(1, 9, dtype=np.float32)
+    run = ref + np.float32(0.01)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        got = E.compare_results([ref, ref], [run, ref])
+    want = ""
+    for name in ("snr", "mse", "cosine_similarity"):
+        want += name + "\n" + "-" * 20 + "\n"
+        for i, v in enumerate(got[name]):
+            want += f"{i:<5}{v:>8.5f}" + "\n"
+        want += "\n\n"
+    check("compare_results prints upstream's per-metric tables", buf.getvalue() == want and
+          "mse\n----" in want, buf.getvalue()[:200])
+
+
 def main():
     d = C.work_dir("python-trust4")
     for case in (num_outputs, metadata_bytes, snr_zero, reference_graph_name, distance_strip,
                  os_errors, keyword_types, one_prefix, perf_types, tsv_columns, tsv_targets,
-                 custom_frame, upstream_methods, etrecord_api, dataclass_idioms):
+                 custom_frame, upstream_methods, etrecord_api, dataclass_idioms,
+                 compare_results_print):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:
