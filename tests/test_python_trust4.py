@@ -441,12 +441,41 @@ def compare_results_print(d):
           "mse\n----" in want, buf.getvalue()[:200])
 
 
+def fx_navigation(d):
+    """F17: exported-program nodes carry meta["val"] (shape and dtype of the
+    record's tensor_values) and torch.fx's users / all_input_nodes / next."""
+    insp = mlp(d)
+    nodes = list(insp.get_exported_program().graph.nodes)
+    with zipfile.ZipFile(os.path.join(d, "mlp.etrecord")) as z:
+        g = json.loads(z.read("edge_dialect_exported_program"))["graph_module"]["graph"]
+    tv = g["tensor_values"]
+    shapes = {n.name: tuple(getattr(n.meta.get("val"), "shape", ()) or ()) for n in nodes
+              if n.name in tv}
+    want = {k: tuple(s_["as_int"] for s_ in (v.get("meta", v))["sizes"]) for k, v in tv.items()
+            if k in shapes}
+    check("meta['val']: the record's shape and dtype on every tensor node",
+          shapes == want and len(shapes) >= 10 and
+          all(str(n.meta["val"].dtype) == "torch.float32" for n in nodes if n.name in tv),
+          (shapes, want))
+    try:
+        links = all(n in i.users for n in nodes for i in n.all_input_nodes) and \
+            all(u.all_input_nodes.count(n) == 1 for n in nodes for u in n.users) and \
+            all(a.next is b and b.prev is a for a, b in zip(nodes, nodes[1:]))
+        addmm = [n for n in nodes if "addmm" in str(n.target)]
+        ok = links and addmm and all(len(n.all_input_nodes) == 3 for n in addmm)
+        err = [len(n.all_input_nodes) for n in addmm]
+    except AttributeError as e:
+        ok, err = False, e
+    check("users / all_input_nodes / prev / next link the nodes as torch.fx's (addmm: 3 "
+          "inputs)", ok, err)
+
+
 def main():
     d = C.work_dir("python-trust4")
     for case in (num_outputs, metadata_bytes, snr_zero, reference_graph_name, distance_strip,
                  os_errors, keyword_types, one_prefix, perf_types, tsv_columns, tsv_targets,
                  custom_frame, upstream_methods, etrecord_api, dataclass_idioms,
-                 compare_results_print):
+                 compare_results_print, fx_navigation):
         sub = os.path.join(d, case.__name__)
         os.makedirs(sub)
         for f in FILES:
