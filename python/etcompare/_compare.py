@@ -85,6 +85,12 @@ def compare_results(reference_output, run_output, metrics=None, plot=False, plot
     return out
 
 
+def quiet_compare_results(reference_output, run_output, metrics=None):
+    """compare_results(plot=False) without its printout (for the batch
+    reports, whose standard output is JSON lines)."""
+    return _metrics(reference_output, run_output, _wanted(metrics))
+
+
 def _metrics(reference_output, run_output, wanted):
     out = {k: [] for k in wanted}
     if not isinstance(reference_output, (list, tuple)):
