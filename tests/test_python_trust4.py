@@ -174,7 +174,7 @@ def os_errors(d):
     """F7: a missing file: FileNotFoundError with errno, strerror and
     filename as open()'s; a directory: IsADirectoryError (an OSError), both
     still etcompare.Error."""
-    etdp, buf, rec = (os.path.join(d, f) for f in ("mlp.etdp", "mlp_debug.bin", "mlp.etrecord"))
+    etdp, buf = os.path.join(d, "mlp.etdp"), os.path.join(d, "mlp_debug.bin")
     missing = os.path.join(d, "nope.bin")
     for kw in (dict(etdump_path=missing), dict(etdump_path=etdp, debug_buffer_path=missing),
                dict(etdump_path=etdp, debug_buffer_path=buf, etrecord=missing)):
@@ -201,7 +201,6 @@ def os_errors(d):
               "an etcompare.Error", isinstance(e, IsADirectoryError) and
               isinstance(e, E.Error) and e.errno == errno.EISDIR and e.filename == d,
               (type(e), getattr(e, "errno", None), str(e)))
-    _ = rec
 
 
 def keyword_types(d):

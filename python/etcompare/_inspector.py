@@ -589,7 +589,11 @@ class Inspector(_lib.View):
     Inspector(etdump_path=None, etdump_data=None, etrecord=None,
               source_time_scale=TimeScale.NS, target_time_scale=TimeScale.MS,
               debug_buffer_path=None, delegate_metadata_parser=None,
-              delegate_time_scale_converter=None, enable_module_hierarchy=False)
+              delegate_time_scale_converter=None, enable_module_hierarchy=False,
+              reference_graph_name="edge_dialect_graph_module")
+
+    reference_graph_name: upstream's default or an ETRecord method name (the
+    Edge program the events are linked to); another graph is an Error.
 
     Beyond upstream: `method` (the ETRecord method, default "forward"),
     `strict` (merged runs with different debug data are an error) and
