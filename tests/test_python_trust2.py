@@ -93,11 +93,11 @@ c = copy.copy(i)
 res["copy shares"] = c._h is i._h and c.event_blocks[1].events[2].name == e.name
 del c
 import gc; gc.collect()
-res["original after copy"] = i.event_blocks[1].events[0].perf_data.p50 > 0
+res["original after copy"] = bool(i.event_blocks[1].events[0].perf_data.p50 > 0)
 arr = e.debug_data[0]
 res["array pickles"] = bool((pickle.loads(pickle.dumps(arr)) == arr).all())
 res["array deepcopies"] = bool((copy.deepcopy(arr) == arr).all())
-res["perf pickles"] = pickle.loads(pickle.dumps(e.perf_data)).p50 == e.perf_data.p50
+res["perf pickles"] = bool(pickle.loads(pickle.dumps(e.perf_data)).p50 == e.perf_data.p50)
 gap = i.calculate_numeric_gap("SNR")
 res["gap pickles"] = len(pickle.loads(pickle.dumps(gap))) == len(gap)
 res["rows deepcopy"] = copy.deepcopy(acc.rows) == acc.rows

@@ -25,17 +25,18 @@ if _numpy is None:
     raise ImportError("etcompare needs numpy: pip install numpy (or apt install "
                       "python3-numpy)")
 
-from ._errors import Error, MismatchError, NotFoundError
+from ._errors import DirectoryError, Error, MismatchError, NotFoundError
 
 _EXPORTS = {"Inspector": "_inspector", "EventBlock": "_inspector", "Event": "_inspector",
             "PerfData": "_inspector", "TimeScale": "_inspector", "AccuracyResult": "_compare",
             "compare_results": "_compare", "NumericalComparatorBase": "_comparator",
             "MSEComparator": "_comparator", "L1Comparator": "_comparator",
-            "SNRComparator": "_comparator", "ETRecord": "_graph"}
+            "SNRComparator": "_comparator", "ETRecord": "_graph", "parse_etrecord": "_graph"}
 
 __all__ = ["Inspector", "EventBlock", "Event", "PerfData", "TimeScale", "Error",
            "AccuracyResult", "compare_results", "__version__", "library_path",
-           "ETRecord", "MismatchError", "NotFoundError", "NumericalComparatorBase",
+           "ETRecord", "parse_etrecord", "MismatchError", "NotFoundError", "DirectoryError",
+           "NumericalComparatorBase",
            "MSEComparator", "L1Comparator", "SNRComparator"]
 
 

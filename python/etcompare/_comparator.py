@@ -37,6 +37,27 @@ class NumericalComparatorBase(abc.ABC):
     def element_compare(self, a, b):
         """A float distance between a (AOT/reference) and b (runtime)."""
 
+    @staticmethod
+    def _validate_preprocessing_output(processed):
+        """Upstream's check of what preprocessing() returned: a dict (else
+        TypeError) of (debug handle, output) -> (debug handle, output), each
+        debug handle a tuple of ints (else ValueError)."""
+        if not isinstance(processed, dict):
+            raise TypeError(f"preprocessing() must return a dict, got {type(processed).__name__}. "
+                            "Expected format: Dict[Tuple[DebugHandle, Any], Tuple[DebugHandle, "
+                            "Any]]")
+        for key, value in processed.items():
+            for side, pair in (("key", key), ("value", value)):
+                if not isinstance(pair, tuple) or len(pair) != 2:
+                    raise ValueError(f"Invalid {side} format in preprocessed mapping: {pair}. "
+                                     "Expected Tuple[DebugHandle, Any] where DebugHandle is "
+                                     "Tuple[int, ...]")
+                handle = pair[0]
+                if not isinstance(handle, tuple) or not all(isinstance(x, int) for x in handle):
+                    what = "AOT debug handle in key" if side == "key" else \
+                        "runtime debug handle in value"
+                    raise ValueError(f"Invalid {what}: {handle}. Expected Tuple[int, ...]")
+
     def compare(self, mapping, aot_debug_handle_to_op_names, runtime_debug_handle_to_op_names):
         def pair(a, b):
             sa = isinstance(a, Sequence)
@@ -52,6 +73,7 @@ class NumericalComparatorBase(abc.ABC):
                              "non-sequences.")
 
         processed = self.preprocessing(mapping)
+        self._validate_preprocessing_output(processed)
         rows = []
         for (aot_handle, aot_out), (rt_handle, rt_out) in processed.items():
             if aot_out is None or rt_out is None:
@@ -59,9 +81,11 @@ class NumericalComparatorBase(abc.ABC):
             if isinstance(aot_out, Sequence) and len(aot_out) > 1:
                 continue  # as upstream: a multi-output AOT item is not compared
             rows.append({
+                "aot_debug_handle": aot_handle,
                 "aot_ops": _op_names(aot_handle, aot_debug_handle_to_op_names),
                 "aot_intermediate_output": aot_out,
                 "runtime_ops": _op_names(rt_handle, runtime_debug_handle_to_op_names),
+                "runtime_debug_handle": rt_handle,
                 "runtime_intermediate_output": rt_out,
                 "gap": pair(aot_out, rt_out),
             })
@@ -119,8 +143,9 @@ class L1Comparator(NumericalComparatorBase):
 
 
 class SNRComparator(NumericalComparatorBase):
-    """10 log10(mean(a^2) / mean((a - b)^2)) dB with a the reference; +inf
-    when identical."""
+    """10 log10(mean(a^2) / mean((a - b)^2)) dB with a the reference, as
+    upstream's formula: +inf when identical, NaN when both are all zeros
+    (0 / 0), -inf when the reference is all zeros and the run is not."""
     distance = "SNR"
 
     def element_compare(self, a, b):
@@ -129,7 +154,7 @@ class SNRComparator(NumericalComparatorBase):
         noise = float(np.mean(d * d)) if d.size else 0.0
         signal = float(np.mean(a * a)) if a.size else 0.0
         if noise == 0.0:
-            return math.inf
+            return math.nan if signal == 0.0 else math.inf
         if signal == 0.0:
             return -math.inf
         return 10.0 * math.log10(signal / noise)

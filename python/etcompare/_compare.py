@@ -68,12 +68,30 @@ def compare_results(reference_output, run_output, metrics=None, plot=False, plot
     `plot_dir` (default: a new temporary directory): a bar chart per metric
     (one bar per output), an error histogram per output (gnuplot) and a heat
     map of |run - reference| for every output of two or more dimensions;
-    the PNG paths are returned under the extra key "plots"."""
+    the PNG paths are returned under the extra key "plots". Without plot,
+    each metric's values are printed as upstream prints them (the name, a
+    rule of 20 "-", one "index value" line per output)."""
     wanted = _wanted(metrics)
+    out = _metrics(reference_output, run_output, wanted)
     if plot:
-        out = compare_results(reference_output, run_output, wanted)
         out["plots"] = _plots(reference_output, run_output, out, plot_dir)
         return out
+    for name in wanted:
+        print(name)
+        print("-" * 20)
+        for index, value in enumerate(out[name]):
+            print(f"{index:<5}{value:>8.5f}")
+        print("\n")
+    return out
+
+
+def quiet_compare_results(reference_output, run_output, metrics=None):
+    """compare_results(plot=False) without its printout (for the batch
+    reports, whose standard output is JSON lines)."""
+    return _metrics(reference_output, run_output, _wanted(metrics))
+
+
+def _metrics(reference_output, run_output, wanted):
     out = {k: [] for k in wanted}
     if not isinstance(reference_output, (list, tuple)):
         reference_output = [reference_output]

@@ -1,4 +1,6 @@
 """etcompare.Error: what every failure of the library raises."""
+import errno as _errno
+import os as _os
 
 
 class Error(ValueError):
@@ -13,9 +15,35 @@ class Error(ValueError):
         self.file = file
         self.offset = offset
 
+    def __str__(self):
+        # the library's message, also for the OSError subclasses (whose own
+        # __str__ would print "[Errno 2] ..." instead)
+        return self.message
 
-class NotFoundError(Error, FileNotFoundError):
-    """A file that does not exist: upstream raises FileNotFoundError."""
+
+class _OSLike(Error):
+    """Sets OSError's errno, strerror and filename as open() does, so that
+    `e.errno == errno.ENOENT` and `e.filename` work as on upstream's
+    exception."""
+    _errno = 0
+
+    def __init__(self, message, status="error", file="", offset=-1):
+        super().__init__(message, status, file, offset)
+        self.errno = self._errno
+        self.strerror = _os.strerror(self._errno)
+        self.filename = file or None
+
+
+class NotFoundError(_OSLike, FileNotFoundError):
+    """A file that does not exist: upstream raises FileNotFoundError (from
+    open()), with errno ENOENT, strerror and filename set."""
+    _errno = _errno.ENOENT
+
+
+class DirectoryError(_OSLike, IsADirectoryError):
+    """A directory given as a file: upstream's open() raises the builtin
+    IsADirectoryError (errno EISDIR), which this subclasses."""
+    _errno = _errno.EISDIR
 
 
 class MismatchError(Error, RuntimeError):
@@ -27,6 +55,8 @@ def error_for(message, status="error", file="", offset=-1):
     """The etcompare.Error subclass upstream's exception class maps to."""
     if status == "I/O error" and ("No such file" in message or "not found" in message):
         cls = NotFoundError
+    elif status == "I/O error" and "is a directory" in message:
+        cls = DirectoryError
     elif status == "mismatch":
         cls = MismatchError
     else:

@@ -71,12 +71,17 @@ class FxNode:
         self.kwargs = {}
         self._meta = meta or {}
         self.source = source  # the library's node for call_function nodes of the program
+        self.val = None  # a TensorMeta of the record's tensor_values, set by FxProgram
+        self.users = {}  # torch.fx's: {user node: None}, in graph order
+        self.all_input_nodes = []
+        self.prev = self.next = None
 
     @property
     def meta(self):
-        if self.source is not None:
-            return self.source.meta
-        return self._meta
+        m = dict(self.source.meta) if self.source is not None else dict(self._meta)
+        if self.val is not None:
+            m["val"] = self.val
+        return m
 
     @property
     def stack_trace(self):
@@ -160,6 +165,36 @@ def _parse_stack_trace(st):
     return None
 
 
+class TensorMeta:
+    """node.meta["val"] of a tensor node: its shape and dtype from the
+    record's tensor_values (upstream's is a torch FakeTensor; this is not
+    a tensor): `shape` a tuple (ints; a symbolic size as its text), `dtype`
+    torch's name ("torch.float32"), size(), dim(), str() "f32[4, 32]"."""
+
+    def __init__(self, tv):
+        if isinstance(tv.get("meta"), dict):
+            tv = tv["meta"]
+        sizes = []
+        for sz in tv.get("sizes", []):
+            v = sz.get("as_int") if isinstance(sz, dict) else sz
+            sizes.append(v if isinstance(v, int) else _size_repr(sz))
+        self.shape = tuple(sizes)
+        self.dtype = "torch." + _DTYPE.get(tv.get("dtype"), "unknown")
+        self._text = _annotation(tv)
+
+    def size(self, dim=None):
+        return self.shape if dim is None else self.shape[dim]
+
+    def dim(self):
+        return len(self.shape)
+
+    def __str__(self):
+        return self._text
+
+    def __repr__(self):
+        return f"TensorMeta(shape={self.shape!r}, dtype={self.dtype})"
+
+
 class FxProgram:
     """The deserialized program's nodes, signature and range constraints."""
 
@@ -220,6 +255,22 @@ class FxProgram:
                 self.nodes.append(byname[iname])
         self.outputs = [_arg_value(o, byname) for o in g.get("outputs", [])]
         self.nodes.append(FxNode("output", "output", "output", (tuple(self.outputs),)))
+        # torch.fx's navigation: inputs, users, prev/next in graph order; and
+        # meta["val"]'s shape and dtype where the record has the tensor
+        for k, n in enumerate(self.nodes):
+            n.prev = self.nodes[k - 1] if k else None
+            n.next = self.nodes[k + 1] if k + 1 < len(self.nodes) else None
+            seen = []
+            for ref in _node_refs(n):
+                src = byname.get(ref)
+                if src is not None and src is not n and src not in seen:
+                    seen.append(src)
+            n.all_input_nodes = seen
+            for src in seen:
+                src.users[n] = None
+            tv = self.tensor_values.get(n.name)
+            if isinstance(tv, dict):
+                n.val = TensorMeta(tv)
 
     def signature_str(self):
         ins, outs = [], []

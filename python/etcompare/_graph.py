@@ -247,10 +247,19 @@ def exported_program(handles, graph, method):
 class ETRecord(_lib.View):
     """An ETRecord file opened by the library: its methods and graph names,
     and its programs as printable graphs. Inspector(etrecord=...) takes it
-    as it takes a path."""
+    as it takes a path. Upstream's attributes edge_dialect_program,
+    graph_map, exported_program and export_graph_id are read-only
+    properties holding etcompare's Graph objects (not torch programs)."""
     _what, _fix = "an etcompare.ETRecord", "make a new one from the same path"
 
-    def __init__(self, path):
+    def __init__(self, path=None, etrecord_path=None):
+        if (path is None) == (etrecord_path is None):
+            raise TypeError("ETRecord(path) or ETRecord(etrecord_path=path): give the "
+                            "ETRecord file's path once")
+        path = path if etrecord_path is None else etrecord_path
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            raise TypeError(f"etrecord_path= is the path of a file (str, bytes or os.PathLike), "
+                            f"not {type(path).__name__}")
         path = _lib.absolute(path)  # an os.chdir later does not change the file
         self._path = os.fspath(path)
         self._h = _Rec()
@@ -281,5 +290,52 @@ class ETRecord(_lib.View):
         Inspector.get_exported_program and upstream's graph_map.get."""
         return exported_program(self._h, graph, None)
 
+    @property
+    def edge_dialect_program(self):
+        """Upstream's attribute: the Edge program (a Graph), or for a record
+        of several methods a dict method -> Graph, as upstream's."""
+        methods = self.methods
+        if len(methods) > 1:
+            return {m: Graph(self._h, None, m) for m in methods}
+        return Graph(self._h, None, None)
+
+    @property
+    def graph_map(self):
+        """Upstream's attribute: {graph_map name: Graph} of the record's
+        graph_map programs ({} when it has none)."""
+        return {n: Graph(self._h, n, None) for n in self.graph_names}
+
+    @property
+    def exported_program(self):
+        """Upstream's attribute: the ATen program (member
+        "exported_program") as a Graph, None when the record has none."""
+        if "exported_program" not in self.graph_names:
+            return None
+        return Graph(self._h, "exported_program", None)
+
+    @property
+    def export_graph_id(self):
+        """Upstream's attribute: the record's export_graph_id (an int), None
+        when it has none."""
+        import json
+        rec, key = self._h.etrecord, b"export_graph_id"
+        if not lib.etrecord_has_member(rec, key):
+            return None
+        data, size, err = ctypes.c_void_p(), ctypes.c_size_t(), _lib.new_error()
+        _lib.check(lib.etrecord_member(rec, key, ctypes.byref(data), ctypes.byref(size),
+                                       ctypes.byref(err)), err)
+        if not data.value:
+            return None
+        try:
+            return json.loads(ctypes.string_at(data.value, size.value))
+        except ValueError:
+            return None
+
     def __repr__(self):
         return f"<etcompare.ETRecord {self._path}>"
+
+
+def parse_etrecord(etrecord_path):
+    """Upstream's parse_etrecord: the ETRecord at `etrecord_path` (an
+    etcompare.ETRecord, which Inspector(etrecord=...) takes)."""
+    return ETRecord(etrecord_path=etrecord_path)

@@ -4,7 +4,9 @@ upstream's devtools/inspector/_inspector.py.
 """
 import contextlib
 import ctypes
+import dataclasses
 import enum
+import io
 import os
 import sys
 import warnings
@@ -12,6 +14,7 @@ import warnings
 from . import _lib, _tensor
 from ._lib import Error, lib
 
+EDGE_DIALECT_GRAPH_KEY = "edge_dialect_graph_module"  # upstream's reference_graph_name default
 RESERVED_FRAMEWORK_EVENT_NAMES = ("Method::init", "Program::load_method", "Method::execute")
 
 
@@ -113,15 +116,22 @@ class PerfData:
         self._stats = st
         return getattr(st, name)
 
-    p10 = property(lambda self: self._stat("p10"))
-    p50 = property(lambda self: self._stat("p50"))
-    p90 = property(lambda self: self._stat("p90"))
-    avg = property(lambda self: self._stat("avg"))
+    # numpy.float64 as upstream's np.percentile / np.mean (min and max are
+    # Python's min() / max() of raw there: floats)
+    p10 = property(lambda self: _f64(self._stat("p10")))
+    p50 = property(lambda self: _f64(self._stat("p50")))
+    p90 = property(lambda self: _f64(self._stat("p90")))
+    avg = property(lambda self: _f64(self._stat("avg")))
     min = property(lambda self: self._stat("min"))
     max = property(lambda self: self._stat("max"))
 
     def __repr__(self):
         return f"PerfData(raw={self.raw!r})"
+
+
+def _f64(v):
+    import numpy as np
+    return np.float64(v)
 
 
 def _perf_stats(raw, out):
@@ -141,11 +151,52 @@ def _truncated(ops):
 class Event(_lib.View):
     """One event of an EventBlock (upstream's Event): an operator instance
     with its durations over the block's runs, its intermediate outputs and
-    what the ETRecord says about it."""
+    what the ETRecord says about it. Built by keyword with upstream's
+    fields (Event(name="add", perf_data=PerfData([1.0]))); the Inspector's
+    events view the library's. dataclasses.fields, asdict and replace
+    work on both (upstream's fields)."""
     _what, _fix = "an Event", _FIX + " (its arrays and perf_data can be pickled)"
 
-    def __init__(self, block, ev, handles, converter=None, parser=None):
+    def __init__(self, name, perf_data=None, op_types=None, delegate_debug_identifier=None,
+                 debug_handles=None, num_outputs=1, stack_traces=None, module_hierarchy=None,
+                 is_delegated_op=None, delegate_backend_name=None,
+                 _delegate_debug_metadatas=None, debug_data=None, _instruction_id=None,
+                 _delegate_metadata_parser=None, _delegate_time_scale_converter=None,
+                 _start_time=None):
+        self._h = None
+        self.name = name
+        self.perf_data = perf_data
+        self.op_types = [] if op_types is None else op_types
+        self.delegate_debug_identifier = delegate_debug_identifier
+        self.debug_handles = debug_handles
+        self.num_outputs = num_outputs
+        self.stack_traces = {} if stack_traces is None else stack_traces
+        self.module_hierarchy = {} if module_hierarchy is None else module_hierarchy
+        self.is_delegated_op = is_delegated_op
+        self.delegate_backend_name = delegate_backend_name
+        self._delegate_debug_metadatas = ([] if _delegate_debug_metadatas is None
+                                          else _delegate_debug_metadatas)
+        self._debug_data = [] if debug_data is None else debug_data
+        self._debug_ptr, self._debug_count = None, 0
+        self._instruction_id = _instruction_id
+        self._parser = _delegate_metadata_parser
+        self._converter = _delegate_time_scale_converter
+        self._start_time = _start_time
+        self._nodes = []
+
+    @classmethod
+    def _from_library(cls, block, ev, handles, converter=None, parser=None):
+        self = object.__new__(cls)
+        self._library_init(block, ev, handles, converter, parser)
+        return self
+
+    # upstream's dataclass field names, for dataclasses.asdict / replace
+    _delegate_metadata_parser = property(lambda self: self._parser)
+    _delegate_time_scale_converter = property(lambda self: self._converter)
+
+    def _library_init(self, block, ev, handles, converter=None, parser=None):
         self._h = handles
+        self._converter = converter
         self._parser = parser
         self.name = ev.name.text()
         self._instruction_id = ev.instruction_id if ev.instruction_id >= 0 else None
@@ -172,8 +223,9 @@ class Event(_lib.View):
             self._start_time = None
         self._delegate_debug_metadatas = []
         if ev.metadata:
-            metas = [ctypes.string_at(ev.metadata[k], ev.metadata_len[k]).decode("utf-8", "replace")
-                     if ev.metadata[k] else "" for k in range(n)]
+            # upstream's list: the ETDump's bytes of each run, "" for a run without
+            metas = [ctypes.string_at(ev.metadata[k], ev.metadata_len[k])
+                     if ev.metadata[k] and ev.metadata_len[k] else "" for k in range(n)]
             if any(metas):
                 self._delegate_debug_metadatas = metas
         self.debug_handles = (list(ev.debug_handles[:ev.debug_handle_count])
@@ -194,7 +246,8 @@ class Event(_lib.View):
                 self.op_types.append(_lib.cstr(node.op))
         self.delegate_backend_name = (ev.delegate_backend_name.decode("utf-8", "replace")
                                       if ev.delegate_backend_name is not None else None)
-        self.num_outputs = ev.num_outputs if ev.num_outputs >= 0 else None
+        # upstream: instruction_id_to_num_outs_map.get(instruction_id, 1), else 1
+        self.num_outputs = int(ev.num_outputs) if ev.num_outputs >= 0 else 1
         self._debug_ptr, self._debug_count = ev.debug, ev.debug_count
         self._debug_data = None
 
@@ -203,6 +256,8 @@ class Event(_lib.View):
         """Intermediate outputs of the block's first run: numpy arrays
         (zero-copy views into the debug buffer), or torch tensors with
         tensor_type="torch", and Python scalars."""
+        if self._h is None:  # built by keyword
+            return self._debug_data
         if self._debug_data is None:
             self._debug_data = _tensor.values(self._debug_ptr, 0, self._debug_count, self._h.buf,
                                               self._h) if self._debug_count else []
@@ -211,6 +266,10 @@ class Event(_lib.View):
         self._h.check()  # a truncated debug buffer: an Error, not zeros taken for data
         return self._debug_data
 
+    @debug_data.setter
+    def debug_data(self, value):
+        self._debug_data = value
+
     @property
     def start_time(self):
         return self._start_time
@@ -218,14 +277,26 @@ class Event(_lib.View):
     @property
     def delegate_debug_metadatas(self):
         """Parsed by delegate_metadata_parser when one was given (delegated
-        events only), else the raw strings, as upstream."""
+        events only), else the raw bytes, as upstream; the parser runs once
+        per event (upstream's cached_property)."""
         if not self.is_delegated_op or self._parser is None:
             return self._delegate_debug_metadatas
-        return self._parser(self._delegate_debug_metadatas)
+        if not hasattr(self, "_parsed_metadatas"):
+            self._parsed_metadatas = self._parser(self._delegate_debug_metadatas)
+        return self._parsed_metadatas
 
     @property
     def raw_delegate_debug_metadatas(self):
+        """The ETDump's delegate debug metadata of each run: bytes, as
+        upstream ("" for a run that logged none)."""
         return self._delegate_debug_metadatas
+
+    @property
+    def delegate_debug_metadata_texts(self):
+        """Beyond upstream: raw_delegate_debug_metadatas decoded as UTF-8
+        (invalid bytes as U+FFFD), for metadata that is text."""
+        return [m.decode("utf-8", "replace") if isinstance(m, bytes) else m
+                for m in self._delegate_debug_metadatas]
 
     def asdict(self, _units=""):
         p = self.perf_data
@@ -257,6 +328,39 @@ class Event(_lib.View):
                 f"op_types={self.op_types!r}, debug_handles={self.debug_handles!r})")
 
 
+@dataclasses.dataclass
+class _EventFields:
+    """Upstream's Event fields, in upstream's order (its @dataclass)."""
+    name: str
+    perf_data: object = None
+    op_types: list = dataclasses.field(default_factory=list)
+    delegate_debug_identifier: object = None
+    debug_handles: object = None
+    num_outputs: int = 1
+    stack_traces: dict = dataclasses.field(default_factory=dict)
+    module_hierarchy: dict = dataclasses.field(default_factory=dict)
+    is_delegated_op: object = None
+    delegate_backend_name: object = None
+    _delegate_debug_metadatas: list = dataclasses.field(default_factory=list)
+    debug_data: list = dataclasses.field(default_factory=list)
+    _instruction_id: object = None
+    _delegate_metadata_parser: object = None
+    _delegate_time_scale_converter: object = None
+    _start_time: object = None
+
+
+@dataclasses.dataclass
+class _EventBlockFields:
+    """Upstream's EventBlock fields, in upstream's order."""
+    name: str
+    events: list = dataclasses.field(default_factory=list)
+    source_time_scale: object = TimeScale.NS
+    target_time_scale: object = TimeScale.MS
+    bundled_input_index: object = None
+    run_output: object = None
+    reference_output: object = None
+
+
 def _elapsed(start, end):
     max_uint32 = 2 ** 32 - 1
     if start > end:
@@ -268,11 +372,33 @@ def _elapsed(start, end):
 
 
 class EventBlock(_lib.View):
-    """A group of runs with the same signature (upstream's EventBlock)."""
+    """A group of runs with the same signature (upstream's EventBlock).
+    Built by keyword with upstream's fields (EventBlock(name="Execute",
+    events=[...])); the Inspector's blocks view the library's.
+    dataclasses.fields, asdict and replace work on both."""
     _what, _fix = "an EventBlock", _FIX + " (its arrays and perf_data can be pickled)"
 
-    def __init__(self, index, b, handles, source, target, converter=None, reference=None,
-                 parser=None):
+    def __init__(self, name, events=None, source_time_scale=TimeScale.NS,
+                 target_time_scale=TimeScale.MS, bundled_input_index=None, run_output=None,
+                 reference_output=None):
+        self._h = self._b = None
+        self.index = None
+        self.name = name
+        self._events = [] if events is None else events
+        self.source_time_scale, self.target_time_scale = source_time_scale, target_time_scale
+        self.bundled_input_index = bundled_input_index
+        self._run_output = run_output
+        self.reference_output = reference_output
+        self._converter = self._parser = None
+
+    @classmethod
+    def _from_library(cls, index, b, handles, source, target, converter=None, reference=None,
+                      parser=None):
+        self = object.__new__(cls)
+        self._library_init(index, b, handles, source, target, converter, reference, parser)
+        return self
+
+    def _library_init(self, index, b, handles, source, target, converter, reference, parser):
         self._h = handles
         self._b = b
         self.index = index
@@ -291,22 +417,30 @@ class EventBlock(_lib.View):
         if self._events is None:
             b = self._b
             self._events = [
-                Event(self, _lib.at(b.events, i, _lib.InspectorEvent, "inspector_event"), self._h,
-                      self._converter, self._parser) for i in range(b.event_count)]
+                Event._from_library(self, _lib.at(b.events, i, _lib.InspectorEvent,
+                                                  "inspector_event"),
+                                    self._h, self._converter, self._parser)
+                for i in range(b.event_count)]
         return self._events
+
+    @events.setter
+    def events(self, value):
+        self._events = value
 
     @property
     def run_count(self):
-        return self._b.run_count
+        return self._b.run_count if self._b is not None else None
 
     @property
     def runs(self):
         """The ETDump run_data index of each run merged into this block."""
-        return list(self._b.runs[:self._b.run_count])
+        return list(self._b.runs[:self._b.run_count]) if self._b is not None else []
 
     def run_outputs(self, run=0):
         """Program outputs of run `run` of the block (upstream's run_output is run 0's)."""
         b = self._b
+        if b is None:
+            raise IndexError(f"block {self.name} was built by keyword: its run_output only")
         if not 0 <= run < b.run_count:
             raise IndexError(f"block {self.name} has {b.run_count} runs")
         start, end = b.output_start[run], b.output_start[run + 1]
@@ -317,10 +451,16 @@ class EventBlock(_lib.View):
 
     @property
     def run_output(self):
+        if self._b is None:  # built by keyword
+            return self._run_output
         if self._run_output is None:
             self._run_output = self.run_outputs(0) if self._b.run_count else []
         self._h.check()
         return self._run_output
+
+    @run_output.setter
+    def run_output(self, value):
+        self._run_output = value
 
     def to_dataframe(self, include_units=False, include_delegate_debug_data=False):
         import pandas as pd
@@ -330,13 +470,82 @@ class EventBlock(_lib.View):
             d = e.asdict(_units=units)
             row = {"event_block_name": self.name}
             row.update({k: (v[0] if isinstance(v, list) else v) for k, v in d.items()})
-            if include_delegate_debug_data and e.delegate_debug_metadatas:
-                row["delegate_debug_metadata"] = e.delegate_debug_metadatas
             rows.append(row)
-        return pd.DataFrame(rows)
+        df = pd.DataFrame(rows)
+        if include_delegate_debug_data:
+            # upstream's columns: a list is one "delegate_debug_metadata" cell,
+            # a dict (a parser's) one column per key
+            extra = []
+            for e in self.events:
+                meta = e.delegate_debug_metadatas
+                if meta is not None and len(meta) > 0:
+                    if isinstance(meta, list):
+                        extra.append(pd.Series([meta], index=["delegate_debug_metadata"]))
+                    elif isinstance(meta, dict):
+                        extra.append(pd.Series(meta))
+                    else:
+                        raise ValueError(f"Unexpected type for delegate_debug_metadata: "
+                                         f"{type(meta)}")
+                else:
+                    extra.append(pd.Series(dtype=object))
+            if any(not x.empty for x in extra):
+                df = pd.concat([df, pd.DataFrame(extra)], axis=1)
+        return df
 
     def __repr__(self):
-        return f"EventBlock(name={self.name!r}, events={len(self._b.event_count and self.events)})"
+        return f"EventBlock(name={self.name!r}, events={len(self.events)})"
+
+
+# the library's TSV columns upstream's save_data_to_tsv drops (its
+# EXCLUDED_COLUMNS_WHEN_PRINTING) or does not have
+_NOT_UPSTREAM_TSV = ("debug_handles", "stack_traces", "module_hierarchy")
+
+
+def _upstream_tsv(text):
+    """The library's TSV (csv quoting, as pandas writes it) without the
+    columns upstream's save_data_to_tsv does not write; rewritten only
+    when one of them is there."""
+    import csv
+    head = text.split("\n", 1)[0].split("\t")
+    if not any(c in head for c in _NOT_UPSTREAM_TSV):
+        return text
+    rows = list(csv.reader(io.StringIO(text, newline=""), delimiter="\t"))
+    keep = [i for i, c in enumerate(rows[0]) if c not in _NOT_UPSTREAM_TSV]
+    out = io.StringIO(newline="")
+    w = csv.writer(out, delimiter="\t", lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+    for r in rows:
+        w.writerow([r[i] for i in keep if i < len(r)])
+    return out.getvalue()
+
+
+def _write_path(file, text):
+    """`text` to the path `file`, compressed as pandas' compression="infer"
+    does for its suffix."""
+    name = os.fsdecode(file)
+    data = text.encode("utf-8")
+    low = name.lower()
+    if low.endswith(".gz"):
+        import gzip
+        with gzip.open(file, "wb") as f:
+            f.write(data)
+    elif low.endswith(".bz2"):
+        import bz2
+        with bz2.open(file, "wb") as f:
+            f.write(data)
+    elif low.endswith(".xz"):
+        import lzma
+        with lzma.open(file, "wb") as f:
+            f.write(data)
+    elif low.endswith(".zip"):
+        import zipfile
+        with zipfile.ZipFile(file, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr(os.path.basename(name)[:-4], data)
+    elif low.endswith((".zst", ".tar")) or ".tar." in low:
+        raise Error(f"{name}: save_data_to_tsv writes .gz, .bz2, .xz and .zip compressed files, "
+                    "not this one; give another suffix", "usage error", name)
+    else:
+        with open(file, "wb") as f:
+            f.write(data)
 
 
 def _module_matches(key, path, typ, name, how):
@@ -380,7 +589,11 @@ class Inspector(_lib.View):
     Inspector(etdump_path=None, etdump_data=None, etrecord=None,
               source_time_scale=TimeScale.NS, target_time_scale=TimeScale.MS,
               debug_buffer_path=None, delegate_metadata_parser=None,
-              delegate_time_scale_converter=None, enable_module_hierarchy=False)
+              delegate_time_scale_converter=None, enable_module_hierarchy=False,
+              reference_graph_name="edge_dialect_graph_module")
+
+    reference_graph_name: upstream's default or an ETRecord method name (the
+    Edge program the events are linked to); another graph is an Error.
 
     Beyond upstream: `method` (the ETRecord method, default "forward"),
     `strict` (merged runs with different debug data are an error) and
@@ -407,7 +620,8 @@ class Inspector(_lib.View):
                  debug_buffer_path=None, delegate_metadata_parser=None,
                  delegate_time_scale_converter=None, enable_module_hierarchy=False,
                  method=None, strict=False, bundled_program=None, inputs=None,
-                 tensor_type="numpy", max_inflate=None, force=False):
+                 tensor_type="numpy", max_inflate=None, force=False,
+                 reference_graph_name=EDGE_DIALECT_GRAPH_KEY):
         if tensor_type not in ("numpy", "torch"):
             raise Error(f"tensor_type must be 'numpy' or 'torch', not '{tensor_type}'",
                         "usage error")
@@ -418,6 +632,10 @@ class Inspector(_lib.View):
         for name, v in (("etdump_path", etdump_path), ("debug_buffer_path", debug_buffer_path),
                         ("etrecord", etrecord), ("bundled_program", bundled_program),
                         ("inputs", inputs)):
+            if name in ("etdump_path", "debug_buffer_path", "bundled_program") and \
+                    v is not None and not isinstance(v, (str, bytes, os.PathLike)):
+                raise TypeError(f"{name}= is the path of a file (str, bytes or os.PathLike), "
+                                f"not {_typename(v)}")
             if isinstance(v, (str, bytes)) and not v:
                 raise Error(f"{name} is an empty path: give the file's path, or leave {name} "
                             "out", "usage error")
@@ -505,6 +723,8 @@ class Inspector(_lib.View):
             h.etrecord_path = os.fspath(etrecord)
             h.etrecord_id = _lib.file_id(etrecord)
             h.inputs.append(("ETRecord", etrecord))
+        if h.etrecord:
+            self._method = self._reference_graph_method(reference_graph_name)
         for role, path in (("bundled program", bundled_program), ("inputs", inputs)):
             if isinstance(path, (str, bytes, os.PathLike)):
                 h.inputs.append((role, path))
@@ -520,6 +740,28 @@ class Inspector(_lib.View):
         self._converter = delegate_time_scale_converter
         self._parser = delegate_metadata_parser
         self._event_blocks = None
+
+    def _reference_graph_method(self, name):
+        """Upstream's reference_graph_name (the graph whose nodes the events
+        are linked to) as the ETRecord method to link: upstream's default
+        (the Edge dialect program), or a method name of the record."""
+        name = _lib.text("reference_graph_name", name,
+                         f"\"{EDGE_DIALECT_GRAPH_KEY}\" or an ETRecord method name")
+        if name in (EDGE_DIALECT_GRAPH_KEY, "edge_dialect_exported_program"):
+            return self._method
+        rec = self._h.etrecord
+        methods = [lib.etrecord_method(rec, i).decode("utf-8", "replace")
+                   for i in range(lib.etrecord_method_count(rec))]
+        if name in methods and self._method in (None, name):
+            return name
+        if name in methods:
+            raise Error(f"reference_graph_name=\"{name}\" and method=\"{self._method}\" name "
+                        "two methods: give one of them", "usage error")
+        raise Error(f"reference_graph_name=\"{name}\": etcompare links events to the Edge "
+                    f"dialect program of an ETRecord method: give \"{EDGE_DIALECT_GRAPH_KEY}\" "
+                    f"(upstream's default) or a method name ({', '.join(methods) or 'none'}); "
+                    "other graph_map graphs are read by get_exported_program(graph) and "
+                    "calculate_numeric_gap(reference_graph=)", "usage error")
 
     def _check_belonging(self):
         """The CLI's consistency checks (consistency.h): an ETRecord of
@@ -608,8 +850,9 @@ class Inspector(_lib.View):
         if self._event_blocks is None:
             h = self._h
             self._event_blocks = [
-                EventBlock(i, lib.inspector_block(h.insp, i).contents, h, self._source_time_scale,
-                           self._target_time_scale, self._converter, parser=self._parser)
+                EventBlock._from_library(i, lib.inspector_block(h.insp, i).contents, h,
+                                         self._source_time_scale, self._target_time_scale,
+                                         self._converter, parser=self._parser)
                 for i in range(lib.inspector_block_count(h.insp))]
             self._attach_references(self._event_blocks)
         self._h.check()
@@ -694,13 +937,18 @@ class Inspector(_lib.View):
         (file or sys.stdout).write(text)
 
     def save_data_to_tsv(self, file, include_units=True, include_delegate_debug_data=False):
-        """The same rows as TSV (pandas to_csv with sep "\\t"). `file` is a
-        path or an open text file."""
+        """The same rows as TSV, as upstream's pandas to_csv(file, sep="\\t"):
+        upstream's columns only; `file` a path (".gz", ".bz2", ".xz" and
+        ".zip" compressed, as pandas infers) or an open text or binary
+        file."""
         self._check_output(file)
-        text = self._text(lib.report_tsv, include_units, include_delegate_debug_data)
+        text = _upstream_tsv(self._text(lib.report_tsv, include_units,
+                                        include_delegate_debug_data))
         if isinstance(file, (str, bytes, os.PathLike)):
-            with open(file, "w", newline="") as f:
-                f.write(text)
+            _write_path(file, text)
+        elif isinstance(file, (io.RawIOBase, io.BufferedIOBase)) or "b" in getattr(file, "mode",
+                                                                                  ""):
+            file.write(text.encode("utf-8"))
         else:
             file.write(text)
 
@@ -733,6 +981,21 @@ class Inspector(_lib.View):
 
     def get_op_list(self, event_block, show_delegated_ops=True):
         return {}  # upstream: not implemented
+
+    def write_tensorboard_artifact(self, path):
+        """Upstream's placeholder: does nothing (not implemented there)."""
+        return None
+
+    def get_vgf_neural_statistics(self):
+        """Upstream parses the VGF backend's neural accelerator statistics
+        from the delegate debug metadata; etcompare does not implement that
+        format: NotImplementedError. The bytes are in each Event's
+        raw_delegate_debug_metadatas (give them to upstream's
+        executorch.devtools.inspector.vgf_neural_statistics parser)."""
+        raise NotImplementedError(
+            "get_vgf_neural_statistics: etcompare does not parse the VGF backend's neural "
+            "statistics; read each Event's raw_delegate_debug_metadatas (bytes) and give them "
+            "to upstream's parse_vgf_neural_statistics_delegate_metadata")
 
     def get_exported_program(self, graph=None):
         """The ETRecord's Edge program (or graph_map program `graph`): a
@@ -798,3 +1061,10 @@ class Inspector(_lib.View):
             return accuracy(self, reference, dict(min_snr=min_snr, max_mse=max_mse,
                                                   min_cosine=min_cosine, max_abs=max_abs),
                             block, self._method if method is None else method, pair_by, force)
+
+
+# dataclasses.fields / asdict / replace see upstream's fields on these classes
+# (is_dataclass is True); __init__, __eq__ and __repr__ stay etcompare's
+for _cls, _fields in ((Event, _EventFields), (EventBlock, _EventBlockFields)):
+    _cls.__dataclass_fields__ = _fields.__dataclass_fields__
+    _cls.__dataclass_params__ = _fields.__dataclass_params__

@@ -110,7 +110,7 @@ def _distance(insp, distance):
     if isinstance(distance, type) and issubclass(distance, NumericalComparatorBase):
         raise TypeError(f"distance={distance.__name__} is the comparator class: give an "
                         f"instance, distance={distance.__name__}()")
-    dist = str(distance).upper()
+    dist = str(distance).strip().upper()  # as upstream: " SNR " and "mse\n" are names
     if dist not in BUILTIN:
         shown = repr(distance)  # escaped; a long value cut
         raise Error(f"distance must be one of MSE, L1, SNR or a NumericalComparatorBase, not "
@@ -163,8 +163,11 @@ def numeric_gap(insp, distance, reference, block, thresholds, reference_graph=No
         try:
             run = open_run(insp, block, reference_graph, reference_dtype, insp._method)
         except Error as e:
-            raise Error("calculate_numeric_gap without reference= runs the ETRecord's graph "
-                        f"(as upstream): {e.message}", e.status, e.file, e.offset) from None
+            prefix = "calculate_numeric_gap without reference= runs the ETRecord's graph"
+            if e.message.startswith(prefix):  # said once, not twice
+                raise
+            raise Error(f"{prefix} (as upstream): {e.message}", e.status, e.file,
+                        e.offset) from None
         g.keep.append(run)
         ref.graph = run.graph
         ref.inputs = run.inputs.tensors
@@ -272,4 +275,18 @@ def _custom(comparator, rows, tensor_type):
         mapping[(r["aot_debug_handle"], aot)] = (r["runtime_debug_handle"], rt)
         aot_names[r["aot_debug_handle"]] = list(r["aot_ops"])
         rt_names[r["runtime_debug_handle"]] = list(r["runtime_ops"])
-    return comparator.compare(mapping, aot_names, rt_names)
+    traces = {}
+    for r in rows:
+        for op, trace in (r.get("stacktraces") or {}).items():
+            traces.setdefault(op, trace)
+    out = comparator.compare(mapping, aot_names, rt_names)
+
+    def stacktraces(ops):  # upstream's column, added after any comparator's frame
+        return {op: traces.get(op) for op in ops}
+    if hasattr(out, "columns") and len(out) > 0 and "aot_ops" in out.columns:
+        out["stacktraces"] = out["aot_ops"].apply(stacktraces)
+    elif isinstance(out, list):
+        for row in out:
+            if isinstance(row, dict) and "aot_ops" in row:
+                row["stacktraces"] = stacktraces(row["aot_ops"])
+    return out
