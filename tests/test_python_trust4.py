@@ -170,6 +170,15 @@ def distance_strip(d):
           got[0] == want and got[1] == want and len(want) > 3, got)
 
 
+def inspector_error(**kw):
+    """What Inspector(**kw) raises, or None."""
+    try:
+        E.Inspector(**kw)
+    except Exception as x:  # noqa: BLE001
+        return x
+    return None
+
+
 def os_errors(d):
     """F7: a missing file: FileNotFoundError with errno, strerror and
     filename as open()'s; a directory: IsADirectoryError (an OSError), both
@@ -178,12 +187,7 @@ def os_errors(d):
     missing = os.path.join(d, "nope.bin")
     for kw in (dict(etdump_path=missing), dict(etdump_path=etdp, debug_buffer_path=missing),
                dict(etdump_path=etdp, debug_buffer_path=buf, etrecord=missing)):
-        key = list(kw)[-1]
-        try:
-            E.Inspector(**kw)
-            e = None
-        except Exception as x:  # noqa: BLE001
-            e = x
+        key, e = list(kw)[-1], inspector_error(**kw)
         check(f"missing {key}: FileNotFoundError with errno ENOENT, strerror and filename",
               isinstance(e, FileNotFoundError) and isinstance(e, E.Error) and
               e.errno == errno.ENOENT and e.filename == missing and
@@ -191,12 +195,7 @@ def os_errors(d):
               (type(e), getattr(e, "errno", None), getattr(e, "filename", None)))
     for kw in (dict(etdump_path=d), dict(etdump_path=etdp, debug_buffer_path=d),
                dict(etdump_path=etdp, debug_buffer_path=buf, etrecord=d)):
-        key = list(kw)[-1]
-        try:
-            E.Inspector(**kw)
-            e = None
-        except Exception as x:  # noqa: BLE001
-            e = x
+        key, e = list(kw)[-1], inspector_error(**kw)
         check(f"a directory as {key}: IsADirectoryError (OSError, EISDIR, filename), still "
               "an etcompare.Error", isinstance(e, IsADirectoryError) and
               isinstance(e, E.Error) and e.errno == errno.EISDIR and e.filename == d,

@@ -11,6 +11,7 @@
 #include "check.h"
 #include "etcompare/etcompare.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,15 @@ static int open_cnn(opened *o, etc_error *err)
 	return etc_inspector_link(o->insp, o->rec, NULL, err);
 }
 
+/* open_cnn, checked: false (a failed check) when the files could not be opened */
+static bool open_ok(opened *o, etc_error *err)
+{
+	etc_error_clear(err);
+	bool ok = open_cnn(o, err) == 0 && o->insp;
+	CHECK(ok);
+	return ok;
+}
+
 static void close_cnn(opened *o)
 {
 	etc_inspector_free(o->insp);
@@ -58,9 +68,7 @@ static void accuracy_null_block(void)
 {
 	opened o = {0};
 	etc_error err;
-	etc_error_clear(&err);
-	CHECK(open_cnn(&o, &err) == 0);
-	if (!o.insp)
+	if (!open_ok(&o, &err))
 		return;
 	etc_reference_set set = {.torchsave = etc_etrecord_reference_outputs(o.rec),
 	                         .name = etc_etrecord_name(o.rec)};
@@ -86,9 +94,7 @@ static void run_debug_null(void)
 {
 	opened o = {0};
 	etc_error err;
-	etc_error_clear(&err);
-	CHECK(open_cnn(&o, &err) == 0);
-	if (!o.insp)
+	if (!open_ok(&o, &err))
 		return;
 	size_t block = 0;
 	CHECK(etc_inspector_block_find(o.insp, "Execute", &block) != NULL);
@@ -123,9 +129,7 @@ static void null_arguments(void)
 {
 	opened o = {0};
 	etc_error err;
-	etc_error_clear(&err);
-	CHECK(open_cnn(&o, &err) == 0);
-	if (!o.insp)
+	if (!open_ok(&o, &err))
 		return;
 	char p[1024];
 	int kind = -5;
@@ -372,9 +376,7 @@ static void relink_fails(void)
 {
 	opened o = {0};
 	etc_error err;
-	etc_error_clear(&err);
-	CHECK(open_cnn(&o, &err) == 0);
-	if (!o.insp)
+	if (!open_ok(&o, &err))
 		return;
 	char p[1024];
 	size_t n = 0;
@@ -413,9 +415,7 @@ static void null_strings(void)
 {
 	opened o = {0};
 	etc_error err;
-	etc_error_clear(&err);
-	CHECK(open_cnn(&o, &err) == 0);
-	if (!o.insp)
+	if (!open_ok(&o, &err))
 		return;
 	char p[1024];
 	const void *bytes = NULL;
