@@ -973,17 +973,24 @@ static int on_output(void *user, const etc_refrun *run, size_t n, etc_error *err
 	return 0;
 }
 
-int etc_numgap_inputs_score(const etc_inspector *insp, const char *block, const etc_refgraph *g,
-                            const etc_reftensor *inputs, size_t n, double *snr, etc_error *err)
+/* The index of block `block` (NULL "Execute") that candidate inputs are scored on. */
+static int score_block(const etc_inspector *insp, const char *block, size_t *b, etc_error *err)
 {
 	const char *name = block ? block : "Execute";
-	size_t b = 0;
-	*snr = NAN;
-	if (!etc_inspector_block_find(insp, name, &b))
+	if (!etc_inspector_block_find(insp, name, b))
 		return etc_fail(err, ETC_ERR_USAGE, etc_etdump_name(etc_inspector_etdump(insp)), -1,
 		                "no program outputs to score inputs with (block \"%s\", debug "
 		                "buffer)",
 		                name);
+	return 0;
+}
+
+int etc_numgap_inputs_score(const etc_inspector *insp, const char *block, const etc_refgraph *g,
+                            const etc_reftensor *inputs, size_t n, double *snr, etc_error *err)
+{
+	size_t b = 0;
+	*snr = NAN;
+	ETC_TRY(score_block(insp, block, &b, err));
 	return etc_numgap_inputs_score_at(insp, b, 0, g, inputs, n, snr, err);
 }
 
@@ -1068,15 +1075,10 @@ int etc_numgap_inputs_match(const etc_inspector *insp, const char *block, const 
                             const etc_reftensor *inputs, size_t n, etc_numgap_match *m,
                             etc_error *err)
 {
-	const char *name = block ? block : "Execute";
 	size_t b = 0;
 	m->reproduced = -1;
 	m->snr = NAN;
-	if (!etc_inspector_block_find(insp, name, &b))
-		return etc_fail(err, ETC_ERR_USAGE, etc_etdump_name(etc_inspector_etdump(insp)), -1,
-		                "no program outputs to score inputs with (block \"%s\", debug "
-		                "buffer)",
-		                name);
+	ETC_TRY(score_block(insp, block, &b, err));
 	return etc_numgap_inputs_match_at(insp, b, 0, g, inputs, n, m, err);
 }
 
