@@ -380,6 +380,22 @@ ETC_API int etc_numgap_inputs_score_at(const etc_inspector *insp, size_t block, 
                                        const etc_refgraph *g, const etc_reftensor *inputs, size_t n,
                                        double *snr, etc_error *err);
 
+/**
+ * How well the runtime's program outputs of run `run` of block `block`
+ * match the ETRecord's own reference outputs (`reference_outputs` of
+ * `method`, NULL "forward"): *snr gets the best set's lowest SNR over the
+ * outputs (+inf when identical, NAN when no set has the run's outputs),
+ * *index that set (-1 for none). Set k holds what the exported model
+ * computed on test case k, so a run matching set k far better than a
+ * reference run on some candidate inputs reproduces its outputs was not
+ * made with those inputs. ETC_ERR_USAGE without program outputs or
+ * without reference_outputs.
+ */
+ETC_API int etc_numgap_record_outputs_score_at(const etc_inspector *insp, size_t block,
+                                               uint32_t run, const etc_etrecord *rec,
+                                               const char *method, double *snr, long *index,
+                                               etc_error *err);
+
 /** How well candidate inputs reproduce a run (etc_numgap_inputs_match). */
 typedef struct etc_numgap_match {
 	/** the run's logged intermediate outputs that the graph run on the

@@ -166,8 +166,9 @@ def numeric_gap(insp, distance, reference, block, thresholds, reference_graph=No
             prefix = "calculate_numeric_gap without reference= runs the ETRecord's graph"
             if e.message.startswith(prefix):  # said once, not twice
                 raise
-            raise Error(f"{prefix} (as upstream): {e.message}", e.status, e.file,
-                        e.offset) from None
+            # the class stays (a MismatchError is still one)
+            raise type(e)(f"{prefix} (as upstream): {e.message}", e.status, e.file,
+                          e.offset) from None
         g.keep.append(run)
         ref.graph = run.graph
         ref.inputs = run.inputs.tensors

@@ -13,7 +13,7 @@ import os
 import warnings
 
 from . import _lib
-from ._errors import Error
+from ._errors import Error, MismatchError
 from ._lib import lib
 
 # numpy dtype kind+size -> etc_scalar_type
@@ -206,6 +206,7 @@ def _choose(insp, run, block):
                     "inputs, no bundled_program=): give inputs= (a list of arrays, an .npz with "
                     "arrays \"0\", \"1\", ... or a torch.save list)", "format error")
     if len(cands) == 1:
+        _other_test_case(insp, run, block, cands[0], None)
         return cands[0]
     # the library's ranking (the CLI's): the run's intermediate outputs each
     # candidate reproduces first, then its program outputs
@@ -220,4 +221,40 @@ def _choose(insp, run, block):
     run.notes.append(f"reference run on the {best.name}: of {len(cands)} candidate inputs, it "
                      f"reproduces the most of the run's intermediate outputs "
                      f"({best_m.reproduced}) and its program outputs at SNR {best_m.snr:.4g} dB")
+    _other_test_case(insp, run, block, best, best_m.snr)
     return best
+
+
+def _other_test_case(insp, run, block, cand, snr):
+    """The CLI's rule (cmd_numgap.c other_test_case): inputs guessed among
+    candidates whose reference run does not reproduce the run's program
+    outputs (below 20 dB) while the ETRecord's reference outputs of some test
+    case do (20 dB or more, and 20 dB better) are not the run's: the gap on
+    them would make up a divergence at the first op. MismatchError, or a
+    warning with force=True."""
+    h = insp._h
+    b = ctypes.c_size_t(0)
+    if not lib.etrecord_reference_outputs(h.etrecord) or \
+            not lib.inspector_block_find(h.insp, block.encode(), ctypes.byref(b)):
+        return
+    err = _lib.new_error()
+    if snr is None or math.isnan(snr):
+        s = ctypes.c_double(math.nan)
+        if lib.numgap_inputs_score(h.insp, block.encode(), run.graph, cand.tensors, cand.count,
+                                   ctypes.byref(s), ctypes.byref(err)) < 0:
+            return
+        snr = s.value
+    rec, k = ctypes.c_double(math.nan), ctypes.c_long(-1)
+    if lib.numgap_record_outputs_score_at(h.insp, b.value, 0, h.etrecord, None,
+                                          ctypes.byref(rec), ctypes.byref(k),
+                                          ctypes.byref(err)) < 0:
+        return
+    if not (k.value >= 0 and snr < 20 and rec.value >= 20 and rec.value >= snr + 20):
+        return
+    msg = (f"the run's program outputs match the ETRecord's reference_outputs[{k.value}] "
+           f"(SNR {rec.value:.4g} dB), but the reference run on the {cand.name} reproduces "
+           f"them at SNR {snr:.4g} dB: the run was made with other inputs, which the ETRecord "
+           f"does not have; give them (bundled_program=, inputs=)")
+    if not insp._force:
+        raise MismatchError(msg + " (or force=True to compare anyway)", "mismatch")
+    warnings.warn(msg + " (force=True: compared anyway)", stacklevel=4)

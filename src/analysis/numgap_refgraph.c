@@ -947,6 +947,9 @@ typedef struct sctx {
 	size_t compared;
 } sctx;
 
+static etc_tensor *program_outputs(const etc_event_block *blk, uint32_t run,
+                                   const etc_debug_buffer *buf, size_t *count);
+
 static int on_output(void *user, const etc_refrun *run, size_t n, etc_error *err)
 {
 	sctx *s = user;
@@ -1006,29 +1009,119 @@ int etc_numgap_inputs_score_at(const etc_inspector *insp, size_t block, uint32_t
 		                "no program outputs to score inputs with (block %zu run %u, debug "
 		                "buffer)",
 		                block, run);
-	size_t cnt = 0;
-	for (uint32_t v = blk->output_start[run]; v < blk->output_start[run + 1]; v++)
-		if (blk->outputs[v].type == ETC_VALUE_TENSOR ||
-		    blk->outputs[v].type == ETC_VALUE_TENSOR_LIST)
-			cnt += blk->outputs[v].tensor_count;
-	sctx s = {g, NULL, calloc(cnt ? cnt : 1, sizeof(etc_tensor)), 0, NAN, 0};
+	sctx s = {g, NULL, NULL, 0, NAN, 0};
+	s.rt = program_outputs(blk, run, buf, &s.nrt);
 	if (!s.rt)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-	for (uint32_t v = blk->output_start[run]; v < blk->output_start[run + 1]; v++) {
-		const etc_value *val = &blk->outputs[v];
-		if (val->type != ETC_VALUE_TENSOR && val->type != ETC_VALUE_TENSOR_LIST)
-			continue;
-		for (uint32_t i = 0; i < val->tensor_count; i++) {
-			etc_error e2;
-			if (etc_value_tensor(val, i, buf, &s.rt[s.nrt], &e2) < 0)
-				memset(&s.rt[s.nrt], 0, sizeof s.rt[s.nrt]);
-			s.nrt++;
-		}
-	}
 	int rc = etc_refgraph_run(g, inputs, n, on_output, &s, err);
 	if (rc == 0 && s.compared)
 		*snr = s.worst;
 	free(s.rt);
+	return rc;
+}
+
+/* The run's program output tensors (tensor and tensor-list values,
+ * flattened); a tensor that cannot be read stays zeroed. NULL: no memory. */
+static etc_tensor *program_outputs(const etc_event_block *blk, uint32_t run,
+                                   const etc_debug_buffer *buf, size_t *count)
+{
+	size_t cnt = 0, k = 0;
+	for (uint32_t v = blk->output_start[run]; v < blk->output_start[run + 1]; v++)
+		if (blk->outputs[v].type == ETC_VALUE_TENSOR ||
+		    blk->outputs[v].type == ETC_VALUE_TENSOR_LIST)
+			cnt += blk->outputs[v].tensor_count;
+	etc_tensor *rt = calloc(cnt ? cnt : 1, sizeof *rt);
+	for (uint32_t v = blk->output_start[run]; rt && v < blk->output_start[run + 1]; v++) {
+		const etc_value *val = &blk->outputs[v];
+		if (val->type != ETC_VALUE_TENSOR && val->type != ETC_VALUE_TENSOR_LIST)
+			continue;
+		for (uint32_t i = 0; i < val->tensor_count; i++, k++) {
+			etc_error e2;
+			if (etc_value_tensor(val, i, buf, &rt[k], &e2) < 0)
+				memset(&rt[k], 0, sizeof rt[k]);
+		}
+	}
+	*count = cnt;
+	return rt;
+}
+
+/* Lowest SNR of the run's outputs `rt` against reference set `ref` (n
+ * tensors each); NAN when a pair cannot be compared. */
+static int set_score(const etc_tensor *rt, const etc_pytensor *const *ref, size_t n, double *snr,
+                     etc_error *err)
+{
+	double worst = INFINITY;
+	for (size_t k = 0; k < n; k++) {
+		if (!rt[k].data || rt[k].numel != ref[k]->tensor.numel) {
+			*snr = NAN;
+			return 0;
+		}
+		etc_values vr, va;
+		etc_values_from_pytensor(&vr, ref[k]);
+		etc_values_from_tensor(&va, &rt[k]);
+		etc_metrics m;
+		ETC_TRY(etc_metrics_compare(&vr, &va, &m, err));
+		double x = m.identical ? INFINITY : isnan(m.snr_db) ? -INFINITY : m.snr_db;
+		worst = x < worst ? x : worst;
+	}
+	*snr = n ? worst : NAN;
+	return 0;
+}
+
+#define MAX_REFERENCE_SETS 65536
+
+int etc_numgap_record_outputs_score_at(const etc_inspector *insp, size_t block, uint32_t run,
+                                       const etc_etrecord *rec, const char *method, double *snr,
+                                       long *index, etc_error *err)
+{
+	if (snr)
+		*snr = NAN;
+	if (index)
+		*index = -1;
+	if (!insp || !rec || !snr || !index)
+		return etc_fail(err, ETC_ERR_USAGE, NULL, -1,
+		                "etc_numgap_record_outputs_score_at: NULL %s",
+		                !insp  ? "insp"
+		                : !rec ? "rec"
+		                : !snr ? "snr"
+		                       : "index");
+	const etc_event_block *blk = etc_inspector_block(insp, block);
+	const etc_debug_buffer *buf = etc_inspector_debug_buffer(insp);
+	if (!blk || run >= blk->run_count || !buf)
+		return etc_fail(err, ETC_ERR_USAGE, etc_etdump_name(etc_inspector_etdump(insp)), -1,
+		                "no program outputs to score (block %zu run %u, debug buffer)",
+		                block, run);
+	if (!etc_etrecord_reference_outputs(rec))
+		return etc_fail(err, ETC_ERR_USAGE, etc_etrecord_name(rec), -1,
+		                "the ETRecord has no reference_outputs");
+	size_t nrt = 0;
+	etc_tensor *rt = program_outputs(blk, run, buf, &nrt);
+	const etc_pytensor **ref = malloc((nrt ? nrt : 1) * sizeof *ref);
+	int rc = 0;
+	if (!rt || !ref) {
+		rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		goto done;
+	}
+	for (size_t k = 0; k < MAX_REFERENCE_SETS; k++) {
+		size_t count = 0;
+		etc_error e2;
+		etc_error_clear(&e2);
+		/* the sets end with the first index the record has no entry for */
+		if (etc_etrecord_reference(rec, method, k, ref, nrt, &count, &e2) < 0)
+			break;
+		double x = NAN;
+		if (count != nrt)
+			continue; /* another output count: not this program's outputs */
+		if ((rc = set_score(rt, ref, nrt, &x, err)) < 0)
+			goto done;
+		if (!isnan(x) && (isnan(*snr) || x > *snr)) {
+			*snr = x;
+			*index = (long)k;
+		}
+	}
+done:
+	free(ref);
+	free(rt);
 	return rc;
 }
 

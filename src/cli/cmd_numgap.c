@@ -425,6 +425,39 @@ static int open_graph(const numgap_args *a, const etc_inspector *insp, const etc
 	return 0;
 }
 
+/*
+ * Whether run `run` of block `block` was made with other inputs than the
+ * candidate chosen for it, whose reference run reproduces its program
+ * outputs at `snr` dB: below 20 dB, as unrelated inputs do, while the
+ * ETRecord's reference outputs of a test case match them at 20 dB or more
+ * and at least 20 dB better. Says so in a note.
+ */
+static bool other_test_case(const numgap_args *a, const etc_inspector *insp,
+                            const etc_etrecord *rec, size_t block, uint32_t run, double snr,
+                            const numgap_state *st)
+{
+	double rec_snr = NAN;
+	long k = -1;
+	etc_error err;
+	etc_error_clear(&err);
+	if (isnan(snr) || !etc_etrecord_reference_outputs(rec) ||
+	    etc_numgap_record_outputs_score_at(insp, block, run, rec, a->method, &rec_snr, &k,
+	                                       &err) < 0 ||
+	    k < 0 || !(snr < 20) || !(rec_snr >= 20) || !(rec_snr >= snr + 20))
+		return false;
+	char lbl[128], s0[160];
+	cli_block_label(insp, block, lbl, sizeof lbl);
+	fprintf(stderr,
+	        "etcompare: note: numeric gap: %s run %u (ETDump run %u) is not compared: its "
+	        "program outputs match the ETRecord's reference_outputs[%ld] (SNR %.4g dB), "
+	        "but the reference run on the %s reproduces them at SNR %.4g dB: the run was "
+	        "made with other inputs, which the ETRecord does not have; give them "
+	        "(--bundled-program FILE.bpte, --inputs FILE)\n",
+	        etc_text_safe(s0, sizeof s0, lbl), run, etc_inspector_block(insp, block)->runs[run],
+	        k, rec_snr, st->chosen, snr);
+	return true;
+}
+
 /* The inputs of run `run` of block `block` into ref (--inputs, which wins over every
  * default: read once, for every run). */
 static int graph_inputs(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
@@ -452,21 +485,26 @@ static int graph_inputs(const numgap_args *a, const etc_inspector *insp, const e
 	const etc_reftensor *in = st->inputs ? etc_refinputs_tensors(st->inputs) : st->inputs_views;
 	size_t nin = st->inputs ? etc_refinputs_count(st->inputs) : st->inputs_view_count;
 	/*
-	 * Inputs guessed among candidates (no index, no --inputs) may fit the
-	 * first run and not a later one that ran other inputs: a run whose
-	 * program outputs the best candidate reproduces far worse than the
-	 * first run's (20 dB below, the first counted at most 80 dB) is left
-	 * out with a note, not reported as a divergence.
+	 * Inputs guessed among candidates (no index, no --inputs) may not be the
+	 * run's: a run of a test case whose inputs the record lacks would show
+	 * a made-up divergence at the first op. Left out with a note are a run
+	 * that the best candidate's reference run does not reproduce (below 20
+	 * dB) while the ETRecord's own reference outputs of some test case do
+	 * (the device computed that test case: other_test_case), and, among several runs,
+	 * one the best candidate reproduces far worse than the first compared
+	 * run (20 dB below it, counted at most 80 dB).
 	 */
-	if (many && st->by_candidates) {
+	if (st->by_candidates) {
 		double snr = st->chosen_snr;
 		if (isnan(snr) && etc_numgap_inputs_score_at(insp, block, run, st->graph, in, nin,
 		                                             &snr, &err) < 0)
 			snr = NAN;
-		if (!st->have_first_score) {
+		if (other_test_case(a, insp, rec, block, run, snr, st))
+			return -1;
+		if (many && !st->have_first_score) {
 			st->first_score = snr;
 			st->have_first_score = true;
-		} else if (!isnan(st->first_score) &&
+		} else if (many && !isnan(st->first_score) &&
 		           (isnan(snr) ||
 		            snr < (st->first_score < 80 ? st->first_score : 80) - 20)) {
 			char lbl[128], s0[160];
@@ -818,6 +856,11 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		}
 	}
 	free(runs);
+	if (!rc && !st->ng && skipped)
+		fprintf(stderr,
+		        "etcompare: numeric gap: no run compared: the inputs of %s %zu run%s are "
+		        "not known (see the notes)\n",
+		        skipped == 1 ? "its" : "all", skipped, skipped == 1 ? "" : "s");
 	if (rc || !st->ng)
 		return rc;
 	if (etc_report_numgap(stdout, st->ng, &err) < 0) {

@@ -1,0 +1,132 @@
+"""Sixth hostile pass (a CI engineer wiring etcompare into a device farm):
+the main command's verdicts, exit codes and CI artifacts where they
+disagreed.
+
+- A real run of test case 1, alone in its ETDump: the record has only test
+  case 0's inputs, so the reference run on them made up a divergence at the
+  first op (exit 1). The run's outputs match the record's reference_outputs[1];
+  it is now left out with a note naming that set, exit 0, and still compared
+  (passing) with the .bpte that has its inputs.
+"""
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_python import setup  # noqa: E402
+import common as C  # noqa: E402
+
+etcompare = setup()
+
+R = os.path.join(C.DATA, "realexport")
+
+
+def decode(tmp, path):
+    """The ETDump at `path` as a JSON document (flatc)."""
+    p = subprocess.run([C.FLATC, "--json", "--strict-json", "--size-prefixed", "--raw-binary",
+                        "--defaults-json", "-o", tmp, C.FBS, "--", path],
+                       capture_output=True, text=True)
+    out = os.path.join(tmp, os.path.splitext(os.path.basename(path))[0] + ".json")
+    if p.returncode != 0 or not os.path.exists(out):
+        raise RuntimeError(f"flatc could not decode {path}: {p.stderr}")
+    return C.load_json(out)
+
+
+def tc1_alone(tmp):
+    """cnn_mixed's second Execute run (test case 1) alone: its ETDump and a
+    debug buffer holding only that run's tensors."""
+    doc = decode(tmp, os.path.join(R, "cnn_mixed.etdp"))
+    runs = doc["run_data"]
+    doc["run_data"] = [runs[0], runs[2]]  # Default, then the test case 1 run
+    etdp = C.flatc_build(tmp, "tc1", doc)
+    size = {"FLOAT": 4, "LONG": 8, "INT": 4, "DOUBLE": 8, "BYTE": 1, "CHAR": 1, "BOOL": 1}
+    spans = []
+    for e in runs[2].get("events", []):
+        t = ((e.get("debug_event") or {}).get("debug_entry") or {}).get("tensor")
+        if t and t["offset"] >= 0:  # -1: an empty tensor, no bytes
+            n = 1
+            for k in t["sizes"]:
+                n *= k
+            spans.append((t["offset"], t["offset"] + n * size[t["scalar_type"]]))
+    with open(os.path.join(R, "cnn_mixed_debug.bin"), "rb") as f:
+        buf = bytearray(f.read())
+    out = bytearray(len(buf))
+    for lo, hi in spans:
+        out[lo:hi] = buf[lo:hi]
+    buf = out
+    dbg = os.path.join(tmp, "tc1_debug.bin")
+    with open(dbg, "wb") as f:
+        f.write(buf)
+    return etdp, dbg
+
+
+def case_unknown_inputs(tmp):
+    etdp, dbg = tc1_alone(tmp)
+    junit = os.path.join(tmp, "tc1.xml")
+    rc, out, err = C.run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord",
+                         os.path.join(R, "cnn.etrecord"), "--min-snr", "100", "--no-table",
+                         "--junit", junit)
+    C.check("tc1 alone: the accuracy gate passes and the run is not a divergence (exit 0)",
+            rc == 0, f"rc={rc}\n{err[-3000:]}")
+    C.check("tc1 alone: no first divergence is reported", "first divergence" not in err, err)
+    C.check("tc1 alone: the note names the reference set the run matches",
+            "reference_outputs[1]" in err and "is not compared" in err, err)
+    C.check("tc1 alone: the note says how to give the inputs",
+            "--bundled-program" in err, err)
+    C.check("tc1 alone: the summary says no run was compared",
+            "numeric gap: no run compared" in err, err)
+    with open(junit) as f:
+        xml = f.read()
+    root = re.search(r"<testsuites [^>]*>", xml)
+    C.check("tc1 alone: the JUnit has no failure and no numeric-gap suite",
+            root and 'failures="0"' in root.group(0) and "etcompare numeric gap" not in xml,
+            xml[:600])
+    rc, out, err = C.run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord",
+                         os.path.join(R, "cnn.etrecord"), "--bundled-program",
+                         os.path.join(R, "cnn.bpte"), "--min-snr", "100", "--no-table")
+    C.check("tc1 alone with its .bpte: every intermediate output compared and passing",
+            rc == 0 and "17 intermediate outputs pass" in err, f"rc={rc}\n{err[-2000:]}")
+    # the unmodified three-run ETDump: the tc1 run left out by the same rule
+    rc, out, err = C.run("--etdump", os.path.join(R, "cnn_mixed.etdp"), "--debug_buffer",
+                         os.path.join(R, "cnn_mixed_debug.bin"), "--etrecord",
+                         os.path.join(R, "cnn.etrecord"), "--min-snr", "100", "--no-table")
+    C.check("cnn_mixed: runs 0 and 2 compared, run 1 left out, exit 0",
+            rc == 0 and "2 runs compared" in err and "Execute run 1 (ETDump run 2) is not "
+            "compared" in err, f"rc={rc}\n{err[-2000:]}")
+
+
+def case_unknown_inputs_python(tmp):
+    """The Python package's calculate_numeric_gap, same rule: MismatchError
+    (a warning and the gap with force=True), and the gap with the .bpte."""
+    d = os.path.join(tmp, "py")
+    os.makedirs(d)
+    etdp, dbg = tc1_alone(d)
+    rec = os.path.join(R, "cnn.etrecord")
+    insp = etcompare.Inspector(etdump_path=etdp, debug_buffer_path=dbg, etrecord=rec)
+    try:
+        insp.calculate_numeric_gap()
+        C.check("python tc1 alone: calculate_numeric_gap refuses the guessed inputs", False,
+                "no error")
+    except etcompare.MismatchError as e:
+        C.check("python tc1 alone: MismatchError naming reference_outputs[1] and the way out",
+                "reference_outputs[1]" in str(e) and "bundled_program=" in str(e), str(e))
+    import warnings
+    insp = etcompare.Inspector(etdump_path=etdp, debug_buffer_path=dbg, etrecord=rec,
+                               force=True)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        df = insp.calculate_numeric_gap()
+    C.check("python tc1 alone, force=True: a warning and the gap anyway",
+            any("reference_outputs[1]" in str(x.message) for x in w) and len(df) > 0,
+            [str(x.message) for x in w])
+    insp = etcompare.Inspector(etdump_path=etdp, debug_buffer_path=dbg, etrecord=rec,
+                               bundled_program=os.path.join(R, "cnn.bpte"))
+    df = insp.calculate_numeric_gap()
+    gaps = [float(x) for g in df["gap"] for x in (g if isinstance(g, (list, tuple)) else [g])]
+    C.check("python tc1 alone with bundled_program=: the gap is small everywhere",
+            gaps and max(gaps) < 1e-6, gaps)
+
+
+if __name__ == "__main__":
+    C.run_cases("trust6", case_unknown_inputs, case_unknown_inputs_python)
