@@ -7,6 +7,15 @@ disagreed.
   first op (exit 1). The run's outputs match the record's reference_outputs[1];
   it is now left out with a note naming that set, exit 0, and still compared
   (passing) with the .bpte that has its inputs.
+- `--plot` naming a regular file: found after the gates (exit 4, the JUnit
+  without the gates' failures); now before any work, exit 4 with the JUnit's
+  error.
+- `--compare` without a threshold: the HTML report's verdict was a green
+  "OK ... no divergence" and the numeric gap's rows said "pass" (an 18 dB
+  layer_norm included); now "NO GATE" drawn neutral and "no gate" rows.
+- An output in a missing folder (exit 4 before the run) left no --junit and
+  no --report; both are now written with the error.
+- `--example --junit`: exits 1 as its JUnit says; --help and the README say so.
 """
 import os
 import re
@@ -128,5 +137,101 @@ def case_unknown_inputs_python(tmp):
             gaps and max(gaps) < 1e-6, gaps)
 
 
+EX = ["--etdump", os.path.join(C.SRC, "examples", "example.etdp"), "--debug_buffer",
+      os.path.join(C.SRC, "examples", "example_debug.bin"), "--etrecord",
+      os.path.join(C.SRC, "examples", "example.etrecord")]
+
+
+def junit_root(path):
+    with open(path) as f:
+        m = re.search(r"<testsuites [^>]*>", f.read())
+    return m.group(0) if m else ""
+
+
+def case_plot_file(tmp):
+    plotfile = os.path.join(tmp, "plotfile")
+    with open(plotfile, "w") as f:
+        f.write("mine\n")
+    junit, js = os.path.join(tmp, "pf.xml"), os.path.join(tmp, "pf.json")
+    rc, out, err = C.run(*EX, "--min-snr", "30", "--no-table", "--plot", plotfile,
+                         "--junit", junit, "--json", js)
+    C.check("--plot FILE: exit 4 before any work (no gate verdict printed)",
+            rc == 4 and "gate FAILED" not in err and "accuracy" not in err and
+            "not a directory" in err, f"rc={rc}\n{err[-1500:]}")
+    C.check("--plot FILE: the JUnit holds the error", 'errors="1"' in junit_root(junit),
+            junit_root(junit))
+    with open(plotfile) as f:
+        C.check("--plot FILE: the file is untouched", f.read() == "mine\n")
+    rc, out, err = C.run(*EX, "--min-snr", "30", "--no-table", "--plot",
+                         os.path.join(plotfile, "sub"))
+    C.check("--plot FILE/sub: exit 4 naming the file in the path",
+            rc == 4 and "a part of its path is a file" in err, f"rc={rc}\n{err[-800:]}")
+
+
+def case_ungated_report(tmp):
+    rep, js = os.path.join(tmp, "cmp.html"), os.path.join(tmp, "cmp.json")
+    rc, out, err = C.run(*EX, "--compare", "--report", rep, "--json", js)
+    C.check("--compare alone: exit 0", rc == 0, f"rc={rc}\n{err[-1500:]}")
+    with open(rep, encoding="utf-8") as f:
+        html = f.read()
+    v = re.search(r'<div class="verdict ([a-z]+)" id="verdict">([^<]*)', html)
+    C.check("--compare alone: the report's verdict is neutral, NO GATE",
+            v and v.group(1) == "none" and v.group(2).startswith("NO GATE:") and
+            "no gate" in v.group(2), v.groups() if v else html[:400])
+    C.check("--compare alone: the numeric gap section says nothing was gated",
+            "No divergence." not in html and "No threshold given: nothing gated" in html)
+    rows = re.findall(r'<td class="st">([^<]*)</td></tr>', html)
+    C.check("--compare alone: no table row of the report says pass",
+            rows and not any(r.startswith("pass") for r in rows) and
+            sum(r.startswith("no gate") for r in rows) >= 13, rows)
+    table = [ln for ln in out.splitlines()
+             if "native_layer_norm" in ln and "float32 vs float64" in ln]
+    C.check("--compare alone: the terminal's numeric-gap row of the 18 dB layer_norm says "
+            "no gate", table and "no gate" in table[0] and "pass" not in table[0], table)
+    C.check("--compare alone: the stderr run lines say no threshold, not pass",
+            "7 intermediate outputs compared, no threshold" in err and
+            "intermediate outputs pass" not in err, err[-1500:])
+    rc, out, err = C.run(*EX, "--min-snr", "10", "--report", rep)
+    with open(rep, encoding="utf-8") as f:
+        html = f.read()
+    v = re.search(r'<div class="verdict ([a-z]+)" id="verdict">([^<]*)', html)
+    C.check("--min-snr 10 (all pass): the verdict is a green OK and rows say pass",
+            rc == 0 and v and v.group(1) == "pass" and v.group(2).startswith("OK:") and
+            "7 intermediate outputs pass" in err, (rc, v.groups() if v else None))
+
+
+def case_early_output_error(tmp):
+    junit, rep = os.path.join(tmp, "nj.xml"), os.path.join(tmp, "r.html")
+    rc, out, err = C.run(*EX, "--min-snr", "30", "--no-table", "--tsv",
+                         os.path.join(tmp, "nodir", "r.tsv"), "--junit", junit, "--report", rep)
+    C.check("output in a missing folder: exit 4", rc == 4, f"rc={rc}\n{err}")
+    C.check("output in a missing folder: the JUnit is written with the error",
+            os.path.exists(junit) and 'errors="1"' in junit_root(junit) and
+            "nodir" in open(junit).read(), err)
+    C.check("output in a missing folder: the report is written with the error",
+            os.path.exists(rep) and "nodir" in open(rep, encoding="utf-8").read(), err)
+    j2 = os.path.join(tmp, "nodir2", "j.xml")
+    rc, out, err = C.run(*EX, "--min-snr", "30", "--no-table", "--junit", j2)
+    C.check("the JUnit itself in a missing folder: exit 4, said once",
+            rc == 4 and err.count("cannot create output file") == 1, err)
+    j3 = os.path.join(tmp, "j3.xml")
+    rc, out, err = C.run("--etdump", os.path.join(tmp, "missing.etdp"), "--debug_buffer",
+                         EX[3], "--etrecord", EX[5], "--min-snr", "30", "--junit", j3)
+    C.check("a missing ETDump: exit 3 and the JUnit holds the error",
+            rc == 3 and os.path.exists(j3) and "missing.etdp" in open(j3).read(), err)
+
+
+def case_example_junit(tmp):
+    junit = os.path.join(tmp, "ex.xml")
+    rc, out, err = C.run("--example", "--no-table", "--junit", junit)
+    rc0, _, _ = C.run("--example", "--no-table")
+    rc2, help_text, _ = C.run("--help")
+    C.check("--example --junit exits 1 as its JUnit's failures say; without --junit 0",
+            rc == 1 and "failures=\"0\"" not in junit_root(junit) and rc0 == 0, (rc, rc0))
+    C.check("--help says --example exits 1 with --junit", "1 with --junit" in help_text,
+            help_text[:2000])
+
+
 if __name__ == "__main__":
-    C.run_cases("trust6", case_unknown_inputs, case_unknown_inputs_python)
+    C.run_cases("trust6", case_unknown_inputs, case_unknown_inputs_python, case_plot_file,
+                case_ungated_report, case_early_output_error, case_example_junit)

@@ -50,6 +50,9 @@ ETC_API int etc_html_report_command(etc_html_report *h, int argc, char *const *a
  */
 ETC_API int etc_html_report_verdict(etc_html_report *h, bool failed, const char *text,
                                     etc_error *err);
+/** The verdict of a run that gated nothing (no threshold): drawn neutral,
+ *  neither green nor red. */
+ETC_API int etc_html_report_verdict_ungated(etc_html_report *h, const char *text, etc_error *err);
 
 /** An input file by path (size and CRC-32 read from it) under `role` ("ETDump"). */
 ETC_API int etc_html_report_input(etc_html_report *h, const char *role, const char *path,

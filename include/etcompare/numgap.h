@@ -336,6 +336,9 @@ ETC_API void etc_numgap_free(etc_numgap *ng);
 ETC_API int etc_numgap_alignment_get(const etc_numgap *ng);
 /** The options the gap was computed with (thresholds for reports and plots). */
 ETC_API const etc_numgap_options *etc_numgap_options_get(const etc_numgap *ng);
+/** Whether a threshold was given: without one only NaN and integer
+ *  mismatches fail, and the reports say "no gate" where they would say "pass". */
+ETC_API bool etc_numgap_gated(const etc_numgap *ng);
 ETC_API size_t etc_numgap_row_count(const etc_numgap *ng);
 ETC_API const etc_numgap_row *etc_numgap_row_at(const etc_numgap *ng, size_t i);
 /** Index of the first row that fails the gate, or -1. */

@@ -329,7 +329,7 @@ FUNCTIONS = [
     ("etc_numgap_record_outputs_score_at", c_int,
      [_P, c_size_t, ctypes.c_uint32, _P, c_char_p, POINTER(c_double),
       POINTER(ctypes.c_long), _E]),
-    ("etc_inspector_block_find", c_bool, [_P, c_char_p, POINTER(c_size_t)]),
+    ("etc_inspector_block_find", _P, [_P, c_char_p, POINTER(c_size_t)]),
     ("etc_check_etrecord", c_int, [_P, c_char_p, _E]),
     ("etc_numgap_reference_block", ctypes.c_long, [_P, c_size_t, _P]),
     ("etc_check_debug_buffer", c_int, [_P, c_char_p, _E]),

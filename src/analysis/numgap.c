@@ -581,6 +581,13 @@ const etc_numgap_options *etc_numgap_options_get(const etc_numgap *ng)
 	return &ng->opt;
 }
 
+bool etc_numgap_gated(const etc_numgap *ng)
+{
+	const etc_numgap_options *o = &ng->opt;
+	return !isnan(o->min_snr) || !isnan(o->max_mse) || !isnan(o->min_cosine) ||
+	       !isnan(o->max_abs);
+}
+
 size_t etc_numgap_row_count(const etc_numgap *ng)
 {
 	return ng->nrows;

@@ -710,15 +710,16 @@ static void summarize(const etc_inspector *insp, const etc_numgap *ng, etc_numga
 }
 
 /* "etcompare: numeric gap: Execute#1 run 1 (ETDump run 3): first divergence ..." */
-static void print_run_line(const etc_numgap_run_summary *s)
+static void print_run_line(const etc_numgap_run_summary *s, bool gated)
 {
 	char op[256], why[200], lbl[160], snr[40];
 	etc_text_safe(lbl, sizeof lbl, s->block);
 	if (s->first < 0) {
 		fprintf(stderr,
 		        "etcompare: numeric gap: %s run %u (ETDump run %u): %zu intermediate "
-		        "outputs pass\n",
-		        lbl, s->run, s->etdump_run, s->compared);
+		        "outputs %s\n",
+		        lbl, s->run, s->etdump_run, s->compared,
+		        gated ? "pass" : "compared, no threshold");
 		return;
 	}
 	/* the SNR once: the reason of a threshold failure already says it */
@@ -881,7 +882,7 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		        skipped ? ", some left out (see the notes)" : "",
 		        etc_text_safe(s0, sizeof s0, lbl), run, etdump_run);
 		for (size_t k = 0; k < st->run_count; k++)
-			print_run_line(&st->runs[k]);
+			print_run_line(&st->runs[k], etc_numgap_gated(st->ng));
 	}
 	long first = etc_numgap_first_divergence(st->ng);
 	size_t n = etc_numgap_row_count(st->ng);
@@ -915,7 +916,10 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 			        "--min-cosine, --max-abs)\n");
 	} else {
 		fprintf(stderr,
-		        "etcompare: numeric gap: %zu intermediate outputs pass, %zu unmatched\n", n,
+		        "etcompare: numeric gap: %zu intermediate outputs %s, %zu unmatched\n", n,
+		        etc_numgap_gated(st->ng)
+		            ? "pass"
+		            : "compared, no threshold (--min-snr and the like gate)",
 		        etc_numgap_unmatched_count(st->ng));
 	}
 	/* --numgap-tsv is written by the caller, once, for the gap it shows */

@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,11 +91,32 @@ static void remove_plots(const char *dir, const etc_plot_batch *batch)
 	rmdir(dir);
 }
 
+/* Whether the accuracy comparison had a threshold (--compare alone judges nothing). */
+static bool accuracy_gated(const etc_accuracy *acc)
+{
+	const etc_accuracy_options *o = etc_accuracy_options_get(acc);
+	return !isnan(o->min_snr) || !isnan(o->max_mse) || !isnan(o->min_cosine) ||
+	       !isnan(o->max_abs);
+}
+
+/* Whether any gate of the run had a threshold: else the report's verdict is neutral. */
+static bool any_gate(const run_results *r)
+{
+	return (r->acc && accuracy_gated(r->acc)) ||
+	       (r->ng && r->ng->ng && etc_numgap_gated(r->ng->ng)) ||
+	       (r->pc && r->pc->diff && !isnan(r->pc->diff_opt.max_regression)) || r->taps;
+}
+
 static void verdict_text(const run_results *r, char *buf, size_t cap)
 {
 	size_t at = 0;
 	buf[0] = '\0';
-	if (r->acc) {
+	if (r->acc && !accuracy_gated(r->acc)) {
+		size_t n = etc_accuracy_row_count(r->acc);
+		at +=
+		    (size_t)snprintf(buf + at, cap - at, "accuracy: %zu output%s compared, no gate",
+		                     n, n == 1 ? "" : "s");
+	} else if (r->acc) {
 		size_t n = etc_accuracy_row_count(r->acc), f = etc_accuracy_failures(r->acc);
 		at += (size_t)snprintf(buf + at, cap - at, "accuracy: %zu of %zu output%s fail%s",
 		                       f, n, n == 1 ? "" : "s", f == 1 ? "s" : "");
@@ -140,9 +162,14 @@ static void verdict_text(const run_results *r, char *buf, size_t cap)
 			                       at ? "; " : "", first, *row->nodes ? "node " : "",
 			                       row->nodes, *row->nodes ? ": " : "",
 			                       *row->ops ? row->ops : row->event_name);
-		} else {
+		} else if (etc_numgap_gated(r->ng->ng)) {
 			at += (size_t)snprintf(buf + at, cap - at, "%snumeric gap: no divergence",
 			                       at ? "; " : "");
+		} else {
+			at += (size_t)snprintf(
+			    buf + at, cap - at,
+			    "%snumeric gap: %zu intermediate outputs compared, no gate",
+			    at ? "; " : "", etc_numgap_row_count(r->ng->ng));
 		}
 	}
 	if (r->pc->diff && at < cap) {
@@ -178,10 +205,16 @@ static int write_report(int argc, char **argv, const args *a, const run_results 
 	int rc = 0;
 	char verdict[512], text[600];
 	verdict_text(r, verdict, sizeof verdict);
-	snprintf(text, sizeof text, "%s: %s", r->gate ? "FAILED" : "OK", verdict);
+	bool gated = r->gate || any_gate(r);
+	snprintf(text, sizeof text, "%s: %s",
+	         r->gate ? "FAILED"
+	         : gated ? "OK"
+	                 : "NO GATE",
+	         verdict);
 	if (etc_html_report_create(&h, "etcompare report", &err) < 0 ||
 	    etc_html_report_command(h, argc, argv, &err) < 0 ||
-	    etc_html_report_verdict(h, r->gate != 0, text, &err) < 0) {
+	    (gated ? etc_html_report_verdict(h, r->gate != 0, text, &err)
+	           : etc_html_report_verdict_ungated(h, text, &err)) < 0) {
 		rc = fail(&err, EXIT_OUTPUT);
 		goto done;
 	}

@@ -657,9 +657,11 @@ static bool same_file(const char *a, const char *b)
 	       stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-/* Every output path checked before any file is read or written. */
-static int check_outputs(const args *a)
+/* Every output path checked before any file is read or written; *failed
+ * gets the output that cannot be written (an exit 4), else NULL. */
+static int check_outputs(const args *a, const char **failed)
 {
+	*failed = NULL;
 	const char *out[] = {a->tsv, a->csv, a->json, a->trace, a->junit, a->numgap.tsv, a->report};
 	const char *in[CLI_MAX_INPUTS];
 	size_t nin = cli_input_paths(a, in);
@@ -672,17 +674,42 @@ static int check_outputs(const args *a)
 	}
 	etc_error err;
 	etc_error_clear(&err);
+	int rc;
 	/* a folder whose index.txt is someone else's: refused now, not after the run */
-	if (a->plot && etc_plot_dir_check(cli_plot_dir(a), &err) < 0)
-		return usage_error("%s", err.message);
-	int rc = etc_output_check(out, sizeof out / sizeof *out, in, nin, &err);
+	if (a->plot && (rc = etc_plot_dir_check(cli_plot_dir(a), &err)) < 0) {
+		if (rc != ETC_ERR_IO)
+			return usage_error("%s", err.message);
+		cli_error(err.message);
+		return EXIT_OUTPUT;
+	}
+	rc = etc_output_check(out, sizeof out / sizeof *out, in, nin, &err);
 	if (rc == ETC_ERR_USAGE)
 		return usage_error("%s", err.message);
 	if (rc < 0) {
+		for (size_t i = 0; i < sizeof out / sizeof *out; i++)
+			if (out[i] && !strcmp(out[i], err.file))
+				*failed = out[i];
 		cli_error(err.message);
 		return EXIT_OUTPUT;
 	}
 	return 0;
+}
+
+/*
+ * An input or output found wrong before the run (exit 3 or 4): the --junit
+ * and --report files are still written with the error, unless one of them
+ * is the output that failed.
+ */
+static int early_error(int argc, char **argv, const args *a, int status, const char *failed)
+{
+	if (status != EXIT_INPUT && status != EXIT_OUTPUT)
+		return status;
+	report_input in[12];
+	size_t nin = report_inputs(a, in);
+	run_results res = {NULL, NULL, NULL, NULL, EXIT_OK, in, nin, NULL, NULL, NULL};
+	error_artifacts(argc, argv, a, &res, status, failed && failed == a->junit,
+	                failed && failed == a->report);
+	return status;
 }
 
 typedef struct main_args {
@@ -747,10 +774,11 @@ static int run(void *ctx)
 			printf("%s\n", etc_reference_op_name(i));
 		return check_stdout(EXIT_OK);
 	}
-	if ((rc = check_outputs(&a)) != 0)
-		return rc;
+	const char *failed = NULL;
+	if ((rc = check_outputs(&a, &failed)) != 0)
+		return early_error(argc, argv, &a, rc, failed);
 	if ((rc = check_inputs(&a)) != 0)
-		return rc;
+		return early_error(argc, argv, &a, rc, NULL);
 	check_self_reference(&a);
 	int data_fd = tables_to_stderr(&a);
 	if (a.legacy_profile) {

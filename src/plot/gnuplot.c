@@ -1248,6 +1248,15 @@ int etc_plot_dir_check(const char *dir, etc_error *err)
 	size_t n = 0;
 	int own = 0;
 	struct timespec set;
+	struct stat st;
+	/* found before the run, not after its gates: a file where the folder goes */
+	if (stat(d, &st) == 0 && !S_ISDIR(st.st_mode))
+		return etc_fail(err, ETC_ERR_IO, d, -1,
+		                "plot directory is not a directory: give --plot a folder (it is "
+		                "created when missing)");
+	if (stat(d, &st) != 0 && errno == ENOTDIR)
+		return etc_fail(err, ETC_ERR_IO, d, -1,
+		                "cannot create the plot directory: a part of its path is a file");
 	ETC_TRY(read_index(d, &names, &n, &own, &set, err));
 	free(names);
 	return own >= 0 ? 0 : index_refused(d, "not an etcompare index", err);

@@ -36,7 +36,7 @@ typedef struct html_image {
 
 struct etc_html_report {
 	char *title, *command, *verdict;
-	bool failed, has_verdict;
+	bool failed, has_verdict, ungated;
 	html_input inputs[MAX_ITEMS];
 	size_t ninputs;
 	html_image images[MAX_ITEMS];
@@ -140,8 +140,17 @@ int etc_html_report_verdict(etc_html_report *h, bool failed, const char *text, e
 	free(h->verdict);
 	h->verdict = t;
 	h->failed = failed;
+	h->ungated = false;
 	h->has_verdict = true;
 	return 0;
+}
+
+int etc_html_report_verdict_ungated(etc_html_report *h, const char *text, etc_error *err)
+{
+	int rc = etc_html_report_verdict(h, false, text, err);
+	if (rc == 0)
+		h->ungated = true;
+	return rc;
 }
 
 int etc_html_report_input_bytes(etc_html_report *h, const char *role, const char *name,
@@ -391,6 +400,7 @@ static const char css[] =
     "border-bottom:1px solid #ddd;padding-bottom:4px}"
     ".verdict{padding:10px 14px;border-radius:6px;font-weight:600;font-size:16px}"
     ".pass{background:#e6f4ea;color:#1e5631}.fail{background:#fde7e7;color:#8a1c1c}"
+    ".none{background:#eef0f3;color:#3a3f45}"
     "pre,code{font:12px/1.4 ui-monospace,'DejaVu Sans Mono',monospace}"
     "pre{background:#f6f8fa;padding:8px;overflow-x:auto;border-radius:4px}"
     "table{border-collapse:collapse;margin:6px 0;font-size:13px}"
@@ -672,8 +682,12 @@ static void write_numgap(FILE *f, const etc_html_report *h)
 		}
 		put_trace(f, r, true);
 		fputs("\n", f);
-	} else {
+	} else if (etc_numgap_gated(ng)) {
 		fputs("<div class=\"verdict pass\">No divergence.</div>\n", f);
+	} else {
+		fputs("<div class=\"verdict none\">No threshold given: nothing gated (only NaN and "
+		      "integer mismatches fail; --min-snr and the like gate).</div>\n",
+		      f);
 	}
 	/* the chart (full width) after the verdict, before the ranked list, the
 	 * table and the plots' heat maps */
@@ -759,7 +773,9 @@ static void write_numgap(FILE *f, const etc_html_report *h)
 		fputs("<td class=\"st\">", f);
 		if ((long)i == first)
 			fputs("FIRST DIVERGENCE ", f);
-		put_esc(f, etc_row_status_str(r->status));
+		put_esc(f, r->status == ETC_ROW_PASS && !etc_numgap_gated(ng)
+		               ? "no gate"
+		               : etc_row_status_str(r->status));
 		if (r->reason[0]) {
 			fputs(": ", f);
 			put_esc(f, r->reason);
@@ -1038,7 +1054,9 @@ static int write_all(FILE *f, const etc_html_report *h)
 	fputs("</h1>\n", f);
 	if (h->has_verdict) {
 		fprintf(f, "<div class=\"verdict %s\" id=\"verdict\">",
-		        h->failed ? "fail" : "pass");
+		        h->failed    ? "fail"
+		        : h->ungated ? "none"
+		                     : "pass");
 		put_esc(f, h->verdict);
 		fputs("</div>\n", f);
 	}

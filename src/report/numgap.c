@@ -125,6 +125,7 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 		if (k != 8 || local)
 			hd[nc] = hdr[k], rt[nc++] = right[k];
 	long first = etc_numgap_first_divergence(ng);
+	bool gated = etc_numgap_gated(ng);
 	char(*cells)[NCOL][CELL] = calloc(n ? n : 1, sizeof *cells);
 	const char **ptrs = calloc((n ? n : 1) * NCOL, sizeof *ptrs);
 	etc_sbuf b = {0};
@@ -178,10 +179,8 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 			         r->quant_source ? "deq. " : "",
 			         etc_numgap_quant_source_name(r->quant_source));
 		if (r->status == ETC_ROW_PASS)
-			snprintf(c[14], CELL, "%s%s",
-			         r->has_metrics && r->metrics.identical ? "pass (identical)"
-			                                                : "pass",
-			         how);
+			snprintf(c[14], CELL, "%s%s%s", gated ? "pass" : "no gate",
+			         r->has_metrics && r->metrics.identical ? " (identical)" : "", how);
 		else
 			snprintf(c[14], CELL, "%s%.16s: %.52s%s",
 			         (long)i == first ? "FIRST DIVERGENCE " : "",
