@@ -83,15 +83,21 @@ static int ensure_profile(profile_cmd *pc, const etc_inspector *insp)
  * A baseline of another program: fewer than half of either side's events
  * (Method::execute aside) match the other's by name. Its regressions would be
  * a comparison of two models, so it is refused (exit 3) or, with --force,
- * warned of.
+ * warned of. A block that has no counterpart at all (an input only one side
+ * ran) is a difference of coverage, not of program: its events are listed
+ * and warned of (warn_unmatched), not counted here, unless nothing matches.
  */
 static bool other_program(const profile_cmd *pc)
 {
 	size_t matched = 0;
 	for (size_t i = 0; i < etc_perfdiff_row_count(pc->diff); i++)
 		matched += !etc_perfdiff_row_at(pc->diff, i)->is_execute;
-	size_t base = matched + etc_perfdiff_baseline_only(pc->diff);
-	size_t cur = matched + etc_perfdiff_current_only(pc->diff);
+	size_t base = matched, cur = matched;
+	for (size_t i = 0; i < etc_perfdiff_unmatched_count(pc->diff); i++) {
+		const etc_perfdiff_unmatched *u = etc_perfdiff_unmatched_at(pc->diff, i);
+		if (!u->whole_block || !matched)
+			*(u->in_baseline ? &base : &cur) += 1;
+	}
 	if (base + cur < 4 || (matched * 2 >= base && matched * 2 >= cur))
 		return false;
 	char safe[600];
