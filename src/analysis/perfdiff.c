@@ -191,8 +191,49 @@ static bool same_events(const side *cur, size_t cb, const side *base, size_t bb)
 	return true;
 }
 
+/* A hash of block b's name and compared events' signatures, in order. */
+static uint64_t block_sig(const side *s, size_t b)
+{
+	uint64_t h = hash_str(0xcbf29ce484222325ULL, etc_inspector_block(s->in, b)->name);
+	for (size_t i = s->start[b]; i < s->start[b + 1]; i++) {
+		key k = s->keys[i];
+		k.pb = 0;
+		h = (h ^ key_hash(&k)) * 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* The fallback of unpaired current block c: the slowest baseline block of
+ * its name with the same events, or NONE. An earlier unpaired block with the
+ * same events has the same answer: taken from it, so that many blocks of one
+ * signature cost one search, not one each. */
+static size_t fallback_of(const etc_perfdiff *d, const side *base, const side *cur, size_t c,
+                          const uint64_t *bsig, const uint64_t *csig)
+{
+	for (size_t a = c; a-- > 0;)
+		if (d->how[a] != ETC_PERFDIFF_PAIRED && csig[a] == csig[c] &&
+		    str_eq(etc_inspector_block(cur->in, a)->name,
+		           etc_inspector_block(cur->in, c)->name) &&
+		    same_events(cur, c, cur, a))
+			return d->pair[a];
+	const etc_event_block *blk = etc_inspector_block(cur->in, c);
+	size_t best = NONE;
+	double w_best = -INFINITY;
+	for (size_t b = 0; b < base->nblocks; b++) {
+		if (bsig[b] != csig[c] || !same_group(base->in, b, blk, false) ||
+		    !same_events(cur, c, base, b))
+			continue;
+		double w = block_weight(base, b);
+		if (best == NONE || w > w_best) {
+			best = b;
+			w_best = w;
+		}
+	}
+	return best;
+}
+
 /* d->pair, d->how, d->base_used: see perfdiff.h. */
-static void pair_blocks(etc_perfdiff *d, const side *base, const side *cur)
+static int pair_blocks(etc_perfdiff *d, const side *base, const side *cur, etc_error *err)
 {
 	for (size_t c = 0; c < cur->nblocks; c++) {
 		const etc_event_block *blk = etc_inspector_block(cur->in, c);
@@ -210,25 +251,29 @@ static void pair_blocks(etc_perfdiff *d, const side *base, const side *cur)
 				break;
 			}
 	}
+	uint64_t *bsig = malloc((base->nblocks ? base->nblocks : 1) * sizeof *bsig);
+	uint64_t *csig = malloc((cur->nblocks ? cur->nblocks : 1) * sizeof *csig);
+	if (!bsig || !csig) {
+		free(bsig);
+		free(csig);
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	}
+	for (size_t b = 0; b < base->nblocks; b++)
+		bsig[b] = block_sig(base, b);
+	for (size_t c = 0; c < cur->nblocks; c++)
+		csig[c] = block_sig(cur, c);
 	for (size_t c = 0; c < cur->nblocks; c++) {
 		if (d->how[c] != ETC_PERFDIFF_UNPAIRED)
 			continue;
-		const etc_event_block *blk = etc_inspector_block(cur->in, c);
-		double best = -INFINITY;
-		for (size_t b = 0; b < base->nblocks; b++) {
-			if (!same_group(base->in, b, blk, false) || !same_events(cur, c, base, b))
-				continue;
-			double w = block_weight(base, b);
-			if (d->pair[c] == NONE || w > best) {
-				d->pair[c] = b;
-				best = w;
-			}
-		}
+		d->pair[c] = fallback_of(d, base, cur, c, bsig, csig);
 		if (d->pair[c] != NONE) {
 			d->how[c] = ETC_PERFDIFF_FALLBACK;
 			d->base_used[d->pair[c]] = true;
 		}
 	}
+	free(bsig);
+	free(csig);
+	return 0;
 }
 
 static void unmatched_add(etc_perfdiff *d, const key *k, bool in_baseline, bool whole_block)
@@ -306,7 +351,8 @@ int etc_perfdiff_create(etc_perfdiff **out, const etc_inspector *base, const etc
 	}
 	if (rc < 0)
 		goto done;
-	pair_blocks(d, &bs, &cs);
+	if ((rc = pair_blocks(d, &bs, &cs, err)) < 0)
+		goto done;
 	for (size_t i = 0; i < bs.n; i++) {
 		bs.keys[i].hash = key_hash(&bs.keys[i]);
 		size_t s = (size_t)bs.keys[i].hash & (cap - 1);

@@ -175,9 +175,11 @@ static void warn_unmatched(const profile_cmd *pc, const etc_inspector *insp)
 	const etc_perfdiff *d = pc->diff;
 	const char *unit = etc_time_scale_name(etc_inspector_options_get(insp)->target_time_scale);
 	char safe[512], safe2[512], a[256], b[256];
+	size_t fallbacks = 0;
 	for (size_t c = 0; c < etc_inspector_block_count(insp); c++) {
 		size_t bb;
-		if (etc_perfdiff_block_match(d, c, &bb) != ETC_PERFDIFF_FALLBACK)
+		if (etc_perfdiff_block_match(d, c, &bb) != ETC_PERFDIFF_FALLBACK ||
+		    fallbacks++ >= WARN_BLOCKS)
 			continue;
 		cli_block_label(insp, c, a, sizeof a);
 		cli_block_label(pc->base_insp, bb, b, sizeof b);
@@ -196,6 +198,13 @@ static void warn_unmatched(const profile_cmd *pc, const etc_inspector *insp)
 		    etc_text_safe(safe, sizeof safe, a), cin, etc_text_safe(safe2, sizeof safe2, b),
 		    bin);
 	}
+	if (fallbacks > WARN_BLOCKS)
+		fprintf(
+		    stderr,
+		    "etcompare: warning: and %zu more blocks of the current ETDump without a "
+		    "baseline block of their own, each compared with the slowest baseline block "
+		    "of the same events (the table's block column names it)\n",
+		    fallbacks - WARN_BLOCKS);
 	size_t n = etc_perfdiff_unmatched_count(d);
 	for (int baseline = 0; baseline < 2; baseline++) {
 		size_t count =
