@@ -193,8 +193,9 @@ static void warn_unmatched(const profile_cmd *pc, const etc_inspector *insp)
 		fprintf(
 		    stderr,
 		    "etcompare: warning: block %s%s of the current ETDump has no baseline block "
-		    "of its own (the baseline ran fewer inputs): it is compared with the "
-		    "baseline's %s%s, the slowest of its blocks with the same events\n",
+		    "of its own (the baseline ran fewer inputs or blocks of that name): it is "
+		    "compared with the baseline's %s%s, the slowest of its blocks with the same "
+		    "events\n",
 		    etc_text_safe(safe, sizeof safe, a), cin, etc_text_safe(safe2, sizeof safe2, b),
 		    bin);
 	}
