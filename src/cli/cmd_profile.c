@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int usage(const char *fmt, const char *arg)
 {
@@ -82,15 +83,21 @@ static int ensure_profile(profile_cmd *pc, const etc_inspector *insp)
  * A baseline of another program: fewer than half of either side's events
  * (Method::execute aside) match the other's by name. Its regressions would be
  * a comparison of two models, so it is refused (exit 3) or, with --force,
- * warned of.
+ * warned of. A block that has no counterpart at all (an input only one side
+ * ran) is a difference of coverage, not of program: its events are listed
+ * and warned of (warn_unmatched), not counted here, unless nothing matches.
  */
 static bool other_program(const profile_cmd *pc)
 {
 	size_t matched = 0;
 	for (size_t i = 0; i < etc_perfdiff_row_count(pc->diff); i++)
 		matched += !etc_perfdiff_row_at(pc->diff, i)->is_execute;
-	size_t base = matched + etc_perfdiff_baseline_only(pc->diff);
-	size_t cur = matched + etc_perfdiff_current_only(pc->diff);
+	size_t base = matched, cur = matched;
+	for (size_t i = 0; i < etc_perfdiff_unmatched_count(pc->diff); i++) {
+		const etc_perfdiff_unmatched *u = etc_perfdiff_unmatched_at(pc->diff, i);
+		if (!u->whole_block || !matched)
+			*(u->in_baseline ? &base : &cur) += 1;
+	}
 	if (base + cur < 4 || (matched * 2 >= base && matched * 2 >= cur))
 		return false;
 	char safe[600];
@@ -103,6 +110,159 @@ static bool other_program(const profile_cmd *pc)
 	        matched, base, cur,
 	        pc->force ? " (--force: compared anyway)" : " (or --force to compare anyway)");
 	return !pc->force;
+}
+
+/* Are files a and b the same (device and inode) or byte for byte equal?
+ * 1 the same file, 2 a copy, 0 neither (or unreadable: not this check's error). */
+static int same_etdump(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	if (!a || !b || !strcmp(a, "-") || !strcmp(b, "-") || stat(a, &sa) != 0 ||
+	    stat(b, &sb) != 0)
+		return 0;
+	if (sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino)
+		return 1;
+	if (!S_ISREG(sa.st_mode) || !S_ISREG(sb.st_mode) || sa.st_size != sb.st_size)
+		return 0;
+	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+	int same = fa && fb;
+	static const size_t chunk = 1 << 16;
+	char *ba = malloc(chunk), *bb = malloc(chunk);
+	same = same && ba && bb;
+	while (same) {
+		size_t na = fread(ba, 1, chunk, fa), nb = fread(bb, 1, chunk, fb);
+		same = na == nb && !memcmp(ba, bb, na) && !ferror(fa) && !ferror(fb);
+		if (na < chunk)
+			break;
+	}
+	free(ba);
+	free(bb);
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	return same ? 2 : 0;
+}
+
+/* A baseline that is the run itself compares every event equal with itself:
+ * the gate then passes on nothing (a copy-paste mistake, `--etdump $NEW
+ * --baseline-etdump $NEW`). Said, as --reference-etdump's mistake is. */
+static void check_self_baseline(const profile_cmd *pc, const etc_inspector *insp)
+{
+	int same = same_etdump(pc->baseline, etc_etdump_name(etc_inspector_etdump(insp)));
+	if (!same)
+		return;
+	char s[512];
+	fprintf(stderr,
+	        "etcompare: warning: --baseline-etdump %s is the run's own ETDump%s: every event "
+	        "compares equal with itself, so the performance gate compared the run with "
+	        "itself and passes on nothing; give the ETDump of an earlier run of this program "
+	        "as the baseline\n",
+	        etc_text_safe(s, sizeof s, pc->baseline),
+	        same == 1 ? "" : " (a byte-identical copy)");
+}
+
+enum { WARN_BLOCKS = 5 };
+
+/*
+ * Events of one side that found no counterpart are not compared: the gate
+ * cannot check them, so stderr names their blocks (and a Method::execute's
+ * p50: an extra input 5x slower is not passed over in silence), and says
+ * which current blocks were compared with another baseline block.
+ */
+static void warn_unmatched(const profile_cmd *pc, const etc_inspector *insp)
+{
+	const etc_perfdiff *d = pc->diff;
+	const char *unit = etc_time_scale_name(etc_inspector_options_get(insp)->target_time_scale);
+	char safe[512], safe2[512], a[256], b[256];
+	size_t fallbacks = 0;
+	for (size_t c = 0; c < etc_inspector_block_count(insp); c++) {
+		size_t bb;
+		if (etc_perfdiff_block_match(d, c, &bb) != ETC_PERFDIFF_FALLBACK ||
+		    fallbacks++ >= WARN_BLOCKS)
+			continue;
+		cli_block_label(insp, c, a, sizeof a);
+		cli_block_label(pc->base_insp, bb, b, sizeof b);
+		int32_t ci = etc_inspector_block(insp, c)->bundled_input_index;
+		int32_t bi = etc_inspector_block(pc->base_insp, bb)->bundled_input_index;
+		char cin[40] = "", bin[40] = "";
+		if (ci >= 0)
+			snprintf(cin, sizeof cin, " (input %d)", (int)ci);
+		if (bi >= 0)
+			snprintf(bin, sizeof bin, " (input %d)", (int)bi);
+		fprintf(
+		    stderr,
+		    "etcompare: warning: block %s%s of the current ETDump has no baseline block "
+		    "of its own (the baseline ran fewer inputs or blocks of that name): it is "
+		    "compared with the baseline's %s%s, the slowest of its blocks with the same "
+		    "events\n",
+		    etc_text_safe(safe, sizeof safe, a), cin, etc_text_safe(safe2, sizeof safe2, b),
+		    bin);
+	}
+	if (fallbacks > WARN_BLOCKS)
+		fprintf(
+		    stderr,
+		    "etcompare: warning: and %zu more blocks of the current ETDump without a "
+		    "baseline block of their own, each compared with the slowest baseline block "
+		    "of the same events (the table's block column names it)\n",
+		    fallbacks - WARN_BLOCKS);
+	size_t n = etc_perfdiff_unmatched_count(d);
+	for (int baseline = 0; baseline < 2; baseline++) {
+		size_t count =
+		    baseline ? etc_perfdiff_baseline_only(d) : etc_perfdiff_current_only(d);
+		if (!count)
+			continue;
+		const etc_inspector *in = baseline ? pc->base_insp : insp;
+		fprintf(stderr,
+		        "etcompare: warning: %zu event%s of the %s %s no counterpart in the %s and "
+		        "%s not compared (the gate did not check them): ",
+		        count, count == 1 ? "" : "s", baseline ? "baseline" : "current ETDump",
+		        count == 1 ? "has" : "have", baseline ? "current ETDump" : "baseline",
+		        count == 1 ? "was" : "were");
+		size_t blocks = 0;
+		for (size_t i = 0, j; i < n; i = j) {
+			const etc_perfdiff_unmatched *u = etc_perfdiff_unmatched_at(d, i);
+			const etc_perfdiff_unmatched *ex = NULL;
+			for (j = i + 1; j < n; j++) {
+				const etc_perfdiff_unmatched *v = etc_perfdiff_unmatched_at(d, j);
+				if (v->in_baseline != u->in_baseline || v->block != u->block)
+					break;
+			}
+			for (size_t k = i; k < j && !ex; k++)
+				if (etc_perfdiff_unmatched_at(d, k)->is_execute)
+					ex = etc_perfdiff_unmatched_at(d, k);
+			if (u->in_baseline != (baseline == 1))
+				continue;
+			if (blocks++ == WARN_BLOCKS) {
+				fprintf(stderr, "; ...");
+				continue;
+			}
+			if (blocks > WARN_BLOCKS)
+				continue;
+			cli_block_label(in, u->block, a, sizeof a);
+			int32_t input = etc_inspector_block(in, u->block)->bundled_input_index;
+			fprintf(stderr, "%sblock %s", blocks > 1 ? "; " : "",
+			        etc_text_safe(safe, sizeof safe, a));
+			if (input >= 0)
+				fprintf(stderr, " (input %d)", (int)input);
+			if (u->whole_block)
+				fprintf(stderr, ": all its %zu event%s", j - i,
+				        j - i == 1 ? "" : "s");
+			else
+				fprintf(stderr, ": %zu event%s (first %s)", j - i,
+				        j - i == 1 ? "" : "s",
+				        etc_text_escape(b, sizeof b, u->name.ptr,
+				                        u->name.len > 120 ? 120 : u->name.len));
+			if (ex) {
+				char p50[40];
+				etc_format_double(p50, ex->p50);
+				fprintf(stderr, ", Method::execute p50 %s %s", p50, unit);
+			}
+		}
+		fprintf(stderr, "; %s\n",
+		        baseline ? "the current ETDump did not run them"
+		                 : "give a baseline recorded with the same inputs");
+	}
 }
 
 static int diff(profile_cmd *pc, const etc_inspector *insp, etc_report_options *ro, int *gate)
@@ -125,6 +285,8 @@ static int diff(profile_cmd *pc, const etc_inspector *insp, etc_report_options *
 	       etc_text_safe(safe, sizeof safe, pc->baseline));
 	if (etc_report_perfdiff(stdout, pc->diff, 0, &err) < 0)
 		return stdout_fail(&err);
+	check_self_baseline(pc, insp);
+	warn_unmatched(pc, insp);
 	size_t fails = etc_perfdiff_failures(pc->diff);
 	if (!fails)
 		return 0;
@@ -133,15 +295,20 @@ static int diff(profile_cmd *pc, const etc_inspector *insp, etc_report_options *
 	for (size_t i = 0; i < etc_perfdiff_row_count(pc->diff) && !w; i++)
 		if (etc_perfdiff_row_at(pc->diff, i)->failed)
 			w = etc_perfdiff_row_at(pc->diff, i);
-	char pct[32], block[256], name[256], label[256];
+	char pct[32], block[256], name[256], label[256], base[256], fb[300] = "";
 	cli_block_label(insp, w->cur_block, label, sizeof label);
+	if (w->fallback) {
+		cli_block_label(pc->base_insp, w->base_block, base, sizeof base);
+		snprintf(fb, sizeof fb, " (against the baseline's %s)",
+		         etc_text_escape(block, sizeof block, base, strlen(base)));
+	}
 	fprintf(stderr,
 	        "etcompare: performance gate FAILED: %zu event%s regress%s more than %g%%; "
-	        "worst: %s %s %s%%\n",
+	        "worst: %s %s %s%%%s\n",
 	        fails, fails == 1 ? "" : "s", fails == 1 ? "es" : "", pc->diff_opt.max_regression,
 	        etc_text_escape(block, sizeof block, label, strlen(label)),
 	        etc_text_escape(name, sizeof name, w->name.ptr, w->name.len),
-	        etc_perfdiff_percent_text(pc->diff, w, pct, sizeof pct));
+	        etc_perfdiff_percent_text(pc->diff, w, pct, sizeof pct), fb);
 	*gate = EXIT_GATE;
 	return 0;
 }

@@ -983,6 +983,15 @@ static void write_perfdiff(FILE *f, const etc_perfdiff *d)
 			etc_html_escape_n_(f, r->block.ptr, r->block.len);
 			if (etc_inspector_block_name_shared(etc_perfdiff_current(d), r->cur_block))
 				fprintf(f, "#%zu", r->cur_block);
+			if (r->fallback) {
+				const etc_inspector *b = etc_perfdiff_baseline(d);
+				etc_str bn = etc_inspector_block(b, r->base_block)->name;
+				fputs(" (baseline ", f);
+				etc_html_escape_n_(f, bn.ptr, bn.len);
+				if (etc_inspector_block_name_shared(b, r->base_block))
+					fprintf(f, "#%zu", r->base_block);
+				fputs(")", f);
+			}
 			fputs("</td><td>", f);
 			etc_html_escape_n_(f, r->name.ptr, r->name.len);
 			fputs("</td>", f);
@@ -997,6 +1006,41 @@ static void write_perfdiff(FILE *f, const etc_perfdiff *d)
 			                       : "-");
 		}
 	table_end(f);
+	/* events without a counterpart: the gate did not check them */
+	size_t nu = etc_perfdiff_unmatched_count(d);
+	if (nu) {
+		fprintf(f,
+		        "<p class=\"warn\">%zu event%s not compared: only in the current ETDump "
+		        "(%zu) or only in the baseline (%zu); the gate did not check %s.</p>\n",
+		        nu, nu == 1 ? "" : "s", etc_perfdiff_current_only(d),
+		        etc_perfdiff_baseline_only(d), nu == 1 ? "it" : "them");
+		char p2[48];
+		snprintf(p2, sizeof p2, "p50 (%s)", unit);
+		const char *const ucols[] = {"only in", "block", "event", "instr", p2, "why"};
+		table_head(f, "perfdiff_unmatched", ucols, 6);
+		for (size_t i = 0; i < nu; i++) {
+			const etc_perfdiff_unmatched *u = etc_perfdiff_unmatched_at(d, i);
+			const etc_inspector *in =
+			    u->in_baseline ? etc_perfdiff_baseline(d) : etc_perfdiff_current(d);
+			fprintf(f, "<tr><td>%s</td><td>", u->in_baseline ? "baseline" : "current");
+			etc_html_escape_n_(f, u->block_name.ptr, u->block_name.len);
+			if (etc_inspector_block_name_shared(in, u->block))
+				fprintf(f, "#%zu", u->block);
+			int32_t input = etc_inspector_block(in, u->block)->bundled_input_index;
+			if (input >= 0)
+				fprintf(f, " (input %d)", (int)input);
+			fputs("</td><td>", f);
+			etc_html_escape_n_(f, u->name.ptr, u->name.len);
+			fprintf(f, "</td><td class=\"n\">%d</td>", (int)u->instruction_id);
+			num_cell(f, u->p50, NULL);
+			fprintf(f, "<td>%s</td></tr>\n",
+			        u->whole_block ? (u->in_baseline ? "block not in the current ETDump"
+			                                         : "no baseline block")
+			        : u->in_baseline ? "event not in the current block"
+			                         : "no baseline event");
+		}
+		table_end(f);
+	}
 	fputs("<details><summary>as text</summary>\n", f);
 	pre_of(f, print_perfdiff, d);
 	fputs("</details>\n", f);

@@ -65,6 +65,20 @@ static size_t perfdiff_gated(const etc_perfdiff *d)
 	return n;
 }
 
+/* Unmatched events the gate would have checked: skipped testcases. */
+static bool perfdiff_skips(const etc_perfdiff_unmatched *u)
+{
+	return !u->below_min;
+}
+
+static size_t perfdiff_skipped(const etc_perfdiff *d)
+{
+	size_t n = 0;
+	for (size_t i = 0; d && i < etc_perfdiff_unmatched_count(d); i++)
+		n += perfdiff_skips(etc_perfdiff_unmatched_at(d, i));
+	return n;
+}
+
 static size_t perfdiff_failures(const etc_junit_gates *g)
 {
 	return g->perfdiff ? etc_perfdiff_failures(g->perfdiff) : 0;
@@ -274,11 +288,53 @@ static void taps_suite(etc_sbuf *b, const etc_taps *t, const etc_inspector *insp
 	etc_sbuf_puts(b, "  </testsuite>\n");
 }
 
+/* An unmatched event as a skipped testcase: the gate could not check it. */
+static void perfdiff_skipped_case(etc_sbuf *b, const etc_perfdiff *d,
+                                  const etc_perfdiff_unmatched *u)
+{
+	const etc_inspector *in =
+	    u->in_baseline ? etc_perfdiff_baseline(d) : etc_perfdiff_current(d);
+	etc_sbuf_puts(b, "    <testcase classname=\"");
+	if (u->in_baseline)
+		etc_sbuf_puts(b, "baseline.");
+	block_label(b, in, u->block);
+	etc_sbuf_puts(b, "\" name=\"");
+	xml(b, u->name.ptr, u->name.len, NAME_MAX_BYTES);
+	etc_sbuf_printf(b,
+	                " (event %zu, instruction %d)\" time=\"0\">\n      <skipped "
+	                "message=\"not compared: ",
+	                u->event, u->instruction_id);
+	int32_t input = etc_inspector_block(in, u->block)->bundled_input_index;
+	if (u->whole_block) {
+		etc_sbuf_puts(b, "block ");
+		block_label(b, in, u->block);
+		if (input >= 0)
+			etc_sbuf_printf(b, " (input %d)", (int)input);
+		etc_sbuf_printf(b, " of the %s has no counterpart in the %s",
+		                u->in_baseline ? "baseline" : "current ETDump",
+		                u->in_baseline ? "current ETDump" : "baseline");
+	} else {
+		etc_sbuf_printf(b, "the %s has no such event in its block",
+		                u->in_baseline ? "current ETDump" : "baseline");
+	}
+	char num[ETC_FMT_NUM];
+	etc_sbuf_printf(b, "; %s p50 ", u->in_baseline ? "baseline" : "current");
+	etc_sbuf_put(b, num, etc_fmt_g(num, u->p50));
+	etc_sbuf_puts(b, "\"/>\n    </testcase>\n");
+}
+
 static void perfdiff_suite(etc_sbuf *b, const etc_perfdiff *d)
 {
 	const etc_inspector *cur = etc_perfdiff_current(d), *base = etc_perfdiff_baseline(d);
-	suite_open(b, "performance gate", base ? etc_etdump_name(etc_inspector_etdump(base)) : NULL,
-	           perfdiff_gated(d), etc_perfdiff_failures(d));
+	size_t skipped = perfdiff_skipped(d);
+	/* suite_open's header, with the unmatched events as skipped testcases */
+	etc_sbuf_puts(b, "  <testsuite name=\"etcompare performance gate");
+	if (base) {
+		etc_sbuf_puts(b, ": ");
+		xmls(b, etc_etdump_name(etc_inspector_etdump(base)));
+	}
+	etc_sbuf_printf(b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n",
+	                perfdiff_gated(d) + skipped, etc_perfdiff_failures(d), skipped);
 	char num[ETC_FMT_NUM];
 	for (size_t i = 0; i < etc_perfdiff_row_count(d); i++) {
 		const etc_perfdiff_row *r = etc_perfdiff_row_at(d, i);
@@ -304,8 +360,17 @@ static void perfdiff_suite(etc_sbuf *b, const etc_perfdiff *d)
 		etc_sbuf_put(b, num, etc_fmt_g(num, r->cur_p50));
 		etc_sbuf_printf(b, " (%+.2f%%), more than the allowed ", r->change_percent);
 		etc_sbuf_put(b, num, etc_fmt_g(num, etc_perfdiff_options_get(d)->max_regression));
-		etc_sbuf_puts(b, "%\"/>\n    </testcase>\n");
+		etc_sbuf_puts(b, "%");
+		if (r->fallback && base && r->base_block < etc_inspector_block_count(base)) {
+			etc_sbuf_puts(b, "; compared with the baseline's ");
+			block_label(b, base, r->base_block);
+			etc_sbuf_puts(b, " (fallback: no baseline block of its own)");
+		}
+		etc_sbuf_puts(b, "\"/>\n    </testcase>\n");
 	}
+	for (size_t i = 0; i < etc_perfdiff_unmatched_count(d); i++)
+		if (perfdiff_skips(etc_perfdiff_unmatched_at(d, i)))
+			perfdiff_skipped_case(b, d, etc_perfdiff_unmatched_at(d, i));
 	etc_sbuf_puts(b, "  </testsuite>\n");
 }
 
@@ -327,8 +392,8 @@ int etc_report_junit_gates(FILE *f, const etc_junit_gates *g, etc_error *err)
 	for (size_t i = 0; g->numgap_more && i < g->numgap_more_count; i++)
 		tests += etc_numgap_row_count(g->numgap_more[i]) +
 		         etc_numgap_unmatched_count(g->numgap_more[i]);
-	if (g->perfdiff)
-		tests += perfdiff_gated(g->perfdiff);
+	if (g->perfdiff && !isnan(etc_perfdiff_options_get(g->perfdiff)->max_regression))
+		tests += perfdiff_gated(g->perfdiff) + perfdiff_skipped(g->perfdiff);
 	etc_sbuf b = {0};
 	etc_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	etc_sbuf_printf(&b,

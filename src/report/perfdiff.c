@@ -34,18 +34,104 @@ const char *etc_perfdiff_percent_text(const etc_perfdiff *d, const etc_perfdiff_
 	return buf;
 }
 
-/* A row's block as the table names it: "Execute", or "Execute#2" when
- * another block of the current ETDump has that name (as --block takes it). */
-static const char *block_label(char *buf, size_t cap, const etc_perfdiff *d,
-                               const etc_perfdiff_row *r)
+/* Block b of `in` as the tables name it: "Execute", or "Execute#2" when
+ * another block of that ETDump has that name (as --block takes it). */
+static const char *side_label(char *buf, size_t cap, const etc_inspector *in, size_t b)
 {
 	char name[512];
-	etc_text_escape(name, sizeof name, r->block.ptr, r->block.len > 100 ? 100 : r->block.len);
-	if (etc_inspector_block_name_shared(etc_perfdiff_current(d), r->cur_block))
-		snprintf(buf, cap, "%s#%zu", name, r->cur_block);
+	etc_str s = etc_inspector_block(in, b)->name;
+	etc_text_escape(name, sizeof name, s.ptr, s.len > 100 ? 100 : s.len);
+	if (etc_inspector_block_name_shared(in, b))
+		snprintf(buf, cap, "%s#%zu", name, b);
 	else
 		snprintf(buf, cap, "%s", name);
 	return buf;
+}
+
+/* A row's block as the table names it; a fallback row adds the baseline
+ * block it was compared with: "Execute#3 (baseline Execute#2)". */
+static const char *block_label(char *buf, size_t cap, const etc_perfdiff *d,
+                               const etc_perfdiff_row *r)
+{
+	side_label(buf, cap, etc_perfdiff_current(d), r->cur_block);
+	if (r->fallback) {
+		char base[560];
+		size_t n = strlen(buf);
+		snprintf(buf + n, cap - n, " (baseline %s)",
+		         side_label(base, sizeof base, etc_perfdiff_baseline(d), r->base_block));
+	}
+	return buf;
+}
+
+static size_t fallback_rows(const etc_perfdiff *d)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < etc_perfdiff_row_count(d); i++)
+		n += etc_perfdiff_row_at(d, i)->fallback;
+	return n;
+}
+
+/* " (input 2)" for a block with a bundled_input_index, else "". */
+static const char *input_note(char *buf, size_t cap, const etc_inspector *in, size_t b)
+{
+	int32_t input = etc_inspector_block(in, b)->bundled_input_index;
+	if (input >= 0)
+		snprintf(buf, cap, " (input %d)", (int)input);
+	else
+		snprintf(buf, cap, "%s", "");
+	return buf;
+}
+
+enum { UNMATCHED_NAMES = 6 };
+
+/* One line per block with unmatched events: whose, why, and their names
+ * (the first few; Method::execute with its p50). */
+static void unmatched_lines(FILE *f, const etc_perfdiff *d, const char *unit)
+{
+	size_t n = etc_perfdiff_unmatched_count(d);
+	for (size_t i = 0, j; i < n; i = j) {
+		const etc_perfdiff_unmatched *u = etc_perfdiff_unmatched_at(d, i);
+		for (j = i + 1; j < n; j++) {
+			const etc_perfdiff_unmatched *v = etc_perfdiff_unmatched_at(d, j);
+			if (v->in_baseline != u->in_baseline || v->block != u->block)
+				break;
+		}
+		const etc_inspector *in =
+		    u->in_baseline ? etc_perfdiff_baseline(d) : etc_perfdiff_current(d);
+		const char *mine = u->in_baseline ? "the baseline" : "the current ETDump";
+		const char *other = u->in_baseline ? "the current ETDump" : "the baseline";
+		char blk[560], inp[40];
+		side_label(blk, sizeof blk, in, u->block);
+		input_note(inp, sizeof inp, in, u->block);
+		if (u->whole_block)
+			fprintf(f,
+			        "not compared: block %s%s of %s has no counterpart in %s: its %zu "
+			        "event%s: ",
+			        blk, inp, mine, other, j - i, j - i == 1 ? "" : "s");
+		else
+			fprintf(f,
+			        "not compared: %zu event%s of %s's block %s%s, not in %s: ", j - i,
+			        j - i == 1 ? "" : "s", mine, blk, inp, other);
+		/* Method::execute first, with its p50: the block's whole time */
+		size_t shown = 0;
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t k = i; k < j && shown < UNMATCHED_NAMES; k++) {
+				const etc_perfdiff_unmatched *v = etc_perfdiff_unmatched_at(d, k);
+				if (v->is_execute != (pass == 0))
+					continue;
+				char name[256], p50[ETC_FMT_NUM];
+				etc_text_escape(name, sizeof name, v->name.ptr,
+				                v->name.len > 120 ? 120 : v->name.len);
+				fprintf(f, "%s%s", shown++ ? ", " : "", name);
+				if (v->is_execute) {
+					etc_fmt_g(p50, v->p50);
+					fprintf(f, " (p50 %s %s)", p50, unit);
+				}
+			}
+		if (j - i > shown)
+			fprintf(f, " and %zu more", j - i - shown);
+		fputc('\n', f);
+	}
 }
 
 int etc_report_perfdiff(FILE *f, const etc_perfdiff *d, size_t max_rows, etc_error *err)
@@ -99,14 +185,23 @@ int etc_report_perfdiff(FILE *f, const etc_perfdiff *d, size_t max_rows, etc_err
 		etc_fmt_g(a, r->base_p50);
 		etc_fmt_g(b, r->cur_p50);
 		etc_perfdiff_percent_text(d, r, pct, sizeof pct);
-		char blk[560];
-		fprintf(f, "Method::execute (block %s): p50 %s -> %s %s (%s%%)%s\n",
-		        block_label(blk, sizeof blk, d, r), a, b, unit, pct,
-		        r->failed ? ": regression beyond the gate" : "");
+		char blk[560], base[560] = "";
+		side_label(blk, sizeof blk, etc_perfdiff_current(d), r->cur_block);
+		if (r->fallback) {
+			char bl[520];
+			snprintf(
+			    base, sizeof base, ", against the baseline's %s",
+			    side_label(bl, sizeof bl, etc_perfdiff_baseline(d), r->base_block));
+		}
+		fprintf(f, "Method::execute (block %s%s): p50 %s -> %s %s (%s%%)%s\n", blk, base, a,
+		        b, unit, pct, r->failed ? ": regression beyond the gate" : "");
 	}
-	fprintf(f, "%zu events matched, %zu only in the baseline, %zu only in the current ETDump",
-	        etc_perfdiff_row_count(d), etc_perfdiff_baseline_only(d),
-	        etc_perfdiff_current_only(d));
+	unmatched_lines(f, d, unit);
+	fprintf(f, "%zu events matched", etc_perfdiff_row_count(d));
+	if (fallback_rows(d))
+		fprintf(f, " (%zu against a fallback baseline block)", fallback_rows(d));
+	fprintf(f, ", %zu only in the baseline, %zu only in the current ETDump",
+	        etc_perfdiff_baseline_only(d), etc_perfdiff_current_only(d));
 	if (!isnan(etc_perfdiff_options_get(d)->max_regression)) {
 		char mx[ETC_FMT_NUM], mn[ETC_FMT_NUM];
 		etc_fmt_g(mx, etc_perfdiff_options_get(d)->max_regression);
@@ -163,9 +258,32 @@ void etc_perfdiff_json_(etc_sbuf *b, const etc_perfdiff *d)
 		etc_json_num_(b, r->change_percent);
 		etc_sbuf_printf(b,
 		                ", \"is_execute\": %s, \"below_min\": %s, \"gated\": %s, "
-		                "\"failed\": %s}",
+		                "\"failed\": %s",
 		                r->is_execute ? "true" : "false", r->below_min ? "true" : "false",
 		                r->gated ? "true" : "false", r->failed ? "true" : "false");
+		etc_sbuf_printf(b, ", \"fallback\": %s, \"baseline_block_index\": %zu}",
+		                r->fallback ? "true" : "false", r->base_block);
+	}
+	etc_sbuf_puts(b, "],\n    \"unmatched\": [");
+	for (size_t i = 0; i < etc_perfdiff_unmatched_count(d); i++) {
+		const etc_perfdiff_unmatched *u = etc_perfdiff_unmatched_at(d, i);
+		const etc_inspector *in =
+		    u->in_baseline ? etc_perfdiff_baseline(d) : etc_perfdiff_current(d);
+		etc_sbuf_printf(b, "%s{\"side\": \"%s\", \"block\": ", i ? ",\n      " : "\n      ",
+		                u->in_baseline ? "baseline" : "current");
+		etc_sbuf_json_str(b, u->block_name.ptr, u->block_name.len);
+		etc_sbuf_printf(b,
+		                ", \"block_index\": %zu, \"bundled_input_index\": %d, "
+		                "\"event_index\": %zu, \"event_name\": ",
+		                u->block,
+		                (int)etc_inspector_block(in, u->block)->bundled_input_index,
+		                u->event);
+		etc_sbuf_json_str(b, u->name.ptr, u->name.len);
+		etc_sbuf_printf(b, ", \"instruction_id\": %d, \"p50\": ", u->instruction_id);
+		etc_json_num_(b, u->p50);
+		etc_sbuf_printf(b, ", \"is_execute\": %s, \"whole_block\": %s, \"below_min\": %s}",
+		                u->is_execute ? "true" : "false", u->whole_block ? "true" : "false",
+		                u->below_min ? "true" : "false");
 	}
 	etc_sbuf_puts(b, "]}");
 }
