@@ -57,8 +57,11 @@ static const char *block_label(char *buf, size_t cap, const etc_perfdiff *d,
 	if (r->fallback) {
 		char base[560];
 		size_t n = strlen(buf);
-		snprintf(buf + n, cap - n, " (baseline %s)",
-		         side_label(base, sizeof base, etc_perfdiff_baseline(d), r->base_block));
+		/* cut, never overflowed: the label is a table cell */
+		if (n < cap)
+			snprintf(
+			    buf + n, cap - n, " (baseline %.200s)",
+			    side_label(base, sizeof base, etc_perfdiff_baseline(d), r->base_block));
 	}
 	return buf;
 }
