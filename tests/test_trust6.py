@@ -168,6 +168,25 @@ def case_plot_file(tmp):
             rc == 4 and "a part of its path is a file" in err, f"rc={rc}\n{err[-800:]}")
 
 
+
+def case_late_plot_error(tmp):
+    """A plot that fails after the gates ran (a folder in the way of a PNG,
+    found only when the plots are moved in): the gates' verdict stays."""
+    for thr, want_rc, want_fail in (("30", 1, True), ("10", 4, False)):
+        d = os.path.join(tmp, "late" + thr)
+        os.makedirs(os.path.join(d, "metric_snr.png"))
+        junit = os.path.join(tmp, f"late{thr}.xml")
+        rc, out, err = C.run(*EX, "--min-snr", thr, "--no-table", "--plot", d, "--junit", junit)
+        root = junit_root(junit)
+        with open(junit) as f:
+            xml = f.read()
+        C.check(f"late plot error, --min-snr {thr}: exit {want_rc}",
+                rc == want_rc and "metric_snr.png" in err, f"rc={rc}\n{err[-800:]}")
+        C.check(f"late plot error, --min-snr {thr}: the JUnit keeps the gates and adds the "
+                f"error", 'errors="1"' in root and ('failures="0"' not in root) == want_fail and
+                "etcompare accuracy" in xml and "metric_snr.png" in xml, root)
+
+
 def case_ungated_report(tmp):
     rep, js = os.path.join(tmp, "cmp.html"), os.path.join(tmp, "cmp.json")
     rc, out, err = C.run(*EX, "--compare", "--report", rep, "--json", js)
@@ -234,4 +253,4 @@ def case_example_junit(tmp):
 
 if __name__ == "__main__":
     C.run_cases("trust6", case_unknown_inputs, case_unknown_inputs_python, case_plot_file,
-                case_ungated_report, case_early_output_error, case_example_junit)
+                case_late_plot_error, case_ungated_report, case_early_output_error, case_example_junit)

@@ -148,6 +148,10 @@ typedef struct etc_junit_gates {
 	const etc_numgap *const *numgap_more;
 	const char *const *numgap_more_names;
 	size_t numgap_more_count;
+	/** an error after the gates ran (a plot that could not be written): one
+	 *  more suite whose testcase `error_kind` holds `error_message`; NULL
+	 *  for none. The gates' testcases stay: their verdict is not lost. */
+	const char *error_kind, *error_message;
 } etc_junit_gates;
 
 /**

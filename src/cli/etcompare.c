@@ -822,6 +822,8 @@ static int run(void *ctx)
 	etc_etrecord *rec = NULL;
 	int status = EXIT_OK, gate = EXIT_OK;
 	bool junit_done = false, report_done = false;
+	int late = 0; /* an output error after the gates ran (the plots) */
+	char late_text[1200] = "";
 	owned_refs owned = {NULL, NULL, NULL, NULL, NULL};
 	numgap_state ng;
 	memset(&ng, 0, sizeof ng);
@@ -1133,10 +1135,10 @@ static int run(void *ctx)
 				        "etcompare: plots: %zu file%s written to %s/ (%zu PNG)\n",
 				        files, files == 1 ? "" : "s", dir, pngs);
 		}
-		if (rc != 0) {
-			status = rc;
-			goto out;
-		}
+		/* the gates' verdict stands: the JUnit below still holds it, with
+		   the plots' error beside it, and a failed gate still exits 1 */
+		if (rc != 0)
+			late = rc;
 	}
 	/* The JUnit report last, and the gate's verdict is its failure count:
 	 * the exit code and the XML cannot disagree. */
@@ -1148,7 +1150,12 @@ static int run(void *ctx)
 	                         ro.taps,
 	                         ng.gates ? ro.numgap_more : NULL,
 	                         ro.numgap_more_names,
-	                         ng.gates ? ro.numgap_more_count : 0};
+	                         ng.gates ? ro.numgap_more_count : 0,
+	                         late ? "output" : NULL,
+	                         late ? late_text : NULL};
+	if (late)
+		snprintf(late_text, sizeof late_text,
+		         "exit %d (an output could not be written): %s", late, cli_last_error());
 	junit_done = true;
 	if (a.junit && (rc = write_junit(a.junit, &gates)) != 0) {
 		status = rc;
@@ -1160,6 +1167,8 @@ static int run(void *ctx)
 		                "report disagree\n");
 		status = EXIT_GATE;
 	}
+	if (late && status != EXIT_GATE)
+		status = late; /* a passing gate with its plots lost: exit 4 */
 	if (a.example && status == EXIT_GATE && !a.junit) {
 		/* a demo that ran is a success: the verdict is shown, not returned */
 		fprintf(stderr, "etcompare: example: exit status 0 (on your own files this "

@@ -374,6 +374,22 @@ static void perfdiff_suite(etc_sbuf *b, const etc_perfdiff *d)
 	etc_sbuf_puts(b, "  </testsuite>\n");
 }
 
+/* One suite of one testcase `kind` holding the error `message`. */
+static void error_suite(etc_sbuf *b, const char *kind, const char *message)
+{
+	etc_sbuf_puts(b, "  <testsuite name=\"etcompare\" tests=\"1\" failures=\"0\" "
+	                 "errors=\"1\">\n"
+	                 "    <testcase classname=\"etcompare\" name=\"");
+	xmls(b, kind);
+	etc_sbuf_puts(b, "\">\n      <error type=\"");
+	xmls(b, kind);
+	etc_sbuf_puts(b, "\" message=\"");
+	xmls(b, message);
+	etc_sbuf_puts(b, "\">");
+	xmls(b, message);
+	etc_sbuf_puts(b, "</error>\n    </testcase>\n  </testsuite>\n");
+}
+
 int etc_report_junit_gates(FILE *f, const etc_junit_gates *g, etc_error *err)
 {
 	if (!f || !g)
@@ -396,10 +412,11 @@ int etc_report_junit_gates(FILE *f, const etc_junit_gates *g, etc_error *err)
 		tests += perfdiff_gated(g->perfdiff) + perfdiff_skipped(g->perfdiff);
 	etc_sbuf b = {0};
 	etc_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	bool error = g->error_message != NULL;
 	etc_sbuf_printf(&b,
 	                "<testsuites name=\"etcompare\" tests=\"%zu\" failures=\"%zu\" "
-	                "errors=\"0\">\n",
-	                tests, etc_junit_failures(g));
+	                "errors=\"%d\">\n",
+	                tests + error, etc_junit_failures(g), error);
 	if (g->accuracy)
 		accuracy_suite(&b, g->accuracy, g->insp, g->taps != NULL);
 	if (g->taps)
@@ -416,6 +433,8 @@ int etc_report_junit_gates(FILE *f, const etc_junit_gates *g, etc_error *err)
 		                 : etc_numgap_options_get(g->numgap_more[i])->block);
 	if (g->perfdiff && !isnan(etc_perfdiff_options_get(g->perfdiff)->max_regression))
 		perfdiff_suite(&b, g->perfdiff); /* a diff without --max-regression is no gate */
+	if (error)
+		error_suite(&b, g->error_kind ? g->error_kind : "error", g->error_message);
 	etc_sbuf_puts(&b, "</testsuites>\n");
 	return etc_sbuf_write_(f, &b, "JUnit report", err);
 }
@@ -425,18 +444,9 @@ int etc_report_junit_error(FILE *f, const char *kind, const char *message, etc_e
 	etc_sbuf b = {0};
 	etc_sbuf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	etc_sbuf_puts(&b, "<testsuites name=\"etcompare\" tests=\"1\" failures=\"0\" "
-	                  "errors=\"1\">\n"
-	                  "  <testsuite name=\"etcompare\" tests=\"1\" failures=\"0\" "
-	                  "errors=\"1\">\n"
-	                  "    <testcase classname=\"etcompare\" name=\"");
-	xmls(&b, kind);
-	etc_sbuf_puts(&b, "\">\n      <error type=\"");
-	xmls(&b, kind);
-	etc_sbuf_puts(&b, "\" message=\"");
-	xmls(&b, message);
-	etc_sbuf_puts(&b, "\">");
-	xmls(&b, message);
-	etc_sbuf_puts(&b, "</error>\n    </testcase>\n  </testsuite>\n</testsuites>\n");
+	                  "errors=\"1\">\n");
+	error_suite(&b, kind, message);
+	etc_sbuf_puts(&b, "</testsuites>\n");
 	return etc_sbuf_write_(f, &b, "JUnit report", err);
 }
 
@@ -445,6 +455,6 @@ int etc_report_junit(FILE *f, const etc_accuracy *acc, const etc_inspector *insp
 	if (!acc || !insp)
 		return etc_fail(err, ETC_ERR_USAGE, NULL, -1, "etc_report_junit: NULL %s",
 		                !acc ? "acc" : "insp");
-	etc_junit_gates g = {acc, insp, NULL, NULL, NULL, NULL, NULL, 0};
+	etc_junit_gates g = {acc, insp, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL};
 	return etc_report_junit_gates(f, &g, err);
 }

@@ -52,7 +52,7 @@ static void numgap_outputs(const etc_inspector *insp, size_t size)
 		return;
 	}
 	fuzz_check_numgap_reports(ng);
-	etc_junit_gates g = {NULL, insp, ng, NULL, NULL, NULL, NULL, 0};
+	etc_junit_gates g = {NULL, insp, ng, NULL, NULL, NULL, NULL, 0, NULL, NULL};
 	fuzz_text t;
 	if (fuzz_text_open(&t)) {
 		int rc = etc_report_junit_gates(t.f, &g, &err);

@@ -41,7 +41,7 @@ static inline void fuzz_check_accuracy_reports(const etc_accuracy *acc, const et
 		fuzz_check_terminal(t.p, t.n);
 		free(t.p);
 	}
-	etc_junit_gates g = {acc, insp, NULL, NULL, NULL, NULL, NULL, 0};
+	etc_junit_gates g = {acc, insp, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL};
 	if (fuzz_text_open(&t)) {
 		int rc = etc_report_junit_gates(t.f, &g, &err);
 		fuzz_text_close(&t);
