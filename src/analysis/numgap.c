@@ -388,6 +388,13 @@ int etc_numgap_run_at(etc_numgap **out, const etc_inspector *insp, size_t block_
                       const etc_numgap_reference *ref, const etc_numgap_options *opt,
                       etc_error *err)
 {
+	return etc_ng_run_(out, insp, block_index, run, ref, opt, false, NULL, err);
+}
+
+int etc_ng_run_(etc_numgap **out, const etc_inspector *insp, size_t block_index, uint32_t run,
+                const etc_numgap_reference *ref, const etc_numgap_options *opt, bool no_local,
+                etc_ng_score *score, etc_error *err)
+{
 	etc_numgap_options o;
 	if (!opt)
 		etc_numgap_options_init(&o), opt = &o;
@@ -462,6 +469,8 @@ int etc_numgap_run_at(etc_numgap **out, const etc_inspector *insp, size_t block_
 	}
 	ng->block = block_index;
 	ng->run = run;
+	ng->no_local = no_local;
+	ng->score = score;
 	ng->etdump_run = rt_blk->runs[run];
 	ng->alignment = by_handle ? ETC_NUMGAP_BY_HANDLE : ETC_NUMGAP_BY_INSTRUCTION;
 	ng->rec = rec;

@@ -90,6 +90,9 @@ typedef struct rowx {
 	const etc_ng_preview *preview; /* the reference's values were not kept */
 } rowx;
 
+/* How well a graph run reproduces the runtime's program outputs (numgap_refgraph.c). */
+typedef struct etc_ng_score etc_ng_score;
+
 struct etc_numgap {
 	etc_arena arena;
 	int alignment;
@@ -116,7 +119,17 @@ struct etc_numgap {
 	size_t block;           /* the runtime's block and run compared */
 	uint32_t run, etdump_run;
 	void *first_copy; /* drop_reference_values: the values of the first failing row */
+	/* scoring candidate inputs (etc_numgap_inputs_match_at): no local re-runs,
+	 * and the program outputs scored in the same run of the graph */
+	bool no_local;
+	etc_ng_score *score;
 };
+
+/* etc_numgap_run_at, for candidate inputs: without local re-runs when
+ * `no_local`, and with `score` (or NULL) fed every node's outputs. */
+int etc_ng_run_(etc_numgap **out, const etc_inspector *insp, size_t block_index, uint32_t run,
+                const etc_numgap_reference *ref, const etc_numgap_options *opt, bool no_local,
+                etc_ng_score *score, etc_error *err);
 
 /* Grows array p of capacity *cap to hold `need` elements of `size` bytes (NULL: out of memory). */
 void *etc_ng_grow_(void *p, size_t *cap, size_t need, size_t size);

@@ -475,6 +475,7 @@ static const char *status_name(int st)
 
 static int handled_node(gctx *c, const etc_refrun *run, size_t n, const etc_refnode *nd,
                         etc_error *err);
+static int on_output(void *user, const etc_refrun *run, size_t n, etc_error *err);
 
 static int on_node(void *user, const etc_refrun *run, size_t n, etc_error *err)
 {
@@ -486,10 +487,12 @@ static int on_node(void *user, const etc_refrun *run, size_t n, etc_error *err)
 	/* a node skipped after an unsupported op can still run on runtime values */
 	bool computed = st0 == ETC_REFNODE_COMPUTED || st0 == ETC_REFNODE_SKIPPED;
 	bool logged = nd && nd->debug_handle >= 0 && item_by_max(c, nd->debug_handle) >= 0;
-	if (nd && computed && !logged && c->users[n])
+	if (nd && computed && !logged && c->users[n] && !c->ng->no_local)
 		rc = derive(c, run, n, err);
 	if (rc == 0 && nd && nd->debug_handle >= 0 && nd->output_count)
 		rc = handled_node(c, run, n, nd, err);
+	if (rc == 0 && c->ng->score)
+		rc = on_output(c->ng->score, run, n, err);
 	release(c, n);
 	return rc;
 }
@@ -755,7 +758,7 @@ static int handled_node(gctx *c, const etc_refrun *run, size_t n, const etc_refn
 	etc_refvalues *vals = NULL;
 	bool local = false;
 	int rc = 0;
-	if (st == ETC_REFNODE_COMPUTED || st == ETC_REFNODE_SKIPPED)
+	if (!c->ng->no_local && (st == ETC_REFNODE_COMPUTED || st == ETC_REFNODE_SKIPPED))
 		rc = rerun_eval(c, run, n, nd, it, &vals, &local, err);
 	/* it may have moved: the gather grows */
 	it = &g->items[g->n - 1];
@@ -938,21 +941,21 @@ int etc_ng_local_metrics_(etc_numgap *ng, etc_error *err)
 
 /* --- scoring a set of inputs ----------------------------------------------------------- */
 
-typedef struct sctx {
+struct etc_ng_score {
 	const etc_refgraph *graph;
 	const etc_value *outs; /* the runtime's program outputs, flattened below */
 	etc_tensor *rt;
 	size_t nrt;
 	double worst;
 	size_t compared;
-} sctx;
+};
 
 static etc_tensor *program_outputs(const etc_event_block *blk, uint32_t run,
                                    const etc_debug_buffer *buf, size_t *count);
 
 static int on_output(void *user, const etc_refrun *run, size_t n, etc_error *err)
 {
-	sctx *s = user;
+	etc_ng_score *s = user;
 	for (size_t k = 0; k < etc_refgraph_output_count(s->graph) && k < s->nrt; k++) {
 		size_t node;
 		uint32_t out;
@@ -1009,7 +1012,7 @@ int etc_numgap_inputs_score_at(const etc_inspector *insp, size_t block, uint32_t
 		                "no program outputs to score inputs with (block %zu run %u, debug "
 		                "buffer)",
 		                block, run);
-	sctx s = {g, NULL, NULL, 0, NAN, 0};
+	etc_ng_score s = {g, NULL, NULL, 0, NAN, 0};
 	s.rt = program_outputs(blk, run, buf, &s.nrt);
 	if (!s.rt)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
@@ -1155,13 +1158,30 @@ int etc_numgap_inputs_match_at(const etc_inspector *insp, size_t block, uint32_t
 	ref.inputs = inputs;
 	ref.input_count = n;
 	ref.name = "candidate inputs";
+	/* one run of the graph: the gap without local re-runs (only the
+	   cumulative rows count), the program outputs scored as it goes */
+	const etc_event_block *blk = etc_inspector_block(insp, block);
+	const etc_debug_buffer *buf = etc_inspector_debug_buffer(insp);
+	if (!blk || run >= blk->run_count || !buf)
+		return etc_numgap_inputs_score_at(insp, block, run, g, inputs, n, &m->snr, err);
+	etc_ng_score s = {g, NULL, NULL, 0, NAN, 0};
+	s.rt = program_outputs(blk, run, buf, &s.nrt);
+	if (!s.rt)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	etc_numgap *ng = NULL;
 	etc_error e;
 	etc_error_clear(&e);
-	if (etc_numgap_run_at(&ng, insp, block, run, &ref, &o, &e) == 0)
+	int rc = etc_ng_run_(&ng, insp, block, run, &ref, &o, true, &s, &e);
+	if (rc == 0) {
 		m->reproduced = reproduced_rows(ng);
+		if (s.compared)
+			m->snr = s.worst;
+	}
 	etc_numgap_free(ng);
-	return etc_numgap_inputs_score_at(insp, block, run, g, inputs, n, &m->snr, err);
+	free(s.rt);
+	/* a gap that cannot be computed (nothing aligned): the outputs alone */
+	return rc == 0 ? 0
+	               : etc_numgap_inputs_score_at(insp, block, run, g, inputs, n, &m->snr, err);
 }
 
 int etc_numgap_inputs_match(const etc_inspector *insp, const char *block, const etc_refgraph *g,
