@@ -182,6 +182,11 @@ typedef struct etc_numgap_options {
 	 *  output is kept (etc_numgap_row_reference_tensor), as upstream's
 	 *  aot_intermediate_output. */
 	bool drop_reference_values;
+	/** A reference graph: also score, in the same run of the graph, how well
+	 *  it reproduces the runtime's program outputs
+	 *  (etc_numgap_program_output_snr): inputs that may not be the run's
+	 *  are checked without running the graph twice. Default false. */
+	bool score_program_outputs;
 } etc_numgap_options;
 
 /** Fills `opt` with the defaults (block "Execute", no thresholds, MSE, layout auto). */
@@ -336,6 +341,11 @@ ETC_API void etc_numgap_free(etc_numgap *ng);
 ETC_API int etc_numgap_alignment_get(const etc_numgap *ng);
 /** The options the gap was computed with (thresholds for reports and plots). */
 ETC_API const etc_numgap_options *etc_numgap_options_get(const etc_numgap *ng);
+/** With etc_numgap_options.score_program_outputs: the lowest SNR of the
+ *  runtime's program outputs against the reference graph's (+inf when
+ *  identical), as etc_numgap_inputs_score; NAN when not scored or none
+ *  could be compared. */
+ETC_API double etc_numgap_program_output_snr(const etc_numgap *ng);
 /** Whether a threshold was given: without one only NaN and integer
  *  mismatches fail, and the reports say "no gate" where they would say "pass". */
 ETC_API bool etc_numgap_gated(const etc_numgap *ng);

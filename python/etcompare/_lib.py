@@ -160,7 +160,7 @@ class NumgapOptions(ctypes.Structure):
     _fields_ = [("block", c_char_p), ("min_snr", c_double), ("max_mse", c_double),
                 ("min_cosine", c_double), ("max_abs", c_double), ("distance", c_int),
                 ("layout", c_int), ("quant_params", c_char_p), ("force", c_bool),
-                ("drop_reference_values", c_bool)]
+                ("drop_reference_values", c_bool), ("score_program_outputs", c_bool)]
 
 
 class ReportOptions(ctypes.Structure):

@@ -471,6 +471,16 @@ int etc_ng_run_(etc_numgap **out, const etc_inspector *insp, size_t block_index,
 	ng->run = run;
 	ng->no_local = no_local;
 	ng->score = score;
+	ng->output_snr = NAN;
+	etc_ng_score *own = NULL;
+	if (!score && opt->score_program_outputs && ref->graph) {
+		own = etc_ng_score_new_(insp, block_index, run, ref->graph);
+		if (!own) {
+			etc_numgap_free(ng);
+			return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+		}
+		ng->score = own;
+	}
 	ng->etdump_run = rt_blk->runs[run];
 	ng->alignment = by_handle ? ETC_NUMGAP_BY_HANDLE : ETC_NUMGAP_BY_INSTRUCTION;
 	ng->rec = rec;
@@ -547,6 +557,11 @@ int etc_ng_run_(etc_numgap **out, const etc_inspector *insp, size_t block_index,
 	else if (rc == 0)
 		rc = etc_ng_check_first_ref_op_(
 		    ng, ref->insp ? "the reference run" : "the AOT intermediates", err);
+	if (own) {
+		ng->output_snr = etc_ng_score_result_(own);
+		etc_ng_score_free_(own);
+		ng->score = NULL;
+	}
 	free(g.items);
 	free(g.ts);
 	if (rc < 0) {
@@ -588,6 +603,11 @@ int etc_numgap_alignment_get(const etc_numgap *ng)
 const etc_numgap_options *etc_numgap_options_get(const etc_numgap *ng)
 {
 	return &ng->opt;
+}
+
+double etc_numgap_program_output_snr(const etc_numgap *ng)
+{
+	return ng ? ng->output_snr : NAN;
 }
 
 bool etc_numgap_gated(const etc_numgap *ng)

@@ -123,7 +123,15 @@ struct etc_numgap {
 	 * and the program outputs scored in the same run of the graph */
 	bool no_local;
 	etc_ng_score *score;
+	double output_snr; /* options.score_program_outputs: etc_numgap_program_output_snr */
 };
+
+/* A score of block `block` run `run`'s program outputs against graph `g`'s
+ * outputs (NULL: out of memory), its result (NAN: none compared), free. */
+etc_ng_score *etc_ng_score_new_(const etc_inspector *insp, size_t block, uint32_t run,
+                                const etc_refgraph *g);
+double etc_ng_score_result_(const etc_ng_score *s);
+void etc_ng_score_free_(etc_ng_score *s);
 
 /* etc_numgap_run_at, for candidate inputs: without local re-runs when
  * `no_local`, and with `score` (or NULL) fed every node's outputs. */

@@ -1128,6 +1128,38 @@ done:
 	return rc;
 }
 
+etc_ng_score *etc_ng_score_new_(const etc_inspector *insp, size_t block, uint32_t run,
+                                const etc_refgraph *g)
+{
+	const etc_event_block *blk = etc_inspector_block(insp, block);
+	const etc_debug_buffer *buf = etc_inspector_debug_buffer(insp);
+	etc_ng_score *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->graph = g;
+	s->worst = NAN;
+	if (blk && run < blk->run_count && buf) {
+		s->rt = program_outputs(blk, run, buf, &s->nrt);
+		if (!s->rt) {
+			free(s);
+			return NULL;
+		}
+	}
+	return s;
+}
+
+double etc_ng_score_result_(const etc_ng_score *s)
+{
+	return s->compared ? s->worst : NAN;
+}
+
+void etc_ng_score_free_(etc_ng_score *s)
+{
+	if (s)
+		free(s->rt);
+	free(s);
+}
+
 /* Rows of the gap that reproduce the runtime: identical, or SNR >= 20 dB
  * (unrelated values stay near 0 dB). */
 static long reproduced_rows(const etc_numgap *ng)

@@ -461,8 +461,7 @@ static bool other_test_case(const numgap_args *a, const etc_inspector *insp,
 /* The inputs of run `run` of block `block` into ref (--inputs, which wins over every
  * default: read once, for every run). */
 static int graph_inputs(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
-                        size_t block, uint32_t run, bool many, numgap_state *st,
-                        etc_numgap_reference *ref)
+                        size_t block, uint32_t run, numgap_state *st, etc_numgap_reference *ref)
 {
 	etc_error err;
 	etc_error_clear(&err);
@@ -484,47 +483,50 @@ static int graph_inputs(const numgap_args *a, const etc_inspector *insp, const e
 	}
 	const etc_reftensor *in = st->inputs ? etc_refinputs_tensors(st->inputs) : st->inputs_views;
 	size_t nin = st->inputs ? etc_refinputs_count(st->inputs) : st->inputs_view_count;
-	/*
-	 * Inputs guessed among candidates (no index, no --inputs) may not be the
-	 * run's: a run of a test case whose inputs the record lacks would show
-	 * a made-up divergence at the first op. Left out with a note are a run
-	 * that the best candidate's reference run does not reproduce (below 20
-	 * dB) while the ETRecord's own reference outputs of some test case do
-	 * (the device computed that test case: other_test_case), and, among several runs,
-	 * one the best candidate reproduces far worse than the first compared
-	 * run (20 dB below it, counted at most 80 dB).
-	 */
-	if (st->by_candidates) {
-		double snr = st->chosen_snr;
-		if (isnan(snr) && etc_numgap_inputs_score_at(insp, block, run, st->graph, in, nin,
-		                                             &snr, &err) < 0)
-			snr = NAN;
-		if (other_test_case(a, insp, rec, block, run, snr, st))
-			return -1;
-		if (many && !st->have_first_score) {
-			st->first_score = snr;
-			st->have_first_score = true;
-		} else if (many && !isnan(st->first_score) &&
-		           (isnan(snr) ||
-		            snr < (st->first_score < 80 ? st->first_score : 80) - 20)) {
-			char lbl[128], s0[160];
-			cli_block_label(insp, block, lbl, sizeof lbl);
-			fprintf(
-			    stderr,
-			    "etcompare: note: numeric gap: %s run %u (ETDump run %u) is not "
-			    "compared: none of the candidate inputs reproduces its program outputs "
-			    "(the best, the %s: SNR %.4g dB; the first run's %.4g dB): give its "
-			    "inputs (--inputs FILE, --bundled-program FILE.bpte)\n",
-			    etc_text_safe(s0, sizeof s0, lbl), run,
-			    etc_inspector_block(insp, block)->runs[run], st->chosen, snr,
-			    st->first_score);
-			return -1;
-		}
-	}
 	ref->graph = st->graph;
 	ref->inputs = in;
 	ref->input_count = nin;
 	return 0;
+}
+
+/*
+ * Inputs guessed among candidates (no index, no --inputs) may not be the
+ * run's: a run of a test case whose inputs the record lacks would show a
+ * made-up divergence at the first op. After its gap (which scored how well
+ * the reference run reproduces the run's program outputs, `snr`), left out
+ * with a note are a run that the chosen inputs do not reproduce (below 20
+ * dB) while the ETRecord's own reference outputs of some test case do (the
+ * device computed that test case: other_test_case), and, among several
+ * runs, one the chosen inputs reproduce far worse than the first compared
+ * run (20 dB below it, counted at most 80 dB). True: left out.
+ */
+static bool left_out(const numgap_args *a, const etc_inspector *insp, const etc_etrecord *rec,
+                     size_t block, uint32_t run, bool many, double snr, numgap_state *st)
+{
+	if (!st->by_candidates)
+		return false;
+	if (!isnan(st->chosen_snr))
+		snr = st->chosen_snr;
+	if (other_test_case(a, insp, rec, block, run, snr, st))
+		return true;
+	if (many && !st->have_first_score) {
+		st->first_score = snr;
+		st->have_first_score = true;
+	} else if (many && !isnan(st->first_score) &&
+	           (isnan(snr) || snr < (st->first_score < 80 ? st->first_score : 80) - 20)) {
+		char lbl[128], s0[160];
+		cli_block_label(insp, block, lbl, sizeof lbl);
+		fprintf(stderr,
+		        "etcompare: note: numeric gap: %s run %u (ETDump run %u) is not "
+		        "compared: none of the candidate inputs reproduces its program outputs "
+		        "(the best, the %s: SNR %.4g dB; the first run's %.4g dB): give its "
+		        "inputs (--inputs FILE, --bundled-program FILE.bpte)\n",
+		        etc_text_safe(s0, sizeof s0, lbl), run,
+		        etc_inspector_block(insp, block)->runs[run], st->chosen, snr,
+		        st->first_score);
+		return true;
+	}
+	return false;
 }
 
 int numgap_write_tsv(const char *path, const etc_numgap *ng)
@@ -806,8 +808,7 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 			break;
 		}
 		if (graph && nruns) {
-			rc = graph_inputs(a, insp, rec, runs[k].block, runs[k].run, nruns > 1, st,
-			                  &ref);
+			rc = graph_inputs(a, insp, rec, runs[k].block, runs[k].run, st, &ref);
 			if (rc == -1) {
 				rc = 0;
 				st->quiet = true;
@@ -820,6 +821,8 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		if (graph && !nruns) /* no such block: etc_numgap_run names it */
 			ref.graph = st->graph;
 		st->quiet = true;
+		/* guessed inputs: the gap scores the program outputs too (left_out) */
+		o.score_program_outputs = graph && st->by_candidates && isnan(st->chosen_snr);
 		rc = nruns
 		         ? etc_numgap_run_at(&ng, insp, runs[k].block, runs[k].run, &ref, &o, &err)
 		         : etc_numgap_run(&ng, insp, &ref, &o, &err);
@@ -831,6 +834,14 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		if (rc < 0) {
 			rc = input_error(&err);
 			break;
+		}
+		if (graph && nruns &&
+		    left_out(a, insp, rec, runs[k].block, runs[k].run, nruns > 1,
+		             etc_numgap_program_output_snr(ng), st)) {
+			etc_numgap_free(ng);
+			ng = NULL;
+			skipped++;
+			continue;
 		}
 		etc_numgap_run_summary *sum = &st->runs[st->run_count++];
 		summarize(insp, ng, sum);
