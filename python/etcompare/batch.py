@@ -820,7 +820,8 @@ NUMBERS = {"min_snr": ("--min-snr", -_INF, _INF, "a number (dB)"),
            "max_abs": ("--max-abs", 0, _INF, "a number >= 0"),
            "outlier_margin": ("--outlier-margin", 0, _INF, "a number >= 0 (dB)"),
            "min_run_agreement": ("--min-run-agreement", -_INF, _INF, "a number (dB)")}
-_DECIMAL = re.compile(r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+# no blank before the number either: strtod would skip it, check_number refuses it
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def _number(v, lo, hi):
