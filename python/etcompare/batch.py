@@ -972,7 +972,7 @@ def check_outputs(a, specs):
     ids = {}
     for path, option in outs:
         other = ids.setdefault(_file_id(path), (path, option))
-        if other != (path, option):
+        if other != (path, option) and not _special(path):  # (-o and the groups to /dev/null)
             raise _Fail(f"{path} ({option}) and {other[0]} ({other[1]}) are the same file: "
                         f"give each output its own file", 2)
     heat = a.agreement_heatmaps
@@ -995,6 +995,10 @@ def check_outputs(a, specs):
     for path, option in outs[::2]:
         if os.path.isdir(path):
             raise _Fail(f"{path} ({option}): is a directory, not an output file", 4)
+        if _special(path):  # written in place (no .tmp beside it): itself writable
+            if not os.access(path, os.W_OK):
+                raise _Fail(f"{path} ({option}): cannot write it (permission denied)", 4)
+            continue
         folder = os.path.dirname(path) or "."
         if not os.path.isdir(folder):
             raise _Fail(f"{path} ({option}): cannot create the file: its folder {folder} "
@@ -1042,15 +1046,30 @@ def _run(a):
               + ", ".join(a.inputs), file=sys.stderr)
         return 3
     to_file = a.output != "-"
+    # a device, a FIFO...: written in place once, at the end, never replaced
+    # by a regular file (os.replace of -o /dev/null turned the node into one)
+    regular = to_file and not _special(a.output)
     from .batch_groups import run_key
-    done = set()
+    done, kept = set(), []
     if a.resume:
-        earlier = [json.loads(ln) for ln in _read_lines(a.output, repair=True)]
+        if to_file and not regular:
+            raise _Fail(f"{a.output} (-o): --resume reads the summary of an earlier batch "
+                        f"back, and this is not a regular file; give the -o file of that "
+                        f"batch", 2)
+        raw = _read_lines(a.output, repair=True)
+        earlier = [json.loads(ln) for ln in raw]
         _same_gate(a.output, earlier, gate)
-        done = {run_key(d) for d in earlier}
+        kept, stale = _still_valid(raw, earlier, specs)
+        if stale:
+            print(f"etcompare.batch: warning: {a.output}: --resume: {len(stale)} earlier "
+                  f"line{'' if len(stale) == 1 else 's'} of an ETDump whose other files "
+                  f"changed (debug buffer, ETRecord or reference) replaced by the run analysed "
+                  f"again: " + "; ".join(stale[:5]) + (" ..." if len(stale) > 5 else ""),
+                  file=sys.stderr)
+        done = {run_key(json.loads(ln)) for ln in kept}
     todo = [s for s in specs if run_key(s) not in done]
     collected = []
-    sink = open(a.output, "a" if a.resume else "w") if to_file else None
+    sink = open(a.output, "a" if a.resume else "w") if regular else None
     groups = bool(a.group_summary)
     infos = {}  # etdump -> the run's group data (batch_groups.run_info)
 
@@ -1088,15 +1107,22 @@ def _run(a):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         if sink:
             sink.close()
-    lines = _read_lines(a.output) if to_file else collected
+    # the lines of this batch: the ones just produced, and with --resume the
+    # earlier ones still valid (read before any run); never the -o file read
+    # back (a device reads back nothing, a FIFO blocks)
+    lines = kept + collected
     lines.sort(key=_key)
-    if to_file:
+    text = "".join(ln + "\n" for ln in lines)
+    if regular:
         tmp = a.output + ".tmp"
         with open(tmp, "w") as f:
-            f.write("".join(ln + "\n" for ln in lines))
+            f.write(text)
         os.replace(tmp, a.output)
+    elif to_file:
+        with open(a.output, "w") as f:
+            f.write(text)
     else:
-        sys.stdout.write("".join(ln + "\n" for ln in lines))
+        sys.stdout.write(text)
         sys.stdout.flush()
     if stopped is not None:
         name = "SIGINT" if stopped == signal.SIGINT else "SIGTERM"
@@ -1113,10 +1139,48 @@ def _run(a):
         msg += f"; {len(specs) - len(todo)} skipped, already in {a.output}"
     msg += "; summary: " + ", ".join(f"{statuses.count(s)} {s}"
                                      for s in ("ok", "gate_failed", "error"))
+    docs = getattr(a, "group_docs", None) if groups else None
+    if docs is not None:
+        from .batch_groups import group_verdicts
+        text, failed_lines = group_verdicts(a, docs)
+        msg += "; " + text
     print(msg, file=sys.stderr)
-    if groups and getattr(a, "group_gate_failed", False):
-        statuses.append("gate_failed")
+    if docs is not None:
+        for ln in failed_lines:
+            print(ln, file=sys.stderr)
+        if any(d.get("status") == "gate_failed" for d in docs):
+            statuses.append("gate_failed")
     return 3 if "error" in statuses else 1 if "gate_failed" in statuses else 0
+
+
+def _special(path):
+    """True when `path` exists and is not a regular file (a character or
+    block device such as /dev/null, a FIFO, a socket)."""
+    import stat
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _still_valid(raw, earlier, specs):
+    """--resume: the earlier lines kept, and a note for each dropped. A line
+    is dropped when its ETDump is one of this batch's but no run of the
+    batch has its files (a debug buffer or ETRecord added, removed or
+    renamed since): the run with the current files is analysed again and its
+    line replaces the old one, so each ETDump has the verdict of its files."""
+    from .batch_groups import run_key
+    current = {run_key(s) for s in specs}
+    dumps = {os.path.realpath(s["etdump"]) for s in specs}
+    kept, stale = [], []
+    for ln, d in zip(raw, earlier):
+        e = d.get("etdump")
+        if run_key(d) not in current and e and os.path.realpath(e) in dumps:
+            stale.append(f"{e} ({d.get('status')}, debug_buffer {d.get('debug_buffer')}, "
+                         f"etrecord {d.get('etrecord')})")
+        else:
+            kept.append(ln)
+    return kept, stale
 
 
 def main(argv=None):

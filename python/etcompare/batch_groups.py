@@ -650,9 +650,118 @@ def summarize(key, members, sums_by_output, margin, min_agreement, heatmap_dir=N
     doc["op_disagreement_enters"] = enters
     if op_gate and below:
         doc["status"] = "gate_failed"
+    if min_agreement is not None:
+        gaps = unchecked(members, sums_by_output, op_gate)
+        if gaps:
+            doc["not_checked"] = gaps
+            if doc["status"] == "ok":  # a gate that compared nothing never passes
+                doc["status"] = "not_checked"
     for d in doc["outlier_devices"]:
         doc["differing_ops"][d] = differing_ops(members, d, margin)
     return doc
+
+
+def unchecked(members, sums, op_gate=False):
+    """What --min-run-agreement could not check in a group: one entry per
+    program output (and with op_gate, per op output of the first run) that
+    has no matrix, {output or op, runs: the ETDumps lacking it, why}; a
+    group of one run has nothing to agree with."""
+    if len(members) < 2:
+        return [{"output": None, "runs": [members[0][0]["etdump"]] if members else [],
+                 "why": "the group has a single run: no other run to agree with"}]
+    have = {(w[1] if isinstance(w, tuple) else w) for w in sums
+            if not isinstance(w, tuple) or w[0] == "output"}
+    out = []
+    sizes = [m[1].get("outputs") or [] for m in members]
+    for k in range(max(len(z) for z in sizes)):
+        if k in have:
+            continue
+        lack = [m[0]["etdump"] for m, z in zip(members, sizes) if len(z) <= k or z[k] is None]
+        why = ("no value of this output in these runs (no debug buffer, or not logged)" if lack
+               else "its size differs between the runs, or its matrix could not be computed "
+                    "(agreement_errors)")
+        out.append({"output": k, "runs": lack, "why": why})
+    if op_gate:
+        lack = [m[0]["etdump"] for m in members if not m[1].get("op_outputs")]
+        if lack:
+            out.append({"output": None, "op": "every op", "runs": lack,
+                        "why": "no intermediate outputs (no debug buffer): the ops' agreement "
+                               "covers no run of them"})
+    return out
+
+
+def group_label(doc):
+    return f"{doc['model']}/{doc['input'] or chr(39) * 2}"
+
+
+def group_verdicts(a, docs):
+    """The groups' part of the batch's summary line ("groups: 1 of 2
+    gate_failed, 1 not_checked") and one line per failed or unchecked
+    group naming it, the gate and its worst run with its device."""
+    failed = [d for d in docs if d.get("status") == "gate_failed"]
+    unsure = [d for d in docs if d.get("status") == "not_checked"]
+    text = f"groups: {len(failed)} of {len(docs)} gate_failed"
+    if unsure:
+        text += f", {len(unsure)} not_checked"
+    lines = []
+    gate = f"--min-run-agreement {a.min_run_agreement:g}"
+    for d in failed:
+        worst = None  # (order, etdump, what, score as written)
+        etdumps = d.get("etdumps") or []
+        cands = []
+        for e in d.get("agreement") or ():
+            low = set(e.get("below_min_agreement") or ())
+            cands += [(etdumps[i], f"output {e['output']}", sc)
+                      for i, sc in enumerate(e.get("scores") or ()) if etdumps[i] in low]
+        for r in (d.get("op_agreement") or ()) if getattr(a, "op_agreement_gate", False) else ():
+            low = set(r.get("below_min_agreement") or ())
+            scored = {o["etdump"]: o["score"] for o in r.get("outlier_runs") or ()}
+            cands += [(e, f"op {r['op']}", scored.get(e, r.get("majority_score")))
+                      for e in sorted(low)]
+        for e, what, sc in cands:
+            v = _order(None if sc is None else float(sc))  # "nan" first, "inf" last
+            if worst is None or v < worst[0]:
+                worst = (v, e, what, sc)
+        where = ""
+        if worst:
+            dev = (d.get("_devices") or {}).get(worst[1], "")
+            score = worst[3]
+            score = f"{score:.4g}" if isinstance(score, float) else str(score)
+            where = (f": worst {worst[1]}" + (f" (device {dev})" if dev else "") +
+                     f", {worst[2]}, agreement score {score} dB")
+        lines.append(f"etcompare.batch: group {group_label(d)} failed {gate}{where}")
+    for d in unsure[:10]:
+        gaps = d.get("not_checked") or []
+        what = "; ".join(
+            (f"output {g['output']}" if g.get("output") is not None else g.get("op", "the group"))
+            + f": {g['why']}" + (f" ({', '.join(g['runs'][:5])}"
+                                 f"{' ...' if len(g['runs']) > 5 else ''})" if g["runs"] else "")
+            for g in gaps[:3])
+        lines.append(f"etcompare.batch: warning: group {group_label(d)}: {gate} not checked: "
+                     f"{what}")
+    if len(unsure) > 10:
+        lines.append(f"etcompare.batch: warning: {len(unsure) - 10} more groups not checked "
+                     f"(their status in the group summary)")
+    return text, lines
+
+
+def write_lines(path, lines):
+    """The whole file at once: a regular file through PATH.tmp and a rename
+    (never half written); a device or FIFO (/dev/null) written in place,
+    never replaced by a regular file."""
+    import stat
+    text = "".join(ln + "\n" for ln in lines)
+    try:
+        special = not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        special = False
+    if special:
+        with open(path, "w") as f:
+            f.write(text)
+        return
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
 
 
 def _safe(s):
@@ -747,7 +856,8 @@ def reduce_all(a, specs, infos, mapper):
     for key, per in errors.items():
         for w in per:
             sums.get(key, {}).pop(w, None)
-    lines, checked = [], False
+    lines, checked, docs = [], False, []
+    a.group_docs = docs
     stems = heatmap_stems(keys)
     for key in keys:
         doc = summarize(key, groups[key], sums.get(key, {}), a.outlier_margin,
@@ -761,12 +871,11 @@ def reduce_all(a, specs, infos, mapper):
             a.group_gate_failed = True
         checked = checked or bool(doc["agreement"] or doc["op_agreement"])
         lines.append(json_line(doc))
+        doc["_devices"] = {s["etdump"]: s["_device"] for s, _ in groups[key]}
+        docs.append(doc)
     if a.min_run_agreement is not None and not checked:
         print("etcompare.batch: warning: --min-run-agreement checked nothing: every group "
               "(runs of the same ETRecord content, or manifest model, and bundled input) has a "
               "single run or no output present with the same size in all its runs",
               file=sys.stderr)
-    tmp = a.group_summary + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("".join(ln + "\n" for ln in lines))
-    os.replace(tmp, a.group_summary)
+    write_lines(a.group_summary, lines)
