@@ -175,6 +175,8 @@ def from_manifest(path, lines=None):
                 for k in FIELDS:
                     v = (row.get(k) or "").strip()
                     spec[k] = os.path.normpath(os.path.join(base, v)) if v else None
+                    if k == "etdump" and v:  # as written in the cell (--device-from)
+                        spec["_given"] = v
                 for k in GROUP_FIELDS:  # labels of the group summaries (batch_groups.py)
                     v = (row.get(k) or "").strip()
                     if v:
@@ -202,7 +204,7 @@ def discover(inputs):
                 present = {e.path for e in it if e.is_file() or e.is_symlink()}
             for full in sorted(present):
                 if full.endswith(ETDUMP_SUFFIXES) and not _is_reference_name(full):
-                    specs.append(by_convention(full, present))
+                    specs.append(dict(by_convention(full, present), _given=full))
         elif _is_manifest(path):
             key = _file_id(path)
             if key in manifests:  # also through another name or a link
@@ -217,7 +219,7 @@ def discover(inputs):
             where += [None] * (len(specs) - len(lines) - len(where)) + [(path, n) for n in lines]
             continue
         else:
-            specs.append(by_convention(path))
+            specs.append(dict(by_convention(path), _given=path))
         where += [None] * (len(specs) - len(where))
     # every path absolute (a manifest's already are): the summary's lines name
     # the files wherever it is read from, and --resume from another working
@@ -467,7 +469,7 @@ def analyze(spec, gate, groups=False):
     t0 = time.perf_counter()
     out = _line(spec, gate)
     failed = []
-    gap = insp = rinsp = None
+    gap = insp = rinsp = acc = None
     compared = False
     try:
         with warnings.catch_warnings():
@@ -527,7 +529,14 @@ def analyze(spec, gate, groups=False):
                 raise _RunError(_nothing_compared(spec))
             if groups:
                 from .batch_groups import PRIVATE, run_info
-                out[PRIVATE] = run_info(insp, gap, spec.get("etrecord"))
+                if ref and acc is None and has_buffer and _has_references(insp):
+                    try:  # (a reference run: the pairing of the group's input only)
+                        acc = insp.compare(force=True)
+                    except Exception:
+                        acc = None
+                paired = _paired_input(acc) if acc is not None and (
+                    not ref or not ref.endswith(OUTPUT_REFERENCE_SUFFIXES)) else None
+                out[PRIVATE] = run_info(insp, gap, spec.get("etrecord"), paired)
             # a file truncated while it was read (zeros read since): this
             # run's error line, whatever was computed from it
             insp._h.check()
@@ -545,6 +554,16 @@ def analyze(spec, gate, groups=False):
         out["status"], out["message"] = "gate_failed", "failed: " + ", ".join(failed)
     out["elapsed_s"] = round(time.perf_counter() - t0, 6)
     return out
+
+
+def _paired_input(acc):
+    """The ETRecord reference set (test case) the accuracy check's pairing
+    gave the first run of the first Execute block: the group's input when
+    the runtime wrote no bundled_input_index (batch_groups.input_of)."""
+    for r in acc.rows:
+        if r.get("block") == "Execute" and r.get("run") == 0 and r.get("reference") is not None:
+            return int(r["reference"])
+    return None
 
 
 def _has_references(insp):
@@ -1011,18 +1030,35 @@ def check_outputs(a, specs):
 
 
 def check_device_from(specs, device_from):
-    """--device-from N names a path component of every ETDump whose device
-    the manifest does not give: else a usage error (exit 2) before any run,
-    naming the first path (it silently gave such runs the device "")."""
+    """--device-from N names a path component (of the path as given, not
+    made absolute) of every ETDump whose device the manifest does not give:
+    else a usage error (exit 2) before any run, naming the first path (it
+    silently gave such runs the device ""). A warning when it gives every
+    such run one label (more than one run) or some run an empty one."""
+    from .batch_groups import GIVEN, path_parts
+    labels = []
     for spec in specs:
         if spec.get("device"):
             continue
-        parts = os.path.normpath(spec["etdump"]).split(os.sep)
+        parts = path_parts(spec)
+        given = spec.get(GIVEN) or spec["etdump"]
         if not -len(parts) <= device_from < len(parts):
-            raise _Fail(f"--device-from {device_from}: {spec['etdump']} has {len(parts)} path "
+            raise _Fail(f"--device-from {device_from}: {given} has {len(parts)} path "
                         f"components ({', '.join(repr(x) for x in parts)}), so none is number "
                         f"{device_from}; give N from {-len(parts)} to {len(parts) - 1} (-2 is "
                         f"the ETDump's folder), or the manifest's device column", 2)
+        labels.append((parts[device_from], given))
+    empty = [g for x, g in labels if not x]
+    if empty:
+        print(f"etcompare.batch: warning: --device-from {device_from} gives {len(empty)} "
+              f"run{'' if len(empty) == 1 else 's'} an empty device label (e.g. {empty[0]}: "
+              f"component {device_from} of the path as given); choose another N (-2 is the "
+              f"ETDump's folder)", file=sys.stderr)
+    elif len(labels) > 1 and len({x for x, _ in labels}) == 1:
+        print(f"etcompare.batch: warning: --device-from {device_from} gives every one of the "
+              f"{len(labels)} runs the same device {labels[0][0]!r} (e.g. {labels[0][1]}): the "
+              f"per-device summaries cannot tell devices apart; choose the component that names "
+              f"the device (-2 is the ETDump's folder)", file=sys.stderr)
 
 
 def _run(a):

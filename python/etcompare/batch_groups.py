@@ -44,6 +44,7 @@ PRIVATE = "_farm"  # the per-run data a worker hands to the group reduction
 MIN_SLICE = 65536
 
 
+GIVEN = "_given"  # a spec's ETDump path as the user gave it (--device-from)
 RUN_FILES = ("etdump", "debug_buffer", "etrecord", "reference", "reference_debug_buffer")
 
 
@@ -65,17 +66,22 @@ def record_digest(path):
     return h.hexdigest()
 
 
-def run_info(insp, gap, etrecord=None):
+def run_info(insp, gap, etrecord=None, paired=None):
     """The group data of one analysed run: its ETRecord's digest, its
-    Execute block's bundled input index, output sizes, and per op (numeric
-    gap row) the cumulative and local SNR."""
-    info = {"input": None, "block": None, "run": 0, "outputs": [], "ops": [],
-            "etrecord_sha256": record_digest(etrecord) if etrecord else None}
+    Execute block's bundled input index (else `paired`, the ETRecord
+    reference set the accuracy check paired its first run with by content),
+    output sizes, and per op (numeric gap row) the cumulative and local SNR."""
+    info = {"input": None, "input_from": None, "block": None, "run": 0, "outputs": [],
+            "ops": [], "etrecord_sha256": record_digest(etrecord) if etrecord else None}
     b = next((b for b in insp.event_blocks if b.name == "Execute" and b.run_count), None)
     if b is not None:
         info["block"] = b.index
         idx = b.bundled_input_index
         info["input"] = None if idx is None or idx < 0 else int(idx)
+        if info["input"] is not None:
+            info["input_from"] = "bundled_input_index"
+        elif paired is not None:
+            info["input"], info["input_from"] = int(paired), "content pairing"
         info["outputs"] = [None if x is None else int(_flat(x).size) for x in b.run_output]
         if insp._h.buf is not None:  # without its debug buffer a run logged no values
             info["op_outputs"] = op_outputs(b)
@@ -274,11 +280,18 @@ def _add(a, b):
 
 # --- the grouping and the summaries (in the main process) -------------------------------------
 
+def path_parts(spec):
+    """The components of the ETDump's path as the user gave it (typed, or
+    the manifest's cell), not the absolute path the batch works with: what
+    --device-from N indexes ("farm/pixel7/run_0.etdp": 1 is pixel7)."""
+    return os.path.normpath(spec.get(GIVEN) or spec["etdump"]).split(os.sep)
+
+
 def device_of(spec, device_from):
     if spec.get("device"):
         return spec["device"]
     if device_from is not None:
-        parts = os.path.normpath(spec["etdump"]).split(os.sep)
+        parts = path_parts(spec)
         try:
             return parts[device_from]
         except IndexError:
@@ -293,6 +306,14 @@ def model_of(spec, info=None):
         return spec["model"]
     digest = (info or {}).get("etrecord_sha256")
     return "sha256:" + digest if digest else ""
+
+
+def input_source(spec, info):
+    """Where a run's input label comes from: "manifest", "bundled_input_index",
+    "content pairing", or None (unknown: the group may mix inputs)."""
+    if spec.get("input") not in (None, ""):
+        return "manifest"
+    return (info or {}).get("input_from") if (info or {}).get("input") is not None else None
 
 
 def input_of(spec, info):
@@ -613,6 +634,10 @@ def summarize(key, members, sums_by_output, margin, min_agreement, heatmap_dir=N
            "ops": op_distributions(members),
            "by_device": {}, "agreement": [], "outlier_devices": [], "differing_ops": {},
            "status": "ok"}
+    # where the input label comes from; runs of unknown input may be of any
+    src = [input_source(s, i) for s, i in members]
+    doc["input_from"] = sorted({x for x in src if x})
+    doc["input_unknown"] = [s["etdump"] for (s, _), x in zip(members, src) if x is None]
     for d in doc["devices"]:
         doc["by_device"][d] = {"runs": devices.count(d),
                                "ops": op_distributions([m for m in members
@@ -704,7 +729,8 @@ def group_verdicts(a, docs):
     if unsure:
         text += f", {len(unsure)} not_checked"
     lines = []
-    gate = f"--min-run-agreement {a.min_run_agreement:g}"
+    gate = (f"--min-run-agreement {a.min_run_agreement:g}" if a.min_run_agreement is not None
+            else "--min-run-agreement")
     for d in failed:
         worst = None  # (order, etdump, what, score as written)
         etdumps = d.get("etdumps") or []
@@ -733,8 +759,8 @@ def group_verdicts(a, docs):
     for d in unsure[:10]:
         gaps = d.get("not_checked") or []
         what = "; ".join(
-            (f"output {g['output']}" if g.get("output") is not None else g.get("op", "the group"))
-            + f": {g['why']}" + (f" ({', '.join(g['runs'][:5])}"
+            (f"output {g['output']}: " if g.get("output") is not None else
+             f"{g['op']}: " if g.get("op") else "") + g["why"] + (f" ({', '.join(g['runs'][:5])}"
                                  f"{' ...' if len(g['runs']) > 5 else ''})" if g["runs"] else "")
             for g in gaps[:3])
         lines.append(f"etcompare.batch: warning: group {group_label(d)}: {gate} not checked: "
@@ -873,6 +899,18 @@ def reduce_all(a, specs, infos, mapper):
         lines.append(json_line(doc))
         doc["_devices"] = {s["etdump"]: s["_device"] for s, _ in groups[key]}
         docs.append(doc)
+    mixed = [(key, d) for key, d in zip(keys, docs) if d["runs"] > 1 and d["input_unknown"]]
+    for key, d in mixed[:10]:
+        n = len(d["input_unknown"])
+        print(f"etcompare.batch: warning: group {group_label(d)}: the input of {n} of its "
+              f"{d['runs']} runs is unknown (no bundled_input_index, no manifest input column, "
+              f"no ETRecord reference outputs to pair its outputs with), e.g. "
+              f"{d['input_unknown'][0]}: the group may mix runs of different inputs, and its "
+              f"agreement compare them as repeats; give the manifest's input column",
+              file=sys.stderr)
+    if len(mixed) > 10:
+        print(f"etcompare.batch: warning: {len(mixed) - 10} more groups may mix inputs "
+              f"(input_unknown in the group summary)", file=sys.stderr)
     if a.min_run_agreement is not None and not checked:
         print("etcompare.batch: warning: --min-run-agreement checked nothing: every group "
               "(runs of the same ETRecord content, or manifest model, and bundled input) has a "
