@@ -87,7 +87,34 @@ def _first(*paths, present=None):
 
 def _stem(path):
     base, ext = os.path.splitext(path)
-    return base if ext in ETDUMP_SUFFIXES else path
+    return base if ext.lower() in ETDUMP_SUFFIXES else path
+
+
+def _is_etdump_name(path):
+    """An ETDump's file name in a folder: .etdp or .etdump, in any case (as
+    the manifest's .csv; etcompare itself sniffs the content)."""
+    return path.lower().endswith(ETDUMP_SUFFIXES)
+
+
+def _nested_etdumps(folder, given=()):
+    """{sub-folder: ETDumps in it or below} of a batch folder's sub-folders
+    (links to folders not followed; folders in `given`, real paths of the
+    batch's folder inputs, left out): the batch reads a folder's own files
+    only, and says which runs below it it leaves out."""
+    out = {}
+    with os.scandir(folder) as it:
+        subs = sorted(e.path for e in it if e.is_dir(follow_symlinks=False))
+    for sub in subs:
+        n = 0
+        if os.path.realpath(sub) in given:
+            continue
+        for root, dirs, files in os.walk(sub):
+            dirs[:] = [x for x in dirs if os.path.realpath(os.path.join(root, x)) not in given]
+            n += sum(1 for f in files if _is_etdump_name(f) and
+                     not _is_reference_name(os.path.join(root, f)))
+        if n:
+            out[sub] = n
+    return out
 
 
 def by_convention(etdump, present=None):
@@ -203,8 +230,18 @@ def discover(inputs):
                 # a dangling link too: its run is an error line, not left out unsaid
                 present = {e.path for e in it if e.is_file() or e.is_symlink()}
             for full in sorted(present):
-                if full.endswith(ETDUMP_SUFFIXES) and not _is_reference_name(full):
+                if _is_etdump_name(full) and not _is_reference_name(full):
                     specs.append(dict(by_convention(full, present), _given=full))
+            nested = _nested_etdumps(path, {os.path.realpath(x) for x in inputs
+                                            if os.path.isdir(x)})
+            if nested:
+                total = sum(nested.values())
+                names = ", ".join(f"{d} ({n})" for d, n in list(nested.items())[:5])
+                print(f"etcompare.batch: note: {path}: {total} ETDump"
+                      f"{'' if total == 1 else 's'} in its sub-folders {names}"
+                      f"{' ...' if len(nested) > 5 else ''} not analysed: a folder INPUT is "
+                      f"its own files only; give the sub-folders as inputs too (e.g. "
+                      f"{os.path.join(path, '*')}) or a manifest", file=sys.stderr)
         elif _is_manifest(path):
             key = _file_id(path)
             if key in manifests:  # also through another name or a link
@@ -229,21 +266,47 @@ def discover(inputs):
             if s.get(k):
                 s[k] = os.path.abspath(s[k])
     # the same run spelled twice (runs and ./runs/, a link, a manifest's line
-    # repeated) is analysed once; rows that share only the ETDump are all analysed
+    # repeated, a folder and a manifest row naming its files) is analysed
+    # once; rows that share only the ETDump are all analysed
     from .batch_groups import run_key
-    seen, unique = {}, []
+    seen, unique = {}, []  # run_key -> (index in unique, where)
+
+    def source(s, at):
+        return f"{at[0]} line {at[1]}" if at else f"the input {s.get('_given') or s['etdump']}"
+
+    def labels(s):
+        return {k: s[k] for k in GROUP_FIELDS if s.get(k)}
+
     for s, at in zip(specs, where):
-        key = run_key(s) + tuple(s.get(k) for k in GROUP_FIELDS)
+        key = run_key(s)
         if key not in seen:
-            seen[key] = at
+            seen[key] = (len(unique), at)
             unique.append(s)
-        elif at:
-            was = seen[key]
-            was = (f"line {was[1]}" if was and was[0] == at[0] else
-                   f"{was[0]} line {was[1]}" if was else
-                   f"the ETDump {s['etdump']} given before")
-            print(f"etcompare.batch: warning: {at[0]}: line {at[1]} repeats {was} (the same "
-                  f"files in every column): analysed once", file=sys.stderr)
+            continue
+        i, was = seen[key]
+        first = unique[i]
+        mine, theirs = labels(s), labels(first)
+        if mine == theirs:
+            if at:
+                was = (f"line {was[1]}" if was and was[0] == at[0] else
+                       f"{was[0]} line {was[1]}" if was else
+                       f"the ETDump {s['etdump']} given before")
+                print(f"etcompare.batch: warning: {at[0]}: line {at[1]} repeats {was} (the same "
+                      f"files in every column): analysed once", file=sys.stderr)
+            continue
+        # one physical run given twice with other labels (a folder and a
+        # labelled manifest row): counted twice it would vote twice in its
+        # group's agreement; the labelled spec is kept
+        if mine and not theirs:
+            unique[i], seen[key] = s, (i, at)
+            keep = source(s, at)
+        else:
+            keep = source(first, was)
+        text = ", ".join(f"{k} {v!r}" for k, v in (theirs if keep == source(first, was)
+                                                    else mine).items()) or "no labels"
+        print(f"etcompare.batch: warning: {s['etdump']}: the same run (the same files in every "
+              f"column) is given by {source(first, was)} and by {source(s, at)}: analysed "
+              f"once, with the labels of {keep} ({text})", file=sys.stderr)
     return unique
 
 

@@ -805,8 +805,9 @@ def add_arguments(p):
                    help="write one JSON line per (model, bundled input) group: per-op SNR "
                         "distributions, run/device agreement, outliers (batch_groups.py)")
     p.add_argument("--device-from", type=int, metavar="N",
-                   help="the device label is path component N of the ETDump (0 the first, "
-                        "-2 its folder) when the manifest has no 'device' column")
+                   help="the device label is path component N of the ETDump's path as given "
+                        "(typed, or the manifest's cell; not made absolute: 0 the first, -2 its "
+                        "folder) when the manifest has no 'device' column")
     # numbers checked as the CLI checks its thresholds (batch.parse_args)
     p.add_argument("--outlier-margin", default="10", metavar="DB",
                    help="a run or op is an outlier more than DB below the majority "
