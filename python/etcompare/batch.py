@@ -561,16 +561,29 @@ def analyze(spec, gate, groups=False):
                 failed += [f"{r['block']} output {r['output']} ({_numbers(r)})" for r in rows
                            if _fails(r, gate)]
                 if has_buffer and spec.get("reference_debug_buffer"):
-                    # every Execute block: the first that diverges is the run's
-                    for label, _b, _rb in _paired_blocks(insp, rinsp) or [("Execute", 0, 0)]:
-                        g = insp.calculate_numeric_gap(reference=rinsp, block=label, **gate)
-                        gap = g if gap is None else gap
-                        compared = True
-                        fd = _first_divergence(g)
-                        if fd:
-                            fd["block"] = label
-                            gap = g
-                            out["first_divergence"] = fd
+                    # every run of every Execute block, as etcompare's numeric
+                    # gap: the first that diverges is the line's
+                    paired = _paired_blocks(insp, rinsp)
+                    if not paired:  # (the library's own message for no pair)
+                        gap = insp.calculate_numeric_gap(reference=rinsp, block="Execute",
+                                                         **gate)
+                    for label, b, _rb in paired:
+                        for run in range(b.run_count):
+                            if run == 0:
+                                g = insp.calculate_numeric_gap(reference=rinsp, block=label,
+                                                               **gate)
+                                gap = g if gap is None else gap
+                            else:
+                                g = _gap_at(insp, rinsp, b, run, label, gate)
+                            compared = True
+                            fd = _first_divergence(g)
+                            if fd:
+                                fd["block"] = _run_label(label, b, run)
+                                if run == 0:
+                                    gap = g
+                                out["first_divergence"] = fd
+                                break
+                        if out["first_divergence"]:
                             break
                     if out["first_divergence"]:
                         fd = out["first_divergence"]
@@ -635,19 +648,67 @@ def _has_references(insp):
     return bool(h.etrecord and lib.etrecord_reference_outputs(h.etrecord))
 
 
+def _run_label(label, b, run):
+    """How a line names run `run` of block `b`: "Execute", or "Execute run 2"
+    when the block has several runs (docs/farm.md)."""
+    return label if b.run_count <= 1 else f"{label} run {run}"
+
+
 def _outputs_against_run(insp, rinsp, compare_results):
-    """Program outputs of every Execute block (its first run) against the
-    reference run's block of the same inputs (_paired_blocks), output by
-    output."""
+    """Program outputs of every run of every Execute block against the
+    reference run's block of the same inputs (_paired_blocks): its run of
+    the same number when it has one, else its first (as etc_numgap_run_at
+    pairs them), output by output."""
     rows = []
     for label, b, rb in _paired_blocks(insp, rinsp):
-        for k, (x, y) in enumerate(zip(b.run_output, rb.run_output)):
-            if x is None or y is None:
-                continue
-            m = compare_results([y], [x])
-            rows.append({"output": k, "block": label, "snr": m["snr"][0], "mse": m["mse"][0],
-                         "cosine": m["cosine_similarity"][0]})
+        for run in range(b.run_count):
+            mine = b.run_output if run == 0 else b.run_outputs(run)
+            ref = rb.run_outputs(run) if run < rb.run_count else rb.run_output
+            for k, (x, y) in enumerate(zip(mine, ref)):
+                if x is None or y is None:
+                    continue
+                m = compare_results([y], [x])
+                rows.append({"output": k, "block": _run_label(label, b, run),
+                             "snr": m["snr"][0], "mse": m["mse"][0],
+                             "cosine": m["cosine_similarity"][0]})
     return rows
+
+
+def _gap_at(insp, rinsp, b, run, label, gate):
+    """The numeric gap of run `run` (>= 1) of block `b` against the reference
+    run (etc_numgap_run_at: the reference block of the same inputs, its run
+    of that number or its first), as rows of calculate_numeric_gap's form
+    (first-divergence fields only: no tensors kept)."""
+    import ctypes
+    from . import _lib as L
+    from ._lib import lib
+    from ._numgap import _upstream_rows
+    P = ctypes.c_void_p
+    fn = lib.dll.etc_numgap_run_at
+    fn.argtypes = [ctypes.POINTER(P), P, ctypes.c_size_t, ctypes.c_uint32, P, P, P]
+    fn.restype = ctypes.c_int
+    ref = L.options("numgap_reference", None)
+    ref.insp = rinsp._h.insp
+    name = next((p for role, p, _f in rinsp._h.data_ids if role == "ETDump"), "reference")
+    name_b = os.fsencode(name)
+    ref.name = name_b
+    opt = L.options("numgap_options", lib.numgap_options_init)
+    blk = label.encode()
+    opt.block = blk
+    for k, v in gate.items():
+        setattr(opt, k, float(v))
+    opt.drop_reference_values = True
+    err = L.new_error()
+    out = P()
+    L.check(fn(ctypes.byref(out), insp._h.insp, b.index, run, ctypes.addressof(ref),
+               ctypes.addressof(opt), ctypes.addressof(err)), err)
+    try:
+        text = L.capture(lambda f: L.check(lib.report_numgap_json(f, out.value,
+                                                                  ctypes.byref(err)), err))
+    finally:
+        lib.numgap_free(out.value)
+    doc = json.loads(text)
+    return _upstream_rows(doc, [(None, None)] * len(doc["rows"]))
 
 
 def analyze_chunk(specs, gate, groups=False):
