@@ -1111,7 +1111,9 @@ def check_outputs(a, specs):
     outs = []
     for option, path in (("-o", a.output), ("--group-summary", a.group_summary)):
         if path and path != "-":
-            outs += [(path, option), (path + ".tmp", f"the temporary file of {option}")]
+            outs.append((path, option))
+            if not _special(path):  # a device or FIFO is written in place, no .tmp
+                outs.append((path + ".tmp", f"the temporary file of {option}"))
     ids = {}
     for path, option in outs:
         other = ids.setdefault(_file_id(path), (path, option))
@@ -1135,7 +1137,7 @@ def check_outputs(a, specs):
             raise _Fail(f"{path}, {what}, is in --agreement-heatmaps {heat} under a heat "
                         f"map's name (agreement_*.png): a heat map could overwrite it; "
                         f"give the heat maps a folder of their own", 2)
-    for path, option in outs[::2]:
+    for path, option in [o for o in outs if not o[1].startswith("the temporary file")]:
         if os.path.isdir(path):
             raise _Fail(f"{path} ({option}): is a directory, not an output file", 4)
         if _special(path):  # written in place (no .tmp beside it): itself writable
