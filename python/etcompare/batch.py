@@ -158,14 +158,15 @@ def _columns(line):
     return ","
 
 
-def from_manifest(path, lines=None):
+def from_manifest(path, lines=None, given=None):
     """The run specs of a CSV manifest. Paths are bytes on Linux: names that
     are not UTF-8 are kept (surrogateescape, as os.fsdecode does); a manifest
     that is not CSV (a NUL byte, a field past the csv module's limit, a quote
     left open), without the etdump column or with a column of another name is
     _Fail (exit 3) naming the manifest and the line. A UTF-8 BOM (a
     spreadsheet's "CSV UTF-8") and the columns' case are ignored. `lines`,
-    a list, gets each spec's line number."""
+    a list, gets each spec's line number; `given`, a list, its etdump cell
+    as written."""
     base = os.path.dirname(os.path.abspath(path))
     known = FIELDS + GROUP_FIELDS
     out = []
@@ -202,8 +203,6 @@ def from_manifest(path, lines=None):
                 for k in FIELDS:
                     v = (row.get(k) or "").strip()
                     spec[k] = os.path.normpath(os.path.join(base, v)) if v else None
-                    if k == "etdump" and v:  # as written in the cell (--device-from)
-                        spec["_given"] = v
                 for k in GROUP_FIELDS:  # labels of the group summaries (batch_groups.py)
                     v = (row.get(k) or "").strip()
                     if v:
@@ -212,6 +211,8 @@ def from_manifest(path, lines=None):
                     out.append(spec)
                     if lines is not None:
                         lines.append(rows.line_num)
+                    if given is not None:  # the etdump cell as written (--device-from)
+                        given.append(row["etdump"].strip())
         except (csv.Error, ValueError) as e:
             raise _Fail(f"{path}: line {rows.line_num}: not a CSV manifest: {e}", 3) from None
     return out
@@ -251,8 +252,9 @@ def discover(inputs):
                       file=sys.stderr)
                 continue
             manifests[key] = path
-            lines = []
-            specs.extend(from_manifest(path, lines))
+            lines, cells = [], []
+            specs.extend(dict(sp, _given=c) for sp, c in
+                         zip(from_manifest(path, lines, cells), cells))
             where += [None] * (len(specs) - len(lines) - len(where)) + [(path, n) for n in lines]
             continue
         else:
