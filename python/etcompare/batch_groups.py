@@ -469,10 +469,16 @@ def agreement_items_of(members):
         return []
     out = []
     sizes = [m[1].get("outputs") or [] for m in members]
-    for k, size in enumerate(sizes[0]):
-        if size is None or any(len(z) <= k or z[k] != size for z in sizes):
+    for k in range(max(len(z) for z in sizes)):
+        have = [z[k] for z in sizes if len(z) > k and z[k] is not None]
+        if not have:
             continue
-        out.append((("output", k), size))
+        size = max(set(have), key=lambda v: (have.count(v), -have.index(v)))
+        idx = tuple(i for i, z in enumerate(sizes) if len(z) > k and z[k] == size)
+        if len(idx) == len(members):
+            out.append((("output", k), size))
+        elif len(idx) >= 2:  # the runs that have it (a run without its debug buffer has not)
+            out.append((("output", k, idx), size))
     ops = [{(o["key"], o["output"]): o["size"] for o in m[1].get("op_outputs") or ()}
            for m in members]
     for o in members[0][1].get("op_outputs") or ():
@@ -494,15 +500,25 @@ def agreement_tasks(members):
     if not slices:
         return []
     budget = max(MIN_SLICE, max(hi - lo for _, lo, hi in slices))
-    tasks, cur, width = [], [], 0
-    for sl in slices:
-        w = sl[2] - sl[1]
-        if cur and width + w > budget:
-            tasks.append((cur, runs))
-            cur, width = [], 0
-        cur.append(sl)
-        width += w
-    tasks.append((cur, runs))
+    tasks = []
+    # the items of every run first (packed as before), then each output that
+    # only some runs have, over those runs
+    subsets = [None] + sorted({sl[0][2] for sl in slices if sl[0][0] == "output" and
+                               len(sl[0]) > 2})
+    for sub in subsets:
+        mine = [sl for sl in slices if (sl[0][2] if sl[0][0] == "output" and len(sl[0]) > 2
+                                        else None) == sub]
+        who = runs if sub is None else [runs[i] for i in sub]
+        cur, width = [], 0
+        for sl in mine:
+            w = sl[2] - sl[1]
+            if cur and width + w > budget:
+                tasks.append((cur, who))
+                cur, width = [], 0
+            cur.append(sl)
+            width += w
+        if cur:
+            tasks.append((cur, who))
     return tasks
 
 
@@ -643,19 +659,31 @@ def summarize(key, members, sums_by_output, margin, min_agreement, heatmap_dir=N
                                "ops": op_distributions([m for m in members
                                                         if m[0]["_device"] == d])}
     worst_devices = set()
-    outs = {(w[1] if isinstance(w, tuple) else w): v for w, v in sums_by_output.items()
-            if not isinstance(w, tuple) or w[0] == "output"}
+    outs, subset = {}, {}
+    for w, v in sums_by_output.items():
+        if not isinstance(w, tuple) or w[0] == "output":
+            k = w[1] if isinstance(w, tuple) else w
+            outs[k] = v
+            subset[k] = (w[2] if isinstance(w, tuple) and len(w) > 2 else
+                         tuple(range(len(members))))
     for k in sorted(outs):
         snr = snr_matrix(outs[k])
-        scores, majority, out_runs, out_devs = outliers(snr, devices, margin)
+        idx = subset[k]  # the rows' runs: all, or those that have output k
+        sub = [members[i] for i in idx]
+        devs = [devices[i] for i in idx]
+        scores, majority, out_runs, out_devs = outliers(snr, devs, margin)
         entry = {"output": k, "snr": [[_jnum(float(v)) for v in row] for row in snr],
                  "scores": [_jnum(s) for s in scores], "majority_score": _jnum(majority),
-                 "outlier_runs": [{"etdump": members[i][0]["etdump"], "device": devices[i],
+                 "outlier_runs": [{"etdump": sub[i][0]["etdump"], "device": devs[i],
                                    "score": _jnum(scores[i])} for i in out_runs],
                  "outlier_devices": out_devs}
+        if len(idx) < len(members):
+            entry["etdumps"] = [m[0]["etdump"] for m in sub]
+            entry["runs_without_output"] = [m[0]["etdump"] for i, m in enumerate(members)
+                                            if i not in idx]
         if min_agreement is not None:
             low = [i for i, s in enumerate(scores) if math.isnan(s) or s < min_agreement]
-            entry["below_min_agreement"] = [members[i][0]["etdump"] for i in low]
+            entry["below_min_agreement"] = [sub[i][0]["etdump"] for i in low]
             if low:
                 doc["status"] = "gate_failed"
         if heatmap_dir:
@@ -694,11 +722,18 @@ def unchecked(members, sums, op_gate=False):
     if len(members) < 2:
         return [{"output": None, "runs": [members[0][0]["etdump"]] if members else [],
                  "why": "the group has a single run: no other run to agree with"}]
-    have = {(w[1] if isinstance(w, tuple) else w) for w in sums
-            if not isinstance(w, tuple) or w[0] == "output"}
+    have = {(w[1] if isinstance(w, tuple) else w): (w[2] if isinstance(w, tuple) and
+                                                        len(w) > 2 else None)
+            for w in sums if not isinstance(w, tuple) or w[0] == "output"}
     out = []
     sizes = [m[1].get("outputs") or [] for m in members]
     for k in range(max(len(z) for z in sizes)):
+        if k in have and have[k] is not None:  # a matrix over the runs that have it
+            out.append({"output": k, "runs": [m[0]["etdump"] for i, m in enumerate(members)
+                                              if i not in have[k]],
+                        "why": "no value of this output in these runs (no debug buffer, or "
+                               "another size): the matrix covers the other runs"})
+            continue
         if k in have:
             continue
         lack = [m[0]["etdump"] for m, z in zip(members, sizes) if len(z) <= k or z[k] is None]
@@ -737,8 +772,9 @@ def group_verdicts(a, docs):
         cands = []
         for e in d.get("agreement") or ():
             low = set(e.get("below_min_agreement") or ())
-            cands += [(etdumps[i], f"output {e['output']}", sc)
-                      for i, sc in enumerate(e.get("scores") or ()) if etdumps[i] in low]
+            rows = e.get("etdumps") or etdumps  # (a matrix over some of the runs)
+            cands += [(rows[i], f"output {e['output']}", sc)
+                      for i, sc in enumerate(e.get("scores") or ()) if rows[i] in low]
         for r in (d.get("op_agreement") or ()) if getattr(a, "op_agreement_gate", False) else ():
             low = set(r.get("below_min_agreement") or ())
             scored = {o["etdump"]: o["score"] for o in r.get("outlier_runs") or ()}
