@@ -651,9 +651,10 @@ def _has_references(insp):
 
 
 def _run_label(label, b, run):
-    """How a line names run `run` of block `b`: "Execute", or "Execute run 2"
-    when the block has several runs (docs/farm.md)."""
-    return label if b.run_count <= 1 else f"{label} run {run}"
+    """How a line names run `run` (0-based) of block `b`: the block's name
+    for its first run (as before every run was compared), "Execute run 2"
+    for a later one (docs/farm.md)."""
+    return label if run == 0 else f"{label} run {run}"
 
 
 def _outputs_against_run(insp, rinsp, compare_results):
