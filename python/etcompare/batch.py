@@ -6,7 +6,8 @@ thousands of runs a device farm produces.
                                [--min-snr DB] [--max-mse X] [--min-cosine X]
                                [--max-abs X] INPUT...
 
-An INPUT is an ETDump, a folder (its *.etdp files), or a CSV manifest with
+An INPUT is an ETDump, a folder (its own *.etdp and *.etdump files, any
+case; a note names sub-folders that hold ETDumps), or a CSV manifest with
 the columns etdump,debug_buffer,etrecord,reference,reference_debug_buffer
 (and device,input,model; relative paths are relative to the manifest). Beside an ETDump X.etdp the
 other files are found by name (docs/python.md):
@@ -19,10 +20,13 @@ Each line (schema/batch-summary.schema.json) has the inputs, the status
 (ok, gate_failed, or error with its message), block and run counts,
 Method::execute p50/avg, the worst output SNR, MSE and cosine, the first
 divergence (node, handle, SNR) against a reference run and the elapsed
-time. One bad file is an error line, never the end of the batch (also one
+time. With a reference run every run of every Execute block is compared.
+One bad file is an error line, never the end of the batch (also one
 that kills its worker process). Lines are
-written as runs complete and sorted by ETDump path at the end; --resume
-skips the inputs already in the summary.
+written as runs complete and sorted by ETDump path at the end (an -o that
+is a device or FIFO is written once, in place); --resume
+skips the inputs already in the summary and replaces the line of an
+ETDump whose other files changed.
 
 Without --scheduler the runs go to a local process pool of --workers
 processes; --scheduler local starts a Dask LocalCluster of --workers worker
