@@ -34,7 +34,7 @@ processes; --scheduler tcp://HOST:PORT submits to a running Dask cluster
 (whose workers must see the same paths, e.g. shared storage, and have
 etcompare installed).
 
---group-summary FILE adds one line per (model, bundled input) group: per-op
+--group-summary FILE adds one line per (model, input) group: per-op
 SNR distributions, run/device agreement matrices and outliers
 (batch_groups.py, docs/farm.md; --device-from, --min-run-agreement).
 

@@ -1,5 +1,11 @@
 """Group summaries of `python3 -m etcompare.batch` (issue 26, item 1): the
-runs of a device farm grouped by (model, bundled input) and by device.
+runs of a device farm grouped by (model, input) and by device; the input is
+the manifest's column, else the runtime's bundled_input_index, else the
+ETRecord reference set the accuracy check paired the run's outputs with
+(real runtimes write no bundled_input_index), else unknown (a warning: the
+group may mix inputs). With --min-run-agreement a group is ok, gate_failed
+or not_checked (a single run, or runs without an output: the matrix then
+covers the runs that have it), and the batch prints each failed group.
 
 For each (model, input) group, one JSON line (written to --group-summary,
 by default OUTPUT.groups.jsonl) with:
