@@ -784,10 +784,12 @@ def group_verdicts(a, docs):
         for r in (d.get("op_agreement") or ()) if getattr(a, "op_agreement_gate", False) else ():
             low = set(r.get("below_min_agreement") or ())
             scored = {o["etdump"]: o["score"] for o in r.get("outlier_runs") or ()}
-            cands += [(e, f"op {r['op']}", scored.get(e, r.get("majority_score")))
-                      for e in sorted(low)]
+            # (an op's row keeps the scores of its outliers only)
+            cands += [(e, f"op {r['op']}" if e in scored else
+                       f"op {r['op']} (its majority score {r.get('majority_score')} dB)",
+                       scored.get(e)) for e in sorted(low)]
         for e, what, sc in cands:
-            v = _order(None if sc is None else float(sc))  # "nan" first, "inf" last
+            v = _order(float(sc)) if sc is not None else math.inf  # "nan" first
             if worst is None or v < worst[0]:
                 worst = (v, e, what, sc)
         where = ""
@@ -796,7 +798,8 @@ def group_verdicts(a, docs):
             score = worst[3]
             score = f"{score:.4g}" if isinstance(score, float) else str(score)
             where = (f": worst {worst[1]}" + (f" (device {dev})" if dev else "") +
-                     f", {worst[2]}, agreement score {score} dB")
+                     f", {worst[2]}" + (f", agreement score {score} dB"
+                                        if worst[3] is not None else ""))
         lines.append(f"etcompare.batch: group {group_label(d)} failed {gate}{where}")
     for d in unsure[:10]:
         gaps = d.get("not_checked") or []
