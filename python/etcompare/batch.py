@@ -6,7 +6,8 @@ thousands of runs a device farm produces.
                                [--min-snr DB] [--max-mse X] [--min-cosine X]
                                [--max-abs X] INPUT...
 
-An INPUT is an ETDump, a folder (its *.etdp files), or a CSV manifest with
+An INPUT is an ETDump, a folder (its own *.etdp and *.etdump files, any
+case; a note names sub-folders that hold ETDumps), or a CSV manifest with
 the columns etdump,debug_buffer,etrecord,reference,reference_debug_buffer
 (and device,input,model; relative paths are relative to the manifest). Beside an ETDump X.etdp the
 other files are found by name (docs/python.md):
@@ -19,10 +20,13 @@ Each line (schema/batch-summary.schema.json) has the inputs, the status
 (ok, gate_failed, or error with its message), block and run counts,
 Method::execute p50/avg, the worst output SNR, MSE and cosine, the first
 divergence (node, handle, SNR) against a reference run and the elapsed
-time. One bad file is an error line, never the end of the batch (also one
+time. With a reference run every run of every Execute block is compared.
+One bad file is an error line, never the end of the batch (also one
 that kills its worker process). Lines are
-written as runs complete and sorted by ETDump path at the end; --resume
-skips the inputs already in the summary.
+written as runs complete and sorted by ETDump path at the end (an -o that
+is a device or FIFO is written once, in place); --resume
+skips the inputs already in the summary and replaces the line of an
+ETDump whose other files changed.
 
 Without --scheduler the runs go to a local process pool of --workers
 processes; --scheduler local starts a Dask LocalCluster of --workers worker
@@ -30,7 +34,7 @@ processes; --scheduler tcp://HOST:PORT submits to a running Dask cluster
 (whose workers must see the same paths, e.g. shared storage, and have
 etcompare installed).
 
---group-summary FILE adds one line per (model, bundled input) group: per-op
+--group-summary FILE adds one line per (model, input) group: per-op
 SNR distributions, run/device agreement matrices and outliers
 (batch_groups.py, docs/farm.md; --device-from, --min-run-agreement).
 
@@ -87,7 +91,34 @@ def _first(*paths, present=None):
 
 def _stem(path):
     base, ext = os.path.splitext(path)
-    return base if ext in ETDUMP_SUFFIXES else path
+    return base if ext.lower() in ETDUMP_SUFFIXES else path
+
+
+def _is_etdump_name(path):
+    """An ETDump's file name in a folder: .etdp or .etdump, in any case (as
+    the manifest's .csv; etcompare itself sniffs the content)."""
+    return path.lower().endswith(ETDUMP_SUFFIXES)
+
+
+def _nested_etdumps(folder, given=()):
+    """{sub-folder: ETDumps in it or below} of a batch folder's sub-folders
+    (links to folders not followed; folders in `given`, real paths of the
+    batch's folder inputs, left out): the batch reads a folder's own files
+    only, and says which runs below it it leaves out."""
+    out = {}
+    with os.scandir(folder) as it:
+        subs = sorted(e.path for e in it if e.is_dir(follow_symlinks=False))
+    for sub in subs:
+        n = 0
+        if os.path.realpath(sub) in given:
+            continue
+        for root, dirs, files in os.walk(sub):
+            dirs[:] = [x for x in dirs if os.path.realpath(os.path.join(root, x)) not in given]
+            n += sum(1 for f in files if _is_etdump_name(f) and
+                     not _is_reference_name(os.path.join(root, f)))
+        if n:
+            out[sub] = n
+    return out
 
 
 def by_convention(etdump, present=None):
@@ -131,14 +162,15 @@ def _columns(line):
     return ","
 
 
-def from_manifest(path, lines=None):
+def from_manifest(path, lines=None, given=None):
     """The run specs of a CSV manifest. Paths are bytes on Linux: names that
     are not UTF-8 are kept (surrogateescape, as os.fsdecode does); a manifest
     that is not CSV (a NUL byte, a field past the csv module's limit, a quote
     left open), without the etdump column or with a column of another name is
     _Fail (exit 3) naming the manifest and the line. A UTF-8 BOM (a
     spreadsheet's "CSV UTF-8") and the columns' case are ignored. `lines`,
-    a list, gets each spec's line number."""
+    a list, gets each spec's line number; `given`, a list, its etdump cell
+    as written."""
     base = os.path.dirname(os.path.abspath(path))
     known = FIELDS + GROUP_FIELDS
     out = []
@@ -183,6 +215,8 @@ def from_manifest(path, lines=None):
                     out.append(spec)
                     if lines is not None:
                         lines.append(rows.line_num)
+                    if given is not None:  # the etdump cell as written (--device-from)
+                        given.append(row["etdump"].strip())
         except (csv.Error, ValueError) as e:
             raise _Fail(f"{path}: line {rows.line_num}: not a CSV manifest: {e}", 3) from None
     return out
@@ -201,8 +235,18 @@ def discover(inputs):
                 # a dangling link too: its run is an error line, not left out unsaid
                 present = {e.path for e in it if e.is_file() or e.is_symlink()}
             for full in sorted(present):
-                if full.endswith(ETDUMP_SUFFIXES) and not _is_reference_name(full):
-                    specs.append(by_convention(full, present))
+                if _is_etdump_name(full) and not _is_reference_name(full):
+                    specs.append(dict(by_convention(full, present), _given=full))
+            nested = _nested_etdumps(path, {os.path.realpath(x) for x in inputs
+                                            if os.path.isdir(x)})
+            if nested:
+                total = sum(nested.values())
+                names = ", ".join(f"{d} ({n})" for d, n in list(nested.items())[:5])
+                print(f"etcompare.batch: note: {path}: {total} ETDump"
+                      f"{'' if total == 1 else 's'} in its sub-folders {names}"
+                      f"{' ...' if len(nested) > 5 else ''} not analysed: a folder INPUT is "
+                      f"its own files only; give the sub-folders as inputs too (e.g. "
+                      f"{os.path.join(path, '*')}) or a manifest", file=sys.stderr)
         elif _is_manifest(path):
             key = _file_id(path)
             if key in manifests:  # also through another name or a link
@@ -212,12 +256,13 @@ def discover(inputs):
                       file=sys.stderr)
                 continue
             manifests[key] = path
-            lines = []
-            specs.extend(from_manifest(path, lines))
+            lines, cells = [], []
+            specs.extend(dict(sp, _given=c) for sp, c in
+                         zip(from_manifest(path, lines, cells), cells))
             where += [None] * (len(specs) - len(lines) - len(where)) + [(path, n) for n in lines]
             continue
         else:
-            specs.append(by_convention(path))
+            specs.append(dict(by_convention(path), _given=path))
         where += [None] * (len(specs) - len(where))
     # every path absolute (a manifest's already are): the summary's lines name
     # the files wherever it is read from, and --resume from another working
@@ -227,21 +272,47 @@ def discover(inputs):
             if s.get(k):
                 s[k] = os.path.abspath(s[k])
     # the same run spelled twice (runs and ./runs/, a link, a manifest's line
-    # repeated) is analysed once; rows that share only the ETDump are all analysed
+    # repeated, a folder and a manifest row naming its files) is analysed
+    # once; rows that share only the ETDump are all analysed
     from .batch_groups import run_key
-    seen, unique = {}, []
+    seen, unique = {}, []  # run_key -> (index in unique, where)
+
+    def source(s, at):
+        return f"{at[0]} line {at[1]}" if at else f"the input {s.get('_given') or s['etdump']}"
+
+    def labels(s):
+        return {k: s[k] for k in GROUP_FIELDS if s.get(k)}
+
     for s, at in zip(specs, where):
-        key = run_key(s) + tuple(s.get(k) for k in GROUP_FIELDS)
+        key = run_key(s)
         if key not in seen:
-            seen[key] = at
+            seen[key] = (len(unique), at)
             unique.append(s)
-        elif at:
-            was = seen[key]
-            was = (f"line {was[1]}" if was and was[0] == at[0] else
-                   f"{was[0]} line {was[1]}" if was else
-                   f"the ETDump {s['etdump']} given before")
-            print(f"etcompare.batch: warning: {at[0]}: line {at[1]} repeats {was} (the same "
-                  f"files in every column): analysed once", file=sys.stderr)
+            continue
+        i, was = seen[key]
+        first = unique[i]
+        mine, theirs = labels(s), labels(first)
+        if mine == theirs:
+            if at:
+                was = (f"line {was[1]}" if was and was[0] == at[0] else
+                       f"{was[0]} line {was[1]}" if was else
+                       f"the ETDump {s['etdump']} given before")
+                print(f"etcompare.batch: warning: {at[0]}: line {at[1]} repeats {was} (the same "
+                      f"files in every column): analysed once", file=sys.stderr)
+            continue
+        # one physical run given twice with other labels (a folder and a
+        # labelled manifest row): counted twice it would vote twice in its
+        # group's agreement; the labelled spec is kept
+        if mine and not theirs:
+            unique[i], seen[key] = s, (i, at)
+            keep = source(s, at)
+        else:
+            keep = source(first, was)
+        text = ", ".join(f"{k} {v!r}" for k, v in (theirs if keep == source(first, was)
+                                                    else mine).items()) or "no labels"
+        print(f"etcompare.batch: warning: {s['etdump']}: the same run (the same files in every "
+              f"column) is given by {source(first, was)} and by {source(s, at)}: analysed "
+              f"once, with the labels of {keep} ({text})", file=sys.stderr)
     return unique
 
 
@@ -467,7 +538,7 @@ def analyze(spec, gate, groups=False):
     t0 = time.perf_counter()
     out = _line(spec, gate)
     failed = []
-    gap = insp = rinsp = None
+    gap = insp = rinsp = acc = None
     compared = False
     try:
         with warnings.catch_warnings():
@@ -496,16 +567,29 @@ def analyze(spec, gate, groups=False):
                 failed += [f"{r['block']} output {r['output']} ({_numbers(r)})" for r in rows
                            if _fails(r, gate)]
                 if has_buffer and spec.get("reference_debug_buffer"):
-                    # every Execute block: the first that diverges is the run's
-                    for label, _b, _rb in _paired_blocks(insp, rinsp) or [("Execute", 0, 0)]:
-                        g = insp.calculate_numeric_gap(reference=rinsp, block=label, **gate)
-                        gap = g if gap is None else gap
-                        compared = True
-                        fd = _first_divergence(g)
-                        if fd:
-                            fd["block"] = label
-                            gap = g
-                            out["first_divergence"] = fd
+                    # every run of every Execute block, as etcompare's numeric
+                    # gap: the first that diverges is the line's
+                    paired = _paired_blocks(insp, rinsp)
+                    if not paired:  # (the library's own message for no pair)
+                        gap = insp.calculate_numeric_gap(reference=rinsp, block="Execute",
+                                                         **gate)
+                    for label, b, _rb in paired:
+                        for run in range(b.run_count):
+                            if run == 0:
+                                g = insp.calculate_numeric_gap(reference=rinsp, block=label,
+                                                               **gate)
+                                gap = g if gap is None else gap
+                            else:
+                                g = _gap_at(insp, rinsp, b, run, label, gate)
+                            compared = True
+                            fd = _first_divergence(g)
+                            if fd:
+                                fd["block"] = _run_label(label, b, run)
+                                if run == 0:
+                                    gap = g
+                                out["first_divergence"] = fd
+                                break
+                        if out["first_divergence"]:
                             break
                     if out["first_divergence"]:
                         fd = out["first_divergence"]
@@ -527,7 +611,14 @@ def analyze(spec, gate, groups=False):
                 raise _RunError(_nothing_compared(spec))
             if groups:
                 from .batch_groups import PRIVATE, run_info
-                out[PRIVATE] = run_info(insp, gap, spec.get("etrecord"))
+                if ref and acc is None and has_buffer and _has_references(insp):
+                    try:  # (a reference run: the pairing of the group's input only)
+                        acc = insp.compare(force=True)
+                    except Exception:
+                        acc = None
+                paired = _paired_input(acc) if acc is not None and (
+                    not ref or not ref.endswith(OUTPUT_REFERENCE_SUFFIXES)) else None
+                out[PRIVATE] = run_info(insp, gap, spec.get("etrecord"), paired)
             # a file truncated while it was read (zeros read since): this
             # run's error line, whatever was computed from it
             insp._h.check()
@@ -547,25 +638,84 @@ def analyze(spec, gate, groups=False):
     return out
 
 
+def _paired_input(acc):
+    """The ETRecord reference set (test case) the accuracy check's pairing
+    gave the first run of the first Execute block: the group's input when
+    the runtime wrote no bundled_input_index (batch_groups.input_of)."""
+    for r in acc.rows:
+        if r.get("block") == "Execute" and r.get("run") == 0 and r.get("reference") is not None:
+            return int(r["reference"])
+    return None
+
+
 def _has_references(insp):
     from ._lib import lib
     h = insp._h
     return bool(h.etrecord and lib.etrecord_reference_outputs(h.etrecord))
 
 
+def _run_label(label, b, run):
+    """How a line names run `run` (0-based) of block `b`: the block's name
+    for its first run (as before every run was compared), "Execute run 2"
+    for a later one (docs/farm.md)."""
+    return label if run == 0 else f"{label} run {run}"
+
+
 def _outputs_against_run(insp, rinsp, compare_results):
-    """Program outputs of every Execute block (its first run) against the
-    reference run's block of the same inputs (_paired_blocks), output by
-    output."""
+    """Program outputs of every run of every Execute block against the
+    reference run's block of the same inputs (_paired_blocks): its run of
+    the same number when it has one, else its first (as etc_numgap_run_at
+    pairs them), output by output."""
     rows = []
     for label, b, rb in _paired_blocks(insp, rinsp):
-        for k, (x, y) in enumerate(zip(b.run_output, rb.run_output)):
-            if x is None or y is None:
-                continue
-            m = compare_results([y], [x])
-            rows.append({"output": k, "block": label, "snr": m["snr"][0], "mse": m["mse"][0],
-                         "cosine": m["cosine_similarity"][0]})
+        for run in range(b.run_count):
+            mine = b.run_output if run == 0 else b.run_outputs(run)
+            ref = rb.run_outputs(run) if run < rb.run_count else rb.run_output
+            for k, (x, y) in enumerate(zip(mine, ref)):
+                if x is None or y is None:
+                    continue
+                m = compare_results([y], [x])
+                rows.append({"output": k, "block": _run_label(label, b, run),
+                             "snr": m["snr"][0], "mse": m["mse"][0],
+                             "cosine": m["cosine_similarity"][0]})
     return rows
+
+
+def _gap_at(insp, rinsp, b, run, label, gate):
+    """The numeric gap of run `run` (>= 1) of block `b` against the reference
+    run (etc_numgap_run_at: the reference block of the same inputs, its run
+    of that number or its first), as rows of calculate_numeric_gap's form
+    (first-divergence fields only: no tensors kept)."""
+    import ctypes
+    from . import _lib as L
+    from ._lib import lib
+    from ._numgap import _upstream_rows
+    P = ctypes.c_void_p
+    fn = lib.dll.etc_numgap_run_at
+    fn.argtypes = [ctypes.POINTER(P), P, ctypes.c_size_t, ctypes.c_uint32, P, P, P]
+    fn.restype = ctypes.c_int
+    ref = L.options("numgap_reference", None)
+    ref.insp = rinsp._h.insp
+    name = next((p for role, p, _f in rinsp._h.data_ids if role == "ETDump"), "reference")
+    name_b = os.fsencode(name)
+    ref.name = name_b
+    opt = L.options("numgap_options", lib.numgap_options_init)
+    blk = label.encode()
+    opt.block = blk
+    for k, v in gate.items():
+        setattr(opt, k, float(v))
+    opt.drop_reference_values = True
+    err = L.new_error()
+    out = P()
+    L.check(fn(ctypes.byref(out), insp._h.insp, b.index, run, ctypes.addressof(ref),
+               ctypes.addressof(opt), ctypes.addressof(err)), err)
+    try:
+        text = L.capture(lambda f: L.check(lib.report_numgap_json(f, out.value,
+                                                                  ctypes.byref(err)), err))
+    finally:
+        lib.numgap_free(out.value)
+    doc = json.loads(text)
+    return _upstream_rows(doc, [(None, None)] * len(doc["rows"]))
 
 
 def analyze_chunk(specs, gate, groups=False):
@@ -820,7 +970,8 @@ NUMBERS = {"min_snr": ("--min-snr", -_INF, _INF, "a number (dB)"),
            "max_abs": ("--max-abs", 0, _INF, "a number >= 0"),
            "outlier_margin": ("--outlier-margin", 0, _INF, "a number >= 0 (dB)"),
            "min_run_agreement": ("--min-run-agreement", -_INF, _INF, "a number (dB)")}
-_DECIMAL = re.compile(r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+# no blank before the number either: strtod would skip it, check_number refuses it
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def _number(v, lo, hi):
@@ -967,11 +1118,13 @@ def check_outputs(a, specs):
     outs = []
     for option, path in (("-o", a.output), ("--group-summary", a.group_summary)):
         if path and path != "-":
-            outs += [(path, option), (path + ".tmp", f"the temporary file of {option}")]
+            outs.append((path, option))
+            if not _special(path):  # a device or FIFO is written in place, no .tmp
+                outs.append((path + ".tmp", f"the temporary file of {option}"))
     ids = {}
     for path, option in outs:
         other = ids.setdefault(_file_id(path), (path, option))
-        if other != (path, option):
+        if other != (path, option) and not _special(path):  # (-o and the groups to /dev/null)
             raise _Fail(f"{path} ({option}) and {other[0]} ({other[1]}) are the same file: "
                         f"give each output its own file", 2)
     heat = a.agreement_heatmaps
@@ -991,9 +1144,13 @@ def check_outputs(a, specs):
             raise _Fail(f"{path}, {what}, is in --agreement-heatmaps {heat} under a heat "
                         f"map's name (agreement_*.png): a heat map could overwrite it; "
                         f"give the heat maps a folder of their own", 2)
-    for path, option in outs[::2]:
+    for path, option in [o for o in outs if not o[1].startswith("the temporary file")]:
         if os.path.isdir(path):
             raise _Fail(f"{path} ({option}): is a directory, not an output file", 4)
+        if _special(path):  # written in place (no .tmp beside it): itself writable
+            if not os.access(path, os.W_OK):
+                raise _Fail(f"{path} ({option}): cannot write it (permission denied)", 4)
+            continue
         folder = os.path.dirname(path) or "."
         if not os.path.isdir(folder):
             raise _Fail(f"{path} ({option}): cannot create the file: its folder {folder} "
@@ -1006,18 +1163,35 @@ def check_outputs(a, specs):
 
 
 def check_device_from(specs, device_from):
-    """--device-from N names a path component of every ETDump whose device
-    the manifest does not give: else a usage error (exit 2) before any run,
-    naming the first path (it silently gave such runs the device "")."""
+    """--device-from N names a path component (of the path as given, not
+    made absolute) of every ETDump whose device the manifest does not give:
+    else a usage error (exit 2) before any run, naming the first path (it
+    silently gave such runs the device ""). A warning when it gives every
+    such run one label (more than one run) or some run an empty one."""
+    from .batch_groups import GIVEN, path_parts
+    labels = []
     for spec in specs:
         if spec.get("device"):
             continue
-        parts = os.path.normpath(spec["etdump"]).split(os.sep)
+        parts = path_parts(spec)
+        given = spec.get(GIVEN) or spec["etdump"]
         if not -len(parts) <= device_from < len(parts):
-            raise _Fail(f"--device-from {device_from}: {spec['etdump']} has {len(parts)} path "
+            raise _Fail(f"--device-from {device_from}: {given} has {len(parts)} path "
                         f"components ({', '.join(repr(x) for x in parts)}), so none is number "
                         f"{device_from}; give N from {-len(parts)} to {len(parts) - 1} (-2 is "
                         f"the ETDump's folder), or the manifest's device column", 2)
+        labels.append((parts[device_from], given))
+    empty = [g for x, g in labels if not x]
+    if empty:
+        print(f"etcompare.batch: warning: --device-from {device_from} gives {len(empty)} "
+              f"run{'' if len(empty) == 1 else 's'} an empty device label (e.g. {empty[0]}: "
+              f"component {device_from} of the path as given); choose another N (-2 is the "
+              f"ETDump's folder)", file=sys.stderr)
+    elif len(labels) > 1 and len({x for x, _ in labels}) == 1:
+        print(f"etcompare.batch: warning: --device-from {device_from} gives every one of the "
+              f"{len(labels)} runs the same device {labels[0][0]!r} (e.g. {labels[0][1]}): the "
+              f"per-device summaries cannot tell devices apart; choose the component that names "
+              f"the device (-2 is the ETDump's folder)", file=sys.stderr)
 
 
 def _run(a):
@@ -1041,15 +1215,30 @@ def _run(a):
               + ", ".join(a.inputs), file=sys.stderr)
         return 3
     to_file = a.output != "-"
+    # a device, a FIFO...: written in place once, at the end, never replaced
+    # by a regular file (os.replace of -o /dev/null turned the node into one)
+    regular = to_file and not _special(a.output)
     from .batch_groups import run_key
-    done = set()
+    done, kept = set(), []
     if a.resume:
-        earlier = [json.loads(ln) for ln in _read_lines(a.output, repair=True)]
+        if to_file and not regular:
+            raise _Fail(f"{a.output} (-o): --resume reads the summary of an earlier batch "
+                        f"back, and this is not a regular file; give the -o file of that "
+                        f"batch", 2)
+        raw = _read_lines(a.output, repair=True)
+        earlier = [json.loads(ln) for ln in raw]
         _same_gate(a.output, earlier, gate)
-        done = {run_key(d) for d in earlier}
+        kept, stale = _still_valid(raw, earlier, specs)
+        if stale:
+            print(f"etcompare.batch: warning: {a.output}: --resume: {len(stale)} earlier "
+                  f"line{'' if len(stale) == 1 else 's'} of an ETDump whose other files "
+                  f"changed (debug buffer, ETRecord or reference) replaced by the run analysed "
+                  f"again: " + "; ".join(stale[:5]) + (" ..." if len(stale) > 5 else ""),
+                  file=sys.stderr)
+        done = {run_key(json.loads(ln)) for ln in kept}
     todo = [s for s in specs if run_key(s) not in done]
     collected = []
-    sink = open(a.output, "a" if a.resume else "w") if to_file else None
+    sink = open(a.output, "a" if a.resume else "w") if regular else None
     groups = bool(a.group_summary)
     infos = {}  # etdump -> the run's group data (batch_groups.run_info)
 
@@ -1087,15 +1276,22 @@ def _run(a):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         if sink:
             sink.close()
-    lines = _read_lines(a.output) if to_file else collected
+    # the lines of this batch: the ones just produced, and with --resume the
+    # earlier ones still valid (read before any run); never the -o file read
+    # back (a device reads back nothing, a FIFO blocks)
+    lines = kept + collected
     lines.sort(key=_key)
-    if to_file:
+    text = "".join(ln + "\n" for ln in lines)
+    if regular:
         tmp = a.output + ".tmp"
         with open(tmp, "w") as f:
-            f.write("".join(ln + "\n" for ln in lines))
+            f.write(text)
         os.replace(tmp, a.output)
+    elif to_file:
+        with open(a.output, "w") as f:
+            f.write(text)
     else:
-        sys.stdout.write("".join(ln + "\n" for ln in lines))
+        sys.stdout.write(text)
         sys.stdout.flush()
     if stopped is not None:
         name = "SIGINT" if stopped == signal.SIGINT else "SIGTERM"
@@ -1112,10 +1308,48 @@ def _run(a):
         msg += f"; {len(specs) - len(todo)} skipped, already in {a.output}"
     msg += "; summary: " + ", ".join(f"{statuses.count(s)} {s}"
                                      for s in ("ok", "gate_failed", "error"))
+    docs = getattr(a, "group_docs", None) if groups else None
+    if docs is not None:
+        from .batch_groups import group_verdicts
+        text, failed_lines = group_verdicts(a, docs)
+        msg += "; " + text
     print(msg, file=sys.stderr)
-    if groups and getattr(a, "group_gate_failed", False):
-        statuses.append("gate_failed")
+    if docs is not None:
+        for ln in failed_lines:
+            print(ln, file=sys.stderr)
+        if any(d.get("status") == "gate_failed" for d in docs):
+            statuses.append("gate_failed")
     return 3 if "error" in statuses else 1 if "gate_failed" in statuses else 0
+
+
+def _special(path):
+    """True when `path` exists and is not a regular file (a character or
+    block device such as /dev/null, a FIFO, a socket)."""
+    import stat
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _still_valid(raw, earlier, specs):
+    """--resume: the earlier lines kept, and a note for each dropped. A line
+    is dropped when its ETDump is one of this batch's but no run of the
+    batch has its files (a debug buffer or ETRecord added, removed or
+    renamed since): the run with the current files is analysed again and its
+    line replaces the old one, so each ETDump has the verdict of its files."""
+    from .batch_groups import run_key
+    current = {run_key(s) for s in specs}
+    dumps = {os.path.realpath(s["etdump"]) for s in specs}
+    kept, stale = [], []
+    for ln, d in zip(raw, earlier):
+        e = d.get("etdump")
+        if run_key(d) not in current and e and os.path.realpath(e) in dumps:
+            stale.append(f"{e} ({d.get('status')}, debug_buffer {d.get('debug_buffer')}, "
+                         f"etrecord {d.get('etrecord')})")
+        else:
+            kept.append(ln)
+    return kept, stale
 
 
 def main(argv=None):

@@ -1,5 +1,11 @@
 """Group summaries of `python3 -m etcompare.batch` (issue 26, item 1): the
-runs of a device farm grouped by (model, bundled input) and by device.
+runs of a device farm grouped by (model, input) and by device; the input is
+the manifest's column, else the runtime's bundled_input_index, else the
+ETRecord reference set the accuracy check paired the run's outputs with
+(real runtimes write no bundled_input_index), else unknown (a warning: the
+group may mix inputs). With --min-run-agreement a group is ok, gate_failed
+or not_checked (a single run, or runs without an output: the matrix then
+covers the runs that have it), and the batch prints each failed group.
 
 For each (model, input) group, one JSON line (written to --group-summary,
 by default OUTPUT.groups.jsonl) with:
@@ -44,6 +50,7 @@ PRIVATE = "_farm"  # the per-run data a worker hands to the group reduction
 MIN_SLICE = 65536
 
 
+GIVEN = "_given"  # a spec's ETDump path as the user gave it (--device-from)
 RUN_FILES = ("etdump", "debug_buffer", "etrecord", "reference", "reference_debug_buffer")
 
 
@@ -65,17 +72,22 @@ def record_digest(path):
     return h.hexdigest()
 
 
-def run_info(insp, gap, etrecord=None):
+def run_info(insp, gap, etrecord=None, paired=None):
     """The group data of one analysed run: its ETRecord's digest, its
-    Execute block's bundled input index, output sizes, and per op (numeric
-    gap row) the cumulative and local SNR."""
-    info = {"input": None, "block": None, "run": 0, "outputs": [], "ops": [],
-            "etrecord_sha256": record_digest(etrecord) if etrecord else None}
+    Execute block's bundled input index (else `paired`, the ETRecord
+    reference set the accuracy check paired its first run with by content),
+    output sizes, and per op (numeric gap row) the cumulative and local SNR."""
+    info = {"input": None, "input_from": None, "block": None, "run": 0, "outputs": [],
+            "ops": [], "etrecord_sha256": record_digest(etrecord) if etrecord else None}
     b = next((b for b in insp.event_blocks if b.name == "Execute" and b.run_count), None)
     if b is not None:
         info["block"] = b.index
         idx = b.bundled_input_index
         info["input"] = None if idx is None or idx < 0 else int(idx)
+        if info["input"] is not None:
+            info["input_from"] = "bundled_input_index"
+        elif paired is not None:
+            info["input"], info["input_from"] = int(paired), "content pairing"
         info["outputs"] = [None if x is None else int(_flat(x).size) for x in b.run_output]
         if insp._h.buf is not None:  # without its debug buffer a run logged no values
             info["op_outputs"] = op_outputs(b)
@@ -274,11 +286,18 @@ def _add(a, b):
 
 # --- the grouping and the summaries (in the main process) -------------------------------------
 
+def path_parts(spec):
+    """The components of the ETDump's path as the user gave it (typed, or
+    the manifest's cell), not the absolute path the batch works with: what
+    --device-from N indexes ("farm/pixel7/run_0.etdp": 1 is pixel7)."""
+    return os.path.normpath(spec.get(GIVEN) or spec["etdump"]).split(os.sep)
+
+
 def device_of(spec, device_from):
     if spec.get("device"):
         return spec["device"]
     if device_from is not None:
-        parts = os.path.normpath(spec["etdump"]).split(os.sep)
+        parts = path_parts(spec)
         try:
             return parts[device_from]
         except IndexError:
@@ -293,6 +312,14 @@ def model_of(spec, info=None):
         return spec["model"]
     digest = (info or {}).get("etrecord_sha256")
     return "sha256:" + digest if digest else ""
+
+
+def input_source(spec, info):
+    """Where a run's input label comes from: "manifest", "bundled_input_index",
+    "content pairing", or None (unknown: the group may mix inputs)."""
+    if spec.get("input") not in (None, ""):
+        return "manifest"
+    return (info or {}).get("input_from") if (info or {}).get("input") is not None else None
 
 
 def input_of(spec, info):
@@ -448,10 +475,16 @@ def agreement_items_of(members):
         return []
     out = []
     sizes = [m[1].get("outputs") or [] for m in members]
-    for k, size in enumerate(sizes[0]):
-        if size is None or any(len(z) <= k or z[k] != size for z in sizes):
+    for k in range(max(len(z) for z in sizes)):
+        have = [z[k] for z in sizes if len(z) > k and z[k] is not None]
+        if not have:
             continue
-        out.append((("output", k), size))
+        size = max(set(have), key=lambda v: (have.count(v), -have.index(v)))
+        idx = tuple(i for i, z in enumerate(sizes) if len(z) > k and z[k] == size)
+        if len(idx) == len(members):
+            out.append((("output", k), size))
+        elif len(idx) >= 2:  # the runs that have it (a run without its debug buffer has not)
+            out.append((("output", k, idx), size))
     ops = [{(o["key"], o["output"]): o["size"] for o in m[1].get("op_outputs") or ()}
            for m in members]
     for o in members[0][1].get("op_outputs") or ():
@@ -473,15 +506,25 @@ def agreement_tasks(members):
     if not slices:
         return []
     budget = max(MIN_SLICE, max(hi - lo for _, lo, hi in slices))
-    tasks, cur, width = [], [], 0
-    for sl in slices:
-        w = sl[2] - sl[1]
-        if cur and width + w > budget:
-            tasks.append((cur, runs))
-            cur, width = [], 0
-        cur.append(sl)
-        width += w
-    tasks.append((cur, runs))
+    tasks = []
+    # the items of every run first (packed as before), then each output that
+    # only some runs have, over those runs
+    subsets = [None] + sorted({sl[0][2] for sl in slices if sl[0][0] == "output" and
+                               len(sl[0]) > 2})
+    for sub in subsets:
+        mine = [sl for sl in slices if (sl[0][2] if sl[0][0] == "output" and len(sl[0]) > 2
+                                        else None) == sub]
+        who = runs if sub is None else [runs[i] for i in sub]
+        cur, width = [], 0
+        for sl in mine:
+            w = sl[2] - sl[1]
+            if cur and width + w > budget:
+                tasks.append((cur, who))
+                cur, width = [], 0
+            cur.append(sl)
+            width += w
+        if cur:
+            tasks.append((cur, who))
     return tasks
 
 
@@ -613,24 +656,40 @@ def summarize(key, members, sums_by_output, margin, min_agreement, heatmap_dir=N
            "ops": op_distributions(members),
            "by_device": {}, "agreement": [], "outlier_devices": [], "differing_ops": {},
            "status": "ok"}
+    # where the input label comes from; runs of unknown input may be of any
+    src = [input_source(s, i) for s, i in members]
+    doc["input_from"] = sorted({x for x in src if x})
+    doc["input_unknown"] = [s["etdump"] for (s, _), x in zip(members, src) if x is None]
     for d in doc["devices"]:
         doc["by_device"][d] = {"runs": devices.count(d),
                                "ops": op_distributions([m for m in members
                                                         if m[0]["_device"] == d])}
     worst_devices = set()
-    outs = {(w[1] if isinstance(w, tuple) else w): v for w, v in sums_by_output.items()
-            if not isinstance(w, tuple) or w[0] == "output"}
+    outs, subset = {}, {}
+    for w, v in sums_by_output.items():
+        if not isinstance(w, tuple) or w[0] == "output":
+            k = w[1] if isinstance(w, tuple) else w
+            outs[k] = v
+            subset[k] = (w[2] if isinstance(w, tuple) and len(w) > 2 else
+                         tuple(range(len(members))))
     for k in sorted(outs):
         snr = snr_matrix(outs[k])
-        scores, majority, out_runs, out_devs = outliers(snr, devices, margin)
+        idx = subset[k]  # the rows' runs: all, or those that have output k
+        sub = [members[i] for i in idx]
+        devs = [devices[i] for i in idx]
+        scores, majority, out_runs, out_devs = outliers(snr, devs, margin)
         entry = {"output": k, "snr": [[_jnum(float(v)) for v in row] for row in snr],
                  "scores": [_jnum(s) for s in scores], "majority_score": _jnum(majority),
-                 "outlier_runs": [{"etdump": members[i][0]["etdump"], "device": devices[i],
+                 "outlier_runs": [{"etdump": sub[i][0]["etdump"], "device": devs[i],
                                    "score": _jnum(scores[i])} for i in out_runs],
                  "outlier_devices": out_devs}
+        if len(idx) < len(members):
+            entry["etdumps"] = [m[0]["etdump"] for m in sub]
+            entry["runs_without_output"] = [m[0]["etdump"] for i, m in enumerate(members)
+                                            if i not in idx]
         if min_agreement is not None:
             low = [i for i, s in enumerate(scores) if math.isnan(s) or s < min_agreement]
-            entry["below_min_agreement"] = [members[i][0]["etdump"] for i in low]
+            entry["below_min_agreement"] = [sub[i][0]["etdump"] for i in low]
             if low:
                 doc["status"] = "gate_failed"
         if heatmap_dir:
@@ -650,9 +709,130 @@ def summarize(key, members, sums_by_output, margin, min_agreement, heatmap_dir=N
     doc["op_disagreement_enters"] = enters
     if op_gate and below:
         doc["status"] = "gate_failed"
+    if min_agreement is not None:
+        gaps = unchecked(members, sums_by_output, op_gate)
+        if gaps:
+            doc["not_checked"] = gaps
+            if doc["status"] == "ok":  # a gate that compared nothing never passes
+                doc["status"] = "not_checked"
     for d in doc["outlier_devices"]:
         doc["differing_ops"][d] = differing_ops(members, d, margin)
     return doc
+
+
+def unchecked(members, sums, op_gate=False):
+    """What --min-run-agreement could not check in a group: one entry per
+    program output (and with op_gate, per op output of the first run) that
+    has no matrix, {output or op, runs: the ETDumps lacking it, why}; a
+    group of one run has nothing to agree with."""
+    if len(members) < 2:
+        return [{"output": None, "runs": [members[0][0]["etdump"]] if members else [],
+                 "why": "the group has a single run: no other run to agree with"}]
+    have = {(w[1] if isinstance(w, tuple) else w): (w[2] if isinstance(w, tuple) and
+                                                        len(w) > 2 else None)
+            for w in sums if not isinstance(w, tuple) or w[0] == "output"}
+    out = []
+    sizes = [m[1].get("outputs") or [] for m in members]
+    for k in range(max(len(z) for z in sizes)):
+        if k in have and have[k] is not None:  # a matrix over the runs that have it
+            out.append({"output": k, "runs": [m[0]["etdump"] for i, m in enumerate(members)
+                                              if i not in have[k]],
+                        "why": "no value of this output in these runs (no debug buffer, or "
+                               "another size): the matrix covers the other runs"})
+            continue
+        if k in have:
+            continue
+        lack = [m[0]["etdump"] for m, z in zip(members, sizes) if len(z) <= k or z[k] is None]
+        why = ("no value of this output in these runs (no debug buffer, or not logged)" if lack
+               else "its size differs between the runs, or its matrix could not be computed "
+                    "(agreement_errors)")
+        out.append({"output": k, "runs": lack, "why": why})
+    if op_gate:
+        lack = [m[0]["etdump"] for m in members if not m[1].get("op_outputs")]
+        if lack:
+            out.append({"output": None, "op": "every op", "runs": lack,
+                        "why": "no intermediate outputs (no debug buffer): the ops' agreement "
+                               "covers no run of them"})
+    return out
+
+
+def group_label(doc):
+    return f"{doc['model']}/{doc['input'] or chr(39) * 2}"
+
+
+def group_verdicts(a, docs):
+    """The groups' part of the batch's summary line ("groups: 1 of 2
+    gate_failed, 1 not_checked") and one line per failed or unchecked
+    group naming it, the gate and its worst run with its device."""
+    failed = [d for d in docs if d.get("status") == "gate_failed"]
+    unsure = [d for d in docs if d.get("status") == "not_checked"]
+    text = f"groups: {len(failed)} of {len(docs)} gate_failed"
+    if unsure:
+        text += f", {len(unsure)} not_checked"
+    lines = []
+    gate = (f"--min-run-agreement {a.min_run_agreement:g}" if a.min_run_agreement is not None
+            else "--min-run-agreement")
+    for d in failed:
+        worst = None  # (order, etdump, what, score as written)
+        etdumps = d.get("etdumps") or []
+        cands = []
+        for e in d.get("agreement") or ():
+            low = set(e.get("below_min_agreement") or ())
+            rows = e.get("etdumps") or etdumps  # (a matrix over some of the runs)
+            cands += [(rows[i], f"output {e['output']}", sc)
+                      for i, sc in enumerate(e.get("scores") or ()) if rows[i] in low]
+        for r in (d.get("op_agreement") or ()) if getattr(a, "op_agreement_gate", False) else ():
+            low = set(r.get("below_min_agreement") or ())
+            scored = {o["etdump"]: o["score"] for o in r.get("outlier_runs") or ()}
+            # (an op's row keeps the scores of its outliers only)
+            cands += [(e, f"op {r['op']}" if e in scored else
+                       f"op {r['op']} (its majority score {r.get('majority_score')} dB)",
+                       scored.get(e)) for e in sorted(low)]
+        for e, what, sc in cands:
+            v = _order(float(sc)) if sc is not None else math.inf  # "nan" first
+            if worst is None or v < worst[0]:
+                worst = (v, e, what, sc)
+        where = ""
+        if worst:
+            dev = (d.get("_devices") or {}).get(worst[1], "")
+            score = worst[3]
+            score = f"{score:.4g}" if isinstance(score, float) else str(score)
+            where = (f": worst {worst[1]}" + (f" (device {dev})" if dev else "") +
+                     f", {worst[2]}" + (f", agreement score {score} dB"
+                                        if worst[3] is not None else ""))
+        lines.append(f"etcompare.batch: group {group_label(d)} failed {gate}{where}")
+    for d in unsure[:10]:
+        gaps = d.get("not_checked") or []
+        what = "; ".join(
+            (f"output {g['output']}: " if g.get("output") is not None else
+             f"{g['op']}: " if g.get("op") else "") + g["why"] + (f" ({', '.join(g['runs'][:5])}"
+                                 f"{' ...' if len(g['runs']) > 5 else ''})" if g["runs"] else "")
+            for g in gaps[:3])
+        lines.append(f"etcompare.batch: warning: group {group_label(d)}: {gate} not checked: "
+                     f"{what}")
+    if len(unsure) > 10:
+        lines.append(f"etcompare.batch: warning: {len(unsure) - 10} more groups not checked "
+                     f"(their status in the group summary)")
+    return text, lines
+
+
+def write_lines(path, lines):
+    """The whole file at once: a regular file through PATH.tmp and a rename
+    (never half written); a device or FIFO (/dev/null) written in place,
+    never replaced by a regular file."""
+    import stat
+    text = "".join(ln + "\n" for ln in lines)
+    try:
+        special = not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        special = False
+    if special:
+        with open(path, "w") as f:
+            f.write(text)
+        return
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
 
 
 def _safe(s):
@@ -670,8 +850,9 @@ def add_arguments(p):
                    help="write one JSON line per (model, bundled input) group: per-op SNR "
                         "distributions, run/device agreement, outliers (batch_groups.py)")
     p.add_argument("--device-from", type=int, metavar="N",
-                   help="the device label is path component N of the ETDump (0 the first, "
-                        "-2 its folder) when the manifest has no 'device' column")
+                   help="the device label is path component N of the ETDump's path as given "
+                        "(typed, or the manifest's cell; not made absolute: 0 the first, -2 its "
+                        "folder) when the manifest has no 'device' column")
     # numbers checked as the CLI checks its thresholds (batch.parse_args)
     p.add_argument("--outlier-margin", default="10", metavar="DB",
                    help="a run or op is an outlier more than DB below the majority "
@@ -747,7 +928,8 @@ def reduce_all(a, specs, infos, mapper):
     for key, per in errors.items():
         for w in per:
             sums.get(key, {}).pop(w, None)
-    lines, checked = [], False
+    lines, checked, docs = [], False, []
+    a.group_docs = docs
     stems = heatmap_stems(keys)
     for key in keys:
         doc = summarize(key, groups[key], sums.get(key, {}), a.outlier_margin,
@@ -761,12 +943,23 @@ def reduce_all(a, specs, infos, mapper):
             a.group_gate_failed = True
         checked = checked or bool(doc["agreement"] or doc["op_agreement"])
         lines.append(json_line(doc))
+        doc["_devices"] = {s["etdump"]: s["_device"] for s, _ in groups[key]}
+        docs.append(doc)
+    mixed = [(key, d) for key, d in zip(keys, docs) if d["runs"] > 1 and d["input_unknown"]]
+    for key, d in mixed[:10]:
+        n = len(d["input_unknown"])
+        print(f"etcompare.batch: warning: group {group_label(d)}: the input of {n} of its "
+              f"{d['runs']} runs is unknown (no bundled_input_index, no manifest input column, "
+              f"no ETRecord reference outputs to pair its outputs with), e.g. "
+              f"{d['input_unknown'][0]}: the group may mix runs of different inputs, and its "
+              f"agreement compare them as repeats; give the manifest's input column",
+              file=sys.stderr)
+    if len(mixed) > 10:
+        print(f"etcompare.batch: warning: {len(mixed) - 10} more groups may mix inputs "
+              f"(input_unknown in the group summary)", file=sys.stderr)
     if a.min_run_agreement is not None and not checked:
         print("etcompare.batch: warning: --min-run-agreement checked nothing: every group "
               "(runs of the same ETRecord content, or manifest model, and bundled input) has a "
               "single run or no output present with the same size in all its runs",
               file=sys.stderr)
-    tmp = a.group_summary + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("".join(ln + "\n" for ln in lines))
-    os.replace(tmp, a.group_summary)
+    write_lines(a.group_summary, lines)
