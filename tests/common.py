@@ -196,6 +196,16 @@ def work_dir(tag):
     return tempfile.mkdtemp(prefix=tag + "-", dir=base)
 
 
+def percentile(vals, q):
+    """numpy's default (linear) percentile, as the profiling tables compute it."""
+    s = sorted(vals)
+    h = (len(s) - 1) * q / 100
+    i = int(h)
+    if i + 1 >= len(s):
+        return s[-1]
+    return s[i] + (s[i + 1] - s[i]) * (h - i)
+
+
 def flatc_build(tmp, name, doc):
     """tmp/name.etdp, size-prefixed, built by flatc from the JSON document doc."""
     src = os.path.join(tmp, name + ".json")

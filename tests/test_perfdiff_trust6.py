@@ -18,7 +18,6 @@ and change is computed here from the durations written (numpy's linear
 percentile, float64), never by running etcompare.
 """
 import json
-import math
 import os
 import re
 import shutil
@@ -41,16 +40,6 @@ IN1 = [[2.0, 0.4, 1.0], [2.0, 0.4, 1.0]]  # two runs of input 1 (the slower inpu
 IN2 = [[10.0, 2.0, 5.0]]                  # input 2: 5x input 1's time
 OVERHEAD = 0.1
 T0 = 1_000_000  # start of the first op (ticks)
-
-
-def percentile(vals, q):
-    """numpy's default (linear) percentile."""
-    s = sorted(vals)
-    h = (len(s) - 1) * q / 100
-    i = math.floor(h)
-    if i + 1 >= len(s):
-        return s[-1]
-    return s[i] + (s[i + 1] - s[i]) * (h - i)
 
 
 def ticks(ms):
@@ -88,7 +77,7 @@ def block_p50(block):
     """p50 per event of a block's runs (ops, then Method::execute)."""
     per_event = list(zip(*[[ticks(x) / MS for x in durs] + [execute_ms(durs)]
                            for durs in block]))
-    return [percentile(list(v), 50) for v in per_event]
+    return [C.percentile(list(v), 50) for v in per_event]
 
 
 def close(a, b, rel=1e-9):

@@ -13,7 +13,6 @@ are also checked byte for byte against golden/profile_*.txt
 Environment (set by ctest): ETCOMPARE, ETC_FLATC, ETC_SRC, ETC_WORK.
 """
 import json
-import math
 import os
 import re
 import shutil
@@ -86,16 +85,6 @@ def golden(name, text):
     ok(os.path.exists(path), f"golden {name} missing (ETC_REGENERATE=1 writes it)")
     want = open(path).read()
     ok(text == want, f"output differs from golden/{name}:\n{text}")
-
-
-def percentile(vals, q):
-    """numpy's default (linear) percentile."""
-    s = sorted(vals)
-    h = (len(s) - 1) * q / 100
-    i = math.floor(h)
-    if i + 1 >= len(s):
-        return s[-1]
-    return s[i] + (s[i + 1] - s[i]) * (h - i)
 
 
 # --- fixtures ---------------------------------------------------------------------
@@ -239,8 +228,8 @@ def tax_memory_ops_delegates_without_etrecord():
         close(blk["mean"][key], sum(r[i] for r in exp) / n, f"mean {key}")
     close(blk["mean"]["tax_percent"],
           100 * (sum(r[3] for r in exp) / n) / (sum(r[0] for r in exp) / n), "mean tax %")
-    close(blk["tax_p50"], percentile([r[3] for r in exp], 50), "tax p50")
-    close(blk["tax_percent_p50"], percentile([r[4] for r in exp], 50), "tax % p50")
+    close(blk["tax_p50"], common.percentile([r[3] for r in exp], 50), "tax p50")
+    close(blk["tax_percent_p50"], common.percentile([r[4] for r in exp], 50), "tax % p50")
     # hand check of the same numbers: 10 - 4.5 - 2 = 3.5 ms and 14 - 7.5 - 4 = 2.5 ms
     close(blk["runs"][0]["tax"], 3.5, "run 0 tax by hand")
     close(blk["runs"][1]["tax"], 2.5, "run 1 tax by hand")
@@ -267,7 +256,7 @@ def tax_memory_ops_delegates_without_etrecord():
         ok(o["count"] == len(v), f"{k} count")
         close(o["total"], sum(v), f"{k} total")
         close(o["mean"], sum(v) / len(v), f"{k} mean")
-        close(o["p50"], percentile(v, 50), f"{k} p50")
+        close(o["p50"], common.percentile(v, 50), f"{k} p50")
         close(o["share"], sum(v) / total_exec, f"{k} share")
     close(prof["ops"]["rows"][0]["total"], 8.0, "convolution total by hand")
     close(prof["ops"]["rows"][1]["p50"], 1.0, "relu p50 by hand ([0.5, 1, 1, 1.5])")
@@ -302,7 +291,7 @@ def modules_and_op_types_with_etrecord():
     for g, (k, v) in zip(got, want):
         ok(g[1] == len(v), f"{k} count")
         close(g[2], sum(v), f"{k} total")
-        close(g[3], percentile(v, 50), f"{k} p50")
+        close(g[3], common.percentile(v, 50), f"{k} p50")
     ok("aten.relu.default, aten.add.Tensor" in samples, "fused op types key")
 
     # find_total_for_module computed here: events (OPERATOR_CALL excluded) whose
@@ -432,7 +421,7 @@ def diff_etdump(tag, ops):
 
 def execute_p50(ops):
     per_run = [sum(round(d[r] * MS) for d in ops.values()) + 2000 for r in range(3)]
-    return percentile([v / 1e6 for v in per_run], 50)
+    return common.percentile([v / 1e6 for v in per_run], 50)
 
 
 @case

@@ -425,6 +425,17 @@ static int open_graph(const numgap_args *a, const etc_inspector *insp, const etc
 	return 0;
 }
 
+/* "...: run R of block B is not compared: WHY" on stderr. */
+static void left_out_note(const etc_inspector *insp, size_t block, uint32_t run, const char *why)
+{
+	char lbl[128], s0[160];
+	cli_block_label(insp, block, lbl, sizeof lbl);
+	fprintf(stderr,
+	        "etcompare: note: numeric gap: %s run %u (ETDump run %u) is not compared: %s\n",
+	        etc_text_safe(s0, sizeof s0, lbl), run, etc_inspector_block(insp, block)->runs[run],
+	        why);
+}
+
 /*
  * Whether run `run` of block `block` was made with other inputs than the
  * candidate chosen for it, whose reference run reproduces its program
@@ -445,16 +456,14 @@ static bool other_test_case(const numgap_args *a, const etc_inspector *insp,
 	                                       &err) < 0 ||
 	    k < 0 || !(snr < 20) || !(rec_snr >= 20) || !(rec_snr >= snr + 20))
 		return false;
-	char lbl[128], s0[160];
-	cli_block_label(insp, block, lbl, sizeof lbl);
-	fprintf(stderr,
-	        "etcompare: note: numeric gap: %s run %u (ETDump run %u) is not compared: its "
-	        "program outputs match the ETRecord's reference_outputs[%ld] (SNR %.4g dB), "
-	        "but the reference run on the %s reproduces them at SNR %.4g dB: the run was "
-	        "made with other inputs, which the ETRecord does not have; give them "
-	        "(--bundled-program FILE.bpte, --inputs FILE)\n",
-	        etc_text_safe(s0, sizeof s0, lbl), run, etc_inspector_block(insp, block)->runs[run],
-	        k, rec_snr, st->chosen, snr);
+	char why[400];
+	snprintf(why, sizeof why,
+	         "its program outputs match the ETRecord's reference_outputs[%ld] (SNR %.4g dB), "
+	         "but the reference run on the %s reproduces them at SNR %.4g dB: the run was "
+	         "made with other inputs, which the ETRecord does not have; give them "
+	         "(--bundled-program FILE.bpte, --inputs FILE)",
+	         k, rec_snr, st->chosen, snr);
+	left_out_note(insp, block, run, why);
 	return true;
 }
 
@@ -514,16 +523,13 @@ static bool left_out(const numgap_args *a, const etc_inspector *insp, const etc_
 		st->have_first_score = true;
 	} else if (many && !isnan(st->first_score) &&
 	           (isnan(snr) || snr < (st->first_score < 80 ? st->first_score : 80) - 20)) {
-		char lbl[128], s0[160];
-		cli_block_label(insp, block, lbl, sizeof lbl);
-		fprintf(stderr,
-		        "etcompare: note: numeric gap: %s run %u (ETDump run %u) is not "
-		        "compared: none of the candidate inputs reproduces its program outputs "
-		        "(the best, the %s: SNR %.4g dB; the first run's %.4g dB): give its "
-		        "inputs (--inputs FILE, --bundled-program FILE.bpte)\n",
-		        etc_text_safe(s0, sizeof s0, lbl), run,
-		        etc_inspector_block(insp, block)->runs[run], st->chosen, snr,
-		        st->first_score);
+		char why[400];
+		snprintf(why, sizeof why,
+		         "none of the candidate inputs reproduces its program outputs (the best, "
+		         "the %s: SNR %.4g dB; the first run's %.4g dB): give its inputs (--inputs "
+		         "FILE, --bundled-program FILE.bpte)",
+		         st->chosen, snr, st->first_score);
+		left_out_note(insp, block, run, why);
 		return true;
 	}
 	return false;
