@@ -16,6 +16,12 @@ disagreed.
 - An output in a missing folder (exit 4 before the run) left no --junit and
   no --report; both are now written with the error.
 - `--example --junit`: exits 1 as its JUnit says; --help and the README say so.
+- A quantized tensor compared code for code: a code flipped at a rounding
+  boundary failed every gate ("exact comparison"), and the SNR of codes
+  counted the zero point as signal. Two int8 tensors of a quantize node are
+  now compared dequantized with the node's scale and zero point (numpy
+  checks the SNR); a --quant-params entry that contradicts the ETRecord's
+  node, a zero point outside int8 and an entry for a float output are said.
 """
 import os
 import re
@@ -251,6 +257,82 @@ def case_example_junit(tmp):
             help_text[:2000])
 
 
+def qcnn_quantize_output(tmp):
+    """(debug buffer bytes, offset, count) of run 0's int8 output of the
+    quantize node of debug handle 21 (instruction 7) in the real qcnn run."""
+    doc = decode(tmp, os.path.join(R, "qcnn.etdp"))
+    ev = [e["debug_event"] for e in doc["run_data"][1]["events"]
+          if e.get("debug_event") and e["debug_event"]["instruction_id"] == 7]
+    t = ev[0]["debug_entry"]["tensor"]
+    n = 1
+    for k in t["sizes"]:
+        n *= k
+    with open(os.path.join(R, "qcnn_debug.bin"), "rb") as f:
+        return bytearray(f.read()), t["offset"], n, t["scalar_type"]
+
+
+def case_quantized(tmp):
+    import numpy as np
+    d = os.path.join(tmp, "q")
+    os.makedirs(d)
+    buf, off, n, st = qcnn_quantize_output(d)
+    C.check("qcnn: instruction 7 logs an int8 tensor", st == "CHAR" and n == 2048, (st, n))
+    zp = -128  # the node's: quantize_per_tensor(scale=0.00879..., zero_point=-128)
+    orig = np.frombuffer(bytes(buf[off:off + n]), dtype=np.int8).astype(np.float64)
+    args = ["--etdump", os.path.join(R, "qcnn.etdp"), "--etrecord",
+            os.path.join(R, "qcnn.etrecord"), "--no-table", "--run", "0"]
+
+    def run_with(codes, *more):
+        b = bytearray(buf)
+        b[off:off + n] = codes.astype(np.int8).tobytes()
+        path = os.path.join(d, "pert.bin")
+        with open(path, "wb") as f:
+            f.write(b)
+        return C.run(*args, "--debug_buffer", path, *more)
+
+    def row7(out):
+        rows = [ln for ln in out.splitlines() if ln.startswith("│  7 │")]
+        return [c.strip() for c in rows[0].split("│")] if rows else []
+
+    # one code flipped by one: a rounding boundary, not a broken kernel
+    flip = orig.copy()
+    flip[1399] += 1
+    rc, out, err = run_with(flip, "--min-snr", "30")
+    want = 10 * np.log10(np.sum((orig - zp) ** 2) / 1.0)
+    r = row7(out)
+    C.check("one int8 code flipped: --min-snr 30 passes (exit 0), no exact-comparison failure",
+            rc == 0 and "exact comparison" not in out + err, f"rc={rc}\n{err[-1200:]}")
+    C.check("one int8 code flipped: the row's SNR is numpy's in real units",
+            r and abs(float(r[8]) - want) < 1e-3 and "deq. etrecord" in r[-2], (r, want))
+    # +5 codes on 20 values: the SNR of real values, not of codes
+    plus = orig.copy()
+    plus[:20] += 5
+    rc, out, err = run_with(plus)
+    r = row7(out)
+    real = 10 * np.log10(np.sum((orig - zp) ** 2) / np.sum((plus - orig) ** 2))
+    codes = 10 * np.log10(np.sum(orig ** 2) / np.sum((plus - orig) ** 2))
+    C.check("+5 codes on 20 values: SNR of the dequantized values (numpy), not of the codes",
+            r and abs(float(r[8]) - real) < 1e-3 and abs(real - codes) > 5, (r, real, codes))
+    # --quant-params mistakes are said
+    qp = os.path.join(d, "qp.json")
+    with open(qp, "w") as f:
+        f.write('{"21": {"scale": 0.004309975542128086, "zero_point": -128}}')
+    rc, out, err = run_with(orig, "--quant-params", qp)
+    C.check("--quant-params contradicting the ETRecord's quantize node: a warning naming both",
+            "--quant-params says scale 0.00430997554" in err and "0.008793961" in err, err[-1500:])
+    with open(qp, "w") as f:
+        f.write('{"21": {"scale": 0.008793961256742477, "zero_point": 200}}')
+    rc, out, err = run_with(orig, "--quant-params", qp)
+    C.check("--quant-params zero point 200 for an int8 tensor: a warning",
+            "zero point 200 is outside int8's range" in err, err[-1500:])
+    with open(qp, "w") as f:
+        f.write('{"19": {"scale": 0.1, "zero_point": 0}}')
+    rc, out, err = run_with(orig, "--quant-params", qp)
+    C.check("--quant-params entry for a float output: said not used",
+            "names no compared integer output's debug handles (\"19\")" in err, err[-1500:])
+
+
 if __name__ == "__main__":
     C.run_cases("trust6", case_unknown_inputs, case_unknown_inputs_python, case_plot_file,
-                case_late_plot_error, case_ungated_report, case_early_output_error, case_example_junit)
+                case_late_plot_error, case_ungated_report, case_early_output_error, case_example_junit,
+                case_quantized)

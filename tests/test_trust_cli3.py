@@ -177,7 +177,8 @@ def case_quant_params(d):
     open(qp, "w").write('{"999": {"scale": 1, "zero_point": 0}}')
     rc, out, err = C.run(*run, "--reference-intermediates", ref, "--quant-params", qp)
     C.check("--quant-params naming a handle no output has: a warning says it is not used",
-            rc == 0 and f'{qp}: 1 entry names no compared output\'s debug handles ("999")'
+            rc == 0 and f'{qp}: 1 entry names no compared integer output\'s debug handles '
+            '("999")'
             in err, f"rc={rc} {err[-400:]}")
 
 

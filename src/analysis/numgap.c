@@ -333,6 +333,8 @@ static int qfile_check(etc_numgap *ng, etc_error *err)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	for (size_t i = 0; i < ng->nrows; i++) {
 		const etc_numgap_row *r = &ng->rows[i];
+		if (r->quant_source != ETC_NUMGAP_QUANT_FILE)
+			continue; /* a float output reads nothing from the file */
 		long k = etc_ng_qfile_index_(&ng->qfile, r->handles, r->handle_count);
 		long m = etc_ng_qfile_index_(&ng->qfile, r->reference_handles,
 		                             r->reference_handle_count);
@@ -356,8 +358,8 @@ static int qfile_check(etc_numgap *ng, etc_error *err)
 	if (!unused)
 		return 0;
 	return etc_ng_warn_(ng, err,
-	                    "%s: %zu entr%s name%s no compared output's debug handles (%s%s): "
-	                    "not used",
+	                    "%s: %zu entr%s name%s no compared integer output's debug handles "
+	                    "(%s%s): not used",
 	                    ng->qfile.path, unused, unused == 1 ? "y" : "ies",
 	                    unused == 1 ? "s" : "", list, unused > 8 ? ", ..." : "");
 }
@@ -707,7 +709,7 @@ int etc_numgap_row_values(const etc_numgap *ng, size_t i, etc_values *actual, et
 	if (ng->xf[i].preview)
 		memset(reference, 0, sizeof *reference); /* not kept */
 	else
-		etc_values_from_tensor(reference, &ng->ref[i]);
+		etc_ng_ref_chain_((etc_numgap *)ng, i, reference);
 	return 0;
 }
 

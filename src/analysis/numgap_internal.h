@@ -87,6 +87,10 @@ typedef struct rowx {
 	bool permute, dequant;
 	etc_permuted perm;
 	etc_dequant dq;
+	/* an integer reference of a quantized tensor, read dequantized with the
+	 * runtime's parameters (its codes against the runtime's, in real units) */
+	bool dequant_ref;
+	etc_dequant dq_ref;
 	const etc_ng_preview *preview; /* the reference's values were not kept */
 } rowx;
 
@@ -190,6 +194,15 @@ int etc_ng_nothing_aligned_(const gather *g, size_t nrt, bool by_handle, const c
 int etc_ng_verify_ref_(const etc_numgap *ng, otensor *r, etc_error *err);
 /* The runtime values of row i: the tensor, permuted and dequantized as decided. */
 void etc_ng_row_chain_(etc_numgap *ng, size_t i, etc_values *out);
+/* An integer dtype that quantized values are stored in (int8, uint8, int16, int32, ...). */
+bool etc_ng_is_int_code_(int st);
+/* The reference values of row i, dequantized when its codes are (rowx.dequant_ref). */
+void etc_ng_ref_chain_(etc_numgap *ng, size_t i, etc_values *out);
+/* `codes`, the reference side's values of row i before any dequantization
+ * (a local re-run's), read as the row reads its reference; `d` holds the
+ * reading and must outlive `out`. */
+void etc_ng_ref_read_(const etc_numgap *ng, size_t i, const etc_tensor *codes, etc_dequant *d,
+                      etc_values *out);
 /* The values row i compares (an etc_ng_values_fn for numgap_compare.c). */
 void etc_ng_row_values_(void *ctx, size_t i, etc_values *actual, etc_values *reference);
 /* The row's gap in distance `d` (ETC_NUMGAP_MSE, _L1, _SNR). */

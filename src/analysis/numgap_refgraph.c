@@ -627,6 +627,10 @@ static bool plain_pair(const gctx *c, const otensor *a, const etc_reftensor *v, 
 		          a->t.numel == v->numel;
 		return false;
 	}
+	if (!af && !rf && etc_ng_is_int_code_(a->t.scalar_type) && etc_ng_is_int_code_(v->dtype)) {
+		*needed = true; /* codes of a quantized tensor: read dequantized on both sides */
+		return false;
+	}
 	if (af == rf)
 		return true;
 	*needed = !af && rf; /* an integer runtime tensor may be dequantized */
@@ -922,8 +926,9 @@ int etc_ng_local_metrics_(etc_numgap *ng, etc_error *err)
 			continue;
 		}
 		etc_values va, vl;
+		etc_dequant d;
 		etc_ng_row_chain_(ng, i, &va);
-		etc_values_from_tensor(&vl, &ng->loc[i]);
+		etc_ng_ref_read_(ng, i, &ng->loc[i], &d, &vl);
 		if (va.count != vl.count) {
 			snprintf(r->local_note, sizeof r->local_note,
 			         "no local error: the re-run has %llu values, the runtime %llu",

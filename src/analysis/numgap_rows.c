@@ -7,6 +7,7 @@
 #include "analysis/numgap_internal.h"
 #include "analysis/metrics_private.h"
 
+#include <math.h>
 #include <stdio.h>
 
 /* Finishes the deferred CRC-32 check of an .npz array (ETC_ERR_FORMAT naming the member). */
@@ -20,7 +21,7 @@ int etc_ng_verify_ref_(const etc_numgap *ng, otensor *r, etc_error *err)
 	return 0;
 }
 
-static bool is_int_code(int st)
+bool etc_ng_is_int_code_(int st)
 {
 	return st == ETC_BYTE || st == ETC_CHAR || st == ETC_SHORT || st == ETC_UINT16 ||
 	       st == ETC_INT || st == ETC_QINT8 || st == ETC_QUINT8 || st == ETC_QINT32;
@@ -44,12 +45,30 @@ void etc_ng_row_chain_(etc_numgap *ng, size_t i, etc_values *out)
 	*out = v;
 }
 
+void etc_ng_ref_chain_(etc_numgap *ng, size_t i, etc_values *out)
+{
+	etc_ng_ref_read_(ng, i, &ng->ref[i], &ng->xf[i].dq_ref, out);
+}
+
+void etc_ng_ref_read_(const etc_numgap *ng, size_t i, const etc_tensor *codes, etc_dequant *d,
+                      etc_values *out)
+{
+	etc_values v;
+	etc_values_from_tensor(&v, codes);
+	if (ng->xf[i].dequant_ref) {
+		*d = ng->xf[i].dq_ref;
+		d->base = v;
+		etc_values_dequant_(&v, d);
+	}
+	*out = v;
+}
+
 /* The values row i compares (numgap_compare.c calls it from its threads). */
 void etc_ng_row_values_(void *ctx, size_t i, etc_values *actual, etc_values *reference)
 {
 	etc_numgap *ng = ctx;
 	etc_ng_row_chain_(ng, i, actual);
-	etc_values_from_tensor(reference, &ng->ref[i]);
+	etc_ng_ref_chain_(ng, i, reference);
 }
 
 static void tensor_sizes(const etc_tensor *t, int64_t *s, uint32_t cap)
@@ -74,6 +93,51 @@ static bool layout_match(const etc_numgap *ng, const etc_tensor *a, const etc_te
 	return true;
 }
 
+/* A row read in the reference's layout through a permutation: its
+ * reference dequantization would need the runtime's order (not done). */
+static bool layout_differs(const rowx *x)
+{
+	return x->permute;
+}
+
+/* A zero point outside the range of the row's integer dtype: the parameters
+ * are another tensor's (a --quant-params mistake), said as a warning. */
+static void quant_range_check(etc_numgap *ng, const etc_numgap_row *row, const etc_ng_qparams *q,
+                              const char *dtype)
+{
+	double lo = 0, hi = 0;
+	if (!strcmp(dtype, "int8"))
+		lo = -128, hi = 127;
+	else if (!strcmp(dtype, "uint8"))
+		lo = 0, hi = 255;
+	else
+		return;
+	for (uint32_t c = 0; c < q->channels; c++)
+		if (q->zero_point[c] < lo || q->zero_point[c] > hi) {
+			etc_error e;
+			etc_error_clear(&e);
+			etc_ng_warn_(ng, &e,
+			             "debug handle %lld (%s): zero point %g is outside %s's range "
+			             "[%g, %g] (%s): the dequantized values are not this tensor's",
+			             (long long)(row->handle_count ? row->handles[0] : -1),
+			             *row->nodes ? row->nodes : row->ops, q->zero_point[c], dtype,
+			             lo, hi, q->source);
+			return;
+		}
+}
+
+/* The same scale and zero point for every channel (scales to 1e-6 relative). */
+static bool same_qparams(const etc_ng_qparams *a, const etc_ng_qparams *b)
+{
+	if (a->channels != b->channels)
+		return false;
+	for (uint32_t c = 0; c < a->channels; c++)
+		if (a->zero_point[c] != b->zero_point[c] ||
+		    fabs(a->scale[c] - b->scale[c]) > 1e-6 * fabs(b->scale[c]))
+			return false;
+	return true;
+}
+
 /* Quantization parameters for the runtime side of `row` (0 found, 1 not: reason set). */
 static int find_qparams(etc_numgap *ng, const etc_numgap_row *row, const item *it,
                         etc_ng_qparams *q, char *why, size_t cap)
@@ -85,10 +149,6 @@ static int find_qparams(etc_numgap *ng, const etc_numgap_row *row, const item *i
 			f = etc_ng_qfile_find_(&ng->qfile, row->reference_handles,
 			                       row->reference_handle_count);
 	}
-	if (f) {
-		*q = *f;
-		return ETC_NUMGAP_QUANT_FILE;
-	}
 	snprintf(why, cap,
 	         "needs quantization parameters (--quant-params): no quantize or "
 	         "dequantize node with literal scale and zero point in the ETRecord");
@@ -99,19 +159,48 @@ static int find_qparams(etc_numgap *ng, const etc_numgap_row *row, const item *i
 			if (!best || it->ev->nodes[k]->debug_handle >= best->debug_handle)
 				best = it->ev->nodes[k];
 	long idx = best ? etc_ng_graph_index_(&ng->g_rt, best) : -1;
-	if (etc_ng_qgraph_find_(&ng->g_rt, idx, &ng->arena, q, why, cap))
+	etc_ng_qparams g;
+	bool in_graph = etc_ng_qgraph_find_(&ng->g_rt, idx, &ng->arena, &g, why, cap);
+	if (f) {
+		/* the file wins, but not in silence where the record's own node says otherwise */
+		if (in_graph && !same_qparams(f, &g)) {
+			etc_error e;
+			etc_error_clear(&e);
+			etc_ng_warn_(
+			    ng, &e,
+			    "debug handle %lld (%s): --quant-params says scale %.9g, zero point "
+			    "%g, but the ETRecord's %s: the file's are used; is it this "
+			    "model's?",
+			    (long long)(row->handle_count ? row->handles[0] : -1),
+			    *row->nodes ? row->nodes : row->ops, f->scale[0], f->zero_point[0],
+			    g.source);
+		}
+		*q = *f;
+		return ETC_NUMGAP_QUANT_FILE;
+	}
+	if (in_graph) {
+		*q = g;
 		return ETC_NUMGAP_QUANT_ETRECORD;
+	}
 	return ETC_NUMGAP_QUANT_NONE;
 }
 
-/* Sets up the dequantization of row i along the reference's layout; false with the reason. */
-static bool setup_dequant(etc_numgap *ng, size_t i, const item *it, const etc_tensor *ref)
+/*
+ * Sets up the dequantization of row i along the reference's layout (and of
+ * the reference too when `both`: two integer tensors of a quantized value);
+ * false with the reason, or, when `both`, false without one when no
+ * parameters are known (the codes are then compared exactly).
+ */
+static bool setup_dequant(etc_numgap *ng, size_t i, const item *it, const etc_tensor *ref,
+                          bool both)
 {
 	etc_numgap_row *row = &ng->rows[i];
 	rowx *x = &ng->xf[i];
 	etc_ng_qparams q;
 	char why[160];
 	int src = find_qparams(ng, row, it, &q, why, sizeof why);
+	if (src == ETC_NUMGAP_QUANT_NONE && both)
+		return false;
 	if (src == ETC_NUMGAP_QUANT_NONE) {
 		row->status = ETC_ROW_DTYPE_MISMATCH;
 		snprintf(row->reason, sizeof row->reason, "%s", why);
@@ -140,6 +229,11 @@ static bool setup_dequant(etc_numgap *ng, size_t i, const item *it, const etc_te
 	x->dq.zero_point = q.zero_point;
 	x->dq.channels = q.channels;
 	x->dq.inner = inner ? inner : 1;
+	if (both) {
+		x->dequant_ref = true;
+		x->dq_ref = x->dq;
+	}
+	quant_range_check(ng, row, &q, row->dtype);
 	row->quant_source = src;
 	snprintf(row->quant, sizeof row->quant, "%s", q.source);
 	return true;
@@ -179,9 +273,16 @@ void etc_ng_compare_pair_(etc_numgap *ng, size_t i, const item *ait, const otens
 	}
 	bool af = etc_scalar_type_is_float_(a->t.scalar_type);
 	bool rf = etc_scalar_type_is_float_(r->t.scalar_type);
-	if (!af && rf && is_int_code(a->t.scalar_type)) {
-		if (!setup_dequant(ng, i, ait, &r->t))
+	if (!af && rf && etc_ng_is_int_code_(a->t.scalar_type)) {
+		if (!setup_dequant(ng, i, ait, &r->t, false))
 			return;
+	} else if (!af && !rf && etc_ng_is_int_code_(a->t.scalar_type) &&
+	           etc_ng_is_int_code_(r->t.scalar_type) && !layout_differs(&ng->xf[i])) {
+		/* a quantized tensor on both sides: compared in real units, as its
+		   dequantize reads it, not code for code (a code flipped at a rounding
+		   boundary of the float64 chain is not a failure; the zero point does
+		   not weigh in the SNR); codes without parameters stay exact */
+		setup_dequant(ng, i, ait, &r->t, true);
 	} else if (af != rf) {
 		row->status = ETC_ROW_DTYPE_MISMATCH;
 		snprintf(row->reason, sizeof row->reason, "dtype %s against reference %s",
@@ -206,7 +307,7 @@ void etc_ng_compare_pair_(etc_numgap *ng, size_t i, const item *ait, const otens
 	}
 	etc_values va, vr;
 	etc_ng_row_chain_(ng, i, &va);
-	etc_values_from_tensor(&vr, &r->t);
+	etc_ng_ref_chain_(ng, i, &vr);
 	if (r->check.pending) {
 		/* the reference bytes are checksummed in the comparison's own pass */
 		uint32_t crc = r->check.crc;
