@@ -332,7 +332,37 @@ def case_quantized(tmp):
             "names no compared integer output's debug handles (\"19\")" in err, err[-1500:])
 
 
+def case_quantized_local_input(tmp):
+    """A fused relu+quantize kernel logs int8 codes under the relu's handle:
+    the next op's local re-run reads their real values (it was fed the codes
+    as floats: local SNR 9.6 dB for an exact op, ranked first)."""
+    d = os.path.join(tmp, "qlocal")
+    os.makedirs(d)
+    doc = decode(d, os.path.join(R, "qcnn.etdp"))
+    evs = [e["debug_event"] for e in doc["run_data"][1]["events"] if e.get("debug_event")]
+    relu = [e for e in evs if e["instruction_id"] == 6][0]["debug_entry"]["tensor"]
+    quant = [e for e in evs if e["instruction_id"] == 7][0]["debug_entry"]["tensor"]
+    with open(os.path.join(R, "qcnn_debug.bin"), "rb") as f:
+        buf = bytearray(f.read())
+    buf[relu["offset"]:relu["offset"] + 2048] = buf[quant["offset"]:quant["offset"] + 2048]
+    relu["scalar_type"] = "CHAR"
+    etdp = C.flatc_build(d, "fused", doc)
+    dbg = os.path.join(d, "fused_debug.bin")
+    with open(dbg, "wb") as f:
+        f.write(buf)
+    rc, out, err = C.run("--etdump", etdp, "--debug_buffer", dbg, "--etrecord",
+                         os.path.join(R, "qcnn.etrecord"), "--no-table", "--run", "0", "--force")
+    rows = {ln.split("│")[1].strip(): [c.strip() for c in ln.split("│")]
+            for ln in out.splitlines() if ln.startswith("│ ") and "│" in ln[2:]}
+    r7 = rows.get("7", [])
+    C.check("int8 codes logged under the relu: the quantize's local SNR is +inf (its kernel "
+            "is exact on the relu's real values)", r7 and r7[9] == "+inf", (r7, err[-800:]))
+    first = [ln for ln in out.splitlines() if ln.startswith("  1. ")]
+    C.check("int8 codes logged under the relu: the quantize is not ranked first",
+            first and "row 7 " not in first[0], first)
+
+
 if __name__ == "__main__":
     C.run_cases("trust6", case_unknown_inputs, case_unknown_inputs_python, case_plot_file,
                 case_late_plot_error, case_ungated_report, case_early_output_error, case_example_junit,
-                case_quantized)
+                case_quantized, case_quantized_local_input)

@@ -185,6 +185,73 @@ typedef struct repl {
 	void *copy;
 } repl;
 
+static bool ref_dtype_float(int dtype)
+{
+	return dtype == ETC_DOUBLE || dtype == ETC_FLOAT;
+}
+
+/*
+ * Runtime output `o` of item `it`, integer codes of a float value (`refv`),
+ * dequantized into r (in refv's dtype) with the parameters its row would
+ * use (--quant-params, else the ETRecord's quantize/dequantize node): 0, 1
+ * when none are known, or an error.
+ */
+static int dequant_input(gctx *c, const item *it, const otensor *o, const etc_reftensor *refv,
+                         repl *r, etc_error *err)
+{
+	etc_ng_qparams q;
+	const etc_ng_qparams *f =
+	    c->ng->has_qfile ? etc_ng_qfile_find_(&c->ng->qfile, it->handles, it->nh) : NULL;
+	if (f) {
+		q = *f;
+	} else {
+		const etc_graph_node *best = NULL;
+		for (uint32_t k = 0; it->ev && k < it->ev->node_count; k++)
+			if (!best || it->ev->nodes[k]->debug_handle >= best->debug_handle)
+				best = it->ev->nodes[k];
+		long idx = best ? etc_ng_graph_index_(&c->ng->g_rt, best) : -1;
+		char why[160];
+		if (!etc_ng_qgraph_find_(&c->ng->g_rt, idx, &c->ng->arena, &q, why, sizeof why))
+			return 1;
+	}
+	uint64_t inner = 1, channels = q.channels ? q.channels : 1;
+	if (channels > 1) {
+		int64_t axis = q.axis < 0 ? q.axis + (int64_t)o->t.ndim : q.axis;
+		if (axis < 0 || axis >= (int64_t)o->t.ndim ||
+		    etc_tensor_size(&o->t, (uint32_t)axis) != (int64_t)channels)
+			return 1;
+		for (uint32_t d = (uint32_t)axis + 1; d < o->t.ndim; d++)
+			inner *= (uint64_t)etc_tensor_size(&o->t, d);
+	}
+	size_t es = refv->dtype == ETC_DOUBLE ? 8 : 4;
+	r->copy = malloc(o->t.numel ? (size_t)o->t.numel * es : 1);
+	if (!r->copy)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+	etc_values codes;
+	etc_values_from_tensor(&codes, &o->t);
+	double buf[256];
+	for (uint64_t i = 0; i < o->t.numel; i += 256) {
+		size_t m = o->t.numel - i < 256 ? (size_t)(o->t.numel - i) : 256;
+		codes.read(codes.src, i, m, buf);
+		for (size_t j = 0; j < m; j++) {
+			uint64_t ch = channels > 1 ? ((i + j) / (inner ? inner : 1)) % channels : 0;
+			double v = (buf[j] - q.zero_point[ch]) * q.scale[ch];
+			if (es == 8)
+				((double *)r->copy)[i + j] = v;
+			else
+				((float *)r->copy)[i + j] = (float)v;
+		}
+	}
+	for (uint32_t d = 0; d < o->t.ndim; d++)
+		r->shape[d] = etc_tensor_size(&o->t, d);
+	r->v.dtype = refv->dtype;
+	r->v.rank = o->t.ndim;
+	r->v.shape = o->t.ndim ? r->shape : NULL;
+	r->v.numel = o->t.numel;
+	r->v.data = r->copy;
+	return 0;
+}
+
 /* The replacements of a node's tensor inputs by runtime values. */
 typedef struct inputs_of {
 	size_t ns;
@@ -250,6 +317,20 @@ static int runtime_inputs(gctx *c, const etc_refrun *run, size_t n, inputs_of *x
 			why = "logged without data";
 		else if ((refv && !same_shape(&o->t, refv)) || o->t.ndim > ETC_REF_MAX_RANK)
 			why = "logged in another shape";
+		else if (refv && ref_dtype_float(refv->dtype) &&
+		         etc_ng_is_int_code_(o->t.scalar_type)) {
+			/* the runtime logged a float value's quantized codes: its
+			   consumer reads their real values, as the row reads them */
+			int q = dequant_input(c, &c->g->items[ri], o, refv, &x->rp[k], err);
+			if (q < 0)
+				return q;
+			if (q == 0) {
+				x->in[k] = &x->rp[k].v;
+				x->replaced++;
+				continue;
+			}
+			why = "logged as integer codes without quantization parameters";
+		}
 		if (why) {
 			x->standins++;
 			const char *name = p ? p->name : "?";
