@@ -22,6 +22,8 @@ disagreed.
   now compared dequantized with the node's scale and zero point (numpy
   checks the SNR); a --quant-params entry that contradicts the ETRecord's
   node, a zero point outside int8 and an entry for a float output are said.
+- An event signature repeated within a run (a loop in the program) is kept
+  once per run, as upstream's Inspector keeps it: now said on stderr.
 """
 import os
 import re
@@ -362,7 +364,33 @@ def case_quantized_local_input(tmp):
             first and "row 7 " not in first[0], first)
 
 
+def case_repeated_event(tmp):
+    """An instruction that runs three times in one run (a loop): the tables
+    keep its latest call, as upstream's Inspector; now said on stderr."""
+    def pe(name, start, end, instr):
+        return {"profile_event": {"name": name, "chain_index": 0, "instruction_id": instr,
+                                  "delegate_debug_id_int": -1, "start_time": start,
+                                  "end_time": end}}
+    runs = []
+    for r in range(2):
+        t = r * 10 ** 6
+        x, ev = t + 100, []
+        for _ in range(3):
+            ev += [pe("native_call_a.out", x, x + 1000, 0), pe("OPERATOR_CALL", x - 10, x + 1010, 0)]
+            x += 1100
+        ev.append(pe("Method::execute", t, x + 100, 0))
+        runs.append({"name": "Execute", "events": ev})
+    etdp = C.flatc_build(tmp, "loop", {"version": 0, "run_data": runs})
+    rc, out, err = C.run("--etdump", etdp, "--tables", "tax", "--target_time_scale", "ns")
+    C.check("a repeated event: exit 0 and a warning naming it and --trace",
+            rc == 0 and 'event "native_call_a.out" (instruction 0) occurred more than once' in err
+            and "--trace shows every call" in err, f"rc={rc}\n{err}")
+    C.check("a repeated event: said once per ETDump", err.count("occurred more than once") == 1,
+            err)
+
+
 if __name__ == "__main__":
     C.run_cases("trust6", case_unknown_inputs, case_unknown_inputs_python, case_plot_file,
                 case_late_plot_error, case_ungated_report, case_early_output_error, case_example_junit,
-                case_quantized, case_quantized_local_input)
+                case_quantized, case_quantized_local_input,
+                case_repeated_event)

@@ -5,6 +5,7 @@
  * and checks that logged tensors lie inside the debug buffer.
  */
 #include "analysis/inspector_private.h"
+#include "etcompare/text.h"
 
 #include <stdlib.h>
 
@@ -225,7 +226,8 @@ static void append(scratch *s, uint32_t *head, uint32_t *tail, uint32_t e)
 	*tail = e;
 }
 
-static void put_slot(scratch *s, const event_sig *sig, uint32_t ie, uint32_t prof_event)
+/* Adds an event signature; true when it repeats one of the run (the latest wins). */
+static bool put_slot(scratch *s, const event_sig *sig, uint32_t ie, uint32_t prof_event)
 {
 	uint64_t h = hash_sig(sig);
 	uint32_t i = (uint32_t)h & s->ie_mask;
@@ -237,7 +239,7 @@ static void put_slot(scratch *s, const event_sig *sig, uint32_t ie, uint32_t pro
 		if (sl->hash == h && etc_sig_eq_(&sl->sig, sig)) {
 			sl->ie = ie; /* a repeated signature keeps its place, takes the latest */
 			sl->prof_event = prof_event;
-			return;
+			return true;
 		}
 		i = (i + 1) & s->ie_mask;
 	}
@@ -247,6 +249,7 @@ static void put_slot(scratch *s, const event_sig *sig, uint32_t ie, uint32_t pro
 	s->slots[k].ie = ie;
 	s->slots[k].prof_event = prof_event;
 	s->slot_table[i] = k;
+	return false;
 }
 
 static int side_from_profile(strtab *t, side_sig *sd, const etc_profile_event *p, etc_error *err)
@@ -345,7 +348,22 @@ int etc_collate_run_(etc_inspector *in, uint32_t r, const etc_run *run, scratch 
 			etc_event ev;
 			etc_etdump_event(in->dump, r, e, &ev);
 			ETC_TRY(side_from_profile(&in->strs, &sig.prof, &ev.profile, err));
-			put_slot(s, &sig, k, e);
+			if (put_slot(s, &sig, k, e) && !in->warned_repeat) {
+				/* a loop in the program (control flow): said once per ETDump */
+				in->warned_repeat = true;
+				char name[128];
+				etc_text_escape(name, sizeof name, ev.profile.name.ptr,
+				                ev.profile.name.len);
+				etc_warn_(
+				    in,
+				    "run %u: event \"%s\" (instruction %d) occurred more than once "
+				    "(a loop in the program); as upstream's Inspector, each event "
+				    "keeps its latest occurrence per run, so the profile, "
+				    "framework "
+				    "tax, ops and delegates tables count one call of it per run "
+				    "(--trace shows every call)",
+				    r, name, (int)ev.profile.instruction_id);
+			}
 		}
 	}
 	return 0;

@@ -119,6 +119,7 @@ typedef struct block_debug {
 } block_debug;
 
 struct etc_inspector {
+	bool warned_repeat; /* an event signature repeated within a run: said once */
 	owned_block *owned;
 	block_debug *bdbg; /* per block */
 	strtab strs;
