@@ -24,6 +24,9 @@ disagreed.
   node, a zero point outside int8 and an entry for a float output are said.
 - An event signature repeated within a run (a loop in the program) is kept
   once per run, as upstream's Inspector keeps it: now said on stderr.
+- An instruction that logs only OPERATOR_CALL (a prim op) beside native_call_*
+  events was booked as framework tax; operator time is now chosen per
+  instruction.
 """
 import os
 import re
@@ -389,8 +392,44 @@ def case_repeated_event(tmp):
             err)
 
 
+def case_operator_call_only(tmp):
+    """An instruction that logs only OPERATOR_CALL (a prim op, a kernel
+    registered without codegen) beside one with native_call_*: its time is
+    operator time, not framework tax, and it is in the ops table."""
+    def pe(name, start, end, instr):
+        return {"profile_event": {"name": name, "chain_index": 0, "instruction_id": instr,
+                                  "delegate_debug_id_int": -1, "start_time": start,
+                                  "end_time": end}}
+    runs = []
+    for r in range(2):
+        t = r * 10 ** 6
+        ev = [pe("native_call_a.out", t + 100, t + 1100, 0),
+              pe("OPERATOR_CALL", t + 95, t + 1105, 0),
+              pe("OPERATOR_CALL", t + 1150, t + 6150, 1),
+              pe("Method::execute", t, t + 6200, 0)]
+        runs.append({"name": "Execute", "events": ev})
+    etdp = C.flatc_build(tmp, "prim", {"version": 0, "run_data": runs})
+    js = os.path.join(tmp, "prim.json")
+    rc, out, err = C.run("--etdump", etdp, "--tables", "tax,ops", "--target_time_scale", "ns",
+                         "--json", js)
+    doc = C.load_json(js)
+    tax = [ln for ln in out.splitlines() if ln.startswith("│ Execute │    0 │")]
+    cells = [c.strip() for c in tax[0].split("│")] if tax else []
+    # by hand: operators 1000 (native_call of instruction 0) + 5000 (instruction 1's
+    # OPERATOR_CALL) = 6000 of Method::execute's 6200: a tax of 200 ns
+    C.check("OPERATOR_CALL-only instruction: operators 6000 ns, framework tax 200 ns",
+            cells[3:7] == ["6200", "6000", "0", "200"], (cells, out[-1500:]))
+    C.check("OPERATOR_CALL-only instruction: in the ops table (5000 ns each run)",
+            any(ln.startswith("│ OPERATOR_CALL") and "10000" in ln for ln in out.splitlines()),
+            out[-1500:])
+    runs = ((doc.get("profile") or {}).get("tax") or [{}])[0].get("runs", [])
+    C.check("OPERATOR_CALL-only instruction: the JSON agrees (operators 6000, tax 200 ns)",
+            [(x["operators"], round(x["tax"], 6)) for x in runs] == [(6000, 200), (6000, 200)],
+            runs)
+
+
 if __name__ == "__main__":
     C.run_cases("trust6", case_unknown_inputs, case_unknown_inputs_python, case_plot_file,
                 case_late_plot_error, case_ungated_report, case_early_output_error, case_example_junit,
                 case_quantized, case_quantized_local_input,
-                case_repeated_event)
+                case_repeated_event, case_operator_call_only)

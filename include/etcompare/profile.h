@@ -61,15 +61,18 @@ typedef struct etc_profile etc_profile;
 
 /** Framework tax of one run of a block that has a Method::execute event. */
 typedef struct etc_tax_row {
-	size_t block;                /**< inspector block index */
-	uint32_t run;                /**< run within the block */
-	uint32_t etdump_run;         /**< its ETDump run_data index */
-	double execute;              /**< Method::execute */
-	double operators;            /**< native_call_* (or OPERATOR_CALL) events */
-	double delegate_calls;       /**< DELEGATE_CALL events */
-	double tax;                  /**< execute - operators - delegate_calls */
-	double tax_percent;          /**< 100 * tax / execute (NaN when execute is 0) */
-	bool operator_call_fallback; /**< operators are OPERATOR_CALL events */
+	size_t block;          /**< inspector block index */
+	uint32_t run;          /**< run within the block */
+	uint32_t etdump_run;   /**< its ETDump run_data index */
+	double execute;        /**< Method::execute */
+	double operators;      /**< native_call_* (or OPERATOR_CALL) events */
+	double delegate_calls; /**< DELEGATE_CALL events */
+	double tax;            /**< execute - operators - delegate_calls */
+	double tax_percent;    /**< 100 * tax / execute (NaN when execute is 0) */
+	/** no instruction logged native_call_*: operators are OPERATOR_CALL events
+	 *  (otherwise each instruction's native_call_*, or its OPERATOR_CALL when
+	 *  it logged none: a prim op, a kernel registered without codegen) */
+	bool operator_call_fallback;
 } etc_tax_row;
 
 /** The tax of one block over its runs. */

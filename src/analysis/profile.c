@@ -99,30 +99,59 @@ static bool is_framework(etc_str s)
 typedef struct block_info {
 	long exec;       /* event index of Method::execute, -1 when none */
 	bool has_native; /* some native_call_* event */
+	/* the instructions with a native_call_* event, ascending (malloc'ed) */
+	int32_t *native;
+	size_t nnative;
 } block_info;
 
-static void classify(const etc_event_block *b, block_info *bi)
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int classify(const etc_event_block *b, block_info *bi, etc_error *err)
 {
 	bi->exec = -1;
 	bi->has_native = false;
+	bi->nnative = 0;
+	bi->native = malloc((b->event_count ? b->event_count : 1) * sizeof *bi->native);
+	if (!bi->native)
+		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	for (size_t e = 0; e < b->event_count; e++) {
 		const etc_inspector_event *ev = &b->events[e];
 		if (!ev->has_perf || ev->is_delegated_op)
 			continue;
 		if (bi->exec < 0 && name_is(ev->name, "Method::execute"))
 			bi->exec = (long)e;
-		if (name_starts(ev->name, "native_call_"))
+		if (name_starts(ev->name, "native_call_")) {
 			bi->has_native = true;
+			bi->native[bi->nnative++] = ev->instruction_id;
+		}
 	}
+	qsort(bi->native, bi->nnative, sizeof *bi->native, cmp_i32);
+	return 0;
 }
 
-/* Operator time of the framework: native_call_*, else OPERATOR_CALL. */
+/* Whether an OPERATOR_CALL's instruction also logged its kernel (native_call_*). */
+static bool has_native_call(const etc_inspector_event *ev, const block_info *bi)
+{
+	int32_t id = ev->instruction_id;
+	return bi->nnative && bsearch(&id, bi->native, bi->nnative, sizeof id, cmp_i32);
+}
+
+/*
+ * Operator time of the framework, per instruction: its native_call_* event,
+ * else its OPERATOR_CALL (a prim op or a kernel registered without codegen
+ * logs only that one).
+ */
 static bool is_operator_time(const etc_inspector_event *ev, const block_info *bi)
 {
 	if (!ev->has_perf || ev->is_delegated_op)
 		return false;
-	return bi->has_native ? name_starts(ev->name, "native_call_")
-	                      : name_is(ev->name, "OPERATOR_CALL");
+	if (name_starts(ev->name, "native_call_"))
+		return true;
+	return name_is(ev->name, "OPERATOR_CALL") && !has_native_call(ev, bi);
 }
 
 static bool is_delegate_call(const etc_inspector_event *ev)
@@ -366,7 +395,7 @@ static int compute_ops(etc_profile *p, const block_info *bis, etc_error *err)
 			of_event[at] = UINT32_MAX;
 			if (!ev->has_perf || ev->is_delegated_op || is_framework(ev->name) ||
 			    name_is(ev->name, "DELEGATE_CALL") ||
-			    (bis[b].has_native && name_is(ev->name, "OPERATOR_CALL")))
+			    (name_is(ev->name, "OPERATOR_CALL") && has_native_call(ev, &bis[b])))
 				continue;
 			const char *name = ev->name.ptr;
 			size_t len = ev->name.len;
@@ -666,7 +695,7 @@ int etc_profile_create(etc_profile **out, const etc_inspector *insp, etc_error *
 	block_info *bis = calloc(nb ? nb : 1, sizeof *bis);
 	int rc = bis ? 0 : etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	for (size_t b = 0; b < nb && rc == 0; b++)
-		classify(etc_inspector_block(insp, b), &bis[b]);
+		rc = classify(etc_inspector_block(insp, b), &bis[b], err);
 	if (rc == 0)
 		rc = compute_tax(p, bis, err);
 	if (rc == 0)
@@ -677,6 +706,8 @@ int etc_profile_create(etc_profile **out, const etc_inspector *insp, etc_error *
 		rc = compute_modules(p, err);
 	if (rc == 0)
 		rc = compute_delegates(p, err);
+	for (size_t b = 0; bis && b < nb; b++)
+		free(bis[b].native);
 	free(bis);
 	if (rc < 0) {
 		etc_profile_free(p);
