@@ -28,6 +28,7 @@ disagreed.
   events was booked as framework tax; operator time is now chosen per
   instruction.
 """
+import json
 import os
 import re
 import subprocess
@@ -428,8 +429,56 @@ def case_operator_call_only(tmp):
             runs)
 
 
+def case_module_cycles(tmp):
+    """A module whose events are backend cycles: no "% of Method::execute"
+    (it divided cycles by microseconds: 5555 %)."""
+    import zipfile
+    rec = os.path.join(tmp, "deleg.etrecord")
+    with zipfile.ZipFile(os.path.join(R, "cnn.etrecord")) as zi, \
+            zipfile.ZipFile(rec, "w", zipfile.ZIP_STORED) as zo:
+        for info in zi.infolist():
+            data = zi.read(info.filename)
+            if info.filename == "delegate_map":
+                data = json.dumps({"forward": {"0": {"name": "XnnpackBackend", "delegate_map":
+                                                     {"0": [18], "1": [19]}}}}).encode()
+            zo.writestr(info.filename, data)
+
+    def pe(name, start, end, instr, did=-1):
+        d = {"chain_index": 0, "instruction_id": instr, "delegate_debug_id_int": did,
+             "start_time": start, "end_time": end}
+        if name:
+            d["name"] = name
+        if did != -1:
+            d["delegate_debug_metadata"] = []
+        return {"profile_event": d}
+    runs = []
+    for r in range(3):
+        t = r * 10 ** 6
+        runs.append({"name": "Execute", "events": [
+            pe(None, t + 100, t + 100 + 2000 * (r + 1), 0, did=0),
+            pe(None, t + 3000, t + 3500, 0, did=1),
+            pe("DELEGATE_CALL", t + 50, t + 8000, 0),
+            pe("native_call_relu.out", t + 8100, t + 8300, 2),
+            pe("OPERATOR_CALL", t + 8050, t + 8350, 2),
+            pe("Method::execute", t, t + 9000, 0)]})
+    etdp = C.flatc_build(tmp, "deleg", {"version": 0, "run_data": runs})
+    js = os.path.join(tmp, "deleg.json")
+    rc, out, err = C.run("--etdump", etdp, "--etrecord", rec, "--tables", "modules",
+                         "--target_time_scale", "us", "--delegate-time-scale", "cycles",
+                         "--json", js)
+    rows = [ln for ln in out.splitlines() if ln.startswith("│   bn1")]
+    C.check("a module of backend cycles: its % of Method::execute is '-', not 5555",
+            rc == 0 and rows and rows[0].rstrip("│ ").endswith("-") and "5555" not in out,
+            f"rc={rc}\n{out[-1200:]}\n{err[-600:]}")
+    mods = ((C.load_json(js).get("profile") or {}).get("modules") or [])
+    bn1 = [m for m in mods if m.get("path") == "bn1"]
+    C.check("a module of backend cycles: its JSON share is NaN (the JSON says \"nan\")",
+            bn1 and bn1[0].get("share") in (None, "nan") and bn1[0].get("total") == 500, bn1 or mods)
+
+
 if __name__ == "__main__":
     C.run_cases("trust6", case_unknown_inputs, case_unknown_inputs_python, case_plot_file,
                 case_late_plot_error, case_ungated_report, case_early_output_error, case_example_junit,
                 case_quantized, case_quantized_local_input,
-                case_repeated_event, case_operator_call_only)
+                case_repeated_event, case_operator_call_only,
+                case_module_cycles)

@@ -112,7 +112,8 @@ typedef struct etc_module_row {
 	long parent;      /**< row index of the parent, -1 at depth 0 */
 	size_t events;    /**< events counted (as find_total_for_module) */
 	double total;     /**< sum of the average times, = find_total_for_module(key) */
-	double share;     /**< total / sum of the average Method::execute times */
+	double share;     /**< total / sum of the average Method::execute times; NAN when the
+	                     total counts delegated events in another unit (cycles) */
 } etc_module_row;
 
 /** One delegate backend ("(unknown)" without an ETRecord). */

@@ -477,6 +477,7 @@ typedef struct mod {
 	long parent, first_child, last_child, next_sibling;
 	size_t stamp, events;
 	double total;
+	bool other_unit; /* counts a delegated event in another unit (cycles) */
 } mod;
 
 static const char *mod_key(const void *ctx, size_t i)
@@ -541,8 +542,10 @@ static int compute_modules(etc_profile *p, etc_error *err)
 					}
 					if (counts && ev->is_delegated_op &&
 					    ev->time_scale !=
-					        etc_inspector_options_get(in)->target_time_scale)
+					        etc_inspector_options_get(in)->target_time_scale) {
 						p->mods_delegated = true;
+						mods[id].other_unit = true;
+					}
 					if (counts && mods[id].stamp != serial) {
 						mods[id].stamp = serial;
 						mods[id].total += ev->stats.avg;
@@ -590,7 +593,8 @@ static int compute_modules(etc_profile *p, etc_error *err)
 			row->depth = md->parent < 0 ? 0 : p->mods[row->parent].depth + 1;
 			row->events = md->events;
 			row->total = md->total;
-			row->share = md->total / p->exec_avg_total;
+			/* a total holding another unit's numbers is no share of execute */
+			row->share = md->other_unit ? NAN : md->total / p->exec_avg_total;
 			/* children pushed last-first */
 			size_t base = sp;
 			for (long c = md->first_child; c >= 0; c = mods[c].next_sibling)
