@@ -368,21 +368,24 @@ def case_quantized_local_input(tmp):
             first and "row 7 " not in first[0], first)
 
 
+def profile_event(name, start, end, instr):
+    """A framework profile event of chain 0 (an ETDump JSON event)."""
+    return {"profile_event": {"name": name, "chain_index": 0, "instruction_id": instr,
+                              "delegate_debug_id_int": -1, "start_time": start,
+                              "end_time": end}}
+
+
 def case_repeated_event(tmp):
     """An instruction that runs three times in one run (a loop): the tables
     keep its latest call, as upstream's Inspector; now said on stderr."""
-    def pe(name, start, end, instr):
-        return {"profile_event": {"name": name, "chain_index": 0, "instruction_id": instr,
-                                  "delegate_debug_id_int": -1, "start_time": start,
-                                  "end_time": end}}
     runs = []
     for r in range(2):
         t = r * 10 ** 6
         x, ev = t + 100, []
         for _ in range(3):
-            ev += [pe("native_call_a.out", x, x + 1000, 0), pe("OPERATOR_CALL", x - 10, x + 1010, 0)]
+            ev += [profile_event("native_call_a.out", x, x + 1000, 0), profile_event("OPERATOR_CALL", x - 10, x + 1010, 0)]
             x += 1100
-        ev.append(pe("Method::execute", t, x + 100, 0))
+        ev.append(profile_event("Method::execute", t, x + 100, 0))
         runs.append({"name": "Execute", "events": ev})
     etdp = C.flatc_build(tmp, "loop", {"version": 0, "run_data": runs})
     rc, out, err = C.run("--etdump", etdp, "--tables", "tax", "--target_time_scale", "ns")
@@ -397,17 +400,13 @@ def case_operator_call_only(tmp):
     """An instruction that logs only OPERATOR_CALL (a prim op, a kernel
     registered without codegen) beside one with native_call_*: its time is
     operator time, not framework tax, and it is in the ops table."""
-    def pe(name, start, end, instr):
-        return {"profile_event": {"name": name, "chain_index": 0, "instruction_id": instr,
-                                  "delegate_debug_id_int": -1, "start_time": start,
-                                  "end_time": end}}
     runs = []
     for r in range(2):
         t = r * 10 ** 6
-        ev = [pe("native_call_a.out", t + 100, t + 1100, 0),
-              pe("OPERATOR_CALL", t + 95, t + 1105, 0),
-              pe("OPERATOR_CALL", t + 1150, t + 6150, 1),
-              pe("Method::execute", t, t + 6200, 0)]
+        ev = [profile_event("native_call_a.out", t + 100, t + 1100, 0),
+              profile_event("OPERATOR_CALL", t + 95, t + 1105, 0),
+              profile_event("OPERATOR_CALL", t + 1150, t + 6150, 1),
+              profile_event("Method::execute", t, t + 6200, 0)]
         runs.append({"name": "Execute", "events": ev})
     etdp = C.flatc_build(tmp, "prim", {"version": 0, "run_data": runs})
     js = os.path.join(tmp, "prim.json")
@@ -459,7 +458,7 @@ def case_module_cycles(tmp):
             pe(None, t + 3000, t + 3500, 0, did=1),
             pe("DELEGATE_CALL", t + 50, t + 8000, 0),
             pe("native_call_relu.out", t + 8100, t + 8300, 2),
-            pe("OPERATOR_CALL", t + 8050, t + 8350, 2),
+            profile_event("OPERATOR_CALL", t + 8050, t + 8350, 2),
             pe("Method::execute", t, t + 9000, 0)]})
     etdp = C.flatc_build(tmp, "deleg", {"version": 0, "run_data": runs})
     js = os.path.join(tmp, "deleg.json")
