@@ -20,10 +20,15 @@
  * listed (etc_perfdiff_unmatched_at): the gate cannot check them.
  *
  * Regression of an event: 100 * (current p50 - baseline p50) / baseline p50
- * (+inf when the baseline p50 is 0 and the current one is not). The gate
- * fails on every Method::execute event, and every other event whose
- * baseline or current p50 is at least min_event_time, that regresses more
- * than max_regression percent.
+ * (+inf when the baseline p50 is 0 and the current one is not), computed
+ * from the durations in integer ticks (before the conversion to the target
+ * unit), so that it does not depend on the unit shown: exactly max_regression
+ * percent passes in every unit. The gate fails on every Method::execute
+ * event, and every other event that regresses more than max_regression
+ * percent, unless it is in the target unit and both its baseline and
+ * current p50 are below min_event_time (min_event_time is in the target unit:
+ * a delegated event kept in its backend's cycles is gated on its change
+ * alone).
  *
  * The diff borrows both inspectors: they must outlive it.
  */
@@ -64,6 +69,10 @@ typedef struct etc_perfdiff_row {
 	/** Its block has no baseline block of its own: base_block is the fallback
 	 * (the slowest baseline block of that name with the same events). */
 	bool fallback;
+	/** The unit of base_p50, cur_p50 and change (etc_inspector_event.time_scale
+	 * of the current event): the target unit, except for a delegated event
+	 * kept in its backend's cycles. */
+	int unit;
 } etc_perfdiff_row;
 
 typedef struct etc_perfdiff etc_perfdiff;
@@ -119,6 +128,7 @@ typedef struct etc_perfdiff_unmatched {
 	bool is_execute;  /**< a Method::execute event */
 	bool whole_block; /**< its block has no counterpart at all */
 	bool below_min;   /**< not Method::execute, p50 below min_event_time: never gated */
+	int unit;         /**< the unit of p50 (see etc_perfdiff_row.unit) */
 } etc_perfdiff_unmatched;
 
 /**
