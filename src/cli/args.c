@@ -88,7 +88,7 @@ static const char usage_text[] =
     "  --max-regression PCT      exit 1 when Method::execute or an event regresses by more\n"
     "                            than PCT percent\n"
     "  --min-event-time T        events whose p50 is below T (target unit) on both sides\n"
-    "                            are not gated (0)\n"
+    "                            are not gated (0); delegated events in cycles always are\n"
     "\n"
     "Accuracy (program outputs against reference outputs):\n"
     "  --compare                 compare (alias --compare_results); implied by the flags below\n"
