@@ -15,6 +15,9 @@
    baseline, were compared method against the other method (a +400 %
    regression that does not exist). Now blocks pair by rank among blocks of
    the same events first.
+10: with --delegate-time-scale QnnBackend=cycles the table/TSV header said
+   "(us; delegated: cycles)" over XNNPACK's rows in us too. Now it names the
+   backends in cycles when other delegated rows are in the target unit.
 8: with absolute timestamps near 1.7e18 ns, delegated durations of
    1000/1001/1002 ticks came out as 1024 (start and end scaled to double,
    then subtracted). Now the integer difference is scaled.
@@ -31,6 +34,7 @@ import jsonschema
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common as C  # noqa: E402
+import etrecord_gen as G  # noqa: E402
 
 SCHEMA = json.load(open(C.REPORT_SCHEMA))
 PER_S = {"ns": 1e9, "us": 1e6, "ms": 1e3, "s": 1.0}
@@ -291,5 +295,56 @@ def case_cycles_rows(d):
             len(hdr) == 1 and "baseline p50 (ms)" in hdr[0] and "│ unit" not in hdr[0], out)
 
 
+# --- finding 10 ------------------------------------------------------------
+
+def case_header_names_backend(d):
+    er = os.path.join(d, "two_backends.etrecord")
+    nodes = [G.node("conv", "aten.convolution.default", (), 1),
+             G.node("bn", "aten.batch_norm.default", (), 2),
+             G.node("relu", "aten.relu.default", (), 3)]
+    G.write_etrecord(er, programs={"forward": G.program(nodes)},
+                     debug_handle_map={"forward": {"0": [1, 2], "2": [3]}},
+                     delegate_map={"forward": {
+                         "0": {"name": "XnnpackBackend", "delegate_map": {"0": [1], "1": [2]}},
+                         "2": {"name": "QnnBackend", "delegate_map": {"0": [3]}}}})
+    runs = []
+    for r in range(3):
+        t = r * 10**6
+        runs.append({"name": "Execute", "events": [
+            pe(None, t + 100, t + 2100, 0, did=0), pe(None, t + 3000, t + 3500, 0, did=1),
+            pe("DELEGATE_CALL", t + 50, t + 8000, 0),
+            pe(None, t + 8100, t + 8400, 2, did=0), pe("DELEGATE_CALL", t + 8050, t + 8450, 2),
+            pe("Method::execute", t, t + 9000, 0, chain=-1)]})
+    path = etdump(d, "f10", runs)
+
+    def tsv(scale):
+        rc, out, err = C.run("--etdump", path, "--etrecord", er, "--tables", "profile",
+                             "--target_time_scale", "us", "--delegate-time-scale", scale,
+                             "--tsv", "-", "--no-table")
+        lines = out.splitlines()
+        hdr = lines[0].split("\t") if lines else []
+        rows = {}
+        for ln in lines[1:]:
+            f = ln.split("\t")
+            if len(f) == len(hdr) and "delegate_backend_name" in hdr and "event_name" in hdr:
+                rows[(f[hdr.index("delegate_backend_name")],
+                      f[hdr.index("event_name")])] = f
+        return rc, hdr, rows, err
+
+    rc, hdr, rows, err = tsv("QnnBackend=cycles")
+    p50 = [h for h in hdr if h.startswith("p50")]
+    C.check("QnnBackend=cycles: the header names the backend in cycles, not every delegate",
+            rc == 0 and p50 == ["p50 (us; QnnBackend: cycles)"], f"rc={rc} {hdr} {err}")
+    i = hdr.index(p50[0]) if p50 else 0
+    want = {("XnnpackBackend", "0"): 2000 / 1e3, ("XnnpackBackend", "1"): 500 / 1e3,
+            ("QnnBackend", "0"): 300.0}
+    got = {k: float(rows[k][i]) for k in want if k in rows}
+    C.check("the rows: XNNPACK's 2000 and 500 ns in us, QNN's 300 cycles", got == want,
+            f"{got} {rows.keys()}")
+    rc, hdr, rows, err = tsv("cycles")
+    C.check("every delegate in cycles: '(us; delegated: cycles)' as before",
+            rc == 0 and "p50 (us; delegated: cycles)" in hdr, f"rc={rc} {hdr} {err}")
+
+
 C.run_cases("trust7p", case_boundary_every_unit, case_large_timestamps,
-            case_methods_other_order, case_cycles_rows)
+            case_methods_other_order, case_cycles_rows, case_header_names_backend)
