@@ -15,6 +15,8 @@
    baseline, were compared method against the other method (a +400 %
    regression that does not exist). Now blocks pair by rank among blocks of
    the same events first.
+5: --trace with --delegate-time-scale drew delegated events with the ETDump's
+   clock, contradicting the tables without a word: now warned of.
 10: with --delegate-time-scale QnnBackend=cycles the table/TSV header said
    "(us; delegated: cycles)" over XNNPACK's rows in us too. Now it names the
    backends in cycles when other delegated rows are in the target unit.
@@ -346,5 +348,24 @@ def case_header_names_backend(d):
             rc == 0 and "p50 (us; delegated: cycles)" in hdr, f"rc={rc} {hdr} {err}")
 
 
+# --- finding 5 -------------------------------------------------------------
+
+def case_trace_warns(d):
+    path = etdump(d, "f5", [run_of([("native_call_a.out", 1000)], delegate=3000)] * 2)
+    tr = os.path.join(d, "f5_trace.json")
+    rc, out, err = C.run("--etdump", path, "--tables", "profile", "--delegate-time-scale",
+                         "us", "--trace", tr)
+    trace = C.load_json(tr)
+    durs = [e.get("dur") for e in trace.get("traceEvents", []) if e.get("cat") == "delegate"]
+    C.check("--trace with --delegate-time-scale: warned that the trace does not follow it",
+            rc == 0 and "--trace does not follow --delegate-time-scale" in err, f"rc={rc} {err}")
+    C.check("the trace itself: delegate event of 3000 ticks read as ns (3 us), as said",
+            durs == [3000 / 1e3] * 2, str(durs))
+    rc, out, err = C.run("--etdump", path, "--tables", "profile", "--trace", tr)
+    C.check("--trace alone: no such warning", rc == 0 and "delegate-time-scale" not in err,
+            f"rc={rc} {err}")
+
+
 C.run_cases("trust7p", case_boundary_every_unit, case_large_timestamps,
-            case_methods_other_order, case_cycles_rows, case_header_names_backend)
+            case_methods_other_order, case_cycles_rows, case_header_names_backend,
+            case_trace_warns)

@@ -747,6 +747,12 @@ int cli_parse(int argc, char **argv, args *a)
 			return usage_error("%s needs --etdump (--legacy-profile prints its tables "
 			                   "only, with --legacy-time-scale)",
 			                   etdump_only[k].name);
+	/* the trace draws every event on the ETDump's one clock */
+	if (a->trace && a->delegate_scale_count)
+		cli_warning("--trace does not follow --delegate-time-scale: the trace places "
+		            "delegated events on the ETDump's clock, their tick differences "
+		            "read in the source unit, so their durations there differ from the "
+		            "tables'");
 	return 0;
 }
 
