@@ -323,8 +323,8 @@ static int pair_blocks(etc_perfdiff *d, const side *base, const side *cur, etc_e
 	uint64_t *bsig = malloc((nb ? nb : 1) * sizeof *bsig);
 	uint64_t *csig = malloc((nc ? nc : 1) * sizeof *csig);
 	size_t *cls = malloc((nc + nb ? nc + nb : 1) * sizeof *cls);
-	bool *cfree = malloc((nc ? nc : 1) * sizeof *cfree);
-	bool *bfree = malloc((nb ? nb : 1) * sizeof *bfree);
+	bool *cfree = calloc(nc ? nc : 1, sizeof *cfree);
+	bool *bfree = calloc(nb ? nb : 1, sizeof *bfree);
 	if (!bsig || !csig || !cls || !cfree || !bfree) {
 		free(bsig);
 		free(csig);
