@@ -5,13 +5,17 @@
  *
  * Matching: the blocks are paired first (etc_perfdiff_block_match): a
  * current block with the baseline block of the same name and rank among the
- * blocks of that name (the second "Execute" block with the second), where
- * the rank counts only blocks of the same bundled_input_index when every
- * block of that name, in both ETDumps, has one (the block of input 2 with
- * the baseline's block of input 2). A current block left without a partner
- * (the baseline ran fewer inputs) is compared with the slowest baseline
- * block of its name that logged the same events in the same order (by its
- * Method::execute p50, else the sum of its events' p50): a "fallback" block,
+ * blocks of that name that logged the same compared events in the same
+ * order (two methods writing "Execute" blocks each meet themselves, whatever
+ * order they ran in); then the blocks left over by name and rank among the
+ * blocks of that name left over (the second "Execute" block with the
+ * second). Both ranks count only blocks of the same bundled_input_index
+ * when every block of that name, in both ETDumps, has one (the block of
+ * input 2 with the baseline's block of input 2). A current block left
+ * without a partner (the baseline ran fewer inputs) is compared with the
+ * slowest baseline block of its name that logged the same events in the
+ * same order (by its Method::execute p50, else the sum of its events' p50):
+ * a "fallback" block,
  * whose rows say so. Within paired blocks an event's key is its event name,
  * instruction id and delegate ids (the Inspector's event signature,
  * FORMATS.md §3), the k-th occurrence with the k-th. Events without timing,
@@ -103,7 +107,7 @@ ETC_API const etc_inspector *etc_perfdiff_current(const etc_perfdiff *d);
 
 /** How a block of the current ETDump found its baseline block. */
 typedef enum etc_perfdiff_match {
-	ETC_PERFDIFF_PAIRED = 0,   /**< same name (and input), k-th with k-th */
+	ETC_PERFDIFF_PAIRED = 0,   /**< same name (and input, and events first), k-th with k-th */
 	ETC_PERFDIFF_FALLBACK = 1, /**< no partner: the slowest baseline block of the same events */
 	ETC_PERFDIFF_UNPAIRED = 2  /**< none: its events are unmatched */
 } etc_perfdiff_match;

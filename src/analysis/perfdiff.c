@@ -1,8 +1,9 @@
 /*
  * perfdiff.c - the performance diff of perfdiff.h: the blocks of the two
- * ETDumps are paired first (pair_blocks, quadratic in blocks, which are
- * few), then the baseline's compared events go into a hash table keyed by
- * (baseline block, event signature); each current event looks itself up
+ * ETDumps are paired first (pair_blocks, by name and rank among the blocks
+ * of the same events, then among those left; quadratic in blocks, which
+ * are few), then the baseline's compared events go into a hash table keyed
+ * by (baseline block, event signature); each current event looks itself up
  * there (linear), then the rows are sorted by regression (n log n). Events
  * left without a counterpart go to a list of their own.
  * The table and JSON are in report/perfdiff.c.
