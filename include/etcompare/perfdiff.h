@@ -15,13 +15,13 @@
  * without a partner (the baseline ran fewer inputs) is compared with the
  * slowest baseline block of its name that logged the same events in the
  * same order (by its Method::execute p50, else the sum of its events' p50):
- * a "fallback" block,
- * whose rows say so. Within paired blocks an event's key is its event name,
- * instruction id and delegate ids (the Inspector's event signature,
- * FORMATS.md §3), the k-th occurrence with the k-th. Events without timing,
- * and OPERATOR_CALL events of blocks that have native_call_* events (the
- * table hides them), are not compared. Events that find no counterpart are
- * listed (etc_perfdiff_unmatched_at): the gate cannot check them.
+ * a "fallback" block, whose rows say so. Within paired blocks an event's
+ * key is its event name, instruction id and delegate ids (the Inspector's
+ * event signature, FORMATS.md §3), the k-th occurrence with the k-th.
+ * Events without timing, and OPERATOR_CALL events of blocks that have
+ * native_call_* events (the table hides them), are not compared. Events
+ * that find no counterpart are listed (etc_perfdiff_unmatched_at): the gate
+ * cannot check them.
  *
  * Regression of an event: 100 * (current p50 - baseline p50) / baseline p50
  * (+inf when the baseline p50 is 0 and the current one is not), computed
