@@ -237,11 +237,17 @@ def delegate_timing(d, etdp, rec):
     js = os.path.join(d, "deleg.json")
     rc, out, err = run("--etdump", etdp, "--etrecord", rec, "--json", js)
     ev = events_by_name(load_json(js))
-    want0 = 2002600 / 1e6 - 2002000 / 1e6  # upstream: both timestamps scaled, then subtracted
+    # upstream scales both timestamps, then subtracts; etcompare subtracts the
+    # integers, then scales (exact with timestamps near 1e18, hostile7p #8):
+    # the same up to upstream's rounding
+    want0 = (2002600 - 2002000) / 1e6
+    up0, up1 = 2002600 / 1e6 - 2002000 / 1e6, 3000250 / 1e6 - 3000000 / 1e6
     check("delegates: scaled to ms by default, as upstream's default converter",
           rc == 0 and ev.get("0", {}).get("raw") == [want0] and
+          abs(want0 - up0) <= 1e-12 * up0 and
           ev["0"].get("unit") == "ms" and ev.get("vk_conv", {}).get("raw") ==
-          [3000250 / 1e6 - 3000000 / 1e6], f"rc={rc} {err} {ev.get('0')}")
+          [(3000250 - 3000000) / 1e6] and abs(250 / 1e6 - up1) <= 1e-12 * up1,
+          f"rc={rc} {err} {ev.get('0')}")
     check("delegates: the table header stays (ms) when every row is in ms",
           "p50 (ms)" in out and "delegated:" not in out, out[:400])
     rc, out, err = run("--etdump", etdp, "--etrecord", rec, "--json", js,

@@ -5,25 +5,34 @@
  *
  * Matching: the blocks are paired first (etc_perfdiff_block_match): a
  * current block with the baseline block of the same name and rank among the
- * blocks of that name (the second "Execute" block with the second), where
- * the rank counts only blocks of the same bundled_input_index when every
- * block of that name, in both ETDumps, has one (the block of input 2 with
- * the baseline's block of input 2). A current block left without a partner
- * (the baseline ran fewer inputs) is compared with the slowest baseline
- * block of its name that logged the same events in the same order (by its
- * Method::execute p50, else the sum of its events' p50): a "fallback" block,
- * whose rows say so. Within paired blocks an event's key is its event name,
- * instruction id and delegate ids (the Inspector's event signature,
- * FORMATS.md §3), the k-th occurrence with the k-th. Events without timing,
- * and OPERATOR_CALL events of blocks that have native_call_* events (the
- * table hides them), are not compared. Events that find no counterpart are
- * listed (etc_perfdiff_unmatched_at): the gate cannot check them.
+ * blocks of that name that logged the same compared events in the same
+ * order (two methods writing "Execute" blocks each meet themselves, whatever
+ * order they ran in); then the blocks left over by name and rank among the
+ * blocks of that name left over (the second "Execute" block with the
+ * second). Both ranks count only blocks of the same bundled_input_index
+ * when every block of that name, in both ETDumps, has one (the block of
+ * input 2 with the baseline's block of input 2). A current block left
+ * without a partner (the baseline ran fewer inputs) is compared with the
+ * slowest baseline block of its name that logged the same events in the
+ * same order (by its Method::execute p50, else the sum of its events' p50):
+ * a "fallback" block, whose rows say so. Within paired blocks an event's
+ * key is its event name, instruction id and delegate ids (the Inspector's
+ * event signature, FORMATS.md §3), the k-th occurrence with the k-th.
+ * Events without timing, and OPERATOR_CALL events of blocks that have
+ * native_call_* events (the table hides them), are not compared. Events
+ * that find no counterpart are listed (etc_perfdiff_unmatched_at): the gate
+ * cannot check them.
  *
  * Regression of an event: 100 * (current p50 - baseline p50) / baseline p50
- * (+inf when the baseline p50 is 0 and the current one is not). The gate
- * fails on every Method::execute event, and every other event whose
- * baseline or current p50 is at least min_event_time, that regresses more
- * than max_regression percent.
+ * (+inf when the baseline p50 is 0 and the current one is not), computed
+ * from the durations in integer ticks (before the conversion to the target
+ * unit), so that it does not depend on the unit shown: exactly max_regression
+ * percent passes in every unit. The gate fails on every Method::execute
+ * event, and every other event that regresses more than max_regression
+ * percent, unless it is in the target unit and both its baseline and
+ * current p50 are below min_event_time (min_event_time is in the target unit:
+ * a delegated event kept in its backend's cycles is gated on its change
+ * alone).
  *
  * The diff borrows both inspectors: they must outlive it.
  */
@@ -64,6 +73,10 @@ typedef struct etc_perfdiff_row {
 	/** Its block has no baseline block of its own: base_block is the fallback
 	 * (the slowest baseline block of that name with the same events). */
 	bool fallback;
+	/** The unit of base_p50, cur_p50 and change (etc_inspector_event.time_scale
+	 * of the current event): the target unit, except for a delegated event
+	 * kept in its backend's cycles. */
+	int unit;
 } etc_perfdiff_row;
 
 typedef struct etc_perfdiff etc_perfdiff;
@@ -94,7 +107,7 @@ ETC_API const etc_inspector *etc_perfdiff_current(const etc_perfdiff *d);
 
 /** How a block of the current ETDump found its baseline block. */
 typedef enum etc_perfdiff_match {
-	ETC_PERFDIFF_PAIRED = 0,   /**< same name (and input), k-th with k-th */
+	ETC_PERFDIFF_PAIRED = 0,   /**< same name (and input, and events first), k-th with k-th */
 	ETC_PERFDIFF_FALLBACK = 1, /**< no partner: the slowest baseline block of the same events */
 	ETC_PERFDIFF_UNPAIRED = 2  /**< none: its events are unmatched */
 } etc_perfdiff_match;
@@ -119,6 +132,7 @@ typedef struct etc_perfdiff_unmatched {
 	bool is_execute;  /**< a Method::execute event */
 	bool whole_block; /**< its block has no counterpart at all */
 	bool below_min;   /**< not Method::execute, p50 below min_event_time: never gated */
+	int unit;         /**< the unit of p50 (see etc_perfdiff_row.unit) */
 } etc_perfdiff_unmatched;
 
 /**

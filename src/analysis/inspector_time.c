@@ -1,7 +1,8 @@
 /*
  * inspector_time.c - time scales: their names, the unit delegated events were
  * logged in, and an event's duration converted to the unit it is shown in
- * (with upstream's rule for a 32-bit clock wrap).
+ * (with upstream's rule for a 32-bit clock wrap): the timestamps are
+ * subtracted as integers, then the difference is scaled.
  */
 #include "analysis/inspector_private.h"
 
@@ -75,11 +76,14 @@ int etc_duration_(const etc_inspector *in, uint32_t run, uint32_t e, const etc_p
 		elapsed = t - s;
 	}
 	if (delegated) {
-		/* upstream's converter scales both timestamps, then subtracts */
+		/* Upstream's converter scales both timestamps, then subtracts:
+		 * with absolute timestamps near 1e18 that rounds every duration
+		 * to a multiple of 256 ticks. The integer difference is exact, so
+		 * it is scaled instead (equal to upstream's up to its rounding). */
 		int unit = etc_delegate_unit_(&in->opt, p->instruction_id);
 		double f =
 		    time_scale_factor[unit] / time_scale_factor[etc_shown_unit_(&in->opt, unit)];
-		*out = s <= t ? (double)t / f - (double)s / f : (double)elapsed / f;
+		*out = (double)elapsed / f;
 	} else {
 		double factor = time_scale_factor[in->opt.source_time_scale] /
 		                time_scale_factor[in->opt.target_time_scale];

@@ -1,8 +1,9 @@
 /*
  * perfdiff.c - the performance diff of perfdiff.h: the blocks of the two
- * ETDumps are paired first (pair_blocks, quadratic in blocks, which are
- * few), then the baseline's compared events go into a hash table keyed by
- * (baseline block, event signature); each current event looks itself up
+ * ETDumps are paired first (pair_blocks, by name and rank among the blocks
+ * of the same events, then among those left; quadratic in blocks, which
+ * are few), then the baseline's compared events go into a hash table keyed
+ * by (baseline block, event signature); each current event looks itself up
  * there (linear), then the rows are sorted by regression (n log n). Events
  * left without a counterpart go to a list of their own.
  * The table and JSON are in report/perfdiff.c.
@@ -48,6 +49,34 @@ static bool str_eq(etc_str a, etc_str b)
 static bool is_execute(const etc_inspector_event *ev)
 {
 	return !ev->is_delegated_op && name_is(ev->name, "Method::execute");
+}
+
+/* Nanoseconds per unit; a cycle counts as 1 (cycles are never converted). */
+static const double ns_per_unit[] = {1, 1e3, 1e6, 1e9, 1};
+
+/* The p50 of ev in whole ticks of its shown unit's finest clock: each run's
+ * duration times the nanoseconds per shown unit, rounded to an integer. The
+ * durations were integer timestamp differences scaled once, so this undoes
+ * the scaling exactly (below 2^51 ns, 26 days) and the change computed from
+ * it does not depend on --target_time_scale: 0.0011 ms against 0.001 ms is
+ * 1100 against 1000, exactly +10 %. */
+static int tick_p50(const etc_inspector_event *ev, double *out)
+{
+	double f =
+	    ns_per_unit[ev->time_scale >= 0 && ev->time_scale <= ETC_TIME_CYCLES ? ev->time_scale
+	                                                                         : ETC_TIME_CYCLES];
+	double small[16] = {0};
+	double *v = ev->run_count <= 16 ? small : malloc(ev->run_count * sizeof *v);
+	if (!v)
+		return ETC_ERR_NOMEM;
+	for (uint32_t i = 0; i < ev->run_count; i++)
+		v[i] = nearbyint(ev->raw[i] * f);
+	etc_perf_stats st;
+	etc_perf_stats_compute(v, ev->run_count, &st);
+	*out = st.p50;
+	if (v != small)
+		free(v);
+	return 0;
 }
 
 /* An event of one side, with what identifies it. */
@@ -232,37 +261,101 @@ static size_t fallback_of(const etc_perfdiff *d, const side *base, const side *c
 	return best;
 }
 
-/* d->pair, d->how, d->base_used: see perfdiff.h. */
-static int pair_blocks(etc_perfdiff *d, const side *base, const side *cur, etc_error *err)
+/* Blocks with one name and the same compared events in the same order form
+ * a class (two methods that share a block name do not). In the joint
+ * numbering j (current block j < ncur, baseline block j - ncur after),
+ * cls[j] is the first block of j's class; each block is checked against the
+ * first block of each earlier class with its hash only. */
+static void block_classes(const side *base, const side *cur, const uint64_t *bsig,
+                          const uint64_t *csig, size_t *cls)
 {
-	for (size_t c = 0; c < cur->nblocks; c++) {
+	size_t nc = cur->nblocks, n = nc + base->nblocks;
+	for (size_t j = 0; j < n; j++) {
+		const side *sj = j < nc ? cur : base;
+		size_t bj = j < nc ? j : j - nc;
+		uint64_t hj = j < nc ? csig[j] : bsig[j - nc];
+		cls[j] = j;
+		for (size_t r = 0; r < j; r++) {
+			const side *sr = r < nc ? cur : base;
+			size_t br = r < nc ? r : r - nc;
+			if (cls[r] != r || (r < nc ? csig[r] : bsig[r - nc]) != hj ||
+			    !str_eq(etc_inspector_block(sr->in, br)->name,
+			            etc_inspector_block(sj->in, bj)->name) ||
+			    !same_events(sj, bj, sr, br))
+				continue;
+			cls[j] = r;
+			break;
+		}
+	}
+}
+
+/* Pairs the free current blocks (cfree) with the free baseline blocks
+ * (bfree): the k-th free current block of a name (and input) with the k-th
+ * free baseline block of it, counting with `cls` only the blocks of its
+ * class. The free blocks are those not yet paired when the pass starts. */
+static void pair_by_rank(etc_perfdiff *d, const side *base, const side *cur, const size_t *cls,
+                         const bool *cfree, const bool *bfree)
+{
+	size_t nc = cur->nblocks;
+	for (size_t c = 0; c < nc; c++) {
+		if (!cfree[c])
+			continue;
 		const etc_event_block *blk = etc_inspector_block(cur->in, c);
 		bool input = by_input(base, cur, blk->name);
 		size_t rank = 0;
 		for (size_t a = 0; a < c; a++)
-			rank += same_group(cur->in, a, blk, input);
-		d->pair[c] = NONE;
-		d->how[c] = ETC_PERFDIFF_UNPAIRED;
+			rank += cfree[a] && (!cls || cls[a] == cls[c]) &&
+			        same_group(cur->in, a, blk, input);
 		for (size_t b = 0; b < base->nblocks; b++)
-			if (same_group(base->in, b, blk, input) && rank-- == 0) {
+			if (bfree[b] && (!cls || cls[nc + b] == cls[c]) &&
+			    same_group(base->in, b, blk, input) && rank-- == 0) {
 				d->pair[c] = b;
 				d->how[c] = ETC_PERFDIFF_PAIRED;
 				d->base_used[b] = true;
 				break;
 			}
 	}
-	uint64_t *bsig = malloc((base->nblocks ? base->nblocks : 1) * sizeof *bsig);
-	uint64_t *csig = malloc((cur->nblocks ? cur->nblocks : 1) * sizeof *csig);
-	if (!bsig || !csig) {
+}
+
+/* d->pair, d->how, d->base_used: see perfdiff.h. */
+static int pair_blocks(etc_perfdiff *d, const side *base, const side *cur, etc_error *err)
+{
+	size_t nc = cur->nblocks, nb = base->nblocks;
+	uint64_t *bsig = malloc((nb ? nb : 1) * sizeof *bsig);
+	uint64_t *csig = malloc((nc ? nc : 1) * sizeof *csig);
+	size_t *cls = malloc((nc + nb ? nc + nb : 1) * sizeof *cls);
+	bool *cfree = calloc(nc ? nc : 1, sizeof *cfree);
+	bool *bfree = calloc(nb ? nb : 1, sizeof *bfree);
+	if (!bsig || !csig || !cls || !cfree || !bfree) {
 		free(bsig);
 		free(csig);
+		free(cls);
+		free(cfree);
+		free(bfree);
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
 	}
-	for (size_t b = 0; b < base->nblocks; b++)
+	for (size_t b = 0; b < nb; b++)
 		bsig[b] = block_sig(base, b);
-	for (size_t c = 0; c < cur->nblocks; c++)
+	for (size_t c = 0; c < nc; c++) {
 		csig[c] = block_sig(cur, c);
-	for (size_t c = 0; c < cur->nblocks; c++) {
+		d->pair[c] = NONE;
+		d->how[c] = ETC_PERFDIFF_UNPAIRED;
+	}
+	/* by rank among the blocks of the same events first, so that a method
+	 * is compared with itself whatever order the methods ran in; then the
+	 * blocks left (whose events changed) by rank among those left */
+	block_classes(base, cur, bsig, csig, cls);
+	for (size_t c = 0; c < nc; c++)
+		cfree[c] = true;
+	for (size_t b = 0; b < nb; b++)
+		bfree[b] = true;
+	pair_by_rank(d, base, cur, cls, cfree, bfree);
+	for (size_t c = 0; c < nc; c++)
+		cfree[c] = d->how[c] == ETC_PERFDIFF_UNPAIRED;
+	for (size_t b = 0; b < nb; b++)
+		bfree[b] = !d->base_used[b];
+	pair_by_rank(d, base, cur, NULL, cfree, bfree);
+	for (size_t c = 0; c < nc; c++) {
 		if (d->how[c] != ETC_PERFDIFF_UNPAIRED)
 			continue;
 		d->pair[c] = fallback_of(d, base, cur, c, bsig, csig);
@@ -273,6 +366,9 @@ static int pair_blocks(etc_perfdiff *d, const side *base, const side *cur, etc_e
 	}
 	free(bsig);
 	free(csig);
+	free(cls);
+	free(cfree);
+	free(bfree);
 	return 0;
 }
 
@@ -289,7 +385,10 @@ static void unmatched_add(etc_perfdiff *d, const key *k, bool in_baseline, bool 
 	u->p50 = k->ev->stats.p50;
 	u->is_execute = is_execute(k->ev);
 	u->whole_block = whole_block;
-	u->below_min = !u->is_execute && u->p50 < d->opt.min_event_time;
+	u->unit = k->ev->time_scale;
+	u->below_min = !u->is_execute &&
+	               u->unit == etc_inspector_options_get(in)->target_time_scale &&
+	               u->p50 < d->opt.min_event_time;
 }
 
 static int cmp_row(const void *a, const void *b)
@@ -361,6 +460,7 @@ int etc_perfdiff_create(etc_perfdiff **out, const etc_inspector *base, const etc
 		table[s] = (uint32_t)i + 1;
 	}
 	bool gate = !isnan(d->opt.max_regression);
+	int target = etc_inspector_options_get(cur)->target_time_scale;
 	for (size_t i = 0; i < cs.n; i++) {
 		key *c = &cs.keys[i];
 		c->pb = d->pair[c->b];
@@ -399,16 +499,26 @@ int etc_perfdiff_create(etc_perfdiff **out, const etc_inspector *base, const etc
 		r->base_p50 = m->ev->stats.p50;
 		r->cur_p50 = c->ev->stats.p50;
 		r->change = r->cur_p50 - r->base_p50;
-		if (r->base_p50 == 0 && r->cur_p50 == 0) {
+		r->unit = c->ev->time_scale;
+		/* ratio and change from the integer ticks, not the shown values */
+		double bt = r->base_p50, ct = r->cur_p50;
+		if (m->ev->time_scale == c->ev->time_scale && m->ev->run_count &&
+		    c->ev->run_count && (tick_p50(m->ev, &bt) < 0 || tick_p50(c->ev, &ct) < 0)) {
+			rc = etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
+			goto done;
+		}
+		if (bt == 0 && ct == 0) {
 			r->ratio = r->change_percent = NAN;
 		} else {
-			r->ratio = r->cur_p50 / r->base_p50;
-			r->change_percent = r->base_p50 != 0
-			                        ? 100 * r->change / r->base_p50
-			                        : (r->change > 0 ? INFINITY : -INFINITY);
+			r->ratio = ct / bt;
+			r->change_percent =
+			    bt != 0 ? 100 * (ct - bt) / bt : (ct > bt ? INFINITY : -INFINITY);
 		}
 		r->is_execute = is_execute(c->ev);
-		r->below_min = !r->is_execute && r->base_p50 < d->opt.min_event_time &&
+		/* min_event_time is in the target unit: rows in another one (a
+		 * backend's cycles) are gated on their change alone */
+		r->below_min = !r->is_execute && r->unit == target &&
+		               r->base_p50 < d->opt.min_event_time &&
 		               r->cur_p50 < d->opt.min_event_time;
 		r->gated = gate && !r->below_min;
 		r->failed = r->gated && r->change_percent > d->opt.max_regression;

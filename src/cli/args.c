@@ -88,7 +88,7 @@ static const char usage_text[] =
     "  --max-regression PCT      exit 1 when Method::execute or an event regresses by more\n"
     "                            than PCT percent\n"
     "  --min-event-time T        events whose p50 is below T (target unit) on both sides\n"
-    "                            are not gated (0)\n"
+    "                            are not gated (0); delegated events in cycles always are\n"
     "\n"
     "Accuracy (program outputs against reference outputs):\n"
     "  --compare                 compare (alias --compare_results); implied by the flags below\n"
@@ -747,6 +747,12 @@ int cli_parse(int argc, char **argv, args *a)
 			return usage_error("%s needs --etdump (--legacy-profile prints its tables "
 			                   "only, with --legacy-time-scale)",
 			                   etdump_only[k].name);
+	/* the trace draws every event on the ETDump's one clock */
+	if (a->trace && a->delegate_scale_count)
+		cli_warning("--trace does not follow --delegate-time-scale: the trace places "
+		            "delegated events on the ETDump's clock, their tick differences "
+		            "read in the source unit, so their durations there differ from the "
+		            "tables'");
 	return 0;
 }
 

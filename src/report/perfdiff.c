@@ -137,26 +137,48 @@ static void unmatched_lines(FILE *f, const etc_perfdiff *d, const char *unit)
 	}
 }
 
+/* The unit of the rows that are not in the target unit (a backend's
+ * cycles), or NULL when every row is in the target unit. */
+static const char *other_unit(const etc_perfdiff *d, int target)
+{
+	for (size_t i = 0; i < etc_perfdiff_row_count(d); i++)
+		if (etc_perfdiff_row_at(d, i)->unit != target)
+			return etc_time_scale_name(etc_perfdiff_row_at(d, i)->unit);
+	return NULL;
+}
+
 int etc_report_perfdiff(FILE *f, const etc_perfdiff *d, size_t max_rows, etc_error *err)
 {
-	const char *unit = etc_time_scale_name(
-	    etc_inspector_options_get(etc_perfdiff_current(d))->target_time_scale);
-	char hdr[9][64];
-	const char *hp[9];
+	int target = etc_inspector_options_get(etc_perfdiff_current(d))->target_time_scale;
+	const char *unit = etc_time_scale_name(target);
+	/* rows in another unit than the target's: a unit column, per row */
+	bool mixed = other_unit(d, target) != NULL;
+	int ncol = mixed ? 10 : 9;
+	char hdr[10][64];
+	const char *hp[10];
 	static const bool right[9] = {false, false, true, true, true, true, true, true, false};
+	static const bool right_mixed[10] = {false, false, true, true, true,
+	                                     true,  false, true, true, false};
 	snprintf(hdr[0], sizeof hdr[0], "block");
 	snprintf(hdr[1], sizeof hdr[1], "event");
 	snprintf(hdr[2], sizeof hdr[2], "instr");
-	snprintf(hdr[3], sizeof hdr[3], "baseline p50 (%s)", unit);
-	snprintf(hdr[4], sizeof hdr[4], "current p50 (%s)", unit);
-	snprintf(hdr[5], sizeof hdr[5], "change (%s)", unit);
-	snprintf(hdr[6], sizeof hdr[6], "ratio");
-	snprintf(hdr[7], sizeof hdr[7], "change %%");
-	snprintf(hdr[8], sizeof hdr[8], "gate");
-	for (int i = 0; i < 9; i++)
+	if (mixed) {
+		snprintf(hdr[3], sizeof hdr[3], "baseline p50");
+		snprintf(hdr[4], sizeof hdr[4], "current p50");
+		snprintf(hdr[5], sizeof hdr[5], "change");
+		snprintf(hdr[6], sizeof hdr[6], "unit");
+	} else {
+		snprintf(hdr[3], sizeof hdr[3], "baseline p50 (%s)", unit);
+		snprintf(hdr[4], sizeof hdr[4], "current p50 (%s)", unit);
+		snprintf(hdr[5], sizeof hdr[5], "change (%s)", unit);
+	}
+	snprintf(hdr[ncol - 3], sizeof hdr[0], "ratio");
+	snprintf(hdr[ncol - 2], sizeof hdr[0], "change %%");
+	snprintf(hdr[ncol - 1], sizeof hdr[0], "gate");
+	for (int i = 0; i < ncol; i++)
 		hp[i] = hdr[i];
 	etc_grid g;
-	etc_grid_init_(&g, 9, hp, right);
+	etc_grid_init_(&g, (size_t)ncol, hp, mixed ? right_mixed : right);
 	size_t n =
 	    max_rows && max_rows < etc_perfdiff_row_count(d) ? max_rows : etc_perfdiff_row_count(d);
 	for (size_t i = 0; i < n; i++) {
@@ -169,6 +191,8 @@ int etc_report_perfdiff(FILE *f, const etc_perfdiff *d, size_t max_rows, etc_err
 		etc_grid_num_(&g, r->base_p50);
 		etc_grid_num_(&g, r->cur_p50);
 		etc_grid_num_(&g, r->change);
+		if (mixed)
+			etc_grid_text_(&g, etc_time_scale_name(r->unit));
 		etc_grid_num_(&g, r->ratio);
 		etc_perfdiff_percent_text(d, r, pct, sizeof pct);
 		etc_grid_text_(&g, pct);
@@ -211,9 +235,12 @@ int etc_report_perfdiff(FILE *f, const etc_perfdiff *d, size_t max_rows, etc_err
 		etc_fmt_g(mn, etc_perfdiff_options_get(d)->min_event_time);
 		fprintf(f,
 		        "; gate: %zu event%s regress%s more than %s%% (Method::execute and events "
-		        "from %s %s)",
+		        "from %s %s",
 		        etc_perfdiff_failures(d), etc_perfdiff_failures(d) == 1 ? "" : "s",
 		        etc_perfdiff_failures(d) == 1 ? "es" : "", mx, mn, unit);
+		if (mixed)
+			fprintf(f, "; events in %s whatever their time", other_unit(d, target));
+		fputc(')', f);
 	}
 	fputc('\n', f);
 	if (ferror(f))
@@ -259,6 +286,7 @@ void etc_perfdiff_json_(etc_sbuf *b, const etc_perfdiff *d)
 		etc_json_num_(b, r->ratio);
 		etc_sbuf_puts(b, ", \"change_percent\": ");
 		etc_json_num_(b, r->change_percent);
+		etc_sbuf_printf(b, ", \"unit\": \"%s\"", etc_time_scale_name(r->unit));
 		etc_sbuf_printf(b,
 		                ", \"is_execute\": %s, \"below_min\": %s, \"gated\": %s, "
 		                "\"failed\": %s",
@@ -284,6 +312,7 @@ void etc_perfdiff_json_(etc_sbuf *b, const etc_perfdiff *d)
 		etc_sbuf_json_str(b, u->name.ptr, u->name.len);
 		etc_sbuf_printf(b, ", \"instruction_id\": %d, \"p50\": ", u->instruction_id);
 		etc_json_num_(b, u->p50);
+		etc_sbuf_printf(b, ", \"unit\": \"%s\"", etc_time_scale_name(u->unit));
 		etc_sbuf_printf(b, ", \"is_execute\": %s, \"whole_block\": %s, \"below_min\": %s}",
 		                u->is_execute ? "true" : "false", u->whole_block ? "true" : "false",
 		                u->below_min ? "true" : "false");

@@ -79,35 +79,91 @@ static bool any_metadata(const etc_inspector *insp)
 	return false;
 }
 
+enum { UNIT_NAMES = 3 };
+
+/* Appends to buf the backends of the shown delegated events in unit u,
+ * "QnnBackend" or "A/B", "(unknown)" for an event of no known backend, at
+ * most UNIT_NAMES names and then "/others". */
+static size_t backends_in(const etc_inspector *insp, int u, char *buf, size_t cap, size_t n)
+{
+	const char *names[UNIT_NAMES];
+	size_t k = 0;
+	bool more = false;
+	for (size_t i = 0; i < etc_inspector_block_count(insp); i++) {
+		const etc_event_block *b = etc_inspector_block(insp, i);
+		for (size_t e = 0; e < b->event_count; e++) {
+			const etc_inspector_event *ev = &b->events[e];
+			if (!ev->has_perf || hidden(ev) || ev->time_scale != u)
+				continue;
+			const char *nm =
+			    ev->delegate_backend_name ? ev->delegate_backend_name : "(unknown)";
+			bool seen = false;
+			for (size_t j = 0; j < k && !seen; j++)
+				seen = strcmp(names[j], nm) == 0;
+			if (seen)
+				continue;
+			if (k < UNIT_NAMES)
+				names[k++] = nm;
+			else
+				more = true;
+		}
+	}
+	for (size_t j = 0; j < k && n < cap; j++)
+		n += (size_t)snprintf(buf + n, cap - n, "%s%.40s", j ? "/" : "", names[j]);
+	if (more && n < cap)
+		n += (size_t)snprintf(buf + n, cap - n, "/others");
+	return n;
+}
+
 /*
  * "ms", or "ms; delegated: cycles" when delegated rows were logged in a unit
- * that does not convert to the target (--delegate-time-scale cycles).
+ * that does not convert to the target (--delegate-time-scale cycles). When
+ * other delegated rows are in the target unit (BACKEND=cycles for one
+ * backend only), the header names the backends in cycles instead:
+ * "us; QnnBackend: cycles", so that XNNPACK's microseconds are not read as
+ * cycles.
  */
 static void units_text(const etc_inspector *insp, char *buf, size_t cap)
 {
 	int target = etc_inspector_options_get(insp)->target_time_scale;
 	unsigned others = 0;
+	bool delegated_in_target = false;
 	for (size_t i = 0; i < etc_inspector_block_count(insp); i++) {
 		const etc_event_block *b = etc_inspector_block(insp, i);
 		for (size_t e = 0; e < b->event_count; e++) {
 			const etc_inspector_event *ev = &b->events[e];
-			if (ev->has_perf && !hidden(ev) && ev->time_scale != target)
+			if (!ev->has_perf || hidden(ev))
+				continue;
+			if (ev->time_scale != target)
 				others |= 1u << ev->time_scale;
+			else if (ev->is_delegated_op)
+				delegated_in_target = true;
 		}
 	}
 	size_t n = (size_t)snprintf(buf, cap, "%s", etc_time_scale_name(target));
-	for (int u = 0; u <= ETC_TIME_CYCLES && n < cap; u++)
-		if (others & (1u << u))
-			n += (size_t)snprintf(
-			    buf + n, cap - n, "%s%s",
-			    n == strlen(etc_time_scale_name(target)) ? "; delegated: " : "/",
-			    etc_time_scale_name(u));
+	size_t base = n;
+	for (int u = 0; u <= ETC_TIME_CYCLES && n < cap; u++) {
+		if (!(others & (1u << u)))
+			continue;
+		if (delegated_in_target) {
+			n += (size_t)snprintf(buf + n, cap - n, "; ");
+			if (n < cap)
+				n = backends_in(insp, u, buf, cap, n);
+			if (n < cap)
+				n += (size_t)snprintf(buf + n, cap - n, ": %s",
+				                      etc_time_scale_name(u));
+		} else {
+			n += (size_t)snprintf(buf + n, cap - n, "%s%s",
+			                      n == base ? "; delegated: " : "/",
+			                      etc_time_scale_name(u));
+		}
+	}
 }
 
 static size_t headers(const row_ctx *c, etc_sbuf *h)
 {
 	static const char *const stats[NSTATS] = {"p10", "p50", "p90", "avg", "min", "max"};
-	char unit[64];
+	char unit[256];
 	units_text(c->insp, unit, sizeof unit);
 	size_t n = 0;
 	etc_sbuf_reset(&h[n++]);
