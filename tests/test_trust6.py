@@ -473,6 +473,16 @@ def case_module_cycles(tmp):
     bn1 = [m for m in mods if m.get("path") == "bn1"]
     C.check("a module of backend cycles: its JSON share is NaN (the JSON says \"nan\")",
             bn1 and bn1[0].get("share") in (None, "nan") and bn1[0].get("total") == 500, bn1 or mods)
+    rc, out, err = C.run("--etdump", etdp, "--etrecord", rec, "--no-table", "--module", "bn1",
+                         "--target_time_scale", "us", "--delegate-time-scale", "cycles")
+    C.check("--module over backend cycles: the sum (upstream's) and a note that it mixes units",
+            rc == 0 and 'find_total_for_module("bn1") = 500.0 us' in out and
+            "this sum may mix units" in err, f"rc={rc}\n{out}\n{err}")
+    rc, out, err = C.run("--etdump", etdp, "--etrecord", rec, "--no-table", "--module", "bn1",
+                         "--target_time_scale", "us")
+    C.check("--module without cycles: 0.5 us and no note",
+            'find_total_for_module("bn1") = 0.5 us' in out and "mix units" not in err,
+            f"{out}\n{err}")
 
 
 if __name__ == "__main__":

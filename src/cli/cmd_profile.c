@@ -389,6 +389,14 @@ int cmd_profile_module(const etc_inspector *insp, const char *name)
 	printf("find_total_for_module(\"%s\") = %s %s (%zu event%s) [%s]\n", name, num,
 	       etc_time_scale_name(etc_inspector_options_get(insp)->target_time_scale), count,
 	       count == 1 ? "" : "s", how[match >= 1 && match <= 4 ? match : 0]);
+	/* delegated events in cycles are added as they are, as upstream adds them */
+	etc_profile *p = NULL;
+	if (etc_profile_create(&p, insp, &err) == 0 && etc_profile_modules_mix_units(p))
+		fprintf(stderr,
+		        "etcompare: note: module totals add delegated events' times in their own "
+		        "unit (cycles, --delegate-time-scale): this sum may mix units; --tables "
+		        "modules marks the modules it concerns\n");
+	etc_profile_free(p);
 	return 0;
 }
 
