@@ -323,7 +323,7 @@ static int pair_blocks(etc_perfdiff *d, const side *base, const side *cur, etc_e
 	size_t nc = cur->nblocks, nb = base->nblocks;
 	uint64_t *bsig = malloc((nb ? nb : 1) * sizeof *bsig);
 	uint64_t *csig = malloc((nc ? nc : 1) * sizeof *csig);
-	size_t *cls = malloc((nc + nb ? nc + nb : 1) * sizeof *cls);
+	size_t *cls = calloc(nc + nb ? nc + nb : 1, sizeof *cls);
 	bool *cfree = calloc(nc ? nc : 1, sizeof *cfree);
 	bool *bfree = calloc(nb ? nb : 1, sizeof *bfree);
 	if (!bsig || !csig || !cls || !cfree || !bfree) {
