@@ -196,6 +196,19 @@ def work_dir(tag):
     return tempfile.mkdtemp(prefix=tag + "-", dir=base)
 
 
+def check_schema(tag, doc):
+    """A check that the JSON report `doc` validates against the report's schema."""
+    import jsonschema
+    with open(REPORT_SCHEMA) as f:
+        schema = json.load(f)
+    try:
+        jsonschema.validate(doc, schema)
+        valid = ""
+    except jsonschema.ValidationError as e:
+        valid = str(e)[:400]
+    check(f"{tag}: the JSON report validates against the schema", not valid, valid)
+
+
 def percentile(vals, q):
     """numpy's default (linear) percentile, as the profiling tables compute it."""
     s = sorted(vals)

@@ -17,21 +17,18 @@ ETDumps are written here as JSON and built by flatc; every expected p50
 and change is computed here from the durations written (numpy's linear
 percentile, float64), never by running etcompare.
 """
-import json
 import os
 import re
 import shutil
 import sys
 import xml.etree.ElementTree as ET
 
-import jsonschema
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common as C  # noqa: E402
 
 MS = 1_000_000  # ticks (ns) per ms: the default time scales
 EX = os.path.join(C.SRC, "examples")
-SCHEMA = json.load(open(C.REPORT_SCHEMA))
 
 # op name -> duration (ms) of one run; Method::execute lasts their sum + 0.1 ms
 OPS3 = ["native_call_addmm.out", "native_call_relu.out", "native_call_add.out"]
@@ -89,12 +86,7 @@ def diff(d, tag, cur, base, *more):
     rc, out, err = C.run("--etdump", cur, "--baseline-etdump", base, "--no-table",
                          "--json", js, "--junit", xml, *more)
     rep = C.load_json(js)
-    try:
-        jsonschema.validate(rep, SCHEMA)
-        valid = ""
-    except jsonschema.ValidationError as e:
-        valid = str(e)[:400]
-    C.check(f"{tag}: the JSON report validates against the schema", not valid, valid)
+    C.check_schema(tag, rep)
     junit = ET.parse(xml).getroot() if os.path.exists(xml) else None
     return rc, out, err, rep.get("perf_diff", {}), junit
 

@@ -32,13 +32,11 @@ import json
 import os
 import sys
 
-import jsonschema
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common as C  # noqa: E402
 import etrecord_gen as G  # noqa: E402
 
-SCHEMA = json.load(open(C.REPORT_SCHEMA))
 PER_S = {"ns": 1e9, "us": 1e6, "ms": 1e3, "s": 1.0}
 
 
@@ -77,12 +75,7 @@ def diff(d, tag, cur, base, *more):
     rc, out, err = C.run("--etdump", cur, "--baseline-etdump", base, "--json", js,
                          "--no-table", *more)
     rep = C.load_json(js)
-    try:
-        jsonschema.validate(rep, SCHEMA)
-        valid = ""
-    except jsonschema.ValidationError as e:
-        valid = str(e)[:400]
-    C.check(f"{tag}: the JSON report validates against the schema", not valid, valid)
+    C.check_schema(tag, rep)
     return rc, out, err, rep.get("perf_diff", {})
 
 
