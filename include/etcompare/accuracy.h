@@ -197,6 +197,9 @@ ETC_API const char *etc_accuracy_reference_source(const etc_accuracy *acc);
 
 /** The options of the run (thresholds for plots; block and method as given). */
 ETC_API const etc_accuracy_options *etc_accuracy_options_get(const etc_accuracy *acc);
+/** Whether a threshold was given: without one (`--compare` alone) nothing is
+ *  judged, and the reports say "no gate" where they would say "pass". */
+ETC_API bool etc_accuracy_gated(const etc_accuracy *acc);
 
 /**
  * Both sides of row i whenever both exist with data (also rows of another

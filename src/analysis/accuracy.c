@@ -562,6 +562,11 @@ static void distinct_pair(char *x, char *y, double value, double limit)
 	}
 }
 
+bool etc_gate_set_(double min_snr, double max_mse, double min_cosine, double max_abs)
+{
+	return !isnan(min_snr) || !isnan(max_mse) || !isnan(min_cosine) || !isnan(max_abs);
+}
+
 int etc_gate_judge_(const etc_metrics *m, const etc_gate *o, char *why, size_t cap)
 {
 	if (m->nan_mismatch_count) {
@@ -1478,4 +1483,10 @@ long etc_accuracy_worst(const etc_accuracy *a)
 const etc_accuracy_options *etc_accuracy_options_get(const etc_accuracy *acc)
 {
 	return &acc->opt;
+}
+
+bool etc_accuracy_gated(const etc_accuracy *acc)
+{
+	const etc_accuracy_options *o = &acc->opt;
+	return etc_gate_set_(o->min_snr, o->max_mse, o->min_cosine, o->max_abs);
 }

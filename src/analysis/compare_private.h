@@ -21,6 +21,8 @@ typedef struct etc_gate {
  * infinities, integer mismatches). Identical values always pass.
  */
 int etc_gate_judge_(const etc_metrics *m, const etc_gate *g, char *why, size_t cap);
+/* Whether any of the four thresholds is set (not NaN). */
+bool etc_gate_set_(double min_snr, double max_mse, double min_cosine, double max_abs);
 
 /* Bytes that hold the whole shape string of any tensor (64 dimensions). */
 enum { ETC_SHAPE_FULL = 1600 };

@@ -615,8 +615,7 @@ double etc_numgap_program_output_snr(const etc_numgap *ng)
 bool etc_numgap_gated(const etc_numgap *ng)
 {
 	const etc_numgap_options *o = &ng->opt;
-	return !isnan(o->min_snr) || !isnan(o->max_mse) || !isnan(o->min_cosine) ||
-	       !isnan(o->max_abs);
+	return etc_gate_set_(o->min_snr, o->max_mse, o->min_cosine, o->max_abs);
 }
 
 size_t etc_numgap_row_count(const etc_numgap *ng)

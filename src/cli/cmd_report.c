@@ -91,18 +91,10 @@ static void remove_plots(const char *dir, const etc_plot_batch *batch)
 	rmdir(dir);
 }
 
-/* Whether the accuracy comparison had a threshold (--compare alone judges nothing). */
-static bool accuracy_gated(const etc_accuracy *acc)
-{
-	const etc_accuracy_options *o = etc_accuracy_options_get(acc);
-	return !isnan(o->min_snr) || !isnan(o->max_mse) || !isnan(o->min_cosine) ||
-	       !isnan(o->max_abs);
-}
-
 /* Whether any gate of the run had a threshold: else the report's verdict is neutral. */
 static bool any_gate(const run_results *r)
 {
-	return (r->acc && accuracy_gated(r->acc)) ||
+	return (r->acc && etc_accuracy_gated(r->acc)) ||
 	       (r->ng && r->ng->ng && etc_numgap_gated(r->ng->ng)) ||
 	       (r->pc && r->pc->diff && !isnan(r->pc->diff_opt.max_regression)) || r->taps;
 }
@@ -111,7 +103,7 @@ static void verdict_text(const run_results *r, char *buf, size_t cap)
 {
 	size_t at = 0;
 	buf[0] = '\0';
-	if (r->acc && !accuracy_gated(r->acc)) {
+	if (r->acc && !etc_accuracy_gated(r->acc)) {
 		size_t n = etc_accuracy_row_count(r->acc);
 		at +=
 		    (size_t)snprintf(buf + at, cap - at, "accuracy: %zu output%s compared, no gate",

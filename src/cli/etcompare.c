@@ -500,8 +500,7 @@ static int compare(args *a, const etc_inspector *insp, const etc_etrecord *rec,
 		fprintf(stderr, "etcompare: accuracy gate FAILED: %zu of %zu outputs fail%s\n",
 		        fails, n, worst);
 		*status = 1;
-	} else if (isnan(ao.min_snr) && isnan(ao.max_mse) && isnan(ao.min_cosine) &&
-	           isnan(ao.max_abs)) {
+	} else if (!etc_accuracy_gated(acc)) {
 		/* --compare alone: the numbers, no verdict */
 		fprintf(
 		    stderr,

@@ -167,9 +167,7 @@ int etc_report_accuracy(FILE *f, const etc_accuracy *acc, const etc_inspector *i
 			hdr[nc] = metric_cols[i].header, right[nc++] = true;
 	hdr[nc] = "verdict", right[nc++] = false;
 	size_t n = etc_accuracy_row_count(acc);
-	const etc_accuracy_options *ao = etc_accuracy_options_get(acc);
-	bool gated = !isnan(ao->min_snr) || !isnan(ao->max_mse) || !isnan(ao->min_cosine) ||
-	             !isnan(ao->max_abs);
+	bool gated = etc_accuracy_gated(acc);
 	char(*cells)[COLS][112] = calloc(n ? n : 1, sizeof *cells);
 	if (!cells)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");

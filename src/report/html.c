@@ -464,9 +464,7 @@ static void write_accuracy(FILE *f, const etc_html_report *h)
 {
 	const etc_accuracy *acc = h->acc;
 	size_t n = etc_accuracy_row_count(acc);
-	const etc_accuracy_options *ao = etc_accuracy_options_get(acc);
-	bool gated = !isnan(ao->min_snr) || !isnan(ao->max_mse) || !isnan(ao->min_cosine) ||
-	             !isnan(ao->max_abs);
+	bool gated = etc_accuracy_gated(acc);
 	if (gated)
 		fprintf(f,
 		        "<h2>Accuracy: program outputs against references</h2>\n<p>%zu of %zu "

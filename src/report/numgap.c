@@ -193,7 +193,6 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 		rc = etc_fail(err, rc, NULL, -1, "out of memory");
 		goto done;
 	}
-	const etc_numgap_options *o = etc_numgap_options_get(ng);
 	fprintf(
 	    f,
 	    "Numeric gap: %zu intermediate output%s compared in execution order (aligned by %s), "
@@ -203,7 +202,7 @@ int etc_report_numgap(FILE *f, const etc_numgap *ng, etc_error *err)
 	                                                         : "instruction id",
 	    etc_numgap_failures(ng), etc_numgap_failures(ng) == 1 ? "s" : "",
 	    etc_numgap_unmatched_count(ng));
-	if (isnan(o->min_snr) && isnan(o->max_mse) && isnan(o->min_cosine) && isnan(o->max_abs))
+	if (!gated)
 		fprintf(f, "No thresholds given: only NaN and integer mismatches fail "
 		           "(--min-snr, --max-mse, --min-cosine, --max-abs)\n");
 	if (first >= 0) {
