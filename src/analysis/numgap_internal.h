@@ -194,6 +194,13 @@ int etc_ng_nothing_aligned_(const gather *g, size_t nrt, bool by_handle, const c
 int etc_ng_verify_ref_(const etc_numgap *ng, otensor *r, etc_error *err);
 /* The runtime values of row i: the tensor, permuted and dequantized as decided. */
 void etc_ng_row_chain_(etc_numgap *ng, size_t i, etc_values *out);
+/* The quantization parameters of item `it`'s ETRecord node (the node of its
+ * largest handle, or that node's single user); false with `why` set. */
+bool etc_ng_item_qgraph_(etc_numgap *ng, const item *it, etc_ng_qparams *q, char *why, size_t cap);
+/* `d`'s scale, zero point and channel stride for parameters `q` read along
+ * tensor `t`'s shape (its base is the caller's); false when q's channels do
+ * not fit t's axis. */
+bool etc_ng_dequant_of_(etc_dequant *d, const etc_ng_qparams *q, const etc_tensor *t);
 /* An integer dtype that quantized values are stored in (int8, uint8, int16, int32, ...). */
 bool etc_ng_is_int_code_(int st);
 /* The reference values of row i, dequantized when its codes are (rowx.dequant_ref). */

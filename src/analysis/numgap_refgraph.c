@@ -202,48 +202,33 @@ static int dequant_input(gctx *c, const item *it, const otensor *o, const etc_re
 	etc_ng_qparams q;
 	const etc_ng_qparams *f =
 	    c->ng->has_qfile ? etc_ng_qfile_find_(&c->ng->qfile, it->handles, it->nh) : NULL;
-	if (f) {
+	char why[160];
+	if (f)
 		q = *f;
-	} else {
-		const etc_graph_node *best = NULL;
-		for (uint32_t k = 0; it->ev && k < it->ev->node_count; k++)
-			if (!best || it->ev->nodes[k]->debug_handle >= best->debug_handle)
-				best = it->ev->nodes[k];
-		long idx = best ? etc_ng_graph_index_(&c->ng->g_rt, best) : -1;
-		char why[160];
-		if (!etc_ng_qgraph_find_(&c->ng->g_rt, idx, &c->ng->arena, &q, why, sizeof why))
-			return 1;
-	}
-	uint64_t inner = 1, channels = q.channels ? q.channels : 1;
-	if (channels > 1) {
-		int64_t axis = q.axis < 0 ? q.axis + (int64_t)o->t.ndim : q.axis;
-		if (axis < 0 || axis >= (int64_t)o->t.ndim ||
-		    etc_tensor_size(&o->t, (uint32_t)axis) != (int64_t)channels)
-			return 1;
-		for (uint32_t d = (uint32_t)axis + 1; d < o->t.ndim; d++)
-			inner *= (uint64_t)etc_tensor_size(&o->t, d);
-	}
+	else if (!etc_ng_item_qgraph_(c->ng, it, &q, why, sizeof why))
+		return 1;
+	etc_dequant d;
+	if (!etc_ng_dequant_of_(&d, &q, &o->t))
+		return 1;
 	size_t es = refv->dtype == ETC_DOUBLE ? 8 : 4;
 	r->copy = malloc(o->t.numel ? (size_t)o->t.numel * es : 1);
 	if (!r->copy)
 		return etc_fail(err, ETC_ERR_NOMEM, NULL, -1, "out of memory");
-	etc_values codes;
-	etc_values_from_tensor(&codes, &o->t);
+	etc_values v;
+	etc_values_from_tensor(&d.base, &o->t);
+	etc_values_dequant_(&v, &d);
 	double buf[256];
 	for (uint64_t i = 0; i < o->t.numel; i += 256) {
 		size_t m = o->t.numel - i < 256 ? (size_t)(o->t.numel - i) : 256;
-		codes.read(codes.src, i, m, buf);
-		for (size_t j = 0; j < m; j++) {
-			uint64_t ch = channels > 1 ? ((i + j) / (inner ? inner : 1)) % channels : 0;
-			double v = (buf[j] - q.zero_point[ch]) * q.scale[ch];
+		v.read(v.src, i, m, buf);
+		for (size_t k = 0; k < m; k++)
 			if (es == 8)
-				((double *)r->copy)[i + j] = v;
+				((double *)r->copy)[i + k] = buf[k];
 			else
-				((float *)r->copy)[i + j] = (float)v;
-		}
+				((float *)r->copy)[i + k] = (float)buf[k];
 	}
-	for (uint32_t d = 0; d < o->t.ndim; d++)
-		r->shape[d] = etc_tensor_size(&o->t, d);
+	for (uint32_t k = 0; k < o->t.ndim; k++)
+		r->shape[k] = etc_tensor_size(&o->t, k);
 	r->v.dtype = refv->dtype;
 	r->v.rank = o->t.ndim;
 	r->v.shape = o->t.ndim ? r->shape : NULL;

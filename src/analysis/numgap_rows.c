@@ -138,6 +138,36 @@ static bool same_qparams(const etc_ng_qparams *a, const etc_ng_qparams *b)
 	return true;
 }
 
+bool etc_ng_item_qgraph_(etc_numgap *ng, const item *it, etc_ng_qparams *q, char *why, size_t cap)
+{
+	/* the node of the largest handle of the compared event, or its single user */
+	const etc_graph_node *best = NULL;
+	if (it->ev)
+		for (uint32_t k = 0; k < it->ev->node_count; k++)
+			if (!best || it->ev->nodes[k]->debug_handle >= best->debug_handle)
+				best = it->ev->nodes[k];
+	long idx = best ? etc_ng_graph_index_(&ng->g_rt, best) : -1;
+	return etc_ng_qgraph_find_(&ng->g_rt, idx, &ng->arena, q, why, cap);
+}
+
+bool etc_ng_dequant_of_(etc_dequant *d, const etc_ng_qparams *q, const etc_tensor *t)
+{
+	uint64_t inner = 1;
+	if (q->channels > 1) {
+		int64_t axis = q->axis < 0 ? q->axis + (int64_t)t->ndim : q->axis;
+		if (axis < 0 || axis >= (int64_t)t->ndim ||
+		    etc_tensor_size(t, (uint32_t)axis) != (int64_t)q->channels)
+			return false;
+		for (uint32_t k = (uint32_t)axis + 1; k < t->ndim; k++)
+			inner *= (uint64_t)etc_tensor_size(t, k);
+	}
+	d->scale = q->scale;
+	d->zero_point = q->zero_point;
+	d->channels = q->channels;
+	d->inner = inner ? inner : 1;
+	return true;
+}
+
 /* Quantization parameters for the runtime side of `row` (0 found, 1 not: reason set). */
 static int find_qparams(etc_numgap *ng, const etc_numgap_row *row, const item *it,
                         etc_ng_qparams *q, char *why, size_t cap)
@@ -152,15 +182,8 @@ static int find_qparams(etc_numgap *ng, const etc_numgap_row *row, const item *i
 	snprintf(why, cap,
 	         "needs quantization parameters (--quant-params): no quantize or "
 	         "dequantize node with literal scale and zero point in the ETRecord");
-	/* the node of the largest handle of the compared event, or its single user */
-	const etc_graph_node *best = NULL;
-	if (it->ev)
-		for (uint32_t k = 0; k < it->ev->node_count; k++)
-			if (!best || it->ev->nodes[k]->debug_handle >= best->debug_handle)
-				best = it->ev->nodes[k];
-	long idx = best ? etc_ng_graph_index_(&ng->g_rt, best) : -1;
 	etc_ng_qparams g;
-	bool in_graph = etc_ng_qgraph_find_(&ng->g_rt, idx, &ng->arena, &g, why, cap);
+	bool in_graph = etc_ng_item_qgraph_(ng, it, &g, why, cap);
 	if (f) {
 		/* the file wins, but not in silence where the record's own node says otherwise */
 		if (in_graph && !same_qparams(f, &g)) {
@@ -206,29 +229,17 @@ static bool setup_dequant(etc_numgap *ng, size_t i, const item *it, const etc_te
 		snprintf(row->reason, sizeof row->reason, "%s", why);
 		return false;
 	}
-	uint64_t inner = 1;
-	if (q.channels > 1) {
-		int64_t axis = q.axis < 0 ? q.axis + (int64_t)ref->ndim : q.axis;
-		if (axis < 0 || axis >= (int64_t)ref->ndim ||
-		    etc_tensor_size(ref, (uint32_t)axis) != (int64_t)q.channels) {
-			row->status = ETC_ROW_DTYPE_MISMATCH;
-			snprintf(
-			    row->reason, sizeof row->reason,
-			    "quantization parameters do not fit: %u channels along axis %lld of "
-			    "shape %.40s",
-			    q.channels, (long long)q.axis, row->reference_shape);
-			if (src == ETC_NUMGAP_QUANT_FILE && ng->qfile_misfit < 0)
-				ng->qfile_misfit = (long)i;
-			return false;
-		}
-		for (uint32_t k = (uint32_t)axis + 1; k < ref->ndim; k++)
-			inner *= (uint64_t)etc_tensor_size(ref, k);
+	if (!etc_ng_dequant_of_(&x->dq, &q, ref)) {
+		row->status = ETC_ROW_DTYPE_MISMATCH;
+		snprintf(row->reason, sizeof row->reason,
+		         "quantization parameters do not fit: %u channels along axis %lld of "
+		         "shape %.40s",
+		         q.channels, (long long)q.axis, row->reference_shape);
+		if (src == ETC_NUMGAP_QUANT_FILE && ng->qfile_misfit < 0)
+			ng->qfile_misfit = (long)i;
+		return false;
 	}
 	x->dequant = true;
-	x->dq.scale = q.scale;
-	x->dq.zero_point = q.zero_point;
-	x->dq.channels = q.channels;
-	x->dq.inner = inner ? inner : 1;
 	if (both) {
 		x->dequant_ref = true;
 		x->dq_ref = x->dq;
