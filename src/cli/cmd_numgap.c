@@ -815,12 +815,6 @@ int numgap_run(const numgap_args *a, const etc_inspector *insp, const etc_etreco
 		}
 		if (graph && nruns) {
 			rc = graph_inputs(a, insp, rec, runs[k].block, runs[k].run, st, &ref);
-			if (rc == -1) {
-				rc = 0;
-				st->quiet = true;
-				skipped++;
-				continue; /* inputs unknown: the note said so */
-			}
 			if (rc != 0 || !ref.graph)
 				break;
 		}
