@@ -132,6 +132,21 @@ def harness(label="test harness"):
         check(f"{label} ran to the end", False, repr(e))
 
 
+def run_cases_on_copies(tag, src, files, cases):
+    """A test's main(): each case(sub) in a folder of its own under one
+    work_dir(tag), holding fresh copies of `files` from `src`, under
+    harness(), then finish()."""
+    d = work_dir(tag)
+    for case in cases:
+        sub = os.path.join(d, case.__name__)
+        os.makedirs(sub)
+        for f in files:
+            shutil.copy(os.path.join(src, f), os.path.join(sub, f))
+        with harness(case.__name__):
+            case(sub)
+    finish(d)
+
+
 def run_cases(tag, *cases):
     """A test's main(): each case(d) in one fresh work_dir(tag), under
     harness(), then finish()."""

@@ -695,19 +695,11 @@ def rows_keys(d):
 
 
 def main():
-    d = C.work_dir("python-trust3")
-    for case in (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten,
-                 self_reference, reference_name, other_model_reference,
-                 converter_module, str_keywords, etrecord_unknown_graph, deleted_etrecord,
-                 messages, metrics_names, plot_dir, distance_name,
-                 swapped_debug_buffer, graph_signature, rows_keys):
-        sub = os.path.join(d, case.__name__)
-        os.makedirs(sub)
-        for f in FILES:
-            shutil.copy(os.path.join(RX, f), os.path.join(sub, f))
-        with C.harness(case.__name__):
-            case(sub)
-    C.finish(d)
+    cases = (nan_compare_results, nan_gap, chdir, comparator_reuse, rewritten, self_reference,
+             reference_name, other_model_reference, converter_module, str_keywords,
+             etrecord_unknown_graph, deleted_etrecord, messages, metrics_names, plot_dir,
+             distance_name, swapped_debug_buffer, graph_signature, rows_keys)
+    C.run_cases_on_copies("python-trust3", RX, FILES, cases)
 
 
 main()

@@ -469,18 +469,11 @@ def fx_navigation(d):
 
 
 def main():
-    d = C.work_dir("python-trust4")
-    for case in (num_outputs, metadata_bytes, snr_zero, reference_graph_name, distance_strip,
-                 os_errors, keyword_types, one_prefix, perf_types, tsv_columns, tsv_targets,
-                 custom_frame, upstream_methods, etrecord_api, dataclass_idioms,
-                 compare_results_print, fx_navigation):
-        sub = os.path.join(d, case.__name__)
-        os.makedirs(sub)
-        for f in FILES:
-            shutil.copy(os.path.join(RX, f), os.path.join(sub, f))
-        with C.harness(case.__name__):
-            case(sub)
-    C.finish(d)
+    cases = (num_outputs, metadata_bytes, snr_zero, reference_graph_name, distance_strip,
+             os_errors, keyword_types, one_prefix, perf_types, tsv_columns, tsv_targets,
+             custom_frame, upstream_methods, etrecord_api, dataclass_idioms,
+             compare_results_print, fx_navigation)
+    C.run_cases_on_copies("python-trust4", RX, FILES, cases)
 
 
 main()
